@@ -1,0 +1,643 @@
+//! The checker: one pass over the AST that keeps the context facts rules need and dispatches
+//! each node to the enabled rules.
+use crate::fix::RawFix;
+use crate::registry::{all_rules, Hooks, Rule};
+use crate::settings::{LintSettings, Version};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, CmpOp, ExceptHandler, Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use rustc_hash::FxHashMap;
+use torchvet_python::SourceFile;
+use torchvet_semantic::{helpers, ModuleClasses, Scope, ScopeKind, Scopes};
+
+/// A finding before it is placed on rows and columns.
+#[derive(Debug, Clone)]
+pub struct RawDiagnostic {
+    /// Index of the rule in the registry.
+    pub rule: usize,
+    /// Where.
+    pub range: TextRange,
+    /// What.
+    pub message: String,
+    /// Fix, if any.
+    pub fix: Option<RawFix>,
+    /// Related locations.
+    pub related: Vec<(TextRange, String)>,
+}
+
+impl RawDiagnostic {
+    /// Attach a fix.
+    pub fn set_fix(&mut self, fix: RawFix) -> &mut Self {
+        self.fix = Some(fix);
+        self
+    }
+
+    /// Add a secondary location.
+    pub fn add_related(&mut self, range: TextRange, message: impl Into<String>) -> &mut Self {
+        self.related.push((range, message.into()));
+        self
+    }
+}
+
+/// Grad-mode and precision regions in effect.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Regions {
+    /// Inside `torch.no_grad()` (with or decorator).
+    pub no_grad: u32,
+    /// Inside `torch.inference_mode()`.
+    pub inference_mode: u32,
+    /// Inside `torch.enable_grad()`.
+    pub enable_grad: u32,
+    /// Inside an autocast region.
+    pub autocast: u32,
+}
+
+/// One function (or the module) being visited.
+#[derive(Debug)]
+pub struct Frame<'a> {
+    /// The function, `None` for the module frame.
+    pub function: Option<&'a ast::StmtFunctionDef>,
+    /// The class the function is directly defined in, with whether it is an nn.Module / Dataset.
+    pub method_of: Option<ClassInfo<'a>>,
+    /// `for`/`while` nesting inside this frame.
+    pub loop_depth: u32,
+    /// The loops, innermost last.
+    pub loops: Vec<&'a Stmt>,
+    /// Regions in effect in this frame.
+    pub regions: Regions,
+}
+
+/// A class being visited.
+#[derive(Debug, Clone, Copy)]
+pub struct ClassInfo<'a> {
+    /// Its definition.
+    pub def: &'a ast::StmtClassDef,
+    /// Derives from nn.Module (directly or through a class of this file).
+    pub is_module: bool,
+    /// Derives from Dataset.
+    pub is_dataset: bool,
+}
+
+/// Facts about the whole file, gathered during the pass, for rules' `end` hooks.
+#[derive(Debug, Default)]
+pub struct FileFacts<'a> {
+    /// Calls by resolved qualified name.
+    pub calls: FxHashMap<String, Vec<&'a ExprCall>>,
+    /// Method calls (`x.name(...)`) by method name.
+    pub method_calls: FxHashMap<&'a str, Vec<&'a ExprCall>>,
+}
+
+impl<'a> FileFacts<'a> {
+    /// Calls of a qualified name.
+    pub fn calls_of(&self, q: &str) -> &[&'a ExprCall] {
+        self.calls.get(q).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Calls of a method name.
+    pub fn method_calls_of(&self, name: &str) -> &[&'a ExprCall] {
+        self.method_calls.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Any call whose qualified name satisfies `pred`.
+    pub fn any_call(&self, pred: impl Fn(&str) -> bool) -> bool {
+        self.calls.keys().any(|k| pred(k))
+    }
+}
+
+/// Enabled hooks, built once per settings.
+#[derive(Default)]
+pub(crate) struct Dispatch {
+    stmt: Vec<(usize, fn(&mut Checker, &Stmt))>,
+    call: Vec<(usize, fn(&mut Checker, &ExprCall, Option<&str>))>,
+    expr: Vec<(usize, fn(&mut Checker, &Expr))>,
+    end: Vec<(usize, fn(&mut Checker))>,
+}
+
+impl Dispatch {
+    pub(crate) fn new(settings: &LintSettings) -> Self {
+        let mut d = Dispatch::default();
+        for (i, rule) in all_rules().iter().enumerate() {
+            if !settings.is_enabled(i) {
+                continue;
+            }
+            let Hooks { stmt, call, expr, end } = rule.hooks;
+            if let Some(f) = stmt {
+                d.stmt.push((i, f));
+            }
+            if let Some(f) = call {
+                d.call.push((i, f));
+            }
+            if let Some(f) = expr {
+                d.expr.push((i, f));
+            }
+            if let Some(f) = end {
+                d.end.push((i, f));
+            }
+        }
+        d
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.stmt.is_empty() && self.call.is_empty() && self.expr.is_empty() && self.end.is_empty()
+    }
+}
+
+/// The state of the one pass.
+pub struct Checker<'a> {
+    /// The file.
+    pub source: &'a SourceFile,
+    /// Settings of the run.
+    pub settings: &'a LintSettings,
+    /// Name bindings in scope.
+    pub scopes: Scopes,
+    /// Module / Dataset classes of the file.
+    pub classes: ModuleClasses,
+    /// Whole-file facts (complete only in `end` hooks).
+    pub facts: FileFacts<'a>,
+    frames: Vec<Frame<'a>>,
+    class_stack: Vec<ClassInfo<'a>>,
+    stmt_stack: Vec<&'a Stmt>,
+    expr_stack: Vec<&'a Expr>,
+    main_guard: u32,
+    version_guard: u32,
+    rule: usize,
+    dispatch: &'a Dispatch,
+    diagnostics: Vec<RawDiagnostic>,
+}
+
+fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
+    Some(match q {
+        "torch.no_grad" | "torch.autograd.no_grad" | "torch.autograd.grad_mode.no_grad" => |r| &mut r.no_grad,
+        "torch.inference_mode" | "torch.autograd.inference_mode" | "torch.autograd.grad_mode.inference_mode" => {
+            |r| &mut r.inference_mode
+        }
+        "torch.enable_grad" | "torch.autograd.enable_grad" | "torch.autograd.grad_mode.enable_grad" => {
+            |r| &mut r.enable_grad
+        }
+        "torch.autocast"
+        | "torch.amp.autocast"
+        | "torch.cuda.amp.autocast"
+        | "torch.cpu.amp.autocast"
+        | "torch.amp.autocast_mode.autocast" => |r| &mut r.autocast,
+        _ => return None,
+    })
+}
+
+impl<'a> Checker<'a> {
+    pub(crate) fn new(source: &'a SourceFile, settings: &'a LintSettings, dispatch: &'a Dispatch, module: &'a ast::ModModule) -> Self {
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        Self {
+            source,
+            settings,
+            scopes,
+            classes,
+            facts: FileFacts::default(),
+            frames: vec![Frame {
+                function: None,
+                method_of: None,
+                loop_depth: 0,
+                loops: Vec::new(),
+                regions: Regions::default(),
+            }],
+            class_stack: Vec::new(),
+            stmt_stack: Vec::new(),
+            expr_stack: Vec::new(),
+            main_guard: 0,
+            version_guard: 0,
+            rule: 0,
+            dispatch,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    pub(crate) fn run(mut self, module: &'a ast::ModModule) -> Vec<RawDiagnostic> {
+        self.visit_body(&module.body);
+        let dispatch = self.dispatch;
+        for &(i, f) in &dispatch.end {
+            self.rule = i;
+            f(&mut self);
+        }
+        self.diagnostics
+    }
+
+    // ----- reporting -----
+
+    /// Report a finding of the current rule.
+    pub fn report(&mut self, range: TextRange, message: impl Into<String>) -> &mut RawDiagnostic {
+        self.diagnostics.push(RawDiagnostic {
+            rule: self.rule,
+            range,
+            message: message.into(),
+            fix: None,
+            related: Vec::new(),
+        });
+        let last = self.diagnostics.len() - 1;
+        &mut self.diagnostics[last]
+    }
+
+    /// The rule currently running.
+    pub fn rule(&self) -> &'static Rule {
+        all_rules()[self.rule]
+    }
+
+    /// Source text of a range.
+    pub fn text(&self, range: TextRange) -> &'a str {
+        self.source.text.get(range.start().to_usize()..range.end().to_usize()).unwrap_or("")
+    }
+
+    // ----- names -----
+
+    /// Resolve an expression to the qualified name it stands for through imports.
+    pub fn resolve(&self, expr: &Expr) -> Option<String> {
+        self.scopes.resolve(expr)
+    }
+
+    /// Does `expr` resolve to one of these qualified names?
+    pub fn resolves_to(&self, expr: &Expr, names: &[&str]) -> bool {
+        self.resolve(expr).is_some_and(|q| names.contains(&q.as_str()))
+    }
+
+    /// Is a name bound by an import to `qualified`?
+    pub fn name_is(&self, name: &str, qualified: &str) -> bool {
+        self.scopes.name_is(name, qualified)
+    }
+
+    // ----- context -----
+
+    /// The innermost frame (function or module).
+    pub fn frame(&self) -> &Frame<'a> {
+        self.frames.last().expect("the module frame is never popped")
+    }
+
+    /// All frames, outermost first.
+    pub fn frames(&self) -> &[Frame<'a>] {
+        &self.frames
+    }
+
+    /// The function being visited, if any.
+    pub fn function(&self) -> Option<&'a ast::StmtFunctionDef> {
+        self.frame().function
+    }
+
+    /// Inside a method defined directly in an nn.Module subclass: that class.
+    pub fn module_method(&self) -> Option<ClassInfo<'a>> {
+        self.frame().method_of.filter(|c| c.is_module)
+    }
+
+    /// Inside `__init__` (or `forward`, ...) of an nn.Module subclass?
+    pub fn in_module_method(&self, name: &str) -> bool {
+        self.module_method().is_some() && self.function().is_some_and(|f| f.name.as_str() == name)
+    }
+
+    /// The innermost class whose body (not a method) is being visited.
+    pub fn class(&self) -> Option<ClassInfo<'a>> {
+        self.class_stack.last().copied()
+    }
+
+    /// Inside a `for`/`while` loop of the current function (or module).
+    pub fn in_loop(&self) -> bool {
+        self.frame().loop_depth > 0
+    }
+
+    /// Regions in effect.
+    pub fn regions(&self) -> Regions {
+        self.frame().regions
+    }
+
+    /// Autograd disabled here (no_grad / inference_mode, not re-enabled)?
+    pub fn in_no_grad(&self) -> bool {
+        let r = self.regions();
+        (r.no_grad > 0 || r.inference_mode > 0) && r.enable_grad == 0
+    }
+
+    /// Inside `if __name__ == "__main__":`?
+    pub fn in_main_guard(&self) -> bool {
+        self.main_guard > 0
+    }
+
+    /// Inside a torch-version check (or an ImportError/AttributeError compatibility shim)?
+    pub fn in_version_guard(&self) -> bool {
+        self.version_guard > 0
+    }
+
+    /// Is the target torch at least `v` (latest when unknown)? Deprecation rules use this: an
+    /// API deprecated or removed in `v` is reported only when the target is `v` or later.
+    pub fn torch_at_least(&self, major: u32, minor: u32) -> bool {
+        self.settings.target_torch.is_none_or(|t| t >= Version::new(major, minor))
+    }
+
+    /// The statement being visited (innermost).
+    pub fn current_stmt(&self) -> Option<&'a Stmt> {
+        self.stmt_stack.last().copied()
+    }
+
+    /// The enclosing statements, outermost first.
+    pub fn stmt_stack(&self) -> &[&'a Stmt] {
+        &self.stmt_stack
+    }
+
+    /// The expression enclosing the one being visited.
+    pub fn parent_expr(&self) -> Option<&'a Expr> {
+        let n = self.expr_stack.len();
+        if n >= 2 {
+            Some(self.expr_stack[n - 2])
+        } else {
+            None
+        }
+    }
+
+    /// The enclosing expressions, outermost first (the last is the one being visited).
+    pub fn expr_stack(&self) -> &[&'a Expr] {
+        &self.expr_stack
+    }
+
+    // ----- traversal helpers -----
+
+    fn with_frame(&mut self, frame: Frame<'a>, scope: Scope, f: impl FnOnce(&mut Self)) {
+        self.frames.push(frame);
+        self.scopes.push(scope);
+        f(self);
+        self.scopes.pop();
+        self.frames.pop();
+    }
+
+    fn is_main_test(test: &Expr) -> bool {
+        let Expr::Compare(c) = test else { return false };
+        if c.ops.len() != 1 || !matches!(c.ops[0], CmpOp::Eq) {
+            return false;
+        }
+        let sides = [&*c.left, &c.comparators[0]];
+        sides.iter().any(|e| helpers::name_of(e) == Some("__name__"))
+            && sides.iter().any(|e| helpers::str_value(e) == Some("__main__"))
+    }
+
+    fn is_version_test(&self, test: &Expr) -> bool {
+        struct Finder<'c, 'b> {
+            checker: &'c Checker<'b>,
+            found: bool,
+        }
+        impl<'x> Visitor<'x> for Finder<'_, '_> {
+            fn visit_expr(&mut self, expr: &'x Expr) {
+                if self.found {
+                    return;
+                }
+                match expr {
+                    Expr::Name(n) if n.id.to_ascii_lowercase().contains("version") => self.found = true,
+                    Expr::Attribute(a) if a.attr.to_ascii_lowercase().contains("version") => self.found = true,
+                    Expr::Call(c)
+                        if helpers::name_of(&c.func) == Some("hasattr")
+                            && c.arguments.args.first().is_some_and(|a| {
+                                self.checker.resolve(a).is_some_and(|q| q.starts_with("torch"))
+                            }) =>
+                    {
+                        self.found = true
+                    }
+                    _ => visitor::walk_expr(self, expr),
+                }
+            }
+        }
+        let mut f = Finder { checker: self, found: false };
+        f.visit_expr(test);
+        f.found
+    }
+
+    fn is_compat_try(t: &ast::StmtTry) -> bool {
+        t.handlers.iter().any(|h| {
+            let ExceptHandler::ExceptHandler(h) = h;
+            let Some(ty) = &h.type_ else { return false };
+            let names: Vec<&Expr> = match &**ty {
+                Expr::Tuple(t) => t.elts.iter().collect(),
+                e => vec![e],
+            };
+            names.iter().any(|e| {
+                matches!(
+                    helpers::name_of(e),
+                    Some("ImportError" | "ModuleNotFoundError" | "AttributeError")
+                )
+            })
+        })
+    }
+
+    fn region_of(&self, expr: &Expr) -> Option<fn(&mut Regions) -> &mut u32> {
+        let target = match expr {
+            Expr::Call(c) => {
+                // torch.set_grad_enabled(False) as a context manager behaves as no_grad.
+                let q = self.resolve(&c.func)?;
+                if matches!(q.as_str(), "torch.set_grad_enabled" | "torch.autograd.set_grad_enabled") {
+                    return match c.arguments.args.first().and_then(helpers::is_truthy) {
+                        Some(false) => Some(|r| &mut r.no_grad),
+                        Some(true) => Some(|r| &mut r.enable_grad),
+                        None => None,
+                    };
+                }
+                if q.ends_with("inference_mode") && c.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
+                    return None;
+                }
+                q
+            }
+            e => self.resolve(e)?,
+        };
+        grad_region(&target)
+    }
+
+    fn dispatch_stmt(&mut self, stmt: &'a Stmt) {
+        let dispatch = self.dispatch;
+        for &(i, f) in &dispatch.stmt {
+            self.rule = i;
+            f(self, stmt);
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for Checker<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        self.stmt_stack.push(stmt);
+        self.dispatch_stmt(stmt);
+        match stmt {
+            Stmt::FunctionDef(func) => {
+                for d in &func.decorator_list {
+                    self.visit_decorator(d);
+                }
+                self.visit_parameters(&func.parameters);
+                if let Some(r) = &func.returns {
+                    self.visit_annotation(r);
+                }
+                let mut regions = Regions::default();
+                for d in &func.decorator_list {
+                    if let Some(field) = self.region_of(&d.expression) {
+                        *field(&mut regions) += 1;
+                    }
+                }
+                let method_of = match self.scopes.current().map(|s| s.kind) {
+                    Some(ScopeKind::Class) => self.class_stack.last().copied(),
+                    _ => None,
+                };
+                let scope = Scope::collect(ScopeKind::Function, &func.body, Some(&func.parameters), &self.scopes);
+                let frame = Frame {
+                    function: Some(func),
+                    method_of,
+                    loop_depth: 0,
+                    loops: Vec::new(),
+                    regions,
+                };
+                self.with_frame(frame, scope, |c| c.visit_body(&func.body));
+            }
+            Stmt::ClassDef(class) => {
+                for d in &class.decorator_list {
+                    self.visit_decorator(d);
+                }
+                if let Some(args) = &class.arguments {
+                    self.visit_arguments(args);
+                }
+                let name = class.name.as_str();
+                let info = ClassInfo {
+                    def: class,
+                    is_module: self.classes.is_module(name),
+                    is_dataset: self.classes.is_dataset(name),
+                };
+                let scope = Scope::collect(ScopeKind::Class, &class.body, None, &self.scopes);
+                self.class_stack.push(info);
+                self.scopes.push(scope);
+                self.visit_body(&class.body);
+                self.scopes.pop();
+                self.class_stack.pop();
+            }
+            Stmt::For(f) => {
+                self.visit_expr(&f.iter);
+                self.visit_expr(&f.target);
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.loop_depth += 1;
+                    fr.loops.push(stmt);
+                }
+                self.visit_body(&f.body);
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.loop_depth -= 1;
+                    fr.loops.pop();
+                }
+                self.visit_body(&f.orelse);
+            }
+            Stmt::While(w) => {
+                self.visit_expr(&w.test);
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.loop_depth += 1;
+                    fr.loops.push(stmt);
+                }
+                self.visit_body(&w.body);
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.loop_depth -= 1;
+                    fr.loops.pop();
+                }
+                self.visit_body(&w.orelse);
+            }
+            Stmt::With(w) => {
+                let mut entered = Vec::new();
+                for item in &w.items {
+                    self.visit_with_item(item);
+                    if let Some(field) = self.region_of(&item.context_expr) {
+                        entered.push(field);
+                    }
+                }
+                for field in &entered {
+                    if let Some(fr) = self.frames.last_mut() {
+                        *field(&mut fr.regions) += 1;
+                    }
+                }
+                self.visit_body(&w.body);
+                for field in &entered {
+                    if let Some(fr) = self.frames.last_mut() {
+                        *field(&mut fr.regions) -= 1;
+                    }
+                }
+            }
+            Stmt::If(i) => {
+                self.visit_expr(&i.test);
+                let main = Self::is_main_test(&i.test);
+                let version = self.is_version_test(&i.test)
+                    || i.elif_else_clauses.iter().any(|c| c.test.as_ref().is_some_and(|t| self.is_version_test(t)));
+                if version {
+                    self.version_guard += 1;
+                }
+                if main {
+                    self.main_guard += 1;
+                }
+                self.visit_body(&i.body);
+                if main {
+                    self.main_guard -= 1;
+                }
+                for clause in &i.elif_else_clauses {
+                    if let Some(t) = &clause.test {
+                        self.visit_expr(t);
+                    }
+                    self.visit_body(&clause.body);
+                }
+                if version {
+                    self.version_guard -= 1;
+                }
+            }
+            Stmt::Try(t) => {
+                let compat = Self::is_compat_try(t);
+                if compat {
+                    self.version_guard += 1;
+                }
+                self.visit_body(&t.body);
+                for h in &t.handlers {
+                    self.visit_except_handler(h);
+                }
+                if compat {
+                    self.version_guard -= 1;
+                }
+                self.visit_body(&t.orelse);
+                self.visit_body(&t.finalbody);
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+        self.stmt_stack.pop();
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        self.expr_stack.push(expr);
+        let dispatch = self.dispatch;
+        match expr {
+            Expr::Call(call) => {
+                let q = self.scopes.resolve(&call.func);
+                for &(i, f) in &dispatch.call {
+                    self.rule = i;
+                    f(self, call, q.as_deref());
+                }
+                if let Some(q) = q {
+                    self.facts.calls.entry(q).or_default().push(call);
+                }
+                if let Expr::Attribute(a) = &*call.func {
+                    self.facts.method_calls.entry(a.attr.as_str()).or_default().push(call);
+                }
+            }
+            _ => {
+                for &(i, f) in &dispatch.expr {
+                    self.rule = i;
+                    f(self, expr);
+                }
+            }
+        }
+        match expr {
+            Expr::Lambda(l) => {
+                if let Some(p) = &l.parameters {
+                    self.visit_parameters(p);
+                }
+                let scope = Scope::collect(ScopeKind::Function, &[], l.parameters.as_deref(), &self.scopes);
+                self.scopes.push(scope);
+                self.visit_expr(&l.body);
+                self.scopes.pop();
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+        self.expr_stack.pop();
+    }
+}
+
+/// Full range of a call (for reporting).
+pub fn call_range(call: &ExprCall) -> TextRange {
+    call.range()
+}

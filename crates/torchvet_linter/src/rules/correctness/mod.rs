@@ -1,0 +1,5 @@
+//! Rules of the `correctness` group.
+use crate::registry::Rule;
+
+/// The rules of this group.
+pub(crate) static RULES: &[&Rule] = &[];

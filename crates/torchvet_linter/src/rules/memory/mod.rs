@@ -1,0 +1,5 @@
+//! Rules of the `memory` group.
+use crate::registry::Rule;
+
+/// The rules of this group.
+pub(crate) static RULES: &[&Rule] = &[];

@@ -1,0 +1,7 @@
+//! Rules of the `security` group.
+use crate::registry::Rule;
+
+mod torch_load_without_weights_only;
+
+/// The rules of this group.
+pub(crate) static RULES: &[&Rule] = &[&torch_load_without_weights_only::TORCH_LOAD_WITHOUT_WEIGHTS_ONLY];

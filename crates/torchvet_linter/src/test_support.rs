@@ -1,0 +1,104 @@
+//! Fixture-driven rule tests (used by `tests/rules.rs`).
+//!
+//! A fixture is Python (or a notebook) where every line that must produce a finding of the
+//! rule under test ends with a `# expect: <rule-name>` comment; every other line must stay
+//! silent. A first-line header `# torchvet-test: target-torch=X.Y` sets the target version.
+use crate::registry::Rule;
+use crate::settings::{LintSettings, Version};
+use crate::Linter;
+use std::collections::BTreeSet;
+use std::path::Path;
+use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions};
+use torchvet_python::SourceFile;
+
+/// The outcome of running one rule over one fixture.
+pub struct FixtureRun {
+    /// Findings of the rule.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The `full` rendering (for snapshots).
+    pub rendered: String,
+    /// 0-based lines marked `# expect: <rule>`.
+    pub expected_lines: BTreeSet<usize>,
+    /// 0-based lines with findings.
+    pub actual_lines: BTreeSet<usize>,
+    /// Number of lines marked `# ok` (documented silent look-alikes).
+    pub ok_markers: usize,
+}
+
+/// Run `rule` alone over the fixture at `path`.
+pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun, String> {
+    let source = SourceFile::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut settings = LintSettings::only(rule.name);
+    for line in source.text.lines().take(3) {
+        if let Some(rest) = line.trim().strip_prefix("# torchvet-test:") {
+            for opt in rest.split_whitespace() {
+                if let Some(v) = opt.strip_prefix("target-torch=") {
+                    settings.target_torch = Version::parse(v);
+                }
+            }
+        }
+    }
+    let linter = Linter::new(settings);
+    let diagnostics: Vec<Diagnostic> = linter
+        .lint(&source, display)
+        .into_iter()
+        .filter(|d| d.name == rule.name)
+        .collect();
+    let marker = format!("# expect: {}", rule.name);
+    let mut expected_lines = BTreeSet::new();
+    let mut ok_markers = 0;
+    for (i, line) in source.text.lines().enumerate() {
+        if line.contains(&marker) {
+            expected_lines.insert(i);
+        }
+        if line.contains("# ok") {
+            ok_markers += 1;
+        }
+    }
+    let actual_lines = diagnostics
+        .iter()
+        .map(|d| source.line_index.line_of(ruff_text_size::TextSize::new(d.range.0 as u32)))
+        .collect();
+    let rendered = render(
+        &diagnostics,
+        &RenderOptions {
+            format: OutputFormat::Full,
+            version: "test",
+        },
+    );
+    Ok(FixtureRun {
+        diagnostics,
+        rendered,
+        expected_lines,
+        actual_lines,
+        ok_markers,
+    })
+}
+
+/// The sections every rule's docs must have, in order.
+pub const DOC_SECTIONS: &[&str] = &[
+    "## What it does",
+    "## Why is this bad?",
+    "## Example",
+    "Use instead:",
+    "## Fix safety",
+    "## References",
+];
+
+/// Check a rule's docs: every section present, in order.
+pub fn check_docs(rule: &Rule) -> Result<(), String> {
+    let docs = rule.docs_text();
+    let mut pos = 0;
+    for section in DOC_SECTIONS {
+        match docs[pos..].find(section) {
+            Some(i) => pos += i + section.len(),
+            None => {
+                return Err(format!(
+                    "{}: docs miss `{section}` (or it is out of order; the order is {:?})",
+                    rule.name, DOC_SECTIONS
+                ))
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,193 @@
+//! The front end: read `.py` and `.ipynb` files, map offsets to rows/columns (and notebook
+//! cells), and parse with `ruff_python_parser`. Bad input becomes a [`LoadError`], never a panic.
+#![deny(missing_docs)]
+
+mod line_index;
+mod notebook;
+
+pub use line_index::LineIndex;
+pub use notebook::{CellMap, Notebook};
+
+pub use ruff_python_ast as ast;
+pub use ruff_python_parser as parser;
+pub use ruff_text_size::{Ranged, TextRange, TextSize};
+
+use ruff_python_ast::{ModModule, PySourceType};
+use ruff_python_parser::{parse_cells_unchecked, parse_unchecked_source, ParseOptions, Parsed};
+use std::path::{Path, PathBuf};
+
+/// Files larger than this are refused with a clear error.
+pub const MAX_FILE_SIZE: u64 = 10 * 1024 * 1024;
+
+/// Why a file could not be analysed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The OS refused.
+    #[error("cannot read file: {0}")]
+    Io(#[from] std::io::Error),
+    /// Over [`MAX_FILE_SIZE`].
+    #[error("file is too large to analyse ({size} bytes; the limit is {limit} bytes)")]
+    TooLarge {
+        /// Actual size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Contains NUL bytes.
+    #[error("file looks binary (NUL byte at offset {0}); not a Python source file")]
+    Binary(usize),
+    /// Not UTF-8.
+    #[error("file is not valid UTF-8 (invalid byte at offset {0}); torchvet reads UTF-8 sources only")]
+    NotUtf8(usize),
+    /// A notebook whose JSON is broken or not nbformat.
+    #[error("malformed notebook: {0}")]
+    Notebook(String),
+}
+
+/// What kind of source a file is.
+#[derive(Debug, Clone)]
+pub enum SourceKind {
+    /// A `.py` file.
+    Python,
+    /// A Jupyter notebook: the analysed text is its code cells, joined.
+    Notebook(Notebook),
+}
+
+/// A loaded source file.
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Where it is.
+    pub path: PathBuf,
+    /// The Python text that is analysed (notebook cells joined by `\n`); no BOM.
+    pub text: String,
+    /// Python or notebook.
+    pub kind: SourceKind,
+    /// Whether the file started with a UTF-8 BOM (stripped from `text`).
+    pub bom: bool,
+    /// Rows and columns.
+    pub line_index: LineIndex,
+}
+
+/// Is this a path torchvet lints (by extension)?
+pub fn is_lintable(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("py" | "pyw" | "ipynb")
+    )
+}
+
+fn check_bytes(bytes: &[u8]) -> Result<(), LoadError> {
+    if let Some(pos) = memchr::memchr(0, bytes) {
+        return Err(LoadError::Binary(pos));
+    }
+    Ok(())
+}
+
+/// Decode bytes as UTF-8 text (BOM stripped), refusing binary data.
+pub fn decode(bytes: Vec<u8>) -> Result<(String, bool), LoadError> {
+    check_bytes(&bytes)?;
+    let mut text = String::from_utf8(bytes).map_err(|e| LoadError::NotUtf8(e.utf8_error().valid_up_to()))?;
+    let bom = text.starts_with('\u{feff}');
+    if bom {
+        text.drain(..3);
+    }
+    Ok((text, bom))
+}
+
+impl SourceFile {
+    /// Read and decode a file; notebooks are turned into their joined code cells.
+    pub fn load(path: &Path) -> Result<Self, LoadError> {
+        let meta = std::fs::metadata(path)?;
+        if meta.len() > MAX_FILE_SIZE {
+            return Err(LoadError::TooLarge {
+                size: meta.len(),
+                limit: MAX_FILE_SIZE,
+            });
+        }
+        let bytes = std::fs::read(path)?;
+        let is_notebook = path.extension().and_then(|e| e.to_str()) == Some("ipynb");
+        Self::from_bytes(path.to_path_buf(), bytes, is_notebook)
+    }
+
+    /// Build from bytes already read.
+    pub fn from_bytes(path: PathBuf, bytes: Vec<u8>, is_notebook: bool) -> Result<Self, LoadError> {
+        if bytes.len() as u64 > MAX_FILE_SIZE {
+            return Err(LoadError::TooLarge {
+                size: bytes.len() as u64,
+                limit: MAX_FILE_SIZE,
+            });
+        }
+        let (raw, bom) = decode(bytes)?;
+        if is_notebook {
+            let nb = Notebook::parse(&raw).map_err(LoadError::Notebook)?;
+            let text = nb.source().to_string();
+            let line_index = LineIndex::new(&text);
+            Ok(Self {
+                path,
+                text,
+                kind: SourceKind::Notebook(nb),
+                bom,
+                line_index,
+            })
+        } else {
+            let line_index = LineIndex::new(&raw);
+            Ok(Self {
+                path,
+                text: raw,
+                kind: SourceKind::Python,
+                bom,
+                line_index,
+            })
+        }
+    }
+
+    /// Build a Python source from a string (tests, stdin, editors).
+    pub fn from_python(path: impl Into<PathBuf>, text: String) -> Self {
+        let line_index = LineIndex::new(&text);
+        Self {
+            path: path.into(),
+            text,
+            kind: SourceKind::Python,
+            bom: false,
+            line_index,
+        }
+    }
+
+    /// Parse once. Notebooks parse cell by cell so one broken cell does not hide the others.
+    pub fn parse(&self) -> Parsed<ModModule> {
+        match &self.kind {
+            SourceKind::Python => parse_unchecked_source(&self.text, PySourceType::Python),
+            SourceKind::Notebook(nb) => parse_cells_unchecked(
+                &self.text,
+                nb.cell_ranges(),
+                &ParseOptions::from(PySourceType::Ipynb),
+            ),
+        }
+    }
+
+    /// The notebook cell map, when this is a notebook.
+    pub fn cells(&self) -> Option<&CellMap> {
+        match &self.kind {
+            SourceKind::Notebook(nb) => Some(nb.cell_map()),
+            SourceKind::Python => None,
+        }
+    }
+
+    /// Display position of a byte offset: (cell, row, column), row/column 1-based, row inside
+    /// the cell for notebooks.
+    pub fn position(&self, offset: TextSize) -> (Option<usize>, usize, usize) {
+        let (row, col) = self.line_index.row_col(&self.text, offset);
+        match self.cells() {
+            Some(map) => {
+                let (cell, row_in_cell) = map.cell_row(row);
+                (Some(cell), row_in_cell, col)
+            }
+            None => (None, row, col),
+        }
+    }
+
+    /// The text of the (0-based) line containing `offset`, without its newline.
+    pub fn line_text(&self, offset: TextSize) -> &str {
+        self.line_index.line_text(&self.text, offset)
+    }
+}

@@ -1,0 +1,353 @@
+//! Name bindings per scope.
+//!
+//! Each scope records the names it imports (with the qualified name they stand for) and the
+//! names it binds in any other way (parameters, assignments, loop targets, defs). A lookup walks
+//! the scopes from the innermost outwards, skipping class scopes for code inside methods, as
+//! Python does. Within one scope an import wins over other bindings of the same name, because
+//! the common case is a compatibility shim (`try: from x import y` / `except: y = None`).
+use ruff_python_ast::{self as ast, Expr, ExceptHandler, Stmt};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// What a scope belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeKind {
+    /// The module.
+    Module,
+    /// A class body.
+    Class,
+    /// A function body (or lambda).
+    Function,
+}
+
+/// One scope's bindings.
+#[derive(Debug)]
+pub struct Scope {
+    /// Module, class or function.
+    pub kind: ScopeKind,
+    imports: FxHashMap<String, String>,
+    locals: FxHashSet<String>,
+}
+
+impl Scope {
+    /// Collect the bindings of a suite (not descending into nested defs/classes).
+    pub fn collect(kind: ScopeKind, body: &[Stmt], params: Option<&ast::Parameters>, outer: &Scopes) -> Self {
+        let mut scope = Scope {
+            kind,
+            imports: FxHashMap::default(),
+            locals: FxHashSet::default(),
+        };
+        if let Some(params) = params {
+            for p in params.iter() {
+                scope.locals.insert(p.name().to_string());
+            }
+        }
+        let mut aliases = Vec::new();
+        scope.collect_suite(body, &mut aliases);
+        // Simple aliases (`_BN = nn.BatchNorm2d`) resolve through imports already known.
+        for (name, value) in aliases {
+            if scope.imports.contains_key(&name) {
+                continue;
+            }
+            let resolved = {
+                let mut chain = Vec::new();
+                if collect_chain(value, &mut chain) {
+                    let root = chain[0];
+                    scope
+                        .imports
+                        .get(root)
+                        .cloned()
+                        .or_else(|| if scope.locals.contains(root) { None } else { outer.lookup(root) })
+                        .map(|q| join_chain(&q, &chain[1..]))
+                } else {
+                    None
+                }
+            };
+            match resolved {
+                Some(q) => {
+                    scope.imports.insert(name, q);
+                }
+                None => {
+                    scope.locals.insert(name);
+                }
+            }
+        }
+        scope
+    }
+
+    fn bind_target(&mut self, target: &Expr) {
+        match target {
+            Expr::Name(n) => {
+                self.locals.insert(n.id.to_string());
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.bind_target(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.bind_target(e)),
+            Expr::Starred(s) => self.bind_target(&s.value),
+            _ => {}
+        }
+    }
+
+    fn collect_suite<'a>(&mut self, body: &'a [Stmt], aliases: &mut Vec<(String, &'a Expr)>) {
+        for stmt in body {
+            self.collect_stmt(stmt, aliases);
+        }
+    }
+
+    fn collect_stmt<'a>(&mut self, stmt: &'a Stmt, aliases: &mut Vec<(String, &'a Expr)>) {
+        match stmt {
+            Stmt::Import(imp) => {
+                for alias in &imp.names {
+                    let full = alias.name.as_str();
+                    match &alias.asname {
+                        Some(asname) => {
+                            self.imports.entry(asname.to_string()).or_insert_with(|| full.to_string());
+                        }
+                        None => {
+                            let root = full.split('.').next().unwrap_or(full);
+                            self.imports.entry(root.to_string()).or_insert_with(|| root.to_string());
+                        }
+                    }
+                }
+            }
+            Stmt::ImportFrom(imp) => {
+                let mut module = ".".repeat(imp.level as usize);
+                if let Some(m) = &imp.module {
+                    module.push_str(m.as_str());
+                }
+                for alias in &imp.names {
+                    if alias.name.as_str() == "*" {
+                        continue;
+                    }
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name).to_string();
+                    let q = if module.ends_with('.') || module.is_empty() {
+                        format!("{module}{}", alias.name)
+                    } else {
+                        format!("{module}.{}", alias.name)
+                    };
+                    self.imports.entry(bound).or_insert(q);
+                }
+            }
+            Stmt::Assign(a) => {
+                if let ([Expr::Name(n)], Expr::Attribute(_) | Expr::Name(_)) = (a.targets.as_slice(), &*a.value) {
+                    aliases.push((n.id.to_string(), &a.value));
+                } else {
+                    a.targets.iter().for_each(|t| self.bind_target(t));
+                }
+            }
+            Stmt::AnnAssign(a) => self.bind_target(&a.target),
+            Stmt::AugAssign(a) => self.bind_target(&a.target),
+            Stmt::For(f) => {
+                self.bind_target(&f.target);
+                self.collect_suite(&f.body, aliases);
+                self.collect_suite(&f.orelse, aliases);
+            }
+            Stmt::While(w) => {
+                self.collect_suite(&w.body, aliases);
+                self.collect_suite(&w.orelse, aliases);
+            }
+            Stmt::If(i) => {
+                self.collect_suite(&i.body, aliases);
+                for clause in &i.elif_else_clauses {
+                    self.collect_suite(&clause.body, aliases);
+                }
+            }
+            Stmt::With(w) => {
+                for item in &w.items {
+                    if let Some(v) = &item.optional_vars {
+                        self.bind_target(v);
+                    }
+                }
+                self.collect_suite(&w.body, aliases);
+            }
+            Stmt::Try(t) => {
+                self.collect_suite(&t.body, aliases);
+                for h in &t.handlers {
+                    let ExceptHandler::ExceptHandler(h) = h;
+                    if let Some(name) = &h.name {
+                        self.locals.insert(name.to_string());
+                    }
+                    self.collect_suite(&h.body, aliases);
+                }
+                self.collect_suite(&t.orelse, aliases);
+                self.collect_suite(&t.finalbody, aliases);
+            }
+            Stmt::Match(m) => {
+                for case in &m.cases {
+                    self.collect_suite(&case.body, aliases);
+                }
+            }
+            Stmt::FunctionDef(f) => {
+                self.locals.insert(f.name.to_string());
+            }
+            Stmt::ClassDef(c) => {
+                self.locals.insert(c.name.to_string());
+            }
+            Stmt::Global(g) => {
+                for n in &g.names {
+                    self.locals.remove(n.as_str());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The qualified name an imported name stands for.
+    pub fn import(&self, name: &str) -> Option<&str> {
+        self.imports.get(name).map(String::as_str)
+    }
+
+    /// Whether the scope binds `name` other than by import.
+    pub fn binds_locally(&self, name: &str) -> bool {
+        self.locals.contains(name)
+    }
+}
+
+fn collect_chain<'a>(expr: &'a Expr, out: &mut Vec<&'a str>) -> bool {
+    match expr {
+        Expr::Name(n) => {
+            out.push(n.id.as_str());
+            true
+        }
+        Expr::Attribute(a) => {
+            if collect_chain(&a.value, out) {
+                out.push(a.attr.as_str());
+                true
+            } else {
+                false
+            }
+        }
+        _ => false,
+    }
+}
+
+fn join_chain(root: &str, rest: &[&str]) -> String {
+    let mut s = String::with_capacity(root.len() + rest.iter().map(|r| r.len() + 1).sum::<usize>());
+    s.push_str(root);
+    for r in rest {
+        s.push('.');
+        s.push_str(r);
+    }
+    s
+}
+
+/// The stack of scopes visible at a point of the traversal.
+#[derive(Debug, Default)]
+pub struct Scopes {
+    stack: Vec<Scope>,
+}
+
+impl Scopes {
+    /// Enter a scope.
+    pub fn push(&mut self, scope: Scope) {
+        self.stack.push(scope);
+    }
+
+    /// Leave the innermost scope.
+    pub fn pop(&mut self) {
+        self.stack.pop();
+    }
+
+    /// The innermost scope.
+    pub fn current(&self) -> Option<&Scope> {
+        self.stack.last()
+    }
+
+    /// Depth (1 = module).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// The qualified name a bare name is bound to by an import, if any.
+    pub fn lookup(&self, name: &str) -> Option<String> {
+        self.lookup_str(name).map(str::to_string)
+    }
+
+    fn lookup_str(&self, name: &str) -> Option<&str> {
+        let innermost = self.stack.len().saturating_sub(1);
+        for (i, scope) in self.stack.iter().enumerate().rev() {
+            // Class scopes are invisible to the functions nested in them.
+            if scope.kind == ScopeKind::Class && i != innermost {
+                continue;
+            }
+            if let Some(q) = scope.import(name) {
+                return Some(q);
+            }
+            if scope.binds_locally(name) {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// Resolve `a.b.c` to the qualified name it stands for (`th.nn.functional.softmax` ->
+    /// `torch.nn.functional.softmax`). `None` for anything not rooted in an import.
+    pub fn resolve(&self, expr: &Expr) -> Option<String> {
+        let mut chain: Vec<&str> = Vec::with_capacity(4);
+        if !collect_chain(expr, &mut chain) {
+            return None;
+        }
+        let root = self.lookup_str(chain[0])?;
+        Some(join_chain(root, &chain[1..]))
+    }
+
+    /// Is this bare name bound by an import to exactly `qualified`?
+    pub fn name_is(&self, name: &str, qualified: &str) -> bool {
+        self.lookup_str(name) == Some(qualified)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torchvet_python::SourceFile;
+
+    fn module_scopes(src: &str) -> (Scopes, ast::ModModule) {
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        (scopes, module)
+    }
+
+    fn expr_of(module: &ast::ModModule, i: usize) -> &Expr {
+        match &module.body[i] {
+            Stmt::Expr(e) => &e.value,
+            _ => panic!("not an expression statement"),
+        }
+    }
+
+    #[test]
+    fn resolves_aliases() {
+        let src = "import torch as th\nimport torch.nn.functional as F\nfrom torch import nn\nfrom torch.cuda.amp import autocast\nimport torch.utils.data\nfrom .models import load\n_BN = nn.BatchNorm2d\ntry:\n    from torch._six import inf\nexcept ImportError:\n    inf = float('inf')\nth.load\nF.softmax\nnn.Linear\nautocast\ntorch.utils.data.DataLoader\nload\n_BN\ninf\n";
+        let (scopes, m) = module_scopes(src);
+        let n = m.body.len();
+        let got: Vec<Option<String>> = (n - 8..n).map(|i| scopes.resolve(expr_of(&m, i))).collect();
+        assert_eq!(
+            got,
+            vec![
+                Some("torch.load".into()),
+                Some("torch.nn.functional.softmax".into()),
+                Some("torch.nn.Linear".into()),
+                Some("torch.cuda.amp.autocast".into()),
+                Some("torch.utils.data.DataLoader".into()),
+                Some(".models.load".into()),
+                Some("torch.nn.BatchNorm2d".into()),
+                Some("torch._six.inf".into()),
+            ]
+        );
+        assert_eq!(scopes.lookup("inf").as_deref(), Some("torch._six.inf"));
+    }
+
+    #[test]
+    fn locals_shadow_imports_in_functions() {
+        let src = "import torch\ndef f(torch):\n    torch.load\n";
+        let (mut scopes, m) = module_scopes(src);
+        let Stmt::FunctionDef(f) = &m.body[1] else { panic!() };
+        let scope = Scope::collect(ScopeKind::Function, &f.body, Some(&f.parameters), &scopes);
+        scopes.push(scope);
+        let Stmt::Expr(e) = &f.body[0] else { panic!() };
+        assert_eq!(scopes.resolve(&e.value), None);
+        scopes.pop();
+        assert_eq!(scopes.lookup("torch").as_deref(), Some("torch"));
+    }
+}

@@ -1,0 +1,137 @@
+//! Which classes of a file are `nn.Module`s (or `Dataset`s), directly or through another class
+//! of the same file.
+use crate::bindings::Scopes;
+use ruff_python_ast::{Expr, Stmt, StmtClassDef};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The classes of one file that derive from `nn.Module` or `Dataset`.
+#[derive(Debug, Default)]
+pub struct ModuleClasses {
+    modules: FxHashSet<String>,
+    datasets: FxHashSet<String>,
+}
+
+/// Is a qualified name a known `nn.Module` base class?
+pub fn is_module_base(q: &str) -> bool {
+    if let Some(rest) = q
+        .strip_prefix("torch.nn.")
+        .or_else(|| q.strip_prefix("torch.ao.nn."))
+    {
+        let last = rest.rsplit('.').next().unwrap_or(rest);
+        let first = last.trim_start_matches('_').chars().next();
+        return first.is_some_and(char::is_uppercase)
+            && !matches!(last, "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer");
+    }
+    if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        let last = rest.rsplit('.').next().unwrap_or(rest);
+        return last.chars().next().is_some_and(char::is_uppercase) && !last.ends_with("Weights");
+    }
+    matches!(
+        q,
+        "torch.jit.ScriptModule"
+            | "lightning.LightningModule"
+            | "lightning.pytorch.LightningModule"
+            | "lightning.pytorch.core.LightningModule"
+            | "pytorch_lightning.LightningModule"
+            | "pytorch_lightning.core.LightningModule"
+            | "pytorch_lightning.core.lightning.LightningModule"
+            | "transformers.PreTrainedModel"
+            | "transformers.modeling_utils.PreTrainedModel"
+            | "torch_geometric.nn.MessagePassing"
+    )
+}
+
+/// Is a qualified name a known map-style or iterable `Dataset` base class?
+pub fn is_dataset_base(q: &str) -> bool {
+    matches!(
+        q,
+        "torch.utils.data.Dataset"
+            | "torch.utils.data.IterableDataset"
+            | "torch.utils.data.dataset.Dataset"
+            | "torch.utils.data.dataset.IterableDataset"
+            | "torchvision.datasets.VisionDataset"
+            | "torchvision.datasets.vision.VisionDataset"
+    )
+}
+
+fn collect_classes<'a>(body: &'a [Stmt], out: &mut Vec<&'a StmtClassDef>) {
+    for stmt in body {
+        match stmt {
+            Stmt::ClassDef(c) => {
+                out.push(c);
+                collect_classes(&c.body, out);
+            }
+            Stmt::If(i) => {
+                collect_classes(&i.body, out);
+                for c in &i.elif_else_clauses {
+                    collect_classes(&c.body, out);
+                }
+            }
+            Stmt::Try(t) => {
+                collect_classes(&t.body, out);
+                collect_classes(&t.orelse, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl ModuleClasses {
+    /// Compute from the module body, with the module scope already on `scopes`.
+    pub fn compute(body: &[Stmt], scopes: &Scopes) -> Self {
+        let mut classes = Vec::new();
+        collect_classes(body, &mut classes);
+        let mut out = Self::default();
+        if classes.is_empty() {
+            return out;
+        }
+        let mut bases: FxHashMap<&str, Vec<&Expr>> = FxHashMap::default();
+        for c in &classes {
+            let list: Vec<&Expr> = c.arguments.as_ref().map(|a| a.args.iter().collect()).unwrap_or_default();
+            bases.entry(c.name.as_str()).or_default().extend(list);
+        }
+        // Fixed point over same-file inheritance (bounded by the number of classes).
+        for _ in 0..=classes.len() {
+            let mut changed = false;
+            for (name, bs) in &bases {
+                for b in bs {
+                    let (is_mod, is_ds) = match b {
+                        Expr::Name(n) if bases.contains_key(n.id.as_str()) && scopes.lookup(n.id.as_str()).is_none() => (
+                            out.modules.contains(n.id.as_str()),
+                            out.datasets.contains(n.id.as_str()),
+                        ),
+                        _ => match scopes.resolve(b) {
+                            Some(q) => (is_module_base(&q), is_dataset_base(&q)),
+                            None => (false, false),
+                        },
+                    };
+                    if is_mod && out.modules.insert((*name).to_string()) {
+                        changed = true;
+                    }
+                    if is_ds && out.datasets.insert((*name).to_string()) {
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        out
+    }
+
+    /// Is this class (by name, same file) an `nn.Module`?
+    pub fn is_module(&self, name: &str) -> bool {
+        self.modules.contains(name)
+    }
+
+    /// Is this class (by name, same file) a `Dataset`?
+    pub fn is_dataset(&self, name: &str) -> bool {
+        self.datasets.contains(name)
+    }
+
+    /// Any module classes at all?
+    pub fn has_modules(&self) -> bool {
+        !self.modules.is_empty()
+    }
+}

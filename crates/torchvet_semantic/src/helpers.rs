@@ -1,0 +1,140 @@
+//! Small expression helpers shared by rules.
+use ruff_python_ast::{self as ast, Expr, Number, UnaryOp};
+
+/// A literal's value, as far as a rule needs it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal<'a> {
+    /// `True` / `False`.
+    Bool(bool),
+    /// An integer that fits in i64.
+    Int(i64),
+    /// A float.
+    Float(f64),
+    /// A string.
+    Str(std::borrow::Cow<'a, str>),
+    /// `None`.
+    None,
+}
+
+/// Evaluate a literal (with unary minus/not).
+pub fn literal(expr: &Expr) -> Option<Literal<'_>> {
+    match expr {
+        Expr::BooleanLiteral(b) => Some(Literal::Bool(b.value)),
+        Expr::NoneLiteral(_) => Some(Literal::None),
+        Expr::NumberLiteral(n) => match &n.value {
+            Number::Int(i) => i.as_i64().map(Literal::Int),
+            Number::Float(f) => Some(Literal::Float(*f)),
+            Number::Complex { .. } => None,
+        },
+        Expr::StringLiteral(s) => Some(Literal::Str(std::borrow::Cow::Borrowed(s.value.to_str()))),
+        Expr::UnaryOp(u) => match (u.op, literal(&u.operand)?) {
+            (UnaryOp::USub, Literal::Int(i)) => Some(Literal::Int(-i)),
+            (UnaryOp::USub, Literal::Float(f)) => Some(Literal::Float(-f)),
+            (UnaryOp::Not, l) => truthiness(&l).map(|b| Literal::Bool(!b)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Python truthiness of a literal.
+pub fn truthiness(l: &Literal) -> Option<bool> {
+    Some(match l {
+        Literal::Bool(b) => *b,
+        Literal::Int(i) => *i != 0,
+        Literal::Float(f) => *f != 0.0,
+        Literal::Str(s) => !s.is_empty(),
+        Literal::None => false,
+    })
+}
+
+/// The literal truthiness of an expression, `None` when it depends on run-time values.
+pub fn is_truthy(expr: &Expr) -> Option<bool> {
+    literal(expr).as_ref().and_then(truthiness)
+}
+
+/// The integer value of a literal (bools count as 0/1).
+pub fn int_value(expr: &Expr) -> Option<i64> {
+    match literal(expr)? {
+        Literal::Int(i) => Some(i),
+        Literal::Bool(b) => Some(i64::from(b)),
+        _ => None,
+    }
+}
+
+/// The string value of a string literal.
+pub fn str_value(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::StringLiteral(s) => Some(s.value.to_str()),
+        _ => None,
+    }
+}
+
+/// `x.attr(...)`: the method name and receiver of a call, when the callee is an attribute.
+pub fn method_call(call: &ast::ExprCall) -> Option<(&str, &Expr)> {
+    match &*call.func {
+        Expr::Attribute(a) => Some((a.attr.as_str(), &a.value)),
+        _ => None,
+    }
+}
+
+/// A keyword argument's value.
+pub fn keyword<'a>(call: &'a ast::ExprCall, name: &str) -> Option<&'a Expr> {
+    call.arguments.find_keyword(name).map(|k| &k.value)
+}
+
+/// Does the call pass `**kwargs` (so any keyword may be present)?
+pub fn has_kwargs_splat(call: &ast::ExprCall) -> bool {
+    call.arguments.keywords.iter().any(|k| k.arg.is_none())
+}
+
+/// Does the call pass `*args`?
+pub fn has_args_splat(call: &ast::ExprCall) -> bool {
+    call.arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+}
+
+/// Argument by keyword or position (only when no `*args` precedes that position).
+pub fn argument<'a>(call: &'a ast::ExprCall, name: &str, position: usize) -> Option<&'a Expr> {
+    if let Some(k) = keyword(call, name) {
+        return Some(k);
+    }
+    let args = &call.arguments.args;
+    if args.iter().take(position + 1).any(|a| matches!(a, Expr::Starred(_))) {
+        return None;
+    }
+    args.get(position)
+}
+
+/// The last segment of a dotted name.
+pub fn last_segment(q: &str) -> &str {
+    q.rsplit('.').next().unwrap_or(q)
+}
+
+/// The name of a simple `Name` expression.
+pub fn name_of(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Name(n) => Some(n.id.as_str()),
+        _ => None,
+    }
+}
+
+/// `self.x` -> `x`.
+pub fn self_attribute(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Attribute(a) if name_of(&a.value) == Some("self") => Some(a.attr.as_str()),
+        _ => None,
+    }
+}
+
+/// Text of a dotted expression (`a.b.c`), unresolved.
+pub fn dotted(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Attribute(a) => dotted(&a.value).map(|mut s| {
+            s.push('.');
+            s.push_str(a.attr.as_str());
+            s
+        }),
+        _ => None,
+    }
+}

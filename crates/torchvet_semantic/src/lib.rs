@@ -1,0 +1,17 @@
+//! The semantic layer: which names are bound to what (imports, aliases, relative imports,
+//! `try/except ImportError` re-binds), which classes are `nn.Module`s, and small helpers that
+//! turn expressions into facts (qualified names, literal values, version checks).
+#![deny(missing_docs)]
+
+mod bindings;
+mod classes;
+pub mod helpers;
+
+pub use bindings::{Scope, ScopeKind, Scopes};
+pub use classes::ModuleClasses;
+
+/// Does this text mention torch or its ecosystem at all? (The fast path: a file that never
+/// does is parsed for syntax errors and nothing else.)
+pub fn mentions_torch(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"torch").is_some()
+}
