@@ -1,1 +1,20 @@
-fn main() {}
+//! `torchvet`: the PyTorch expert, as one fast program.
+use clap::Parser;
+use std::process::ExitCode;
+
+mod args;
+mod commands;
+mod printer;
+
+fn main() -> ExitCode {
+    let args = args::Cli::parse();
+    if let Some(n) = args.threads.or_else(|| std::env::var("TORCHVET_THREADS").ok().and_then(|s| s.parse().ok())) {
+        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    }
+    let code = match args.command {
+        args::Command::Check(a) => commands::check::run(&a),
+        args::Command::Rules(a) => commands::rule::list(&a),
+        args::Command::Rule(a) => commands::rule::show(&a),
+    };
+    ExitCode::from(code)
+}

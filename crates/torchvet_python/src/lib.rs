@@ -25,6 +25,9 @@ pub enum LoadError {
     /// The OS refused.
     #[error("cannot read file: {0}")]
     Io(#[from] std::io::Error),
+    /// A symbolic link whose target does not exist.
+    #[error("broken symbolic link (its target does not exist)")]
+    BrokenLink,
     /// Over [`MAX_FILE_SIZE`].
     #[error("file is too large to analyse ({size} bytes; the limit is {limit} bytes)")]
     TooLarge {
@@ -97,7 +100,16 @@ pub fn decode(bytes: Vec<u8>) -> Result<(String, bool), LoadError> {
 impl SourceFile {
     /// Read and decode a file; notebooks are turned into their joined code cells.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
-        let meta = std::fs::metadata(path)?;
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && std::fs::symlink_metadata(path).is_ok() => {
+                return Err(LoadError::BrokenLink)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if meta.is_dir() {
+            return Err(LoadError::Io(std::io::Error::other("is a directory")));
+        }
         if meta.len() > MAX_FILE_SIZE {
             return Err(LoadError::TooLarge {
                 size: meta.len(),

@@ -1,0 +1,101 @@
+//! Raw command-line arguments (kept apart from the resolved settings).
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// torchvet: finds the PyTorch mistakes type checkers miss, and reads checkpoints without running them.
+#[derive(Parser, Debug)]
+#[command(name = "torchvet", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Worker threads (default: all cores; also TORCHVET_THREADS).
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Lint Python files and notebooks.
+    Check(CheckArgs),
+    /// List every rule with its code, group, severity and default.
+    Rules(RulesArgs),
+    /// Print one rule's documentation.
+    Rule(RuleArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormatArg {
+    Full,
+    Concise,
+    Json,
+    JsonLines,
+    Sarif,
+    Github,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct CheckArgs {
+    /// Files or directories to check [default: .]
+    pub paths: Vec<PathBuf>,
+    /// Rules to enable, replacing the defaults: names, codes (TV007), code prefixes, groups, TorchFix codes (TOR102), or ALL.
+    #[arg(long, value_delimiter = ',')]
+    pub select: Option<Vec<String>>,
+    /// Rules to enable on top of the selection.
+    #[arg(long, value_delimiter = ',')]
+    pub extend_select: Vec<String>,
+    /// Rules to disable.
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub output_format: Option<OutputFormatArg>,
+    /// Print a count of findings per rule instead of the findings.
+    #[arg(long)]
+    pub statistics: bool,
+    /// Exit 0 even when there are findings.
+    #[arg(long)]
+    pub exit_zero: bool,
+    /// Print findings only (no summary line).
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// The torch version the code targets (e.g. 2.1); default: config, then the project's declared version, then latest.
+    #[arg(long)]
+    pub target_torch: Option<String>,
+    /// Enable preview rules.
+    #[arg(long)]
+    pub preview: bool,
+    /// Use this configuration file instead of searching for one.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Ignore all configuration files.
+    #[arg(long)]
+    pub isolated: bool,
+    /// Glob patterns to exclude, on top of the configured ones.
+    #[arg(long, value_delimiter = ',')]
+    pub extend_exclude: Vec<String>,
+    /// Benchmark baseline: only read and parse the files, run no rules.
+    #[arg(long, hide = true)]
+    pub parse_only: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ListFormat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct RuleArgs {
+    /// A rule name, code (TV007) or TorchFix code (TOR102).
+    pub rule: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ListFormat,
+}

@@ -1,0 +1,227 @@
+//! `torchvet check`: resolve settings, discover files, lint them in parallel, print.
+use crate::args::{CheckArgs, OutputFormatArg};
+use crate::printer;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Severity};
+use torchvet_linter::{expand_selector, LintSettings, Linter, Version};
+use torchvet_python::SourceFile;
+use torchvet_workspace::{declared_torch_version, discover, find_config, load_config, ConfigFile, DiscoveryOptions};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Everything resolved from CLI + config.
+struct Resolved {
+    linter: Linter,
+    discovery: DiscoveryOptions,
+    per_file_ignores: Vec<(GlobSet, Vec<usize>)>,
+    root: PathBuf,
+}
+
+fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
+    let config: Option<ConfigFile> = if args.isolated {
+        None
+    } else if let Some(path) = &args.config {
+        match load_config(path) {
+            Ok(Some(c)) => Some(c),
+            Ok(None) => return Err(format!("{}: no [tool.torchvet] table", path.display())),
+            Err(e) => return Err(e.to_string()),
+        }
+    } else {
+        find_config(&paths[0]).map_err(|e| e.to_string())?
+    };
+    let opts = config.as_ref().map(|c| c.options.clone()).unwrap_or_default();
+    let select = args.select.clone().or(opts.select.clone());
+    let mut extend = opts.extend_select.clone().unwrap_or_default();
+    extend.extend(args.extend_select.iter().cloned());
+    let mut ignore = opts.ignore.clone().unwrap_or_default();
+    ignore.extend(args.ignore.iter().cloned());
+    let preview = args.preview || opts.preview.unwrap_or(false);
+    let mut settings =
+        LintSettings::from_selectors(select.as_deref(), &extend, &ignore, preview).map_err(|e| e.to_string())?;
+    let root = config
+        .as_ref()
+        .map(|c| c.root().to_path_buf())
+        .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
+    settings.target_torch = match (&args.target_torch, &opts.target_torch) {
+        (Some(v), _) => Some(Version::parse(v).ok_or_else(|| format!("--target-torch: `{v}` is not a version like 2.1"))?),
+        (None, Some(v)) => Version::parse(v),
+        (None, None) => declared_torch_version(&paths[0]).and_then(|d| d.max),
+    };
+    let mut per_file_ignores = Vec::new();
+    for (pattern, sels) in opts.per_file_ignores.iter().flatten() {
+        let mut b = GlobSetBuilder::new();
+        let pat = if pattern.contains('/') { pattern.clone() } else { format!("**/{pattern}") };
+        b.add(Glob::new(&pat).map_err(|e| format!("per-file-ignores: {e}"))?);
+        let set = b.build().map_err(|e| format!("per-file-ignores: {e}"))?;
+        let mut idx = Vec::new();
+        for s in sels {
+            idx.extend(expand_selector(s).map_err(|e| e.to_string())?);
+        }
+        per_file_ignores.push((set, idx));
+    }
+    let mut extend_exclude = opts.extend_exclude.clone().unwrap_or_default();
+    extend_exclude.extend(args.extend_exclude.iter().cloned());
+    Ok(Resolved {
+        linter: Linter::new(settings),
+        discovery: DiscoveryOptions {
+            exclude: opts.exclude.clone(),
+            extend_exclude,
+            root: root.clone(),
+            extra_extensions: Vec::new(),
+        },
+        per_file_ignores,
+        root,
+    })
+}
+
+fn display_name(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    s.strip_prefix("./").unwrap_or(&s).to_string()
+}
+
+enum Outcome {
+    Findings(Vec<Diagnostic>),
+    Error(String, String),
+}
+
+fn lint_one(linter: &Linter, path: &Path, parse_only: bool) -> Outcome {
+    let name = display_name(path);
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| match SourceFile::load(path) {
+        Ok(source) => {
+            if parse_only {
+                let _ = Linter::parse_only(&source);
+                Ok(Vec::new())
+            } else {
+                Ok(linter.lint(&source, &name))
+            }
+        }
+        Err(e) => Err(e.to_string()),
+    }));
+    match result {
+        Ok(Ok(d)) => Outcome::Findings(d),
+        Ok(Err(e)) => Outcome::Error(name, e),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Outcome::Error(name, format!("internal error while linting (please report it): {msg}"))
+        }
+    }
+}
+
+pub fn run(args: &CheckArgs) -> u8 {
+    let paths: Vec<PathBuf> = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    let resolved = match resolve(args, &paths) {
+        Ok(r) => r,
+        Err(e) => {
+            printer::err(&format!("error: {e}"));
+            return 2;
+        }
+    };
+    let found = discover(&paths, &resolved.discovery);
+    let outcomes: Vec<Outcome> = found
+        .files
+        .par_iter()
+        .map(|p| lint_one(&resolved.linter, p, args.parse_only))
+        .collect();
+    let mut diagnostics = Vec::new();
+    let mut errors: Vec<(String, String)> = found.errors.iter().map(|(p, e)| (display_name(p), e.clone())).collect();
+    for (path, outcome) in found.files.iter().zip(outcomes) {
+        match outcome {
+            Outcome::Findings(mut d) => {
+                if !resolved.per_file_ignores.is_empty() {
+                    let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+                    let rel = abs.strip_prefix(&resolved.root).unwrap_or(path);
+                    let ignored: Vec<usize> = resolved
+                        .per_file_ignores
+                        .iter()
+                        .filter(|(set, _)| set.is_match(rel) || set.is_match(path))
+                        .flat_map(|(_, idx)| idx.iter().copied())
+                        .collect();
+                    if !ignored.is_empty() {
+                        let rules = torchvet_linter::all_rules();
+                        d.retain(|diag| !ignored.iter().any(|&i| rules[i].code == diag.code));
+                    }
+                }
+                diagnostics.extend(d);
+            }
+            Outcome::Error(name, e) => errors.push((name, e)),
+        }
+    }
+    diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    errors.sort();
+    for (name, e) in &errors {
+        printer::err(&format!("error: {name}: {e}"));
+    }
+    let format = match args.output_format.unwrap_or(OutputFormatArg::Full) {
+        OutputFormatArg::Full => OutputFormat::Full,
+        OutputFormatArg::Concise => OutputFormat::Concise,
+        OutputFormatArg::Json => OutputFormat::Json,
+        OutputFormatArg::JsonLines => OutputFormat::JsonLines,
+        OutputFormatArg::Sarif => OutputFormat::Sarif,
+        OutputFormatArg::Github => OutputFormat::Github,
+    };
+    let human = matches!(format, OutputFormat::Full | OutputFormat::Concise);
+    if args.statistics {
+        printer::out(&statistics(&diagnostics));
+    } else {
+        printer::out(&render(&diagnostics, &RenderOptions { format, version: VERSION }));
+    }
+    if human && !args.quiet {
+        printer::out(&summary(&diagnostics, found.files.len()));
+    }
+    if !errors.is_empty() && !args.exit_zero {
+        2
+    } else if !diagnostics.is_empty() && !args.exit_zero {
+        1
+    } else {
+        0
+    }
+}
+
+fn statistics(diags: &[Diagnostic]) -> String {
+    let mut counts: BTreeMap<(&str, &str), (usize, bool)> = BTreeMap::new();
+    for d in diags {
+        let e = counts.entry((d.code, d.name)).or_insert((0, false));
+        e.0 += 1;
+        e.1 |= d.fix.as_ref().is_some_and(|f| f.applicability == torchvet_diagnostics::Applicability::Safe);
+    }
+    let mut rows: Vec<_> = counts.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    let mut s = String::new();
+    for ((code, name), (n, fixable)) in rows {
+        s.push_str(&format!("{n:>6}  {code}  {}{name}\n", if fixable { "[*] " } else { "" }));
+    }
+    s
+}
+
+fn summary(diags: &[Diagnostic], files: usize) -> String {
+    if diags.is_empty() {
+        return format!("All checks passed! ({files} file{} checked)\n", if files == 1 { "" } else { "s" });
+    }
+    let count = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
+    let fixable = diags
+        .iter()
+        .filter(|d| d.fix.as_ref().is_some_and(|f| f.applicability == torchvet_diagnostics::Applicability::Safe))
+        .count();
+    let mut s = format!(
+        "Found {} finding{} in {} file{} checked ({} critical, {} warning, {} info).\n",
+        diags.len(),
+        if diags.len() == 1 { "" } else { "s" },
+        files,
+        if files == 1 { "" } else { "s" },
+        count(Severity::Critical),
+        count(Severity::Warning),
+        count(Severity::Info)
+    );
+    if fixable > 0 {
+        s.push_str(&format!("[*] {fixable} with a safe fix.\n"));
+    }
+    s
+}
