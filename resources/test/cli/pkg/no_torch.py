@@ -1,0 +1,3 @@
+import json
+
+data = json.load(open("x.json"))
