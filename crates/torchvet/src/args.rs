@@ -73,6 +73,21 @@ pub struct CheckArgs {
     /// Glob patterns to exclude, on top of the configured ones.
     #[arg(long, value_delimiter = ',')]
     pub extend_exclude: Vec<String>,
+    /// Apply safe fixes (files are rewritten atomically; a fix that breaks parsing is dropped).
+    #[arg(long)]
+    pub fix: bool,
+    /// With --fix/--diff: also apply unsafe fixes (they may change behaviour; read their docs).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
+    /// Print the fixes as a unified diff and write nothing.
+    #[arg(long)]
+    pub diff: bool,
+    /// Apply fixes and report nothing else.
+    #[arg(long)]
+    pub fix_only: bool,
+    /// List the fixes that were applied.
+    #[arg(long)]
+    pub show_fixes: bool,
     /// Benchmark baseline: only read and parse the files, run no rules.
     #[arg(long, hide = true)]
     pub parse_only: bool,

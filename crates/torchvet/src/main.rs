@@ -8,8 +8,14 @@ mod printer;
 
 fn main() -> ExitCode {
     let args = args::Cli::parse();
-    if let Some(n) = args.threads.or_else(|| std::env::var("TORCHVET_THREADS").ok().and_then(|s| s.parse().ok())) {
-        let _ = rayon::ThreadPoolBuilder::new().num_threads(n).build_global();
+    if let Some(n) = args.threads.or_else(|| {
+        std::env::var("TORCHVET_THREADS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+    }) {
+        let _ = rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build_global();
     }
     let code = match args.command {
         args::Command::Check(a) => commands::check::run(&a),

@@ -14,7 +14,11 @@ fn cli_dir() -> PathBuf {
 }
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = bin().current_dir(dir).args(args).output().expect("binary runs");
+    let out = bin()
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("binary runs");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -31,7 +35,10 @@ fn snapshot(name: &str, value: &str) {
 #[test]
 fn every_output_format() {
     for format in ["full", "concise", "json", "json-lines", "sarif", "github"] {
-        let (code, out, err) = run(&cli_dir(), &["check", "pkg", "--isolated", "--output-format", format]);
+        let (code, out, err) = run(
+            &cli_dir(),
+            &["check", "pkg", "--isolated", "--output-format", format],
+        );
         assert_eq!(code, 1, "{format}: {err}");
         assert!(err.is_empty(), "{format}: {err}");
         snapshot(&format!("format_{format}"), &out);
@@ -40,17 +47,39 @@ fn every_output_format() {
 
 #[test]
 fn json_has_the_documented_fields_and_sarif_the_required_structure() {
-    let (_, out, _) = run(&cli_dir(), &["check", "pkg", "--isolated", "--output-format", "json"]);
+    let (_, out, _) = run(
+        &cli_dir(),
+        &["check", "pkg", "--isolated", "--output-format", "json"],
+    );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let first = &v.as_array().unwrap()[0];
-    for key in ["code", "name", "severity", "message", "filename", "location", "end_location", "fix", "url", "cell"] {
+    for key in [
+        "code",
+        "name",
+        "severity",
+        "message",
+        "filename",
+        "location",
+        "end_location",
+        "fix",
+        "url",
+        "cell",
+    ] {
         assert!(first.get(key).is_some(), "missing {key}");
     }
-    let notebook = v.as_array().unwrap().iter().find(|d| d["filename"].as_str().unwrap().ends_with(".ipynb")).unwrap();
+    let notebook = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["filename"].as_str().unwrap().ends_with(".ipynb"))
+        .unwrap();
     assert_eq!(notebook["cell"], 3);
     assert_eq!(notebook["location"]["row"], 2);
 
-    let (_, out, _) = run(&cli_dir(), &["check", "pkg", "--isolated", "--output-format", "sarif"]);
+    let (_, out, _) = run(
+        &cli_dir(),
+        &["check", "pkg", "--isolated", "--output-format", "sarif"],
+    );
     let s: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(s["version"], "2.1.0");
     let run = &s["runs"][0];
@@ -68,9 +97,18 @@ fn json_has_the_documented_fields_and_sarif_the_required_structure() {
 
 #[test]
 fn output_is_identical_across_runs() {
-    let a = run(&cli_dir(), &["check", "pkg", "--isolated", "--output-format", "concise"]);
+    let a = run(
+        &cli_dir(),
+        &["check", "pkg", "--isolated", "--output-format", "concise"],
+    );
     for _ in 0..3 {
-        assert_eq!(a, run(&cli_dir(), &["check", "pkg", "--isolated", "--output-format", "concise"]));
+        assert_eq!(
+            a,
+            run(
+                &cli_dir(),
+                &["check", "pkg", "--isolated", "--output-format", "concise"]
+            )
+        );
     }
 }
 
@@ -78,10 +116,26 @@ fn output_is_identical_across_runs() {
 fn exit_codes_and_selection() {
     let dir = cli_dir();
     assert_eq!(run(&dir, &["check", "pkg/clean.py", "--isolated"]).0, 0);
-    assert_eq!(run(&dir, &["check", "pkg", "--isolated", "--exit-zero"]).0, 0);
-    assert_eq!(run(&dir, &["check", "pkg", "--isolated", "--ignore", "TOR102"]).0, 0);
-    assert_eq!(run(&dir, &["check", "pkg", "--isolated", "--select", "security"]).0, 1);
-    let (code, _, err) = run(&dir, &["check", "pkg", "--isolated", "--select", "no-such-rule"]);
+    assert_eq!(
+        run(&dir, &["check", "pkg", "--isolated", "--exit-zero"]).0,
+        0
+    );
+    assert_eq!(
+        run(&dir, &["check", "pkg", "--isolated", "--ignore", "TOR102"]).0,
+        0
+    );
+    assert_eq!(
+        run(
+            &dir,
+            &["check", "pkg", "--isolated", "--select", "security"]
+        )
+        .0,
+        1
+    );
+    let (code, _, err) = run(
+        &dir,
+        &["check", "pkg", "--isolated", "--select", "no-such-rule"],
+    );
     assert_eq!(code, 2);
     assert!(err.contains("no-such-rule"), "{err}");
     let (code, out, _) = run(&dir, &["check", "pkg", "--isolated", "--statistics"]);
@@ -93,15 +147,34 @@ fn exit_codes_and_selection() {
 fn configuration_is_discovered_and_validated() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("a.py"), "import torch\ntorch.load('x')\n").unwrap();
-    std::fs::write(d.path().join("pyproject.toml"), "[tool.torchvet]\nignore = ['torch-load-without-weights-only']\n").unwrap();
+    std::fs::write(
+        d.path().join("pyproject.toml"),
+        "[tool.torchvet]\nignore = ['torch-load-without-weights-only']\n",
+    )
+    .unwrap();
     assert_eq!(run(d.path(), &["check"]).0, 0);
-    std::fs::write(d.path().join("pyproject.toml"), "[tool.torchvet]\nper-file-ignores = { 'a.py' = ['TV007'] }\n").unwrap();
+    std::fs::write(
+        d.path().join("pyproject.toml"),
+        "[tool.torchvet]\nper-file-ignores = { 'a.py' = ['TV007'] }\n",
+    )
+    .unwrap();
     assert_eq!(run(d.path(), &["check"]).0, 0);
-    std::fs::write(d.path().join("pyproject.toml"), "[tool.torchvet]\n\nsellect = ['ALL']\n").unwrap();
+    std::fs::write(
+        d.path().join("pyproject.toml"),
+        "[tool.torchvet]\n\nsellect = ['ALL']\n",
+    )
+    .unwrap();
     let (code, _, err) = run(d.path(), &["check"]);
     assert_eq!(code, 2);
-    assert!(err.contains("pyproject.toml") && err.contains("sellect") && err.contains("line 3"), "{err}");
-    std::fs::write(d.path().join("pyproject.toml"), "[tool.torchvet]\ntarget-torch = 'two'\n").unwrap();
+    assert!(
+        err.contains("pyproject.toml") && err.contains("sellect") && err.contains("line 3"),
+        "{err}"
+    );
+    std::fs::write(
+        d.path().join("pyproject.toml"),
+        "[tool.torchvet]\ntarget-torch = 'two'\n",
+    )
+    .unwrap();
     let (code, _, err) = run(d.path(), &["check"]);
     assert_eq!(code, 2);
     assert!(err.contains("pyproject.toml:2: `target-torch`"), "{err}");
@@ -122,14 +195,27 @@ fn bad_files_give_one_error_line_each_and_never_stop_the_run() {
     std::fs::write(p.join("huge.py"), big).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(p.join("missing.py"), p.join("dangling.py")).unwrap();
-    let (code, out, err) = run(p, &["check", ".", "--isolated", "--output-format", "concise"]);
+    let (code, out, err) = run(
+        p,
+        &["check", ".", "--isolated", "--output-format", "concise"],
+    );
     assert_eq!(code, 2, "I/O errors make the exit code 2");
     assert!(out.contains("good.py:2:1: TV007"), "{out}");
     assert!(out.contains("syntax.py:2:7: TV000"), "{out}");
     let errors: Vec<&str> = err.lines().collect();
-    let expect = ["binary.py", "broken.ipynb", "huge.py", "latin1.py", "notnb.ipynb"];
+    let expect = [
+        "binary.py",
+        "broken.ipynb",
+        "huge.py",
+        "latin1.py",
+        "notnb.ipynb",
+    ];
     for name in expect {
-        assert_eq!(errors.iter().filter(|l| l.contains(name)).count(), 1, "{name}: {err}");
+        assert_eq!(
+            errors.iter().filter(|l| l.contains(name)).count(),
+            1,
+            "{name}: {err}"
+        );
     }
     #[cfg(unix)]
     assert!(err.contains("dangling.py: broken symbolic link"), "{err}");

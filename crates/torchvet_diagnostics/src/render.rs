@@ -68,8 +68,9 @@ pub fn render(diags: &[Diagnostic], opts: &RenderOptions) -> String {
         OutputFormat::Full => render_full(diags),
         OutputFormat::Concise => render_concise(diags),
         OutputFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&diags.iter().map(to_json).collect::<Vec<_>>())
-                .unwrap_or_else(|_| "[]".into());
+            let mut s =
+                serde_json::to_string_pretty(&diags.iter().map(to_json).collect::<Vec<_>>())
+                    .unwrap_or_else(|_| "[]".into());
             s.push('\n');
             s
         }
@@ -122,7 +123,10 @@ fn render_full(diags: &[Diagnostic]) -> String {
             let _ = writeln!(out, " {num} | {line}");
             let start = d.location.column.saturating_sub(1);
             let width = if d.end_location.row == d.location.row {
-                d.end_location.column.saturating_sub(d.location.column).max(1)
+                d.end_location
+                    .column
+                    .saturating_sub(d.location.column)
+                    .max(1)
             } else {
                 line.chars().count().saturating_sub(start).max(1)
             };
@@ -266,7 +270,9 @@ fn sarif_uri(path: &str) -> String {
 }
 
 fn gh_escape_data(s: &str) -> String {
-    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn gh_escape_prop(s: &str) -> String {
@@ -290,7 +296,13 @@ fn render_github(diags: &[Diagnostic]) -> String {
             d.location.column,
             d.end_location.row,
             d.end_location.column,
-            gh_escape_data(&format!("{}: {} {}: {}", place(d), d.code, d.name, d.message)),
+            gh_escape_data(&format!(
+                "{}: {} {}: {}",
+                place(d),
+                d.code,
+                d.name,
+                d.message
+            )),
         );
     }
     out

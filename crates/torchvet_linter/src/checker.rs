@@ -95,7 +95,10 @@ impl<'a> FileFacts<'a> {
 
     /// Calls of a method name.
     pub fn method_calls_of(&self, name: &str) -> &[&'a ExprCall] {
-        self.method_calls.get(name).map(Vec::as_slice).unwrap_or(&[])
+        self.method_calls
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// Any call whose qualified name satisfies `pred`.
@@ -120,7 +123,12 @@ impl Dispatch {
             if !settings.is_enabled(i) {
                 continue;
             }
-            let Hooks { stmt, call, expr, end } = rule.hooks;
+            let Hooks {
+                stmt,
+                call,
+                expr,
+                end,
+            } = rule.hooks;
             if let Some(f) = stmt {
                 d.stmt.push((i, f));
             }
@@ -167,13 +175,15 @@ pub struct Checker<'a> {
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
     Some(match q {
-        "torch.no_grad" | "torch.autograd.no_grad" | "torch.autograd.grad_mode.no_grad" => |r| &mut r.no_grad,
-        "torch.inference_mode" | "torch.autograd.inference_mode" | "torch.autograd.grad_mode.inference_mode" => {
-            |r| &mut r.inference_mode
+        "torch.no_grad" | "torch.autograd.no_grad" | "torch.autograd.grad_mode.no_grad" => {
+            |r| &mut r.no_grad
         }
-        "torch.enable_grad" | "torch.autograd.enable_grad" | "torch.autograd.grad_mode.enable_grad" => {
-            |r| &mut r.enable_grad
-        }
+        "torch.inference_mode"
+        | "torch.autograd.inference_mode"
+        | "torch.autograd.grad_mode.inference_mode" => |r| &mut r.inference_mode,
+        "torch.enable_grad"
+        | "torch.autograd.enable_grad"
+        | "torch.autograd.grad_mode.enable_grad" => |r| &mut r.enable_grad,
         "torch.autocast"
         | "torch.amp.autocast"
         | "torch.cuda.amp.autocast"
@@ -184,7 +194,12 @@ fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
 }
 
 impl<'a> Checker<'a> {
-    pub(crate) fn new(source: &'a SourceFile, settings: &'a LintSettings, dispatch: &'a Dispatch, module: &'a ast::ModModule) -> Self {
+    pub(crate) fn new(
+        source: &'a SourceFile,
+        settings: &'a LintSettings,
+        dispatch: &'a Dispatch,
+        module: &'a ast::ModModule,
+    ) -> Self {
         let mut scopes = Scopes::default();
         let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
         scopes.push(scope);
@@ -245,7 +260,10 @@ impl<'a> Checker<'a> {
 
     /// Source text of a range.
     pub fn text(&self, range: TextRange) -> &'a str {
-        self.source.text.get(range.start().to_usize()..range.end().to_usize()).unwrap_or("")
+        self.source
+            .text
+            .get(range.start().to_usize()..range.end().to_usize())
+            .unwrap_or("")
     }
 
     // ----- names -----
@@ -257,7 +275,8 @@ impl<'a> Checker<'a> {
 
     /// Does `expr` resolve to one of these qualified names?
     pub fn resolves_to(&self, expr: &Expr, names: &[&str]) -> bool {
-        self.resolve(expr).is_some_and(|q| names.contains(&q.as_str()))
+        self.resolve(expr)
+            .is_some_and(|q| names.contains(&q.as_str()))
     }
 
     /// Is a name bound by an import to `qualified`?
@@ -269,7 +288,9 @@ impl<'a> Checker<'a> {
 
     /// The innermost frame (function or module).
     pub fn frame(&self) -> &Frame<'a> {
-        self.frames.last().expect("the module frame is never popped")
+        self.frames
+            .last()
+            .expect("the module frame is never popped")
     }
 
     /// All frames, outermost first.
@@ -326,7 +347,9 @@ impl<'a> Checker<'a> {
     /// Is the target torch at least `v` (latest when unknown)? Deprecation rules use this: an
     /// API deprecated or removed in `v` is reported only when the target is `v` or later.
     pub fn torch_at_least(&self, major: u32, minor: u32) -> bool {
-        self.settings.target_torch.is_none_or(|t| t >= Version::new(major, minor))
+        self.settings
+            .target_torch
+            .is_none_or(|t| t >= Version::new(major, minor))
     }
 
     /// The statement being visited (innermost).
@@ -370,8 +393,12 @@ impl<'a> Checker<'a> {
             return false;
         }
         let sides = [&*c.left, &c.comparators[0]];
-        sides.iter().any(|e| helpers::name_of(e) == Some("__name__"))
-            && sides.iter().any(|e| helpers::str_value(e) == Some("__main__"))
+        sides
+            .iter()
+            .any(|e| helpers::name_of(e) == Some("__name__"))
+            && sides
+                .iter()
+                .any(|e| helpers::str_value(e) == Some("__main__"))
     }
 
     fn is_version_test(&self, test: &Expr) -> bool {
@@ -385,12 +412,18 @@ impl<'a> Checker<'a> {
                     return;
                 }
                 match expr {
-                    Expr::Name(n) if n.id.to_ascii_lowercase().contains("version") => self.found = true,
-                    Expr::Attribute(a) if a.attr.to_ascii_lowercase().contains("version") => self.found = true,
+                    Expr::Name(n) if n.id.to_ascii_lowercase().contains("version") => {
+                        self.found = true
+                    }
+                    Expr::Attribute(a) if a.attr.to_ascii_lowercase().contains("version") => {
+                        self.found = true
+                    }
                     Expr::Call(c)
                         if helpers::name_of(&c.func) == Some("hasattr")
                             && c.arguments.args.first().is_some_and(|a| {
-                                self.checker.resolve(a).is_some_and(|q| q.starts_with("torch"))
+                                self.checker
+                                    .resolve(a)
+                                    .is_some_and(|q| q.starts_with("torch"))
                             }) =>
                     {
                         self.found = true
@@ -399,7 +432,10 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        let mut f = Finder { checker: self, found: false };
+        let mut f = Finder {
+            checker: self,
+            found: false,
+        };
         f.visit_expr(test);
         f.found
     }
@@ -426,14 +462,19 @@ impl<'a> Checker<'a> {
             Expr::Call(c) => {
                 // torch.set_grad_enabled(False) as a context manager behaves as no_grad.
                 let q = self.resolve(&c.func)?;
-                if matches!(q.as_str(), "torch.set_grad_enabled" | "torch.autograd.set_grad_enabled") {
+                if matches!(
+                    q.as_str(),
+                    "torch.set_grad_enabled" | "torch.autograd.set_grad_enabled"
+                ) {
                     return match c.arguments.args.first().and_then(helpers::is_truthy) {
                         Some(false) => Some(|r| &mut r.no_grad),
                         Some(true) => Some(|r| &mut r.enable_grad),
                         None => None,
                     };
                 }
-                if q.ends_with("inference_mode") && c.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
+                if q.ends_with("inference_mode")
+                    && c.arguments.args.first().and_then(helpers::is_truthy) == Some(false)
+                {
                     return None;
                 }
                 q
@@ -475,7 +516,12 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     Some(ScopeKind::Class) => self.class_stack.last().copied(),
                     _ => None,
                 };
-                let scope = Scope::collect(ScopeKind::Function, &func.body, Some(&func.parameters), &self.scopes);
+                let scope = Scope::collect(
+                    ScopeKind::Function,
+                    &func.body,
+                    Some(&func.parameters),
+                    &self.scopes,
+                );
                 let frame = Frame {
                     function: Some(func),
                     method_of,
@@ -556,7 +602,9 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 self.visit_expr(&i.test);
                 let main = Self::is_main_test(&i.test);
                 let version = self.is_version_test(&i.test)
-                    || i.elif_else_clauses.iter().any(|c| c.test.as_ref().is_some_and(|t| self.is_version_test(t)));
+                    || i.elif_else_clauses
+                        .iter()
+                        .any(|c| c.test.as_ref().is_some_and(|t| self.is_version_test(t)));
                 if version {
                     self.version_guard += 1;
                 }
@@ -611,7 +659,11 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     self.facts.calls.entry(q).or_default().push(call);
                 }
                 if let Expr::Attribute(a) = &*call.func {
-                    self.facts.method_calls.entry(a.attr.as_str()).or_default().push(call);
+                    self.facts
+                        .method_calls
+                        .entry(a.attr.as_str())
+                        .or_default()
+                        .push(call);
                 }
             }
             _ => {
@@ -626,7 +678,12 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 if let Some(p) = &l.parameters {
                     self.visit_parameters(p);
                 }
-                let scope = Scope::collect(ScopeKind::Function, &[], l.parameters.as_deref(), &self.scopes);
+                let scope = Scope::collect(
+                    ScopeKind::Function,
+                    &[],
+                    l.parameters.as_deref(),
+                    &self.scopes,
+                );
                 self.scopes.push(scope);
                 self.visit_expr(&l.body);
                 self.scopes.pop();

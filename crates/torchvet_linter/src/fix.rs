@@ -64,7 +64,11 @@ impl RawFix {
         Self::new(Applicability::DisplayOnly, message, edits)
     }
 
-    fn new(applicability: Applicability, message: impl Into<String>, mut edits: Vec<RawEdit>) -> Self {
+    fn new(
+        applicability: Applicability,
+        message: impl Into<String>,
+        mut edits: Vec<RawEdit>,
+    ) -> Self {
         edits.sort_by_key(|e| (e.range.start(), e.range.end()));
         Self {
             applicability,
@@ -87,6 +91,9 @@ pub fn add_keyword_argument(call: &ruff_python_ast::ExprCall, keyword: &str) -> 
         .max();
     match last_end {
         Some(end) => RawEdit::insert(end, format!(", {keyword}")),
-        None => RawEdit::insert(call.arguments.start() + ruff_text_size::TextSize::from(1), keyword.to_string()),
+        None => RawEdit::insert(
+            call.arguments.start() + ruff_text_size::TextSize::from(1),
+            keyword.to_string(),
+        ),
     }
 }

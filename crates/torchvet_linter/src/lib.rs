@@ -2,6 +2,7 @@
 //! rules themselves (`rules/<group>/<rule_name>.rs`).
 #![deny(missing_docs)]
 
+pub mod apply;
 pub mod checker;
 pub mod fix;
 pub mod noqa;

@@ -20,7 +20,9 @@ impl Directive {
         match self {
             Directive::All => true,
             Directive::Codes(codes) => codes.iter().any(|c| {
-                c == rule.name || c.eq_ignore_ascii_case(rule.code) || rule.torchfix.iter().any(|t| t.eq_ignore_ascii_case(c))
+                c == rule.name
+                    || c.eq_ignore_ascii_case(rule.code)
+                    || rule.torchfix.iter().any(|t| t.eq_ignore_ascii_case(c))
             }),
         }
     }
@@ -98,7 +100,8 @@ impl NoqaMap {
 
     /// Is a finding of `rule` on 0-based `line` suppressed?
     pub fn suppressed(&self, rule: &Rule, line: usize) -> bool {
-        self.file.iter().any(|d| d.suppresses(rule)) || self.lines.get(&line).is_some_and(|d| d.suppresses(rule))
+        self.file.iter().any(|d| d.suppresses(rule))
+            || self.lines.get(&line).is_some_and(|d| d.suppresses(rule))
     }
 }
 
@@ -109,14 +112,23 @@ mod tests {
     #[test]
     fn parses_directives() {
         assert_eq!(line_directive("# noqa"), Some(Directive::All));
-        assert_eq!(line_directive("#NOQA:TV007"), Some(Directive::Codes(vec!["TV007".into()])));
+        assert_eq!(
+            line_directive("#NOQA:TV007"),
+            Some(Directive::Codes(vec!["TV007".into()]))
+        );
         assert_eq!(
             line_directive("# type: ignore # noqa: torch-load-without-weights-only, TOR102"),
-            Some(Directive::Codes(vec!["torch-load-without-weights-only".into(), "TOR102".into()]))
+            Some(Directive::Codes(vec![
+                "torch-load-without-weights-only".into(),
+                "TOR102".into()
+            ]))
         );
         assert_eq!(line_directive("# just a comment"), None);
         assert_eq!(file_directive("# torchvet: noqa"), Some(Directive::All));
-        assert_eq!(file_directive("# torchvet: noqa: TV007"), Some(Directive::Codes(vec!["TV007".into()])));
+        assert_eq!(
+            file_directive("# torchvet: noqa: TV007"),
+            Some(Directive::Codes(vec!["TV007".into()]))
+        );
         assert_eq!(file_directive("# noqa"), None);
     }
 }

@@ -200,7 +200,10 @@ macro_rules! declare_rule {
 /// Every rule, sorted by code. A rule's index here is its id for the run.
 pub fn all_rules() -> &'static [&'static Rule] {
     static ALL: LazyLock<Vec<&'static Rule>> = LazyLock::new(|| {
-        let mut v: Vec<&'static Rule> = crate::rules::RULES.iter().flat_map(|g| g.iter().copied()).collect();
+        let mut v: Vec<&'static Rule> = crate::rules::RULES
+            .iter()
+            .flat_map(|g| g.iter().copied())
+            .collect();
         v.sort_by_key(|r| r.code);
         v
     });
@@ -210,7 +213,9 @@ pub fn all_rules() -> &'static [&'static Rule] {
 /// Index of a rule by exact name or code (or TorchFix alias).
 pub fn find_rule(key: &str) -> Option<usize> {
     all_rules().iter().position(|r| {
-        r.name == key || r.code.eq_ignore_ascii_case(key) || r.torchfix.iter().any(|t| t.eq_ignore_ascii_case(key))
+        r.name == key
+            || r.code.eq_ignore_ascii_case(key)
+            || r.torchfix.iter().any(|t| t.eq_ignore_ascii_case(key))
     })
 }
 
@@ -244,7 +249,8 @@ pub fn expand_selector(sel: &str) -> Result<Vec<usize>, UnknownSelector> {
         if upper.len() >= 2 && (upper.starts_with("TV") || upper.starts_with("TOR")) {
             (0..rules.len())
                 .filter(|&i| {
-                    rules[i].code.starts_with(&upper) || rules[i].torchfix.iter().any(|t| t.starts_with(&upper))
+                    rules[i].code.starts_with(&upper)
+                        || rules[i].torchfix.iter().any(|t| t.starts_with(&upper))
                 })
                 .collect()
         } else {

@@ -57,7 +57,11 @@ pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun
     }
     let actual_lines = diagnostics
         .iter()
-        .map(|d| source.line_index.line_of(ruff_text_size::TextSize::new(d.range.0 as u32)))
+        .map(|d| {
+            source
+                .line_index
+                .line_of(ruff_text_size::TextSize::new(d.range.0 as u32))
+        })
         .collect();
     let rendered = render(
         &diagnostics,

@@ -10,7 +10,10 @@ fn fixtures_dir() -> PathBuf {
 
 #[test]
 fn every_rule_has_complete_docs() {
-    let errors: Vec<String> = all_rules().iter().filter_map(|r| check_docs(r).err()).collect();
+    let errors: Vec<String> = all_rules()
+        .iter()
+        .filter_map(|r| check_docs(r).err())
+        .collect();
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
@@ -35,7 +38,9 @@ fn every_rule_fires_on_its_fixture_and_stays_silent_on_look_alikes() {
         let group = rule.group.as_str();
         let mut found = false;
         for ext in ["py", "ipynb"] {
-            let path = fixtures_dir().join(group).join(format!("{}.{ext}", rule.name));
+            let path = fixtures_dir()
+                .join(group)
+                .join(format!("{}.{ext}", rule.name));
             if !path.exists() {
                 continue;
             }
@@ -49,18 +54,36 @@ fn every_rule_fires_on_its_fixture_and_stays_silent_on_look_alikes() {
                 }
             };
             if run.expected_lines.is_empty() {
-                failures.push(format!("{display}: no `# expect: {}` line (a fixture must show the rule firing)", rule.name));
+                failures.push(format!(
+                    "{display}: no `# expect: {}` line (a fixture must show the rule firing)",
+                    rule.name
+                ));
             }
             if run.ok_markers == 0 {
-                failures.push(format!("{display}: no `# ok` look-alike that must stay silent"));
+                failures.push(format!(
+                    "{display}: no `# ok` look-alike that must stay silent"
+                ));
             }
-            let missing: Vec<_> = run.expected_lines.difference(&run.actual_lines).map(|l| l + 1).collect();
-            let extra: Vec<_> = run.actual_lines.difference(&run.expected_lines).map(|l| l + 1).collect();
+            let missing: Vec<_> = run
+                .expected_lines
+                .difference(&run.actual_lines)
+                .map(|l| l + 1)
+                .collect();
+            let extra: Vec<_> = run
+                .actual_lines
+                .difference(&run.expected_lines)
+                .map(|l| l + 1)
+                .collect();
             if !missing.is_empty() {
-                failures.push(format!("{display}: expected a finding on lines {missing:?} but got none"));
+                failures.push(format!(
+                    "{display}: expected a finding on lines {missing:?} but got none"
+                ));
             }
             if !extra.is_empty() {
-                failures.push(format!("{display}: unexpected findings on lines {extra:?}:\n{}", run.rendered));
+                failures.push(format!(
+                    "{display}: unexpected findings on lines {extra:?}:\n{}",
+                    run.rendered
+                ));
             }
             let snapshot_name = format!("{}__{}", rule.name, ext);
             insta::with_settings!({
@@ -72,8 +95,16 @@ fn every_rule_fires_on_its_fixture_and_stays_silent_on_look_alikes() {
             });
         }
         if !found {
-            failures.push(format!("{}: no fixture at resources/test/fixtures/{group}/{}.py", rule.name, rule.name));
+            failures.push(format!(
+                "{}: no fixture at resources/test/fixtures/{group}/{}.py",
+                rule.name, rule.name
+            ));
         }
     }
-    assert!(failures.is_empty(), "{} problem(s):\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} problem(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

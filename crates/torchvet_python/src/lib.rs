@@ -40,7 +40,9 @@ pub enum LoadError {
     #[error("file looks binary (NUL byte at offset {0}); not a Python source file")]
     Binary(usize),
     /// Not UTF-8.
-    #[error("file is not valid UTF-8 (invalid byte at offset {0}); torchvet reads UTF-8 sources only")]
+    #[error(
+        "file is not valid UTF-8 (invalid byte at offset {0}); torchvet reads UTF-8 sources only"
+    )]
     NotUtf8(usize),
     /// A notebook whose JSON is broken or not nbformat.
     #[error("malformed notebook: {0}")]
@@ -89,7 +91,8 @@ fn check_bytes(bytes: &[u8]) -> Result<(), LoadError> {
 /// Decode bytes as UTF-8 text (BOM stripped), refusing binary data.
 pub fn decode(bytes: Vec<u8>) -> Result<(String, bool), LoadError> {
     check_bytes(&bytes)?;
-    let mut text = String::from_utf8(bytes).map_err(|e| LoadError::NotUtf8(e.utf8_error().valid_up_to()))?;
+    let mut text =
+        String::from_utf8(bytes).map_err(|e| LoadError::NotUtf8(e.utf8_error().valid_up_to()))?;
     let bom = text.starts_with('\u{feff}');
     if bom {
         text.drain(..3);
@@ -102,7 +105,10 @@ impl SourceFile {
     pub fn load(path: &Path) -> Result<Self, LoadError> {
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && std::fs::symlink_metadata(path).is_ok() => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(path).is_ok() =>
+            {
                 return Err(LoadError::BrokenLink)
             }
             Err(e) => return Err(e.into()),

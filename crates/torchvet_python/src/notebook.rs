@@ -3,7 +3,9 @@ use ruff_text_size::{TextRange, TextSize};
 use serde_json::Value;
 
 /// Cell magics whose body is still Python (the magic line itself is blanked).
-const PYTHON_CELL_MAGICS: &[&str] = &["time", "timeit", "capture", "prun", "debug", "python", "python3"];
+const PYTHON_CELL_MAGICS: &[&str] = &[
+    "time", "timeit", "capture", "prun", "debug", "python", "python3",
+];
 
 /// Where each analysed code cell starts in the joined text.
 #[derive(Debug, Clone, Default)]
@@ -83,10 +85,7 @@ fn prepare_cell(src: &str) -> Option<String> {
     let text = src.replace("\r\n", "\n");
     let trimmed = text.trim_start();
     if let Some(rest) = trimmed.strip_prefix("%%") {
-        let name = rest
-            .split(|c: char| c.is_whitespace())
-            .next()
-            .unwrap_or("");
+        let name = rest.split(|c: char| c.is_whitespace()).next().unwrap_or("");
         if !PYTHON_CELL_MAGICS.contains(&name) {
             return None;
         }

@@ -5,7 +5,7 @@
 //! the scopes from the innermost outwards, skipping class scopes for code inside methods, as
 //! Python does. Within one scope an import wins over other bindings of the same name, because
 //! the common case is a compatibility shim (`try: from x import y` / `except: y = None`).
-use ruff_python_ast::{self as ast, Expr, ExceptHandler, Stmt};
+use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What a scope belongs to.
@@ -30,7 +30,12 @@ pub struct Scope {
 
 impl Scope {
     /// Collect the bindings of a suite (not descending into nested defs/classes).
-    pub fn collect(kind: ScopeKind, body: &[Stmt], params: Option<&ast::Parameters>, outer: &Scopes) -> Self {
+    pub fn collect(
+        kind: ScopeKind,
+        body: &[Stmt],
+        params: Option<&ast::Parameters>,
+        outer: &Scopes,
+    ) -> Self {
         let mut scope = Scope {
             kind,
             imports: FxHashMap::default(),
@@ -56,7 +61,13 @@ impl Scope {
                         .imports
                         .get(root)
                         .cloned()
-                        .or_else(|| if scope.locals.contains(root) { None } else { outer.lookup(root) })
+                        .or_else(|| {
+                            if scope.locals.contains(root) {
+                                None
+                            } else {
+                                outer.lookup(root)
+                            }
+                        })
                         .map(|q| join_chain(&q, &chain[1..]))
                 } else {
                     None
@@ -99,11 +110,15 @@ impl Scope {
                     let full = alias.name.as_str();
                     match &alias.asname {
                         Some(asname) => {
-                            self.imports.entry(asname.to_string()).or_insert_with(|| full.to_string());
+                            self.imports
+                                .entry(asname.to_string())
+                                .or_insert_with(|| full.to_string());
                         }
                         None => {
                             let root = full.split('.').next().unwrap_or(full);
-                            self.imports.entry(root.to_string()).or_insert_with(|| root.to_string());
+                            self.imports
+                                .entry(root.to_string())
+                                .or_insert_with(|| root.to_string());
                         }
                     }
                 }
@@ -127,7 +142,9 @@ impl Scope {
                 }
             }
             Stmt::Assign(a) => {
-                if let ([Expr::Name(n)], Expr::Attribute(_) | Expr::Name(_)) = (a.targets.as_slice(), &*a.value) {
+                if let ([Expr::Name(n)], Expr::Attribute(_) | Expr::Name(_)) =
+                    (a.targets.as_slice(), &*a.value)
+                {
                     aliases.push((n.id.to_string(), &a.value));
                 } else {
                     a.targets.iter().for_each(|t| self.bind_target(t));
@@ -342,7 +359,9 @@ mod tests {
     fn locals_shadow_imports_in_functions() {
         let src = "import torch\ndef f(torch):\n    torch.load\n";
         let (mut scopes, m) = module_scopes(src);
-        let Stmt::FunctionDef(f) = &m.body[1] else { panic!() };
+        let Stmt::FunctionDef(f) = &m.body[1] else {
+            panic!()
+        };
         let scope = Scope::collect(ScopeKind::Function, &f.body, Some(&f.parameters), &scopes);
         scopes.push(scope);
         let Stmt::Expr(e) = &f.body[0] else { panic!() };

@@ -20,7 +20,10 @@ pub fn is_module_base(q: &str) -> bool {
         let last = rest.rsplit('.').next().unwrap_or(rest);
         let first = last.trim_start_matches('_').chars().next();
         return first.is_some_and(char::is_uppercase)
-            && !matches!(last, "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer");
+            && !matches!(
+                last,
+                "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer"
+            );
     }
     if let Some(rest) = q.strip_prefix("torchvision.models.") {
         let last = rest.rsplit('.').next().unwrap_or(rest);
@@ -87,7 +90,11 @@ impl ModuleClasses {
         }
         let mut bases: FxHashMap<&str, Vec<&Expr>> = FxHashMap::default();
         for c in &classes {
-            let list: Vec<&Expr> = c.arguments.as_ref().map(|a| a.args.iter().collect()).unwrap_or_default();
+            let list: Vec<&Expr> = c
+                .arguments
+                .as_ref()
+                .map(|a| a.args.iter().collect())
+                .unwrap_or_default();
             bases.entry(c.name.as_str()).or_default().extend(list);
         }
         // Fixed point over same-file inheritance (bounded by the number of classes).
@@ -96,10 +103,15 @@ impl ModuleClasses {
             for (name, bs) in &bases {
                 for b in bs {
                     let (is_mod, is_ds) = match b {
-                        Expr::Name(n) if bases.contains_key(n.id.as_str()) && scopes.lookup(n.id.as_str()).is_none() => (
-                            out.modules.contains(n.id.as_str()),
-                            out.datasets.contains(n.id.as_str()),
-                        ),
+                        Expr::Name(n)
+                            if bases.contains_key(n.id.as_str())
+                                && scopes.lookup(n.id.as_str()).is_none() =>
+                        {
+                            (
+                                out.modules.contains(n.id.as_str()),
+                                out.datasets.contains(n.id.as_str()),
+                            )
+                        }
                         _ => match scopes.resolve(b) {
                             Some(q) => (is_module_base(&q), is_dataset_base(&q)),
                             None => (false, false),

@@ -90,7 +90,10 @@ pub fn has_kwargs_splat(call: &ast::ExprCall) -> bool {
 
 /// Does the call pass `*args`?
 pub fn has_args_splat(call: &ast::ExprCall) -> bool {
-    call.arguments.args.iter().any(|a| matches!(a, Expr::Starred(_)))
+    call.arguments
+        .args
+        .iter()
+        .any(|a| matches!(a, Expr::Starred(_)))
 }
 
 /// Argument by keyword or position (only when no `*args` precedes that position).
@@ -99,7 +102,11 @@ pub fn argument<'a>(call: &'a ast::ExprCall, name: &str, position: usize) -> Opt
         return Some(k);
     }
     let args = &call.arguments.args;
-    if args.iter().take(position + 1).any(|a| matches!(a, Expr::Starred(_))) {
+    if args
+        .iter()
+        .take(position + 1)
+        .any(|a| matches!(a, Expr::Starred(_)))
+    {
         return None;
     }
     args.get(position)

@@ -93,7 +93,10 @@ pub fn key_line(text: &str, key: &str) -> usize {
             in_section = true;
             continue;
         }
-        if in_section && t.starts_with(key) && t[key.len()..].trim_start().starts_with(['=', '.', ']']) {
+        if in_section
+            && t.starts_with(key)
+            && t[key.len()..].trim_start().starts_with(['=', '.', ']'])
+        {
             return i + 1;
         }
         if in_section && t.starts_with(&format!("\"{key}\"")) {
@@ -140,8 +143,11 @@ fn validate(file: &ConfigFile, text: &str) -> Result<(), ConfigError> {
         key: key.to_string(),
         message,
     };
-    let lists: [(&str, &Option<Vec<String>>); 3] =
-        [("select", &o.select), ("extend-select", &o.extend_select), ("ignore", &o.ignore)];
+    let lists: [(&str, &Option<Vec<String>>); 3] = [
+        ("select", &o.select),
+        ("extend-select", &o.extend_select),
+        ("ignore", &o.ignore),
+    ];
     for (key, list) in lists {
         for sel in list.iter().flatten() {
             if let Err(e) = torchvet_linter::expand_selector(sel) {
@@ -151,7 +157,10 @@ fn validate(file: &ConfigFile, text: &str) -> Result<(), ConfigError> {
     }
     for (pattern, sels) in o.per_file_ignores.iter().flatten() {
         if let Err(e) = globset::Glob::new(pattern) {
-            return Err(bad("per-file-ignores", format!("bad glob `{pattern}`: {e}")));
+            return Err(bad(
+                "per-file-ignores",
+                format!("bad glob `{pattern}`: {e}"),
+            ));
         }
         for sel in sels {
             if let Err(e) = torchvet_linter::expand_selector(sel) {
@@ -159,7 +168,10 @@ fn validate(file: &ConfigFile, text: &str) -> Result<(), ConfigError> {
             }
         }
     }
-    for (key, list) in [("exclude", &o.exclude), ("extend-exclude", &o.extend_exclude)] {
+    for (key, list) in [
+        ("exclude", &o.exclude),
+        ("extend-exclude", &o.extend_exclude),
+    ] {
         for pattern in list.iter().flatten() {
             if let Err(e) = globset::Glob::new(pattern) {
                 return Err(bad(key, format!("bad glob `{pattern}`: {e}")));
@@ -181,7 +193,11 @@ fn validate(file: &ConfigFile, text: &str) -> Result<(), ConfigError> {
 /// `[tool.torchvet]` table, in the path's directory or above.
 pub fn find_config(start: &Path) -> Result<Option<ConfigFile>, ConfigError> {
     let abs = std::path::absolute(start).unwrap_or_else(|_| start.to_path_buf());
-    let mut dir = if abs.is_dir() { Some(abs.as_path()) } else { abs.parent() };
+    let mut dir = if abs.is_dir() {
+        Some(abs.as_path())
+    } else {
+        abs.parent()
+    };
     while let Some(d) = dir {
         let tv = d.join("torchvet.toml");
         if tv.is_file() {
@@ -224,7 +240,11 @@ mod tests {
     #[test]
     fn unknown_key_names_file_key_and_line() {
         let d = tempfile::tempdir().unwrap();
-        let p = write(d.path(), "torchvet.toml", "select = ['ALL']\nselcet = ['x']\n");
+        let p = write(
+            d.path(),
+            "torchvet.toml",
+            "select = ['ALL']\nselcet = ['x']\n",
+        );
         let err = load_config(&p).unwrap_err().to_string();
         assert!(err.contains("torchvet.toml"), "{err}");
         assert!(err.contains("selcet"), "{err}");
@@ -234,7 +254,11 @@ mod tests {
     #[test]
     fn bad_rule_names_file_key_and_line() {
         let d = tempfile::tempdir().unwrap();
-        let p = write(d.path(), "pyproject.toml", "[tool.torchvet]\n\nignore = ['no-such-rule']\n");
+        let p = write(
+            d.path(),
+            "pyproject.toml",
+            "[tool.torchvet]\n\nignore = ['no-such-rule']\n",
+        );
         let err = load_config(&p).unwrap_err().to_string();
         assert!(err.contains("pyproject.toml:3: `ignore`"), "{err}");
         assert!(err.contains("no-such-rule"), "{err}");

@@ -47,7 +47,11 @@ fn build_globs(patterns: &[String]) -> GlobSet {
     let mut b = GlobSetBuilder::new();
     for p in patterns {
         // A bare name matches at any depth; a pattern with a slash is rooted.
-        let pat = if p.contains('/') { p.trim_start_matches("./").to_string() } else { format!("**/{p}") };
+        let pat = if p.contains('/') {
+            p.trim_start_matches("./").to_string()
+        } else {
+            format!("**/{p}")
+        };
         if let Ok(g) = Glob::new(&pat) {
             b.add(g);
         }
@@ -91,7 +95,10 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoveryOptions) -> Discovered {
                 } else {
                     format!("cannot read: {e}")
                 };
-                out.lock().expect("no panics while locked").errors.push((path.clone(), msg));
+                out.lock()
+                    .expect("no panics while locked")
+                    .errors
+                    .push((path.clone(), msg));
             }
             Ok(m) if m.is_file() => {
                 let (lint, extra) = wanted(path);
@@ -130,7 +137,9 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoveryOptions) -> Discovered {
                     Box::new(move |entry| {
                         match entry {
                             Ok(entry) => {
-                                let is_file = entry.file_type().is_some_and(|t| t.is_file() || t.is_symlink());
+                                let is_file = entry
+                                    .file_type()
+                                    .is_some_and(|t| t.is_file() || t.is_symlink());
                                 if is_file {
                                     let p = entry.path();
                                     let (lint, extra) = wanted(p);
@@ -149,7 +158,10 @@ pub fn discover(paths: &[PathBuf], opts: &DiscoveryOptions) -> Discovered {
                                     ignore::Error::WithPath { path, .. } => path.clone(),
                                     _ => PathBuf::new(),
                                 };
-                                out.lock().expect("no panics while locked").errors.push((path, err.to_string()));
+                                out.lock()
+                                    .expect("no panics while locked")
+                                    .errors
+                                    .push((path, err.to_string()));
                             }
                         }
                         ignore::WalkState::Continue
@@ -175,21 +187,48 @@ mod tests {
     fn honours_gitignore_and_default_excludes() {
         let d = tempfile::tempdir().unwrap();
         let r = d.path();
-        for f in ["a.py", "nb.ipynb", "venv/x.py", "build/y.py", "pkg/__pycache__/z.py", "ignored/w.py", ".hidden/h.py", "pkg/m.py", "notes.txt"] {
+        for f in [
+            "a.py",
+            "nb.ipynb",
+            "venv/x.py",
+            "build/y.py",
+            "pkg/__pycache__/z.py",
+            "ignored/w.py",
+            ".hidden/h.py",
+            "pkg/m.py",
+            "notes.txt",
+        ] {
             let p = r.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(&p, "x = 1\n").unwrap();
         }
         std::fs::write(r.join(".gitignore"), "ignored/\n").unwrap();
-        let found = discover(&[r.to_path_buf()], &DiscoveryOptions { root: r.to_path_buf(), ..Default::default() });
+        let found = discover(
+            &[r.to_path_buf()],
+            &DiscoveryOptions {
+                root: r.to_path_buf(),
+                ..Default::default()
+            },
+        );
         let names: Vec<String> = found
             .files
             .iter()
-            .map(|p| p.strip_prefix(r).unwrap().to_string_lossy().replace('\\', "/"))
+            .map(|p| {
+                p.strip_prefix(r)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            })
             .collect();
         assert_eq!(names, vec!["a.py", "nb.ipynb", "pkg/m.py"]);
         // Explicit files are always checked.
-        let explicit = discover(&[r.join("venv/x.py")], &DiscoveryOptions { root: r.to_path_buf(), ..Default::default() });
+        let explicit = discover(
+            &[r.join("venv/x.py")],
+            &DiscoveryOptions {
+                root: r.to_path_buf(),
+                ..Default::default()
+            },
+        );
         assert_eq!(explicit.files.len(), 1);
         // extend-exclude with a rooted pattern.
         let opts = DiscoveryOptions {

@@ -45,7 +45,9 @@ pub fn max_allowed_version(spec: &str) -> Option<Version> {
         };
         let ver = ver.trim().trim_end_matches(".*");
         let parts: Vec<&str> = ver.split('.').collect();
-        let Some(v) = Version::parse(ver) else { continue };
+        let Some(v) = Version::parse(ver) else {
+            continue;
+        };
         match op {
             "==" | "<=" => tighten(v),
             "<" => {
@@ -124,7 +126,10 @@ fn from_pyproject(path: &Path) -> Option<DeclaredVersion> {
     let text = std::fs::read_to_string(path).ok()?;
     let doc: toml::Table = toml::from_str(&text).ok()?;
     let project = doc.get("project").and_then(|p| p.as_table());
-    if let Some(deps) = project.and_then(|p| p.get("dependencies")).and_then(|d| d.as_array()) {
+    if let Some(deps) = project
+        .and_then(|p| p.get("dependencies"))
+        .and_then(|d| d.as_array())
+    {
         if let Some(v) = from_lines(deps.iter().filter_map(|d| d.as_str()), path) {
             return Some(v);
         }
@@ -139,7 +144,11 @@ fn from_pyproject(path: &Path) -> Option<DeclaredVersion> {
             if is_torch_name(name) {
                 let spec = match value {
                     toml::Value::String(s) => s.clone(),
-                    toml::Value::Table(t) => t.get("version").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+                    toml::Value::Table(t) => t
+                        .get("version")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_string(),
                     _ => String::new(),
                 };
                 return Some(DeclaredVersion {
@@ -181,7 +190,11 @@ fn from_setup_cfg(path: &Path) -> Option<DeclaredVersion> {
 /// `pyproject.toml`, `requirements*.txt` and `setup.cfg`, nearest directory first).
 pub fn declared_torch_version(start: &Path) -> Option<DeclaredVersion> {
     let abs = std::path::absolute(start).ok()?;
-    let mut dir = if abs.is_dir() { Some(abs.as_path()) } else { abs.parent() };
+    let mut dir = if abs.is_dir() {
+        Some(abs.as_path())
+    } else {
+        abs.parent()
+    };
     while let Some(d) = dir {
         let py = d.join("pyproject.toml");
         if py.is_file() {
@@ -244,7 +257,11 @@ mod tests {
     #[test]
     fn reads_requirements() {
         let d = tempfile::tempdir().unwrap();
-        std::fs::write(d.path().join("requirements.txt"), "# deps\nnumpy\ntorch[cuda]==1.12.1 ; python_version>'3.7'\n").unwrap();
+        std::fs::write(
+            d.path().join("requirements.txt"),
+            "# deps\nnumpy\ntorch[cuda]==1.12.1 ; python_version>'3.7'\n",
+        )
+        .unwrap();
         let got = declared_torch_version(d.path()).unwrap();
         assert_eq!(got.max, Some(Version::new(1, 12)));
         assert_eq!(got.specifier, "==1.12.1");

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Severity};
 use torchvet_linter::{expand_selector, LintSettings, Linter, Version};
 use torchvet_python::SourceFile;
-use torchvet_workspace::{declared_torch_version, discover, find_config, load_config, ConfigFile, DiscoveryOptions};
+use torchvet_workspace::{
+    declared_torch_version, discover, find_config, load_config, ConfigFile, DiscoveryOptions,
+};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -33,28 +35,38 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
     } else {
         find_config(&paths[0]).map_err(|e| e.to_string())?
     };
-    let opts = config.as_ref().map(|c| c.options.clone()).unwrap_or_default();
+    let opts = config
+        .as_ref()
+        .map(|c| c.options.clone())
+        .unwrap_or_default();
     let select = args.select.clone().or(opts.select.clone());
     let mut extend = opts.extend_select.clone().unwrap_or_default();
     extend.extend(args.extend_select.iter().cloned());
     let mut ignore = opts.ignore.clone().unwrap_or_default();
     ignore.extend(args.ignore.iter().cloned());
     let preview = args.preview || opts.preview.unwrap_or(false);
-    let mut settings =
-        LintSettings::from_selectors(select.as_deref(), &extend, &ignore, preview).map_err(|e| e.to_string())?;
+    let mut settings = LintSettings::from_selectors(select.as_deref(), &extend, &ignore, preview)
+        .map_err(|e| e.to_string())?;
     let root = config
         .as_ref()
         .map(|c| c.root().to_path_buf())
         .unwrap_or_else(|| std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")));
     settings.target_torch = match (&args.target_torch, &opts.target_torch) {
-        (Some(v), _) => Some(Version::parse(v).ok_or_else(|| format!("--target-torch: `{v}` is not a version like 2.1"))?),
+        (Some(v), _) => Some(
+            Version::parse(v)
+                .ok_or_else(|| format!("--target-torch: `{v}` is not a version like 2.1"))?,
+        ),
         (None, Some(v)) => Version::parse(v),
         (None, None) => declared_torch_version(&paths[0]).and_then(|d| d.max),
     };
     let mut per_file_ignores = Vec::new();
     for (pattern, sels) in opts.per_file_ignores.iter().flatten() {
         let mut b = GlobSetBuilder::new();
-        let pat = if pattern.contains('/') { pattern.clone() } else { format!("**/{pattern}") };
+        let pat = if pattern.contains('/') {
+            pattern.clone()
+        } else {
+            format!("**/{pattern}")
+        };
         b.add(Glob::new(&pat).map_err(|e| format!("per-file-ignores: {e}"))?);
         let set = b.build().map_err(|e| format!("per-file-ignores: {e}"))?;
         let mut idx = Vec::new();
@@ -83,22 +95,104 @@ fn display_name(path: &Path) -> String {
     s.strip_prefix("./").unwrap_or(&s).to_string()
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Lint,
+    ParseOnly,
+    /// Fix: write files (or only print a diff).
+    Fix {
+        unsafe_fixes: bool,
+        diff: bool,
+    },
+}
+
+#[derive(Default)]
+struct FileResult {
+    diagnostics: Vec<Diagnostic>,
+    applied: Vec<torchvet_linter::apply::FixRecord>,
+    dropped: Vec<torchvet_linter::apply::FixRecord>,
+    diff: Option<String>,
+    note: Option<String>,
+}
+
 enum Outcome {
-    Findings(Vec<Diagnostic>),
+    Findings(FileResult),
     Error(String, String),
 }
 
-fn lint_one(linter: &Linter, path: &Path, parse_only: bool) -> Outcome {
+fn fix_file(
+    linter: &Linter,
+    source: &SourceFile,
+    name: &str,
+    unsafe_fixes: bool,
+    diff: bool,
+) -> Result<FileResult, String> {
+    let outcome = linter.fix(source, name, unsafe_fixes);
+    let mut result = FileResult {
+        diagnostics: outcome.remaining,
+        applied: outcome.applied,
+        dropped: outcome.dropped,
+        ..FileResult::default()
+    };
+    if matches!(source.kind, torchvet_python::SourceKind::Notebook(_))
+        && result.diagnostics.iter().any(|d| d.fix.is_some())
+    {
+        result.note = Some("fixes are not applied to notebooks yet; findings are reported".into());
+    }
+    if outcome.text == source.text {
+        return Ok(result);
+    }
+    if diff {
+        let d = similar::TextDiff::from_lines(&source.text, &outcome.text);
+        result.diff = Some(
+            d.unified_diff()
+                .context_radius(3)
+                .header(&format!("a/{name}"), &format!("b/{name}"))
+                .to_string(),
+        );
+    } else {
+        write_atomically(&source.path, source.bom, &outcome.text)
+            .map_err(|e| format!("cannot write fixes: {e}"))?;
+    }
+    Ok(result)
+}
+
+/// Write through a temporary file in the same directory and rename it over the original,
+/// keeping the BOM and the permissions.
+fn write_atomically(path: &Path, bom: bool, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let perms = std::fs::metadata(path)?.permissions();
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    if bom {
+        tmp.write_all("\u{feff}".as_bytes())?;
+    }
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    std::fs::set_permissions(tmp.path(), perms)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
     let name = display_name(path);
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| match SourceFile::load(path) {
-        Ok(source) => {
-            if parse_only {
+        Ok(source) => match mode {
+            Mode::ParseOnly => {
                 let _ = Linter::parse_only(&source);
-                Ok(Vec::new())
-            } else {
-                Ok(linter.lint(&source, &name))
+                Ok(FileResult::default())
             }
-        }
+            Mode::Lint => Ok(FileResult {
+                diagnostics: linter.lint(&source, &name),
+                ..FileResult::default()
+            }),
+            Mode::Fix { unsafe_fixes, diff } => {
+                fix_file(linter, &source, &name, unsafe_fixes, diff)
+            }
+        },
         Err(e) => Err(e.to_string()),
     }));
     match result {
@@ -110,13 +204,20 @@ fn lint_one(linter: &Linter, path: &Path, parse_only: bool) -> Outcome {
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Outcome::Error(name, format!("internal error while linting (please report it): {msg}"))
+            Outcome::Error(
+                name,
+                format!("internal error while linting (please report it): {msg}"),
+            )
         }
     }
 }
 
 pub fn run(args: &CheckArgs) -> u8 {
-    let paths: Vec<PathBuf> = if args.paths.is_empty() { vec![PathBuf::from(".")] } else { args.paths.clone() };
+    let paths: Vec<PathBuf> = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
     let resolved = match resolve(args, &paths) {
         Ok(r) => r,
         Err(e) => {
@@ -125,16 +226,43 @@ pub fn run(args: &CheckArgs) -> u8 {
         }
     };
     let found = discover(&paths, &resolved.discovery);
+    let mode = if args.parse_only {
+        Mode::ParseOnly
+    } else if args.fix || args.diff || args.fix_only {
+        Mode::Fix {
+            unsafe_fixes: args.unsafe_fixes,
+            diff: args.diff,
+        }
+    } else {
+        Mode::Lint
+    };
     let outcomes: Vec<Outcome> = found
         .files
         .par_iter()
-        .map(|p| lint_one(&resolved.linter, p, args.parse_only))
+        .map(|p| lint_one(&resolved.linter, p, mode))
         .collect();
     let mut diagnostics = Vec::new();
-    let mut errors: Vec<(String, String)> = found.errors.iter().map(|(p, e)| (display_name(p), e.clone())).collect();
+    let mut applied = Vec::new();
+    let mut dropped = Vec::new();
+    let mut diffs = String::new();
+    let mut errors: Vec<(String, String)> = found
+        .errors
+        .iter()
+        .map(|(p, e)| (display_name(p), e.clone()))
+        .collect();
     for (path, outcome) in found.files.iter().zip(outcomes) {
         match outcome {
-            Outcome::Findings(mut d) => {
+            Outcome::Findings(r) => {
+                let name = display_name(path);
+                applied.extend(r.applied.into_iter().map(|f| (name.clone(), f)));
+                dropped.extend(r.dropped.into_iter().map(|f| (name.clone(), f)));
+                if let Some(diff) = r.diff {
+                    diffs.push_str(&diff);
+                }
+                if let Some(note) = r.note {
+                    printer::err(&format!("note: {name}: {note}"));
+                }
+                let mut d = r.diagnostics;
                 if !resolved.per_file_ignores.is_empty() {
                     let abs = std::path::absolute(path).unwrap_or_else(|_| path.clone());
                     let rel = abs.strip_prefix(&resolved.root).unwrap_or(path);
@@ -168,10 +296,62 @@ pub fn run(args: &CheckArgs) -> u8 {
         OutputFormatArg::Github => OutputFormat::Github,
     };
     let human = matches!(format, OutputFormat::Full | OutputFormat::Concise);
+    for (name, f) in &dropped {
+        printer::err(&format!(
+            "warning: {name}:{}: dropped the fix for {} ({}): the result did not parse",
+            f.row, f.code, f.name
+        ));
+    }
+    if args.diff {
+        printer::out(&diffs);
+        let n = applied.len();
+        printer::err(&format!(
+            "Would fix {n} finding{}.",
+            if n == 1 { "" } else { "s" }
+        ));
+        return if n > 0 && !args.exit_zero { 1 } else { 0 };
+    }
+    if args.show_fixes && !applied.is_empty() {
+        let mut s = String::from("Fixed:\n");
+        for (name, f) in &applied {
+            s.push_str(&format!(
+                "  {name}:{}: {} {}: {}\n",
+                f.row, f.code, f.name, f.message
+            ));
+        }
+        printer::out(&s);
+    }
+    if args.fix_only {
+        if !args.quiet {
+            let n = applied.len();
+            printer::out(&format!(
+                "Fixed {n} finding{}.\n",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        return if !errors.is_empty() && !args.exit_zero {
+            2
+        } else {
+            0
+        };
+    }
+    if human && !args.quiet && (args.fix || args.unsafe_fixes) {
+        let n = applied.len();
+        printer::out(&format!(
+            "Fixed {n} finding{}.\n",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     if args.statistics {
         printer::out(&statistics(&diagnostics));
     } else {
-        printer::out(&render(&diagnostics, &RenderOptions { format, version: VERSION }));
+        printer::out(&render(
+            &diagnostics,
+            &RenderOptions {
+                format,
+                version: VERSION,
+            },
+        ));
     }
     if human && !args.quiet {
         printer::out(&summary(&diagnostics, found.files.len()));
@@ -190,25 +370,38 @@ fn statistics(diags: &[Diagnostic]) -> String {
     for d in diags {
         let e = counts.entry((d.code, d.name)).or_insert((0, false));
         e.0 += 1;
-        e.1 |= d.fix.as_ref().is_some_and(|f| f.applicability == torchvet_diagnostics::Applicability::Safe);
+        e.1 |= d
+            .fix
+            .as_ref()
+            .is_some_and(|f| f.applicability == torchvet_diagnostics::Applicability::Safe);
     }
     let mut rows: Vec<_> = counts.into_iter().collect();
     rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
     let mut s = String::new();
     for ((code, name), (n, fixable)) in rows {
-        s.push_str(&format!("{n:>6}  {code}  {}{name}\n", if fixable { "[*] " } else { "" }));
+        s.push_str(&format!(
+            "{n:>6}  {code}  {}{name}\n",
+            if fixable { "[*] " } else { "" }
+        ));
     }
     s
 }
 
 fn summary(diags: &[Diagnostic], files: usize) -> String {
     if diags.is_empty() {
-        return format!("All checks passed! ({files} file{} checked)\n", if files == 1 { "" } else { "s" });
+        return format!(
+            "All checks passed! ({files} file{} checked)\n",
+            if files == 1 { "" } else { "s" }
+        );
     }
     let count = |s: Severity| diags.iter().filter(|d| d.severity == s).count();
     let fixable = diags
         .iter()
-        .filter(|d| d.fix.as_ref().is_some_and(|f| f.applicability == torchvet_diagnostics::Applicability::Safe))
+        .filter(|d| {
+            d.fix
+                .as_ref()
+                .is_some_and(|f| f.applicability == torchvet_diagnostics::Applicability::Safe)
+        })
         .count();
     let mut s = format!(
         "Found {} finding{} in {} file{} checked ({} critical, {} warning, {} info).\n",
@@ -221,7 +414,9 @@ fn summary(diags: &[Diagnostic], files: usize) -> String {
         count(Severity::Info)
     );
     if fixable > 0 {
-        s.push_str(&format!("[*] {fixable} with a safe fix.\n"));
+        s.push_str(&format!(
+            "[*] {fixable} fixable with `torchvet check --fix`.\n"
+        ));
     }
     s
 }

@@ -33,11 +33,18 @@ pub fn list(args: &RulesArgs) -> u8 {
     match args.format {
         ListFormat::Json => {
             let v: Vec<_> = rules.iter().map(|r| rule_json(r)).collect();
-            printer::out(&format!("{}\n", serde_json::to_string_pretty(&v).unwrap_or_default()));
+            printer::out(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&v).unwrap_or_default()
+            ));
         }
         ListFormat::Text => {
             let mut s = String::new();
-            let _ = writeln!(s, "{:<6} {:<44} {:<16} {:<9} {:<8} {:<8} {}", "CODE", "NAME", "GROUP", "SEVERITY", "DEFAULT", "STATUS", "TORCHFIX");
+            let _ = writeln!(
+                s,
+                "{:<6} {:<44} {:<16} {:<9} {:<8} {:<8} {}",
+                "CODE", "NAME", "GROUP", "SEVERITY", "DEFAULT", "STATUS", "TORCHFIX"
+            );
             for r in rules {
                 let _ = writeln!(
                     s,
@@ -46,12 +53,20 @@ pub fn list(args: &RulesArgs) -> u8 {
                     r.name,
                     r.group.as_str(),
                     r.severity.as_str(),
-                    if r.default_on && !r.preview { "on" } else { "off" },
+                    if r.default_on && !r.preview {
+                        "on"
+                    } else {
+                        "off"
+                    },
                     status(r),
                     r.torchfix.join(",")
                 );
             }
-            let _ = writeln!(s, "\n{} rules. `torchvet rule NAME` prints one rule's documentation.", rules.len());
+            let _ = writeln!(
+                s,
+                "\n{} rules. `torchvet rule NAME` prints one rule's documentation.",
+                rules.len()
+            );
             printer::out(&s);
         }
     }
@@ -68,7 +83,10 @@ pub fn show(args: &RuleArgs) -> u8 {
     };
     let r = all_rules()[i];
     match args.format {
-        ListFormat::Json => printer::out(&format!("{}\n", serde_json::to_string_pretty(&rule_json(r)).unwrap_or_default())),
+        ListFormat::Json => printer::out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&rule_json(r)).unwrap_or_default()
+        )),
         ListFormat::Text => {
             let mut s = String::new();
             let _ = writeln!(s, "# {} ({})\n", r.name, r.code);
@@ -78,10 +96,18 @@ pub fn show(args: &RuleArgs) -> u8 {
                 "Group: {} · Severity: {} · Default: {} · Status: {} · Autofix: {}{}\n",
                 r.group.as_str(),
                 r.severity.as_str(),
-                if r.default_on && !r.preview { "on" } else { "off" },
+                if r.default_on && !r.preview {
+                    "on"
+                } else {
+                    "off"
+                },
                 status(r),
                 r.autofix.as_str(),
-                if r.torchfix.is_empty() { String::new() } else { format!(" · TorchFix: {}", r.torchfix.join(", ")) }
+                if r.torchfix.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · TorchFix: {}", r.torchfix.join(", "))
+                }
             );
             s.push_str(&r.docs_text());
             printer::out(&s);

@@ -4,4 +4,5 @@ use crate::registry::Rule;
 mod torch_load_without_weights_only;
 
 /// The rules of this group.
-pub(crate) static RULES: &[&Rule] = &[&torch_load_without_weights_only::TORCH_LOAD_WITHOUT_WEIGHTS_ONLY];
+pub(crate) static RULES: &[&Rule] =
+    &[&torch_load_without_weights_only::TORCH_LOAD_WITHOUT_WEIGHTS_ONLY];

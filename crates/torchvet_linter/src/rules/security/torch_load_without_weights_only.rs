@@ -57,7 +57,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let fix = if checker.torch_at_least(2, 6) {
         RawFix::safe("Add `weights_only=True`", vec![edit])
     } else {
-        RawFix::unsafe_edit("Add `weights_only=True` (changes behaviour before torch 2.6)", vec![edit])
+        RawFix::unsafe_edit(
+            "Add `weights_only=True` (changes behaviour before torch 2.6)",
+            vec![edit],
+        )
     };
     checker
         .report(
