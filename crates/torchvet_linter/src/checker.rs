@@ -1,13 +1,14 @@
 //! The checker: one pass over the AST that keeps the context facts rules need and dispatches
 //! each node to the enabled rules.
 use crate::fix::RawFix;
-use crate::registry::{all_rules, Hooks, Rule};
+use crate::registry::{all_rules, CallHook, EndHook, ExprHook, Hooks, Rule, StmtHook};
 use crate::settings::{LintSettings, Version};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, CmpOp, ExceptHandler, Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use torchvet_python::SourceFile;
+use torchvet_semantic::kinds::{Kind, KindContext, KindTable};
 use torchvet_semantic::{helpers, ModuleClasses, Scope, ScopeKind, Scopes};
 
 /// A finding before it is placed on rows and columns.
@@ -65,6 +66,8 @@ pub struct Frame<'a> {
     pub loops: Vec<&'a Stmt>,
     /// Regions in effect in this frame.
     pub regions: Regions,
+    /// Value kinds of this frame's names, computed on first use.
+    kinds: Option<std::rc::Rc<KindTable>>,
 }
 
 /// A class being visited.
@@ -110,10 +113,10 @@ impl<'a> FileFacts<'a> {
 /// Enabled hooks, built once per settings.
 #[derive(Default)]
 pub(crate) struct Dispatch {
-    stmt: Vec<(usize, fn(&mut Checker, &Stmt))>,
-    call: Vec<(usize, fn(&mut Checker, &ExprCall, Option<&str>))>,
-    expr: Vec<(usize, fn(&mut Checker, &Expr))>,
-    end: Vec<(usize, fn(&mut Checker))>,
+    stmt: Vec<(usize, StmtHook)>,
+    call: Vec<(usize, CallHook)>,
+    expr: Vec<(usize, ExprHook)>,
+    end: Vec<(usize, EndHook)>,
 }
 
 impl Dispatch {
@@ -168,7 +171,9 @@ pub struct Checker<'a> {
     expr_stack: Vec<&'a Expr>,
     main_guard: u32,
     version_guard: u32,
+    class_attrs: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<KindTable>>,
     rule: usize,
+    module: &'a ast::ModModule,
     dispatch: &'a Dispatch,
     diagnostics: Vec<RawDiagnostic>,
 }
@@ -216,13 +221,16 @@ impl<'a> Checker<'a> {
                 loop_depth: 0,
                 loops: Vec::new(),
                 regions: Regions::default(),
+                kinds: None,
             }],
+            class_attrs: FxHashMap::default(),
             class_stack: Vec::new(),
             stmt_stack: Vec::new(),
             expr_stack: Vec::new(),
             main_guard: 0,
             version_guard: 0,
             rule: 0,
+            module,
             dispatch,
             diagnostics: Vec::new(),
         }
@@ -282,6 +290,146 @@ impl<'a> Checker<'a> {
     /// Is a name bound by an import to `qualified`?
     pub fn name_is(&self, name: &str, qualified: &str) -> bool {
         self.scopes.name_is(name, qualified)
+    }
+
+    /// The name under which `module` (e.g. `torch`) is bound at module level, if it is.
+    pub fn module_alias(&self, module: &str) -> Option<String> {
+        let mut best: Option<String> = None;
+        for stmt in &self.module.body {
+            if let Stmt::Import(imp) = stmt {
+                for alias in &imp.names {
+                    let bound = match &alias.asname {
+                        Some(a) if alias.name.as_str() == module => Some(a.to_string()),
+                        None if alias.name.as_str() == module
+                            || alias.name.as_str().starts_with(&format!("{module}.")) =>
+                        {
+                            Some(module.to_string())
+                        }
+                        _ => None,
+                    };
+                    if let Some(b) = bound {
+                        // Prefer the plain name when both exist.
+                        if best.as_deref() != Some(module) {
+                            best = Some(b);
+                        }
+                    }
+                }
+            }
+        }
+        best.filter(|b| self.scopes.lookup(b).as_deref() == Some(module))
+    }
+
+    /// How to write `module` in a fix: the existing module-level alias (`th` for
+    /// `import torch as th`), or `module` plus an edit that adds `import module` after the
+    /// docstring, `__future__` imports and the leading import block.
+    pub fn import_module(&self, module: &str) -> (String, Option<crate::fix::RawEdit>) {
+        if let Some(alias) = self.module_alias(module) {
+            return (alias, None);
+        }
+        (
+            module.to_string(),
+            Some(self.add_import_edit(&format!("import {module}"))),
+        )
+    }
+
+    /// An edit inserting `line` (an import statement) at the right place of the module.
+    pub fn add_import_edit(&self, line: &str) -> crate::fix::RawEdit {
+        let mut after: Option<TextRange> = None;
+        for (i, stmt) in self.module.body.iter().enumerate() {
+            let is_doc = i == 0
+                && matches!(stmt, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_)));
+            match stmt {
+                Stmt::Import(_) | Stmt::ImportFrom(_) => after = Some(stmt.range()),
+                _ if is_doc => after = Some(stmt.range()),
+                _ => break,
+            }
+        }
+        let newline = if self.source.text.contains("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        match after {
+            Some(r) => {
+                let line_idx = self.source.line_index.line_of(r.end());
+                let next = self.source.line_index.line_start(line_idx + 1);
+                if next <= self.source.text.len() {
+                    crate::fix::RawEdit::insert(
+                        ruff_text_size::TextSize::new(next as u32),
+                        format!("{line}{newline}"),
+                    )
+                } else {
+                    crate::fix::RawEdit::insert(
+                        ruff_text_size::TextSize::new(self.source.text.len() as u32),
+                        format!("{newline}{line}{newline}"),
+                    )
+                }
+            }
+            None => crate::fix::RawEdit::insert(
+                ruff_text_size::TextSize::new(0),
+                format!("{line}{newline}"),
+            ),
+        }
+    }
+
+    // ----- value kinds -----
+
+    fn frame_kinds(&mut self, index: usize) -> std::rc::Rc<KindTable> {
+        if let Some(k) = &self.frames[index].kinds {
+            return k.clone();
+        }
+        let outer = if index == 0 {
+            None
+        } else {
+            Some(self.frame_kinds(0))
+        };
+        let table = match self.frames[index].function {
+            None => KindTable::infer(&self.module.body, None, &self.scopes, &self.classes, None),
+            Some(f) => KindTable::infer(
+                &f.body,
+                Some(&f.parameters),
+                &self.scopes,
+                &self.classes,
+                outer.as_deref(),
+            ),
+        };
+        let rc = std::rc::Rc::new(table);
+        self.frames[index].kinds = Some(rc.clone());
+        rc
+    }
+
+    fn class_kinds(&mut self, class: &'a ast::StmtClassDef) -> std::rc::Rc<KindTable> {
+        if let Some(k) = self.class_attrs.get(&class.range.start()) {
+            return k.clone();
+        }
+        let t = std::rc::Rc::new(KindTable::infer_self_attributes(
+            class,
+            &self.scopes,
+            &self.classes,
+        ));
+        self.class_attrs.insert(class.range.start(), t.clone());
+        t
+    }
+
+    /// What an expression holds (Module, Tensor, Optimizer...), from the assignments of the
+    /// current function (and the module, and `self.<attr>` in the class). `Unknown` when unsure.
+    pub fn kind_of(&mut self, expr: &Expr) -> Kind {
+        let last = self.frames.len() - 1;
+        let local = self.frame_kinds(last);
+        let outer = if last == 0 {
+            None
+        } else {
+            Some(self.frame_kinds(0))
+        };
+        let attrs = self.frames[last].method_of.map(|c| self.class_kinds(c.def));
+        KindContext {
+            local: &local,
+            outer: outer.as_deref(),
+            attrs: attrs.as_deref(),
+            scopes: &self.scopes,
+            classes: &self.classes,
+        }
+        .kind(expr)
     }
 
     // ----- context -----
@@ -528,6 +676,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     loop_depth: 0,
                     loops: Vec::new(),
                     regions,
+                    kinds: None,
                 };
                 self.with_frame(frame, scope, |c| c.visit_body(&func.body));
             }

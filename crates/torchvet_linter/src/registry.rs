@@ -95,17 +95,26 @@ impl Autofix {
     }
 }
 
+/// A statement hook.
+pub type StmtHook = fn(&mut Checker, &Stmt);
+/// A call hook: the call and its callee's qualified name.
+pub type CallHook = fn(&mut Checker, &ExprCall, Option<&str>);
+/// An expression hook.
+pub type ExprHook = fn(&mut Checker, &Expr);
+/// An end-of-file hook.
+pub type EndHook = fn(&mut Checker);
+
 /// The entry points a rule may have. The checker calls them during its one pass.
 #[derive(Clone, Copy)]
 pub struct Hooks {
     /// Every statement, before its children.
-    pub stmt: Option<fn(&mut Checker, &Stmt)>,
+    pub stmt: Option<StmtHook>,
     /// Every call, with the callee's qualified name when it resolves through an import.
-    pub call: Option<fn(&mut Checker, &ExprCall, Option<&str>)>,
+    pub call: Option<CallHook>,
     /// Every expression that is not a call, before its children.
-    pub expr: Option<fn(&mut Checker, &Expr)>,
+    pub expr: Option<ExprHook>,
     /// Once, after the whole file.
-    pub end: Option<fn(&mut Checker)>,
+    pub end: Option<EndHook>,
 }
 
 impl Hooks {

@@ -29,15 +29,7 @@ pub struct FixtureRun {
 pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun, String> {
     let source = SourceFile::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut settings = LintSettings::only(rule.name);
-    for line in source.text.lines().take(3) {
-        if let Some(rest) = line.trim().strip_prefix("# torchvet-test:") {
-            for opt in rest.split_whitespace() {
-                if let Some(v) = opt.strip_prefix("target-torch=") {
-                    settings.target_torch = Version::parse(v);
-                }
-            }
-        }
-    }
+    settings.target_torch = header_target(&source.text);
     let linter = Linter::new(settings);
     let diagnostics: Vec<Diagnostic> = linter
         .lint(&source, display)
@@ -77,6 +69,60 @@ pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun
         actual_lines,
         ok_markers,
     })
+}
+
+/// The outcome of fixing one fixture with one rule's fixes (safe and unsafe).
+pub struct FixRun {
+    /// Unified diff of the fix (empty when nothing changed).
+    pub diff: String,
+    /// The fixed text parses.
+    pub parses: bool,
+    /// A second fix pass changes nothing.
+    pub converged: bool,
+    /// Fixes dropped because they broke parsing.
+    pub dropped: usize,
+}
+
+/// Apply `rule`'s fixes to the fixture at `path` (in memory) and check the result.
+pub fn run_fix(rule: &Rule, path: &Path, display: &str) -> Result<Option<FixRun>, String> {
+    let source = SourceFile::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !matches!(source.kind, torchvet_python::SourceKind::Python) {
+        return Ok(None);
+    }
+    let mut settings = LintSettings::only(rule.name);
+    settings.target_torch = header_target(&source.text);
+    let linter = Linter::new(settings);
+    let first = linter.fix(&source, display, true);
+    if first.applied.is_empty() && first.dropped.is_empty() {
+        return Ok(None);
+    }
+    let fixed = SourceFile::from_python(path.to_path_buf(), first.text.clone());
+    let parses = fixed.parse().errors().is_empty();
+    let second = linter.fix(&fixed, display, true);
+    let diff = similar::TextDiff::from_lines(&source.text, &first.text)
+        .unified_diff()
+        .context_radius(1)
+        .header(&format!("a/{display}"), &format!("b/{display}"))
+        .to_string();
+    Ok(Some(FixRun {
+        diff,
+        parses,
+        converged: second.applied.is_empty() && second.text == first.text,
+        dropped: first.dropped.len(),
+    }))
+}
+
+fn header_target(text: &str) -> Option<Version> {
+    for line in text.lines().take(3) {
+        if let Some(rest) = line.trim().strip_prefix("# torchvet-test:") {
+            for opt in rest.split_whitespace() {
+                if let Some(v) = opt.strip_prefix("target-torch=") {
+                    return Version::parse(v);
+                }
+            }
+        }
+    }
+    None
 }
 
 /// The sections every rule's docs must have, in order.

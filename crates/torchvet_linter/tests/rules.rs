@@ -2,7 +2,7 @@
 //! look-alikes silent, and a snapshot of the rendered output.
 use std::path::PathBuf;
 use torchvet_linter::all_rules;
-use torchvet_linter::test_support::{check_docs, run_fixture};
+use torchvet_linter::test_support::{check_docs, run_fix, run_fixture};
 
 fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../resources/test/fixtures")
@@ -99,6 +99,54 @@ fn every_rule_fires_on_its_fixture_and_stays_silent_on_look_alikes() {
                 "{}: no fixture at resources/test/fixtures/{group}/{}.py",
                 rule.name, rule.name
             ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} problem(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Every rule with fixes: the fixture's fixes (safe and unsafe) as a diff snapshot, the result
+/// parses, nothing is dropped, and a second pass changes nothing (convergence).
+#[test]
+fn every_fix_parses_converges_and_is_snapshotted() {
+    let mut failures = Vec::new();
+    for rule in all_rules() {
+        let group = rule.group.as_str();
+        let path = fixtures_dir().join(group).join(format!("{}.py", rule.name));
+        if !path.exists() {
+            continue;
+        }
+        let display = format!("{group}/{}.py", rule.name);
+        match run_fix(rule, &path, &display) {
+            Err(e) => failures.push(e),
+            Ok(None) => {}
+            Ok(Some(run)) => {
+                if !run.parses {
+                    failures.push(format!("{display}: the fixed file does not parse"));
+                }
+                if run.dropped > 0 {
+                    failures.push(format!(
+                        "{display}: {} fix(es) dropped because the result did not parse",
+                        run.dropped
+                    ));
+                }
+                if !run.converged {
+                    failures.push(format!(
+                        "{display}: a second --fix pass still changes the file"
+                    ));
+                }
+                insta::with_settings!({
+                    snapshot_path => "snapshots",
+                    prepend_module_to_snapshot => false,
+                    omit_expression => true,
+                }, {
+                    insta::assert_snapshot!(format!("{}__fix", rule.name), run.diff);
+                });
+            }
         }
     }
     assert!(

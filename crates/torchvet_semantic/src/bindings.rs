@@ -224,13 +224,9 @@ fn collect_chain<'a>(expr: &'a Expr, out: &mut Vec<&'a str>) -> bool {
             out.push(n.id.as_str());
             true
         }
-        Expr::Attribute(a) => {
-            if collect_chain(&a.value, out) {
-                out.push(a.attr.as_str());
-                true
-            } else {
-                false
-            }
+        Expr::Attribute(a) if collect_chain(&a.value, out) => {
+            out.push(a.attr.as_str());
+            true
         }
         _ => false,
     }

@@ -52,7 +52,7 @@ pub fn max_allowed_version(spec: &str) -> Option<Version> {
             "==" | "<=" => tighten(v),
             "<" => {
                 let minor_given = parts.len() >= 2 && parts[1] != "0";
-                let patch_given = parts.len() >= 3 && parts[2].trim_start_matches('0') != "";
+                let patch_given = parts.len() >= 3 && !parts[2].trim_start_matches('0').is_empty();
                 if patch_given {
                     tighten(v);
                 } else if minor_given {

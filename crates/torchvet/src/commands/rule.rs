@@ -42,8 +42,8 @@ pub fn list(args: &RulesArgs) -> u8 {
             let mut s = String::new();
             let _ = writeln!(
                 s,
-                "{:<6} {:<44} {:<16} {:<9} {:<8} {:<8} {}",
-                "CODE", "NAME", "GROUP", "SEVERITY", "DEFAULT", "STATUS", "TORCHFIX"
+                "{:<6} {:<44} {:<16} {:<9} {:<8} {:<8} TORCHFIX",
+                "CODE", "NAME", "GROUP", "SEVERITY", "DEFAULT", "STATUS"
             );
             for r in rules {
                 let _ = writeln!(

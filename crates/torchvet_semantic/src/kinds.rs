@@ -1,0 +1,536 @@
+//! Value kinds: light, flow-insensitive type inference for the objects PyTorch code juggles.
+//!
+//! A [`KindTable`] maps the names bound in one scope (and `self.<attr>` in a class) to what
+//! they hold, from their assignments: `model = Net()` is a Module, `opt = torch.optim.SGD(..)`
+//! an Optimizer. A name bound to two different kinds in one scope is `Unknown`: precision
+//! first. Module methods that return the module (`.to()`, `.cuda()`, `.eval()`) keep the kind;
+//! the same methods on a Tensor give a Tensor (Tensor.to is out-of-place, Module.to in place).
+use crate::bindings::Scopes;
+use crate::classes::{is_module_base, ModuleClasses};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use rustc_hash::FxHashMap;
+
+/// What a value is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// An `nn.Module` (layers, losses, models, wrappers).
+    Module,
+    /// A `torch.Tensor` (or Parameter).
+    Tensor,
+    /// An optimizer; the class name (`SGD`, `LBFGS`, ...).
+    Optimizer(String),
+    /// A learning-rate scheduler; the class name (`StepLR`, `ReduceLROnPlateau`, ...).
+    Scheduler(String),
+    /// `GradScaler`.
+    GradScaler,
+    /// `DataLoader`.
+    DataLoader,
+    /// A sampler; the class name.
+    Sampler(String),
+    /// A generator of parameters (`model.parameters()`, `filter(...)`).
+    ParamGenerator,
+    /// Not known.
+    Unknown,
+}
+
+/// Kinds of the names of one scope.
+#[derive(Debug, Default, Clone)]
+pub struct KindTable {
+    names: FxHashMap<String, Kind>,
+}
+
+/// Torch factory functions that return tensors.
+const TENSOR_FACTORIES: &[&str] = &[
+    "tensor",
+    "as_tensor",
+    "from_numpy",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "cat",
+    "stack",
+    "matmul",
+    "mm",
+    "bmm",
+    "sigmoid",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "exp",
+    "log",
+    "sqrt",
+    "where",
+    "clamp",
+    "abs",
+    "mean",
+    "sum",
+    "max",
+    "min",
+    "einsum",
+    "FloatTensor",
+    "LongTensor",
+    "Tensor",
+    "normal",
+];
+
+/// Tensor methods that return a tensor.
+const TENSOR_METHODS: &[&str] = &[
+    "to",
+    "cuda",
+    "cpu",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "long",
+    "int",
+    "bool",
+    "detach",
+    "clone",
+    "contiguous",
+    "view",
+    "reshape",
+    "permute",
+    "transpose",
+    "t",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "expand",
+    "repeat",
+    "sum",
+    "mean",
+    "softmax",
+    "log_softmax",
+    "sigmoid",
+    "exp",
+    "log",
+    "abs",
+    "pow",
+    "matmul",
+    "type",
+    "requires_grad_",
+    "masked_fill",
+    "narrow",
+    "mul",
+    "add",
+];
+
+/// Module methods that return the module itself.
+const MODULE_SELF_METHODS: &[&str] = &[
+    "to",
+    "cuda",
+    "cpu",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "eval",
+    "train",
+    "requires_grad_",
+    "type",
+    "apply",
+    "to_empty",
+    "share_memory",
+];
+
+fn model_factory(q: &str) -> bool {
+    if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        let last = rest.rsplit('.').next().unwrap_or(rest);
+        return last.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && last != "get_weight"
+            && last != "list_models";
+    }
+    matches!(
+        q,
+        "timm.create_model"
+            | "torch.hub.load"
+            | "torch.compile"
+            | "torch.jit.script"
+            | "torch.jit.trace"
+            | "torch.nn.parallel.DistributedDataParallel"
+            | "torch.nn.DataParallel"
+            | "torch.nn.parallel.DataParallel"
+    ) || (q.starts_with("transformers.") && q.ends_with(".from_pretrained") && q.contains("Model"))
+}
+
+impl KindTable {
+    /// Infer from a suite of statements (not descending into nested defs/classes), with
+    /// optional parameters (annotations count) and an outer table for free names.
+    pub fn infer(
+        body: &[Stmt],
+        params: Option<&ast::Parameters>,
+        scopes: &Scopes,
+        classes: &ModuleClasses,
+        outer: Option<&KindTable>,
+    ) -> Self {
+        let mut t = KindTable::default();
+        if let Some(params) = params {
+            for p in params.iter() {
+                if let Some(ann) = p.annotation() {
+                    let k = annotation_kind(ann, scopes, classes);
+                    if k != Kind::Unknown {
+                        t.names.insert(p.name().to_string(), k);
+                    }
+                }
+            }
+        }
+        let mut cx = Infer {
+            t,
+            scopes,
+            classes,
+            outer,
+        };
+        // Two rounds so `a = b.to(dev)` after `b = Net()` settles regardless of order quirks.
+        for _ in 0..2 {
+            cx.suite(body);
+        }
+        cx.t
+    }
+
+    /// The kind of a name.
+    pub fn get(&self, name: &str) -> Option<&Kind> {
+        self.names.get(name)
+    }
+
+    /// Record a kind (conflicts make it Unknown).
+    pub fn bind(&mut self, name: &str, kind: Kind) {
+        match self.names.get_mut(name) {
+            Some(existing) if *existing != kind => *existing = Kind::Unknown,
+            Some(_) => {}
+            None => {
+                self.names.insert(name.to_string(), kind);
+            }
+        }
+    }
+
+    /// Kinds of `self.<attr>` assigned in a class's methods (usually `__init__`).
+    pub fn infer_self_attributes(
+        class: &ast::StmtClassDef,
+        scopes: &Scopes,
+        classes: &ModuleClasses,
+    ) -> Self {
+        let mut out = KindTable::default();
+        for stmt in &class.body {
+            let Stmt::FunctionDef(f) = stmt else { continue };
+            let locals = KindTable::infer(&f.body, Some(&f.parameters), scopes, classes, None);
+            let cx = Infer {
+                t: locals,
+                scopes,
+                classes,
+                outer: None,
+            };
+            collect_self_assignments(&f.body, &cx, &mut out);
+        }
+        out
+    }
+}
+
+fn collect_self_assignments(body: &[Stmt], cx: &Infer, out: &mut KindTable) {
+    for stmt in body {
+        match stmt {
+            Stmt::Assign(a) => {
+                for target in &a.targets {
+                    if let Some(attr) = crate::helpers::self_attribute(target) {
+                        let k = cx.kind(&a.value);
+                        out.bind(attr, k);
+                    }
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                if let (Some(attr), Some(v)) = (crate::helpers::self_attribute(&a.target), &a.value)
+                {
+                    let k = cx.kind(v);
+                    out.bind(attr, k);
+                }
+            }
+            Stmt::If(i) => {
+                collect_self_assignments(&i.body, cx, out);
+                for c in &i.elif_else_clauses {
+                    collect_self_assignments(&c.body, cx, out);
+                }
+            }
+            Stmt::For(f) => collect_self_assignments(&f.body, cx, out),
+            Stmt::With(w) => collect_self_assignments(&w.body, cx, out),
+            Stmt::Try(t) => {
+                collect_self_assignments(&t.body, cx, out);
+                collect_self_assignments(&t.orelse, cx, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn annotation_kind(ann: &Expr, scopes: &Scopes, classes: &ModuleClasses) -> Kind {
+    let ann = match ann {
+        Expr::StringLiteral(_) => return Kind::Unknown,
+        Expr::Subscript(s) => &s.value,
+        e => e,
+    };
+    if let Expr::Name(n) = ann {
+        if classes.is_module(n.id.as_str()) && scopes.lookup(n.id.as_str()).is_none() {
+            return Kind::Module;
+        }
+    }
+    match scopes.resolve(ann).as_deref() {
+        Some("torch.Tensor" | "torch.nn.Parameter" | "torch.nn.parameter.Parameter") => {
+            Kind::Tensor
+        }
+        Some("torch.optim.Optimizer" | "torch.optim.optimizer.Optimizer") => {
+            Kind::Optimizer("Optimizer".into())
+        }
+        Some("torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader") => {
+            Kind::DataLoader
+        }
+        Some(q) if is_module_base(q) => Kind::Module,
+        _ => Kind::Unknown,
+    }
+}
+
+/// What an inference looks names up in.
+#[derive(Clone, Copy)]
+pub struct KindContext<'s> {
+    /// The names of the current scope.
+    pub local: &'s KindTable,
+    /// The enclosing scope (module), for free names.
+    pub outer: Option<&'s KindTable>,
+    /// `self.<attr>` kinds of the enclosing class.
+    pub attrs: Option<&'s KindTable>,
+    /// Bindings.
+    pub scopes: &'s Scopes,
+    /// Module classes of the file.
+    pub classes: &'s ModuleClasses,
+}
+
+struct Infer<'s> {
+    t: KindTable,
+    scopes: &'s Scopes,
+    classes: &'s ModuleClasses,
+    outer: Option<&'s KindTable>,
+}
+
+impl Infer<'_> {
+    fn kind(&self, expr: &Expr) -> Kind {
+        KindContext {
+            local: &self.t,
+            outer: self.outer,
+            attrs: None,
+            scopes: self.scopes,
+            classes: self.classes,
+        }
+        .kind(expr)
+    }
+}
+
+impl KindContext<'_> {
+    fn name_kind(&self, name: &str) -> Kind {
+        self.local
+            .get(name)
+            .or_else(|| self.outer.and_then(|o| o.get(name)))
+            .cloned()
+            .unwrap_or(Kind::Unknown)
+    }
+
+    /// The kind of an expression.
+    pub fn kind(&self, expr: &Expr) -> Kind {
+        match expr {
+            Expr::Name(n) => self.name_kind(n.id.as_str()),
+            Expr::Attribute(a) if crate::helpers::name_of(&a.value) == Some("self") => self
+                .attrs
+                .and_then(|t| t.get(a.attr.as_str()))
+                .cloned()
+                .unwrap_or(Kind::Unknown),
+            Expr::Call(call) => self.call_kind(call),
+            Expr::BinOp(b) => {
+                let (l, r) = (self.kind(&b.left), self.kind(&b.right));
+                if l == Kind::Tensor || r == Kind::Tensor {
+                    Kind::Tensor
+                } else {
+                    Kind::Unknown
+                }
+            }
+            Expr::Subscript(s) => match self.kind(&s.value) {
+                Kind::Tensor => Kind::Tensor,
+                _ => Kind::Unknown,
+            },
+            Expr::Attribute(a)
+                if a.attr.as_str() == "grad"
+                    || a.attr.as_str() == "data"
+                    || a.attr.as_str() == "T"
+                    || a.attr.as_str() == "mT" =>
+            {
+                match self.kind(&a.value) {
+                    Kind::Tensor => Kind::Tensor,
+                    _ => Kind::Unknown,
+                }
+            }
+            _ => Kind::Unknown,
+        }
+    }
+
+    fn call_kind(&self, call: &ast::ExprCall) -> Kind {
+        if let Expr::Name(n) = &*call.func {
+            let id = n.id.as_str();
+            if self.classes.is_module(id) && self.scopes.lookup(id).is_none() {
+                return Kind::Module;
+            }
+            if id == "filter" {
+                return Kind::ParamGenerator;
+            }
+        }
+        if let Some(q) = self.scopes.resolve(&call.func) {
+            if let Some(rest) = q.strip_prefix("torch.optim.lr_scheduler.") {
+                return Kind::Scheduler(rest.to_string());
+            }
+            if let Some(rest) = q.strip_prefix("torch.optim.") {
+                let name = rest.rsplit('.').next().unwrap_or(rest);
+                if name.chars().next().is_some_and(char::is_uppercase) {
+                    return Kind::Optimizer(name.to_string());
+                }
+            }
+            if matches!(
+                q.as_str(),
+                "torch.amp.GradScaler"
+                    | "torch.cuda.amp.GradScaler"
+                    | "torch.cpu.amp.GradScaler"
+                    | "torch.GradScaler"
+            ) {
+                return Kind::GradScaler;
+            }
+            if matches!(
+                q.as_str(),
+                "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+            ) {
+                return Kind::DataLoader;
+            }
+            if let Some(rest) = q.strip_prefix("torch.utils.data.") {
+                let name = rest.rsplit('.').next().unwrap_or(rest);
+                if name.ends_with("Sampler") {
+                    return Kind::Sampler(name.to_string());
+                }
+            }
+            if q == "torch.nn.Parameter" || q == "torch.nn.parameter.Parameter" {
+                return Kind::Tensor;
+            }
+            if is_module_base(&q) || model_factory(&q) {
+                return Kind::Module;
+            }
+            if let Some(f) = q.strip_prefix("torch.") {
+                if TENSOR_FACTORIES.contains(&f) {
+                    return Kind::Tensor;
+                }
+            }
+            return Kind::Unknown;
+        }
+        if let Expr::Attribute(a) = &*call.func {
+            let method = a.attr.as_str();
+            let recv = self.kind(&a.value);
+            return match (recv, method) {
+                (Kind::Module, m) if MODULE_SELF_METHODS.contains(&m) => Kind::Module,
+                (Kind::Module, "parameters" | "named_parameters") => Kind::ParamGenerator,
+                (Kind::Tensor, m) if TENSOR_METHODS.contains(&m) => Kind::Tensor,
+                _ => Kind::Unknown,
+            };
+        }
+        Kind::Unknown
+    }
+}
+
+impl Infer<'_> {
+    fn bind_target(&mut self, target: &Expr, kind: Kind) {
+        if let Expr::Name(n) = target {
+            self.t.bind(n.id.as_str(), kind);
+        }
+    }
+
+    fn suite(&mut self, body: &[Stmt]) {
+        for stmt in body {
+            match stmt {
+                Stmt::Assign(a) => {
+                    let k = self.kind(&a.value);
+                    for target in &a.targets {
+                        match target {
+                            Expr::Tuple(_) | Expr::List(_) => {}
+                            t => self.bind_target(t, k.clone()),
+                        }
+                    }
+                }
+                Stmt::AnnAssign(a) => {
+                    if let Some(v) = &a.value {
+                        let k = self.kind(v);
+                        self.bind_target(&a.target, k);
+                    }
+                }
+                Stmt::For(f) => {
+                    self.suite(&f.body);
+                    self.suite(&f.orelse);
+                }
+                Stmt::While(w) => {
+                    self.suite(&w.body);
+                    self.suite(&w.orelse);
+                }
+                Stmt::If(i) => {
+                    self.suite(&i.body);
+                    for c in &i.elif_else_clauses {
+                        self.suite(&c.body);
+                    }
+                }
+                Stmt::With(w) => self.suite(&w.body),
+                Stmt::Try(t) => {
+                    self.suite(&t.body);
+                    for h in &t.handlers {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        self.suite(&h.body);
+                    }
+                    self.suite(&t.orelse);
+                    self.suite(&t.finalbody);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::{Scope, ScopeKind};
+    use torchvet_python::SourceFile;
+
+    #[test]
+    fn infers_kinds_and_keeps_module_to_in_place() {
+        let src = "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\nmodel = Net().to('cuda')\nx = torch.randn(3).to('cuda')\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nsched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\nps = model.parameters()\nboth = 1\nboth = nn.Linear(2, 2)\n";
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let t = KindTable::infer(&module.body, None, &scopes, &classes, None);
+        assert_eq!(t.get("model"), Some(&Kind::Module));
+        assert_eq!(t.get("x"), Some(&Kind::Tensor));
+        assert_eq!(t.get("opt"), Some(&Kind::Optimizer("SGD".into())));
+        assert_eq!(
+            t.get("sched"),
+            Some(&Kind::Scheduler("ReduceLROnPlateau".into()))
+        );
+        assert_eq!(t.get("ps"), Some(&Kind::ParamGenerator));
+        assert_eq!(t.get("both"), Some(&Kind::Unknown));
+    }
+}
