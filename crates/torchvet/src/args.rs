@@ -21,6 +21,12 @@ pub enum Command {
     Rules(RulesArgs),
     /// Print one rule's documentation.
     Rule(RuleArgs),
+    /// Read PyTorch checkpoints without executing them: scan, inspect, convert, diff.
+    Ckpt(torchvet_checkpoint::cli::CkptArgs),
+    /// Detect a PyTorch project and describe it (triggers, torch version, model/training/checkpoint dirs, commands).
+    Project(torchvet_project::cli::ProjectArgs),
+    /// A static model card for each nn.Module subclass: layer tree, parameter counts, expected state_dict.
+    Summary(torchvet_summary::cli::SummaryArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -21,6 +21,9 @@ fn main() -> ExitCode {
         args::Command::Check(a) => commands::check::run(&a),
         args::Command::Rules(a) => commands::rule::list(&a),
         args::Command::Rule(a) => commands::rule::show(&a),
+        args::Command::Ckpt(a) => u8::try_from(torchvet_checkpoint::cli::run(&a)).unwrap_or(2),
+        args::Command::Project(a) => u8::try_from(torchvet_project::cli::run(&a)).unwrap_or(2),
+        args::Command::Summary(a) => u8::try_from(torchvet_summary::cli::run(&a)).unwrap_or(2),
     };
     ExitCode::from(code)
 }

@@ -232,3 +232,49 @@ fn rules_and_rule_commands() {
     assert!(out.contains("## What it does") && out.contains("## References"));
     assert_eq!(run(&cli_dir(), &["rule", "nope"]).0, 2);
 }
+
+#[test]
+fn check_reports_checkpoint_files_through_the_scanner() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../resources/test/checkpoints");
+    let (code, out, err) = run(
+        &dir,
+        &["check", ".", "--isolated", "--output-format", "json"],
+    );
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let mut by_file = std::collections::BTreeMap::new();
+    for d in v.as_array().unwrap() {
+        by_file.insert(
+            d["filename"].as_str().unwrap().to_string(),
+            d["name"].as_str().unwrap().to_string(),
+        );
+    }
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let expected = if name.ends_with(".zip") || name.ends_with(".py") {
+            continue; // not a checkpoint extension for `check` (`ckpt scan` reads them)
+        } else if name == "bad_not_a_checkpoint.bin" {
+            None // a `.bin` that is not a checkpoint at all is not reported
+        } else if name.starts_with("mal_") {
+            Some("checkpoint-dangerous")
+        } else if name.starts_with("unsafe_") {
+            Some("checkpoint-unsafe")
+        } else if name.starts_with("bad_") {
+            Some("checkpoint-malformed")
+        } else if name.starts_with("benign_") {
+            None
+        } else {
+            continue;
+        };
+        assert_eq!(by_file.get(&name).map(String::as_str), expected, "{name}");
+    }
+    // The same files are invisible when the checkpoint group is ignored.
+    assert_eq!(
+        run(
+            &dir,
+            &["check", ".", "--isolated", "--ignore", "checkpoint"]
+        )
+        .0,
+        0
+    );
+}

@@ -183,6 +183,7 @@ macro_rules! declare_rule {
             hooks: { $($hook:ident: $f:expr),* $(,)? } $(,)?
         };
     ) => {
+        #[doc = concat!("The `", $name, "` rule (", $code, ").")]
         $vis static $id: $crate::registry::Rule = $crate::registry::Rule {
             name: $name,
             code: $code,

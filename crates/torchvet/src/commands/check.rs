@@ -77,13 +77,21 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
     }
     let mut extend_exclude = opts.extend_exclude.clone().unwrap_or_default();
     extend_exclude.extend(args.extend_exclude.iter().cloned());
+    let settings_for_ckpt = settings.clone();
     Ok(Resolved {
         linter: Linter::new(settings),
         discovery: DiscoveryOptions {
             exclude: opts.exclude.clone(),
             extend_exclude,
             root: root.clone(),
-            extra_extensions: Vec::new(),
+            extra_extensions: if super::checkpoints::enabled(&settings_for_ckpt) {
+                super::checkpoints::EXTENSIONS
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            },
         },
         per_file_ignores,
         root,
@@ -281,6 +289,15 @@ pub fn run(args: &CheckArgs) -> u8 {
             }
             Outcome::Error(name, e) => errors.push((name, e)),
         }
+    }
+    if !found.extra.is_empty() && !args.parse_only {
+        let settings = resolved.linter.settings();
+        let ckpt: Vec<Diagnostic> = found
+            .extra
+            .par_iter()
+            .filter_map(|p| super::checkpoints::check(p, &display_name(p), settings))
+            .collect();
+        diagnostics.extend(ckpt);
     }
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     errors.sort();

@@ -1,6 +1,7 @@
 //! The rules, one file each, grouped by catalog category.
 use crate::registry::Rule;
 
+pub mod checkpoint;
 pub mod correctness;
 pub mod data_loading;
 pub mod deprecated_api;
@@ -14,6 +15,7 @@ pub mod syntax;
 
 /// Every group's rules.
 pub(crate) static RULES: &[&[&Rule]] = &[
+    checkpoint::RULES,
     correctness::RULES,
     data_loading::RULES,
     deprecated_api::RULES,

@@ -1,0 +1,822 @@
+//! A zip reader that reads like torch (miniz) does, and reports every place where other readers
+//! would disagree.
+//!
+//! torch locates records through the central directory, names them `<prefix>/<name>` where the
+//! prefix is the text before the first `/` of the first central entry, ignores CRC-32, ignores the
+//! local header's name, and takes the first of duplicate names. We do the same, then compare local
+//! headers, CRCs, flags, duplicates and coverage and report each difference as a [`ZipAnomaly`].
+
+use crate::Level;
+use std::io::{self, Read, Seek, SeekFrom};
+
+/// CRC-32 (IEEE) of `data`, continuing from `crc`.
+pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
+    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut t = [0u32; 256];
+        for (i, e) in t.iter_mut().enumerate() {
+            let mut c = i as u32;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+            *e = c;
+        }
+        t
+    });
+    let mut c = !crc;
+    for &b in data {
+        c = t[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8);
+    }
+    !c
+}
+
+/// A random-access byte source (a file or a slice).
+pub trait Source {
+    /// Total length.
+    fn len(&self) -> u64;
+    /// True when empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Read exactly `buf.len()` bytes at `offset`.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+}
+
+impl Source for [u8] {
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let end = start
+            .checked_add(buf.len())
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        let s = self.get(start..end).ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(s);
+        Ok(())
+    }
+}
+
+impl Source for &[u8] {
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        (**self).read_at(offset, buf)
+    }
+}
+
+impl Source for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.as_slice().read_at(offset, buf)
+    }
+}
+
+/// A file opened for positioned reads.
+pub struct FileSource {
+    file: std::fs::File,
+    len: u64,
+}
+
+impl FileSource {
+    /// Open `path`.
+    pub fn open(path: &std::path::Path) -> io::Result<Self> {
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(FileSource { file, len })
+    }
+}
+
+impl Source for FileSource {
+    fn len(&self) -> u64 {
+        self.len
+    }
+    #[cfg(unix)]
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        self.file.read_exact_at(buf, offset)
+    }
+    #[cfg(not(unix))]
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let mut f = &self.file;
+        f.seek(SeekFrom::Start(offset))?;
+        f.read_exact(buf)
+    }
+}
+
+/// One central-directory entry, joined with what its local header says.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Name in the central directory (what torch uses).
+    pub name: String,
+    /// Name in the local header.
+    pub local_name: String,
+    /// Compression method (0 stored, 8 deflate).
+    pub method: u16,
+    /// Central-directory flags.
+    pub flags: u16,
+    /// Local-header flags.
+    pub local_flags: u16,
+    /// CRC-32 declared in the central directory.
+    pub crc32: u32,
+    /// Compressed size.
+    pub compressed_size: u64,
+    /// Uncompressed size.
+    pub size: u64,
+    /// Offset of the local header.
+    pub header_offset: u64,
+    /// Offset of the member's data (after the local header).
+    pub data_offset: u64,
+    /// Index in the central directory.
+    pub index: usize,
+}
+
+/// Something that makes zip readers disagree, or is otherwise odd.
+#[derive(Debug, Clone)]
+pub struct ZipAnomaly {
+    /// Severity.
+    pub level: Level,
+    /// Stable short code.
+    pub code: &'static str,
+    /// Message.
+    pub message: String,
+    /// Member concerned.
+    pub member: Option<String>,
+    /// Offset in the file.
+    pub offset: Option<u64>,
+}
+
+/// A parsed archive.
+#[derive(Debug, Clone)]
+pub struct ZipArchive {
+    /// Central-directory entries in order.
+    pub entries: Vec<Entry>,
+    /// The archive prefix (text before the first `/` of the first entry).
+    pub prefix: String,
+    /// Offset of the end-of-central-directory record.
+    pub eocd_offset: u64,
+    /// Offset of the first local header.
+    pub first_local: u64,
+    /// Differences and oddities found while reading.
+    pub anomalies: Vec<ZipAnomaly>,
+}
+
+/// Zip reading errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ZipError {
+    /// No end-of-central-directory record.
+    #[error("no end-of-central-directory record: not a zip archive")]
+    NoEocd,
+    /// Structure invalid.
+    #[error("invalid zip structure: {0}")]
+    Invalid(String),
+    /// I/O.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+fn le16(b: &[u8], o: usize) -> u16 {
+    u16::from_le_bytes([b[o], b[o + 1]])
+}
+fn le32(b: &[u8], o: usize) -> u32 {
+    u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+}
+fn le64(b: &[u8], o: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[o..o + 8]);
+    u64::from_le_bytes(a)
+}
+
+/// Maximum number of central-directory entries we accept.
+pub const MAX_ENTRIES: u64 = 1_000_000;
+
+impl ZipArchive {
+    /// Read the directory of a zip archive held by `src`.
+    pub fn open<S: Source + ?Sized>(src: &S) -> Result<ZipArchive, ZipError> {
+        let len = src.len();
+        if len < 22 {
+            return Err(ZipError::NoEocd);
+        }
+        let tail_len = len.min(22 + 65535);
+        let mut tail = vec![0u8; tail_len as usize];
+        src.read_at(len - tail_len, &mut tail)?;
+        let pos = (0..=tail.len() - 22)
+            .rev()
+            .find(|&i| tail[i..i + 4] == *b"PK\x05\x06")
+            .ok_or(ZipError::NoEocd)?;
+        let eocd_offset = len - tail_len + pos as u64;
+        let e = &tail[pos..];
+        let mut anomalies = Vec::new();
+        let mut count = le16(e, 10) as u64;
+        let mut cd_size = le32(e, 12) as u64;
+        let mut cd_offset = le32(e, 16) as u64;
+        let comment_len = le16(e, 20) as u64;
+        let eocd_end = eocd_offset + 22 + comment_len;
+        if eocd_end < len {
+            anomalies.push(ZipAnomaly {
+                level: Level::Info,
+                code: "zip-trailing-data",
+                message: format!(
+                    "{} bytes after the end of the zip archive (torch ignores them)",
+                    len - eocd_end
+                ),
+                member: None,
+                offset: Some(eocd_end),
+            });
+        } else if eocd_end > len {
+            anomalies.push(ZipAnomaly {
+                level: Level::Info,
+                code: "zip-comment-truncated",
+                message: "zip comment runs past the end of the file".into(),
+                member: None,
+                offset: Some(eocd_offset),
+            });
+        }
+        // ZIP64: the locator sits right before the end record, the zip64 end record (56 bytes
+        // without extensible data) right before the locator.
+        let mut cd_end = eocd_offset;
+        if eocd_offset >= 20 + 56 {
+            let mut loc = [0u8; 20];
+            src.read_at(eocd_offset - 20, &mut loc)?;
+            if loc[0..4] == *b"PK\x06\x07" {
+                let at = eocd_offset - 20 - 56;
+                let mut rec = [0u8; 56];
+                src.read_at(at, &mut rec)?;
+                if rec[0..4] == *b"PK\x06\x06" {
+                    cd_end = at;
+                    if count == 0xffff || cd_size == 0xffff_ffff || cd_offset == 0xffff_ffff {
+                        count = le64(&rec, 32);
+                        cd_size = le64(&rec, 40);
+                        cd_offset = le64(&rec, 48);
+                    }
+                }
+            }
+        }
+        if count > MAX_ENTRIES {
+            return Err(ZipError::Invalid(format!("{count} entries declared")));
+        }
+        if cd_offset.checked_add(cd_size).is_none_or(|e| e > cd_end) {
+            return Err(ZipError::Invalid(format!(
+                "central directory [{cd_offset}, +{cd_size}) lies outside the file before the end record"
+            )));
+        }
+        // Data prepended to an archive whose offsets are relative to its own start (a zip glued
+        // behind something else): Python's zipfile shifts every offset; miniz does not.
+        let mut shift = 0u64;
+        let concat = cd_end - (cd_offset + cd_size);
+        if concat > 0 && cd_size >= 4 {
+            let mut sig = [0u8; 4];
+            src.read_at(cd_offset, &mut sig)?;
+            let mut sig2 = [0u8; 4];
+            src.read_at(cd_offset + concat, &mut sig2)?;
+            if sig != *b"PK\x01\x02" && sig2 == *b"PK\x01\x02" {
+                shift = concat;
+                anomalies.push(ZipAnomaly {
+                    level: Level::Info,
+                    code: "zip-offsets-shifted",
+                    message: format!("zip offsets are relative to byte {concat}: something was prepended to the archive"),
+                    member: None,
+                    offset: Some(concat),
+                });
+            }
+        }
+        let cd_offset = cd_offset + shift;
+        let mut cd = vec![0u8; cd_size as usize];
+        src.read_at(cd_offset, &mut cd)?;
+        let mut entries = Vec::with_capacity(count.min(65536) as usize);
+        let mut p = 0usize;
+        for index in 0..count as usize {
+            if p + 46 > cd.len() || cd[p..p + 4] != *b"PK\x01\x02" {
+                return Err(ZipError::Invalid(format!(
+                    "central directory entry {index} is damaged"
+                )));
+            }
+            let flags = le16(&cd, p + 8);
+            let method = le16(&cd, p + 10);
+            let crc32 = le32(&cd, p + 16);
+            let mut compressed_size = le32(&cd, p + 20) as u64;
+            let mut size = le32(&cd, p + 24) as u64;
+            let nlen = le16(&cd, p + 28) as usize;
+            let xlen = le16(&cd, p + 30) as usize;
+            let clen = le16(&cd, p + 32) as usize;
+            let mut header_offset = le32(&cd, p + 42) as u64;
+            let end = p + 46 + nlen + xlen + clen;
+            if end > cd.len() {
+                return Err(ZipError::Invalid(format!(
+                    "central directory entry {index} runs past the directory"
+                )));
+            }
+            let name = String::from_utf8_lossy(&cd[p + 46..p + 46 + nlen]).into_owned();
+            // zip64 extra
+            let extra = &cd[p + 46 + nlen..p + 46 + nlen + xlen];
+            let mut q = 0;
+            while q + 4 <= extra.len() {
+                let id = le16(extra, q);
+                let sz = le16(extra, q + 2) as usize;
+                let body = &extra[q + 4..(q + 4 + sz).min(extra.len())];
+                if id == 1 {
+                    let mut r = 0;
+                    if size == 0xffff_ffff && r + 8 <= body.len() {
+                        size = le64(body, r);
+                        r += 8;
+                    }
+                    if compressed_size == 0xffff_ffff && r + 8 <= body.len() {
+                        compressed_size = le64(body, r);
+                        r += 8;
+                    }
+                    if header_offset == 0xffff_ffff && r + 8 <= body.len() {
+                        header_offset = le64(body, r);
+                    }
+                }
+                q += 4 + sz;
+            }
+            header_offset = header_offset.saturating_add(shift);
+            entries.push(Entry {
+                name,
+                local_name: String::new(),
+                method,
+                flags,
+                local_flags: 0,
+                crc32,
+                compressed_size,
+                size,
+                header_offset,
+                data_offset: 0,
+                index,
+            });
+            p = end;
+        }
+        if p != cd.len() {
+            anomalies.push(ZipAnomaly {
+                level: Level::Info,
+                code: "zip-directory-slack",
+                message: format!(
+                    "{} unexplained bytes in the central directory",
+                    cd.len() - p
+                ),
+                member: None,
+                offset: Some(cd_offset + p as u64),
+            });
+        }
+        let prefix = entries
+            .first()
+            .map(|e| match e.name.find('/') {
+                Some(i) => e.name[..i].to_string(),
+                None => String::new(),
+            })
+            .unwrap_or_default();
+        // Local headers.
+        for e in entries.iter_mut() {
+            let mut h = [0u8; 30];
+            if e.header_offset.checked_add(30).is_none_or(|x| x > len) {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Malformed,
+                    code: "zip-bad-local-header",
+                    message: format!(
+                        "local header offset {} is outside the file",
+                        e.header_offset
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+                e.data_offset = len;
+                continue;
+            }
+            src.read_at(e.header_offset, &mut h)?;
+            if h[0..4] != *b"PK\x03\x04" {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Malformed,
+                    code: "zip-bad-local-header",
+                    message: "no local header signature where the central directory points".into(),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+                e.data_offset = len;
+                continue;
+            }
+            e.local_flags = le16(&h, 6);
+            let lmethod = le16(&h, 8);
+            let lcrc = le32(&h, 14);
+            let lcsize = le32(&h, 18) as u64;
+            let lsize = le32(&h, 22) as u64;
+            let nlen = le16(&h, 26) as u64;
+            let xlen = le16(&h, 28) as u64;
+            let mut nb = vec![0u8; nlen as usize];
+            if e.header_offset + 30 + nlen <= len {
+                src.read_at(e.header_offset + 30, &mut nb)?;
+            }
+            e.local_name = String::from_utf8_lossy(&nb).into_owned();
+            e.data_offset = e.header_offset + 30 + nlen + xlen;
+            if e.local_name != e.name {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Unsafe,
+                    code: "zip-name-mismatch",
+                    message: format!(
+                        "local header names the member {:?} but the central directory says {:?} (torch uses the central name; Python's zipfile refuses)",
+                        e.local_name, e.name
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            if lmethod != e.method {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Unsafe,
+                    code: "zip-method-mismatch",
+                    message: format!(
+                        "compression method {} in the local header, {} in the central directory",
+                        lmethod, e.method
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            if e.local_flags != e.flags {
+                let diff = e.local_flags ^ e.flags;
+                let level = if diff & 0x61 != 0 {
+                    Level::Unsafe
+                } else {
+                    Level::Info
+                };
+                anomalies.push(ZipAnomaly {
+                    level,
+                    code: "zip-flag-mismatch",
+                    message: format!(
+                        "general-purpose flags 0x{:04x} in the local header, 0x{:04x} in the central directory",
+                        e.local_flags, e.flags
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            if (e.flags | e.local_flags) & 0x61 != 0 {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Unsafe,
+                    code: "zip-encryption-flags",
+                    message: format!(
+                        "encryption/patch flag bits set (0x{:04x}): readers disagree on whether this member can be read",
+                        (e.flags | e.local_flags) & 0x61
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            if e.local_flags & 0x08 == 0
+                && (lcrc != e.crc32 || lcsize != e.compressed_size || lsize != e.size)
+                && lcsize != 0xffff_ffff
+            {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Info,
+                    code: "zip-header-mismatch",
+                    message: "CRC or sizes in the local header differ from the central directory"
+                        .into(),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            if e.data_offset
+                .checked_add(e.compressed_size)
+                .is_none_or(|x| x > len)
+            {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Malformed,
+                    code: "zip-member-truncated",
+                    message: format!(
+                        "member data [{}, +{}) runs past the end of the file",
+                        e.data_offset, e.compressed_size
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.data_offset),
+                });
+            }
+        }
+        // Duplicates and prefix.
+        let mut seen = std::collections::HashMap::new();
+        for e in &entries {
+            if let Some(first) = seen.insert(e.name.clone(), e.index) {
+                seen.insert(e.name.clone(), first);
+                anomalies.push(ZipAnomaly {
+                    level: Level::Unsafe,
+                    code: "zip-duplicate-name",
+                    message: format!(
+                        "duplicate member name {:?} (entries {} and {}): torch reads the first, Python's zipfile the last",
+                        e.name, first, e.index
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            let under_prefix = !prefix.is_empty()
+                && e.name.len() > prefix.len()
+                && e.name.starts_with(&prefix)
+                && e.name.as_bytes()[prefix.len()] == b'/';
+            if !prefix.is_empty() && !under_prefix {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Info,
+                    code: "zip-outside-prefix",
+                    message: format!(
+                        "member {:?} is outside the archive directory {:?} (torch's getAllRecords refuses it)",
+                        e.name, prefix
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+            if e.name.contains("..") || e.name.starts_with('/') || e.name.contains('\\') {
+                anomalies.push(ZipAnomaly {
+                    level: Level::Info,
+                    code: "zip-path-traversal",
+                    message: format!(
+                        "member name {:?} escapes its directory when extracted",
+                        e.name
+                    ),
+                    member: Some(e.name.clone()),
+                    offset: Some(e.header_offset),
+                });
+            }
+        }
+        let first_local = entries
+            .iter()
+            .map(|e| e.header_offset)
+            .min()
+            .unwrap_or(cd_offset);
+        if first_local > 0 {
+            anomalies.push(ZipAnomaly {
+                level: Level::Info,
+                code: "zip-leading-data",
+                message: format!(
+                    "{first_local} bytes before the first zip member (torch does not read this file as a zip)"
+                ),
+                member: None,
+                offset: Some(0),
+            });
+        }
+        // Coverage: bytes between members that no entry explains.
+        let mut spans: Vec<(u64, u64)> = entries
+            .iter()
+            .map(|e| {
+                (
+                    e.header_offset,
+                    e.data_offset.saturating_add(e.compressed_size),
+                )
+            })
+            .collect();
+        spans.sort_unstable();
+        let mut cursor = first_local;
+        let mut hidden = 0u64;
+        for (s, e) in &spans {
+            if *s > cursor {
+                let gap = *s - cursor;
+                // Data descriptors take 12-24 bytes after a member.
+                if gap > 24 {
+                    hidden += gap;
+                }
+            }
+            cursor = cursor.max(*e);
+        }
+        if cd_offset > cursor + 24 {
+            hidden += cd_offset - cursor;
+        }
+        if hidden > 0 {
+            anomalies.push(ZipAnomaly {
+                level: Level::Info,
+                code: "zip-unlisted-data",
+                message: format!(
+                    "{hidden} bytes between members are not listed in the central directory"
+                ),
+                member: None,
+                offset: None,
+            });
+        }
+        Ok(ZipArchive {
+            entries,
+            prefix,
+            eocd_offset,
+            first_local,
+            anomalies,
+        })
+    }
+
+    /// The entry torch would read for `<prefix>/<name>` (the first of duplicates).
+    pub fn record(&self, name: &str) -> Option<&Entry> {
+        let full = if self.prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{}", self.prefix, name)
+        };
+        self.entries.iter().find(|e| e.name == full)
+    }
+
+    /// All entries with this exact full name.
+    pub fn all_named<'s>(&'s self, full: &'s str) -> impl Iterator<Item = &'s Entry> + 's {
+        self.entries.iter().filter(move |e| e.name == full)
+    }
+
+    /// The name of an entry relative to the prefix.
+    pub fn relative<'e>(&self, e: &'e Entry) -> &'e str {
+        if !self.prefix.is_empty()
+            && e.name.len() > self.prefix.len()
+            && e.name.starts_with(&self.prefix)
+        {
+            &e.name[self.prefix.len() + 1..]
+        } else {
+            &e.name
+        }
+    }
+}
+
+/// Read a whole member (decompressing deflate), refusing members above `max` bytes.
+pub fn read_entry<S: Source + ?Sized>(src: &S, e: &Entry, max: u64) -> Result<Vec<u8>, ZipError> {
+    if e.compressed_size > max || (e.method == 8 && e.size > max) {
+        return Err(ZipError::Invalid(format!(
+            "member {} is larger than the {} byte limit",
+            e.name, max
+        )));
+    }
+    if e.data_offset
+        .checked_add(e.compressed_size)
+        .is_none_or(|x| x > src.len())
+    {
+        return Err(ZipError::Invalid(format!(
+            "member {} runs past the end of the file",
+            e.name
+        )));
+    }
+    let mut raw = vec![0u8; e.compressed_size as usize];
+    src.read_at(e.data_offset, &mut raw)?;
+    match e.method {
+        0 => Ok(raw),
+        8 => inflate(&raw, max).map_err(ZipError::Invalid),
+        m => Err(ZipError::Invalid(format!(
+            "member {} uses compression method {m}, which torch cannot read",
+            e.name
+        ))),
+    }
+}
+
+/// Inflate raw deflate data with an output limit.
+pub fn inflate(raw: &[u8], max: u64) -> Result<Vec<u8>, String> {
+    miniz_oxide::inflate::decompress_to_vec_with_limit(raw, max as usize)
+        .map_err(|e| format!("deflate data is invalid or too large: {e:?}"))
+}
+
+/// A reader over a stored member's bytes, for streaming.
+pub struct EntryReader<'a, S: Source + ?Sized> {
+    src: &'a S,
+    pos: u64,
+    end: u64,
+}
+
+impl<'a, S: Source + ?Sized> EntryReader<'a, S> {
+    /// A reader over `[start, start+len)` of `src`.
+    pub fn new(src: &'a S, start: u64, len: u64) -> Self {
+        EntryReader {
+            src,
+            pos: start,
+            end: start.saturating_add(len),
+        }
+    }
+}
+
+impl<S: Source + ?Sized> Read for EntryReader<'_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = (self.end.saturating_sub(self.pos)).min(buf.len() as u64) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        self.src.read_at(self.pos, &mut buf[..n])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<S: Source + ?Sized> Seek for EntryReader<'_, S> {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        if let SeekFrom::Current(d) = pos {
+            self.pos = self.pos.saturating_add_signed(d);
+        }
+        Ok(self.pos)
+    }
+}
+
+/// The CRC-32 of a member's stored bytes, streaming.
+pub fn entry_crc<S: Source + ?Sized>(src: &S, e: &Entry) -> io::Result<u32> {
+    let mut crc = 0u32;
+    let mut buf = vec![0u8; 1 << 16];
+    let mut r = EntryReader::new(src, e.data_offset, e.compressed_size.min(src.len()));
+    if e.method == 8 {
+        let mut raw = Vec::new();
+        r.read_to_end(&mut raw)?;
+        let d = inflate(&raw, 1 << 32).map_err(io::Error::other)?;
+        return Ok(crc32_update(0, &d));
+    }
+    loop {
+        let n = r.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        crc = crc32_update(crc, &buf[..n]);
+    }
+    Ok(crc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::ZipBuilder;
+
+    #[test]
+    fn crc_known_value() {
+        assert_eq!(crc32_update(0, b"123456789"), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn reads_torch_layout() {
+        let mut z = ZipBuilder::new();
+        z.add("lin/data.pkl", b"\x80\x02}q\x00.");
+        z.add("lin/version", b"3\n");
+        let bytes = z.finish();
+        let a = ZipArchive::open(bytes.as_slice()).unwrap();
+        assert_eq!(a.prefix, "lin");
+        assert_eq!(a.entries.len(), 2);
+        let e = a.record("data.pkl").unwrap();
+        assert_eq!(
+            read_entry(bytes.as_slice(), e, 1 << 20).unwrap(),
+            b"\x80\x02}q\x00."
+        );
+        assert!(a.anomalies.is_empty(), "{:?}", a.anomalies);
+        // Every data record is 64-byte aligned, like torch's writer.
+        assert_eq!(e.data_offset % 64, 0);
+    }
+
+    #[test]
+    fn reports_local_central_name_mismatch() {
+        let mut z = ZipBuilder::new();
+        z.add_with("a/data.pkl", b"\x80\x02N.", |o| {
+            o.local_name = Some("a/datap.kl".into())
+        });
+        let bytes = z.finish();
+        let a = ZipArchive::open(bytes.as_slice()).unwrap();
+        assert!(a.anomalies.iter().any(|x| x.code == "zip-name-mismatch"));
+        assert!(a.record("data.pkl").is_some());
+    }
+
+    #[test]
+    fn duplicates_take_first() {
+        let mut z = ZipBuilder::new();
+        z.add("a/data.pkl", b"first");
+        z.add("a/data.pkl", b"second");
+        let bytes = z.finish();
+        let a = ZipArchive::open(bytes.as_slice()).unwrap();
+        let e = a.record("data.pkl").unwrap();
+        assert_eq!(read_entry(bytes.as_slice(), e, 100).unwrap(), b"first");
+        assert!(a.anomalies.iter().any(|x| x.code == "zip-duplicate-name"));
+    }
+
+    #[test]
+    fn flags_and_outside_prefix_and_trailing() {
+        let mut z = ZipBuilder::new();
+        z.add("a/data.pkl", b"x");
+        z.add_with("b/evil.pkl", b"y", |o| o.local_flags = Some(0x0809));
+        let mut bytes = z.finish();
+        bytes.extend_from_slice(b"trailing");
+        let a = ZipArchive::open(bytes.as_slice()).unwrap();
+        let codes: Vec<_> = a.anomalies.iter().map(|x| x.code).collect();
+        assert!(codes.contains(&"zip-outside-prefix"), "{codes:?}");
+        assert!(codes.contains(&"zip-flag-mismatch"), "{codes:?}");
+        assert!(codes.contains(&"zip-encryption-flags"), "{codes:?}");
+        assert!(codes.contains(&"zip-trailing-data"), "{codes:?}");
+    }
+
+    #[test]
+    fn deflated_member() {
+        let mut z = ZipBuilder::new();
+        z.add_with("a/data.pkl", b"hello hello hello hello", |o| {
+            o.deflate = true
+        });
+        let bytes = z.finish();
+        let a = ZipArchive::open(bytes.as_slice()).unwrap();
+        let e = a.record("data.pkl").unwrap();
+        assert_eq!(e.method, 8);
+        assert_eq!(
+            read_entry(bytes.as_slice(), e, 100).unwrap(),
+            b"hello hello hello hello"
+        );
+        assert_eq!(entry_crc(bytes.as_slice(), e).unwrap(), e.crc32);
+    }
+
+    #[test]
+    fn garbage_is_not_a_zip() {
+        assert!(ZipArchive::open(b"PK\x03\x04 not really".as_slice()).is_err());
+        let mut v = b"PK\x05\x06".to_vec();
+        v.extend_from_slice(&[0xff; 18]);
+        assert!(ZipArchive::open(v.as_slice()).is_err());
+    }
+}

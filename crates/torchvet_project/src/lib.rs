@@ -1,0 +1,141 @@
+//! `torchvet project`: decide from files alone whether a directory is a PyTorch project, and
+//! describe it (tech stack, torch version, CUDA evidence, model/checkpoint/training/config
+//! directories, train/test/export/profile commands), each fact with the evidence that decided it.
+//!
+//! Nothing is executed or imported: Python is parsed with ruff's parser, dependency files are
+//! read as text/TOML/JSON.
+
+pub mod cli;
+mod deps;
+mod pyscan;
+mod report;
+pub mod requirement;
+mod scan;
+
+pub use report::{render_template, to_json, to_text, RenderError};
+pub use requirement::{max_allowed, normalize_name, DeclaredRequirement, RequirementOrigin};
+pub use scan::{analyze, DirCount, Field, ProjectReport, Trigger, TriggerKind};
+
+use serde::Serialize;
+use std::path::Path;
+
+/// A piece of evidence: a file, optionally a line (and notebook cell), and what it says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// Path relative to the analysed directory, `/`-separated.
+    pub file: String,
+    /// 1-based line (within the cell for notebooks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// 1-based notebook cell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell: Option<u32>,
+    /// The matched text (trimmed source line or a short description).
+    pub text: String,
+}
+
+impl Evidence {
+    pub(crate) fn new(file: String, line: Option<u32>, text: &str) -> Self {
+        Evidence {
+            file,
+            line,
+            cell: None,
+            text: text.trim().chars().take(200).collect(),
+        }
+    }
+
+    /// `file:line` (or `file:cell N:line`, or `file`).
+    pub fn location(&self) -> String {
+        match (self.cell, self.line) {
+            (Some(c), Some(l)) => format!("{}:cell {c}:{l}", self.file),
+            (None, Some(l)) => format!("{}:{l}", self.file),
+            _ => self.file.clone(),
+        }
+    }
+}
+
+/// Byte offset to 1-based line.
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub(crate) fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
+        LineIndex { starts }
+    }
+
+    pub(crate) fn line(&self, offset: usize) -> u32 {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i as u32 + 1,
+            Err(i) => i as u32,
+        }
+    }
+}
+
+/// Every dependency declared under `root` (requirements files with their includes, pyproject,
+/// setup.cfg/setup.py, environment.yml, Pipfile), with lock-file versions attached.
+pub fn declared_requirements(root: &Path) -> Vec<DeclaredRequirement> {
+    let facts = scan::collect_deps(root);
+    let mut out = facts.requirements.clone();
+    for r in &mut out {
+        r.locked_version = lock_version(&facts.locks, &r.normalized);
+    }
+    out
+}
+
+fn lock_version(locks: &[DeclaredRequirement], normalized: &str) -> Option<String> {
+    locks
+        .iter()
+        .find(|l| same_package(&l.normalized, normalized))
+        .and_then(|l| l.locked_version.clone())
+}
+
+pub(crate) fn same_package(a: &str, b: &str) -> bool {
+    a == b || (requirement::is_torch(a) && requirement::is_torch(b))
+}
+
+/// The declaration of `package` that best describes the project (main dependencies before
+/// optional ones, files nearer the root first), with the lock-file version attached when a lock
+/// file pins it. Falls back to the lock file alone. `torch` also matches conda's `pytorch`.
+pub fn declared_requirement(root: &Path, package: &str) -> Option<DeclaredRequirement> {
+    let facts = scan::collect_deps(root);
+    best_requirement(&facts.requirements, &facts.locks, package)
+}
+
+pub(crate) fn best_requirement(
+    reqs: &[DeclaredRequirement],
+    locks: &[DeclaredRequirement],
+    package: &str,
+) -> Option<DeclaredRequirement> {
+    let want = normalize_name(package);
+    let mut cands: Vec<&DeclaredRequirement> = reqs
+        .iter()
+        .filter(|r| same_package(&r.normalized, &want))
+        .collect();
+    cands.sort_by_key(|r| {
+        (
+            // A versioned declaration says more than an unversioned one.
+            r.specifier.is_empty() && r.url.is_none(),
+            r.origin.rank(),
+            // Among equals, a declaration with an upper bound says more.
+            r.max_allowed_version().is_none(),
+            r.source.components().count(),
+            r.source.clone(),
+            r.line,
+        )
+    });
+    let lock = lock_version(locks, &want);
+    match cands.first() {
+        Some(r) => {
+            let mut r = (*r).clone();
+            r.locked_version = lock;
+            Some(r)
+        }
+        None => locks
+            .iter()
+            .find(|l| same_package(&l.normalized, &want))
+            .cloned(),
+    }
+}

@@ -1,0 +1,4 @@
+import flask
+
+# import torch (a comment, not an import)
+TEXT = "import torch"
