@@ -71,6 +71,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         _ => return,
     };
     let text = checker.text(call.func.range());
+    let args = if call.arguments.is_empty() { "" } else { "..." };
     // `torch.no_grad()` -> `torch.set_grad_enabled(False)` with the file's own spelling of torch.
     let fix = match (switch, &*call.func) {
         (Some(value), Expr::Attribute(a))
@@ -87,7 +88,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     };
     let diag = checker.report(
         call.range(),
-        format!("`{text}()` creates a context manager and discards it: {what} is not changed for the code that follows; use it in a `with` statement"),
+        format!("`{text}({args})` creates a context manager and discards it: {what} is not changed for the code that follows; use it in a `with` statement"),
     );
     if let Some(fix) = fix {
         diag.set_fix(fix);
