@@ -1,0 +1,331 @@
+//! Helpers shared by the correctness rules: recognising constructor calls of torch classes and a
+//! small per-file record of what local names were last assigned from (a light "value kind").
+use crate::checker::Checker;
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::Ranged;
+use rustc_hash::FxHashMap;
+use torchvet_semantic::{helpers, ScopeKind};
+
+/// Is a qualified name an `nn.Module` class of torch (`torch.nn.Linear`, not `torch.nn.Parameter`)?
+pub(crate) fn is_torch_module_class(q: &str) -> bool {
+    let Some(rest) = q.strip_prefix("torch.nn.") else {
+        return false;
+    };
+    // `torch.nn.functional.*` and `torch.nn.init.*` are functions.
+    if rest.starts_with("functional.") || rest.starts_with("init.") || rest.starts_with("utils.") {
+        return false;
+    }
+    let last = helpers::last_segment(rest);
+    last.chars().next().is_some_and(char::is_uppercase)
+        && !matches!(
+            last,
+            "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer" | "Module"
+        )
+}
+
+/// Is a qualified name `nn.Parameter`?
+pub(crate) fn is_parameter_class(q: &str) -> bool {
+    matches!(
+        q,
+        "torch.nn.Parameter" | "torch.nn.parameter.Parameter" | "torch.nn.UninitializedParameter"
+    )
+}
+
+/// Does this call construct an `nn.Module`: a torch module class, a module class of this file,
+/// or a torchvision model builder?
+pub(crate) fn constructs_module(checker: &Checker, call: &ExprCall) -> bool {
+    if let Some(q) = checker.resolve(&call.func) {
+        if is_torch_module_class(&q) {
+            return true;
+        }
+        if let Some(rest) = q.strip_prefix("torchvision.models.") {
+            let last = helpers::last_segment(rest);
+            // Builders are lower-case functions (`resnet18`); weights enums are not modules.
+            return last.chars().next().is_some_and(char::is_lowercase)
+                && !matches!(last, "get_model_weights" | "get_weight" | "list_models");
+        }
+        return matches!(q.as_str(), "timm.create_model");
+    }
+    // A class of this file that derives from nn.Module (not shadowed by an import).
+    match &*call.func {
+        Expr::Name(n) => checker.classes.is_module(n.id.as_str()),
+        _ => false,
+    }
+}
+
+/// A prefix that names `torch.nn` in this file at this point (`nn.`, `torch.nn.`), if any.
+pub(crate) fn nn_prefix(checker: &Checker) -> Option<&'static str> {
+    if checker.scopes.lookup("nn").as_deref() == Some("torch.nn") {
+        Some("nn.")
+    } else if checker.scopes.lookup("torch").as_deref() == Some("torch") {
+        Some("torch.nn.")
+    } else {
+        None
+    }
+}
+
+/// The name `torch` is bound to in this file (`torch`, `th`), tried among the usual spellings.
+pub(crate) fn torch_alias(checker: &Checker) -> Option<&'static str> {
+    ["torch", "th", "pt", "T"]
+        .into_iter()
+        .find(|n| checker.scopes.lookup(n).as_deref() == Some("torch"))
+}
+
+/// Where a tracked name lives: a function (by its start offset), the module, or a class's
+/// `self.x` attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Owner {
+    Module,
+    Function(u32),
+    Class(u32),
+}
+
+/// What simple names (and `self.x` attributes) were last assigned from, in visiting order.
+/// Each rule that needs one keeps its own in a `thread_local!`; statements are fed in source
+/// order by the rule's `stmt` hook and the record is cleared by its `end` hook.
+#[derive(Debug)]
+pub(crate) struct LocalKinds<K> {
+    file: (usize, usize),
+    map: FxHashMap<(Owner, String), K>,
+}
+
+impl<K> Default for LocalKinds<K> {
+    fn default() -> Self {
+        Self {
+            file: (0, 0),
+            map: FxHashMap::default(),
+        }
+    }
+}
+
+fn file_key(checker: &Checker) -> (usize, usize) {
+    (
+        std::ptr::from_ref(checker.source) as usize,
+        checker.source.text.len(),
+    )
+}
+
+impl<K: Copy> LocalKinds<K> {
+    fn sync(&mut self, checker: &Checker) {
+        let key = file_key(checker);
+        if self.file != key {
+            self.map.clear();
+            self.file = key;
+        }
+    }
+
+    /// Forget everything (call from the rule's `end` hook).
+    pub(crate) fn clear(&mut self) {
+        self.map.clear();
+        self.file = (0, 0);
+    }
+
+    fn key(checker: &Checker, expr: &Expr) -> Option<(Owner, String)> {
+        match expr {
+            Expr::Name(n) => {
+                let name = n.id.as_str();
+                let scope = checker.scopes.current()?;
+                match scope.kind {
+                    ScopeKind::Module => Some((Owner::Module, name.to_string())),
+                    ScopeKind::Class => None,
+                    ScopeKind::Function => {
+                        if scope.binds_locally(name) || scope.import(name).is_some() {
+                            let f = checker.function()?;
+                            Some((
+                                Owner::Function(f.range().start().to_u32()),
+                                name.to_string(),
+                            ))
+                        } else {
+                            Some((Owner::Module, name.to_string()))
+                        }
+                    }
+                }
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                let class = checker.frame().method_of?;
+                Some((
+                    Owner::Class(class.def.range().start().to_u32()),
+                    format!("self.{}", a.attr),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Record that `target` now holds a value of `kind` (`None`: something else).
+    pub(crate) fn assign(&mut self, checker: &Checker, target: &Expr, kind: Option<K>) {
+        self.sync(checker);
+        match target {
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.assign(checker, e, None)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.assign(checker, e, None)),
+            Expr::Starred(s) => self.assign(checker, &s.value, None),
+            _ => {
+                let Some(key) = Self::key(checker, target) else {
+                    return;
+                };
+                match kind {
+                    Some(k) => {
+                        self.map.insert(key, k);
+                    }
+                    None => {
+                        self.map.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The kind `expr` (a name or `self.x`) was last assigned, if known.
+    pub(crate) fn get(&self, checker: &Checker, expr: &Expr) -> Option<K> {
+        if self.file != file_key(checker) {
+            return None;
+        }
+        let key = Self::key(checker, expr)?;
+        self.map.get(&key).copied()
+    }
+
+    /// Feed one statement: assignments record `classify(value)`, other bindings forget.
+    pub(crate) fn observe(
+        &mut self,
+        checker: &Checker,
+        stmt: &Stmt,
+        classify: impl Fn(&Checker, &Self, &Expr) -> Option<K>,
+    ) {
+        self.sync(checker);
+        match stmt {
+            Stmt::Assign(a) => {
+                let kind = classify(checker, self, &a.value);
+                for t in &a.targets {
+                    self.assign(checker, t, kind);
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                let kind = a.value.as_deref().and_then(|v| classify(checker, self, v));
+                self.assign(checker, &a.target, kind);
+            }
+            Stmt::AugAssign(a) => self.assign(checker, &a.target, None),
+            Stmt::For(f) => self.assign(checker, &f.target, None),
+            Stmt::With(w) => {
+                for item in &w.items {
+                    if let Some(v) = &item.optional_vars {
+                        self.assign(checker, v, None);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The statements of `body` and of every suite nested in them (not nested defs/classes),
+/// in source order.
+pub(crate) fn for_each_stmt<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
+    for stmt in body {
+        f(stmt);
+        match stmt {
+            Stmt::For(s) => {
+                for_each_stmt(&s.body, f);
+                for_each_stmt(&s.orelse, f);
+            }
+            Stmt::While(s) => {
+                for_each_stmt(&s.body, f);
+                for_each_stmt(&s.orelse, f);
+            }
+            Stmt::If(s) => {
+                for_each_stmt(&s.body, f);
+                for c in &s.elif_else_clauses {
+                    for_each_stmt(&c.body, f);
+                }
+            }
+            Stmt::With(s) => for_each_stmt(&s.body, f),
+            Stmt::Try(s) => {
+                for_each_stmt(&s.body, f);
+                for h in &s.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    for_each_stmt(&h.body, f);
+                }
+                for_each_stmt(&s.orelse, f);
+                for_each_stmt(&s.finalbody, f);
+            }
+            Stmt::Match(m) => {
+                for c in &m.cases {
+                    for_each_stmt(&c.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The method of a class body with this name.
+pub(crate) fn class_method<'a>(
+    class: &'a ruff_python_ast::StmtClassDef,
+    name: &str,
+) -> Option<&'a ruff_python_ast::StmtFunctionDef> {
+    class.body.iter().find_map(|s| match s {
+        Stmt::FunctionDef(f) if f.name.as_str() == name => Some(f),
+        _ => None,
+    })
+}
+
+/// `self.x = <value>` statements of a function body (any nesting), with `x` and the value.
+pub(crate) fn self_assignments(body: &[Stmt]) -> Vec<(&str, &Expr, &Stmt)> {
+    let mut out = Vec::new();
+    for_each_stmt(body, &mut |s| {
+        if let Stmt::Assign(a) = s {
+            for t in &a.targets {
+                if let Some(x) = helpers::self_attribute(t) {
+                    out.push((x, &*a.value, s));
+                }
+            }
+        }
+        if let Stmt::AnnAssign(a) = s {
+            if let (Some(x), Some(v)) = (helpers::self_attribute(&a.target), a.value.as_deref()) {
+                out.push((x, v, s));
+            }
+        }
+    });
+    out
+}
+
+/// How `self.<name>` is used in a function body: read at all, and the receiver of a
+/// device move (`self.x.to(...)`, `.cuda()`, `.type_as(...)`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct SelfAttrUse {
+    /// `self.<name>` appears in the body.
+    pub(crate) read: bool,
+    /// It is moved explicitly.
+    pub(crate) moved: bool,
+}
+
+/// Scan a function body for uses of `self.<name>` (nested functions included).
+pub(crate) fn self_attr_use(body: &[Stmt], name: &str) -> SelfAttrUse {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'n> {
+        name: &'n str,
+        out: SelfAttrUse,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Call(c) = expr {
+                if let Some((m, recv)) = helpers::method_call(c) {
+                    if helpers::self_attribute(recv) == Some(self.name)
+                        && matches!(m, "to" | "cuda" | "cpu" | "type_as" | "type")
+                    {
+                        self.out.moved = true;
+                    }
+                }
+            }
+            if helpers::self_attribute(expr) == Some(self.name) {
+                self.out.read = true;
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut f = Finder {
+        name,
+        out: SelfAttrUse::default(),
+    };
+    f.visit_body(body);
+    f.out
+}

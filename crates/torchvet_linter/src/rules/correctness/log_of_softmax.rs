@@ -1,0 +1,275 @@
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall, Operator};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers::{self, Literal};
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for compositions that have a fused, numerically stable torch op:
+    /// `torch.log(softmax(x))` (use `log_softmax`), `torch.log(torch.sigmoid(x))`
+    /// (`F.logsigmoid`), `torch.log(1 + x)` (`torch.log1p`), `torch.exp(x) - 1`
+    /// (`torch.expm1`) and `torch.log(torch.sum(torch.exp(x), dim))` (`torch.logsumexp`).
+    ///
+    /// ## Why is this bad?
+    /// Softmax and sigmoid outputs underflow to exactly 0 for large negative logits, and
+    /// `log(0)` is `-inf`: the loss becomes `inf`/`nan` and training diverges. `1 + x` loses
+    /// the digits of a small `x` before the log, `exp(x) - 1` cancels them after the exp, and
+    /// `sum(exp(x))` overflows for large `x`. The fused ops compute the same values without
+    /// these failures (and usually faster).
+    ///
+    /// ## Example
+    /// ```python
+    /// logp = torch.log(F.softmax(logits, dim=-1))
+    /// y = torch.log(1 + x)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// logp = F.log_softmax(logits, dim=-1)
+    /// y = torch.log1p(x)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix rewrites the expression to the fused op with the same arguments. The result is
+    /// mathematically identical and only differs where the original lost precision or
+    /// overflowed, so the fix is safe. No fix is offered when the needed name (`F`, `torch`)
+    /// is not bound in the file or when `sum` has no `dim`.
+    ///
+    /// ## References
+    /// - [torch.nn.functional.log_softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.log_softmax.html)
+    /// - [torch.log1p](https://pytorch.org/docs/stable/generated/torch.log1p.html)
+    /// - [torch.expm1](https://pytorch.org/docs/stable/generated/torch.expm1.html)
+    /// - [torch.logsumexp](https://pytorch.org/docs/stable/generated/torch.logsumexp.html)
+    /// - [TorchFix TOR106-TOR108](https://github.com/pytorch-labs/torchfix)
+    pub(crate) static LOG_OF_SOFTMAX = {
+        name: "log-of-softmax",
+        code: "TV067",
+        group: Correctness,
+        severity: Warning,
+        title: "log(softmax(x)) / log(sigmoid) / log(1+x) / exp(x)-1 / log(sum(exp)) instead of fused stable ops",
+        autofix: Yes,
+        torchfix: ["TOR106", "TOR107", "TOR108"],
+        hooks: { call: check_call, expr: check_expr },
+    };
+}
+
+/// A method call on something that is not an imported module (a tensor, presumably).
+fn tensor_method<'a>(checker: &Checker, call: &'a ExprCall, name: &str) -> Option<&'a Expr> {
+    match helpers::method_call(call) {
+        Some((m, recv)) if m == name && checker.resolve(recv).is_none() => Some(recv),
+        _ => None,
+    }
+}
+
+fn is_one(e: &Expr) -> bool {
+    match helpers::literal(e) {
+        Some(Literal::Int(1)) => true,
+        Some(Literal::Float(f)) => f == 1.0,
+        _ => false,
+    }
+}
+
+fn is_atom(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
+    )
+}
+
+/// `torch.exp(x)` or `x.exp()`: the operand.
+fn exp_operand<'a>(checker: &Checker, e: &'a Expr) -> Option<&'a Expr> {
+    let Expr::Call(c) = e else { return None };
+    if checker.resolves_to(&c.func, &["torch.exp", "torch.special.exp"])
+        && c.arguments.args.len() == 1
+    {
+        return c.arguments.args.first();
+    }
+    tensor_method(checker, c, "exp").filter(|_| c.arguments.is_empty())
+}
+
+/// The prefix naming torch.nn.functional here (`F.`), if any.
+fn functional_prefix(checker: &Checker, seen: Option<&Expr>) -> Option<String> {
+    if let Some(Expr::Attribute(a)) = seen {
+        if checker.resolve(&a.value).as_deref() == Some("torch.nn.functional") {
+            return Some(format!("{}.", checker.text(a.value.range())));
+        }
+    }
+    if checker.scopes.lookup("F").as_deref() == Some("torch.nn.functional") {
+        return Some("F.".into());
+    }
+    super::helpers::torch_alias(checker).map(|t| format!("{t}.nn.functional."))
+}
+
+/// `log(<inner>)` where `log_func` is the `torch.log` callee (None for the method form).
+fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: Option<String>) {
+    let replace = |text: String| RawEdit::replace(outer.range(), text);
+    match inner {
+        Expr::Call(c) => {
+            let q = checker.resolve(&c.func);
+            let q = q.as_deref();
+            // softmax
+            let softmax = matches!(
+                q,
+                Some("torch.softmax" | "torch.nn.functional.softmax" | "torch.special.softmax")
+            ) || tensor_method(checker, c, "softmax").is_some();
+            if softmax {
+                let fix = match &*c.func {
+                    Expr::Attribute(a) => Some(format!(
+                        "{}.log_softmax{}",
+                        checker.text(a.value.range()),
+                        checker.text(c.arguments.range())
+                    )),
+                    _ => None,
+                };
+                let diag = checker.report(
+                    outer.range(),
+                    "log of a softmax underflows: probabilities that round to 0 give -inf (and NaN gradients); `log_softmax` computes the same values stably",
+                );
+                if let Some(text) = fix {
+                    diag.set_fix(RawFix::safe("Use `log_softmax`", vec![replace(text)]));
+                }
+                return;
+            }
+            // sigmoid
+            let sigmoid_input = if matches!(
+                q,
+                Some("torch.sigmoid" | "torch.nn.functional.sigmoid" | "torch.special.expit")
+            ) {
+                (c.arguments.args.len() == 1 && c.arguments.keywords.is_empty())
+                    .then(|| &c.arguments.args[0])
+            } else {
+                tensor_method(checker, c, "sigmoid").filter(|_| c.arguments.is_empty())
+            };
+            let is_sigmoid = sigmoid_input.is_some()
+                || matches!(
+                    q,
+                    Some("torch.sigmoid" | "torch.nn.functional.sigmoid" | "torch.special.expit")
+                );
+            if is_sigmoid {
+                let fix = sigmoid_input.and_then(|x| {
+                    let prefix = functional_prefix(checker, Some(&*c.func))?;
+                    Some(format!("{prefix}logsigmoid({})", checker.text(x.range())))
+                });
+                let diag = checker.report(
+                    outer.range(),
+                    "log of a sigmoid underflows to -inf for large negative inputs; `F.logsigmoid` computes it stably",
+                );
+                if let Some(text) = fix {
+                    diag.set_fix(RawFix::safe("Use `F.logsigmoid`", vec![replace(text)]));
+                }
+                return;
+            }
+            // sum(exp(x))
+            let sum_parts = if matches!(q, Some("torch.sum")) {
+                c.arguments
+                    .args
+                    .first()
+                    .and_then(|a| exp_operand(checker, a))
+                    .map(|x| (x, 1usize))
+            } else if let Some(recv) = tensor_method(checker, c, "sum") {
+                exp_operand(checker, recv).map(|x| (x, 0usize))
+            } else {
+                None
+            };
+            if let Some((x, skip)) = sum_parts {
+                let rest: Vec<&str> = c
+                    .arguments
+                    .args
+                    .iter()
+                    .skip(skip)
+                    .map(|a| checker.text(a.range()))
+                    .chain(c.arguments.keywords.iter().map(|k| checker.text(k.range())))
+                    .collect();
+                let has_dim = !rest.is_empty()
+                    && (c.arguments.args.len() > skip || helpers::keyword(c, "dim").is_some());
+                let fix = match (&log_prefix, has_dim) {
+                    (Some(p), true) => Some(format!(
+                        "{p}.logsumexp({}, {})",
+                        checker.text(x.range()),
+                        rest.join(", ")
+                    )),
+                    _ => None,
+                };
+                let diag = checker.report(
+                    outer.range(),
+                    "log(sum(exp(x))) overflows for large x and underflows to -inf for very negative x; `torch.logsumexp` computes it stably",
+                );
+                if let Some(text) = fix {
+                    diag.set_fix(RawFix::safe("Use `torch.logsumexp`", vec![replace(text)]));
+                }
+            }
+        }
+        Expr::BinOp(b)
+            if matches!(b.op, Operator::Add) && (is_one(&b.left) || is_one(&b.right)) =>
+        {
+            let x = if is_one(&b.left) { &*b.right } else { &*b.left };
+            let fix = log_prefix.map(|p| format!("{p}.log1p({})", checker.text(x.range())));
+            let diag = checker.report(
+                outer.range(),
+                "log(1 + x) loses the digits of small x before the log; `torch.log1p(x)` is accurate",
+            );
+            if let Some(text) = fix {
+                diag.set_fix(RawFix::safe("Use `torch.log1p`", vec![replace(text)]));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
+    if matches!(name, Some("torch.log")) {
+        if call.arguments.args.len() != 1 || !call.arguments.keywords.is_empty() {
+            return;
+        }
+        let prefix = match &*call.func {
+            Expr::Attribute(a) => Some(checker.text(a.value.range()).to_string()),
+            _ => None,
+        };
+        check_log(checker, call, &call.arguments.args[0], prefix);
+        return;
+    }
+    if let Some(recv) = tensor_method(checker, call, "log") {
+        if call.arguments.is_empty() {
+            // Method form: the fix would need `torch`; offer it when bound.
+            let prefix = super::helpers::torch_alias(checker).map(str::to_string);
+            check_log(checker, call, recv, prefix);
+        }
+    }
+}
+
+fn check_expr(checker: &mut Checker, expr: &Expr) {
+    let Expr::BinOp(b) = expr else { return };
+    if !matches!(b.op, Operator::Sub) || !is_one(&b.right) {
+        return;
+    }
+    let Some(x) = exp_operand(checker, &b.left) else {
+        return;
+    };
+    let fix = match &*b.left {
+        Expr::Call(c) => match &*c.func {
+            Expr::Attribute(a) if a.attr.as_str() == "exp" && !c.arguments.is_empty() => {
+                Some(format!(
+                    "{}.expm1({})",
+                    checker.text(a.value.range()),
+                    checker.text(x.range())
+                ))
+            }
+            Expr::Attribute(_) if is_atom(x) => {
+                Some(format!("{}.expm1()", checker.text(x.range())))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let diag = checker.report(
+        expr.range(),
+        "exp(x) - 1 cancels the significant digits of small x; `torch.expm1(x)` is accurate",
+    );
+    if let Some(text) = fix {
+        diag.set_fix(RawFix::safe(
+            "Use `torch.expm1`",
+            vec![RawEdit::replace(expr.range(), text)],
+        ));
+    }
+}

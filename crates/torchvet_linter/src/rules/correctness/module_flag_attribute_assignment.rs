@@ -1,0 +1,193 @@
+use super::helpers::{constructs_module, LocalKinds};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::Ranged;
+use std::cell::RefCell;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for assignments of flags that do nothing on an `nn.Module`:
+    /// `model.requires_grad = False`, `model.training = False`, and the typo
+    /// `x.require_grad = ...` on anything.
+    ///
+    /// ## Why is this bad?
+    /// `nn.Module` has no `requires_grad` attribute: the assignment just stores a new plain
+    /// attribute and every parameter stays trainable, so the "frozen" backbone keeps
+    /// training. Setting `training` changes only that one module, not its children, so
+    /// Dropout and BatchNorm layers inside stay in training mode. `require_grad` (without
+    /// the s) is never read by torch at all.
+    ///
+    /// ## Example
+    /// ```python
+    /// backbone = torchvision.models.resnet50()
+    /// backbone.requires_grad = False
+    /// model.training = False
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// backbone = torchvision.models.resnet50()
+    /// backbone.requires_grad_(False)
+    /// model.eval()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix rewrites the assignment to `requires_grad_(...)`, `eval()`/`train(...)`, or
+    /// renames `require_grad` to `requires_grad`. Parameters become frozen (or modules switch
+    /// mode) where they did not before, which changes training, so the fix is unsafe.
+    ///
+    /// ## References
+    /// - [nn.Module.requires_grad_](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.requires_grad_)
+    /// - [nn.Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    /// - [catalyst PR 81](https://github.com/catalyst-team/catalyst/pull/81)
+    /// - [TorchFix TOR002](https://github.com/pytorch-labs/torchfix)
+    pub(crate) static MODULE_FLAG_ATTRIBUTE_ASSIGNMENT = {
+        name: "module-flag-attribute-assignment",
+        code: "TV035",
+        group: Correctness,
+        severity: Critical,
+        title: "Assigning requires_grad/training on a Module (or the typo require_grad) does nothing useful",
+        autofix: Yes,
+        torchfix: ["TOR002"],
+        hooks: { stmt: check_stmt, end: clear },
+    };
+}
+
+#[derive(Clone, Copy)]
+struct IsModule;
+
+thread_local! {
+    static KINDS: RefCell<LocalKinds<IsModule>> = RefCell::new(LocalKinds::default());
+}
+
+fn classify(checker: &Checker, kinds: &LocalKinds<IsModule>, value: &Expr) -> Option<IsModule> {
+    match value {
+        Expr::Call(call) => {
+            if constructs_module(checker, call) {
+                return Some(IsModule);
+            }
+            // Module.to/cuda/eval/train/... return the module itself.
+            let (method, receiver) = helpers::method_call(call)?;
+            if matches!(
+                method,
+                "to" | "cuda"
+                    | "cpu"
+                    | "eval"
+                    | "train"
+                    | "float"
+                    | "half"
+                    | "double"
+                    | "bfloat16"
+                    | "requires_grad_"
+            ) {
+                return classify(checker, kinds, receiver);
+            }
+            None
+        }
+        Expr::Name(_) | Expr::Attribute(_) => kinds.get(checker, value),
+        _ => None,
+    }
+}
+
+/// Is `name` the module variable of an enclosing `for m in x.modules()` loop?
+fn loop_module_variable(checker: &Checker, name: &str) -> bool {
+    checker.frame().loops.iter().rev().any(|l| {
+        let Stmt::For(f) = l else { return false };
+        let Expr::Call(c) = &*f.iter else {
+            return false;
+        };
+        let Some((method, _)) = helpers::method_call(c) else {
+            return false;
+        };
+        match (method, &*f.target) {
+            ("modules" | "children", Expr::Name(n)) => n.id.as_str() == name,
+            ("named_modules" | "named_children", Expr::Tuple(t)) => {
+                t.elts.len() == 2 && helpers::name_of(&t.elts[1]) == Some(name)
+            }
+            _ => false,
+        }
+    })
+}
+
+fn is_module(checker: &Checker, receiver: &Expr) -> bool {
+    match receiver {
+        Expr::Name(n) if n.id.as_str() == "self" => checker.module_method().is_some(),
+        Expr::Name(n) if loop_module_variable(checker, n.id.as_str()) => true,
+        _ => KINDS.with_borrow(|k| k.get(checker, receiver)).is_some(),
+    }
+}
+
+fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    if let Stmt::Assign(assign) = stmt {
+        if let [Expr::Attribute(target)] = assign.targets.as_slice() {
+            check_flag(checker, stmt, target, &assign.value);
+        }
+    }
+    KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
+}
+
+fn check_flag(
+    checker: &mut Checker,
+    stmt: &Stmt,
+    target: &ruff_python_ast::ExprAttribute,
+    value: &Expr,
+) {
+    let receiver = &*target.value;
+    let recv = checker.text(receiver.range());
+    let val = checker.text(value.range());
+    match target.attr.as_str() {
+        "require_grad" => {
+            checker
+                .report(
+                    target.range(),
+                    format!("`require_grad` is a typo: torch never reads it, so `{recv}` keeps its `requires_grad` unchanged"),
+                )
+                .set_fix(RawFix::unsafe_edit(
+                    "Rename to `requires_grad`",
+                    vec![RawEdit::replace(target.attr.range(), "requires_grad")],
+                ));
+        }
+        "requires_grad" => {
+            if !is_module(checker, receiver) {
+                return;
+            }
+            let replacement = format!("{recv}.requires_grad_({val})");
+            checker
+                .report(
+                    target.range(),
+                    format!("`{recv}` is an nn.Module, which has no `requires_grad` flag: this stores a plain attribute and every parameter stays trainable; use `{replacement}`"),
+                )
+                .set_fix(RawFix::unsafe_edit(
+                    format!("Use `{replacement}`"),
+                    vec![RawEdit::replace(stmt.range(), replacement)],
+                ));
+        }
+        "training" => {
+            // A module switching its own flag inside its methods is its own business.
+            if helpers::name_of(receiver) == Some("self") || !is_module(checker, receiver) {
+                return;
+            }
+            let replacement = match helpers::is_truthy(value) {
+                Some(false) => format!("{recv}.eval()"),
+                Some(true) => format!("{recv}.train()"),
+                None => format!("{recv}.train({val})"),
+            };
+            checker
+                .report(
+                    target.range(),
+                    format!("assigning `{recv}.training` changes only that module: its submodules (Dropout, BatchNorm) keep their mode; use `{replacement}`"),
+                )
+                .set_fix(RawFix::unsafe_edit(
+                    format!("Use `{replacement}`"),
+                    vec![RawEdit::replace(stmt.range(), replacement)],
+                ));
+        }
+        _ => {}
+    }
+}
+
+fn clear(_checker: &mut Checker) {
+    KINDS.with_borrow_mut(LocalKinds::clear);
+}

@@ -1,0 +1,306 @@
+use super::helpers::{constructs_module, for_each_stmt, is_parameter_class, nn_prefix};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for sub-modules or Parameters kept in a plain Python `list`, `tuple` or `dict`
+    /// attribute of an `nn.Module` (`self.layers = [nn.Linear(d, d) for _ in range(n)]`, or
+    /// `self.layers = []` filled with `append`).
+    ///
+    /// ## Why is this bad?
+    /// `nn.Module` only registers sub-modules and Parameters assigned directly as attributes
+    /// or held by `nn.ModuleList`/`ModuleDict`/`ParameterList`/`ParameterDict`. Inside a
+    /// plain container they are invisible: `model.parameters()` skips them (the optimizer
+    /// never trains them), `model.to(device)` does not move them, `state_dict()` does not save
+    /// them, and `model.eval()` does not reach their Dropout/BatchNorm layers.
+    ///
+    /// ## Example
+    /// ```python
+    /// self.layers = [nn.Linear(d, d) for _ in range(n)]
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(n)])
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix wraps the container in `nn.ModuleList`/`ModuleDict`/`ParameterList`/
+    /// `ParameterDict` (or replaces `[]` with `nn.ModuleList()`). The parameters then start
+    /// being trained and saved: results change and older checkpoints miss the new keys, so
+    /// the fix is unsafe.
+    ///
+    /// ## References
+    /// - [torch.nn.ModuleList](https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html)
+    /// - [torch.nn.ParameterList](https://pytorch.org/docs/stable/generated/torch.nn.ParameterList.html)
+    /// - [pytorch issue 59925](https://github.com/pytorch/pytorch/issues/59925)
+    /// - [pytorch issue 1053](https://github.com/pytorch/pytorch/issues/1053)
+    pub(crate) static SUBMODULES_IN_PYTHON_LIST = {
+        name: "submodules-in-python-list",
+        code: "TV004",
+        group: Correctness,
+        severity: Critical,
+        title: "Sub-modules / Parameters stored in a plain list or dict attribute (not registered)",
+        autofix: Yes,
+        hooks: { stmt: check_stmt },
+    };
+}
+
+/// Modules without parameters, buffers or mode-dependent behaviour: not registering them
+/// loses nothing.
+const STATELESS: &[&str] = &[
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "SELU",
+    "CELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Sigmoid",
+    "Tanh",
+    "Softmax",
+    "LogSoftmax",
+    "Softmax2d",
+    "Softplus",
+    "Softsign",
+    "Hardtanh",
+    "Hardswish",
+    "Hardsigmoid",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "Threshold",
+    "LogSigmoid",
+    "GLU",
+    "Identity",
+    "Flatten",
+    "Unflatten",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "Upsample",
+    "UpsamplingNearest2d",
+    "UpsamplingBilinear2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "ChannelShuffle",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Element {
+    Module,
+    Parameter,
+}
+
+fn element(checker: &Checker, expr: &Expr) -> Option<Element> {
+    let Expr::Call(call) = expr else { return None };
+    if let Some(q) = checker.resolve(&call.func) {
+        if is_parameter_class(&q) {
+            return Some(Element::Parameter);
+        }
+        if q.starts_with("torch.nn.") && STATELESS.contains(&helpers::last_segment(&q)) {
+            return None;
+        }
+    }
+    constructs_module(checker, call).then_some(Element::Module)
+}
+
+/// The registrable elements of a container literal, and whether it is dict-like.
+fn container_elements(checker: &Checker, value: &Expr) -> Option<(Vec<Element>, bool)> {
+    let (elements, dict): (Vec<&Expr>, bool) = match value {
+        Expr::List(l) => (l.elts.iter().collect(), false),
+        Expr::Tuple(t) => (t.elts.iter().collect(), false),
+        Expr::ListComp(c) => (vec![&*c.elt], false),
+        Expr::Dict(d) => (d.items.iter().map(|i| &i.value).collect(), true),
+        Expr::DictComp(c) => (vec![&*c.value], true),
+        _ => return None,
+    };
+    let found: Vec<Element> = elements
+        .iter()
+        .filter_map(|e| element(checker, e))
+        .collect();
+    Some((found, dict))
+}
+
+/// Facts about `self.<name>` in the function body.
+#[derive(Default)]
+struct Usage {
+    assignments: usize,
+    wrapped: bool,
+    appended: Vec<Element>,
+}
+
+fn usage(checker: &Checker, body: &[Stmt], name: &str) -> Usage {
+    struct Finder<'c, 'a, 'n> {
+        checker: &'c Checker<'a>,
+        name: &'n str,
+        out: Usage,
+    }
+    impl<'x> Visitor<'x> for Finder<'_, '_, '_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Call(call) = expr {
+                let registers = match helpers::method_call(call) {
+                    Some(("add_module" | "register_module" | "register_parameter", _)) => true,
+                    Some(("append" | "extend" | "insert", recv))
+                        if helpers::self_attribute(recv) == Some(self.name) =>
+                    {
+                        for arg in &call.arguments.args {
+                            match arg {
+                                Expr::List(_) | Expr::Tuple(_) | Expr::ListComp(_) => {
+                                    if let Some((found, _)) = container_elements(self.checker, arg)
+                                    {
+                                        self.out.appended.extend(found);
+                                    }
+                                }
+                                e => self.out.appended.extend(element(self.checker, e)),
+                            }
+                        }
+                        false
+                    }
+                    _ => false,
+                };
+                let mentions_self_x = call.arguments.args.iter().any(|a| {
+                    let a = match a {
+                        Expr::Starred(s) => &*s.value,
+                        a => a,
+                    };
+                    helpers::self_attribute(a) == Some(self.name)
+                });
+                if registers || mentions_self_x {
+                    // Wrapped (`nn.ModuleList(self.x)`), registered, or handed to something
+                    // that may register it: stay silent.
+                    self.out.wrapped = true;
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut out = Usage::default();
+    for_each_stmt(body, &mut |s| {
+        let targets: &[Expr] = match s {
+            Stmt::Assign(a) => a.targets.as_slice(),
+            Stmt::AugAssign(a) => std::slice::from_ref(&*a.target),
+            Stmt::AnnAssign(a) => std::slice::from_ref(&*a.target),
+            _ => &[],
+        };
+        out.assignments += targets
+            .iter()
+            .filter(|t| helpers::self_attribute(t) == Some(name))
+            .count();
+    });
+    let mut f = Finder { checker, name, out };
+    f.visit_body(body);
+    f.out
+}
+
+fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    let Stmt::Assign(assign) = stmt else { return };
+    let [target] = assign.targets.as_slice() else {
+        return;
+    };
+    let Some(name) = helpers::self_attribute(target) else {
+        return;
+    };
+    let value = &*assign.value;
+    if !matches!(
+        value,
+        Expr::List(_) | Expr::Tuple(_) | Expr::ListComp(_) | Expr::Dict(_) | Expr::DictComp(_)
+    ) || checker.module_method().is_none()
+    {
+        return;
+    }
+    let Some(func) = checker.function() else {
+        return;
+    };
+    let Some((mut found, dict)) = container_elements(checker, value) else {
+        return;
+    };
+    let empty_list = matches!(value, Expr::List(l) if l.elts.is_empty());
+    let u = usage(checker, &func.body, name);
+    if u.wrapped || u.assignments > 1 {
+        return;
+    }
+    if empty_list {
+        found = u.appended;
+    }
+    if found.is_empty() {
+        return;
+    }
+    let params_only = found.iter().all(|e| *e == Element::Parameter);
+    let modules_only = found.iter().all(|e| *e == Element::Module);
+    let (what, wrapper) = match (params_only, dict) {
+        (true, false) => ("Parameters", "ParameterList"),
+        (true, true) => ("Parameters", "ParameterDict"),
+        (false, false) => ("sub-modules", "ModuleList"),
+        (false, true) => ("sub-modules", "ModuleDict"),
+    };
+    let container = if dict {
+        "dict"
+    } else if matches!(value, Expr::Tuple(_)) {
+        "tuple"
+    } else {
+        "list"
+    };
+    let fix = nn_prefix(checker).and_then(|nn| {
+        if !(params_only || modules_only) {
+            return None;
+        }
+        if empty_list {
+            return Some(RawEdit::replace(value.range(), format!("{nn}{wrapper}()")));
+        }
+        match value {
+            Expr::Dict(d)
+                if !d.items.iter().all(|i| {
+                    i.key
+                        .as_ref()
+                        .is_some_and(|k| helpers::str_value(k).is_some())
+                }) =>
+            {
+                None
+            }
+            Expr::DictComp(_) => None,
+            _ => Some(RawEdit::replace(
+                value.range(),
+                format!("{nn}{wrapper}({})", checker.text(value.range())),
+            )),
+        }
+    });
+    let diag = checker.report(
+        target.range(),
+        format!("`self.{name}` is a plain {container} of {what}: they are not registered, so model.parameters(), .to(), .eval() and state_dict() skip them; use nn.{wrapper}"),
+    );
+    if let Some(edit) = fix {
+        diag.set_fix(RawFix::unsafe_edit(
+            format!("Wrap in `nn.{wrapper}`"),
+            vec![edit],
+        ));
+    }
+}

@@ -1,0 +1,93 @@
+use crate::checker::Checker;
+use crate::fix::{add_keyword_argument, RawFix};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for `torch.load(path)` without `map_location` in files that also select the
+    /// device at run time (`torch.cuda.is_available()`) or run distributed training.
+    ///
+    /// ## Why is this bad?
+    /// `torch.load` restores every tensor onto the device it was saved from. A checkpoint
+    /// written on a GPU then fails to load on a CPU-only machine ("Attempting to deserialize
+    /// object on a CUDA device"), and under DDP every rank loads onto `cuda:0`, filling GPU 0
+    /// with copies. Code that supports both cases should say where tensors go.
+    ///
+    /// ## Example
+    /// ```python
+    /// device = "cuda" if torch.cuda.is_available() else "cpu"
+    /// model.load_state_dict(torch.load(path, weights_only=True))
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// device = "cuda" if torch.cuda.is_available() else "cpu"
+    /// model.load_state_dict(torch.load(path, map_location=device, weights_only=True))
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix adds `map_location="cpu"`. Loaded tensors then live on the CPU, which is what
+    /// `load_state_dict` needs, but code that uses them directly on the GPU would need a
+    /// `.to(device)`, so the fix is unsafe.
+    ///
+    /// ## References
+    /// - [torch.load](https://pytorch.org/docs/stable/generated/torch.load.html)
+    /// - [Cutie issue 37](https://github.com/hkchengrex/Cutie/issues/37)
+    /// - [apex issue 222](https://github.com/NVIDIA/apex/issues/222)
+    pub(crate) static TORCH_LOAD_WITHOUT_MAP_LOCATION = {
+        name: "torch-load-without-map-location",
+        code: "TV084",
+        group: Correctness,
+        severity: Warning,
+        title: "torch.load without map_location in code that also runs on CPU or under DDP",
+        autofix: Yes,
+        hooks: { end: check_end },
+    };
+}
+
+const LOADS: &[&str] = &["torch.load", "torch.serialization.load"];
+
+fn check_end(checker: &mut Checker) {
+    if LOADS.iter().all(|q| checker.facts.calls_of(q).is_empty()) {
+        return;
+    }
+    let facts = &checker.facts;
+    let cpu_fallback = !facts.calls_of("torch.cuda.is_available").is_empty();
+    let distributed = [
+        "torch.distributed.init_process_group",
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+    ]
+    .iter()
+    .any(|q| !facts.calls_of(q).is_empty());
+    if !cpu_fallback && !distributed {
+        return;
+    }
+    let why = if distributed {
+        "under DDP every rank loads the tensors onto the GPU they were saved from (usually cuda:0)"
+    } else {
+        "a checkpoint saved on a GPU fails to load on a CPU-only machine, which this file supports"
+    };
+    let calls: Vec<_> = LOADS
+        .iter()
+        .flat_map(|q| checker.facts.calls_of(q).iter().copied())
+        .collect();
+    for call in calls {
+        if helpers::argument(call, "map_location", 1).is_some()
+            || helpers::has_kwargs_splat(call)
+            || helpers::has_args_splat(call)
+        {
+            continue;
+        }
+        checker
+            .report(
+                call.func.range(),
+                format!("`torch.load` without `map_location` restores tensors onto the device they were saved from: {why}"),
+            )
+            .set_fix(RawFix::unsafe_edit(
+                "Add `map_location=\"cpu\"`",
+                vec![add_keyword_argument(call, "map_location=\"cpu\"")],
+            ));
+    }
+}
