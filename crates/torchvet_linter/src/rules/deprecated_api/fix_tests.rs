@@ -220,3 +220,30 @@ fn api_misc() {
     assert_eq!(apply(r, None, src), src);
     assert_eq!(count(r, None, src), 2);
 }
+
+#[test]
+fn stft() {
+    let r = "stft-return-complex-required";
+    let src = "import torch\ns = torch.stft(x, 512, hop_length=128)\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch\ns = torch.view_as_real(torch.stft(x, 512, hop_length=128, return_complex=True))\n"
+    );
+    assert_eq!(count(r, Some("1.7"), src), 0);
+}
+
+#[test]
+fn dataiter_next() {
+    let r = "dataiter-next-method";
+    let src = "import torch\nit = iter(loader)\nx = it.next()\ny = iter(loader).next()\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch\nit = iter(loader)\nx = next(it)\ny = next(iter(loader))\n"
+    );
+    assert_eq!(count(r, Some("1.12"), src), 0);
+    // State never leaks from one file into the next.
+    assert_eq!(
+        count(r, None, "import torch\ndef f():\n    return it.next()\n"),
+        0
+    );
+}

@@ -150,3 +150,115 @@ pub(super) fn reference_to(checker: &Checker, expr: &Expr, names: &[&str]) -> Op
     let last = q.rsplit('.').next().unwrap_or(&q);
     names.contains(&last).then_some(q)
 }
+
+/// Per-file record of what simple names (`x = ...`) and `self.x = ...` attributes were last
+/// bound to, as a small rule-defined kind. The checker has no per-rule state, so rules that
+/// need "what was this name assigned" record assignments from their `stmt` hook and query
+/// them from their `call`/`expr` hooks; the `end` hook must call [`Bindings::clear`].
+///
+/// Scopes: a plain name is looked up in the current function, then (unless it is a parameter
+/// of that function) at module level; `self.x` is looked up in the enclosing class.
+pub(super) mod bindings {
+    use crate::checker::Checker;
+    use ruff_python_ast::{Expr, Stmt};
+    use ruff_text_size::Ranged;
+    use rustc_hash::FxHashMap;
+    use std::cell::RefCell;
+
+    type Key = (&'static str, u32, String);
+
+    #[derive(Default)]
+    struct State {
+        file: usize,
+        kinds: FxHashMap<Key, u8>,
+    }
+
+    thread_local! {
+        static STATE: RefCell<State> = RefCell::new(State::default());
+    }
+
+    fn file_key(checker: &Checker) -> usize {
+        std::ptr::from_ref(checker.source) as usize ^ checker.source.text.len().rotate_left(17)
+    }
+
+    fn scope_of(checker: &Checker, target: &Expr) -> Option<(u32, String)> {
+        match target {
+            Expr::Name(n) => {
+                let scope = checker.function().map_or(0, |f| f.start().to_u32() + 1);
+                Some((scope, n.id.to_string()))
+            }
+            Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "self") => {
+                let class = checker.frame().method_of?;
+                Some((
+                    class.def.start().to_u32() + 1,
+                    format!("self.{}", a.attr.as_str()),
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Record the kinds of the targets of an assignment statement (`classify` sees the value;
+    /// `None` records "something else", which hides an earlier binding).
+    pub(in super::super) fn record(
+        checker: &Checker,
+        stmt: &Stmt,
+        classify: impl Fn(&Checker, &Expr) -> Option<u8>,
+    ) {
+        let (targets, value): (Vec<&Expr>, Option<&Expr>) = match stmt {
+            Stmt::Assign(a) => (a.targets.iter().collect(), Some(&*a.value)),
+            Stmt::AnnAssign(a) => (vec![&*a.target], a.value.as_deref()),
+            _ => return,
+        };
+        let rule = checker.rule().name;
+        let file = file_key(checker);
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            if s.file != file {
+                s.kinds.clear();
+                s.file = file;
+            }
+            for target in targets {
+                let Some((scope, name)) = scope_of(checker, target) else {
+                    continue;
+                };
+                let kind = value.and_then(|v| classify(checker, v)).unwrap_or(0);
+                s.kinds.insert((rule, scope, name), kind);
+            }
+        });
+    }
+
+    /// The kind a name (`x`) or `self.x` was last bound to, `None` when unknown.
+    pub(in super::super) fn kind_of(checker: &Checker, expr: &Expr) -> Option<u8> {
+        let (scope, name) = scope_of(checker, expr)?;
+        let rule = checker.rule().name;
+        let file = file_key(checker);
+        STATE.with(|s| {
+            let s = s.borrow();
+            if s.file != file {
+                return None;
+            }
+            if let Some(&k) = s.kinds.get(&(rule, scope, name.clone())) {
+                return (k != 0).then_some(k);
+            }
+            // A name not assigned in this function: the module-level binding, unless the
+            // function receives it as a parameter.
+            if scope == 0 || name.starts_with("self.") {
+                return None;
+            }
+            if checker
+                .function()
+                .is_some_and(|f| f.parameters.iter().any(|p| p.name().as_str() == name))
+            {
+                return None;
+            }
+            s.kinds.get(&(rule, 0, name)).copied().filter(|&k| k != 0)
+        })
+    }
+
+    /// Forget this rule's records (call from the rule's `end` hook).
+    pub(in super::super) fn clear(checker: &mut Checker) {
+        let rule = checker.rule().name;
+        STATE.with(|s| s.borrow_mut().kinds.retain(|k, _| k.0 != rule));
+    }
+}

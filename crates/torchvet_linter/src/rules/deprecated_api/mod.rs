@@ -3,6 +3,7 @@ use crate::registry::Rule;
 
 mod autograd_variable_deprecated;
 mod checkpoint_use_reentrant_implicit;
+mod dataiter_next_method;
 mod deprecated_api_misc;
 mod deprecated_cuda_amp_autocast;
 mod deprecated_functional_activation;
@@ -16,6 +17,7 @@ mod implicit_default_warnings;
 mod loss_size_average_reduce;
 mod set_default_tensor_type_deprecated;
 mod softmax_implicit_dim;
+mod stft_return_complex_required;
 mod torch_six_removed;
 mod torchvision_pretrained_deprecated;
 mod volatile_flag_removed;
@@ -37,4 +39,6 @@ pub(crate) static RULES: &[&Rule] = &[
     &implicit_default_warnings::IMPLICIT_DEFAULT_WARNINGS,
     &torchvision_pretrained_deprecated::TORCHVISION_PRETRAINED_DEPRECATED,
     &deprecated_api_misc::DEPRECATED_API_MISC,
+    &stft_return_complex_required::STFT_RETURN_COMPLEX_REQUIRED,
+    &dataiter_next_method::DATAITER_NEXT_METHOD,
 ];
