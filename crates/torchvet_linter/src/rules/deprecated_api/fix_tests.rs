@@ -247,3 +247,13 @@ fn dataiter_next() {
         0
     );
 }
+
+#[test]
+fn data_zero_index() {
+    let r = "tensor-data-zero-index";
+    let src = "import torch.nn as nn\ncrit = nn.MSELoss()\nloss = crit(a, b)\nx = loss.data[0]\ny = (loss * 2).data[0]\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch.nn as nn\ncrit = nn.MSELoss()\nloss = crit(a, b)\nx = loss.item()\ny = (loss * 2).item()\n"
+    );
+}

@@ -212,17 +212,19 @@ pub(super) mod bindings {
         };
         let rule = checker.rule().name;
         let file = file_key(checker);
+        // Classify before borrowing: the classifier may look up other bindings.
+        let kind = value.and_then(|v| classify(checker, v)).unwrap_or(0);
+        let scoped: Vec<(u32, String)> = targets
+            .into_iter()
+            .filter_map(|t| scope_of(checker, t))
+            .collect();
         STATE.with(|s| {
             let mut s = s.borrow_mut();
             if s.file != file {
                 s.kinds.clear();
                 s.file = file;
             }
-            for target in targets {
-                let Some((scope, name)) = scope_of(checker, target) else {
-                    continue;
-                };
-                let kind = value.and_then(|v| classify(checker, v)).unwrap_or(0);
+            for (scope, name) in scoped {
                 s.kinds.insert((rule, scope, name), kind);
             }
         });

@@ -18,6 +18,7 @@ mod loss_size_average_reduce;
 mod set_default_tensor_type_deprecated;
 mod softmax_implicit_dim;
 mod stft_return_complex_required;
+mod tensor_data_zero_index;
 mod torch_six_removed;
 mod torchvision_pretrained_deprecated;
 mod volatile_flag_removed;
@@ -41,4 +42,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &deprecated_api_misc::DEPRECATED_API_MISC,
     &stft_return_complex_required::STFT_RETURN_COMPLEX_REQUIRED,
     &dataiter_next_method::DATAITER_NEXT_METHOD,
+    &tensor_data_zero_index::TENSOR_DATA_ZERO_INDEX,
 ];
