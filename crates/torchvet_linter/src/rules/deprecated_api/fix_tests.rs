@@ -257,3 +257,15 @@ fn data_zero_index() {
         "import torch.nn as nn\ncrit = nn.MSELoss()\nloss = crit(a, b)\nx = loss.item()\ny = (loss * 2).item()\n"
     );
 }
+
+#[test]
+fn scheduler_calls() {
+    let r = "lr-scheduler-deprecated-calls";
+    let src = "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10)\ns.step(epoch)\nlr = s.get_lr()\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch\ns = torch.optim.lr_scheduler.StepLR(opt, 10)\ns.step()\nlr = s.get_last_lr()\n"
+    );
+    let src = "import torch\ns = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\ns.step(loss)\n";
+    assert_eq!(count(r, None, src), 0);
+}

@@ -15,6 +15,7 @@ mod fix_tests;
 mod helpers;
 mod implicit_default_warnings;
 mod loss_size_average_reduce;
+mod lr_scheduler_deprecated_calls;
 mod set_default_tensor_type_deprecated;
 mod softmax_implicit_dim;
 mod stft_return_complex_required;
@@ -43,4 +44,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &stft_return_complex_required::STFT_RETURN_COMPLEX_REQUIRED,
     &dataiter_next_method::DATAITER_NEXT_METHOD,
     &tensor_data_zero_index::TENSOR_DATA_ZERO_INDEX,
+    &lr_scheduler_deprecated_calls::LR_SCHEDULER_DEPRECATED_CALLS,
 ];
