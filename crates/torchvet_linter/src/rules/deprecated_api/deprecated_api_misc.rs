@@ -59,7 +59,7 @@ crate::declare_rule! {
         title: "Other deprecated APIs (weight_norm, sdp_kernel, functorch, assert_allclose, storage(), add_(scalar, tensor), v2.ToTensor, ...)",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103", "TOR202"],
-        hooks: { stmt: check_import, expr: check_reference, call: check_method },
+        hooks: { stmt: check_import, expr: check_reference, call: check_method, end: helpers::bindings::clear },
     };
 }
 
@@ -108,6 +108,9 @@ fn deprecated(q: &str) -> Option<((u32, u32), &'static str)> {
 }
 
 fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
     if !matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
         return;
     }

@@ -49,7 +49,7 @@ crate::declare_rule! {
         title: "torch.cuda.amp / torch.cpu.amp autocast, GradScaler, custom_fwd/bwd are deprecated (use torch.amp)",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference },
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
     };
 }
 
@@ -77,6 +77,9 @@ fn deprecated(q: &str) -> Option<(&'static str, &'static str)> {
 }
 
 fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
     if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 2, 4) {
         return;
     }

@@ -41,7 +41,7 @@ crate::declare_rule! {
         severity: Info,
         title: "F.sigmoid / F.tanh are deprecated (use torch.sigmoid / torch.tanh)",
         autofix: Yes,
-        hooks: { stmt: check_import, expr: check_reference },
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
     };
 }
 
@@ -56,6 +56,9 @@ fn deprecated(q: &str) -> Option<&'static str> {
 }
 
 fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
     if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 0, 4) {
         return;
     }

@@ -57,7 +57,7 @@ crate::declare_rule! {
         title: "Removed/deprecated torch linear-algebra functions and torch.range",
         autofix: Yes,
         torchfix: ["TOR001", "TOR004", "TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference, call: check_method },
+        hooks: { stmt: check_import, expr: check_reference, call: check_method, end: helpers::bindings::clear },
     };
 }
 
@@ -111,6 +111,9 @@ fn message(q: &str, removed: bool, replacement: &str) -> String {
 }
 
 fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
     if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 1, 9) {
         return;
     }

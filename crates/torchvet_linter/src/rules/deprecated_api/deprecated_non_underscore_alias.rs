@@ -44,7 +44,7 @@ crate::declare_rule! {
         severity: Info,
         title: "Deprecated non-underscore in-place aliases (nn.utils.clip_grad_norm, nn.init.xavier_uniform, ...)",
         autofix: Yes,
-        hooks: { stmt: check_import, expr: check_reference },
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
     };
 }
 
@@ -86,6 +86,9 @@ fn deprecated(q: &str) -> Option<&str> {
 }
 
 fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
     if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 0, 4) {
         return;
     }

@@ -47,7 +47,7 @@ crate::declare_rule! {
         title: "F.upsample* / nn.UpsamplingBilinear2d / nn.UpsamplingNearest2d are deprecated",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference },
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
     };
 }
 
@@ -78,6 +78,9 @@ fn deprecated(q: &str) -> Option<(&'static str, &'static str)> {
 }
 
 fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
     if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 0, 4) {
         return;
     }

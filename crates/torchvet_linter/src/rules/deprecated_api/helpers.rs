@@ -135,20 +135,128 @@ pub(super) fn as_receiver(checker: &Checker, expr: &Expr) -> String {
     }
 }
 
+/// Note the names an import statement binds whose imported member is one of `names` (for
+/// [`reference_to`]); the rule must also have `end: bindings::clear`.
+pub(super) fn note_imports(checker: &Checker, stmt: &Stmt, names: &[&str]) {
+    for n in imported_names(stmt) {
+        let member = n.qualified.rsplit('.').next().unwrap_or(&n.qualified);
+        if names.contains(&member) {
+            bindings::note_import(checker, &n.bound);
+        }
+    }
+}
+
 /// The qualified name of a loaded reference whose last name is one of `names` (cheap filter on
 /// attributes before resolving; bare names are resolved through their import).
 pub(super) fn reference_to(checker: &Checker, expr: &Expr, names: &[&str]) -> Option<String> {
     if !is_load_reference(expr) {
         return None;
     }
-    if let Expr::Attribute(a) = expr {
-        if !names.contains(&a.attr.as_str()) {
-            return None;
+    match expr {
+        Expr::Attribute(a) if !names.contains(&a.attr.as_str()) => return None,
+        // `F` in `F.sigmoid`: the reference is the attribute, seen on its own.
+        Expr::Name(n)
+            if !is_outermost(checker, expr) || !bindings::imported(checker, n.id.as_str()) =>
+        {
+            return None
         }
+        _ => {}
     }
     let q = checker.resolve(expr)?;
     let last = q.rsplit('.').next().unwrap_or(&q);
-    names.contains(&last).then_some(q)
+    if !names.contains(&last) || is_compat_fallback(checker, expr) {
+        return None;
+    }
+    // A name the current function assigns is a local alias (`f = F.sigmoid`): the alias's
+    // definition is the finding, not each use.
+    if let (Expr::Name(n), Some(func)) = (expr, checker.function()) {
+        if assigns_name(&func.body, n.id.as_str()) {
+            return None;
+        }
+    }
+    Some(q)
+}
+
+/// Does a suite (not nested functions or classes) assign `name` with `=`?
+fn assigns_name(body: &[Stmt], name: &str) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Assign(a) => a
+            .targets
+            .iter()
+            .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name)),
+        Stmt::If(x) => {
+            assigns_name(&x.body, name)
+                || x.elif_else_clauses
+                    .iter()
+                    .any(|c| assigns_name(&c.body, name))
+        }
+        Stmt::For(x) => assigns_name(&x.body, name) || assigns_name(&x.orelse, name),
+        Stmt::While(x) => assigns_name(&x.body, name) || assigns_name(&x.orelse, name),
+        Stmt::With(x) => assigns_name(&x.body, name),
+        Stmt::Try(x) => {
+            assigns_name(&x.body, name)
+                || assigns_name(&x.orelse, name)
+                || assigns_name(&x.finalbody, name)
+                || x.handlers.iter().any(|h| {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    assigns_name(&h.body, name)
+                })
+        }
+        _ => false,
+    })
+}
+
+/// `f = <old API>` immediately followed by `if hasattr(...)` / a version test that rebinds `f`
+/// to the new API: the old API is only the fallback of a compatibility shim.
+pub(super) fn is_compat_fallback(checker: &Checker, expr: &Expr) -> bool {
+    let Some(stmt @ Stmt::Assign(assign)) = checker.current_stmt() else {
+        return false;
+    };
+    let [Expr::Name(target)] = assign.targets.as_slice() else {
+        return false;
+    };
+    if assign.value.range() != expr.range() {
+        return false;
+    }
+    let Some(func) = checker.function() else {
+        return false;
+    };
+    let Some(next) = next_sibling(&func.body, stmt) else {
+        return false;
+    };
+    let Stmt::If(branch) = next else { return false };
+    let test = checker.text(branch.test.range());
+    if !(test.contains("hasattr") || test.contains("version")) {
+        return false;
+    }
+    branch.body.iter().any(|s| {
+        matches!(s, Stmt::Assign(a) if matches!(a.targets.as_slice(), [Expr::Name(n)] if n.id == target.id))
+    })
+}
+
+/// The statement after `stmt` in `body` or in one of its nested blocks.
+fn next_sibling<'a>(body: &'a [Stmt], stmt: &Stmt) -> Option<&'a Stmt> {
+    let range = stmt.range();
+    for (i, s) in body.iter().enumerate() {
+        if s.range() == range {
+            return body.get(i + 1);
+        }
+        if !s.range().contains_range(range) {
+            continue;
+        }
+        let blocks: Vec<&'a [Stmt]> = match s {
+            Stmt::If(x) => std::iter::once(&x.body[..])
+                .chain(x.elif_else_clauses.iter().map(|c| &c.body[..]))
+                .collect(),
+            Stmt::For(x) => vec![&x.body, &x.orelse],
+            Stmt::While(x) => vec![&x.body, &x.orelse],
+            Stmt::With(x) => vec![&x.body],
+            Stmt::Try(x) => vec![&x.body, &x.orelse, &x.finalbody],
+            _ => Vec::new(),
+        };
+        return blocks.into_iter().find_map(|b| next_sibling(b, stmt));
+    }
+    None
 }
 
 /// Per-file record of what simple names (`x = ...`) and `self.x = ...` attributes were last
@@ -162,15 +270,29 @@ pub(super) mod bindings {
     use crate::checker::Checker;
     use ruff_python_ast::{Expr, Stmt};
     use ruff_text_size::Ranged;
-    use rustc_hash::FxHashMap;
+    use rustc_hash::{FxHashMap, FxHasher};
     use std::cell::RefCell;
+    use std::hash::{Hash, Hasher};
 
-    type Key = (&'static str, u32, String);
+    /// (rule, scope, hash of the bound name): no allocation per assignment or lookup.
+    type Key = (&'static str, u32, u64);
 
     #[derive(Default)]
     struct State {
         file: usize,
         kinds: FxHashMap<Key, u8>,
+        /// Names bound by imports the rule cares about (see [`note_import`]).
+        imports: FxHashMap<&'static str, Vec<String>>,
+    }
+
+    impl State {
+        fn reset_if_new(&mut self, file: usize) {
+            if self.file != file {
+                self.kinds.clear();
+                self.imports.clear();
+                self.file = file;
+            }
+        }
     }
 
     thread_local! {
@@ -181,17 +303,25 @@ pub(super) mod bindings {
         std::ptr::from_ref(checker.source) as usize ^ checker.source.text.len().rotate_left(17)
     }
 
-    fn scope_of(checker: &Checker, target: &Expr) -> Option<(u32, String)> {
+    fn hash_name(is_self: bool, name: &str) -> u64 {
+        let mut h = FxHasher::default();
+        (is_self, name).hash(&mut h);
+        h.finish()
+    }
+
+    /// The scope a target belongs to, the hash of its name, and the plain name (for a `Name`).
+    fn scope_of<'e>(checker: &Checker, target: &'e Expr) -> Option<(u32, u64, Option<&'e str>)> {
         match target {
             Expr::Name(n) => {
                 let scope = checker.function().map_or(0, |f| f.start().to_u32() + 1);
-                Some((scope, n.id.to_string()))
+                Some((scope, hash_name(false, n.id.as_str()), Some(n.id.as_str())))
             }
             Expr::Attribute(a) if matches!(&*a.value, Expr::Name(n) if n.id.as_str() == "self") => {
                 let class = checker.frame().method_of?;
                 Some((
                     class.def.start().to_u32() + 1,
-                    format!("self.{}", a.attr.as_str()),
+                    hash_name(true, a.attr.as_str()),
+                    None,
                 ))
             }
             _ => None,
@@ -205,62 +335,95 @@ pub(super) mod bindings {
         stmt: &Stmt,
         classify: impl Fn(&Checker, &Expr) -> Option<u8>,
     ) {
-        let (targets, value): (Vec<&Expr>, Option<&Expr>) = match stmt {
-            Stmt::Assign(a) => (a.targets.iter().collect(), Some(&*a.value)),
-            Stmt::AnnAssign(a) => (vec![&*a.target], a.value.as_deref()),
+        let (targets, value): (&[Expr], Option<&Expr>) = match stmt {
+            Stmt::Assign(a) => (&a.targets, Some(&*a.value)),
+            Stmt::AnnAssign(a) => (std::slice::from_ref(&*a.target), a.value.as_deref()),
             _ => return,
         };
         let rule = checker.rule().name;
         let file = file_key(checker);
         // Classify before borrowing: the classifier may look up other bindings.
         let kind = value.and_then(|v| classify(checker, v)).unwrap_or(0);
-        let scoped: Vec<(u32, String)> = targets
-            .into_iter()
-            .filter_map(|t| scope_of(checker, t))
-            .collect();
         STATE.with(|s| {
             let mut s = s.borrow_mut();
-            if s.file != file {
-                s.kinds.clear();
-                s.file = file;
-            }
-            for (scope, name) in scoped {
-                s.kinds.insert((rule, scope, name), kind);
+            s.reset_if_new(file);
+            for t in targets {
+                let Some((scope, hash, _)) = scope_of(checker, t) else {
+                    continue;
+                };
+                if kind != 0 {
+                    s.kinds.insert((rule, scope, hash), kind);
+                } else {
+                    s.kinds.remove(&(rule, scope, hash));
+                    if scope != 0 && s.kinds.contains_key(&(rule, 0, hash)) {
+                        // Hides a module-level binding of the same name.
+                        s.kinds.insert((rule, scope, hash), 0);
+                    }
+                }
             }
         });
     }
 
     /// The kind a name (`x`) or `self.x` was last bound to, `None` when unknown.
     pub(in super::super) fn kind_of(checker: &Checker, expr: &Expr) -> Option<u8> {
-        let (scope, name) = scope_of(checker, expr)?;
+        let (scope, hash, name) = scope_of(checker, expr)?;
         let rule = checker.rule().name;
         let file = file_key(checker);
         STATE.with(|s| {
             let s = s.borrow();
-            if s.file != file {
+            if s.file != file || s.kinds.is_empty() {
                 return None;
             }
-            if let Some(&k) = s.kinds.get(&(rule, scope, name.clone())) {
+            if let Some(&k) = s.kinds.get(&(rule, scope, hash)) {
                 return (k != 0).then_some(k);
             }
             // A name not assigned in this function: the module-level binding, unless the
             // function receives it as a parameter.
-            if scope == 0 || name.starts_with("self.") {
-                return None;
-            }
-            if checker
-                .function()
-                .is_some_and(|f| f.parameters.iter().any(|p| p.name().as_str() == name))
+            let name = name?;
+            if scope == 0
+                || checker
+                    .function()
+                    .is_some_and(|f| f.parameters.iter().any(|p| p.name().as_str() == name))
             {
                 return None;
             }
-            s.kinds.get(&(rule, 0, name)).copied().filter(|&k| k != 0)
+            s.kinds.get(&(rule, 0, hash)).copied().filter(|&k| k != 0)
         })
     }
 
     /// Forget this rule's records (call from the rule's `end` hook).
     pub(in super::super) fn clear(checker: &mut Checker) {
         let rule = checker.rule().name;
-        STATE.with(|s| s.borrow_mut().kinds.retain(|k, _| k.0 != rule));
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            s.kinds.retain(|k, _| k.0 != rule);
+            s.imports.remove(rule);
+        });
+    }
+
+    /// Remember that the file binds `name` by an import the current rule cares about, so that
+    /// bare-name references are resolved only for such names (a cheap filter for the common
+    /// case of a file that imports none of them).
+    pub(in super::super) fn note_import(checker: &Checker, name: &str) {
+        let rule = checker.rule().name;
+        let file = file_key(checker);
+        STATE.with(|s| {
+            let mut s = s.borrow_mut();
+            s.reset_if_new(file);
+            s.imports.entry(rule).or_default().push(name.to_string());
+        });
+    }
+
+    /// Was `name` noted by [`note_import`] for the current rule in this file?
+    pub(in super::super) fn imported(checker: &Checker, name: &str) -> bool {
+        let rule = checker.rule().name;
+        let file = file_key(checker);
+        STATE.with(|s| {
+            let s = s.borrow();
+            s.file == file
+                && s.imports
+                    .get(rule)
+                    .is_some_and(|v| v.iter().any(|n| n == name))
+        })
     }
 }

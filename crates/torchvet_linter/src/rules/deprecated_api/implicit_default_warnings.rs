@@ -13,10 +13,12 @@ crate::declare_rule! {
     /// `F.affine_grid` without `align_corners=`.
     ///
     /// ## Why is this bad?
-    /// Each of these defaults changed once (`align_corners` in 0.4.0) or is announced to change
-    /// (`meshgrid` will require `indexing`), and torch warns on every call. Stating the value
-    /// documents which convention the code uses (`'ij'` matrix vs `'xy'` Cartesian indexing;
-    /// pixel-corner vs pixel-centre alignment) and keeps results stable across versions.
+    /// Each of these defaults changed once (`align_corners` of `interpolate` in 0.4.0, of
+    /// `grid_sample` / `affine_grid` in 1.3.0) or is announced to change (`meshgrid` will
+    /// require `indexing`); `meshgrid`, `grid_sample` and `affine_grid` warn on every call.
+    /// Stating the value documents which convention the code uses (`'ij'` matrix vs `'xy'`
+    /// Cartesian indexing; pixel-corner vs pixel-centre alignment) and keeps results stable
+    /// across versions.
     ///
     /// ## Example
     /// ```python
@@ -69,8 +71,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             }
             ("align_corners", mode_pos + 1, "False", (0, 4))
         }
-        "torch.nn.functional.grid_sample" => ("align_corners", 4, "False", (0, 4)),
-        "torch.nn.functional.affine_grid" => ("align_corners", 2, "False", (0, 4)),
+        "torch.nn.functional.grid_sample" => ("align_corners", 4, "False", (1, 3)),
+        "torch.nn.functional.affine_grid" => ("align_corners", 2, "False", (1, 3)),
         _ => return,
     };
     if sem::has_kwargs_splat(call) || sem::has_args_splat(call) {
@@ -85,8 +87,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let callee = checker.text(call.func.range()).to_string();
     let message = if keyword == "indexing" {
         format!("`{callee}(...)` without `indexing=` warns on every call (the default is due to change): pass `indexing=\"ij\"` (current behaviour) or `\"xy\"`")
+    } else if version == (1, 3) {
+        format!("`{callee}(...)` without `align_corners=` warns on every call (the default changed to False in torch 1.3.0): pass `align_corners=False` (current behaviour) or `True`")
     } else {
-        format!("`{callee}(...)` without `align_corners=` warns (its default changed in 0.4.0): pass `align_corners=False` (current behaviour) or `True`")
+        format!("`{callee}(...)` with a linear mode relies on the implicit `align_corners` default, which changed in torch 0.4.0: pass `align_corners=False` (current behaviour) or `True`")
     };
     checker
         .report(call.func.range(), message)

@@ -57,6 +57,19 @@ const PLATEAU: u8 = 2;
 
 fn classify(checker: &Checker, expr: &Expr) -> Option<u8> {
     let Expr::Call(call) = expr else { return None };
+    // Cheap filter before resolving: scheduler class or factory names.
+    let last = match &*call.func {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return None,
+    };
+    if !(last.contains("LR")
+        || last.contains("Schedul")
+        || last.contains("schedule")
+        || last == "CosineAnnealingWarmRestarts")
+    {
+        return None;
+    }
     let q = checker.resolve(&call.func)?;
     if let Some(class) = q.strip_prefix("torch.optim.lr_scheduler.") {
         return match class {

@@ -103,8 +103,26 @@ fn classify(checker: &Checker, expr: &Expr) -> Option<u8> {
     }
 }
 
+/// Could the callee's last name be a loss or a reduction (cheap filter before resolving)?
+fn maybe_loss_or_reduction(name: &str) -> bool {
+    name.ends_with("Loss")
+        || name.ends_with("_loss")
+        || FUNCTIONAL.contains(&name)
+        || matches!(name, "mean" | "sum")
+}
+
 fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
-    if let Some(q) = checker.resolve(&call.func) {
+    let last = match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    };
+    let resolved = if last.is_some_and(maybe_loss_or_reduction) {
+        checker.resolve(&call.func)
+    } else {
+        None
+    };
+    if let Some(q) = resolved {
         if let Some(name) = q.strip_prefix("torch.nn.functional.") {
             return ((name.ends_with("_loss") || FUNCTIONAL.contains(&name)) && reduces(call))
                 .then_some(REDUCED_TORCH);

@@ -123,6 +123,19 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
     if !helpers::is_load_reference(expr) || !helpers::is_outermost(checker, expr) {
         return;
     }
+    // Cheap filter before resolving: `_six` must appear in the chain.
+    let mut part = expr;
+    let mentions_six = loop {
+        match part {
+            Expr::Attribute(a) if a.attr.as_str() == "_six" => break true,
+            Expr::Attribute(a) => part = &a.value,
+            Expr::Name(n) => break n.id.as_str() == "_six",
+            _ => break false,
+        }
+    };
+    if !mentions_six {
+        return;
+    }
     let Some(q) = checker.resolve(expr) else {
         return;
     };
