@@ -59,7 +59,7 @@ crate::declare_rule! {
         title: "Other deprecated APIs (weight_norm, sdp_kernel, functorch, assert_allclose, storage(), add_(scalar, tensor), v2.ToTensor, ...)",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103", "TOR202"],
-        hooks: { stmt: check_import, expr: check_reference, call: check_method, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
     };
 }
 
@@ -171,6 +171,20 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
 }
 
 fn check_reference(checker: &mut Checker, expr: &Expr) {
+    // Method forms (`p.add_(-lr, g)`, `m.register_backward_hook(h)`, `t.storage()`), seen at
+    // their callee.
+    if let Expr::Attribute(a) = expr {
+        if matches!(
+            a.attr.as_str(),
+            "add_" | "sub_" | "addcmul_" | "addcdiv_" | "register_backward_hook" | "storage"
+        ) {
+            if let Some(call) = helpers::callee_of(checker, expr) {
+                let name = checker.resolve(&call.func);
+                check_method(checker, call, name.as_deref());
+            }
+            return;
+        }
+    }
     if let Expr::Attribute(a) = expr {
         if FUNC_SAME.contains(&a.attr.as_str()) || a.attr.as_str() == "make_functional" {
             check_functorch_attribute(checker, expr);

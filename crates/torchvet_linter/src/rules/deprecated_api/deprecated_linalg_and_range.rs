@@ -57,7 +57,7 @@ crate::declare_rule! {
         title: "Removed/deprecated torch linear-algebra functions and torch.range",
         autofix: Yes,
         torchfix: ["TOR001", "TOR004", "TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference, call: check_method, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
     };
 }
 
@@ -125,6 +125,15 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
 }
 
 fn check_reference(checker: &mut Checker, expr: &Expr) {
+    // Tensor-method forms, seen at their callee.
+    if let Expr::Attribute(a) = expr {
+        if matches!(a.attr.as_str(), "symeig" | "lstsq" | "eig") {
+            if let Some(call) = helpers::callee_of(checker, expr) {
+                let name = checker.resolve(&call.func);
+                check_method(checker, call, name.as_deref());
+            }
+        }
+    }
     let Some(q) = helpers::reference_to(checker, expr, NAMES) else {
         return;
     };
