@@ -148,15 +148,25 @@ pub(super) fn note_imports(checker: &Checker, stmt: &Stmt, names: &[&str]) {
 
 /// The qualified name of a loaded reference whose last name is one of `names` (cheap filter on
 /// attributes before resolving; bare names are resolved through their import).
+#[inline]
 pub(super) fn reference_to(checker: &Checker, expr: &Expr, names: &[&str]) -> Option<String> {
+    // Inlined fast path: runs for every expression of every file.
+    match expr {
+        Expr::Attribute(a) if names.contains(&a.attr.as_str()) => {}
+        Expr::Name(_) => {}
+        _ => return None,
+    }
+    resolve_reference(checker, expr, names)
+}
+
+fn resolve_reference(checker: &Checker, expr: &Expr, names: &[&str]) -> Option<String> {
     if !is_load_reference(expr) {
         return None;
     }
     match expr {
-        Expr::Attribute(a) if !names.contains(&a.attr.as_str()) => return None,
         // `F` in `F.sigmoid`: the reference is the attribute, seen on its own.
         Expr::Name(n)
-            if !is_outermost(checker, expr) || !bindings::imported(checker, n.id.as_str()) =>
+            if !bindings::imported(checker, n.id.as_str()) || !is_outermost(checker, expr) =>
         {
             return None
         }
@@ -416,14 +426,15 @@ pub(super) mod bindings {
 
     /// Was `name` noted by [`note_import`] for the current rule in this file?
     pub(in super::super) fn imported(checker: &Checker, name: &str) -> bool {
-        let rule = checker.rule().name;
-        let file = file_key(checker);
         STATE.with(|s| {
             let s = s.borrow();
-            s.file == file
-                && s.imports
-                    .get(rule)
-                    .is_some_and(|v| v.iter().any(|n| n == name))
+            // Most files import none of the names: answer before anything else.
+            if s.imports.is_empty() || s.file != file_key(checker) {
+                return false;
+            }
+            s.imports
+                .get(checker.rule().name)
+                .is_some_and(|v| v.iter().any(|n| n == name))
         })
     }
 }
