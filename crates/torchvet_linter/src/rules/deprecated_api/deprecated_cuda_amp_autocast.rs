@@ -1,0 +1,200 @@
+use super::helpers;
+use crate::checker::Checker;
+use crate::fix::{add_keyword_argument, RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextSize};
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for the device-specific mixed-precision APIs `torch.cuda.amp.autocast`,
+    /// `torch.cuda.amp.GradScaler`, `torch.cuda.amp.custom_fwd`, `torch.cuda.amp.custom_bwd`,
+    /// `torch.cpu.amp.autocast` and `torch.cpu.amp.GradScaler`: calls, decorators, other
+    /// references and `from ... import` of them.
+    ///
+    /// ## Why is this bad?
+    /// Since torch 2.4 they are deprecated in favour of the device-generic `torch.amp` API and
+    /// emit a `FutureWarning` each time they are used (every training step for `autocast`).
+    /// They are slated for removal.
+    ///
+    /// ## Example
+    /// ```python
+    /// scaler = torch.cuda.amp.GradScaler()
+    /// with torch.cuda.amp.autocast(use_amp):
+    ///     loss = model(x)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// scaler = torch.amp.GradScaler("cuda")
+    /// with torch.amp.autocast("cuda", enabled=use_amp):
+    ///     loss = model(x)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Calls are rewritten to the `torch.amp` function with the device type as first argument
+    /// (`custom_fwd` / `custom_bwd` get `device_type=`). The first positional parameter of the
+    /// old `autocast` is `enabled` (the new one's is `device_type`), so positional arguments are
+    /// turned into keywords (`enabled=`, `dtype=`, `cache_enabled=`). The defaults of both APIs
+    /// match, so the fix is safe. It uses the file's own name for `torch` and is not offered
+    /// when `torch` is not imported, for `*args`, or for import statements.
+    ///
+    /// ## References
+    /// - [Automatic mixed precision: torch.amp](https://pytorch.org/docs/stable/amp.html)
+    /// - [Deprecation of torch.cuda.amp (pytorch#126062)](https://github.com/pytorch/pytorch/pull/126062)
+    pub(crate) static DEPRECATED_CUDA_AMP_AUTOCAST = {
+        name: "deprecated-cuda-amp-autocast",
+        code: "TV059",
+        group: DeprecatedApi,
+        severity: Warning,
+        title: "torch.cuda.amp / torch.cpu.amp autocast, GradScaler, custom_fwd/bwd are deprecated (use torch.amp)",
+        autofix: Yes,
+        torchfix: ["TOR101", "TOR103"],
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+    };
+}
+
+const NAMES: &[&str] = &["autocast", "GradScaler", "custom_fwd", "custom_bwd"];
+
+/// (device, member) for a deprecated qualified name.
+fn deprecated(q: &str) -> Option<(&'static str, &'static str)> {
+    Some(match q {
+        "torch.cuda.amp.autocast" | "torch.cuda.amp.autocast_mode.autocast" => ("cuda", "autocast"),
+        "torch.cpu.amp.autocast" | "torch.cpu.amp.autocast_mode.autocast" => ("cpu", "autocast"),
+        "torch.cuda.amp.GradScaler" | "torch.cuda.amp.grad_scaler.GradScaler" => {
+            ("cuda", "GradScaler")
+        }
+        "torch.cpu.amp.GradScaler" | "torch.cpu.amp.grad_scaler.GradScaler" => {
+            ("cpu", "GradScaler")
+        }
+        "torch.cuda.amp.custom_fwd" | "torch.cuda.amp.autocast_mode.custom_fwd" => {
+            ("cuda", "custom_fwd")
+        }
+        "torch.cuda.amp.custom_bwd" | "torch.cuda.amp.autocast_mode.custom_bwd" => {
+            ("cuda", "custom_bwd")
+        }
+        _ => return None,
+    })
+}
+
+fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
+    if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 2, 4) {
+        return;
+    }
+    for name in helpers::imported_names(stmt) {
+        if let Some((device, member)) = deprecated(&name.qualified) {
+            checker.report(
+                name.range,
+                format!(
+                    "`{}` is deprecated since torch 2.4 (FutureWarning on each use): import `torch.amp.{member}` and pass \"{device}\"",
+                    name.qualified
+                ),
+            );
+        }
+    }
+}
+
+/// Edits turning a call of the old API into the `torch.amp` one (after the callee is renamed).
+fn call_edits(call: &ExprCall, device: &str, member: &str) -> Option<Vec<RawEdit>> {
+    let args = &call.arguments;
+    if helpers_has_star(call) {
+        return None;
+    }
+    let device_lit = format!("\"{device}\"");
+    match member {
+        "custom_fwd" | "custom_bwd" => Some(vec![add_keyword_argument(
+            call,
+            &format!("device_type={device_lit}"),
+        )]),
+        "autocast" => {
+            const KW: [&str; 3] = ["enabled", "dtype", "cache_enabled"];
+            if args.args.len() > KW.len() {
+                return None;
+            }
+            let mut edits = Vec::new();
+            for (i, arg) in args.args.iter().enumerate() {
+                let prefix = if i == 0 {
+                    format!("{device_lit}, ")
+                } else {
+                    String::new()
+                };
+                edits.push(RawEdit::insert(arg.start(), format!("{prefix}{}=", KW[i])));
+            }
+            if args.args.is_empty() {
+                edits.push(first_argument_insert(call, &device_lit));
+            }
+            Some(edits)
+        }
+        _ => Some(vec![first_argument_insert(call, &device_lit)]),
+    }
+}
+
+fn helpers_has_star(call: &ExprCall) -> bool {
+    torchvet_semantic::helpers::has_args_splat(call)
+        || torchvet_semantic::helpers::has_kwargs_splat(call)
+}
+
+/// Insert `value` as the new first argument.
+fn first_argument_insert(call: &ExprCall, value: &str) -> RawEdit {
+    match call.arguments.iter_source_order().next() {
+        Some(first) => RawEdit::insert(first.start(), format!("{value}, ")),
+        None => RawEdit::insert(
+            call.arguments.start() + TextSize::from(1),
+            value.to_string(),
+        ),
+    }
+}
+
+fn check_reference(checker: &mut Checker, expr: &Expr) {
+    let Some(q) = helpers::reference_to(checker, expr, NAMES) else {
+        return;
+    };
+    let Some((device, member)) = deprecated(&q) else {
+        return;
+    };
+    if !helpers::active(checker, 2, 4) {
+        return;
+    }
+    let text = checker.text(expr.range()).to_string();
+    let torch = helpers::torch_alias(checker);
+    let call = helpers::callee_of(checker, expr);
+    let fix = torch.and_then(|t| {
+        let new_callee = format!("{t}.amp.{member}");
+        let mut edits = vec![RawEdit::replace(expr.range(), new_callee.clone())];
+        match call {
+            Some(call) => edits.extend(call_edits(call, device, member)?),
+            None if is_bare_decorator(checker, expr) && member.starts_with("custom_") => {
+                edits = vec![RawEdit::replace(
+                    expr.range(),
+                    format!("{new_callee}(device_type=\"{device}\")"),
+                )];
+            }
+            None => return None,
+        }
+        Some(RawFix::safe(
+            format!("Use `{new_callee}` with device \"{device}\""),
+            edits,
+        ))
+    });
+    let shown = if call.is_some() {
+        format!("{text}(...)")
+    } else {
+        text
+    };
+    let d = checker.report(
+        expr.range(),
+        format!("`{shown}` is deprecated since torch 2.4 (FutureWarning on each use): use `torch.amp.{member}` with device \"{device}\""),
+    );
+    if let Some(fix) = fix {
+        d.set_fix(fix);
+    }
+}
+
+/// `@torch.cuda.amp.custom_fwd` used without parentheses.
+fn is_bare_decorator(checker: &Checker, expr: &Expr) -> bool {
+    checker.parent_expr().is_none()
+        && matches!(checker.current_stmt(), Some(Stmt::FunctionDef(f))
+            if f.decorator_list.iter().any(|d| d.expression.range() == expr.range()))
+}

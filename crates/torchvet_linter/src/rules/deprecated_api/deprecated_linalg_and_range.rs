@@ -1,0 +1,294 @@
+use super::helpers;
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers as sem;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for the linear-algebra functions removed from the `torch` namespace in 2.0
+    /// (`torch.solve`, `torch.symeig`, `torch.eig`, `torch.lstsq`, `torch.matrix_rank`), the
+    /// deprecated ones (`torch.qr`, `torch.cholesky`, `torch.chain_matmul`, `torch.lu`,
+    /// `torch.lu_solve`, `torch.triangular_solve`, `torch.svd`, `torch.norm`, `torch.ger`) and
+    /// `torch.range`: calls, references and `from torch import ...`. The Tensor methods
+    /// `.symeig()` and `.lstsq()` and `.eig(eigenvectors=...)` are checked too.
+    ///
+    /// ## Why is this bad?
+    /// The removed functions raise `AttributeError` (or `RuntimeError` pointing to
+    /// `torch.linalg`) on torch 2.0 and later. The deprecated ones still work but are slated for
+    /// removal and some warn; their `torch.linalg` replacements have clearer semantics (and
+    /// `torch.range` includes its end point and returns a floating tensor, unlike Python's
+    /// `range` and `torch.arange`).
+    ///
+    /// ## Example
+    /// ```python
+    /// X = torch.solve(B, A).solution
+    /// L = torch.cholesky(A)
+    /// r = torch.range(0, 9)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// X = torch.linalg.solve(A, B)
+    /// L = torch.linalg.cholesky(A)
+    /// r = torch.arange(0, 10, dtype=torch.float32)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// Mechanical renames are safe: `torch.ger` -> `torch.outer`, `torch.cholesky` ->
+    /// `torch.linalg.cholesky` (positional `upper` excluded), `torch.qr` -> `torch.linalg.qr`
+    /// (without `some=`), `torch.chain_matmul(a, b, c)` -> `torch.linalg.multi_dot([a, b, c])`.
+    /// `torch.range(a, b)` with integer literals becomes `torch.arange(a, b + 1)`: safe when a
+    /// `dtype=` is given, unsafe otherwise because `torch.range` returns the default floating
+    /// dtype and `torch.arange` of integers returns int64. `solve` (swapped arguments, different
+    /// result), `symeig`, `eig`, `lstsq`, `lu*`, `svd`, `norm` and `matrix_rank` need a manual
+    /// rewrite: no fix.
+    ///
+    /// ## References
+    /// - [torch.linalg](https://pytorch.org/docs/stable/linalg.html)
+    /// - [Removal of torch.solve (pytorch#70986)](https://github.com/pytorch/pytorch/pull/70986)
+    /// - [torch.range](https://pytorch.org/docs/stable/generated/torch.range.html)
+    pub(crate) static DEPRECATED_LINALG_AND_RANGE = {
+        name: "deprecated-linalg-and-range",
+        code: "TV065",
+        group: DeprecatedApi,
+        severity: Warning,
+        title: "Removed/deprecated torch linear-algebra functions and torch.range",
+        autofix: Yes,
+        torchfix: ["TOR001", "TOR004", "TOR101", "TOR103"],
+        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+    };
+}
+
+const NAMES: &[&str] = &[
+    "solve",
+    "symeig",
+    "eig",
+    "lstsq",
+    "matrix_rank",
+    "qr",
+    "cholesky",
+    "chain_matmul",
+    "lu",
+    "lu_solve",
+    "triangular_solve",
+    "svd",
+    "norm",
+    "ger",
+    "range",
+];
+
+/// Removed in 2.0 (true) or deprecated (false), with the replacement to mention.
+fn deprecated(q: &str) -> Option<(bool, &'static str)> {
+    let name = q.strip_prefix("torch.")?;
+    Some(match name {
+        "solve" => (true, "torch.linalg.solve(A, B)"),
+        "symeig" => (true, "torch.linalg.eigh"),
+        "eig" => (true, "torch.linalg.eig"),
+        "lstsq" => (true, "torch.linalg.lstsq(A, B)"),
+        "matrix_rank" => (true, "torch.linalg.matrix_rank"),
+        "qr" => (false, "torch.linalg.qr"),
+        "cholesky" => (false, "torch.linalg.cholesky"),
+        "chain_matmul" => (false, "torch.linalg.multi_dot"),
+        "lu" => (false, "torch.linalg.lu_factor"),
+        "lu_solve" => (false, "torch.linalg.lu_solve"),
+        "triangular_solve" => (false, "torch.linalg.solve_triangular"),
+        "svd" => (false, "torch.linalg.svd"),
+        "norm" => (false, "torch.linalg.vector_norm / torch.linalg.matrix_norm"),
+        "ger" => (false, "torch.outer"),
+        "range" => (false, "torch.arange (which excludes the end point)"),
+        _ => return None,
+    })
+}
+
+fn message(q: &str, removed: bool, replacement: &str) -> String {
+    if removed {
+        format!("`{q}` was removed in torch 2.0 (AttributeError/RuntimeError at run time): use `{replacement}`")
+    } else {
+        format!("`{q}` is deprecated and slated for removal: use `{replacement}`")
+    }
+}
+
+fn check_import(checker: &mut Checker, stmt: &Stmt) {
+    if matches!(stmt, Stmt::Import(_) | Stmt::ImportFrom(_)) {
+        helpers::note_imports(checker, stmt, NAMES);
+    }
+    if !matches!(stmt, Stmt::ImportFrom(_)) || !helpers::active(checker, 1, 9) {
+        return;
+    }
+    for name in helpers::imported_names(stmt) {
+        if let Some((removed, replacement)) = deprecated(&name.qualified) {
+            checker.report(name.range, message(&name.qualified, removed, replacement));
+        }
+    }
+}
+
+fn check_reference(checker: &mut Checker, expr: &Expr) {
+    // Tensor-method forms, seen at their callee.
+    if let Expr::Attribute(a) = expr {
+        if matches!(a.attr.as_str(), "symeig" | "lstsq" | "eig") {
+            if let Some(call) = helpers::callee_of(checker, expr) {
+                let name = checker.resolve(&call.func);
+                check_method(checker, call, name.as_deref());
+            }
+        }
+    }
+    let Some(q) = helpers::reference_to(checker, expr, NAMES) else {
+        return;
+    };
+    let Some((removed, replacement)) = deprecated(&q) else {
+        return;
+    };
+    if !helpers::active(checker, 1, 9) {
+        return;
+    }
+    let fix = helpers::callee_of(checker, expr).and_then(|call| fix_call(checker, expr, call, &q));
+    let d = checker.report(expr.range(), message(&q, removed, replacement));
+    if let Some(fix) = fix {
+        d.set_fix(fix);
+    }
+}
+
+/// The replacement for `torch.<name>`, keeping the way the file spells `torch` (`th.qr` ->
+/// `th.linalg.qr`). Only for attribute references.
+fn renamed(checker: &Checker, expr: &Expr, new: &str) -> Option<RawEdit> {
+    let Expr::Attribute(a) = expr else {
+        return None;
+    };
+    let base = checker.text(a.value.range());
+    Some(RawEdit::replace(expr.range(), format!("{base}.{new}")))
+}
+
+fn fix_call(checker: &Checker, expr: &Expr, call: &ExprCall, q: &str) -> Option<RawFix> {
+    let args = &call.arguments;
+    if sem::has_args_splat(call) || sem::has_kwargs_splat(call) {
+        return None;
+    }
+    let kw_names: Vec<&str> = args
+        .keywords
+        .iter()
+        .filter_map(|k| k.arg.as_ref().map(|a| a.as_str()))
+        .collect();
+    match q {
+        "torch.ger" => Some(RawFix::safe(
+            "Use `torch.outer`",
+            vec![renamed(checker, expr, "outer")?],
+        )),
+        "torch.cholesky"
+            if args.args.len() <= 1
+                && kw_names
+                    .iter()
+                    .all(|k| matches!(*k, "input" | "upper" | "out")) =>
+        {
+            if kw_names.contains(&"input") {
+                return None;
+            }
+            Some(RawFix::safe(
+                "Use `torch.linalg.cholesky`",
+                vec![renamed(checker, expr, "linalg.cholesky")?],
+            ))
+        }
+        "torch.qr" if args.args.len() <= 1 && kw_names.iter().all(|k| *k == "out") => {
+            Some(RawFix::safe(
+                "Use `torch.linalg.qr`",
+                vec![renamed(checker, expr, "linalg.qr")?],
+            ))
+        }
+        "torch.chain_matmul" if args.args.len() >= 2 && kw_names.is_empty() => {
+            let first = args.args.first()?;
+            let last = args.args.last()?;
+            Some(RawFix::safe(
+                "Use `torch.linalg.multi_dot([...])`",
+                vec![
+                    renamed(checker, expr, "linalg.multi_dot")?,
+                    RawEdit::insert(first.start(), "["),
+                    RawEdit::insert(last.end(), "]"),
+                ],
+            ))
+        }
+        "torch.range" => fix_range(checker, expr, call),
+        _ => None,
+    }
+}
+
+/// `torch.range(a, b[, step])` with integer literals -> `torch.arange(a, b + step[, step])`.
+fn fix_range(checker: &Checker, expr: &Expr, call: &ExprCall) -> Option<RawFix> {
+    let args = &call.arguments;
+    let allowed = |k: &str| matches!(k, "dtype" | "device" | "requires_grad" | "layout" | "out");
+    if args
+        .keywords
+        .iter()
+        .any(|k| k.arg.as_ref().is_none_or(|a| !allowed(a.as_str())))
+    {
+        return None;
+    }
+    let (start, end, step) = match &*args.args {
+        [s, e] => (s, e, None),
+        [s, e, st] => (s, e, Some(st)),
+        _ => return None,
+    };
+    let (Some(_), Some(e)) = (int_literal(start), int_literal(end)) else {
+        return None;
+    };
+    let step_value = match step {
+        Some(st) => int_literal(st)?,
+        None => 1,
+    };
+    if step_value <= 0 {
+        return None;
+    }
+    let new_end = e.checked_add(step_value)?;
+    let edits = vec![
+        renamed(checker, expr, "arange")?,
+        RawEdit::replace(end.range(), new_end.to_string()),
+    ];
+    Some(if args.find_keyword("dtype").is_some() {
+        RawFix::safe("Use `torch.arange` with the end point + step", edits)
+    } else {
+        RawFix::unsafe_edit(
+            "Use `torch.arange` with the end point + step (the result becomes int64 instead of the default float dtype)",
+            edits,
+        )
+    })
+}
+
+fn int_literal(expr: &Expr) -> Option<i64> {
+    match sem::literal(expr)? {
+        sem::Literal::Int(i) => Some(i),
+        _ => None,
+    }
+}
+
+/// Tensor-method forms of removed functions: `A.symeig(...)`, `A.lstsq(B)`,
+/// `A.eig(eigenvectors=True)`.
+fn check_method(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
+    let Some((method, receiver)) = sem::method_call(call) else {
+        return;
+    };
+    let hit = match method {
+        "symeig" | "lstsq" => true,
+        "eig" => call.arguments.find_keyword("eigenvectors").is_some(),
+        _ => false,
+    };
+    if !hit
+        || name.is_some()
+        || checker.resolve(receiver).is_some()
+        || sem::name_of(receiver) == Some("self")
+    {
+        return;
+    }
+    if !helpers::active(checker, 1, 9) {
+        return;
+    }
+    let replacement = match method {
+        "symeig" => "torch.linalg.eigh",
+        "lstsq" => "torch.linalg.lstsq(A, B)",
+        _ => "torch.linalg.eig",
+    };
+    let text = checker.text(receiver.range());
+    checker.report(
+        call.func.range(),
+        format!("`Tensor.{method}` was removed in torch 2.0: `{text}.{method}(...)` raises AttributeError; use `{replacement}`"),
+    );
+}

@@ -1,0 +1,97 @@
+use super::helpers;
+use crate::checker::Checker;
+use crate::fix::{add_keyword_argument, RawEdit, RawFix};
+use ruff_python_ast::ExprCall;
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers as sem;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for `F.softmax`, `F.log_softmax`, `F.softmin`, `torch.softmax`,
+    /// `torch.log_softmax` calls and `nn.Softmax()`, `nn.LogSoftmax()`, `nn.Softmin()`
+    /// modules built without `dim` (or with `dim=None`).
+    ///
+    /// ## Why is this bad?
+    /// Without `dim` torch guesses the axis from the input's rank (dim 0 for 0-, 1- and 3-D
+    /// inputs, dim 1 otherwise) and warns. For a batch of sequences `(N, L, C)` that normalises
+    /// over the batch: the probabilities are silently wrong. The functions in the `torch`
+    /// namespace raise a `TypeError` instead.
+    ///
+    /// ## Example
+    /// ```python
+    /// probs = F.softmax(logits)
+    /// self.act = nn.LogSoftmax()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// probs = F.softmax(logits, dim=-1)
+    /// self.act = nn.LogSoftmax(dim=-1)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix passes `dim=-1` (or replaces `dim=None`). That matches the legacy guess only
+    /// when the input is 2-D (or 1-D), which the linter cannot see, so it is unsafe.
+    ///
+    /// ## References
+    /// - [torch.nn.functional.softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)
+    /// - [torch.nn.Softmax](https://pytorch.org/docs/stable/generated/torch.nn.Softmax.html)
+    pub(crate) static SOFTMAX_IMPLICIT_DIM = {
+        name: "softmax-implicit-dim",
+        code: "TV054",
+        group: DeprecatedApi,
+        severity: Warning,
+        title: "F.softmax/log_softmax/softmin or nn.Softmax/LogSoftmax without dim",
+        autofix: Suggest,
+        hooks: { call: check_call },
+    };
+}
+
+/// The position of `dim` for the callee, and whether it is a module class.
+fn dim_position(q: &str) -> Option<(usize, bool)> {
+    Some(match q {
+        "torch.nn.functional.softmax"
+        | "torch.nn.functional.log_softmax"
+        | "torch.nn.functional.softmin" => (1, false),
+        "torch.softmax" | "torch.log_softmax" => (1, false),
+        "torch.nn.Softmax" | "torch.nn.LogSoftmax" | "torch.nn.Softmin" => (0, true),
+        "torch.nn.modules.activation.Softmax"
+        | "torch.nn.modules.activation.LogSoftmax"
+        | "torch.nn.modules.activation.Softmin" => (0, true),
+        _ => return None,
+    })
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
+    let Some((position, is_module)) = name.and_then(dim_position) else {
+        return;
+    };
+    if sem::has_args_splat(call) || sem::has_kwargs_splat(call) {
+        return;
+    }
+    let dim = sem::argument(call, "dim", position);
+    if dim.is_some_and(|d| !matches!(sem::literal(d), Some(sem::Literal::None))) {
+        return;
+    }
+    if !helpers::active(checker, 0, 3) {
+        return;
+    }
+    let edit = match dim {
+        Some(d) => RawEdit::replace(d.range(), "-1"),
+        None => add_keyword_argument(call, "dim=-1"),
+    };
+    let callee = checker.text(call.func.range()).to_string();
+    let message = if is_module {
+        format!("`{callee}()` without `dim`: the module guesses the axis from the input's rank (dim 0 for 1-D/3-D inputs), which normalises over the wrong axis for batched sequences; pass `dim=`")
+    } else if name.is_some_and(|q| q.starts_with("torch.nn.")) {
+        format!("`{callee}(...)` without `dim` guesses the axis from the input's rank (dim 0 for 1-D/3-D inputs) and warns; pass `dim=` explicitly")
+    } else {
+        format!("`{callee}(...)` without `dim` raises TypeError: pass `dim=`")
+    };
+    checker
+        .report(call.func.range(), message)
+        .set_fix(RawFix::unsafe_edit(
+            "Pass `dim=-1` (check that the last axis is the class axis)",
+            vec![edit],
+        ));
+}

@@ -1,0 +1,199 @@
+use super::helpers::{self, bindings};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall, Operator, Stmt};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers as sem;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for `loss.data[0]` and `loss[0]` where `loss` is a reduced (0-dimensional)
+    /// tensor: the result of a loss module or loss function with the default reduction,
+    /// `torch.mean(x)` / `torch.sum(x)`, or (for `.data[0]`) `x.mean()` / `x.sum()`, directly
+    /// or through a variable assigned from one.
+    ///
+    /// ## Why is this bad?
+    /// Before torch 0.4 losses were 1-element vectors and `loss.data[0]` read the number.
+    /// Since 0.4 they are 0-dimensional tensors, and indexing them raises `IndexError: invalid
+    /// index of a 0-dim tensor. Use tensor.item()`. Old training loops crash at their first
+    /// logging step.
+    ///
+    /// ## Example
+    /// ```python
+    /// loss = criterion(output, target)
+    /// running_loss += loss.data[0]
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// loss = criterion(output, target)
+    /// running_loss += loss.item()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix replaces the indexing with `.item()`, which returns the Python number the old
+    /// code read; the indexing can only raise on a 0-dimensional tensor, so the fix is safe.
+    ///
+    /// ## References
+    /// - [PyTorch 0.4.0 migration guide (0-dimensional tensors)](https://pytorch.org/blog/pytorch-0_4_0-migration-guide/)
+    /// - [torch.Tensor.item](https://pytorch.org/docs/stable/generated/torch.Tensor.item.html)
+    pub(crate) static TENSOR_DATA_ZERO_INDEX = {
+        name: "tensor-data-zero-index",
+        code: "TV041",
+        group: DeprecatedApi,
+        severity: Critical,
+        title: "loss.data[0] / loss[0] on a 0-dim tensor (IndexError: invalid index of a 0-dim tensor)",
+        autofix: Yes,
+        hooks: { stmt: check_assign, expr: check_subscript, end: bindings::clear },
+    };
+}
+
+/// A 0-dim tensor from a torch loss / reduction.
+const REDUCED_TORCH: u8 = 1;
+/// A loss module instance with the default reduction.
+const LOSS_MODULE: u8 = 2;
+/// A 0-dim value from a `.mean()` / `.sum()` method call (receiver type unknown).
+const REDUCED_METHOD: u8 = 3;
+
+const FUNCTIONAL: &[&str] = &[
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+];
+
+/// Does the call keep the default (mean/sum) reduction?
+fn reduces(call: &ExprCall) -> bool {
+    if sem::has_kwargs_splat(call) {
+        return false;
+    }
+    if let Some(r) = call.arguments.find_keyword("reduction") {
+        return matches!(sem::str_value(&r.value), Some("mean" | "sum"));
+    }
+    if let Some(r) = call.arguments.find_keyword("reduce") {
+        return sem::is_truthy(&r.value) == Some(true);
+    }
+    true
+}
+
+fn classify(checker: &Checker, expr: &Expr) -> Option<u8> {
+    match expr {
+        Expr::Call(call) => classify_call(checker, call),
+        Expr::Name(_) | Expr::Attribute(_) => {
+            bindings::kind_of(checker, expr).filter(|&k| k != LOSS_MODULE)
+        }
+        Expr::BinOp(b)
+            if matches!(
+                b.op,
+                Operator::Add | Operator::Sub | Operator::Mult | Operator::Div
+            ) =>
+        {
+            let side = |e: &Expr| match e {
+                Expr::NumberLiteral(_) => Some(None),
+                e => classify(checker, e).map(Some),
+            };
+            let (l, r) = (side(&b.left)?, side(&b.right)?);
+            match (l, r) {
+                (Some(REDUCED_METHOD), _) | (_, Some(REDUCED_METHOD)) => Some(REDUCED_METHOD),
+                (Some(k), _) | (_, Some(k)) => Some(k),
+                (None, None) => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Could the callee's last name be a loss or a reduction (cheap filter before resolving)?
+fn maybe_loss_or_reduction(name: &str) -> bool {
+    name.ends_with("Loss")
+        || name.ends_with("_loss")
+        || FUNCTIONAL.contains(&name)
+        || matches!(name, "mean" | "sum")
+}
+
+fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
+    let last = match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    };
+    let resolved = if last.is_some_and(maybe_loss_or_reduction) {
+        checker.resolve(&call.func)
+    } else {
+        None
+    };
+    if let Some(q) = resolved {
+        if let Some(name) = q.strip_prefix("torch.nn.functional.") {
+            return ((name.ends_with("_loss") || FUNCTIONAL.contains(&name)) && reduces(call))
+                .then_some(REDUCED_TORCH);
+        }
+        if let Some(class) = q
+            .strip_prefix("torch.nn.")
+            .or_else(|| q.strip_prefix("torch.nn.modules.loss."))
+        {
+            return (class.ends_with("Loss") && !class.contains('.') && reduces(call))
+                .then_some(LOSS_MODULE);
+        }
+        if matches!(q.as_str(), "torch.mean" | "torch.sum")
+            && call.arguments.args.len() == 1
+            && call.arguments.keywords.is_empty()
+        {
+            return Some(REDUCED_TORCH);
+        }
+        return None;
+    }
+    // `criterion(out, y)` with `criterion = nn.XLoss()`; `nn.XLoss()(out, y)`.
+    let callee_kind = match &*call.func {
+        Expr::Call(inner) => classify_call(checker, inner),
+        Expr::Name(_) => bindings::kind_of(checker, &call.func),
+        Expr::Attribute(a) if sem::name_of(&a.value) == Some("self") => {
+            bindings::kind_of(checker, &call.func)
+        }
+        _ => None,
+    };
+    if callee_kind == Some(LOSS_MODULE) {
+        return Some(REDUCED_TORCH);
+    }
+    match sem::method_call(call) {
+        Some(("mean" | "sum", _)) if call.arguments.is_empty() => Some(REDUCED_METHOD),
+        _ => None,
+    }
+}
+
+fn check_assign(checker: &mut Checker, stmt: &Stmt) {
+    if !matches!(stmt, Stmt::Assign(_) | Stmt::AnnAssign(_)) {
+        return;
+    }
+    bindings::record(checker, stmt, classify);
+}
+
+fn check_subscript(checker: &mut Checker, expr: &Expr) {
+    let Expr::Subscript(sub) = expr else { return };
+    if sem::int_value(&sub.slice) != Some(0) || matches!(&*sub.slice, Expr::BooleanLiteral(_)) {
+        return;
+    }
+    let (tensor, via_data) = match &*sub.value {
+        Expr::Attribute(a) if a.attr.as_str() == "data" => (&*a.value, true),
+        v => (v, false),
+    };
+    let kind = classify(checker, tensor);
+    let hit = match kind {
+        Some(REDUCED_TORCH) => true,
+        Some(REDUCED_METHOD) => via_data,
+        _ => false,
+    };
+    if !hit || !helpers::active(checker, 0, 5) {
+        return;
+    }
+    let text = checker.text(expr.range()).to_string();
+    let receiver = helpers::as_receiver(checker, tensor);
+    checker
+        .report(
+            expr.range(),
+            format!("`{text}` indexes a 0-dim tensor (a reduced loss): IndexError since torch 0.5; use `{receiver}.item()`"),
+        )
+        .set_fix(RawFix::safe(
+            format!("Replace with `{receiver}.item()`"),
+            vec![RawEdit::replace(expr.range(), format!("{receiver}.item()"))],
+        ));
+}
