@@ -1,5 +1,22 @@
 //! Rules of the `performance` group.
 use crate::registry::Rule;
 
+mod cuda_empty_cache_in_loop;
+mod detect_anomaly_left_enabled;
+mod division_by_sqrt;
+mod helpers;
+mod tensor_created_then_moved;
+mod torch_compile_in_loop;
+mod torch_compile_result_discarded;
+mod zero_grad_set_to_none_false;
+
 /// The rules of this group.
-pub(crate) static RULES: &[&Rule] = &[];
+pub(crate) static RULES: &[&Rule] = &[
+    &cuda_empty_cache_in_loop::CUDA_EMPTY_CACHE_IN_LOOP,
+    &detect_anomaly_left_enabled::DETECT_ANOMALY_LEFT_ENABLED,
+    &division_by_sqrt::DIVISION_BY_SQRT,
+    &tensor_created_then_moved::TENSOR_CREATED_THEN_MOVED,
+    &torch_compile_in_loop::TORCH_COMPILE_IN_LOOP,
+    &torch_compile_result_discarded::TORCH_COMPILE_RESULT_DISCARDED,
+    &zero_grad_set_to_none_false::ZERO_GRAD_SET_TO_NONE_FALSE,
+];
