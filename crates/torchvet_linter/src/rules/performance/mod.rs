@@ -1,6 +1,8 @@
 //! Rules of the `performance` group.
 use crate::registry::Rule;
 
+mod backward_inside_autocast;
+mod conv_bias_before_batchnorm;
 mod cuda_empty_cache_in_loop;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
@@ -12,6 +14,8 @@ mod zero_grad_set_to_none_false;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
+    &backward_inside_autocast::BACKWARD_INSIDE_AUTOCAST,
+    &conv_bias_before_batchnorm::CONV_BIAS_BEFORE_BATCHNORM,
     &cuda_empty_cache_in_loop::CUDA_EMPTY_CACHE_IN_LOOP,
     &detect_anomaly_left_enabled::DETECT_ANOMALY_LEFT_ENABLED,
     &division_by_sqrt::DIVISION_BY_SQRT,
