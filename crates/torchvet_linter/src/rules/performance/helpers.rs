@@ -1,7 +1,7 @@
 //! Small helpers shared by the performance rules (candidates for the checker).
 use crate::checker::Checker;
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashSet;
 
@@ -210,6 +210,27 @@ pub(crate) fn conditional_inside_loop(checker: &Checker, range: TextRange) -> bo
     false
 }
 
+/// Qualified names of `DataLoader`.
+pub(crate) const DATALOADER: &[&str] = &[
+    "torch.utils.data.DataLoader",
+    "torch.utils.data.dataloader.DataLoader",
+];
+
+/// Every `DataLoader(...)` call of the file (complete in `end` hooks).
+pub(crate) fn dataloader_calls<'a>(checker: &Checker<'a>) -> Vec<&'a ast::ExprCall> {
+    DATALOADER
+        .iter()
+        .flat_map(|q| checker.facts.calls_of(q).iter().copied())
+        .collect()
+}
+
+/// Does the file look like it trains: it calls both `.backward()` and `.step()`?
+pub(crate) fn file_trains(checker: &Checker) -> bool {
+    (!checker.facts.method_calls_of("backward").is_empty()
+        || !checker.facts.calls_of("torch.autograd.backward").is_empty())
+        && !checker.facts.method_calls_of("step").is_empty()
+}
+
 /// Test support: lint `src` with only `rule` enabled and apply every fix of every finding
 /// (edits in reverse order); returns the number of findings and the fixed text.
 #[cfg(test)]
@@ -230,10 +251,17 @@ pub(crate) fn apply_fixes(rule: &str, src: &str) -> (usize, String) {
     (diags.len(), out)
 }
 
+/// Test support: the number of findings of `rule` alone on `src` read from `path`.
+#[cfg(test)]
+pub(crate) fn count_findings(rule: &str, path: &str, src: &str) -> usize {
+    let source = torchvet_python::SourceFile::from_python(path, src.to_string());
+    let linter = crate::Linter::new(crate::settings::LintSettings::only(rule));
+    linter.lint(&source, path).len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ruff_python_ast::{self as ast, Stmt};
     use torchvet_python::SourceFile;
 
     fn parse(src: &str) -> ast::ModModule {

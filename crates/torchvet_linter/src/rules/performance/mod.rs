@@ -4,6 +4,8 @@ use crate::registry::Rule;
 mod backward_inside_autocast;
 mod conv_bias_before_batchnorm;
 mod cuda_empty_cache_in_loop;
+mod dataloader_num_workers_zero;
+mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
 mod helpers;
@@ -17,6 +19,8 @@ pub(crate) static RULES: &[&Rule] = &[
     &backward_inside_autocast::BACKWARD_INSIDE_AUTOCAST,
     &conv_bias_before_batchnorm::CONV_BIAS_BEFORE_BATCHNORM,
     &cuda_empty_cache_in_loop::CUDA_EMPTY_CACHE_IN_LOOP,
+    &dataloader_num_workers_zero::DATALOADER_NUM_WORKERS_ZERO,
+    &dataloader_pin_memory_missing::DATALOADER_PIN_MEMORY_MISSING,
     &detect_anomaly_left_enabled::DETECT_ANOMALY_LEFT_ENABLED,
     &division_by_sqrt::DIVISION_BY_SQRT,
     &tensor_created_then_moved::TENSOR_CREATED_THEN_MOVED,
