@@ -8,7 +8,7 @@ mod dataloader_num_workers_zero;
 mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
-mod helpers;
+pub(crate) mod helpers;
 mod tensor_created_then_moved;
 mod torch_compile_in_loop;
 mod torch_compile_result_discarded;
