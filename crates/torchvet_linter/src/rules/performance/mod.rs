@@ -9,6 +9,7 @@ mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
 pub(crate) mod helpers;
+mod model_to_device_in_loop;
 mod tensor_created_then_moved;
 mod torch_compile_in_loop;
 mod torch_compile_result_discarded;
@@ -23,6 +24,7 @@ pub(crate) static RULES: &[&Rule] = &[
     &dataloader_pin_memory_missing::DATALOADER_PIN_MEMORY_MISSING,
     &detect_anomaly_left_enabled::DETECT_ANOMALY_LEFT_ENABLED,
     &division_by_sqrt::DIVISION_BY_SQRT,
+    &model_to_device_in_loop::MODEL_TO_DEVICE_IN_LOOP,
     &tensor_created_then_moved::TENSOR_CREATED_THEN_MOVED,
     &torch_compile_in_loop::TORCH_COMPILE_IN_LOOP,
     &torch_compile_result_discarded::TORCH_COMPILE_RESULT_DISCARDED,
