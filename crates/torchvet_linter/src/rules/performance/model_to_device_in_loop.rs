@@ -190,14 +190,10 @@ impl<'x> Visitor<'x> for Collector<'_, '_> {
                     self.b.other += 1;
                 }
             }
-            Stmt::AnnAssign(a) => {
-                if self.binds(&a.target) {
-                    match &a.value {
-                        Some(v) => self.classify(v),
-                        None => self.b.other += 1,
-                    }
-                }
-            }
+            Stmt::AnnAssign(a) if self.binds(&a.target) => match &a.value {
+                Some(v) => self.classify(v),
+                None => self.b.other += 1,
+            },
             Stmt::AugAssign(a) if self.binds(&a.target) => self.b.other += 1,
             Stmt::For(f) if self.binds(&f.target) => self.b.other += 1,
             Stmt::With(w)
