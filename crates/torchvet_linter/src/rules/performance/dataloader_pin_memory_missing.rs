@@ -1,4 +1,4 @@
-use super::helpers::{dataloader_calls, is_test_file};
+use super::helpers::{dataloader_calls, file_trains, is_test_file};
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
 use ruff_python_ast::{Expr, ExprCall};
@@ -7,8 +7,8 @@ use torchvet_semantic::helpers;
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks for a `DataLoader` built without `pin_memory` in a file that copies data to a
-    /// CUDA device (`.cuda()`, `.to("cuda")`, or `.to(device)` with a
+    /// Checks for a `DataLoader` built without `pin_memory` in a file that trains (or copies
+    /// with `non_blocking=True`) and copies data to a CUDA device (`.cuda()`, `.to("cuda")`, or `.to(device)` with a
     /// `torch.device("cuda" ...)`), and points at `.to(..., non_blocking=True)` copies that
     /// cannot overlap because the batches are not pinned.
     ///
@@ -119,6 +119,10 @@ fn check_end(checker: &mut Checker) {
         })
         .map(|c| c.range())
         .collect();
+    // Training code, or copies that ask for overlap: the loader's batches feed the GPU.
+    if non_blocking.is_empty() && !file_trains(checker) {
+        return;
+    }
     let mut found = Vec::new();
     for call in loaders {
         if helpers::has_kwargs_splat(call) {
@@ -159,9 +163,13 @@ mod tests {
         let rule = "dataloader-pin-memory-missing";
         let cpu = "import torch\nfrom torch.utils.data import DataLoader\ndl = DataLoader(ds)\nfor x in dl:\n    x = x.to('cpu')\n";
         assert_eq!(count_findings(rule, "train.py", cpu), 0);
-        let gpu = "import torch\nfrom torch.utils.data import DataLoader\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\ndl = DataLoader(ds)\nfor x in dl:\n    x = x.to(device)\n";
+        let gpu = "import torch\nfrom torch.utils.data import DataLoader\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\ndl = DataLoader(ds)\nfor x in dl:\n    x = x.to(device)\n    m(x).sum().backward()\n    opt.step()\n";
         assert_eq!(count_findings(rule, "train.py", gpu), 1);
         assert_eq!(count_findings(rule, "test_train.py", gpu), 0);
+        let inference = gpu.replace("    m(x).sum().backward()\n    opt.step()\n", "");
+        assert_eq!(count_findings(rule, "infer.py", &inference), 0);
+        let overlap = inference.replace("x.to(device)", "x.to(device, non_blocking=True)");
+        assert_eq!(count_findings(rule, "infer.py", &overlap), 1);
         let pinned = gpu.replace("x.to(device)", "x.pin_memory().to(device)");
         assert_eq!(count_findings(rule, "train.py", &pinned), 0);
     }

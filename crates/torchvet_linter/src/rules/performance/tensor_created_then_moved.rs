@@ -8,6 +8,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for a tensor built by a torch factory and moved at once:
     /// `torch.zeros(n).to(device)`, `torch.randn(b, c).cuda()`, `torch.tensor(xs).to("cuda")`.
+    /// A positional `.to(x)` argument is taken as a device only when it is a string,
+    /// `torch.device(...)`, a `.device` attribute or a name containing `device`: `.to(dtype)`
+    /// casts and `.to(other_tensor)` are not reported.
     ///
     /// ## Why is this bad?
     /// The factory first allocates and fills the tensor in CPU memory, then `.to()` / `.cuda()`
@@ -27,9 +30,9 @@ crate::declare_rule! {
     ///
     /// ## Fix safety
     /// The fix moves the device (and dtype) of `.to(...)` / `.cuda()` into the factory call.
-    /// It is safe when the target is clearly a device (a string, `torch.device(...)`, an
-    /// index for `.cuda()`, or a `device=` keyword). It is unsafe when `.to()` receives a bare
-    /// name, because `x.to(other)` also accepts a tensor, whose device and dtype would be
+    /// It is safe when the target is clearly a device (a string, `torch.device(...)`, a
+    /// `.device` attribute, an index for `.cuda()`, or a `device=` keyword). It is unsafe when
+    /// `.to()` receives a bare name such as `device`, because `x.to(other)` also accepts a tensor, whose device and dtype would be
     /// copied, while a factory's `device=` does not accept a tensor. It is also unsafe for
     /// random factories (`rand`, `randn`, `randint`, `randperm`): they then draw from the
     /// device's generator instead of the CPU one, so seeded values change.
@@ -124,6 +127,11 @@ fn to_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
                 // `.to(dtype[, non_blocking])` casts only: not this rule.
                 return None;
             }
+            // A positional argument may be a device, a dtype or a tensor: require evidence
+            // that it is a device.
+            if !looks_like_device(checker, first) {
+                return None;
+            }
             device = Some((first, false));
             if let Some(second) = rest.first() {
                 if !is_dtype(checker, second) {
@@ -146,13 +154,29 @@ fn to_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
     if helpers::str_value(dev).is_some_and(|s| s == "cpu") {
         return None;
     }
-    let certain = keyword || helpers::str_value(dev).is_some() || is_device_call(checker, dev);
+    let certain = keyword
+        || helpers::str_value(dev).is_some()
+        || is_device_call(checker, dev)
+        || matches!(dev, Expr::Attribute(a) if a.attr.as_str() == "device");
     Some(Target {
         device: checker.text(dev.range()).to_string(),
         dtype: dtype.map(|d| checker.text(d.range()).to_string()),
         certain,
         extra,
     })
+}
+
+/// A positional `.to(...)` argument that is certainly or very likely a device: a string, a
+/// `torch.device(...)` call, a `.device` attribute, or a name such as `device` / `self.device`.
+fn looks_like_device(checker: &Checker, e: &Expr) -> bool {
+    let last_name = match e {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    };
+    helpers::str_value(e).is_some()
+        || is_device_call(checker, e)
+        || last_name.is_some_and(|n| n.to_ascii_lowercase().contains("device"))
 }
 
 fn is_device_call(checker: &Checker, e: &Expr) -> bool {
@@ -265,12 +289,12 @@ mod tests {
 
     #[test]
     fn fixes() {
-        let src = "import torch\na = torch.zeros(3, 4).to(\"cuda\")\nb = torch.randn(2).cuda(1)\nc = torch.ones(2).to(dev, torch.half)\nd = torch.arange(5, dtype=torch.long).to(device=dev)\n";
+        let src = "import torch\na = torch.zeros(3, 4).to(\"cuda\")\nb = torch.randn(2).cuda(1)\nc = torch.ones(2).to(device, torch.half)\nd = torch.arange(5, dtype=torch.long).to(device=dev)\n";
         let (n, out) = apply_fixes("tensor-created-then-moved", src);
         assert_eq!(n, 4);
         assert_eq!(
             out,
-            "import torch\na = torch.zeros(3, 4, device=\"cuda\")\nb = torch.randn(2, device=\"cuda:1\")\nc = torch.ones(2, device=dev, dtype=torch.half)\nd = torch.arange(5, dtype=torch.long, device=dev)\n"
+            "import torch\na = torch.zeros(3, 4, device=\"cuda\")\nb = torch.randn(2, device=\"cuda:1\")\nc = torch.ones(2, device=device, dtype=torch.half)\nd = torch.arange(5, dtype=torch.long, device=dev)\n"
         );
     }
 }
