@@ -1,0 +1,74 @@
+use super::helpers::{conditional_inside_loop, is_step_loop};
+use crate::checker::Checker;
+use ruff_python_ast::ExprCall;
+use ruff_text_size::Ranged;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for `torch.cuda.empty_cache()` called unconditionally in the body of a training
+    /// step loop (a loop whose own body calls `.backward()` or `.step()`).
+    ///
+    /// ## Why is this bad?
+    /// `empty_cache` hands the caching allocator's unused blocks back to the driver. It cannot
+    /// free memory that live tensors still hold, so it does not cure out-of-memory errors; it
+    /// synchronises with the GPU, and the next iteration must ask the driver for the same
+    /// memory again with slow `cudaMalloc` calls. Called every step, it slows training down
+    /// noticeably. Calls behind a condition (`if step % 1000 == 0:`) or in an out-of-memory
+    /// `except` handler, and calls in an outer epoch loop, are not reported.
+    ///
+    /// ## Example
+    /// ```python
+    /// for batch in loader:
+    ///     loss = model(batch).mean()
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     torch.cuda.empty_cache()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// for batch in loader:
+    ///     loss = model(batch).mean()
+    ///     loss.backward()
+    ///     optimizer.step()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: remove the call, or run it only every N steps or after an
+    /// out-of-memory error.
+    ///
+    /// ## References
+    /// - [CUDA memory management](https://pytorch.org/docs/stable/notes/cuda.html#memory-management)
+    /// - [transformers#31372: slowdown from empty_cache in the loop](https://github.com/huggingface/transformers/issues/31372)
+    pub(crate) static CUDA_EMPTY_CACHE_IN_LOOP = {
+        name: "cuda-empty-cache-in-loop",
+        code: "TV097",
+        group: Performance,
+        severity: Warning,
+        title: "torch.cuda.empty_cache() called every iteration (slow; does not free memory held by live tensors)",
+        autofix: Suggest,
+        hooks: { call: check_call },
+    };
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
+    if !matches!(
+        name,
+        Some("torch.cuda.empty_cache" | "torch.cuda.memory.empty_cache")
+    ) {
+        return;
+    }
+    let Some(innermost) = checker.frame().loops.last() else {
+        return;
+    };
+    if !is_step_loop(innermost) || conditional_inside_loop(checker, call.range()) {
+        return;
+    }
+    let text = checker.text(call.func.range());
+    checker.report(
+        call.range(),
+        format!(
+            "`{text}()` runs on every training step: it synchronises with the GPU and makes the allocator re-request the same memory next step, while memory held by live tensors is not freed"
+        ),
+    );
+}

@@ -1,0 +1,134 @@
+use super::helpers::{dataloader_calls, file_trains, is_test_file};
+use crate::checker::Checker;
+use crate::fix::{add_keyword_argument, RawEdit, RawFix};
+use ruff_python_ast::Expr;
+use ruff_text_size::{Ranged, TextRange};
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for a `DataLoader` built without `num_workers` (or with `num_workers=0`) in a
+    /// file that trains (calls `.backward()` and `.step()`).
+    ///
+    /// ## Why is this bad?
+    /// With no workers, every batch is loaded, decoded and augmented in the main process
+    /// while the GPU waits; the next batch is only prepared after the training step
+    /// finishes. Worker processes prepare batches in parallel with training, which often
+    /// speeds up input-bound training several times. Loaders over in-memory
+    /// `TensorDataset`s, and test files (where `num_workers=0` is a common, deliberate choice),
+    /// are not reported. This advice is contested for small data sets, so the rule is off by
+    /// default.
+    ///
+    /// ## Example
+    /// ```python
+    /// loader = DataLoader(train_ds, batch_size=64, shuffle=True)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// loader = DataLoader(train_ds, batch_size=64, shuffle=True, num_workers=8,
+    ///                     pin_memory=True, persistent_workers=True)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The suggested fix (display only) sets `num_workers`. It is never applied
+    /// automatically: worker processes need a picklable dataset, an
+    /// `if __name__ == "__main__":` guard on spawn-based platforms, and per-worker seeding
+    /// for random augmentations, and the right count depends on the machine.
+    ///
+    /// ## References
+    /// - [Performance tuning guide: enable asynchronous data loading](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html)
+    /// - [torch.utils.data: multi-process data loading](https://pytorch.org/docs/stable/data.html#multi-process-data-loading)
+    pub(crate) static DATALOADER_NUM_WORKERS_ZERO = {
+        name: "dataloader-num-workers-zero",
+        code: "TV060",
+        group: Performance,
+        severity: Info,
+        title: "Training DataLoader with default num_workers=0 (synchronous loading in the main process)",
+        autofix: Suggest,
+        torchfix: ["TOR401"],
+        hooks: { end: check_end },
+    };
+}
+
+/// Position of `num_workers` in `DataLoader(...)`.
+const NUM_WORKERS_POS: usize = 5;
+
+fn check_end(checker: &mut Checker) {
+    if !file_trains(checker) || is_test_file(checker) {
+        return;
+    }
+    let value = if checker.scopes.lookup("os").as_deref() == Some("os") {
+        "min(8, os.cpu_count() or 1)"
+    } else {
+        "4"
+    };
+    let mut found: Vec<(TextRange, TextRange, RawEdit, bool)> = Vec::new();
+    for call in dataloader_calls(checker) {
+        if helpers::has_kwargs_splat(call) {
+            continue;
+        }
+        let dataset = helpers::argument(call, "dataset", 0);
+        let in_memory = matches!(dataset, Some(Expr::Call(c)) if checker.resolves_to(&c.func, &[
+            "torch.utils.data.TensorDataset",
+            "torch.utils.data.dataset.TensorDataset",
+        ]));
+        if in_memory {
+            continue;
+        }
+        match helpers::argument(call, "num_workers", NUM_WORKERS_POS) {
+            None if helpers::has_args_splat(call) => {}
+            None => found.push((
+                call.range(),
+                call.func.range(),
+                add_keyword_argument(call, &format!("num_workers={value}")),
+                false,
+            )),
+            Some(v)
+                if helpers::int_value(v) == Some(0) && !matches!(v, Expr::BooleanLiteral(_)) =>
+            {
+                found.push((
+                    call.range(),
+                    call.func.range(),
+                    RawEdit::replace(v.range(), value),
+                    true,
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    for (range, func, edit, explicit) in found {
+        let head = checker.text(func);
+        let how = if explicit {
+            "with `num_workers=0`"
+        } else {
+            "without `num_workers`"
+        };
+        checker
+            .report(
+                range,
+                format!("`{head}(...)` {how} loads every batch in the main process while the training step waits; worker processes would prepare batches in parallel"),
+            )
+            .set_fix(RawFix::display_only(
+                format!("Set `num_workers={value}`"),
+                vec![edit],
+            ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::performance::helpers::count_findings;
+
+    const TRAIN: &str = "from torch.utils.data import DataLoader\ndl = DataLoader(ds)\nfor x in dl:\n    m(x).sum().backward()\n    opt.step()\n";
+
+    #[test]
+    fn only_training_files_outside_tests() {
+        let rule = "dataloader-num-workers-zero";
+        assert_eq!(count_findings(rule, "train.py", TRAIN), 1);
+        assert_eq!(count_findings(rule, "tests/test_data.py", TRAIN), 0);
+        assert_eq!(count_findings(rule, "data_test.py", TRAIN), 0);
+        let no_training = "from torch.utils.data import DataLoader\ndl = DataLoader(ds)\nfor x in dl:\n    print(x)\n";
+        assert_eq!(count_findings(rule, "eval.py", no_training), 0);
+    }
+}
