@@ -107,7 +107,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     }
     let mut candidates = iterated(&f.iter);
     candidates.retain(|e| match e {
-        Expr::Call(c) => checker.resolve(&c.func).is_some_and(|q| loader_kind(&q).is_some()),
+        Expr::Call(c) => checker
+            .resolve(&c.func)
+            .is_some_and(|q| loader_kind(&q).is_some()),
         Expr::Name(n) => checker.scopes.lookup(n.id.as_str()).is_none(),
         _ => false,
     });
