@@ -1,7 +1,7 @@
 use super::helpers::{arg_range, has_splat, loader_arg, loader_kind};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{eval, frame_binding, with_frame, Bound, Env, Value};
+use crate::rules::style::values::{eval, frame_bindings, with_frame, Bound, Env, Value};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 
@@ -70,10 +70,10 @@ fn may_be_present(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> b
             may_be_present(checker, env, &i.body, depth + 1)
                 || may_be_present(checker, env, &i.orelse, depth + 1)
         }
-        Expr::Name(n) => match frame_binding(env, n.id.as_str(), n.start()) {
-            Some(Bound::Value(v)) => may_be_present(checker, env, v, depth + 1),
-            _ => false,
-        },
+        // Any binding that may reach the use and may hold a sampler.
+        Expr::Name(n) => frame_bindings(env, n.id.as_str(), n.start())
+            .iter()
+            .any(|b| matches!(b, Bound::Value(v) if may_be_present(checker, env, v, depth + 1))),
         _ => false,
     }
 }

@@ -17,8 +17,10 @@ crate::declare_rule! {
     /// device. Selecting the device before `init_process_group` avoids all of this.
     ///
     /// The whole file is searched for the device selection, so a `set_device` in a helper of
-    /// the same file counts. A backend given as a variable is only reported when the file
-    /// otherwise uses CUDA.
+    /// the same file counts. Files that call a `get_device`/`setup_device`-style helper, or
+    /// use a framework that owns process setup (HF `Trainer`, Accelerate, Lightning,
+    /// DeepSpeed, torchtune), stay silent. A backend given as a variable is only reported when
+    /// the file otherwise uses CUDA.
     ///
     /// ## Example
     /// ```python
@@ -110,7 +112,7 @@ fn check_end(checker: &mut Checker) {
             .facts
             .any_call(|q| helpers::last_segment(q) == "set_device")
         || checker.source.text.contains("CUDA_VISIBLE_DEVICES")
-        || checker.scopes.lookup("deepspeed").is_some();
+        || delegates_device_setup(checker);
     if selects {
         return;
     }
@@ -142,6 +144,43 @@ fn check_end(checker: &mut Checker) {
             ));
         }
     }
+}
+
+/// Device selection that may happen out of sight: helpers named like `get_device` /
+/// `setup_device` (torchtune's `get_device` calls `set_device`), and frameworks that own the
+/// process setup (HF Trainer, Accelerate, Lightning, DeepSpeed, torchtune).
+fn delegates_device_setup(checker: &Checker) -> bool {
+    const HELPERS: &[&str] = &[
+        "get_device",
+        "setup_device",
+        "init_device",
+        "init_distributed_device",
+    ];
+    const FRAMEWORKS: &[&str] = &[
+        "deepspeed",
+        "accelerate",
+        "lightning",
+        "pytorch_lightning",
+        "torchtune",
+        "trl",
+    ];
+    HELPERS
+        .iter()
+        .any(|m| !checker.facts.method_calls_of(m).is_empty())
+        || checker.facts.any_call(|q| {
+            HELPERS.contains(&helpers::last_segment(q))
+                || FRAMEWORKS
+                    .iter()
+                    .any(|f| q.starts_with(f) && q[f.len()..].starts_with('.'))
+                || (q.starts_with("transformers.") && q.ends_with("Trainer"))
+        })
+        || ["deepspeed", "accelerate", "Trainer", "Accelerator"]
+            .iter()
+            .any(|n| {
+                checker.scopes.lookup(n).is_some_and(|q| {
+                    FRAMEWORKS.iter().any(|f| q.starts_with(f)) || q.starts_with("transformers.")
+                })
+            })
 }
 
 /// The name a module is imported as at module level (`import torch as th` -> `th`).

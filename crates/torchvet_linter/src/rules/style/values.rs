@@ -86,16 +86,30 @@ pub(crate) fn last_binding<'b>(
     frame_binding(env, name, at)
 }
 
-/// The last binding of `name` in a frame that completes before `at`.
+/// The binding of `name` that reaches `at` in a frame, when exactly one does. Control flow is
+/// followed coarsely: the branches of an `if`/`try`/`match` are alternatives (only the branch
+/// holding `at` counts when `at` is inside one), and a loop body may run zero times. Loop-carried
+/// bindings (from a later iteration) are ignored.
 pub(crate) fn frame_binding<'b>(env: Env<'b>, name: &str, at: TextSize) -> Option<Bound<'b>> {
-    let mut found = None;
-    if let Some(params) = env.params {
-        if params.iter().any(|p| p.name().as_str() == name) {
-            found = Some(Bound::Other);
-        }
+    let mut reaching = frame_bindings(env, name, at);
+    if reaching.len() == 1 {
+        reaching.pop()
+    } else {
+        None
     }
-    scan(env.body, name, at, &mut found);
-    found
+}
+
+/// Every binding of `name` that may reach `at` in a frame (see [`frame_binding`]).
+pub(crate) fn frame_bindings<'b>(env: Env<'b>, name: &str, at: TextSize) -> Vec<Bound<'b>> {
+    let mut cur = Vec::new();
+    if env
+        .params
+        .is_some_and(|p| p.iter().any(|p| p.name().as_str() == name))
+    {
+        cur.push(Bound::Other);
+    }
+    scan_body(env.body, name, at, &mut cur);
+    cur
 }
 
 /// `Some(None)` when `target` is exactly `name`, `Some(Some(i))` when it is a flat tuple whose
@@ -122,82 +136,189 @@ fn binds(target: &Expr, name: &str) -> bool {
     }
 }
 
-fn scan<'b>(body: &'b [Stmt], name: &str, at: TextSize, found: &mut Option<Bound<'b>>) {
-    for stmt in body {
-        if stmt.start() >= at {
-            return;
+fn same(a: &Bound, b: &Bound) -> bool {
+    match (a, b) {
+        (Bound::Value(x), Bound::Value(y)) => std::ptr::eq(*x, *y),
+        (Bound::ForIter(x, i), Bound::ForIter(y, j))
+        | (Bound::CompIter(x, i), Bound::CompIter(y, j)) => std::ptr::eq(*x, *y) && i == j,
+        (Bound::Other, Bound::Other) => true,
+        _ => false,
+    }
+}
+
+fn merge<'b>(into: &mut Vec<Bound<'b>>, from: &[Bound<'b>]) {
+    for b in from {
+        if !into.iter().any(|x| same(x, b)) {
+            into.push(*b);
         }
-        match stmt {
-            Stmt::Assign(a) => {
-                if a.value.end() > at {
-                    continue;
-                }
+    }
+}
+
+fn set<'b>(cur: &mut Vec<Bound<'b>>, b: Bound<'b>) {
+    cur.clear();
+    cur.push(b);
+}
+
+/// Run the bindings of a suite into `cur`; `true` once `at` is reached (stop).
+fn scan_body<'b>(body: &'b [Stmt], name: &str, at: TextSize, cur: &mut Vec<Bound<'b>>) -> bool {
+    for stmt in body {
+        if stmt.start() >= at || scan_stmt(stmt, name, at, cur) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Alternative suites (branches): `cur` becomes the union of their outcomes (plus the incoming
+/// bindings when no branch has to run), or the outcome of the branch holding `at`.
+fn scan_branches<'b>(
+    branches: &[&'b [Stmt]],
+    exhaustive: bool,
+    name: &str,
+    at: TextSize,
+    cur: &mut Vec<Bound<'b>>,
+) -> bool {
+    let before = cur.clone();
+    let mut out = Vec::new();
+    for branch in branches {
+        let mut c = before.clone();
+        if scan_body(branch, name, at, &mut c) {
+            *cur = c;
+            return true;
+        }
+        merge(&mut out, &c);
+    }
+    if !exhaustive {
+        merge(&mut out, &before);
+    }
+    *cur = out;
+    false
+}
+
+fn scan_stmt<'b>(stmt: &'b Stmt, name: &str, at: TextSize, cur: &mut Vec<Bound<'b>>) -> bool {
+    let inside = stmt.range().contains(at);
+    match stmt {
+        Stmt::Assign(a) => {
+            if a.value.end() <= at {
                 for t in &a.targets {
                     if helpers::name_of(t) == Some(name) {
-                        *found = Some(Bound::Value(&a.value));
+                        set(cur, Bound::Value(&a.value));
                     } else if binds(t, name) {
-                        *found = Some(Bound::Other);
+                        set(cur, Bound::Other);
                     }
                 }
             }
-            Stmt::AnnAssign(a) if helpers::name_of(&a.target) == Some(name) => {
-                *found = Some(match &a.value {
-                    Some(v) if v.end() <= at => Bound::Value(v),
-                    Some(_) => continue,
-                    None => Bound::Other,
-                });
-            }
-            Stmt::AugAssign(a) if helpers::name_of(&a.target) == Some(name) && a.end() <= at => {
-                *found = Some(Bound::Other);
-            }
-            Stmt::For(f) => {
-                if f.iter.end() <= at {
-                    match target_index(&f.target, name) {
-                        Some(idx) => *found = Some(Bound::ForIter(&f.iter, idx)),
-                        None if binds(&f.target, name) => *found = Some(Bound::Other),
-                        None => {}
-                    }
-                }
-                scan(&f.body, name, at, found);
-                scan(&f.orelse, name, at, found);
-            }
-            Stmt::While(w) => {
-                scan(&w.body, name, at, found);
-                scan(&w.orelse, name, at, found);
-            }
-            Stmt::If(i) => {
-                scan(&i.body, name, at, found);
-                for c in &i.elif_else_clauses {
-                    scan(&c.body, name, at, found);
+            inside
+        }
+        Stmt::AnnAssign(a) => {
+            if helpers::name_of(&a.target) == Some(name) {
+                match &a.value {
+                    Some(v) if v.end() <= at => set(cur, Bound::Value(v)),
+                    Some(_) => {}
+                    None => set(cur, Bound::Other),
                 }
             }
-            Stmt::With(w) => {
-                if w.items
-                    .iter()
-                    .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
-                {
-                    *found = Some(Bound::Other);
-                }
-                scan(&w.body, name, at, found);
+            inside
+        }
+        Stmt::AugAssign(a) => {
+            if a.end() <= at && helpers::name_of(&a.target) == Some(name) {
+                set(cur, Bound::Other);
             }
-            Stmt::Try(t) => {
-                scan(&t.body, name, at, found);
-                for h in &t.handlers {
+            inside
+        }
+        Stmt::For(f) => {
+            if f.iter.end() > at {
+                return true;
+            }
+            let before = cur.clone();
+            match target_index(&f.target, name) {
+                Some(idx) => set(cur, Bound::ForIter(&f.iter, idx)),
+                None if binds(&f.target, name) => set(cur, Bound::Other),
+                None => {}
+            }
+            if scan_body(&f.body, name, at, cur) {
+                return true;
+            }
+            merge(cur, &before);
+            scan_body(&f.orelse, name, at, cur) || inside
+        }
+        Stmt::While(w) => {
+            let before = cur.clone();
+            if scan_body(&w.body, name, at, cur) {
+                return true;
+            }
+            merge(cur, &before);
+            scan_body(&w.orelse, name, at, cur) || inside
+        }
+        Stmt::If(i) => {
+            let mut branches: Vec<&[Stmt]> = vec![&i.body];
+            branches.extend(i.elif_else_clauses.iter().map(|c| c.body.as_slice()));
+            let exhaustive = i.elif_else_clauses.last().is_some_and(|c| c.test.is_none());
+            scan_branches(&branches, exhaustive, name, at, cur) || inside
+        }
+        Stmt::With(w) => {
+            if w.items
+                .iter()
+                .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
+            {
+                set(cur, Bound::Other);
+            }
+            scan_body(&w.body, name, at, cur) || inside
+        }
+        Stmt::Try(t) => {
+            let before = cur.clone();
+            if scan_body(&t.body, name, at, cur) {
+                return true;
+            }
+            // A handler may start after any part of the body.
+            let mut entry = before;
+            merge(&mut entry, cur);
+            let handlers: Vec<&[Stmt]> = t
+                .handlers
+                .iter()
+                .map(|h| {
                     let ast::ExceptHandler::ExceptHandler(h) = h;
-                    scan(&h.body, name, at, found);
-                }
-                scan(&t.orelse, name, at, found);
-                scan(&t.finalbody, name, at, found);
+                    h.body.as_slice()
+                })
+                .collect();
+            let mut handled = entry;
+            if scan_branches(&handlers, true, name, at, &mut handled) {
+                *cur = handled;
+                return true;
             }
-            Stmt::Match(m) => {
-                for case in &m.cases {
-                    scan(&case.body, name, at, found);
-                }
+            let mut after_body = cur.clone();
+            if scan_body(&t.orelse, name, at, &mut after_body) {
+                *cur = after_body;
+                return true;
             }
-            Stmt::FunctionDef(f) if f.name.as_str() == name => *found = Some(Bound::Other),
-            Stmt::ClassDef(c) if c.name.as_str() == name => *found = Some(Bound::Other),
-            _ if binds_by_other_stmt(stmt, name) => *found = Some(Bound::Other),
-            _ => {}
+            let mut out = after_body;
+            if !t.handlers.is_empty() {
+                merge(&mut out, &handled);
+            }
+            *cur = out;
+            scan_body(&t.finalbody, name, at, cur) || inside
+        }
+        Stmt::Match(m) => {
+            let branches: Vec<&[Stmt]> = m.cases.iter().map(|c| c.body.as_slice()).collect();
+            scan_branches(&branches, false, name, at, cur) || inside
+        }
+        Stmt::FunctionDef(f) => {
+            if f.name.as_str() == name {
+                set(cur, Bound::Other);
+            }
+            inside
+        }
+        Stmt::ClassDef(c) => {
+            if c.name.as_str() == name {
+                set(cur, Bound::Other);
+            }
+            inside
+        }
+        _ => {
+            if binds_by_other_stmt(stmt, name) {
+                set(cur, Bound::Other);
+            }
+            inside
         }
     }
 }
@@ -335,7 +456,7 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
                     let own_class = checker.classes.is_module(name)
                         && checker.scopes.lookup(name).is_none()
                         && !(env.params.is_some()
-                            && frame_binding(env, name, call.start()).is_some());
+                            && !frame_bindings(env, name, call.start()).is_empty());
                     own_class.then_some(ModuleKind::Plain)
                 }
                 Expr::Attribute(a) if returns_self(a.attr.as_str()) => {
@@ -652,5 +773,77 @@ fn count_bindings(body: &[Stmt], name: &str, count: &mut u32) {
             _ if binds_by_other_stmt(stmt, name) => *count += 1,
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torchvet_python::SourceFile;
+
+    /// The source text of the single value binding of `x` reaching the `use_x` marker call.
+    fn reaching(src: &str) -> Vec<String> {
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let parsed = file.parse();
+        let module = parsed.syntax();
+        let at = TextSize::try_from(src.find("use(x)").expect("marker") + 4).expect("offset");
+        let env = Env {
+            body: &module.body,
+            params: None,
+            module_class: None,
+        };
+        frame_bindings(env, "x", at)
+            .iter()
+            .map(|b| match b {
+                Bound::Value(v) => src[v.range()].to_string(),
+                Bound::ForIter(i, _) => format!("for {}", &src[i.range()]),
+                Bound::CompIter(..) => "comp".to_string(),
+                Bound::Other => "other".to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn branches_are_alternatives() {
+        assert_eq!(reaching("x = 1\nx = 2\nuse(x)\n"), vec!["2"]);
+        assert_eq!(
+            reaching("if c:\n    x = a()\nelse:\n    x = use(x)\n"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            reaching("x = 0\nif c:\n    x = a()\nelse:\n    x = use(x)\n"),
+            vec!["0"]
+        );
+        assert_eq!(
+            reaching("x = 0\nif c:\n    x = a()\nuse(x)\n"),
+            vec!["a()", "0"]
+        );
+        assert_eq!(
+            reaching("if c:\n    x = a()\nelse:\n    x = b()\nuse(x)\n"),
+            vec!["a()", "b()"]
+        );
+        assert_eq!(reaching("x = 0\nx = x + 1\nuse(x)\n"), vec!["x + 1"]);
+        assert_eq!(reaching("x = 0\nx += 1\nuse(x)\n"), vec!["other"]);
+    }
+
+    #[test]
+    fn loops_and_try() {
+        assert_eq!(
+            reaching("for x in m.parameters():\n    use(x)\n"),
+            vec!["for m.parameters()"]
+        );
+        assert_eq!(
+            reaching("x = 0\nfor i in r:\n    x = a()\nuse(x)\n"),
+            vec!["a()", "0"]
+        );
+        assert_eq!(
+            reaching("try:\n    x = a()\nexcept E:\n    x = b()\nuse(x)\n"),
+            vec!["a()", "b()"]
+        );
+        assert_eq!(
+            reaching("try:\n    x = a()\nexcept E:\n    use(x)\n"),
+            vec!["a()"]
+        );
+        assert_eq!(reaching("def x():\n    pass\nuse(x)\n"), vec!["other"]);
     }
 }
