@@ -79,3 +79,31 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         )
         .set_fix(RawFix::safe("Set `persistent_workers=False`", vec![RawEdit::replace(pw.range(), "False")]));
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(body: &str) -> usize {
+        let src =
+            format!("from torch.utils.data import DataLoader\ndef f(ds, debug, pw, args):\n{body}");
+        let file = SourceFile::from_python("train.py", src);
+        Linter::new(LintSettings::only("persistent-workers-without-workers"))
+            .lint(&file, "train.py")
+            .len()
+    }
+
+    #[test]
+    fn values_are_evaluated_not_guessed() {
+        assert_eq!(count("    nw = 0 if debug else 4\n    DataLoader(ds, num_workers=nw, persistent_workers=True)\n"), 0);
+        assert_eq!(count("    nw = 0\n    DataLoader(ds, num_workers=nw, persistent_workers=not debug or True)\n"), 1);
+        assert_eq!(count("    nw = 0\n    p = pw and nw > 0\n    DataLoader(ds, num_workers=nw, persistent_workers=p)\n"), 0);
+        assert_eq!(count("    nw = 0\n    nw = args.workers\n    DataLoader(ds, num_workers=nw, persistent_workers=True)\n"), 0);
+        assert_eq!(count("    DataLoader(ds, num_workers=args.workers, persistent_workers=args.workers > 0)\n"), 0);
+        assert_eq!(
+            count("    DataLoader(ds, 8, False, None, None, 0, persistent_workers=True)\n"),
+            1
+        );
+    }
+}

@@ -102,3 +102,31 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             vec![RawEdit::replace(pf.range(), replacement)],
         ));
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter, Version};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str, target: Option<Version>) -> usize {
+        let mut settings = LintSettings::only("prefetch-factor-without-workers");
+        settings.target_torch = target;
+        let file = SourceFile::from_python("train.py", src.to_string());
+        Linter::new(settings).lint(&file, "train.py").len()
+    }
+
+    #[test]
+    fn before_torch_2_only_non_default_values_raise() {
+        let old = Some(Version::new(1, 13));
+        let src = |pf: &str| {
+            format!(
+                "from torch.utils.data import DataLoader\nDataLoader(ds, prefetch_factor={pf})\n"
+            )
+        };
+        assert_eq!(count(&src("2"), old), 0);
+        assert_eq!(count(&src("4"), old), 1);
+        assert_eq!(count(&src("None"), old), 1);
+        assert_eq!(count(&src("2"), None), 1);
+        assert_eq!(count(&src("None"), None), 0);
+    }
+}
