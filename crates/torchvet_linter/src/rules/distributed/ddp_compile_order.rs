@@ -1,6 +1,8 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{frame_binding, with_frame, wrapper_kind, Bound, ModuleKind};
+use crate::rules::style::values::{
+    frame_binding, returns_self, with_frame, wrapper_kind, Bound, ModuleKind,
+};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -89,7 +91,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         );
         return;
     }
-    let Expr::Name(n) = arg else { return };
+    // `DDP(model.cuda(), ...)`: Module.to/cuda/... return the module itself.
+    let mut base = arg;
+    while let Expr::Call(c) = base {
+        match helpers::method_call(c) {
+            Some((m, receiver)) if returns_self(m) => base = receiver,
+            _ => break,
+        }
+    }
+    let Expr::Name(n) = base else { return };
     let var = n.id.as_str();
     // The statement of the DDP call, for the swap fix.
     let ddp_stmt = checker.current_stmt().filter(|s| match s {
@@ -119,7 +129,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some((compile_range, compile_stmt)) = found else {
         return;
     };
-    let swap = match (compile_stmt, ddp_stmt) {
+    let swap = match (compile_stmt, ddp_stmt.filter(|_| std::ptr::eq(base, arg))) {
         (Some(c), Some(d)) => Some((c, d.range())),
         _ => None,
     };

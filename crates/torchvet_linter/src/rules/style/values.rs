@@ -413,7 +413,7 @@ pub(crate) fn is_module_constructor(q: &str) -> bool {
 }
 
 /// Module methods that return the module itself.
-fn returns_self(method: &str) -> bool {
+pub(crate) fn returns_self(method: &str) -> bool {
     matches!(
         method,
         "to" | "cuda"
