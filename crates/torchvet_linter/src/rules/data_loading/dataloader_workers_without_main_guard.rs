@@ -1,9 +1,9 @@
 use super::helpers::{has_splat, known_workers, loader_kind};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{frame_binding, with_frame, Bound};
+use crate::rules::style::values::{frame_binding, with_frame, Bound, Env};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextSize};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use torchvet_python::SourceKind;
 
 crate::declare_rule! {
@@ -19,8 +19,9 @@ crate::declare_rule! {
     /// process has finished its bootstrapping phase`. The same script works on Linux (fork),
     /// so the bug shows up only for some users.
     ///
-    /// Only loaders whose `num_workers` is known to be above 0 are reported; notebooks are
-    /// skipped.
+    /// Loops written at module level are reported, and so are module-level calls of a function
+    /// of the same file whose body iterates such a loader (`train()` without a guard). Only
+    /// loaders whose `num_workers` is known to be above 0 are reported; notebooks are skipped.
     ///
     /// ## Example
     /// ```python
@@ -41,7 +42,7 @@ crate::declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// A display-only fix shows the loop moved under an `if __name__ == "__main__":` guard.
+    /// A display-only fix shows the statement moved under an `if __name__ == "__main__":` guard.
     /// It is not applied automatically: code after the loop may depend on it, and a `main()`
     /// function is usually the better structure.
     ///
@@ -81,11 +82,7 @@ fn iterated(expr: &Expr) -> Vec<&Expr> {
 }
 
 /// A loader construction with known workers > 0: the worker count.
-fn multi_worker(
-    checker: &Checker,
-    env: crate::rules::style::values::Env<'_>,
-    call: &ExprCall,
-) -> Option<i64> {
+fn multi_worker(checker: &Checker, env: Env<'_>, call: &ExprCall) -> Option<i64> {
     let loader = checker.resolve(&call.func).and_then(|q| loader_kind(&q))?;
     if has_splat(call) {
         return None;
@@ -93,8 +90,45 @@ fn multi_worker(
     known_workers(checker, env, call, loader).filter(|&n| n > 0)
 }
 
+/// The multi-worker loader a `for` loop iterates: its range and worker count.
+fn loop_loader(checker: &Checker, env: Env<'_>, iter: &Expr) -> Option<(TextRange, i64)> {
+    iterated(iter).into_iter().find_map(|e| match e {
+        Expr::Call(c) => multi_worker(checker, env, c).map(|n| (e.range(), n)),
+        Expr::Name(n) if checker.scopes.lookup(n.id.as_str()).is_none() => {
+            match frame_binding(env, n.id.as_str(), n.start()) {
+                Some(Bound::Value(Expr::Call(c))) => {
+                    multi_worker(checker, env, c).map(|w| (e.range(), w))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    })
+}
+
+/// The first `for` loop of a function body (not descending into nested defs) that iterates a
+/// multi-worker loader.
+fn function_loop(checker: &Checker, env: Env<'_>, body: &[Stmt]) -> Option<(TextRange, i64)> {
+    body.iter().find_map(|stmt| match stmt {
+        Stmt::For(f) => {
+            loop_loader(checker, env, &f.iter).or_else(|| function_loop(checker, env, &f.body))
+        }
+        Stmt::While(w) => function_loop(checker, env, &w.body),
+        Stmt::If(i) => function_loop(checker, env, &i.body).or_else(|| {
+            i.elif_else_clauses
+                .iter()
+                .find_map(|c| function_loop(checker, env, &c.body))
+        }),
+        Stmt::With(w) => function_loop(checker, env, &w.body),
+        Stmt::Try(t) => function_loop(checker, env, &t.body),
+        _ => None,
+    })
+}
+
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    let Stmt::For(f) = stmt else { return };
+    if !matches!(stmt, Stmt::For(_) | Stmt::Expr(_) | Stmt::Assign(_)) {
+        return;
+    }
     if checker.frames().len() != 1 || checker.in_main_guard() || checker.class().is_some() {
         return;
     }
@@ -105,41 +139,88 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if !checker.facts.any_call(|q| loader_kind(q).is_some()) {
         return;
     }
-    let mut candidates = iterated(&f.iter);
-    candidates.retain(|e| match e {
+    match stmt {
+        Stmt::For(f) => check_loop(checker, stmt, &f.iter),
+        Stmt::Expr(e) => check_entry_call(checker, stmt, &e.value),
+        Stmt::Assign(a) => check_entry_call(checker, stmt, &a.value),
+        _ => {}
+    }
+}
+
+fn shown<'a>(checker: &Checker<'a>, range: TextRange) -> &'a str {
+    let text = checker.text(range);
+    if text.len() <= 40 && !text.contains('\n') {
+        text
+    } else {
+        "the DataLoader"
+    }
+}
+
+fn check_loop(checker: &mut Checker, stmt: &Stmt, iter: &Expr) {
+    let plausible = iterated(iter).iter().any(|e| match e {
         Expr::Call(c) => checker
             .resolve(&c.func)
             .is_some_and(|q| loader_kind(&q).is_some()),
         Expr::Name(n) => checker.scopes.lookup(n.id.as_str()).is_none(),
         _ => false,
     });
-    if candidates.is_empty() {
+    if !plausible {
         return;
     }
-    let found = with_frame(checker, |env| {
-        candidates.iter().find_map(|e| match e {
-            Expr::Call(c) => multi_worker(checker, env, c).map(|n| (*e, n)),
-            Expr::Name(n) => match frame_binding(env, n.id.as_str(), n.start()) {
-                Some(Bound::Value(Expr::Call(c))) => multi_worker(checker, env, c).map(|w| (*e, w)),
-                _ => None,
-            },
+    let Some((loader, workers)) = with_frame(checker, |env| loop_loader(checker, env, iter)) else {
+        return;
+    };
+    let text = shown(checker, loader);
+    let fix = guard_fix(checker, stmt);
+    let diagnostic = checker.report(
+        loader,
+        format!("`{text}` (num_workers={workers}) is iterated at module level without an `if __name__ == \"__main__\":` guard: with the spawn start method (Windows, macOS) every worker re-runs this script and loading fails with a bootstrapping RuntimeError"),
+    );
+    if let Some(fix) = fix {
+        diagnostic.set_fix(fix);
+    }
+}
+
+/// `train()` at module level, where `train` is a function of this file that iterates a
+/// multi-worker loader.
+fn check_entry_call(checker: &mut Checker, stmt: &Stmt, value: &Expr) {
+    let Expr::Call(call) = value else { return };
+    let Expr::Name(func) = &*call.func else {
+        return;
+    };
+    let name = func.id.as_str();
+    // Only names this module binds (a `def`), not imports or builtins such as `print`.
+    if checker.scopes.lookup(name).is_some()
+        || !checker
+            .scopes
+            .current()
+            .is_some_and(|s| s.binds_locally(name))
+    {
+        return;
+    }
+    let at = call.start();
+    let found = with_frame(checker, |module| {
+        let def = module.body.iter().rev().find_map(|s| match s {
+            Stmt::FunctionDef(f) if f.name.as_str() == name && f.end() <= at => Some(f),
             _ => None,
-        })
+        })?;
+        let env = Env {
+            body: &def.body,
+            params: Some(&def.parameters),
+            module_class: None,
+        };
+        function_loop(checker, env, &def.body)
     });
     let Some((loader, workers)) = found else {
         return;
     };
-    let text = checker.text(loader.range());
-    let text = if text.len() <= 40 && !text.contains('\n') {
-        text
-    } else {
-        "the DataLoader"
-    };
+    let text = shown(checker, loader);
     let fix = guard_fix(checker, stmt);
     let diagnostic = checker.report(
-        loader.range(),
-        format!("`{text}` (num_workers={workers}) is iterated at module level without an `if __name__ == \"__main__\":` guard: with the spawn start method (Windows, macOS) every worker re-runs this script and loading fails with a bootstrapping RuntimeError"),
+        call.range(),
+        format!("`{name}()` runs at module level without an `if __name__ == \"__main__\":` guard and iterates `{text}` (num_workers={workers}): with the spawn start method (Windows, macOS) every worker re-runs this script and loading fails with a bootstrapping RuntimeError"),
     );
+    diagnostic.add_related(loader, "the multi-worker loader iterated here");
     if let Some(fix) = fix {
         diagnostic.set_fix(fix);
     }
@@ -171,7 +252,7 @@ fn guard_fix(checker: &Checker, stmt: &Stmt) -> Option<RawFix> {
         "if __name__ == \"__main__\":\n    ",
     );
     Some(RawFix::display_only(
-        "Move the loop under `if __name__ == \"__main__\":`",
+        "Move this statement under `if __name__ == \"__main__\":`",
         edits,
     ))
 }
