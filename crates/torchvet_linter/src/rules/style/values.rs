@@ -455,8 +455,9 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
                     let name = n.id.as_str();
                     let own_class = checker.classes.is_module(name)
                         && checker.scopes.lookup(name).is_none()
-                        && !(env.params.is_some()
-                            && !frame_bindings(env, name, call.start()).is_empty());
+                        // Not shadowed by a local binding of a function.
+                        && (env.params.is_none()
+                            || frame_bindings(env, name, call.start()).is_empty());
                     own_class.then_some(ModuleKind::Plain)
                 }
                 Expr::Attribute(a) if returns_self(a.attr.as_str()) => {
