@@ -124,10 +124,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     for (name, default, kind) in found {
         let what = match kind {
             "module" => {
-                "one module instance shared by every instance (its weights are tied across them)"
+                "one module instance is shared by every model built with the default (a layer with parameters ends up with the same, tied weights in all of them)"
             }
-            "tensor" => "one tensor shared by every instance",
-            _ => "one object shared by every call (mutations leak between instances)",
+            "tensor" => "one tensor is shared by every model built with the default",
+            _ => "one object is shared by every call (mutations leak between instances)",
         };
         let text = checker.text(default.range());
         let fix = insert.as_ref().map(|(at, indent)| {
