@@ -1,0 +1,241 @@
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall};
+use ruff_text_size::{Ranged, TextSize};
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for NCCL process groups initialised in a file that never selects the GPU of the
+    /// process: no `torch.cuda.set_device(...)`, no `torch.accelerator.set_device_index(...)`,
+    /// no `device_id=` argument and no per-process `CUDA_VISIBLE_DEVICES`.
+    ///
+    /// ## Why is this bad?
+    /// Every process starts on GPU 0. NCCL communicators, cached allocations and any tensor
+    /// created with a bare `"cuda"` device then land on GPU 0 for all ranks: GPU 0 runs out of
+    /// memory, the other GPUs idle, and collectives can hang because ranks disagree on their
+    /// device. Selecting the device before `init_process_group` avoids all of this.
+    ///
+    /// The whole file is searched for the device selection, so a `set_device` in a helper of
+    /// the same file counts. Files that call a `get_device`/`setup_device`-style helper, or
+    /// use a framework that owns process setup (HF `Trainer`, Accelerate, Lightning,
+    /// DeepSpeed, torchtune), stay silent. A backend given as a variable is only reported when
+    /// the file otherwise uses CUDA.
+    ///
+    /// ## Example
+    /// ```python
+    /// dist.init_process_group("nccl")
+    /// model = DDP(model.to(rank), device_ids=[rank])
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// local_rank = int(os.environ["LOCAL_RANK"])
+    /// torch.cuda.set_device(local_rank)
+    /// dist.init_process_group("nccl")
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix inserts `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))` before the call.
+    /// It assumes the script is started by `torchrun` (which sets `LOCAL_RANK`) and that one
+    /// process drives one GPU, so it is unsafe. It is offered only when `torch` and `os` are
+    /// imported and the call is a statement of its own.
+    ///
+    /// ## References
+    /// - [torch.cuda.set_device](https://pytorch.org/docs/stable/generated/torch.cuda.set_device.html)
+    /// - [torch.distributed.init_process_group](https://pytorch.org/docs/stable/distributed.html#torch.distributed.init_process_group)
+    /// - [pytorch/examples#1142](https://github.com/pytorch/examples/pull/1142)
+    pub(crate) static DDP_MISSING_SET_DEVICE = {
+        name: "ddp-missing-set-device",
+        code: "TV064",
+        group: Distributed,
+        severity: Warning,
+        title: "NCCL process group initialised without torch.cuda.set_device(local_rank)",
+        autofix: Yes,
+        hooks: { end: check_end },
+    };
+}
+
+const INIT: &[&str] = &[
+    "torch.distributed.init_process_group",
+    "torch.distributed.distributed_c10d.init_process_group",
+];
+
+const SELECTS_DEVICE: &[&str] = &[
+    "torch.cuda.set_device",
+    "torch.cuda.device",
+    "torch.accelerator.set_device_index",
+    "torch.xpu.set_device",
+    "torch.npu.set_device",
+];
+
+/// What the backend argument says.
+enum Backend {
+    Nccl,
+    Other,
+    Unknown,
+}
+
+fn backend(call: &ExprCall) -> Backend {
+    let Some(b) = helpers::argument(call, "backend", 0) else {
+        return Backend::Other;
+    };
+    match b {
+        Expr::StringLiteral(s) => {
+            if s.value.to_str().to_ascii_lowercase().contains("nccl") {
+                Backend::Nccl
+            } else {
+                Backend::Other
+            }
+        }
+        Expr::NoneLiteral(_) => Backend::Other,
+        Expr::Attribute(a) if a.attr.as_str() == "NCCL" => Backend::Nccl,
+        _ => Backend::Unknown,
+    }
+}
+
+fn check_end(checker: &mut Checker) {
+    let inits: Vec<&ExprCall> = INIT
+        .iter()
+        .flat_map(|q| checker.facts.calls_of(q).iter().copied())
+        .collect();
+    if inits.is_empty() {
+        return;
+    }
+    let selects = SELECTS_DEVICE
+        .iter()
+        .any(|q| !checker.facts.calls_of(q).is_empty())
+        || ["set_device", "set_device_index", "cuda_set_device"]
+            .iter()
+            .any(|m| !checker.facts.method_calls_of(m).is_empty())
+        || checker
+            .facts
+            .any_call(|q| helpers::last_segment(q) == "set_device")
+        || checker.source.text.contains("CUDA_VISIBLE_DEVICES")
+        || delegates_device_setup(checker);
+    if selects {
+        return;
+    }
+    let uses_cuda = !checker.facts.method_calls_of("cuda").is_empty()
+        || checker.facts.any_call(|q| q.starts_with("torch.cuda."));
+    let torch = bound_alias(checker, "torch");
+    let os = bound_alias(checker, "os");
+    for call in inits {
+        if helpers::keyword(call, "device_id").is_some() || helpers::has_kwargs_splat(call) {
+            continue;
+        }
+        let which = match backend(call) {
+            Backend::Nccl => "the NCCL process group",
+            Backend::Unknown if uses_cuda => "the process group (backend chosen at run time)",
+            _ => continue,
+        };
+        let indent = statement_indent(checker, call.start());
+        let diagnostic = checker.report(
+            call.func.range(),
+            format!("{which} is initialised but this file never calls `torch.cuda.set_device(local_rank)`: every rank starts on GPU 0 (extra memory there, possible NCCL hangs)"),
+        );
+        if let (Some(torch), Some(os), Some(indent)) = (&torch, &os, indent) {
+            diagnostic.set_fix(RawFix::unsafe_edit(
+                "Insert `torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))` before the call",
+                vec![RawEdit::insert(
+                    call.start(),
+                    format!("{torch}.cuda.set_device(int({os}.environ[\"LOCAL_RANK\"]))\n{indent}"),
+                )],
+            ));
+        }
+    }
+}
+
+/// Device selection that may happen out of sight: helpers named like `get_device` /
+/// `setup_device` (torchtune's `get_device` calls `set_device`), and frameworks that own the
+/// process setup (HF Trainer, Accelerate, Lightning, DeepSpeed, torchtune).
+fn delegates_device_setup(checker: &Checker) -> bool {
+    const HELPERS: &[&str] = &[
+        "get_device",
+        "setup_device",
+        "init_device",
+        "init_distributed_device",
+    ];
+    const FRAMEWORKS: &[&str] = &[
+        "deepspeed",
+        "accelerate",
+        "lightning",
+        "pytorch_lightning",
+        "torchtune",
+        "trl",
+    ];
+    HELPERS
+        .iter()
+        .any(|m| !checker.facts.method_calls_of(m).is_empty())
+        || checker.facts.any_call(|q| {
+            HELPERS.contains(&helpers::last_segment(q))
+                || FRAMEWORKS
+                    .iter()
+                    .any(|f| q.starts_with(f) && q[f.len()..].starts_with('.'))
+                || (q.starts_with("transformers.") && q.ends_with("Trainer"))
+        })
+        || ["deepspeed", "accelerate", "Trainer", "Accelerator"]
+            .iter()
+            .any(|n| {
+                checker.scopes.lookup(n).is_some_and(|q| {
+                    FRAMEWORKS.iter().any(|f| q.starts_with(f)) || q.starts_with("transformers.")
+                })
+            })
+}
+
+/// The name a module is imported as at module level (`import torch as th` -> `th`).
+fn bound_alias(checker: &Checker, module: &str) -> Option<String> {
+    checker.name_is(module, module).then(|| module.to_string())
+}
+
+/// The indentation of the line `offset` starts a statement on, when only whitespace precedes
+/// it (the call is the statement).
+fn statement_indent(checker: &Checker, offset: TextSize) -> Option<String> {
+    let text = &checker.source.text;
+    let off = offset.to_usize();
+    let line_start = text.get(..off)?.rfind('\n').map_or(0, |i| i + 1);
+    let prefix = text.get(line_start..off)?;
+    prefix
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+        .then(|| prefix.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str) -> usize {
+        let linter = Linter::new(LintSettings::only("ddp-missing-set-device"));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        linter.lint(&file, "train.py").len()
+    }
+
+    #[test]
+    fn a_device_selection_anywhere_in_the_file_silences() {
+        let init = "import os\nimport torch\nimport torch.distributed as dist\ndef setup():\n    dist.init_process_group('nccl')\n";
+        assert_eq!(count(init), 1);
+        assert_eq!(
+            count(&format!(
+                "{init}def pick(r):\n    torch.cuda.set_device(r)\n"
+            )),
+            0
+        );
+        assert_eq!(
+            count(&format!("{init}with torch.cuda.device(0):\n    pass\n")),
+            0
+        );
+        assert_eq!(
+            count(&format!(
+                "{init}os.environ['CUDA_VISIBLE_DEVICES'] = str(0)\n"
+            )),
+            0
+        );
+        // A run-time backend without other CUDA use stays silent.
+        assert_eq!(
+            count("import torch.distributed as dist\ndist.init_process_group(backend)\n"),
+            0
+        );
+    }
+}

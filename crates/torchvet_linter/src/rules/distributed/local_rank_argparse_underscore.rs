@@ -1,0 +1,155 @@
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for argparse options `--local_rank` defined without the `--local-rank`
+    /// spelling, in scripts that use `torch.distributed`.
+    ///
+    /// ## Why is this bad?
+    /// The legacy launcher `python -m torch.distributed.launch` passes the local rank to every
+    /// process as a command-line option. Since torch 2.0 it passes `--local-rank=N` (with a
+    /// hyphen); a parser that only knows `--local_rank` stops every process with
+    /// `error: unrecognized arguments: --local-rank=0`. Accepting both spellings keeps the
+    /// script working with old and new launchers; reading the `LOCAL_RANK` environment
+    /// variable (set by `torchrun`) avoids the option altogether.
+    ///
+    /// Scripts that use DeepSpeed are left alone: its launcher passes `--local_rank`.
+    ///
+    /// ## Example
+    /// ```python
+    /// parser.add_argument("--local_rank", type=int, default=0)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// parser.add_argument(
+    ///     "--local-rank", "--local_rank", type=int, default=int(os.environ.get("LOCAL_RANK", 0))
+    /// )
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix adds `"--local-rank"` as the first option string. argparse derives the
+    /// destination from the first long option with hyphens turned into underscores, so the
+    /// value is still stored as `args.local_rank`, and `--local_rank` keeps working: safe.
+    ///
+    /// ## References
+    /// - [torch.distributed.launch: `--local-rank` (changed in 2.0)](https://pytorch.org/docs/stable/distributed.html#launch-utility)
+    /// - [torchrun](https://pytorch.org/docs/stable/elastic/run.html)
+    /// - [huggingface/pytorch-image-models#1724](https://github.com/huggingface/pytorch-image-models/issues/1724)
+    pub(crate) static LOCAL_RANK_ARGPARSE_UNDERSCORE = {
+        name: "local-rank-argparse-underscore",
+        code: "TV013",
+        group: Distributed,
+        severity: Critical,
+        title: "argparse defines only --local_rank (torch>=2.0 launcher passes --local-rank)",
+        autofix: Yes,
+        hooks: { end: check_end },
+    };
+}
+
+/// Does the file use torch.distributed (or DDP)?
+fn uses_distributed(checker: &Checker) -> bool {
+    checker.facts.any_call(|q| {
+        q.starts_with("torch.distributed.")
+            || q.starts_with("torch.nn.parallel.DistributedDataParallel")
+            || q.starts_with("torch.nn.parallel.distributed.")
+    })
+}
+
+fn check_end(checker: &mut Checker) {
+    if !checker.torch_at_least(2, 0) {
+        return;
+    }
+    let candidates: Vec<&ExprCall> = checker
+        .facts
+        .method_calls_of("add_argument")
+        .iter()
+        .copied()
+        .filter(|c| {
+            c.arguments
+                .args
+                .iter()
+                .any(|a| helpers::str_value(a) == Some("--local_rank"))
+        })
+        .collect();
+    if candidates.is_empty() || !uses_distributed(checker) {
+        return;
+    }
+    // DeepSpeed's launcher passes `--local_rank`.
+    if checker.scopes.lookup("deepspeed").is_some()
+        || checker.facts.any_call(|q| q.starts_with("deepspeed."))
+    {
+        return;
+    }
+    for call in candidates {
+        let strings: Vec<&Expr> = call
+            .arguments
+            .args
+            .iter()
+            .filter(|a| helpers::str_value(a).is_some())
+            .collect();
+        if strings
+            .iter()
+            .any(|a| helpers::str_value(a) == Some("--local-rank"))
+        {
+            continue;
+        }
+        let Some(opt) = strings
+            .iter()
+            .find(|a| helpers::str_value(a) == Some("--local_rank"))
+        else {
+            continue;
+        };
+        let quote = if checker.text(opt.range()).starts_with('\'') {
+            "'"
+        } else {
+            "\""
+        };
+        let explicit_dest =
+            helpers::keyword(call, "dest").is_some() || helpers::has_kwargs_splat(call);
+        // argparse names the destination after the first long option: with another long
+        // option before `--local_rank` the fix is left out unless `dest=` is explicit.
+        let long_before = strings
+            .iter()
+            .take_while(|a| !std::ptr::eq(**a, *opt))
+            .any(|a| helpers::str_value(a).is_some_and(|s| s.starts_with("--")));
+        let fixable = !long_before || explicit_dest;
+        let diagnostic = checker.report(
+            opt.range(),
+            "only `--local_rank` is accepted: since torch 2.0 `torch.distributed.launch` passes `--local-rank`, so argument parsing fails with `unrecognized arguments`",
+        );
+        if fixable {
+            diagnostic.set_fix(RawFix::safe(
+                "Also accept `--local-rank`",
+                vec![RawEdit::insert(
+                    opt.start(),
+                    format!("{quote}--local-rank{quote}, "),
+                )],
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str) -> usize {
+        let linter = Linter::new(LintSettings::only("local-rank-argparse-underscore"));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        linter.lint(&file, "train.py").len()
+    }
+
+    #[test]
+    fn deepspeed_scripts_and_non_distributed_scripts_stay_silent() {
+        let base = "import argparse\nimport torch\nimport torch.distributed as dist\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\ndist.init_process_group('nccl')\n";
+        assert_eq!(count(base), 1);
+        assert_eq!(count(&format!("import deepspeed\n{base}")), 0);
+        assert_eq!(count("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"), 0);
+    }
+}

@@ -1,0 +1,850 @@
+//! Light, local value evidence shared by the rules of the `style`, `distributed` and
+//! `data-loading` groups: what a name was last bound to in the current function (or module),
+//! whether an expression is evidently an `nn.Module` (and which wrapper), a tensor, or a
+//! `DataLoader`, and a small evaluator of literal-ish boolean/integer expressions.
+//!
+//! Everything here is "evidence or silence": when a fact cannot be established from the code
+//! at hand the helpers answer `None` and the rules stay silent.
+//!
+//! Promotion candidate: the checker has no access to the module body from hooks, so for
+//! module-level code [`with_frame`] parses the file again (only when a rule asks).
+use crate::checker::Checker;
+use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, Stmt, UnaryOp};
+use ruff_text_size::{Ranged, TextSize};
+use torchvet_semantic::helpers;
+
+/// The code a name lookup searches: a function body (with its parameters) or the module.
+#[derive(Clone, Copy)]
+pub(crate) struct Env<'b> {
+    /// Statements of the frame.
+    pub body: &'b [Stmt],
+    /// The function's parameters (`None` at module level).
+    pub params: Option<&'b ast::Parameters>,
+    /// The class whose method this is, when it is an nn.Module method.
+    pub module_class: Option<&'b ast::StmtClassDef>,
+}
+
+/// Run `f` with the frame of the code being visited: the current function, or the module.
+pub(crate) fn with_frame<R>(checker: &Checker, f: impl FnOnce(Env<'_>) -> R) -> R {
+    if let Some(func) = checker.function() {
+        let env = Env {
+            body: &func.body,
+            params: Some(&func.parameters),
+            module_class: checker.module_method().map(|c| c.def),
+        };
+        return f(env);
+    }
+    let parsed = checker.source.parse();
+    let env = Env {
+        body: &parsed.syntax().body,
+        params: None,
+        module_class: None,
+    };
+    f(env)
+}
+
+/// How a name got its value.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Bound<'b> {
+    /// `name = value` / `name: T = value`.
+    Value(&'b Expr),
+    /// `for name in iter` / `for _, name in iter` (the element index for tuple targets).
+    ForIter(&'b Expr, Option<usize>),
+    /// A comprehension's `for name in iter`.
+    CompIter(&'b Expr, Option<usize>),
+    /// A parameter, augmented assignment, unpacking, `with ... as`, import, ...
+    Other,
+}
+
+/// The last binding of `name` that completes before `at` (in source order, ignoring control
+/// flow), looking first at enclosing comprehensions and then at the frame.
+pub(crate) fn last_binding<'b>(
+    checker: &Checker<'b>,
+    env: Env<'b>,
+    name: &str,
+    at: TextSize,
+) -> Option<Bound<'b>> {
+    for e in checker.expr_stack().iter().rev() {
+        let generators = match e {
+            Expr::ListComp(c) => &c.generators,
+            Expr::SetComp(c) => &c.generators,
+            Expr::DictComp(c) => &c.generators,
+            Expr::Generator(c) => &c.generators,
+            _ => continue,
+        };
+        for g in generators.iter().rev() {
+            if g.iter.range().contains(at) {
+                continue;
+            }
+            match target_index(&g.target, name) {
+                Some(idx) => return Some(Bound::CompIter(&g.iter, idx)),
+                None if binds(&g.target, name) => return Some(Bound::Other),
+                None => {}
+            }
+        }
+    }
+    frame_binding(env, name, at)
+}
+
+/// The binding of `name` that reaches `at` in a frame, when exactly one does. Control flow is
+/// followed coarsely: the branches of an `if`/`try`/`match` are alternatives (only the branch
+/// holding `at` counts when `at` is inside one), and a loop body may run zero times. Loop-carried
+/// bindings (from a later iteration) are ignored.
+pub(crate) fn frame_binding<'b>(env: Env<'b>, name: &str, at: TextSize) -> Option<Bound<'b>> {
+    let mut reaching = frame_bindings(env, name, at);
+    if reaching.len() == 1 {
+        reaching.pop()
+    } else {
+        None
+    }
+}
+
+/// Every binding of `name` that may reach `at` in a frame (see [`frame_binding`]).
+pub(crate) fn frame_bindings<'b>(env: Env<'b>, name: &str, at: TextSize) -> Vec<Bound<'b>> {
+    let mut cur = Vec::new();
+    if env
+        .params
+        .is_some_and(|p| p.iter().any(|p| p.name().as_str() == name))
+    {
+        cur.push(Bound::Other);
+    }
+    scan_body(env.body, name, at, &mut cur);
+    cur
+}
+
+/// `Some(None)` when `target` is exactly `name`, `Some(Some(i))` when it is a flat tuple whose
+/// element `i` is `name`.
+fn target_index(target: &Expr, name: &str) -> Option<Option<usize>> {
+    match target {
+        Expr::Name(n) if n.id.as_str() == name => Some(None),
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .position(|e| helpers::name_of(e) == Some(name))
+            .map(Some),
+        _ => None,
+    }
+}
+
+fn binds(target: &Expr, name: &str) -> bool {
+    match target {
+        Expr::Name(n) => n.id.as_str() == name,
+        Expr::Tuple(t) => t.elts.iter().any(|e| binds(e, name)),
+        Expr::List(l) => l.elts.iter().any(|e| binds(e, name)),
+        Expr::Starred(s) => binds(&s.value, name),
+        _ => false,
+    }
+}
+
+fn same(a: &Bound, b: &Bound) -> bool {
+    match (a, b) {
+        (Bound::Value(x), Bound::Value(y)) => std::ptr::eq(*x, *y),
+        (Bound::ForIter(x, i), Bound::ForIter(y, j))
+        | (Bound::CompIter(x, i), Bound::CompIter(y, j)) => std::ptr::eq(*x, *y) && i == j,
+        (Bound::Other, Bound::Other) => true,
+        _ => false,
+    }
+}
+
+fn merge<'b>(into: &mut Vec<Bound<'b>>, from: &[Bound<'b>]) {
+    for b in from {
+        if !into.iter().any(|x| same(x, b)) {
+            into.push(*b);
+        }
+    }
+}
+
+fn set<'b>(cur: &mut Vec<Bound<'b>>, b: Bound<'b>) {
+    cur.clear();
+    cur.push(b);
+}
+
+/// Run the bindings of a suite into `cur`; `true` once `at` is reached (stop).
+fn scan_body<'b>(body: &'b [Stmt], name: &str, at: TextSize, cur: &mut Vec<Bound<'b>>) -> bool {
+    for stmt in body {
+        if stmt.start() >= at || scan_stmt(stmt, name, at, cur) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Alternative suites (branches): `cur` becomes the union of their outcomes (plus the incoming
+/// bindings when no branch has to run), or the outcome of the branch holding `at`.
+fn scan_branches<'b>(
+    branches: &[&'b [Stmt]],
+    exhaustive: bool,
+    name: &str,
+    at: TextSize,
+    cur: &mut Vec<Bound<'b>>,
+) -> bool {
+    let before = cur.clone();
+    let mut out = Vec::new();
+    for branch in branches {
+        let mut c = before.clone();
+        if scan_body(branch, name, at, &mut c) {
+            *cur = c;
+            return true;
+        }
+        merge(&mut out, &c);
+    }
+    if !exhaustive {
+        merge(&mut out, &before);
+    }
+    *cur = out;
+    false
+}
+
+fn scan_stmt<'b>(stmt: &'b Stmt, name: &str, at: TextSize, cur: &mut Vec<Bound<'b>>) -> bool {
+    let inside = stmt.range().contains(at);
+    match stmt {
+        Stmt::Assign(a) => {
+            if a.value.end() <= at {
+                for t in &a.targets {
+                    if helpers::name_of(t) == Some(name) {
+                        set(cur, Bound::Value(&a.value));
+                    } else if binds(t, name) {
+                        set(cur, Bound::Other);
+                    }
+                }
+            }
+            inside
+        }
+        Stmt::AnnAssign(a) => {
+            if helpers::name_of(&a.target) == Some(name) {
+                match &a.value {
+                    Some(v) if v.end() <= at => set(cur, Bound::Value(v)),
+                    Some(_) => {}
+                    None => set(cur, Bound::Other),
+                }
+            }
+            inside
+        }
+        Stmt::AugAssign(a) => {
+            if a.end() <= at && helpers::name_of(&a.target) == Some(name) {
+                set(cur, Bound::Other);
+            }
+            inside
+        }
+        Stmt::For(f) => {
+            if f.iter.end() > at {
+                return true;
+            }
+            let before = cur.clone();
+            match target_index(&f.target, name) {
+                Some(idx) => set(cur, Bound::ForIter(&f.iter, idx)),
+                None if binds(&f.target, name) => set(cur, Bound::Other),
+                None => {}
+            }
+            if scan_body(&f.body, name, at, cur) {
+                return true;
+            }
+            merge(cur, &before);
+            scan_body(&f.orelse, name, at, cur) || inside
+        }
+        Stmt::While(w) => {
+            let before = cur.clone();
+            if scan_body(&w.body, name, at, cur) {
+                return true;
+            }
+            merge(cur, &before);
+            scan_body(&w.orelse, name, at, cur) || inside
+        }
+        Stmt::If(i) => {
+            let mut branches: Vec<&[Stmt]> = vec![&i.body];
+            branches.extend(i.elif_else_clauses.iter().map(|c| c.body.as_slice()));
+            let exhaustive = i.elif_else_clauses.last().is_some_and(|c| c.test.is_none());
+            scan_branches(&branches, exhaustive, name, at, cur) || inside
+        }
+        Stmt::With(w) => {
+            if w.items
+                .iter()
+                .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
+            {
+                set(cur, Bound::Other);
+            }
+            scan_body(&w.body, name, at, cur) || inside
+        }
+        Stmt::Try(t) => {
+            let before = cur.clone();
+            if scan_body(&t.body, name, at, cur) {
+                return true;
+            }
+            // A handler may start after any part of the body.
+            let mut entry = before;
+            merge(&mut entry, cur);
+            let handlers: Vec<&[Stmt]> = t
+                .handlers
+                .iter()
+                .map(|h| {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    h.body.as_slice()
+                })
+                .collect();
+            let mut handled = entry;
+            if scan_branches(&handlers, true, name, at, &mut handled) {
+                *cur = handled;
+                return true;
+            }
+            let mut after_body = cur.clone();
+            if scan_body(&t.orelse, name, at, &mut after_body) {
+                *cur = after_body;
+                return true;
+            }
+            let mut out = after_body;
+            if !t.handlers.is_empty() {
+                merge(&mut out, &handled);
+            }
+            *cur = out;
+            scan_body(&t.finalbody, name, at, cur) || inside
+        }
+        Stmt::Match(m) => {
+            let branches: Vec<&[Stmt]> = m.cases.iter().map(|c| c.body.as_slice()).collect();
+            scan_branches(&branches, false, name, at, cur) || inside
+        }
+        Stmt::FunctionDef(f) => {
+            if f.name.as_str() == name {
+                set(cur, Bound::Other);
+            }
+            inside
+        }
+        Stmt::ClassDef(c) => {
+            if c.name.as_str() == name {
+                set(cur, Bound::Other);
+            }
+            inside
+        }
+        _ => {
+            if binds_by_other_stmt(stmt, name) {
+                set(cur, Bound::Other);
+            }
+            inside
+        }
+    }
+}
+
+fn binds_by_other_stmt(stmt: &Stmt, name: &str) -> bool {
+    match stmt {
+        Stmt::Import(i) => i.names.iter().any(|a| {
+            a.asname
+                .as_ref()
+                .map(|n| n.as_str())
+                .unwrap_or_else(|| a.name.as_str().split('.').next().unwrap_or(""))
+                == name
+        }),
+        Stmt::ImportFrom(i) => i
+            .names
+            .iter()
+            .any(|a| a.asname.as_ref().unwrap_or(&a.name).as_str() == name),
+        Stmt::Global(g) => g.names.iter().any(|n| n.as_str() == name),
+        Stmt::Nonlocal(g) => g.names.iter().any(|n| n.as_str() == name),
+        Stmt::Delete(d) => d.targets.iter().any(|t| helpers::name_of(t) == Some(name)),
+        _ => false,
+    }
+}
+
+/// What kind of `nn.Module` an expression evidently is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ModuleKind {
+    /// A plain module (nn constructor, same-file Module class, model builder, `self`).
+    Plain,
+    /// `nn.DataParallel(...)`.
+    DataParallel,
+    /// `DistributedDataParallel(...)`.
+    Ddp,
+    /// `FullyShardedDataParallel(...)`.
+    Fsdp,
+    /// `torch.compile(...)`.
+    Compiled,
+}
+
+/// The wrapper kind a qualified callee name constructs, if any.
+pub(crate) fn wrapper_kind(q: &str) -> Option<ModuleKind> {
+    Some(match q {
+        "torch.nn.DataParallel"
+        | "torch.nn.parallel.DataParallel"
+        | "torch.nn.parallel.data_parallel.DataParallel" => ModuleKind::DataParallel,
+        "torch.nn.parallel.DistributedDataParallel"
+        | "torch.nn.parallel.distributed.DistributedDataParallel" => ModuleKind::Ddp,
+        "torch.distributed.fsdp.FullyShardedDataParallel"
+        | "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel" => {
+            ModuleKind::Fsdp
+        }
+        "torch.compile" => ModuleKind::Compiled,
+        _ => return None,
+    })
+}
+
+/// Is a qualified callee an `nn.Module` class or a model builder?
+pub(crate) fn is_module_constructor(q: &str) -> bool {
+    if let Some(rest) = q.strip_prefix("torch.nn.") {
+        let (path, last) = rest.rsplit_once('.').unwrap_or(("", rest));
+        let public_path = path.is_empty()
+            || path.starts_with("modules")
+            || path == "parallel"
+            || path == "quantized";
+        return public_path
+            && last.chars().next().is_some_and(char::is_uppercase)
+            && !matches!(
+                last,
+                "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer"
+            );
+    }
+    if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        let last = helpers::last_segment(rest);
+        if last.ends_with("Weights") || last.starts_with('_') {
+            return false;
+        }
+        return !matches!(
+            last,
+            "get_weight" | "get_model_weights" | "get_model_builder" | "list_models"
+        );
+    }
+    if q == "timm.create_model" {
+        return true;
+    }
+    if let Some(rest) = q.strip_prefix("transformers.") {
+        if let Some(class) = rest.strip_suffix(".from_pretrained") {
+            let class = helpers::last_segment(class);
+            return class.contains("Model") || class.contains("For");
+        }
+    }
+    false
+}
+
+/// Module methods that return the module itself.
+pub(crate) fn returns_self(method: &str) -> bool {
+    matches!(
+        method,
+        "to" | "cuda"
+            | "cpu"
+            | "train"
+            | "eval"
+            | "float"
+            | "half"
+            | "double"
+            | "bfloat16"
+            | "requires_grad_"
+            | "to_empty"
+            | "share_memory"
+            | "xpu"
+            | "mps"
+            | "type"
+    )
+}
+
+/// The module kind of an expression, from local evidence only.
+pub(crate) fn module_kind(checker: &Checker, env: Env<'_>, expr: &Expr) -> Option<ModuleKind> {
+    module_kind_at(checker, env, expr, 0)
+}
+
+fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> Option<ModuleKind> {
+    if depth > 4 {
+        return None;
+    }
+    match expr {
+        Expr::Call(call) => {
+            if let Some(q) = checker.resolve(&call.func) {
+                if let Some(k) = wrapper_kind(&q) {
+                    return Some(k);
+                }
+                return is_module_constructor(&q).then_some(ModuleKind::Plain);
+            }
+            match &*call.func {
+                Expr::Name(n) => {
+                    let name = n.id.as_str();
+                    let own_class = checker.classes.is_module(name)
+                        && checker.scopes.lookup(name).is_none()
+                        // Not shadowed by a local binding of a function.
+                        && (env.params.is_none()
+                            || frame_bindings(env, name, call.start()).is_empty());
+                    own_class.then_some(ModuleKind::Plain)
+                }
+                Expr::Attribute(a) if returns_self(a.attr.as_str()) => {
+                    module_kind_at(checker, env, &a.value, depth + 1)
+                }
+                _ => None,
+            }
+        }
+        Expr::Name(n) => {
+            let name = n.id.as_str();
+            if name == "self" && env.module_class.is_some() {
+                return Some(ModuleKind::Plain);
+            }
+            match frame_binding(env, name, n.start())? {
+                Bound::Value(v) => module_kind_at(checker, env, v, depth + 1),
+                _ => None,
+            }
+        }
+        Expr::Attribute(_) => {
+            let class = env.module_class?;
+            let attr = helpers::self_attribute(expr)?;
+            init_attribute_kind(checker, class, attr, depth)
+        }
+        _ => None,
+    }
+}
+
+/// `self.<attr>` assigned in `__init__` of `class` to evident module.
+fn init_attribute_kind(
+    checker: &Checker,
+    class: &ast::StmtClassDef,
+    attr: &str,
+    depth: u32,
+) -> Option<ModuleKind> {
+    let init = class.body.iter().find_map(|s| match s {
+        Stmt::FunctionDef(f) if f.name.as_str() == "__init__" => Some(f),
+        _ => None,
+    })?;
+    let env = Env {
+        body: &init.body,
+        params: Some(&init.parameters),
+        module_class: Some(class),
+    };
+    let mut kind = None;
+    for value in self_assignments(&init.body, attr) {
+        match module_kind_at(checker, env, value, depth + 1) {
+            Some(k) => kind = Some(k),
+            None => return None,
+        }
+    }
+    kind
+}
+
+/// The values assigned to `self.<attr>` in a body (not descending into nested defs).
+pub(crate) fn self_assignments<'b>(body: &'b [Stmt], attr: &str) -> Vec<&'b Expr> {
+    fn walk<'b>(body: &'b [Stmt], attr: &str, out: &mut Vec<&'b Expr>) {
+        for stmt in body {
+            match stmt {
+                Stmt::Assign(a)
+                    if a.targets
+                        .iter()
+                        .any(|t| helpers::self_attribute(t) == Some(attr)) =>
+                {
+                    out.push(&a.value);
+                }
+                Stmt::AnnAssign(a) => {
+                    if let (Some(v), Some(true)) = (
+                        &a.value,
+                        helpers::self_attribute(&a.target).map(|t| t == attr),
+                    ) {
+                        out.push(v);
+                    }
+                }
+                Stmt::If(i) => {
+                    walk(&i.body, attr, out);
+                    for c in &i.elif_else_clauses {
+                        walk(&c.body, attr, out);
+                    }
+                }
+                Stmt::For(f) => walk(&f.body, attr, out),
+                Stmt::With(w) => walk(&w.body, attr, out),
+                Stmt::Try(t) => {
+                    walk(&t.body, attr, out);
+                    walk(&t.orelse, attr, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(body, attr, &mut out);
+    out
+}
+
+/// A value of the literal-ish evaluator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Value {
+    /// A boolean.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// `None`.
+    None,
+    /// Known not to be `None` (a call, a display, ...), value otherwise unknown.
+    NotNone,
+}
+
+impl Value {
+    /// Python truthiness, when known.
+    pub(crate) fn truthy(self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(b),
+            Value::Int(i) => Some(i != 0),
+            Value::None => Some(false),
+            Value::NotNone => None,
+        }
+    }
+}
+
+/// Evaluate a simple expression: literals, `not`, `and`/`or`, comparisons of known values,
+/// `x is None`, conditional expressions, and names bound once to such values in the frame.
+pub(crate) fn eval(checker: &Checker, env: Env<'_>, expr: &Expr) -> Option<Value> {
+    eval_at(checker, env, expr, 0)
+}
+
+fn eval_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> Option<Value> {
+    if depth > 6 {
+        return None;
+    }
+    let ev = |e: &Expr| eval_at(checker, env, e, depth + 1);
+    match expr {
+        Expr::BooleanLiteral(b) => Some(Value::Bool(b.value)),
+        Expr::NoneLiteral(_) => Some(Value::None),
+        Expr::NumberLiteral(_) => helpers::int_value(expr)
+            .map(Value::Int)
+            .or(Some(Value::NotNone)),
+        Expr::StringLiteral(_)
+        | Expr::List(_)
+        | Expr::Dict(_)
+        | Expr::Set(_)
+        | Expr::Tuple(_)
+        | Expr::Lambda(_) => Some(Value::NotNone),
+        Expr::ListComp(_)
+        | Expr::SetComp(_)
+        | Expr::DictComp(_)
+        | Expr::Generator(_)
+        | Expr::FString(_) => Some(Value::NotNone),
+        Expr::UnaryOp(u) => match u.op {
+            UnaryOp::Not => ev(&u.operand)?.truthy().map(|b| Value::Bool(!b)),
+            UnaryOp::USub => match ev(&u.operand)? {
+                Value::Int(i) => Some(Value::Int(i.checked_neg()?)),
+                _ => None,
+            },
+            _ => None,
+        },
+        Expr::BoolOp(b) => {
+            // Python returns the deciding operand. When an operand is unknown but a later one
+            // decides (`pw and num_workers > 0` with `num_workers = 0`), only the truthiness of
+            // the result is known: it is reported as a bool.
+            let stop_on = matches!(b.op, BoolOp::Or);
+            let mut last = None;
+            for (i, v) in b.values.iter().enumerate() {
+                let val = ev(v);
+                match val.and_then(Value::truthy) {
+                    Some(t) if t == stop_on => return val,
+                    Some(_) => last = val,
+                    None => {
+                        let later_decides = b.values[i + 1..]
+                            .iter()
+                            .any(|e| ev(e).and_then(Value::truthy) == Some(stop_on));
+                        return later_decides.then_some(Value::Bool(stop_on));
+                    }
+                }
+            }
+            last
+        }
+        Expr::Compare(c) if c.ops.len() == 1 => {
+            let op = c.ops[0];
+            let left = &*c.left;
+            let right = &c.comparators[0];
+            if matches!(op, CmpOp::Is | CmpOp::IsNot) {
+                let (other, none_side) = if right.is_none_literal_expr() {
+                    (left, true)
+                } else if left.is_none_literal_expr() {
+                    (right, true)
+                } else {
+                    (left, false)
+                };
+                if !none_side {
+                    return None;
+                }
+                let is_none = match ev(other)? {
+                    Value::None => true,
+                    Value::Bool(_) | Value::Int(_) | Value::NotNone => false,
+                };
+                return Some(Value::Bool(if matches!(op, CmpOp::Is) {
+                    is_none
+                } else {
+                    !is_none
+                }));
+            }
+            let (Value::Int(l), Value::Int(r)) = (int_like(ev(left)?)?, int_like(ev(right)?)?)
+            else {
+                return None;
+            };
+            let b = match op {
+                CmpOp::Eq => l == r,
+                CmpOp::NotEq => l != r,
+                CmpOp::Lt => l < r,
+                CmpOp::LtE => l <= r,
+                CmpOp::Gt => l > r,
+                CmpOp::GtE => l >= r,
+                _ => return None,
+            };
+            Some(Value::Bool(b))
+        }
+        Expr::If(i) => match ev(&i.test).and_then(Value::truthy) {
+            Some(true) => ev(&i.body),
+            Some(false) => ev(&i.orelse),
+            None => {
+                let (a, b) = (ev(&i.body)?, ev(&i.orelse)?);
+                if a == b {
+                    Some(a)
+                } else if a != Value::None && b != Value::None {
+                    Some(Value::NotNone)
+                } else {
+                    None
+                }
+            }
+        },
+        Expr::Call(_) => Some(Value::NotNone),
+        Expr::Name(n) => {
+            let name = n.id.as_str();
+            if checker.scopes.lookup(name).is_some() {
+                return None;
+            }
+            // Only a name bound exactly once (before this use) in the frame is followed.
+            match single_binding(env, name, n.start())? {
+                Bound::Value(v) => ev(v),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn int_like(v: Value) -> Option<Value> {
+    match v {
+        Value::Int(i) => Some(Value::Int(i)),
+        Value::Bool(b) => Some(Value::Int(i64::from(b))),
+        _ => None,
+    }
+}
+
+/// The binding of `name` when the frame binds it exactly once, before `at`, and it is not a
+/// parameter.
+fn single_binding<'b>(env: Env<'b>, name: &str, at: TextSize) -> Option<Bound<'b>> {
+    if env
+        .params
+        .is_some_and(|p| p.iter().any(|p| p.name().as_str() == name))
+    {
+        return None;
+    }
+    let before = frame_binding(env, name, at)?;
+    // The last binding of the whole frame must be the one before `at`: no rebinding anywhere.
+    let mut count = 0;
+    count_bindings(env.body, name, &mut count);
+    (count == 1).then_some(before)
+}
+
+fn count_bindings(body: &[Stmt], name: &str, count: &mut u32) {
+    for stmt in body {
+        match stmt {
+            Stmt::Assign(a) => *count += a.targets.iter().filter(|t| binds(t, name)).count() as u32,
+            Stmt::AnnAssign(a) if binds(&a.target, name) => *count += 1,
+            Stmt::AugAssign(a) if binds(&a.target, name) => *count += 1,
+            Stmt::For(f) => {
+                if binds(&f.target, name) {
+                    *count += 1;
+                }
+                count_bindings(&f.body, name, count);
+                count_bindings(&f.orelse, name, count);
+            }
+            Stmt::While(w) => {
+                count_bindings(&w.body, name, count);
+                count_bindings(&w.orelse, name, count);
+            }
+            Stmt::If(i) => {
+                count_bindings(&i.body, name, count);
+                for c in &i.elif_else_clauses {
+                    count_bindings(&c.body, name, count);
+                }
+            }
+            Stmt::With(w) => {
+                if w.items
+                    .iter()
+                    .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
+                {
+                    *count += 1;
+                }
+                count_bindings(&w.body, name, count);
+            }
+            Stmt::Try(t) => {
+                count_bindings(&t.body, name, count);
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    count_bindings(&h.body, name, count);
+                }
+                count_bindings(&t.orelse, name, count);
+                count_bindings(&t.finalbody, name, count);
+            }
+            Stmt::FunctionDef(f) if f.name.as_str() == name => *count += 1,
+            Stmt::ClassDef(c) if c.name.as_str() == name => *count += 1,
+            _ if binds_by_other_stmt(stmt, name) => *count += 1,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torchvet_python::SourceFile;
+
+    /// The source text of the single value binding of `x` reaching the `use_x` marker call.
+    fn reaching(src: &str) -> Vec<String> {
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let parsed = file.parse();
+        let module = parsed.syntax();
+        let at = TextSize::try_from(src.find("use(x)").expect("marker") + 4).expect("offset");
+        let env = Env {
+            body: &module.body,
+            params: None,
+            module_class: None,
+        };
+        frame_bindings(env, "x", at)
+            .iter()
+            .map(|b| match b {
+                Bound::Value(v) => src[v.range()].to_string(),
+                Bound::ForIter(i, _) => format!("for {}", &src[i.range()]),
+                Bound::CompIter(..) => "comp".to_string(),
+                Bound::Other => "other".to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn branches_are_alternatives() {
+        assert_eq!(reaching("x = 1\nx = 2\nuse(x)\n"), vec!["2"]);
+        assert_eq!(
+            reaching("if c:\n    x = a()\nelse:\n    x = use(x)\n"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            reaching("x = 0\nif c:\n    x = a()\nelse:\n    x = use(x)\n"),
+            vec!["0"]
+        );
+        assert_eq!(
+            reaching("x = 0\nif c:\n    x = a()\nuse(x)\n"),
+            vec!["a()", "0"]
+        );
+        assert_eq!(
+            reaching("if c:\n    x = a()\nelse:\n    x = b()\nuse(x)\n"),
+            vec!["a()", "b()"]
+        );
+        assert_eq!(reaching("x = 0\nx = x + 1\nuse(x)\n"), vec!["x + 1"]);
+        assert_eq!(reaching("x = 0\nx += 1\nuse(x)\n"), vec!["other"]);
+    }
+
+    #[test]
+    fn loops_and_try() {
+        assert_eq!(
+            reaching("for x in m.parameters():\n    use(x)\n"),
+            vec!["for m.parameters()"]
+        );
+        assert_eq!(
+            reaching("x = 0\nfor i in r:\n    x = a()\nuse(x)\n"),
+            vec!["a()", "0"]
+        );
+        assert_eq!(
+            reaching("try:\n    x = a()\nexcept E:\n    x = b()\nuse(x)\n"),
+            vec!["a()", "b()"]
+        );
+        assert_eq!(
+            reaching("try:\n    x = a()\nexcept E:\n    use(x)\n"),
+            vec!["a()"]
+        );
+        assert_eq!(reaching("def x():\n    pass\nuse(x)\n"), vec!["other"]);
+    }
+}
