@@ -261,6 +261,11 @@ impl<'a> Checker<'a> {
         &mut self.diagnostics[last]
     }
 
+    /// The module being checked (for whole-file look-ups in `end` hooks and module-level code).
+    pub fn module(&self) -> &'a ast::ModModule {
+        self.module
+    }
+
     /// The rule currently running.
     pub fn rule(&self) -> &'static Rule {
         all_rules()[self.rule]
