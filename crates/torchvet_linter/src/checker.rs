@@ -565,12 +565,8 @@ impl<'a> Checker<'a> {
                     return;
                 }
                 match expr {
-                    Expr::Name(n) if n.id.to_ascii_lowercase().contains("version") => {
-                        self.found = true
-                    }
-                    Expr::Attribute(a) if a.attr.to_ascii_lowercase().contains("version") => {
-                        self.found = true
-                    }
+                    Expr::Name(n) if mentions_version(n.id.as_str()) => self.found = true,
+                    Expr::Attribute(a) if mentions_version(a.attr.as_str()) => self.found = true,
                     Expr::Call(c)
                         if helpers::name_of(&c.func) == Some("hasattr")
                             && c.arguments.args.first().is_some_and(|a| {
@@ -828,6 +824,14 @@ impl<'a> Visitor<'a> for Checker<'a> {
             }
         }
         match expr {
+            Expr::If(ifexp) if self.is_version_test(&ifexp.test) => {
+                // `new_api() if TORCH_GE_2_4 else old_api()`: both arms are version-gated.
+                self.visit_expr(&ifexp.test);
+                self.version_guard += 1;
+                self.visit_expr(&ifexp.body);
+                self.visit_expr(&ifexp.orelse);
+                self.version_guard -= 1;
+            }
             Expr::Lambda(l) => {
                 if let Some(p) = &l.parameters {
                     self.visit_parameters(p);
@@ -846,6 +850,16 @@ impl<'a> Visitor<'a> for Checker<'a> {
         }
         self.expr_stack.pop();
     }
+}
+
+/// Does an identifier name a version check: it mentions "version" (any case), or it
+/// mentions torch together with a number (`_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`,
+/// `is_torch_2_available`)? No allocation.
+fn mentions_version(id: &str) -> bool {
+    let b = id.as_bytes();
+    b.windows(7).any(|w| w.eq_ignore_ascii_case(b"version"))
+        || (b.windows(5).any(|w| w.eq_ignore_ascii_case(b"torch"))
+            && b.iter().any(u8::is_ascii_digit))
 }
 
 /// Full range of a call (for reporting).

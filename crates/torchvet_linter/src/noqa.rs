@@ -53,7 +53,7 @@ fn line_directive(comment: &str) -> Option<Directive> {
     // A comment may hold several `#` parts: `# type: ignore # noqa: x`.
     for part in comment.split('#').skip(1) {
         let p = part.trim_start();
-        if p.len() >= 4 && p[..4].eq_ignore_ascii_case("noqa") {
+        if p.get(..4).is_some_and(|w| w.eq_ignore_ascii_case("noqa")) {
             return Some(parse_codes(&p[4..]));
         }
     }
@@ -63,7 +63,10 @@ fn line_directive(comment: &str) -> Option<Directive> {
 fn file_directive(comment: &str) -> Option<Directive> {
     let body = comment.trim_start_matches('#').trim();
     let rest = body.strip_prefix("torchvet:")?.trim_start();
-    if rest.len() >= 4 && rest[..4].eq_ignore_ascii_case("noqa") {
+    if rest
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("noqa"))
+    {
         Some(parse_codes(&rest[4..]))
     } else {
         None
@@ -130,5 +133,9 @@ mod tests {
             Some(Directive::Codes(vec!["TV007".into()]))
         );
         assert_eq!(file_directive("# noqa"), None);
+        // Non-ASCII comments (box drawing, accents) never split a character.
+        assert_eq!(line_directive("# ──────────"), None);
+        assert_eq!(line_directive("#é"), None);
+        assert_eq!(file_directive("# torchvet: ─"), None);
     }
 }

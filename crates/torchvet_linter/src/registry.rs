@@ -252,6 +252,19 @@ pub fn expand_selector(sel: &str) -> Result<Vec<usize>, UnknownSelector> {
         (0..rules.len()).collect()
     } else if let Some(g) = Group::parse(sel) {
         (0..rules.len()).filter(|&i| rules[i].group == g).collect()
+    } else if rules
+        .iter()
+        .any(|r| r.torchfix.iter().any(|t| t.eq_ignore_ascii_case(sel)))
+    {
+        // A TorchFix code may map to several rules (TOR101 covers four).
+        (0..rules.len())
+            .filter(|&i| {
+                rules[i]
+                    .torchfix
+                    .iter()
+                    .any(|t| t.eq_ignore_ascii_case(sel))
+            })
+            .collect()
     } else if let Some(i) = find_rule(sel) {
         vec![i]
     } else {
@@ -271,5 +284,22 @@ pub fn expand_selector(sel: &str) -> Result<Vec<usize>, UnknownSelector> {
         Err(UnknownSelector(sel.to_string()))
     } else {
         Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn torchfix_codes_select_every_rule_they_map_to() {
+        let hits = expand_selector("TOR101").unwrap();
+        assert!(hits.len() >= 3, "{hits:?}");
+        assert!(hits
+            .iter()
+            .all(|&i| all_rules()[i].torchfix.contains(&"TOR101")));
+        assert_eq!(expand_selector("tor102").unwrap().len(), 1);
+        assert!(expand_selector("TV0").unwrap().len() > 10);
+        assert!(expand_selector("nope").is_err());
     }
 }

@@ -294,12 +294,27 @@ impl Scopes {
     /// Resolve `a.b.c` to the qualified name it stands for (`th.nn.functional.softmax` ->
     /// `torch.nn.functional.softmax`). `None` for anything not rooted in an import.
     pub fn resolve(&self, expr: &Expr) -> Option<String> {
-        let mut chain: Vec<&str> = Vec::with_capacity(4);
-        if !collect_chain(expr, &mut chain) {
-            return None;
+        // Find the root name first, without allocating: most callees are not imports.
+        let mut cur = expr;
+        let root_name = loop {
+            match cur {
+                Expr::Name(n) => break n.id.as_str(),
+                Expr::Attribute(a) => cur = &a.value,
+                _ => return None,
+            }
+        };
+        let root = self.lookup_str(root_name)?;
+        fn push(expr: &Expr, out: &mut String) {
+            if let Expr::Attribute(a) = expr {
+                push(&a.value, out);
+                out.push('.');
+                out.push_str(a.attr.as_str());
+            }
         }
-        let root = self.lookup_str(chain[0])?;
-        Some(join_chain(root, &chain[1..]))
+        let mut s = String::with_capacity(root.len() + 24);
+        s.push_str(root);
+        push(expr, &mut s);
+        Some(s)
     }
 
     /// Is this bare name bound by an import to exactly `qualified`?

@@ -185,8 +185,25 @@ fn write_atomically(path: &Path, bom: bool, text: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+thread_local! {
+    /// Set while one file is analysed: a panic there becomes that file's error line.
+    static IN_FILE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Keep the default panic report for panics outside per-file work; inside it, stay quiet
+/// (the file's error line says what happened).
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !IN_FILE.with(|f| f.get()) {
+            default(info);
+        }
+    }));
+}
+
 fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
     let name = display_name(path);
+    IN_FILE.with(|f| f.set(true));
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| match SourceFile::load(path) {
         Ok(source) => match mode {
             Mode::ParseOnly => {
@@ -203,6 +220,7 @@ fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
         },
         Err(e) => Err(e.to_string()),
     }));
+    IN_FILE.with(|f| f.set(false));
     match result {
         Ok(Ok(d)) => Outcome::Findings(d),
         Ok(Err(e)) => Outcome::Error(name, e),
@@ -221,6 +239,7 @@ fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
 }
 
 pub fn run(args: &CheckArgs) -> u8 {
+    install_panic_hook();
     let paths: Vec<PathBuf> = if args.paths.is_empty() {
         vec![PathBuf::from(".")]
     } else {
@@ -371,7 +390,10 @@ pub fn run(args: &CheckArgs) -> u8 {
         ));
     }
     if human && !args.quiet {
-        printer::out(&summary(&diagnostics, found.files.len()));
+        printer::out(&summary(
+            &diagnostics,
+            found.files.len() + found.extra.len(),
+        ));
     }
     if !errors.is_empty() && !args.exit_zero {
         2
