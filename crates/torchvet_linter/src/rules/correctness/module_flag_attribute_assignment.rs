@@ -10,7 +10,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for assignments of flags that do nothing on an `nn.Module`:
     /// `model.requires_grad = False`, `model.training = False`, and the typo
-    /// `x.require_grad = ...` on anything.
+    /// `x.require_grad = ...` on anything. `training` is reported only when assigned a literal
+    /// `True`/`False`: copying the flag from another module (`new.training = old.training`)
+    /// is a deliberate one-module update and stays silent.
     ///
     /// ## Why is this bad?
     /// `nn.Module` has no `requires_grad` attribute: the assignment just stores a new plain
@@ -169,10 +171,15 @@ fn check_flag(
             if helpers::name_of(receiver) == Some("self") || !is_module(checker, receiver) {
                 return;
             }
-            let replacement = match helpers::is_truthy(value) {
-                Some(false) => format!("{recv}.eval()"),
-                Some(true) => format!("{recv}.train()"),
-                None => format!("{recv}.train({val})"),
+            // Only a literal `True`/`False`: copying the flag from another module
+            // (`new.training = old.training`, as in convert_sync_batchnorm) is deliberate.
+            let Expr::BooleanLiteral(b) = value else {
+                return;
+            };
+            let replacement = if b.value {
+                format!("{recv}.train()")
+            } else {
+                format!("{recv}.eval()")
             };
             checker
                 .report(

@@ -1,14 +1,18 @@
 use super::helpers::{class_method, self_attr_use};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{Expr, ExprContext, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a constant tensor stored as a plain attribute in the `__init__` of an
-    /// `nn.Module` (`self.mask = torch.tril(torch.ones(T, T))`) and read in `forward`.
+    /// `nn.Module` (`self.mask = torch.tril(torch.ones(T, T))`) and read in `forward`. Only a
+    /// real read of `self.<name>` counts: a `forward` that merely stores into the attribute
+    /// (`self.att_mat = att_mat.detach()`, to expose the last value) stays silent, and so do
+    /// empty placeholders (`torch.Tensor()`) and attributes that `__init__` registers with
+    /// `register_buffer` on another path.
     ///
     /// ## Why is this bad?
     /// Only parameters and buffers belong to the module's state. A plain tensor attribute is
@@ -113,6 +117,78 @@ fn is_constant_tensor(checker: &Checker, expr: &Expr) -> bool {
     }
 }
 
+/// Does `body` really read `self.<name>` (a load, or an augmented assignment)? Storing into
+/// it (`self.att = att.detach()`) or reading a same-named local (`att`) is not a read.
+fn loads_self_attr(body: &[Stmt], name: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if let Stmt::AugAssign(a) = stmt {
+                if helpers::self_attribute(&a.target) == Some(self.name) {
+                    self.found = true;
+                }
+            }
+            if !self.found {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Attribute(a) = expr {
+                if matches!(a.ctx, ExprContext::Load)
+                    && helpers::self_attribute(expr) == Some(self.name)
+                {
+                    self.found = true;
+                }
+            }
+            if !self.found {
+                visitor::walk_expr(self, expr);
+            }
+        }
+    }
+    let mut f = Finder { name, found: false };
+    f.visit_body(body);
+    f.found
+}
+
+/// Does `body` call `self.register_buffer("<name>", ...)` (e.g. in the other branch of an
+/// `if`, the plain assignment being an empty placeholder)?
+fn registers_buffer(body: &[Stmt], name: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Call(c) = expr {
+                if let Some(("register_buffer", recv)) = helpers::method_call(c) {
+                    if helpers::name_of(recv) == Some("self")
+                        && helpers::argument(c, "name", 0).and_then(helpers::str_value)
+                            == Some(self.name)
+                    {
+                        self.found = true;
+                    }
+                }
+            }
+            if !self.found {
+                visitor::walk_expr(self, expr);
+            }
+        }
+    }
+    let mut f = Finder { name, found: false };
+    f.visit_body(body);
+    f.found
+}
+
+/// A creator called without arguments (`torch.Tensor()`): an empty placeholder.
+fn is_empty_placeholder(expr: &Expr) -> bool {
+    matches!(expr, Expr::Call(c) if c.arguments.is_empty())
+}
+
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Stmt::Assign(assign) = stmt else { return };
     let [target] = assign.targets.as_slice() else {
@@ -137,8 +213,15 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(forward) = class_method(class.def, "forward") else {
         return;
     };
+    // An empty placeholder (`torch.Tensor()`), or an attribute that `__init__` registers as a
+    // buffer on another path, is not a constant kept out of the module's state.
+    if is_empty_placeholder(&assign.value)
+        || class_method(class.def, "__init__").is_some_and(|f| registers_buffer(&f.body, name))
+    {
+        return;
+    }
     let usage = self_attr_use(&forward.body, name);
-    if !usage.read || usage.moved {
+    if !usage.read || usage.moved || !loads_self_attr(&forward.body, name) {
         return;
     }
     let value = checker.text(assign.value.range());

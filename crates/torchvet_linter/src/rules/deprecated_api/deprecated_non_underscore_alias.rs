@@ -9,7 +9,9 @@ crate::declare_rule! {
     /// Checks for the non-underscore aliases of in-place functions:
     /// `torch.nn.utils.clip_grad_norm` and `torch.nn.init.xavier_uniform`, `xavier_normal`,
     /// `kaiming_uniform`, `kaiming_normal`, `uniform`, `normal`, `constant`, `orthogonal` and
-    /// `sparse`.
+    /// `sparse`. Only calls are reported (and `from ... import` of the names): a bare reference
+    /// such as a dict of init functions kept to monkeypatch and restore them calls nothing and
+    /// stays silent.
     ///
     /// ## Why is this bad?
     /// These names were renamed in torch 0.4 to end in `_`, the convention for functions that
@@ -109,7 +111,8 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
         return;
     };
     let Some(f) = deprecated(&q) else { return };
-    if !helpers::active(checker, 0, 4) {
+    // Only a call warns: a bare reference (stored in a dict to patch and restore) is silent.
+    if helpers::callee_of(checker, expr).is_none() || !helpers::active(checker, 0, 4) {
         return;
     }
     let text = checker.text(expr.range()).to_string();

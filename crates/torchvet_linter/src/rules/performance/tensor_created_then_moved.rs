@@ -7,10 +7,14 @@ use torchvet_semantic::helpers;
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a tensor built by a torch factory and moved at once:
-    /// `torch.zeros(n).to(device)`, `torch.randn(b, c).cuda()`, `torch.tensor(xs).to("cuda")`.
+    /// `torch.zeros(n).to(device)`, `torch.randn(b, c).cuda()`, `torch.arange(n).to("cuda")`.
     /// A positional `.to(x)` argument is taken as a device only when it is a string,
     /// `torch.device(...)`, a `.device` attribute or a name containing `device`: `.to(dtype)`
-    /// casts and `.to(other_tensor)` are not reported.
+    /// casts and `.to(other_tensor)` are not reported. Tensors built from host data
+    /// (`torch.tensor(...)`, `torch.as_tensor(...)`, `torch.from_numpy(...)`) are not reported:
+    /// the data is in CPU memory first anyway, so `device=` saves no copy. Neither are moves
+    /// that pass anything besides the device and dtype (`non_blocking=True`, `copy=`,
+    /// `memory_format=`), which ask for something a factory's `device=` cannot express.
     ///
     /// ## Why is this bad?
     /// The factory first allocates and fills the tensor in CPU memory, then `.to()` / `.cuda()`
@@ -64,8 +68,6 @@ const FACTORIES: &[&str] = &[
     "eye",
     "linspace",
     "logspace",
-    "tensor",
-    "as_tensor",
     "empty_strided",
     "scalar_tensor",
 ];
@@ -108,8 +110,6 @@ struct Target {
     dtype: Option<String>,
     /// The device is certainly a device (not possibly a tensor).
     certain: bool,
-    /// Extra arguments (`non_blocking=`, `copy=`) that block the fix.
-    extra: bool,
 }
 
 fn to_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
@@ -119,7 +119,6 @@ fn to_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
     let args = &call.arguments.args;
     let mut device: Option<(&Expr, bool)> = None;
     let mut dtype: Option<&Expr> = None;
-    let mut extra = false;
     match &args[..] {
         [] => {}
         [first, rest @ ..] => {
@@ -146,7 +145,7 @@ fn to_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
         match arg.as_str() {
             "device" if device.is_none() => device = Some((&k.value, true)),
             "dtype" if dtype.is_none() => dtype = Some(&k.value),
-            "non_blocking" | "copy" | "memory_format" => extra = true,
+            // `non_blocking=`, `copy=`, `memory_format=`: more than a device/dtype move.
             _ => return None,
         }
     }
@@ -162,7 +161,6 @@ fn to_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
         device: checker.text(dev.range()).to_string(),
         dtype: dtype.map(|d| checker.text(d.range()).to_string()),
         certain,
-        extra,
     })
 }
 
@@ -187,13 +185,14 @@ fn cuda_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
     if helpers::has_args_splat(call) || helpers::has_kwargs_splat(call) {
         return None;
     }
-    let mut extra = false;
-    for k in &call.arguments.keywords {
-        match k.arg.as_ref().map(|a| a.as_str()) {
-            Some("device") => {}
-            Some("non_blocking" | "memory_format") => extra = true,
-            _ => return None,
-        }
+    // `non_blocking=` / `memory_format=` ask for more than a device move: not reported.
+    if call
+        .arguments
+        .keywords
+        .iter()
+        .any(|k| k.arg.as_ref().map(|a| a.as_str()) != Some("device"))
+    {
+        return None;
     }
     let device = match helpers::argument(call, "device", 0) {
         None => "\"cuda\"".to_string(),
@@ -209,7 +208,6 @@ fn cuda_target(checker: &Checker, call: &ExprCall) -> Option<Target> {
         device,
         dtype: None,
         certain: true,
-        extra,
     })
 }
 
@@ -253,7 +251,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     } else {
         move_text.to_string()
     };
-    let fix = (!target.extra && !conflicting_dtype).then(|| {
+    let fix = (!conflicting_dtype).then(|| {
         let mut kw = format!("device={}", target.device);
         if let Some(d) = &target.dtype {
             kw.push_str(", dtype=");
