@@ -109,7 +109,8 @@ impl FileSource {
 }
 
 fn read_from_memory(data: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<()> {
-    let start = usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
+    let start =
+        usize::try_from(offset).map_err(|_| io::Error::from(io::ErrorKind::UnexpectedEof))?;
     let end = start
         .checked_add(buf.len())
         .filter(|&e| e <= data.len())
