@@ -697,7 +697,9 @@ impl<'m, 'c> Builder<'m, 'c> {
                         .collect(),
                 ))
             }
-            Value::Global { module, name, .. } => Node::Global(format!("{module}.{name}")),
+            Value::Global { module, name, .. } => {
+                Node::Global(crate::pickle::qualified(module, name))
+            }
             Value::Persistent(p) => Node::Object {
                 class: "persistent".into(),
                 fields: vec![("pid".into(), self.node(*p, depth + 1))],
@@ -707,7 +709,7 @@ impl<'m, 'c> Builder<'m, 'c> {
             Value::Object(o) => {
                 let o = (**o).clone();
                 let callee = match self.m.get(o.callee) {
-                    Value::Global { module, name, .. } => format!("{module}.{name}"),
+                    Value::Global { module, name, .. } => crate::pickle::qualified(module, name),
                     _ => "<computed>".into(),
                 };
                 let args = match self.m.get(o.args) {
@@ -744,7 +746,7 @@ impl<'m, 'c> Builder<'m, 'c> {
 
     fn global_name(&self, id: Id) -> Option<String> {
         match self.m.get(self.m.resolve(id)) {
-            Value::Global { module, name, .. } => Some(format!("{module}.{name}")),
+            Value::Global { module, name, .. } => Some(crate::pickle::qualified(module, name)),
             _ => None,
         }
     }

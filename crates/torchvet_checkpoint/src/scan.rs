@@ -429,7 +429,9 @@ fn check_trampolines(ctx: &mut Ctx, m: &Machine, member: &str) {
             _ => None,
         };
         let ok = func.is_some_and(|f| match m.get(f) {
-            Value::Global { module, name, .. } => policy::is_allowed(&format!("{module}.{name}")),
+            Value::Global { module, name, .. } => {
+                policy::is_allowed(&crate::pickle::qualified(module, name))
+            }
             _ => false,
         });
         if !ok && reported < 16 {

@@ -139,8 +139,17 @@ pub struct GlobalUse {
 impl GlobalUse {
     /// `module.name`.
     pub fn qualified(&self) -> String {
-        format!("{}.{}", self.module, self.name)
+        qualified(&self.module, &self.name)
     }
+}
+
+/// `module.name`, built without the formatting machinery (this runs once per REDUCE).
+pub fn qualified(module: &str, name: &str) -> String {
+    let mut s = String::with_capacity(module.len() + name.len() + 1);
+    s.push_str(module);
+    s.push('.');
+    s.push_str(name);
+    s
 }
 
 /// Something structural the machine noticed (besides imported names).
@@ -447,7 +456,7 @@ impl<'a> Machine<'a> {
 
     fn qualified_of(&self, id: Id) -> Option<String> {
         match self.get(id) {
-            Value::Global { module, name, .. } => Some(format!("{module}.{name}")),
+            Value::Global { module, name, .. } => Some(qualified(module, name)),
             _ => None,
         }
     }
@@ -1124,7 +1133,7 @@ impl<'a> Machine<'a> {
                 Ok(())
             }
             Value::Global { module, name, .. } => {
-                let g = format!("{module}.{name}");
+                let g = qualified(module, name);
                 self.note(
                     Level::Dangerous,
                     "mutate-global",
@@ -1151,7 +1160,7 @@ impl<'a> Machine<'a> {
                 Ok(())
             }
             Value::Global { module, name, .. } => {
-                let g = format!("{module}.{name}");
+                let g = qualified(module, name);
                 self.note(
                     Level::Dangerous,
                     "mutate-global",
@@ -1176,7 +1185,7 @@ impl<'a> Machine<'a> {
                 Ok(())
             }
             Value::Global { module, name, .. } => {
-                let g = format!("{module}.{name}");
+                let g = qualified(module, name);
                 self.note(
                     Level::Dangerous,
                     "build-on-global",
