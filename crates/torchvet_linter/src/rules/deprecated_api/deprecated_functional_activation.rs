@@ -10,9 +10,11 @@ crate::declare_rule! {
     /// `F.tanh`, or the names imported from `torch.nn.functional`).
     ///
     /// ## Why is this bad?
-    /// Since torch 0.4.1 the functional versions are deprecated aliases: every call emits a
-    /// `UserWarning` telling you to use `torch.sigmoid` / `torch.tanh`, which compute the same
-    /// thing. The warnings clutter training logs and the aliases may be removed.
+    /// Torch 0.4.1 deprecated the functional versions in favour of `torch.sigmoid` /
+    /// `torch.tanh`, which compute the same thing; the releases of that era emit a
+    /// `UserWarning` on every call. Recent releases keep them as plain aliases without a
+    /// warning, so this is a style and portability issue: the canonical names work on every
+    /// version and are what the documentation uses.
     ///
     /// ## Example
     /// ```python
@@ -66,7 +68,7 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
         if let Some(f) = deprecated(&name.qualified) {
             checker.report(
                 name.range,
-                format!("`torch.nn.functional.{f}` is a deprecated alias of `torch.{f}` and warns on every call"),
+                format!("`torch.nn.functional.{f}` is a legacy alias of `torch.{f}` (deprecated in torch 0.4.1)"),
             );
         }
     }
@@ -89,7 +91,7 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
     });
     let d = checker.report(
         expr.range(),
-        format!("`{text}` is deprecated (UserWarning on every call): use `torch.{f}`, which computes the same"),
+        format!("`{text}` is a legacy alias (deprecated in torch 0.4.1, which warns on every call): use `torch.{f}`, which computes the same"),
     );
     if let Some(fix) = fix {
         d.set_fix(fix);
