@@ -7,16 +7,18 @@ use torchvet_semantic::helpers as sem;
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks for the linear-algebra functions removed from the `torch` namespace in 2.0
-    /// (`torch.solve`, `torch.symeig`, `torch.eig`, `torch.lstsq`, `torch.matrix_rank`), the
-    /// deprecated ones (`torch.qr`, `torch.cholesky`, `torch.chain_matmul`, `torch.lu`,
-    /// `torch.lu_solve`, `torch.triangular_solve`, `torch.svd`, `torch.norm`, `torch.ger`) and
+    /// Checks for the linear-algebra functions deprecated in torch 1.9 and since removed from
+    /// the `torch` namespace (`torch.solve`, `torch.symeig`, `torch.eig`, `torch.lstsq`,
+    /// `torch.matrix_rank`, `torch.qr`, `torch.cholesky`), the deprecated ones
+    /// (`torch.chain_matmul`, `torch.lu`, `torch.lu_solve`, `torch.triangular_solve`,
+    /// `torch.svd`, `torch.norm`, `torch.ger`) and
     /// `torch.range`: calls, references and `from torch import ...`. The Tensor methods
     /// `.symeig()` and `.lstsq()` and `.eig(eigenvectors=...)` are checked too.
     ///
     /// ## Why is this bad?
-    /// The removed functions raise `AttributeError` (or `RuntimeError` pointing to
-    /// `torch.linalg`) on torch 2.0 and later. The deprecated ones still work but are slated for
+    /// The removed functions raise `RuntimeError: This function was deprecated since version
+    /// 1.9 and is now removed` (or `AttributeError`) on current torch. The deprecated ones still
+    /// work but are slated for
     /// removal and some warn; their `torch.linalg` replacements have clearer semantics (and
     /// `torch.range` includes its end point and returns a floating tensor, unlike Python's
     /// `range` and `torch.arange`).
@@ -88,8 +90,8 @@ fn deprecated(q: &str) -> Option<(bool, &'static str)> {
         "eig" => (true, "torch.linalg.eig"),
         "lstsq" => (true, "torch.linalg.lstsq(A, B)"),
         "matrix_rank" => (true, "torch.linalg.matrix_rank"),
-        "qr" => (false, "torch.linalg.qr"),
-        "cholesky" => (false, "torch.linalg.cholesky"),
+        "qr" => (true, "torch.linalg.qr"),
+        "cholesky" => (true, "torch.linalg.cholesky"),
         "chain_matmul" => (false, "torch.linalg.multi_dot"),
         "lu" => (false, "torch.linalg.lu_factor"),
         "lu_solve" => (false, "torch.linalg.lu_solve"),
@@ -104,7 +106,7 @@ fn deprecated(q: &str) -> Option<(bool, &'static str)> {
 
 fn message(q: &str, removed: bool, replacement: &str) -> String {
     if removed {
-        format!("`{q}` was removed in torch 2.0 (AttributeError/RuntimeError at run time): use `{replacement}`")
+        format!("`{q}` was deprecated in torch 1.9 and is removed (recent releases raise RuntimeError): use `{replacement}`")
     } else {
         format!("`{q}` is deprecated and slated for removal: use `{replacement}`")
     }
@@ -289,6 +291,6 @@ fn check_method(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let text = checker.text(receiver.range());
     checker.report(
         call.func.range(),
-        format!("`Tensor.{method}` was removed in torch 2.0: `{text}.{method}(...)` raises AttributeError; use `{replacement}`"),
+        format!("`Tensor.{method}` was deprecated in torch 1.9 and is removed: `{text}.{method}(...)` raises RuntimeError; use `{replacement}`"),
     );
 }
