@@ -23,6 +23,8 @@ pub enum Command {
     Rule(RuleArgs),
     /// Read PyTorch checkpoints without executing them: scan, inspect, convert, diff.
     Ckpt(torchvet_checkpoint::cli::CkptArgs),
+    /// The reviewer's structured report: critical issues, performance, best practices, positive aspects, tests to write.
+    Review(torchvet_review::cli::ReviewArgs),
     /// Detect a PyTorch project and describe it (triggers, torch version, model/training/checkpoint dirs, commands).
     Project(torchvet_project::cli::ProjectArgs),
     /// A static model card for each nn.Module subclass: layer tree, parameter counts, expected state_dict.

@@ -6,7 +6,26 @@ mod args;
 mod commands;
 mod printer;
 
+/// A closed pipe (`torchvet ... | head`) ends the program quietly with success, whichever
+/// subcommand was printing.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     let args = args::Cli::parse();
     if let Some(n) = args.threads.or_else(|| {
         std::env::var("TORCHVET_THREADS")
@@ -22,6 +41,7 @@ fn main() -> ExitCode {
         args::Command::Rules(a) => commands::rule::list(&a),
         args::Command::Rule(a) => commands::rule::show(&a),
         args::Command::Ckpt(a) => u8::try_from(torchvet_checkpoint::cli::run(&a)).unwrap_or(2),
+        args::Command::Review(a) => u8::try_from(torchvet_review::cli::run(&a)).unwrap_or(2),
         args::Command::Project(a) => u8::try_from(torchvet_project::cli::run(&a)).unwrap_or(2),
         args::Command::Summary(a) => u8::try_from(torchvet_summary::cli::run(&a)).unwrap_or(2),
     };
