@@ -176,6 +176,25 @@ pub fn render_json(r: &Review) -> serde_json::Value {
     v
 }
 
+/// Escape prose and turn its `code` spans into `<code>` elements.
+fn prose(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in s.split('`').enumerate() {
+        // Odd parts are inside backticks; an unmatched trailing backtick stays literal.
+        if i % 2 == 1 && s.matches('`').count() % 2 == 0 {
+            out.push_str("<code>");
+            out.push_str(&esc(part));
+            out.push_str("</code>");
+        } else {
+            if i > 0 && s.matches('`').count() % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&esc(part));
+        }
+    }
+    out
+}
+
 fn esc(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -213,15 +232,15 @@ fn html_findings(out: &mut String, list: &[Finding], empty: &str) {
             "<p><b>Where:</b> <code>{}</code>{scope}</p>",
             esc(&f.location())
         );
-        let _ = writeln!(out, "<p><b>Finding:</b> {}</p>", esc(&f.message));
+        let _ = writeln!(out, "<p><b>Finding:</b> {}</p>", prose(&f.message));
         if let Some(why) = &f.why {
-            let _ = writeln!(out, "<p><b>What happens:</b> {}</p>", esc(why));
+            let _ = writeln!(out, "<p><b>What happens:</b> {}</p>", prose(why));
         }
         if let Some(note) = &f.note {
             let _ = writeln!(out, "<p><b>Project:</b> {}</p>", esc(note));
         }
         if let Some(fix) = &f.fix {
-            let _ = writeln!(out, "<p><b>Fix:</b> {}</p>", esc(&fix.description));
+            let _ = writeln!(out, "<p><b>Fix:</b> {}</p>", prose(&fix.description));
             let _ = writeln!(
                 out,
                 "<div class=\"diff\"><pre class=\"before\">{}</pre><pre class=\"after\">{}</pre></div>",
@@ -333,4 +352,16 @@ pub fn render_html(r: &Review) -> String {
     }
     out.push_str("</body></html>\n");
     out
+}
+
+#[cfg(test)]
+mod prose_tests {
+    use super::prose;
+
+    #[test]
+    fn backtick_spans_become_code_and_html_is_escaped() {
+        assert_eq!(prose("use `a<b` now"), "use <code>a&lt;b</code> now");
+        assert_eq!(prose("odd ` tick"), "odd ` tick");
+        assert_eq!(prose("plain"), "plain");
+    }
 }
