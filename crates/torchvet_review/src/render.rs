@@ -179,14 +179,15 @@ pub fn render_json(r: &Review) -> serde_json::Value {
 /// Escape prose and turn its `code` spans into `<code>` elements.
 fn prose(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 16);
+    let balanced = s.matches('`').count().is_multiple_of(2);
     for (i, part) in s.split('`').enumerate() {
-        // Odd parts are inside backticks; an unmatched trailing backtick stays literal.
-        if i % 2 == 1 && s.matches('`').count() % 2 == 0 {
+        // Odd parts are inside backticks; unbalanced backticks stay literal.
+        if !i.is_multiple_of(2) && balanced {
             out.push_str("<code>");
             out.push_str(&esc(part));
             out.push_str("</code>");
         } else {
-            if i > 0 && s.matches('`').count() % 2 == 1 {
+            if i > 0 && !balanced {
                 out.push('`');
             }
             out.push_str(&esc(part));
