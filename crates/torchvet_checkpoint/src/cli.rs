@@ -37,6 +37,9 @@ pub enum CkptCommand {
     Convert(ConvertArgs),
     /// Compare two checkpoints the way load_state_dict would: missing and unexpected keys,
     /// shape and dtype mismatches, and (with --values) the largest absolute difference.
+    ///
+    /// With `--against FILE.py::Class` and a single checkpoint, compare the checkpoint with the
+    /// state_dict the class would produce (found by static analysis; nothing is imported).
     Diff(DiffArgs),
 }
 
@@ -130,10 +133,15 @@ pub struct ConvertArgs {
 /// Arguments of `diff`.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
-    /// Reference checkpoint (what the model expects).
+    /// Reference checkpoint (what the model expects); with --against, the checkpoint to check.
     pub a: PathBuf,
-    /// Checkpoint to compare.
-    pub b: PathBuf,
+    /// Checkpoint to compare (not with --against).
+    #[arg(required_unless_present = "against", conflicts_with = "against")]
+    pub b: Option<PathBuf>,
+    /// Compare the checkpoint with the state_dict of a model class: `FILE.py::Class` (the class
+    /// may be omitted when the file defines one nn.Module).
+    #[arg(long, value_name = "FILE.py::Class", conflicts_with = "values")]
+    pub against: Option<String>,
     /// Subtree of both files to compare (e.g. `model_state_dict`).
     #[arg(long)]
     pub key: Option<String>,
@@ -310,10 +318,40 @@ fn run_convert(a: &ConvertArgs) -> i32 {
     }
 }
 
+fn run_against(a: &DiffArgs, spec: &str) -> i32 {
+    let key = a.key_a.as_deref().or(a.key.as_deref());
+    let r = match crate::against::diff_against(&a.a, key, spec) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("torchvet ckpt diff: {e}");
+            return 2;
+        }
+    };
+    match a.format {
+        ReportFormat::Json => out(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&r).unwrap_or_default()
+        )),
+        ReportFormat::Text => out(&r.to_text()),
+    }
+    if r.is_clean() {
+        0
+    } else {
+        1
+    }
+}
+
 fn run_diff(a: &DiffArgs) -> i32 {
+    if let Some(spec) = &a.against {
+        return run_against(a, spec);
+    }
+    let Some(b) = &a.b else {
+        eprintln!("torchvet ckpt diff: a second checkpoint or --against FILE.py::Class is needed");
+        return 2;
+    };
     let ka = a.key_a.as_deref().or(a.key.as_deref());
     let kb = a.key_b.as_deref().or(a.key.as_deref());
-    let r = match crate::diff::diff(&a.a, &a.b, ka, kb, a.values) {
+    let r = match crate::diff::diff(&a.a, b, ka, kb, a.values) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("torchvet ckpt diff: {e}");

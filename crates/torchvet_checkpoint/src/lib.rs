@@ -10,6 +10,7 @@
 //!   [`inspect`], [`convert`] and [`diff`] build on it.
 //! * [`cli`] is the `torchvet ckpt` subcommand.
 
+pub mod against;
 pub mod cli;
 pub mod convert;
 pub mod diff;
