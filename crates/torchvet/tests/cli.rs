@@ -278,3 +278,36 @@ fn check_reports_checkpoint_files_through_the_scanner() {
         0
     );
 }
+
+#[test]
+fn fix_rewrites_only_the_edited_notebook_cells_and_converges() {
+    let d = tempfile::tempdir().unwrap();
+    let nb = d.path().join("nb.ipynb");
+    let original = std::fs::read_to_string(cli_dir().join("pkg/explore.ipynb")).unwrap();
+    std::fs::write(&nb, &original).unwrap();
+    let (code, _, err) = run(
+        d.path(),
+        &["check", "nb.ipynb", "--isolated", "--fix", "--quiet"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let fixed = std::fs::read_to_string(&nb).unwrap();
+    let changed: Vec<(&str, &str)> = original
+        .lines()
+        .zip(fixed.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(original.lines().count(), fixed.lines().count());
+    assert_eq!(
+        changed,
+        vec![(
+            "    \"sd = torch.load('w.pt')\\n\"",
+            "    \"sd = torch.load('w.pt', weights_only=True)\\n\""
+        )]
+    );
+    // A second run changes nothing.
+    run(
+        d.path(),
+        &["check", "nb.ipynb", "--isolated", "--fix", "--quiet"],
+    );
+    assert_eq!(std::fs::read_to_string(&nb).unwrap(), fixed);
+}

@@ -2,6 +2,7 @@
 //! changes (bounded), with a re-parse after every round; a fix that would introduce a syntax
 //! error is dropped and reported.
 use crate::Linter;
+use ruff_text_size::{TextRange, TextSize};
 use torchvet_diagnostics::{Applicability, Diagnostic};
 use torchvet_python::{SourceFile, SourceKind};
 
@@ -34,6 +35,8 @@ pub struct FixOutcome {
     pub dropped: Vec<FixRecord>,
     /// Findings left after fixing.
     pub remaining: Vec<Diagnostic>,
+    /// For a notebook with applied fixes: its new JSON (or why it could not be written).
+    pub notebook_json: Option<Result<String, String>>,
 }
 
 fn record(d: &Diagnostic) -> FixRecord {
@@ -60,7 +63,7 @@ fn wanted(d: &Diagnostic, unsafe_fixes: bool) -> bool {
 
 /// Apply the edits of `fixes` (each a set of edits) that do not overlap an earlier one.
 /// Returns the new text and the indices of the fixes used.
-fn apply_edits(text: &str, fixes: &[&Diagnostic], crlf: bool) -> (String, Vec<usize>) {
+fn apply_edits(text: &str, fixes: &[&Diagnostic], crlf: bool) -> (String, Vec<usize>, Vec<Span>) {
     let mut used = Vec::new();
     let mut taken: Vec<(usize, usize)> = Vec::new();
     for (i, d) in fixes.iter().enumerate() {
@@ -106,21 +109,60 @@ fn apply_edits(text: &str, fixes: &[&Diagnostic], crlf: bool) -> (String, Vec<us
     edits.sort_by_key(|e| (e.0, e.1));
     let mut out = String::with_capacity(text.len() + 64);
     let mut pos = 0;
+    let mut spans = Vec::with_capacity(edits.len());
     for (s, e, c) in edits {
         out.push_str(&text[pos..s]);
         out.push_str(&c);
+        spans.push(Span {
+            start: s,
+            end: e,
+            inserted: c.len(),
+        });
         pos = e;
     }
     out.push_str(&text[pos..]);
-    (out, used)
+    (out, used, spans)
 }
 
-fn parses(source: &SourceFile, text: &str) -> bool {
-    let probe = match &source.kind {
-        SourceKind::Python => SourceFile::from_python(source.path.clone(), text.to_string()),
-        SourceKind::Notebook(_) => return false,
+/// One applied edit, for remapping notebook cell ranges.
+#[derive(Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+    inserted: usize,
+}
+
+impl Span {
+    fn delta(self) -> isize {
+        self.inserted as isize - (self.end - self.start) as isize
+    }
+}
+
+/// Where a cell's range lies after the edits. An insertion at a cell's first byte belongs to
+/// that cell; one at its last byte (before the separator) too. Edits never cross cells.
+fn remap(range: TextRange, spans: &[Span]) -> TextRange {
+    let (s, e) = (range.start().to_usize(), range.end().to_usize());
+    let shift = |cond: &dyn Fn(&Span) -> bool| -> isize {
+        spans
+            .iter()
+            .filter(|sp| cond(sp))
+            .map(|sp| sp.delta())
+            .sum()
     };
-    probe.parse().errors().is_empty()
+    let new_s = s as isize + shift(&|sp| sp.end < s || (sp.end == s && sp.start < s));
+    let new_e = e as isize + shift(&|sp| sp.start <= e);
+    let to_size = |v: isize| TextSize::new(u32::try_from(v.max(0)).unwrap_or(u32::MAX));
+    TextRange::new(to_size(new_s), to_size(new_e.max(new_s)))
+}
+
+/// Apply `fixes` to the current file and rebuild it (notebook cell ranges remapped).
+fn candidate(current: &SourceFile, fixes: &[&Diagnostic], crlf: bool) -> (SourceFile, Vec<usize>) {
+    let (text, used, spans) = apply_edits(&current.text, fixes, crlf);
+    (rebuilt(current, text, &spans), used)
+}
+
+fn parses(file: &SourceFile) -> bool {
+    file.parse().errors().is_empty()
 }
 
 impl Linter {
@@ -128,15 +170,6 @@ impl Linter {
     /// Notebooks are fixed as their joined code; the caller writes cells back.
     pub fn fix(&self, source: &SourceFile, filename: &str, unsafe_fixes: bool) -> FixOutcome {
         let crlf = source.text.contains("\r\n");
-        if matches!(source.kind, SourceKind::Notebook(_)) {
-            // Writing cells back is not supported yet: report, never half-fix a notebook.
-            return FixOutcome {
-                text: source.text.clone(),
-                applied: Vec::new(),
-                dropped: Vec::new(),
-                remaining: self.lint(source, filename),
-            };
-        }
         let mut current = SourceFile {
             path: source.path.clone(),
             text: source.text.clone(),
@@ -154,6 +187,7 @@ impl Linter {
                 applied,
                 dropped,
                 remaining: diags,
+                notebook_json: None,
             };
         }
         for _ in 0..MAX_ROUNDS {
@@ -163,49 +197,71 @@ impl Linter {
                 break;
             }
             fixable.sort_by(|a, b| (a.range.0, a.code).cmp(&(b.range.0, b.code)));
-            let (text, used) = apply_edits(&current.text, &fixable, crlf);
-            let text = if parses(&current, &text) {
+            let (next, used) = candidate(&current, &fixable, crlf);
+            let next = if parses(&next) {
                 applied.extend(used.iter().map(|&i| record(fixable[i])));
-                text
+                next
             } else {
-                // Fall back to one fix at a time, keeping those that parse.
-                let mut text = current.text.clone();
-                let mut any = false;
+                // Fall back to one fix at a time: the first that parses is kept this round,
+                // the others wait for the next round (their offsets refer to this text).
+                let mut kept = None;
                 for &i in &used {
-                    let (candidate, _) = apply_edits(&text, &fixable[i..=i], crlf);
-                    // Offsets are relative to the original; only the first applied fix is safe
-                    // to combine this round. Later ones wait for the next round.
-                    if parses(&current, &candidate) {
-                        text = candidate;
+                    let (one, _) = candidate(&current, &fixable[i..=i], crlf);
+                    if parses(&one) {
                         applied.push(record(fixable[i]));
-                        any = true;
+                        kept = Some(one);
                         break;
                     }
                     dropped.push(record(fixable[i]));
                 }
-                if !any {
-                    break;
+                match kept {
+                    Some(one) => one,
+                    None => break,
                 }
-                text
             };
-            if text == current.text {
+            if next.text == current.text {
                 break;
             }
-            current = rebuilt(&current, text);
+            current = next;
             diags = self.lint(&current, filename);
         }
         // Dropped fixes are still reported among the remaining findings.
+        let notebook_json = match (&current.kind, applied.is_empty()) {
+            (SourceKind::Notebook(nb), false) => Some(nb.to_json()),
+            _ => None,
+        };
         FixOutcome {
             text: current.text,
             applied,
             dropped,
             remaining: diags,
+            notebook_json,
         }
     }
 }
 
-fn rebuilt(prev: &SourceFile, text: String) -> SourceFile {
-    let mut f = SourceFile::from_python(prev.path.clone(), text);
-    f.bom = prev.bom;
-    f
+fn rebuilt(prev: &SourceFile, text: String, spans: &[Span]) -> SourceFile {
+    match &prev.kind {
+        SourceKind::Python => {
+            let mut f = SourceFile::from_python(prev.path.clone(), text);
+            f.bom = prev.bom;
+            f
+        }
+        SourceKind::Notebook(nb) => {
+            let ranges = nb
+                .cell_ranges()
+                .into_iter()
+                .map(|r| remap(r, spans))
+                .collect();
+            let line_index = torchvet_python::LineIndex::new(&text);
+            let nb = nb.rebuilt(text.clone(), ranges);
+            SourceFile {
+                path: prev.path.clone(),
+                text,
+                kind: SourceKind::Notebook(Box::new(nb)),
+                bom: prev.bom,
+                line_index,
+            }
+        }
+    }
 }

@@ -55,7 +55,7 @@ pub enum SourceKind {
     /// A `.py` file.
     Python,
     /// A Jupyter notebook: the analysed text is its code cells, joined.
-    Notebook(Notebook),
+    Notebook(Box<Notebook>),
 }
 
 /// A loaded source file.
@@ -143,7 +143,7 @@ impl SourceFile {
             Ok(Self {
                 path,
                 text,
-                kind: SourceKind::Notebook(nb),
+                kind: SourceKind::Notebook(Box::new(nb)),
                 bom,
                 line_index,
             })

@@ -46,6 +46,16 @@ pub struct Notebook {
     map: CellMap,
     /// For each analysed cell: its index in the notebook's `cells` array.
     pub cell_indices: Vec<usize>,
+    /// The notebook as read, for writing fixed cells back.
+    raw: Value,
+    /// Per analysed cell: the cell-magic line that was blanked (`%%time`), or "".
+    prefixes: Vec<String>,
+    /// Per analysed cell: its source ended with a newline.
+    trailing_newline: Vec<bool>,
+    /// JSON indentation of the file (Jupyter writes 1).
+    indent: usize,
+    /// The file ended with a newline.
+    final_newline: bool,
 }
 
 fn cell_source(cell: &Value) -> Result<String, String> {
@@ -110,6 +120,8 @@ impl Notebook {
         let mut ranges = Vec::new();
         let mut starts = Vec::new();
         let mut cell_indices = Vec::new();
+        let mut prefixes = Vec::new();
+        let mut trailing_newline = Vec::new();
         let mut line = 0usize;
         if is_python(&nb) {
             for (i, cell) in cells.iter().enumerate() {
@@ -123,6 +135,9 @@ impl Notebook {
                 let Some(mut text) = prepare_cell(&src) else {
                     continue;
                 };
+                let normalised = src.replace("\r\n", "\n");
+                prefixes.push(normalised[..normalised.len() - text.len()].to_string());
+                trailing_newline.push(text.ends_with('\n'));
                 if text.ends_with('\n') {
                     text.pop();
                 }
@@ -144,12 +159,92 @@ impl Notebook {
         if !ranges.is_empty() {
             source.push('\n');
         }
+        let indent = raw
+            .lines()
+            .nth(1)
+            .map(|l| l.len() - l.trim_start_matches(' ').len())
+            .unwrap_or(1);
         Ok(Self {
             source,
             ranges,
             map: CellMap { starts },
             cell_indices,
+            raw: nb,
+            prefixes,
+            trailing_newline,
+            indent,
+            final_newline: raw.ends_with('\n'),
         })
+    }
+
+    /// The same notebook with new joined code and new cell ranges (after fixes).
+    pub fn rebuilt(&self, source: String, ranges: Vec<TextRange>) -> Self {
+        let mut starts = Vec::with_capacity(ranges.len());
+        let mut line = 0usize;
+        for (k, r) in ranges.iter().enumerate() {
+            let cell = self.map.starts.get(k).map(|c| c.0).unwrap_or(k + 1);
+            starts.push((cell, line));
+            let text = source
+                .get(r.start().to_usize()..r.end().to_usize())
+                .unwrap_or("");
+            line += text.bytes().filter(|&b| b == b'\n').count() + 1;
+        }
+        Self {
+            source,
+            ranges,
+            map: CellMap { starts },
+            cell_indices: self.cell_indices.clone(),
+            raw: self.raw.clone(),
+            prefixes: self.prefixes.clone(),
+            trailing_newline: self.trailing_newline.clone(),
+            indent: self.indent,
+            final_newline: self.final_newline,
+        }
+    }
+
+    /// The notebook's JSON with every analysed cell's source taken from the joined code.
+    /// Cells whose code did not change keep their JSON exactly; key order is kept.
+    pub fn to_json(&self) -> Result<String, String> {
+        let mut nb = self.raw.clone();
+        let cells = nb
+            .get_mut("cells")
+            .and_then(Value::as_array_mut)
+            .ok_or_else(|| "no `cells` list".to_string())?;
+        for (k, r) in self.ranges.iter().enumerate() {
+            let index = self.cell_indices[k];
+            let code = self
+                .source
+                .get(r.start().to_usize()..r.end().to_usize())
+                .ok_or_else(|| "cell range outside the code".to_string())?;
+            let mut full = String::with_capacity(code.len() + 16);
+            full.push_str(&self.prefixes[k]);
+            full.push_str(code);
+            if self.trailing_newline[k] {
+                full.push('\n');
+            }
+            let cell = cells
+                .get_mut(index)
+                .ok_or_else(|| "cell index out of range".to_string())?;
+            let old = cell_source(cell)?.replace("\r\n", "\n");
+            if old == full {
+                continue;
+            }
+            let lines: Vec<Value> = full
+                .split_inclusive('\n')
+                .map(|l| Value::String(l.to_string()))
+                .collect();
+            cell["source"] = Value::Array(lines);
+        }
+        let indent = " ".repeat(self.indent.max(1));
+        let mut out = Vec::new();
+        let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+        serde::Serialize::serialize(&nb, &mut ser).map_err(|e| e.to_string())?;
+        let mut s = String::from_utf8(out).map_err(|e| e.to_string())?;
+        if self.final_newline {
+            s.push('\n');
+        }
+        Ok(s)
     }
 
     /// The joined code.
@@ -185,6 +280,27 @@ mod tests {
         assert_eq!(nb.cell_map().cell_row(1), (2, 1));
         assert_eq!(nb.cell_map().cell_row(2), (2, 2));
         assert_eq!(nb.cell_map().cell_row(4), (4, 2));
+    }
+
+    #[test]
+    fn writes_back_only_changed_cells_keeping_magics() {
+        let raw = "{\n \"cells\": [\n  {\n   \"cell_type\": \"code\",\n   \"source\": [\"%%time\\n\", \"x = torch.load(p)\\n\"]\n  },\n  {\n   \"cell_type\": \"code\",\n   \"source\": \"y = 1\"\n  }\n ],\n \"metadata\": {},\n \"nbformat\": 4\n}\n";
+        let nb = Notebook::parse(raw).unwrap();
+        assert_eq!(nb.source(), "\nx = torch.load(p)\ny = 1\n");
+        let new_source = "\nx = torch.load(p, weights_only=True)\ny = 1\n".to_string();
+        let ranges = vec![
+            TextRange::new(TextSize::new(0), TextSize::new(37)),
+            TextRange::new(TextSize::new(38), TextSize::new(43)),
+        ];
+        let fixed = nb.rebuilt(new_source, ranges).to_json().unwrap();
+        let v: Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(
+            v["cells"][0]["source"],
+            serde_json::json!(["%%time\n", "x = torch.load(p, weights_only=True)\n"])
+        );
+        assert_eq!(v["cells"][1]["source"], "y = 1");
+        assert!(fixed.starts_with("{\n \"cells\""), "{fixed}");
+        assert!(fixed.ends_with("}\n"));
     }
 
     #[test]

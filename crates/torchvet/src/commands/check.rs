@@ -142,16 +142,26 @@ fn fix_file(
         dropped: outcome.dropped,
         ..FileResult::default()
     };
-    if matches!(source.kind, torchvet_python::SourceKind::Notebook(_))
-        && result.diagnostics.iter().any(|d| d.fix.is_some())
-    {
-        result.note = Some("fixes are not applied to notebooks yet; findings are reported".into());
-    }
-    if outcome.text == source.text {
+    // Notebooks: only the edited cells' sources change; the JSON keeps key order and indent.
+    let (original, fixed, bom) = match (&source.kind, outcome.notebook_json) {
+        (torchvet_python::SourceKind::Notebook(_), Some(Ok(json))) => {
+            let raw = std::fs::read_to_string(&source.path)
+                .map_err(|e| format!("cannot re-read: {e}"))?;
+            let raw = raw.strip_prefix('\u{feff}').unwrap_or(&raw).to_string();
+            (raw, json, source.bom)
+        }
+        (torchvet_python::SourceKind::Notebook(_), Some(Err(e))) => {
+            result.note = Some(format!("fixes not written: {e}"));
+            return Ok(result);
+        }
+        (torchvet_python::SourceKind::Notebook(_), None) => return Ok(result),
+        _ => (source.text.clone(), outcome.text, source.bom),
+    };
+    if fixed == original {
         return Ok(result);
     }
     if diff {
-        let d = similar::TextDiff::from_lines(&source.text, &outcome.text);
+        let d = similar::TextDiff::from_lines(&original, &fixed);
         result.diff = Some(
             d.unified_diff()
                 .context_radius(3)
@@ -159,7 +169,7 @@ fn fix_file(
                 .to_string(),
         );
     } else {
-        write_atomically(&source.path, source.bom, &outcome.text)
+        write_atomically(&source.path, bom, &fixed)
             .map_err(|e| format!("cannot write fixes: {e}"))?;
     }
     Ok(result)
