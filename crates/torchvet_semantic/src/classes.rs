@@ -11,12 +11,22 @@ pub struct ModuleClasses {
     datasets: FxHashSet<String>,
 }
 
-/// Is a qualified name a known `nn.Module` base class?
+/// Is a qualified name a known `nn.Module` class (torch.nn / torch.ao.nn classes, torchvision
+/// model classes, Lightning/HF base classes)? The one test every rule and the class hierarchy
+/// use, for base classes and constructor calls alike.
 pub fn is_module_base(q: &str) -> bool {
     if let Some(rest) = q
         .strip_prefix("torch.nn.")
         .or_else(|| q.strip_prefix("torch.ao.nn."))
     {
+        // `torch.nn.functional.*`, `init.*` and `utils.*` hold functions and helper types
+        // (`utils.rnn.PackedSequence`), not modules.
+        if rest.starts_with("functional.")
+            || rest.starts_with("init.")
+            || rest.starts_with("utils.")
+        {
+            return false;
+        }
         let last = rest.rsplit('.').next().unwrap_or(rest);
         let first = last.trim_start_matches('_').chars().next();
         return first.is_some_and(char::is_uppercase)

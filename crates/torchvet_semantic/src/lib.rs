@@ -9,7 +9,7 @@ pub mod helpers;
 pub mod kinds;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
-pub use classes::ModuleClasses;
+pub use classes::{is_dataset_base, is_module_base, ModuleClasses};
 
 /// Does this text mention torch or its ecosystem at all? (The fast path: a file that never
 /// does is parsed for syntax errors and nothing else.)

@@ -6,21 +6,10 @@ use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
 use torchvet_semantic::{helpers, ScopeKind};
 
-/// Is a qualified name an `nn.Module` class of torch (`torch.nn.Linear`, not `torch.nn.Parameter`)?
+/// Is a qualified name an `nn.Module` class of torch (`torch.nn.Linear`, not `torch.nn.Parameter`
+/// nor `torch.nn.functional.*`)?
 pub(crate) fn is_torch_module_class(q: &str) -> bool {
-    let Some(rest) = q.strip_prefix("torch.nn.") else {
-        return false;
-    };
-    // `torch.nn.functional.*` and `torch.nn.init.*` are functions.
-    if rest.starts_with("functional.") || rest.starts_with("init.") || rest.starts_with("utils.") {
-        return false;
-    }
-    let last = helpers::last_segment(rest);
-    last.chars().next().is_some_and(char::is_uppercase)
-        && !matches!(
-            last,
-            "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer" | "Module"
-        )
+    q.starts_with("torch.nn.") && torchvet_semantic::is_module_base(q)
 }
 
 /// Is a qualified name `nn.Parameter`?

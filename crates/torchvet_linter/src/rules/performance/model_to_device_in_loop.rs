@@ -93,24 +93,6 @@ fn chain_root(mut e: &Expr) -> &Expr {
     e
 }
 
-/// Is a qualified name an `nn.Module` class of torch (`torch.nn.Linear`,
-/// `torch.nn.parallel.DistributedDataParallel`) or torchvision (`torchvision.models.ResNet`)?
-/// (The semantic crate has the same test for base classes; it is not public.)
-fn is_module_base(q: &str) -> bool {
-    let rest = q
-        .strip_prefix("torch.nn.")
-        .or_else(|| q.strip_prefix("torchvision.models."));
-    rest.is_some_and(|rest| {
-        let last = helpers::last_segment(rest);
-        last.chars().next().is_some_and(|c| c.is_ascii_uppercase())
-            && !last.ends_with("Weights")
-            && !matches!(
-                last,
-                "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer"
-            )
-    })
-}
-
 fn is_module_constructor(checker: &Checker, e: &Expr) -> bool {
     let Expr::Call(c) = chain_root(e) else {
         return false;
@@ -125,7 +107,7 @@ fn is_module_constructor(checker: &Checker, e: &Expr) -> bool {
     let Some(q) = checker.resolve(&c.func) else {
         return false;
     };
-    if is_module_base(&q) {
+    if torchvet_semantic::is_module_base(&q) {
         return true;
     }
     // torchvision builders: `torchvision.models.resnet50(...)`.
