@@ -104,6 +104,14 @@ pub fn declared_requirement(root: &Path, package: &str) -> Option<DeclaredRequir
     best_requirement(&facts.requirements, &facts.locks, package)
 }
 
+/// Like [`declared_requirement`], but reading only the dependency files directly in `dir`
+/// (and the files they include), without walking the tree below it: cheap enough to call
+/// for every directory on the way up from a checked file.
+pub fn declared_requirement_in_dir(dir: &Path, package: &str) -> Option<DeclaredRequirement> {
+    let facts = scan::collect_deps_in_dir(dir);
+    best_requirement(&facts.requirements, &facts.locks, package)
+}
+
 pub(crate) fn best_requirement(
     reqs: &[DeclaredRequirement],
     locks: &[DeclaredRequirement],

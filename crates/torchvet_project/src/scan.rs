@@ -216,6 +216,20 @@ pub(crate) fn collect_deps(root: &Path) -> DepFacts {
     deps_of(root, &all)
 }
 
+/// The dependency facts of the files directly in `dir` (no recursion).
+pub(crate) fn collect_deps_in_dir(dir: &Path) -> DepFacts {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    deps_of(dir, &files)
+}
+
 /// Parse the dependency files among `all`, shallow files first (so that a root requirements
 /// file is read as itself before a nested file includes it).
 fn deps_of(root: &Path, all: &[PathBuf]) -> DepFacts {
