@@ -182,13 +182,13 @@ impl KindTable {
     ) -> Self {
         let mut t = KindTable::default();
         if let Some(params) = params {
+            // Every parameter shadows the outer scope's name, known kind or not.
             for p in params.iter() {
-                if let Some(ann) = p.annotation() {
-                    let k = annotation_kind(ann, scopes, classes);
-                    if k != Kind::Unknown {
-                        t.names.insert(p.name().to_string(), k);
-                    }
-                }
+                let k = p
+                    .annotation()
+                    .map(|ann| annotation_kind(ann, scopes, classes))
+                    .unwrap_or(Kind::Unknown);
+                t.names.insert(p.name().to_string(), k);
             }
         }
         let mut cx = Infer {
@@ -396,7 +396,7 @@ impl KindContext<'_> {
         }
         if let Some(q) = self.scopes.resolve(&call.func) {
             if let Some(rest) = q.strip_prefix("torch.optim.lr_scheduler.") {
-                return Kind::Scheduler(rest.to_string());
+                return Kind::Scheduler(crate::helpers::last_segment(rest).to_string());
             }
             if let Some(rest) = q.strip_prefix("torch.optim.") {
                 let name = rest.rsplit('.').next().unwrap_or(rest);
@@ -454,8 +454,20 @@ impl KindContext<'_> {
 
 impl Infer<'_> {
     fn bind_target(&mut self, target: &Expr, kind: Kind) {
-        if let Expr::Name(n) = target {
-            self.t.bind(n.id.as_str(), kind);
+        match target {
+            Expr::Name(n) => self.t.bind(n.id.as_str(), kind),
+            // Unpacked names, loop and `with` targets: bound here, kind unknown (they shadow
+            // any outer name of the same spelling).
+            Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .for_each(|e| self.bind_target(e, Kind::Unknown)),
+            Expr::List(l) => l
+                .elts
+                .iter()
+                .for_each(|e| self.bind_target(e, Kind::Unknown)),
+            Expr::Starred(st) => self.bind_target(&st.value, Kind::Unknown),
+            _ => {}
         }
     }
 
@@ -465,10 +477,7 @@ impl Infer<'_> {
                 Stmt::Assign(a) => {
                     let k = self.kind(&a.value);
                     for target in &a.targets {
-                        match target {
-                            Expr::Tuple(_) | Expr::List(_) => {}
-                            t => self.bind_target(t, k.clone()),
-                        }
+                        self.bind_target(target, k.clone());
                     }
                 }
                 Stmt::AnnAssign(a) => {
@@ -478,6 +487,7 @@ impl Infer<'_> {
                     }
                 }
                 Stmt::For(f) => {
+                    self.bind_target(&f.target, Kind::Unknown);
                     self.suite(&f.body);
                     self.suite(&f.orelse);
                 }
@@ -491,7 +501,14 @@ impl Infer<'_> {
                         self.suite(&c.body);
                     }
                 }
-                Stmt::With(w) => self.suite(&w.body),
+                Stmt::With(w) => {
+                    for item in &w.items {
+                        if let Some(v) = &item.optional_vars {
+                            self.bind_target(v, Kind::Unknown);
+                        }
+                    }
+                    self.suite(&w.body);
+                }
                 Stmt::Try(t) => {
                     self.suite(&t.body);
                     for h in &t.handlers {
@@ -532,5 +549,34 @@ mod tests {
         );
         assert_eq!(t.get("ps"), Some(&Kind::ParamGenerator));
         assert_eq!(t.get("both"), Some(&Kind::Unknown));
+    }
+
+    #[test]
+    fn parameters_and_loop_targets_shadow_outer_names() {
+        let src = "import torch\nopt = torch.optim.LBFGS(ps)\nsched = torch.optim.lr_scheduler.reduce_lr_on_plateau.ReduceLROnPlateau(opt)\ndef f(opt, sched):\n    for opt in opts:\n        pass\n";
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let outer = KindTable::infer(&module.body, None, &scopes, &classes, None);
+        assert_eq!(outer.get("opt"), Some(&Kind::Optimizer("LBFGS".into())));
+        assert_eq!(
+            outer.get("sched"),
+            Some(&Kind::Scheduler("ReduceLROnPlateau".into()))
+        );
+        let Stmt::FunctionDef(f) = &module.body[3] else {
+            panic!()
+        };
+        let local = KindTable::infer(
+            &f.body,
+            Some(&f.parameters),
+            &scopes,
+            &classes,
+            Some(&outer),
+        );
+        assert_eq!(local.get("opt"), Some(&Kind::Unknown));
+        assert_eq!(local.get("sched"), Some(&Kind::Unknown));
     }
 }
