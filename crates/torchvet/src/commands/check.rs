@@ -77,14 +77,14 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
     }
     let mut extend_exclude = opts.extend_exclude.clone().unwrap_or_default();
     extend_exclude.extend(args.extend_exclude.iter().cloned());
-    let settings_for_ckpt = settings.clone();
+    let scan_checkpoints = super::checkpoints::enabled(&settings);
     Ok(Resolved {
         linter: Linter::new(settings),
         discovery: DiscoveryOptions {
             exclude: opts.exclude.clone(),
             extend_exclude,
             root: root.clone(),
-            extra_extensions: if super::checkpoints::enabled(&settings_for_ckpt) {
+            extra_extensions: if scan_checkpoints {
                 super::checkpoints::EXTENSIONS
                     .iter()
                     .map(|s| s.to_string())
