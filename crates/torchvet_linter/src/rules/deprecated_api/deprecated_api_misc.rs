@@ -161,10 +161,15 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
         }
         if let Some(((major, minor), replacement)) = deprecated(&n.qualified) {
             if helpers::active(checker, major, minor) {
-                checker.report(
+                let fix = helpers::same_module_rename(&n.qualified, replacement)
+                    .and_then(|new| helpers::rename_imported_member(checker, &n, new));
+                let d = checker.report(
                     n.range,
                     format!("`{}` is deprecated: use `{replacement}`", n.qualified),
                 );
+                if let Some(fix) = fix {
+                    d.set_fix(fix);
+                }
             }
         }
     }

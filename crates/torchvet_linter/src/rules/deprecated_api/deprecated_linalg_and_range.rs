@@ -121,7 +121,12 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
     }
     for name in helpers::imported_names(stmt) {
         if let Some((removed, replacement)) = deprecated(&name.qualified) {
-            checker.report(name.range, message(&name.qualified, removed, replacement));
+            let fix = helpers::same_module_rename(&name.qualified, replacement)
+                .and_then(|new| helpers::rename_imported_member(checker, &name, new));
+            let d = checker.report(name.range, message(&name.qualified, removed, replacement));
+            if let Some(fix) = fix {
+                d.set_fix(fix);
+            }
         }
     }
 }

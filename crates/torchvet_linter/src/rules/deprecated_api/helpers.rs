@@ -56,6 +56,136 @@ pub(super) fn imported_names(stmt: &Stmt) -> Vec<ImportedName> {
     }
 }
 
+/// The new member name when `replacement` is a plain name in the same module as `qualified`
+/// (`torch.ger` -> `torch.outer` gives `outer`); `None` for anything else.
+pub(super) fn same_module_rename<'r>(qualified: &str, replacement: &'r str) -> Option<&'r str> {
+    let (old_parent, _) = qualified.rsplit_once('.')?;
+    let (new_parent, new) = replacement.rsplit_once('.')?;
+    let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_');
+    (old_parent == new_parent && plain(new) && new.chars().next().is_some_and(|c| !c.is_numeric()))
+        .then_some(new)
+}
+
+/// A fix renaming the member `name.member` of a `from M import old [as a]` statement to `new`,
+/// when `M.new` is the same function under its new name:
+/// - `from M import old as a` becomes `from M import new as a` (uses of `a` stay);
+/// - `from M import old` becomes `from M import new`, and every read of `old` in the file
+///   becomes `new`, provided the file binds `old` nowhere else and does not bind `new` at all.
+///
+/// `None` when those conditions do not hold (the finding is then reported without a fix).
+pub(super) fn rename_imported_member(
+    checker: &Checker,
+    name: &ImportedName,
+    new: &str,
+) -> Option<crate::fix::RawFix> {
+    let member_range = TextRange::at(name.range.start(), TextSize::of(name.member.as_str()));
+    if checker.text(member_range) != name.member {
+        return None;
+    }
+    let message = format!("Import `{new}` instead of `{}`", name.member);
+    if name.bound != name.member {
+        return Some(crate::fix::RawFix::safe(
+            message,
+            vec![RawEdit::replace(member_range, new)],
+        ));
+    }
+    let mut uses = NameUses {
+        old: &name.bound,
+        new,
+        loads: Vec::new(),
+        bindings: 0,
+        new_bound: false,
+    };
+    ruff_python_ast::visitor::Visitor::visit_body(&mut uses, &checker.module().body);
+    // Exactly one binding of `old` (this import) and none of `new`.
+    if uses.bindings != 1 || uses.new_bound {
+        return None;
+    }
+    let mut edits = vec![RawEdit::replace(member_range, new)];
+    edits.extend(uses.loads.into_iter().map(|r| RawEdit::replace(r, new)));
+    Some(crate::fix::RawFix::safe(message, edits))
+}
+
+/// Reads and bindings of one name in a whole module (for [`rename_imported_member`]).
+struct NameUses<'n> {
+    old: &'n str,
+    new: &'n str,
+    loads: Vec<TextRange>,
+    bindings: usize,
+    new_bound: bool,
+}
+
+impl NameUses<'_> {
+    fn binds(&mut self, id: &str) {
+        if id == self.old {
+            self.bindings += 1;
+        }
+        if id == self.new {
+            self.new_bound = true;
+        }
+    }
+}
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for NameUses<'_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(f) => {
+                self.binds(f.name.as_str());
+                for p in f.parameters.iter() {
+                    self.binds(p.name().as_str());
+                }
+            }
+            Stmt::ClassDef(c) => self.binds(c.name.as_str()),
+            Stmt::Import(imp) => {
+                for a in &imp.names {
+                    let bound = a.asname.as_ref().map_or_else(
+                        || a.name.as_str().split('.').next().unwrap_or(""),
+                        |n| n.as_str(),
+                    );
+                    self.binds(bound);
+                }
+            }
+            Stmt::ImportFrom(imp) => {
+                for a in &imp.names {
+                    if a.name.as_str() == "*" {
+                        // A star import may bind anything.
+                        self.bindings += 1;
+                        self.new_bound = true;
+                    }
+                    self.binds(a.asname.as_ref().unwrap_or(&a.name).as_str());
+                }
+            }
+            Stmt::Global(g) => g.names.iter().for_each(|n| self.binds(n.as_str())),
+            Stmt::Nonlocal(g) => g.names.iter().for_each(|n| self.binds(n.as_str())),
+            _ => {}
+        }
+        ruff_python_ast::visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if let Expr::Name(n) = expr {
+            match n.ctx {
+                ExprContext::Load if n.id.as_str() == self.old => self.loads.push(n.range),
+                ExprContext::Load => {}
+                _ => self.binds(n.id.as_str()),
+            }
+            if n.id.as_str() == self.new && matches!(n.ctx, ExprContext::Load) {
+                // A read of `new` that is not ours: it must resolve to something else.
+                self.new_bound = true;
+            }
+        }
+        ruff_python_ast::visitor::walk_expr(self, expr);
+    }
+
+    fn visit_except_handler(&mut self, handler: &'a ruff_python_ast::ExceptHandler) {
+        let ruff_python_ast::ExceptHandler::ExceptHandler(h) = handler;
+        if let Some(n) = &h.name {
+            self.binds(n.as_str());
+        }
+        ruff_python_ast::visitor::walk_except_handler(self, handler);
+    }
+}
+
 /// A `Name` or attribute chain read (not stored) in the code.
 pub(super) fn is_load_reference(expr: &Expr) -> bool {
     match expr {

@@ -106,7 +106,8 @@ fn check_expr(checker: &mut Checker, expr: &Expr) {
                     format!("{root}{}", &PUBLIC["torch".len()..]),
                 )],
             )
-        });
+        })
+        .or_else(|| via_dataloader_module(checker, &attr.value, name));
     let diagnostic = checker.report(
         expr.range(),
         format!("`{name}` is used through the private module `{PRIVATE}`, which may move in any release: use `{PUBLIC}.{name}`"),
@@ -117,6 +118,35 @@ fn check_expr(checker: &mut Checker, expr: &Expr) {
 }
 
 /// The root name of a dotted chain, with its range.
+/// For a use through an imported private module (`_utils.collate.default_collate` after
+/// `from torch.utils.data import _utils`): spell it `dataloader.default_collate`, where
+/// `dataloader` is bound by the file, or added to its module-level
+/// `from torch.utils.data import ...` statement.
+fn via_dataloader_module(checker: &Checker, module_expr: &Expr, name: &str) -> Option<RawFix> {
+    let message = format!("Use `{PUBLIC}.{name}`");
+    let replace = RawEdit::replace(module_expr.range(), "dataloader");
+    match checker.scopes.lookup("dataloader") {
+        Some(q) if q == PUBLIC => return Some(RawFix::safe(message, vec![replace])),
+        Some(_) => return None,
+        None => {}
+    }
+    // The module-level `from torch.utils.data import a, b` to extend.
+    let import = checker.module().body.iter().find_map(|stmt| match stmt {
+        Stmt::ImportFrom(imp)
+            if imp.level == 0
+                && imp.module.as_ref().is_some_and(|m| m.as_str() == "torch.utils.data")
+                && imp.names.iter().all(|a| a.name.as_str() != "*") =>
+        {
+            imp.names.first()
+        }
+        _ => None,
+    })?;
+    Some(RawFix::safe(
+        message,
+        vec![RawEdit::insert(import.start(), "dataloader, "), replace],
+    ))
+}
+
 fn torch_root(expr: &Expr) -> Option<(&str, TextRange)> {
     match expr {
         Expr::Name(n) => Some((n.id.as_str(), n.range())),
