@@ -134,7 +134,10 @@ fn via_dataloader_module(checker: &Checker, module_expr: &Expr, name: &str) -> O
     let import = checker.module().body.iter().find_map(|stmt| match stmt {
         Stmt::ImportFrom(imp)
             if imp.level == 0
-                && imp.module.as_ref().is_some_and(|m| m.as_str() == "torch.utils.data")
+                && imp
+                    .module
+                    .as_ref()
+                    .is_some_and(|m| m.as_str() == "torch.utils.data")
                 && imp.names.iter().all(|a| a.name.as_str() != "*") =>
         {
             imp.names.first()
