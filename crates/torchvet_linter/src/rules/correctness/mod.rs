@@ -22,6 +22,9 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+pub(crate) mod model_helpers;
+mod optimizer_param_generator_reused;
+mod input_not_moved_to_model_device;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -45,4 +48,6 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_load_without_map_location::TORCH_LOAD_WITHOUT_MAP_LOCATION,
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
+    &optimizer_param_generator_reused::OPTIMIZER_PARAM_GENERATOR_REUSED,
+    &input_not_moved_to_model_device::INPUT_NOT_MOVED_TO_MODEL_DEVICE,
 ];
