@@ -25,6 +25,7 @@ mod torch_version_string_compare;
 pub(crate) mod model_helpers;
 mod optimizer_param_generator_reused;
 mod input_not_moved_to_model_device;
+mod cuda_timing_without_synchronize;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -50,4 +51,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
     &optimizer_param_generator_reused::OPTIMIZER_PARAM_GENERATOR_REUSED,
     &input_not_moved_to_model_device::INPUT_NOT_MOVED_TO_MODEL_DEVICE,
+    &cuda_timing_without_synchronize::CUDA_TIMING_WITHOUT_SYNCHRONIZE,
 ];
