@@ -26,6 +26,7 @@ pub(crate) mod model_helpers;
 mod optimizer_param_generator_reused;
 mod input_not_moved_to_model_device;
 mod cuda_timing_without_synchronize;
+mod optimizer_on_stale_model;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -52,4 +53,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &optimizer_param_generator_reused::OPTIMIZER_PARAM_GENERATOR_REUSED,
     &input_not_moved_to_model_device::INPUT_NOT_MOVED_TO_MODEL_DEVICE,
     &cuda_timing_without_synchronize::CUDA_TIMING_WITHOUT_SYNCHRONIZE,
+    &optimizer_on_stale_model::OPTIMIZER_ON_STALE_MODEL,
 ];

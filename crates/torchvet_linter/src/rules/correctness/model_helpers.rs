@@ -439,3 +439,48 @@ pub(crate) fn builtin(checker: &Checker, name: &str) -> bool {
 pub(crate) fn line_of(checker: &Checker, range: TextRange) -> usize {
     checker.source.line_index.line_of(range.start()) + 1
 }
+
+/// Optimizer class names from libraries other than torch.optim (matched on the last segment).
+const OTHER_OPTIMIZERS: &[&str] = &[
+    "Adam",
+    "AdamW",
+    "SGD",
+    "RMSprop",
+    "Adagrad",
+    "Adadelta",
+    "Adamax",
+    "NAdam",
+    "RAdam",
+    "LBFGS",
+    "Lion",
+    "Adafactor",
+    "Lamb",
+    "LAMB",
+    "FusedAdam",
+    "FusedLAMB",
+    "AdamW8bit",
+    "Adam8bit",
+    "SparseAdam",
+    "ASGD",
+    "Rprop",
+    "Muon",
+    "Sophia",
+    "Shampoo",
+    "AdaBelief",
+];
+
+/// Does this call construct an optimizer (`torch.optim.X(...)`, or a well-known optimizer
+/// class of another library by its name)?
+pub(crate) fn is_optimizer_call(checker: &Checker, call: &ast::ExprCall) -> bool {
+    let Some(q) = checker
+        .resolve(&call.func)
+        .or_else(|| helpers::dotted(&call.func))
+    else {
+        return false;
+    };
+    let last = helpers::last_segment(&q);
+    (q.starts_with("torch.optim.")
+        && !q.starts_with("torch.optim.lr_scheduler")
+        && last.starts_with(|c: char| c.is_ascii_uppercase()))
+        || OTHER_OPTIMIZERS.contains(&last)
+}

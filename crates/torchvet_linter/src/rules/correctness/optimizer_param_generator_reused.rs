@@ -1,5 +1,6 @@
 use super::model_helpers::{
-    analysed_body, binds_name, builtin, own_exprs, suite_binds, visit_exprs, walk_body, Place,
+    analysed_body, binds_name, builtin, is_optimizer_call, own_exprs, suite_binds, visit_exprs,
+    walk_body, Place,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -76,35 +77,6 @@ const CONSUMING_BUILTINS: &[&str] = &[
     "filter",
 ];
 
-/// Optimizer class names from libraries other than torch.optim.
-const OTHER_OPTIMIZERS: &[&str] = &[
-    "Adam",
-    "AdamW",
-    "SGD",
-    "RMSprop",
-    "Adagrad",
-    "Adadelta",
-    "Adamax",
-    "NAdam",
-    "RAdam",
-    "LBFGS",
-    "Lion",
-    "Adafactor",
-    "Lamb",
-    "LAMB",
-    "FusedAdam",
-    "FusedLAMB",
-    "AdamW8bit",
-    "Adam8bit",
-    "SparseAdam",
-    "ASGD",
-    "Rprop",
-    "Muon",
-    "Sophia",
-    "Shampoo",
-    "AdaBelief",
-];
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Consumer {
     Optimizer,
@@ -178,10 +150,7 @@ fn consumer_of(checker: &Checker, call: &ast::ExprCall) -> Option<(Consumer, boo
     ) {
         return Some((Consumer::Clip, true));
     }
-    if q.starts_with("torch.optim.") && last.starts_with(|c: char| c.is_ascii_uppercase()) {
-        return Some((Consumer::Optimizer, true));
-    }
-    if OTHER_OPTIMIZERS.contains(&last) {
+    if is_optimizer_call(checker, call) {
         return Some((Consumer::Optimizer, true));
     }
     if matches!(
