@@ -27,6 +27,7 @@ mod optimizer_param_generator_reused;
 mod input_not_moved_to_model_device;
 mod cuda_timing_without_synchronize;
 mod optimizer_on_stale_model;
+mod float64_numpy_into_model;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -54,4 +55,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &input_not_moved_to_model_device::INPUT_NOT_MOVED_TO_MODEL_DEVICE,
     &cuda_timing_without_synchronize::CUDA_TIMING_WITHOUT_SYNCHRONIZE,
     &optimizer_on_stale_model::OPTIMIZER_ON_STALE_MODEL,
+    &float64_numpy_into_model::FLOAT64_NUMPY_INTO_MODEL,
 ];
