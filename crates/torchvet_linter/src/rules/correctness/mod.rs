@@ -28,6 +28,7 @@ mod input_not_moved_to_model_device;
 mod cuda_timing_without_synchronize;
 mod optimizer_on_stale_model;
 mod float64_numpy_into_model;
+mod manual_half_training;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -56,4 +57,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &cuda_timing_without_synchronize::CUDA_TIMING_WITHOUT_SYNCHRONIZE,
     &optimizer_on_stale_model::OPTIMIZER_ON_STALE_MODEL,
     &float64_numpy_into_model::FLOAT64_NUMPY_INTO_MODEL,
+    &manual_half_training::MANUAL_HALF_TRAINING,
 ];
