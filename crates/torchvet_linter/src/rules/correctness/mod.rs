@@ -29,6 +29,7 @@ mod cuda_timing_without_synchronize;
 mod optimizer_on_stale_model;
 mod float64_numpy_into_model;
 mod manual_half_training;
+mod attention_batch_first_mismatch;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -58,4 +59,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &optimizer_on_stale_model::OPTIMIZER_ON_STALE_MODEL,
     &float64_numpy_into_model::FLOAT64_NUMPY_INTO_MODEL,
     &manual_half_training::MANUAL_HALF_TRAINING,
+    &attention_batch_first_mismatch::ATTENTION_BATCH_FIRST_MISMATCH,
 ];
