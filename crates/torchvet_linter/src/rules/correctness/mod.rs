@@ -30,6 +30,7 @@ mod optimizer_on_stale_model;
 mod float64_numpy_into_model;
 mod manual_half_training;
 mod attention_batch_first_mismatch;
+mod weight_decay_on_norm_and_bias;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -60,4 +61,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &float64_numpy_into_model::FLOAT64_NUMPY_INTO_MODEL,
     &manual_half_training::MANUAL_HALF_TRAINING,
     &attention_batch_first_mismatch::ATTENTION_BATCH_FIRST_MISMATCH,
+    &weight_decay_on_norm_and_bias::WEIGHT_DECAY_ON_NORM_AND_BIAS,
 ];

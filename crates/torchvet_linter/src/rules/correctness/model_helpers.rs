@@ -329,7 +329,7 @@ pub(crate) fn is_cuda_device(checker: &Checker, body: &[Stmt], expr: &Expr) -> b
 
 /// The values `name` is assigned in `body` (`None` when it is not bound there at all; an
 /// empty list when some binding is not a plain `name = value`).
-fn name_assignments<'a>(body: &'a [Stmt], name: &str) -> Option<Vec<&'a Expr>> {
+pub(crate) fn name_assignments<'a>(body: &'a [Stmt], name: &str) -> Option<Vec<&'a Expr>> {
     let mut values = Vec::new();
     let mut bound = false;
     let mut other = false;
