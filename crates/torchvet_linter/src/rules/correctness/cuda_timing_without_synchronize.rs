@@ -93,7 +93,7 @@ fn file_uses_cuda(checker: &Checker) -> bool {
 
 /// The first CUDA-work call and whether anything synchronises, in these statements (nested
 /// suites included).
-fn work_and_sync<'a>(checker: &mut Checker, stmts: &[&'a Stmt]) -> (Option<TextRange>, bool) {
+fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, bool) {
     let mut calls = Vec::new();
     for s in stmts {
         walk_body(std::slice::from_ref(*s), &mut |x, _| {

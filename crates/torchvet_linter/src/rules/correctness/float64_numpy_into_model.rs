@@ -108,9 +108,9 @@ fn f64_dtype(checker: &Checker, e: &Expr) -> bool {
 }
 
 /// Is `e` a float64 NumPy array by construction? Returns the producing expression.
-fn f64_array<'a>(
+fn f64_array(
     checker: &Checker,
-    e: &'a Expr,
+    e: &Expr,
     arrays: &FxHashMap<String, TextRange>,
 ) -> Option<TextRange> {
     match e {

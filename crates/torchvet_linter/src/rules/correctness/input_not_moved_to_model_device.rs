@@ -4,7 +4,7 @@ use super::model_helpers::{
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashSet;
 use torchvet_semantic::helpers;
@@ -305,7 +305,7 @@ fn cpu_factory(checker: &Checker, value: &Expr) -> bool {
         && !helpers::has_kwargs_splat(c)
 }
 
-fn scan<'a>(checker: &mut Checker, body: &[Stmt], stmts: &[&'a Stmt], m: &Move) -> Option<Finding> {
+fn scan(checker: &mut Checker, body: &[Stmt], stmts: &[&Stmt], m: &Move) -> Option<Finding> {
     // The model must never be wrapped or re-bound to something else after the move.
     let mut raw: FxHashSet<String> = FxHashSet::default();
     let mut origin: rustc_hash::FxHashMap<String, (TextRange, bool)> = Default::default();

@@ -2,19 +2,27 @@
 use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
+mod attention_batch_first_mismatch;
 mod batchnorm_hyperparam_misuse;
 mod cuda_is_available_not_called;
+mod cuda_timing_without_synchronize;
 mod flatten_includes_batch_dim;
+mod float64_numpy_into_model;
 mod functional_dropout_without_training;
 mod helpers;
+mod input_not_moved_to_model_device;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
 mod log_of_softmax;
 mod loss_class_not_instantiated;
+mod manual_half_training;
 mod method_reference_not_called;
 mod missing_super_init;
+pub(crate) mod model_helpers;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
+mod optimizer_on_stale_model;
+mod optimizer_param_generator_reused;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
@@ -22,14 +30,6 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
-pub(crate) mod model_helpers;
-mod optimizer_param_generator_reused;
-mod input_not_moved_to_model_device;
-mod cuda_timing_without_synchronize;
-mod optimizer_on_stale_model;
-mod float64_numpy_into_model;
-mod manual_half_training;
-mod attention_batch_first_mismatch;
 mod weight_decay_on_norm_and_bias;
 
 /// The rules of this group.

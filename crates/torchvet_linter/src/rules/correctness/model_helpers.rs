@@ -6,7 +6,7 @@
 use crate::checker::Checker;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
-use ruff_text_size::{Ranged, TextRange, TextSize};
+use ruff_text_size::{Ranged, TextSize};
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 
@@ -433,11 +433,6 @@ pub(crate) fn builtin(checker: &Checker, name: &str) -> bool {
             .current()
             .is_some_and(|s| s.binds_locally(name))
         && !checker.module().body.iter().any(|s| binds_name(s, name))
-}
-
-/// The 1-based line of an offset (for messages).
-pub(crate) fn line_of(checker: &Checker, range: TextRange) -> usize {
-    checker.source.line_index.line_of(range.start()) + 1
 }
 
 /// Optimizer class names from libraries other than torch.optim (matched on the last segment).

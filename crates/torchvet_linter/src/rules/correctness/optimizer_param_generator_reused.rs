@@ -199,7 +199,7 @@ fn sites_in<'a>(
                 let Some((consumer, keywords)) = consumer_of(checker, c) else {
                     return;
                 };
-                let positional = c.arguments.args.iter().any(|a| is_name(a));
+                let positional = c.arguments.args.iter().any(&is_name);
                 let keyword = keywords
                     && c.arguments.keywords.iter().any(|k| {
                         matches!(

@@ -8,13 +8,13 @@ mod dataloader_num_workers_zero;
 mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
+mod hardcoded_device_in_forward;
 pub(crate) mod helpers;
 mod model_to_device_in_loop;
 mod tensor_created_then_moved;
 mod torch_compile_in_loop;
 mod torch_compile_result_discarded;
 mod zero_grad_set_to_none_false;
-mod hardcoded_device_in_forward;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
