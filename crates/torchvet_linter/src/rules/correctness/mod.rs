@@ -2,19 +2,27 @@
 use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
+mod attention_batch_first_mismatch;
 mod batchnorm_hyperparam_misuse;
 mod cuda_is_available_not_called;
+mod cuda_timing_without_synchronize;
 mod flatten_includes_batch_dim;
+mod float64_numpy_into_model;
 mod functional_dropout_without_training;
 mod helpers;
+mod input_not_moved_to_model_device;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
 mod log_of_softmax;
 mod loss_class_not_instantiated;
+mod manual_half_training;
 mod method_reference_not_called;
 mod missing_super_init;
+pub(crate) mod model_helpers;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
+mod optimizer_on_stale_model;
+mod optimizer_param_generator_reused;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
@@ -22,6 +30,7 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+mod weight_decay_on_norm_and_bias;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -45,4 +54,12 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_load_without_map_location::TORCH_LOAD_WITHOUT_MAP_LOCATION,
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
+    &optimizer_param_generator_reused::OPTIMIZER_PARAM_GENERATOR_REUSED,
+    &input_not_moved_to_model_device::INPUT_NOT_MOVED_TO_MODEL_DEVICE,
+    &cuda_timing_without_synchronize::CUDA_TIMING_WITHOUT_SYNCHRONIZE,
+    &optimizer_on_stale_model::OPTIMIZER_ON_STALE_MODEL,
+    &float64_numpy_into_model::FLOAT64_NUMPY_INTO_MODEL,
+    &manual_half_training::MANUAL_HALF_TRAINING,
+    &attention_batch_first_mismatch::ATTENTION_BATCH_FIRST_MISMATCH,
+    &weight_decay_on_norm_and_bias::WEIGHT_DECAY_ON_NORM_AND_BIAS,
 ];

@@ -8,6 +8,7 @@ mod dataloader_num_workers_zero;
 mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
+mod hardcoded_device_in_forward;
 pub(crate) mod helpers;
 mod model_to_device_in_loop;
 mod tensor_created_then_moved;
@@ -29,4 +30,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_compile_in_loop::TORCH_COMPILE_IN_LOOP,
     &torch_compile_result_discarded::TORCH_COMPILE_RESULT_DISCARDED,
     &zero_grad_set_to_none_false::ZERO_GRAD_SET_TO_NONE_FALSE,
+    &hardcoded_device_in_forward::HARDCODED_DEVICE_IN_FORWARD,
 ];

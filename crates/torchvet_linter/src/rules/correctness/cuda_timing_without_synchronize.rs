@@ -1,0 +1,277 @@
+use super::model_helpers::{
+    analysed_body, binds_name, calls_in, indentation_at, newline, stmt_reads, walk_body,
+};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for wall-clock timing (`time.time()`, `time.perf_counter()`,
+    /// `time.monotonic()`, `timeit.default_timer()`) around GPU work (a model call,
+    /// `backward()`, a torch compute op) in a file that uses CUDA, with no
+    /// `torch.cuda.synchronize()` (nor `.item()`, `.cpu()`, `.tolist()`, `.numpy()`, an event
+    /// `synchronize()`) between the work and the second timer read.
+    ///
+    /// ## Why is this bad?
+    /// CUDA kernels run asynchronously: the Python call returns as soon as the kernels are
+    /// queued. Reading the clock right after measures the launch overhead, not the work,
+    /// and the real cost lands in whatever synchronises next. Timings that look 10-100x too
+    /// fast lead to wrong conclusions about which model or setting is faster.
+    ///
+    /// ## Example
+    /// ```python
+    /// model = Net().cuda()
+    /// t0 = time.perf_counter()
+    /// y = model(x)
+    /// elapsed = time.perf_counter() - t0
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// model = Net().cuda()
+    /// torch.cuda.synchronize()
+    /// t0 = time.perf_counter()
+    /// y = model(x)
+    /// torch.cuda.synchronize()
+    /// elapsed = time.perf_counter() - t0
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix inserts `torch.cuda.synchronize()` (with the file's name for `torch`) on its
+    /// own line before the statement that reads the timer; in files that check
+    /// `torch.cuda.is_available()` it is guarded by that test so the code still runs on a CPU.
+    /// Waiting for queued kernels changes no value, so the fix is safe. No fix is offered when
+    /// `torch` is not imported or the timer read shares its line with other statements.
+    ///
+    /// ## References
+    /// - [CUDA semantics: asynchronous execution](https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution)
+    /// - [torch.utils.benchmark](https://pytorch.org/docs/stable/benchmark_utils.html)
+    /// - [pytorch/pytorch#23910](https://github.com/pytorch/pytorch/pull/23910)
+    pub(crate) static CUDA_TIMING_WITHOUT_SYNCHRONIZE = {
+        name: "cuda-timing-without-synchronize",
+        code: "TV062",
+        group: Correctness,
+        severity: Warning,
+        title: "Timing GPU work with time.time()/perf_counter() without torch.cuda.synchronize() (measures launch time only)",
+        autofix: Yes,
+        hooks: { stmt: check_stmt },
+    };
+}
+
+const TIMERS: &[&str] = &[
+    "time.time",
+    "time.perf_counter",
+    "time.monotonic",
+    "time.perf_counter_ns",
+    "time.time_ns",
+    "time.monotonic_ns",
+    "timeit.default_timer",
+];
+
+/// Torch compute functions that launch kernels.
+const TORCH_OPS: &[&str] = &[
+    "matmul", "mm", "bmm", "einsum", "conv1d", "conv2d", "conv3d", "softmax", "baddbmm", "addmm",
+];
+
+fn timer_call<'a>(checker: &Checker, expr: &'a Expr) -> Option<&'a ast::ExprCall> {
+    match expr {
+        Expr::Call(c) if checker.resolves_to(&c.func, TIMERS) => Some(c),
+        _ => None,
+    }
+}
+
+/// Does the file put anything on a CUDA device?
+fn file_uses_cuda(checker: &Checker) -> bool {
+    let t = checker.source.text.as_bytes();
+    let has = |n: &str| memchr::memmem::find(t, n.as_bytes()).is_some();
+    has(".cuda(") || has("\"cuda") || has("'cuda")
+}
+
+/// The first CUDA-work call and whether anything synchronises, in these statements (nested
+/// suites included).
+fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, bool) {
+    let mut calls = Vec::new();
+    for s in stmts {
+        walk_body(std::slice::from_ref(*s), &mut |x, _| {
+            calls.extend(calls_in(x))
+        });
+    }
+    let mut work = None;
+    for c in calls {
+        let q = checker.resolve(&c.func);
+        if let Some((m, _)) = helpers::method_call(c) {
+            if matches!(
+                m,
+                "synchronize" | "item" | "cpu" | "tolist" | "numpy" | "elapsed_time" | "wait"
+            ) {
+                return (work, true);
+            }
+        }
+        if let Expr::Name(n) = &*c.func {
+            if matches!(n.id.as_str(), "float" | "int" | "bool") && q.is_none() {
+                return (work, true);
+            }
+        }
+        if q.as_deref().is_some_and(|q| {
+            q.starts_with("torch.utils.benchmark") || q.starts_with("torch.cuda.Event")
+        }) {
+            return (work, true);
+        }
+        if work.is_some() {
+            continue;
+        }
+        let is_work = match q.as_deref() {
+            Some(q) => {
+                q.starts_with("torch.nn.functional.")
+                    || q.strip_prefix("torch.")
+                        .is_some_and(|f| TORCH_OPS.contains(&f))
+            }
+            None => match helpers::method_call(c) {
+                Some(("backward", _)) => true,
+                Some(("generate" | "forward", recv)) => checker.kind_of(recv) == Kind::Module,
+                _ => checker.kind_of(&c.func) == Kind::Module,
+            },
+        };
+        if is_work {
+            work = Some(c.range());
+        }
+    }
+    (work, false)
+}
+
+fn suites<'a>(body: &'a [Stmt], out: &mut Vec<&'a [Stmt]>) {
+    out.push(body);
+    for s in body {
+        match s {
+            Stmt::For(f) => {
+                suites(&f.body, out);
+                suites(&f.orelse, out);
+            }
+            Stmt::While(w) => {
+                suites(&w.body, out);
+                suites(&w.orelse, out);
+            }
+            Stmt::If(i) => {
+                suites(&i.body, out);
+                for c in &i.elif_else_clauses {
+                    suites(&c.body, out);
+                }
+            }
+            Stmt::With(w) => suites(&w.body, out),
+            Stmt::Try(t) => {
+                suites(&t.body, out);
+                for h in &t.handlers {
+                    let ExceptHandler::ExceptHandler(h) = h;
+                    suites(&h.body, out);
+                }
+                suites(&t.orelse, out);
+                suites(&t.finalbody, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    let Some(body) = analysed_body(checker, stmt) else {
+        return;
+    };
+    if !file_uses_cuda(checker) {
+        return;
+    }
+    let mut all = Vec::new();
+    suites(body, &mut all);
+    for suite in all {
+        for (i, s) in suite.iter().enumerate() {
+            let Stmt::Assign(a) = s else { continue };
+            let [Expr::Name(start)] = &a.targets[..] else {
+                continue;
+            };
+            if timer_call(checker, &a.value).is_none() {
+                continue;
+            }
+            check_pair(checker, suite, i, start.id.as_str());
+        }
+    }
+}
+
+fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
+    for j in i + 1..suite.len() {
+        let s = &suite[j];
+        // The second read: a timer call in a statement that uses the start (`t1 - t0`) or
+        // stores a second time stamp.
+        let read = calls_in(s)
+            .into_iter()
+            .find(|c| checker.resolves_to(&c.func, TIMERS));
+        let stores_stamp = matches!(s, Stmt::Assign(a) if a.targets.len() == 1 && timer_call(checker, &a.value).is_some());
+        match read {
+            Some(read) if stores_stamp || stmt_reads(s, start) => {
+                let between: Vec<&Stmt> = suite[i + 1..j].iter().collect();
+                let (work, synced) = work_and_sync(checker, &between);
+                let (_, synced_here) = work_and_sync(checker, &[s]);
+                let Some(work) = work else { return };
+                if synced || synced_here {
+                    return;
+                }
+                report(checker, &suite[i], s, read.range(), work, start);
+                return;
+            }
+            _ => {}
+        }
+        if binds_name(s, start) {
+            return;
+        }
+    }
+}
+
+fn report(
+    checker: &mut Checker,
+    start_stmt: &Stmt,
+    read_stmt: &Stmt,
+    read: TextRange,
+    work: TextRange,
+    start: &str,
+) {
+    let timer = checker.text(read).to_string();
+    let work_text = checker.text(work);
+    let work_text = if work_text.len() > 40 {
+        format!("{}...", work_text.chars().take(37).collect::<String>())
+    } else {
+        work_text.to_string()
+    };
+    let fix = sync_fix(checker, read_stmt);
+    let d = checker.report(
+        read,
+        format!(
+            "`{timer}` is read right after `{work_text}` with no torch.cuda.synchronize() in between: CUDA kernels run asynchronously, so the time since `{start}` measures only the kernel launches"
+        ),
+    );
+    d.add_related(work, "the GPU work being timed");
+    d.add_related(start_stmt.range(), format!("`{start}` is taken here"));
+    if let Some(fix) = fix {
+        d.set_fix(fix);
+    }
+}
+
+fn sync_fix(checker: &Checker, read_stmt: &Stmt) -> Option<RawFix> {
+    let torch = checker.module_alias("torch")?;
+    let (line_start, indent) = indentation_at(checker, read_stmt.start())?;
+    let guarded = !checker.facts.calls_of("torch.cuda.is_available").is_empty()
+        || checker.source.text.contains("cuda.is_available()");
+    let line = if guarded {
+        format!(
+            "{indent}if {torch}.cuda.is_available():{nl}{indent}    {torch}.cuda.synchronize(){nl}",
+            nl = newline(checker)
+        )
+    } else {
+        format!("{indent}{torch}.cuda.synchronize(){}", newline(checker))
+    };
+    Some(RawFix::safe(
+        "Insert `torch.cuda.synchronize()` before reading the timer",
+        vec![RawEdit::insert(line_start, line)],
+    ))
+}
