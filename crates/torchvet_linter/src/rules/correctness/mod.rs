@@ -6,7 +6,7 @@ mod batchnorm_hyperparam_misuse;
 mod cuda_is_available_not_called;
 mod flatten_includes_batch_dim;
 mod functional_dropout_without_training;
-mod helpers;
+pub(crate) mod helpers;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
 mod log_of_softmax;
@@ -22,6 +22,8 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+pub(crate) mod modes_helpers;
+mod missing_train_after_eval;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -45,4 +47,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_load_without_map_location::TORCH_LOAD_WITHOUT_MAP_LOCATION,
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
+    &missing_train_after_eval::MISSING_TRAIN_AFTER_EVAL,
 ];

@@ -1,5 +1,8 @@
 //! Rules of the `memory` group.
 use crate::registry::Rule;
 
+mod accumulate_loss_tensor;
+pub(crate) mod graph_helpers;
+
 /// The rules of this group.
-pub(crate) static RULES: &[&Rule] = &[];
+pub(crate) static RULES: &[&Rule] = &[&accumulate_loss_tensor::ACCUMULATE_LOSS_TENSOR];
