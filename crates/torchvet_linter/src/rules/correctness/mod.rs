@@ -24,6 +24,7 @@ mod torch_load_without_map_location;
 mod torch_version_string_compare;
 pub(crate) mod modes_helpers;
 mod missing_train_after_eval;
+mod missing_eval_mode;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -48,4 +49,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
     &missing_train_after_eval::MISSING_TRAIN_AFTER_EVAL,
+    &missing_eval_mode::MISSING_EVAL_MODE,
 ];

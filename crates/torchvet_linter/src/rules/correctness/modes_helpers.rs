@@ -513,3 +513,156 @@ pub(crate) fn is_framework_hook(name: &str) -> bool {
         || name.starts_with("on_test")
         || name.starts_with("on_predict")
 }
+
+/// The values plainly assigned to a name (in the current function when it binds the name
+/// there, else at module level) or to `self.<attr>` (in the methods of the current class),
+/// with the assignment statements' ranges, in source order.
+pub(crate) fn assigned_values<'a>(checker: &Checker<'a>, target: &Expr) -> Vec<(&'a Expr, TextRange)> {
+    let mut out = Vec::new();
+    let mut collect = |body: &'a [Stmt], matches: &dyn Fn(&Expr) -> bool| {
+        super::helpers::for_each_stmt(body, &mut |st: &'a Stmt| match st {
+            Stmt::Assign(a) if a.targets.iter().any(|t| matches(t)) => {
+                out.push((&*a.value, a.range));
+            }
+            Stmt::AnnAssign(a) if matches(&a.target) => {
+                if let Some(v) = &a.value {
+                    out.push((&**v, a.range));
+                }
+            }
+            _ => {}
+        });
+    };
+    match target {
+        Expr::Name(n) => {
+            let name = n.id.as_str();
+            let local = checker
+                .scopes
+                .current()
+                .is_some_and(|s| s.kind == torchvet_semantic::ScopeKind::Function && s.binds_locally(name));
+            let is_name = |e: &Expr| helpers::name_of(e) == Some(name);
+            match checker.function() {
+                Some(f) if local => collect(&f.body, &is_name),
+                _ => collect(&checker.module().body, &is_name),
+            }
+        }
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+            let Some(class) = checker.frame().method_of else {
+                return out;
+            };
+            let attr = a.attr.as_str();
+            let is_attr = |e: &Expr| helpers::self_attribute(e) == Some(attr);
+            for st in &class.def.body {
+                if let Stmt::FunctionDef(f) = st {
+                    collect(&f.body, &is_attr);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Strip module-returning method chains (`Net().to(dev).eval()` -> `Net()`); the flag says
+/// whether `.eval()` / `.train(False)` was part of the chain.
+pub(crate) fn strip_module_chain(mut expr: &Expr) -> (&Expr, bool) {
+    let mut evaled = false;
+    while let Expr::Call(c) = expr {
+        match helpers::method_call(c) {
+            Some(("eval", recv)) => {
+                evaled = true;
+                expr = recv;
+            }
+            Some(("train", recv)) => {
+                if c.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
+                    evaled = true;
+                }
+                expr = recv;
+            }
+            Some(("to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16" | "requires_grad_", recv)) => {
+                expr = recv;
+            }
+            _ => break,
+        }
+    }
+    (expr, evaled)
+}
+
+fn layer_kind(q: &str) -> Option<&'static str> {
+    if let Some(rest) = q.strip_prefix("torch.nn.functional.") {
+        return rest.starts_with("dropout").then_some("dropout");
+    }
+    if let Some(rest) = q.strip_prefix("torch.nn.") {
+        let last = helpers::last_segment(rest);
+        if last.contains("Dropout") || last.starts_with("Transformer") {
+            return Some("Dropout");
+        }
+        if last.contains("BatchNorm") {
+            return Some("BatchNorm");
+        }
+        return None;
+    }
+    if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        let last = helpers::last_segment(rest);
+        return (last.chars().next().is_some_and(char::is_lowercase)
+            && !matches!(last, "get_model_weights" | "get_weight" | "list_models"))
+        .then_some("BatchNorm/Dropout");
+    }
+    (q == "timm.create_model"
+        || q == "torch.hub.load"
+        || (q.starts_with("transformers.") && q.ends_with(".from_pretrained")))
+    .then_some("Dropout")
+}
+
+/// Does the module built by `call` behave differently in train and eval mode (has Dropout or
+/// BatchNorm layers, directly, in an `nn.Sequential`, in a same-file class, or is a
+/// pretrained torchvision/timm/Hugging Face model)? The layer family found.
+pub(crate) fn mode_dependent(checker: &Checker, call: &ExprCall, depth: u8) -> Option<&'static str> {
+    if depth > 2 {
+        return None;
+    }
+    if let Some(q) = checker.resolve(&call.func) {
+        if let Some(k) = layer_kind(&q) {
+            return Some(k);
+        }
+        if matches!(q.as_str(), "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict") {
+            return calls_in_args(call)
+                .into_iter()
+                .find_map(|c| mode_dependent(checker, c, depth + 1));
+        }
+        return None;
+    }
+    let Expr::Name(n) = &*call.func else {
+        return None;
+    };
+    let class = checker.module().body.iter().find_map(|s| match s {
+        Stmt::ClassDef(c) if c.name.as_str() == n.id.as_str() => Some(c),
+        _ => None,
+    })?;
+    if !checker.classes.is_module(n.id.as_str()) {
+        return None;
+    }
+    for st in &class.body {
+        let Stmt::FunctionDef(f) = st else { continue };
+        for c in calls_in(&f.body) {
+            if let Some(q) = checker.resolve(&c.func) {
+                if let Some(k) = layer_kind(&q) {
+                    return Some(k);
+                }
+            } else if matches!(&*c.func, Expr::Name(m) if m.id.as_str() != n.id.as_str()) {
+                if let Some(k) = mode_dependent(checker, c, depth + 1) {
+                    return Some(k);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn calls_in_args(call: &ExprCall) -> Vec<&ExprCall> {
+    call.arguments
+        .args
+        .iter()
+        .chain(call.arguments.keywords.iter().map(|k| &k.value))
+        .flat_map(calls_in_expr)
+        .collect()
+}
