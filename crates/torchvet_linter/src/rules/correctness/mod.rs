@@ -25,6 +25,7 @@ mod torch_version_string_compare;
 pub(crate) mod modes_helpers;
 mod missing_train_after_eval;
 mod missing_eval_mode;
+mod backward_inside_no_grad;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -50,4 +51,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
     &missing_train_after_eval::MISSING_TRAIN_AFTER_EVAL,
     &missing_eval_mode::MISSING_EVAL_MODE,
+    &backward_inside_no_grad::BACKWARD_INSIDE_NO_GRAD,
 ];
