@@ -26,6 +26,7 @@ pub(crate) mod modes_helpers;
 mod missing_train_after_eval;
 mod missing_eval_mode;
 mod backward_inside_no_grad;
+mod epoch_scheduler_stepped_per_batch;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -52,4 +53,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &missing_train_after_eval::MISSING_TRAIN_AFTER_EVAL,
     &missing_eval_mode::MISSING_EVAL_MODE,
     &backward_inside_no_grad::BACKWARD_INSIDE_NO_GRAD,
+    &epoch_scheduler_stepped_per_batch::EPOCH_SCHEDULER_STEPPED_PER_BATCH,
 ];
