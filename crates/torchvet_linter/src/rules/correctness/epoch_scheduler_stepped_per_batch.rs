@@ -218,7 +218,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let sched = checker.text(recv.range());
     let loader_text = checker.text(loader);
     let message = format!(
-        "`{sched}` is a {kind} with a horizon in epochs, but `{sched}.step()` runs once per batch of `{loader_text}`: it {detail}; step it once per epoch (after this loop) or scale the horizon by the number of batches"
+        "`{sched}` ({kind}) is set up in epochs, but `{sched}.step()` runs once per batch of `{loader_text}`: it {detail}; step it once per epoch (after this loop) or scale the horizon by the number of batches"
     );
     let created = *created;
     checker
