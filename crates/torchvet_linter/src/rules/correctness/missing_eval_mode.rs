@@ -270,6 +270,11 @@ fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
 }
 
 fn finish(checker: &mut Checker) {
+    report_pending(checker);
+    super::modes_helpers::reset(checker);
+}
+
+fn report_pending(checker: &mut Checker) {
     let pending = PENDING.with_borrow_mut(std::mem::take);
     if pending.is_empty() {
         return;

@@ -202,6 +202,11 @@ fn build_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
 }
 
 fn finish(checker: &mut Checker) {
+    report_pending(checker);
+    super::modes_helpers::reset(checker);
+}
+
+fn report_pending(checker: &mut Checker) {
     let pending = PENDING.with_borrow_mut(std::mem::take);
     for c in pending {
         if !is_trained_model(checker, &c.model) {

@@ -207,13 +207,14 @@ pub(crate) struct Summary {
     pub uses_grad: bool,
 }
 
-type FileKey = (usize, usize);
+type FileKey = (usize, usize, u64);
 
 #[derive(Default)]
 struct Cache {
     file: FileKey,
     summaries: FxHashMap<u32, Rc<Summary>>,
     loop_backward: FxHashMap<u32, bool>,
+    loop_training: FxHashMap<u32, bool>,
 }
 
 impl Cache {
@@ -222,6 +223,7 @@ impl Cache {
             self.file = key;
             self.summaries.clear();
             self.loop_backward.clear();
+            self.loop_training.clear();
         }
     }
 }
@@ -230,11 +232,23 @@ thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
 }
 
+/// Identity of the file being checked (the cache is also reset by the rules' `end` hooks).
 fn file_key(checker: &Checker) -> FileKey {
+    use std::hash::{Hash, Hasher};
+    let text = checker.source.text.as_bytes();
+    let mut h = rustc_hash::FxHasher::default();
+    text.get(..64.min(text.len())).hash(&mut h);
+    text.get(text.len().saturating_sub(64)..).hash(&mut h);
     (
         std::ptr::from_ref(checker.module()) as usize,
-        checker.source.text.len() ^ (std::ptr::from_ref(checker.source) as usize).rotate_left(17),
+        text.len(),
+        h.finish(),
     )
+}
+
+/// Forget the cached analyses (call from the `end` hook of every rule using them).
+pub(crate) fn reset(_checker: &mut Checker) {
+    CACHE.with_borrow_mut(|c| *c = Cache::default());
 }
 
 /// Does this call use gradients explicitly (autograd.grad, enable_grad, requires_grad_)?
@@ -437,6 +451,24 @@ pub(crate) fn loop_has_backward(checker: &Checker, loop_stmt: &Stmt) -> bool {
     let b = has_backward(checker, loop_body(loop_stmt));
     CACHE.with_borrow_mut(|c| {
         c.loop_backward.insert(start, b);
+    });
+    b
+}
+
+/// Is a loop a training loop (backward + optimizer step in its body, with one level of
+/// same-file function inlining)? Cached per loop.
+pub(crate) fn loop_is_training(checker: &Checker, loop_stmt: &Stmt) -> bool {
+    let key = file_key(checker);
+    let start = loop_stmt.range().start().to_u32();
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.loop_training.get(&start).copied()
+    }) {
+        return b;
+    }
+    let b = is_training(&events_of(checker, loop_body(loop_stmt)));
+    CACHE.with_borrow_mut(|c| {
+        c.loop_training.insert(start, b);
     });
     b
 }

@@ -58,7 +58,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "Running total accumulates graph-carrying loss tensors across iterations",
         autofix: Yes,
-        hooks: { stmt: check_stmt },
+        hooks: { stmt: check_stmt, end: crate::rules::correctness::modes_helpers::reset },
     };
 }
 

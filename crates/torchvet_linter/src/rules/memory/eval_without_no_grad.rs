@@ -268,6 +268,11 @@ fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {
 }
 
 fn finish(checker: &mut Checker) {
+    report_pending(checker);
+    crate::rules::correctness::modes_helpers::reset(checker);
+}
+
+fn report_pending(checker: &mut Checker) {
     let state = STATE.with_borrow_mut(std::mem::take);
     for c in &state.pending {
         if let Some((name, _, _)) = &c.function {

@@ -54,7 +54,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "backward(retain_graph=True) in a training loop without a second backward",
         autofix: No,
-        hooks: { call: check_call },
+        hooks: { call: check_call, end: crate::rules::correctness::modes_helpers::reset },
     };
 }
 

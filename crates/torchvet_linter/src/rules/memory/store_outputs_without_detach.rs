@@ -195,6 +195,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 }
 
 fn finish(checker: &mut Checker) {
+    report_pending(checker);
+    crate::rules::correctness::modes_helpers::reset(checker);
+}
+
+fn report_pending(checker: &mut Checker) {
     let state = STATE.with_borrow_mut(std::mem::take);
     for c in state.pending {
         if c
