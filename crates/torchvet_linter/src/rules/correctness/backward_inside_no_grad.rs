@@ -94,8 +94,23 @@ fn frame_key(checker: &Checker) -> u32 {
 }
 
 const FACTORIES: &[&str] = &[
-    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye",
-    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "linspace",
+    "tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "arange",
+    "eye",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "linspace",
 ];
 
 /// Is `value` a computation whose graph matters (not a literal, not a fresh leaf tensor)?
@@ -228,7 +243,10 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
 fn mark_forced(checker: &Checker, name: &str, at: TextRange) {
     let frame = frame_key(checker);
     DEFS.with_borrow_mut(|d| {
-        if let Some(last) = d.get_mut(&(frame, name.to_string())).and_then(|v| v.last_mut()) {
+        if let Some(last) = d
+            .get_mut(&(frame, name.to_string()))
+            .and_then(|v| v.last_mut())
+        {
             last.forced.get_or_insert(at);
         }
     });
@@ -303,7 +321,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     };
     let relevant = &before[dom..];
-    if relevant.iter().any(|d| d.why == Why::Good && d.forced.is_none()) {
+    if relevant
+        .iter()
+        .any(|d| d.why == Why::Good && d.forced.is_none())
+    {
         return;
     }
     let def = relevant[0];
@@ -326,7 +347,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             ),
         );
         d.add_related(here, "the backward pass that computes nothing");
-        d.add_related(def.region.unwrap_or(def.stmt), format!("`{name}` is defined here"));
+        d.add_related(
+            def.region.unwrap_or(def.stmt),
+            format!("`{name}` is defined here"),
+        );
         return;
     }
     let (origin, region_note) = match def.why {

@@ -75,7 +75,10 @@ fn epoch_scale(expr: &Expr, max_literal: i64) -> Option<bool> {
         Expr::List(l) if !l.elts.is_empty() => all_epochs(&l.elts, max_literal),
         Expr::Tuple(t) if !t.elts.is_empty() => all_epochs(&t.elts, max_literal),
         Expr::BinOp(b) => {
-            let (l, r) = (epoch_scale(&b.left, max_literal), epoch_scale(&b.right, max_literal));
+            let (l, r) = (
+                epoch_scale(&b.left, max_literal),
+                epoch_scale(&b.right, max_literal),
+            );
             match (l, r) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (Some(true), _) | (_, Some(true)) => Some(true),
@@ -84,7 +87,10 @@ fn epoch_scale(expr: &Expr, max_literal: i64) -> Option<bool> {
         }
         Expr::Call(c) => {
             // `int(0.5 * epochs)`, `round(epochs / 3)`
-            if matches!(helpers::name_of(&c.func), Some("int" | "round" | "max" | "min")) {
+            if matches!(
+                helpers::name_of(&c.func),
+                Some("int" | "round" | "max" | "min")
+            ) {
                 let v: Vec<Option<bool>> = c
                     .arguments
                     .args
@@ -135,10 +141,15 @@ fn all_epochs(elts: &[Expr], max_literal: i64) -> Option<bool> {
 fn iterates_loader(checker: &mut Checker, iter: &Expr) -> Option<TextRange> {
     let mut cur = iter;
     while let Expr::Call(c) = cur {
-        let name = helpers::name_of(&c.func)
-            .map(str::to_string)
-            .or_else(|| checker.resolve(&c.func).map(|q| helpers::last_segment(&q).to_string()))?;
-        if !matches!(name.as_str(), "enumerate" | "tqdm" | "iter" | "trange" | "track") {
+        let name = helpers::name_of(&c.func).map(str::to_string).or_else(|| {
+            checker
+                .resolve(&c.func)
+                .map(|q| helpers::last_segment(&q).to_string())
+        })?;
+        if !matches!(
+            name.as_str(),
+            "enumerate" | "tqdm" | "iter" | "trange" | "track"
+        ) {
             return None;
         }
         cur = c.arguments.args.first()?;
@@ -177,7 +188,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(at) = stack.iter().position(|s| std::ptr::eq(*s, inner)) else {
         return;
     };
-    if stack[at + 1..].iter().any(|s| !matches!(s, Stmt::Expr(_) | Stmt::With(_))) {
+    if stack[at + 1..]
+        .iter()
+        .any(|s| !matches!(s, Stmt::Expr(_) | Stmt::With(_)))
+    {
         return;
     }
     let Some(loader) = iterates_loader(checker, &for_stmt.iter) else {

@@ -199,12 +199,7 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
         .method_calls_of("eval")
         .iter()
         .chain(checker.facts.method_calls_of("train"))
-        .filter(|c| {
-            matches!(
-                super::modes_helpers::classify(checker, c),
-                Event::Eval(_)
-            )
-        })
+        .filter(|c| matches!(super::modes_helpers::classify(checker, c), Event::Eval(_)))
         .filter_map(|c| match &*c.func {
             Expr::Attribute(a) => Some(checker.text(a.value.range())),
             _ => None,
@@ -216,9 +211,11 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
     checker.module().body.iter().any(|s| match s {
         Stmt::FunctionDef(f) => {
             let s = summary(checker, f);
-            s.evals
-                .iter()
-                .any(|(r, _)| s.params.iter().any(|p| p == r.split('.').next().unwrap_or(r)))
+            s.evals.iter().any(|(r, _)| {
+                s.params
+                    .iter()
+                    .any(|p| p == r.split('.').next().unwrap_or(r))
+            })
         }
         _ => false,
     })

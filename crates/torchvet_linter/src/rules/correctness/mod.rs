@@ -2,8 +2,10 @@
 use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
+mod backward_inside_no_grad;
 mod batchnorm_hyperparam_misuse;
 mod cuda_is_available_not_called;
+mod epoch_scheduler_stepped_per_batch;
 mod flatten_includes_batch_dim;
 mod functional_dropout_without_training;
 pub(crate) mod helpers;
@@ -12,7 +14,10 @@ mod load_state_dict_strict_false;
 mod log_of_softmax;
 mod loss_class_not_instantiated;
 mod method_reference_not_called;
+mod missing_eval_mode;
 mod missing_super_init;
+mod missing_train_after_eval;
+pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
 mod parameter_moved_in_init;
@@ -22,11 +27,6 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
-pub(crate) mod modes_helpers;
-mod missing_train_after_eval;
-mod missing_eval_mode;
-mod backward_inside_no_grad;
-mod epoch_scheduler_stepped_per_batch;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[

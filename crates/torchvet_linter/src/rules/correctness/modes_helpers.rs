@@ -272,11 +272,7 @@ pub(crate) fn uses_grad(checker: &Checker, call: &ExprCall) -> bool {
 
 fn summarize(checker: &Checker, f: &ast::StmtFunctionDef) -> Summary {
     let mut s = Summary {
-        params: f
-            .parameters
-            .iter()
-            .map(|p| p.name().to_string())
-            .collect(),
+        params: f.parameters.iter().map(|p| p.name().to_string()).collect(),
         ..Summary::default()
     };
     for call in calls_in(&f.body) {
@@ -298,9 +294,10 @@ fn summarize(checker: &Checker, f: &ast::StmtFunctionDef) -> Summary {
     // Assignments `x.requires_grad = True` also mean gradient use.
     crate::rules::correctness::helpers::for_each_stmt(&f.body, &mut |st| {
         if let Stmt::Assign(a) = st {
-            if a.targets.iter().any(|t| {
-                matches!(t, Expr::Attribute(at) if at.attr.as_str() == "requires_grad")
-            }) {
+            if a.targets
+                .iter()
+                .any(|t| matches!(t, Expr::Attribute(at) if at.attr.as_str() == "requires_grad"))
+            {
                 s.uses_grad = true;
             }
         }
@@ -334,15 +331,15 @@ pub(crate) fn receiver_in_caller(
     summary: &Summary,
     receiver: &str,
 ) -> Option<String> {
-    let is_method_call = matches!(&*call.func, Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self"));
+    let is_method_call =
+        matches!(&*call.func, Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self"));
     let root = receiver.split('.').next().unwrap_or(receiver);
     if root == "self" {
         return is_method_call.then(|| receiver.to_string());
     }
     if let Some(idx) = summary.params.iter().position(|p| p == root) {
         // Skip `self` for method calls.
-        let pos = if is_method_call && summary.params.first().map(String::as_str) == Some("self")
-        {
+        let pos = if is_method_call && summary.params.first().map(String::as_str) == Some("self") {
             idx.checked_sub(1)?
         } else {
             idx
@@ -549,11 +546,14 @@ pub(crate) fn is_framework_hook(name: &str) -> bool {
 /// The values plainly assigned to a name (in the current function when it binds the name
 /// there, else at module level) or to `self.<attr>` (in the methods of the current class),
 /// with the assignment statements' ranges, in source order.
-pub(crate) fn assigned_values<'a>(checker: &Checker<'a>, target: &Expr) -> Vec<(&'a Expr, TextRange)> {
+pub(crate) fn assigned_values<'a>(
+    checker: &Checker<'a>,
+    target: &Expr,
+) -> Vec<(&'a Expr, TextRange)> {
     let mut out = Vec::new();
     let mut collect = |body: &'a [Stmt], matches: &dyn Fn(&Expr) -> bool| {
         super::helpers::for_each_stmt(body, &mut |st: &'a Stmt| match st {
-            Stmt::Assign(a) if a.targets.iter().any(|t| matches(t)) => {
+            Stmt::Assign(a) if a.targets.iter().any(matches) => {
                 out.push((&*a.value, a.range));
             }
             Stmt::AnnAssign(a) if matches(&a.target) => {
@@ -567,10 +567,9 @@ pub(crate) fn assigned_values<'a>(checker: &Checker<'a>, target: &Expr) -> Vec<(
     match target {
         Expr::Name(n) => {
             let name = n.id.as_str();
-            let local = checker
-                .scopes
-                .current()
-                .is_some_and(|s| s.kind == torchvet_semantic::ScopeKind::Function && s.binds_locally(name));
+            let local = checker.scopes.current().is_some_and(|s| {
+                s.kind == torchvet_semantic::ScopeKind::Function && s.binds_locally(name)
+            });
             let is_name = |e: &Expr| helpers::name_of(e) == Some(name);
             match checker.function() {
                 Some(f) if local => collect(&f.body, &is_name),
@@ -610,7 +609,10 @@ pub(crate) fn strip_module_chain(mut expr: &Expr) -> (&Expr, bool) {
                 }
                 expr = recv;
             }
-            Some(("to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16" | "requires_grad_", recv)) => {
+            Some((
+                "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16" | "requires_grad_",
+                recv,
+            )) => {
                 expr = recv;
             }
             _ => break,
@@ -648,7 +650,11 @@ fn layer_kind(q: &str) -> Option<&'static str> {
 /// Does the module built by `call` behave differently in train and eval mode (has Dropout or
 /// BatchNorm layers, directly, in an `nn.Sequential`, in a same-file class, or is a
 /// pretrained torchvision/timm/Hugging Face model)? The layer family found.
-pub(crate) fn mode_dependent(checker: &Checker, call: &ExprCall, depth: u8) -> Option<&'static str> {
+pub(crate) fn mode_dependent(
+    checker: &Checker,
+    call: &ExprCall,
+    depth: u8,
+) -> Option<&'static str> {
     if depth > 2 {
         return None;
     }
@@ -656,7 +662,10 @@ pub(crate) fn mode_dependent(checker: &Checker, call: &ExprCall, depth: u8) -> O
         if let Some(k) = layer_kind(&q) {
             return Some(k);
         }
-        if matches!(q.as_str(), "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict") {
+        if matches!(
+            q.as_str(),
+            "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict"
+        ) {
             return calls_in_args(call)
                 .into_iter()
                 .find_map(|c| mode_dependent(checker, c, depth + 1));

@@ -184,8 +184,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if reassigned_in(loop_body(inner), &acc_key) {
         return;
     }
-    let Graph::Yes(origin, source) =
-        graph_value(checker, value, loop_body(outer), stmt.start(), 0)
+    let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), stmt.start(), 0)
     else {
         return;
     };
@@ -202,11 +201,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         let mentioned = crate::rules::correctness::modes_helpers::calls_in(scope)
             .into_iter()
             .any(|c| {
-                crate::rules::correctness::modes_helpers::backward_target(checker, c)
-                    .is_some_and(|t| {
+                crate::rules::correctness::modes_helpers::backward_target(checker, c).is_some_and(
+                    |t| {
                         mentions_name(t, root)
                             && checker.text(t.range()).contains(acc_text.as_str())
-                    })
+                    },
+                )
             });
         if mentioned {
             return;

@@ -1,8 +1,8 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, classify, is_eval_name, is_framework_hook, loop_has_backward,
-    own_line_indent, summary, Event,
+    assigned_values, classify, is_eval_name, is_framework_hook, loop_has_backward, own_line_indent,
+    summary, Event,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -257,7 +257,11 @@ fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {
         }
         out.push_str(indent);
         out.push_str("    ");
-        out.push_str(if i == 0 { line } else { line.strip_prefix(indent)? });
+        out.push_str(if i == 0 {
+            line
+        } else {
+            line.strip_prefix(indent)?
+        });
     }
     let mut edits = vec![RawEdit::replace(loop_range, out)];
     edits.extend(import);
@@ -300,11 +304,13 @@ fn report_pending(checker: &mut Checker) {
         };
         let d = checker.report(c.call, message);
         if let Some(e) = c.eval_call {
-            d.add_related(e, format!("`{model}` is put in eval mode here, but grad mode stays on"));
+            d.add_related(
+                e,
+                format!("`{model}` is put in eval mode here, but grad mode stays on"),
+            );
         }
         if let Some(fix) = fix {
             d.set_fix(fix);
         }
     }
 }
-

@@ -214,16 +214,14 @@ fn name_value(
             return;
         }
         match st {
-            Stmt::Assign(a) if a.targets.iter().any(|t| binds(t, name)) => {
-                if a.range.end() <= before {
-                    defs.push(Def::Value(&a.value, a.range.start()));
-                }
+            Stmt::Assign(a)
+                if a.targets.iter().any(|t| binds(t, name)) && a.range.end() <= before =>
+            {
+                defs.push(Def::Value(&a.value, a.range.start()));
             }
-            Stmt::AnnAssign(a) if binds(&a.target, name) => {
+            Stmt::AnnAssign(a) if binds(&a.target, name) && a.range.end() <= before => {
                 if let Some(v) = &a.value {
-                    if a.range.end() <= before {
-                        defs.push(Def::Value(v, a.range.start()));
-                    }
+                    defs.push(Def::Value(v, a.range.start()));
                 }
             }
             Stmt::AugAssign(a) if binds(&a.target, name) && a.range.end() <= before => {
@@ -234,8 +232,7 @@ fn name_value(
             }
             Stmt::With(w)
                 if w.range.start() < before
-                    && w
-                        .items
+                    && w.items
                         .iter()
                         .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name))) =>
             {

@@ -2,10 +2,10 @@
 use crate::registry::Rule;
 
 mod accumulate_loss_tensor;
-pub(crate) mod graph_helpers;
 mod eval_without_no_grad;
-mod store_outputs_without_detach;
+pub(crate) mod graph_helpers;
 mod retain_graph_in_loop;
+mod store_outputs_without_detach;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[

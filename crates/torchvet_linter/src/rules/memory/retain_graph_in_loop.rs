@@ -60,7 +60,10 @@ crate::declare_rule! {
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let is_backward = matches!(helpers::method_call(call), Some(("backward", _)))
-        || matches!(name, Some("torch.autograd.backward" | "torch.autograd.grad"));
+        || matches!(
+            name,
+            Some("torch.autograd.backward" | "torch.autograd.grad")
+        );
     if !is_backward {
         return;
     }

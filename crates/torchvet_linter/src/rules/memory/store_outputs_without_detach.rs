@@ -2,7 +2,9 @@ use super::graph_helpers::{backward_mentions, graph_value, Graph, Source};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
-use crate::rules::correctness::modes_helpers::{is_eval_name, loop_body, loop_has_backward, summary};
+use crate::rules::correctness::modes_helpers::{
+    is_eval_name, loop_body, loop_has_backward, summary,
+};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashSet;
@@ -202,8 +204,7 @@ fn finish(checker: &mut Checker) {
 fn report_pending(checker: &mut Checker) {
     let state = STATE.with_borrow_mut(std::mem::take);
     for c in state.pending {
-        if c
-            .function
+        if c.function
             .as_ref()
             .is_some_and(|f| state.no_grad_callees.contains(f))
         {

@@ -1,5 +1,7 @@
 use crate::checker::Checker;
-use crate::rules::correctness::modes_helpers::{calls_in, is_backward, loop_body, loop_is_training};
+use crate::rules::correctness::modes_helpers::{
+    calls_in, is_backward, loop_body, loop_is_training,
+};
 use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
@@ -99,10 +101,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(at) = stack.iter().position(|s| std::ptr::eq(*s, inner)) else {
         return;
     };
-    if stack[at + 1..]
-        .iter()
-        .any(|s| matches!(s, Stmt::If(_) | Stmt::Match(_) | Stmt::While(_) | Stmt::For(_)))
-    {
+    if stack[at + 1..].iter().any(|s| {
+        matches!(
+            s,
+            Stmt::If(_) | Stmt::Match(_) | Stmt::While(_) | Stmt::For(_)
+        )
+    }) {
         return;
     }
     // One report per chain (`loss.detach().cpu().numpy()`): the innermost sync.
