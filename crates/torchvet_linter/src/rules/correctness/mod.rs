@@ -3,13 +3,15 @@ use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
 mod attention_batch_first_mismatch;
+mod backward_inside_no_grad;
 mod batchnorm_hyperparam_misuse;
 mod cuda_is_available_not_called;
 mod cuda_timing_without_synchronize;
+mod epoch_scheduler_stepped_per_batch;
 mod flatten_includes_batch_dim;
 mod float64_numpy_into_model;
 mod functional_dropout_without_training;
-mod helpers;
+pub(crate) mod helpers;
 mod input_not_moved_to_model_device;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
@@ -17,8 +19,11 @@ mod log_of_softmax;
 mod loss_class_not_instantiated;
 mod manual_half_training;
 mod method_reference_not_called;
+mod missing_eval_mode;
 mod missing_super_init;
+mod missing_train_after_eval;
 pub(crate) mod model_helpers;
+pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
 mod optimizer_on_stale_model;
@@ -62,4 +67,8 @@ pub(crate) static RULES: &[&Rule] = &[
     &manual_half_training::MANUAL_HALF_TRAINING,
     &attention_batch_first_mismatch::ATTENTION_BATCH_FIRST_MISMATCH,
     &weight_decay_on_norm_and_bias::WEIGHT_DECAY_ON_NORM_AND_BIAS,
+    &missing_train_after_eval::MISSING_TRAIN_AFTER_EVAL,
+    &missing_eval_mode::MISSING_EVAL_MODE,
+    &backward_inside_no_grad::BACKWARD_INSIDE_NO_GRAD,
+    &epoch_scheduler_stepped_per_batch::EPOCH_SCHEDULER_STEPPED_PER_BATCH,
 ];

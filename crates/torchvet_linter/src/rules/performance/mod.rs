@@ -11,6 +11,7 @@ mod division_by_sqrt;
 mod hardcoded_device_in_forward;
 pub(crate) mod helpers;
 mod model_to_device_in_loop;
+mod sync_in_training_loop;
 mod tensor_created_then_moved;
 mod torch_compile_in_loop;
 mod torch_compile_result_discarded;
@@ -31,4 +32,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_compile_result_discarded::TORCH_COMPILE_RESULT_DISCARDED,
     &zero_grad_set_to_none_false::ZERO_GRAD_SET_TO_NONE_FALSE,
     &hardcoded_device_in_forward::HARDCODED_DEVICE_IN_FORWARD,
+    &sync_in_training_loop::SYNC_IN_TRAINING_LOOP,
 ];

@@ -1,0 +1,299 @@
+use super::modes_helpers::{
+    assigned_values, is_eval_name, is_framework_hook, loop_has_backward, mode_dependent,
+    next_line_start, own_line_indent, strip_module_chain, summary, Event,
+};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use std::cell::RefCell;
+use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for models with Dropout or BatchNorm layers that are run for evaluation or
+    /// inference (under `torch.no_grad()` / `torch.inference_mode()`, or in a function named
+    /// like `validate`, `evaluate`, `test` or `predict`) without ever being switched to
+    /// evaluation mode with `model.eval()`.
+    ///
+    /// ## Why is this bad?
+    /// `torch.no_grad()` only turns off gradient tracking; it does not change how layers
+    /// behave. A model left in training mode keeps dropping activations at random in its
+    /// Dropout layers, and its BatchNorm layers normalise with the statistics of the current
+    /// batch (and keep updating their running statistics with validation data). Validation
+    /// scores become noisy and pessimistic, predictions change from run to run, and small
+    /// inference batches give wrong outputs.
+    ///
+    /// This rule is in preview: it only knows the layers of models built in the same file
+    /// (same-file classes, `nn.Sequential`, torchvision/timm/Hugging Face builders) and it
+    /// cannot see `eval()` calls made by code in other files.
+    ///
+    /// ## Example
+    /// ```python
+    /// model = Net()  # has nn.Dropout
+    /// with torch.no_grad():
+    ///     for x, y in val_loader:
+    ///         correct += (model(x).argmax(1) == y).sum()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// model = Net()
+    /// model.eval()
+    /// with torch.no_grad():
+    ///     for x, y in val_loader:
+    ///         correct += (model(x).argmax(1) == y).sum()
+    /// model.train()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix inserts `model.eval()` before the `no_grad` block (and `model.train()` after it
+    /// when the file also trains), or at the start of an evaluation function in files that do
+    /// not train. It changes the model's outputs (that is the point) and may interact with
+    /// mode changes made elsewhere, so it is unsafe.
+    ///
+    /// ## References
+    /// - [Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.eval)
+    /// - [Autograd mechanics: evaluation mode is not a grad mode](https://pytorch.org/docs/stable/notes/autograd.html#evaluation-mode-nn-module-eval)
+    /// - [ipolharvard/ethos-ares issue 20](https://github.com/ipolharvard/ethos-ares/issues/20)
+    /// - [udacity/deep-learning-v2-pytorch issue 3](https://github.com/udacity/deep-learning-v2-pytorch/issues/3)
+    pub(crate) static MISSING_EVAL_MODE = {
+        name: "missing-eval-mode",
+        code: "TV009",
+        group: Correctness,
+        severity: Warning,
+        title: "Model evaluated without model.eval()",
+        autofix: Suggest,
+        preview: true,
+        hooks: { call: check_call, end: finish },
+    };
+}
+
+struct Candidate {
+    call: TextRange,
+    model: String,
+    layers: &'static str,
+    created: TextRange,
+    context: String,
+    /// The enclosing `with torch.no_grad()` statement.
+    with_stmt: Option<TextRange>,
+    /// The first statement of the enclosing evaluation function.
+    first_stmt: Option<TextRange>,
+    key: (u32, String),
+}
+
+thread_local! {
+    static PENDING: RefCell<Vec<Candidate>> = const { RefCell::new(Vec::new()) };
+}
+
+fn grad_off_with(checker: &Checker) -> Option<TextRange> {
+    checker.stmt_stack().iter().rev().find_map(|st| {
+        let Stmt::With(w) = st else { return None };
+        w.items
+            .iter()
+            .any(|i| {
+                let e = match &i.context_expr {
+                    Expr::Call(c) => &*c.func,
+                    e => e,
+                };
+                checker.resolve(e).is_some_and(|q| {
+                    matches!(
+                        helpers::last_segment(&q),
+                        "no_grad" | "inference_mode" | "set_grad_enabled"
+                    ) && q.starts_with("torch")
+                })
+            })
+            .then(|| st.range())
+    })
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    let func = &*call.func;
+    match func {
+        Expr::Name(_) => {}
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
+        _ => return,
+    }
+    let in_no_grad = checker.in_no_grad();
+    let fname = checker.function().map(|f| f.name.as_str());
+    let named = fname.is_some_and(is_eval_name);
+    if !in_no_grad && !named {
+        return;
+    }
+    if fname.is_some_and(is_framework_hook) || checker.module_method().is_some() {
+        return;
+    }
+    if checker.kind_of(func) != Kind::Module {
+        return;
+    }
+    // Teacher / target networks queried inside a training loop are not evaluation.
+    let loops = checker.frame().loops.clone();
+    if loops.iter().any(|l| loop_has_backward(checker, l)) {
+        return;
+    }
+    if let Some(f) = checker.function() {
+        if summary(checker, f).backward.is_some() {
+            return;
+        }
+    }
+    let model = checker.text(func.range()).to_string();
+    let key = (
+        checker.function().map_or(0, |f| f.range().start().to_u32()),
+        model.clone(),
+    );
+    if PENDING.with_borrow(|p| p.iter().any(|c| c.key == key)) {
+        return;
+    }
+    let mut found = None;
+    for (value, range) in assigned_values(checker, func) {
+        let (base, evaled) = strip_module_chain(value);
+        if evaled {
+            return;
+        }
+        if let Expr::Call(c) = base {
+            if let Some(k) = mode_dependent(checker, c, 0) {
+                found = Some((k, range));
+            }
+        }
+    }
+    let Some((layers, created)) = found else {
+        return;
+    };
+    let context = if in_no_grad {
+        if checker.regions().inference_mode > 0 {
+            "under `torch.inference_mode()`".to_string()
+        } else {
+            "under `torch.no_grad()`".to_string()
+        }
+    } else {
+        format!("in `{}()`", fname.unwrap_or("?"))
+    };
+    let with_stmt = grad_off_with(checker);
+    let first_stmt = checker.function().and_then(|f| {
+        f.body
+            .iter()
+            .find(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_))))
+            .map(Ranged::range)
+    });
+    PENDING.with_borrow_mut(|p| {
+        p.push(Candidate {
+            call: call.range(),
+            model,
+            layers,
+            created,
+            context,
+            with_stmt,
+            first_stmt,
+            key,
+        })
+    });
+}
+
+/// Is `model` put in eval mode anywhere in the file (same spelling, same attribute name, or
+/// through a same-file helper that calls `.eval()` on a parameter)?
+fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
+    let last = model.rsplit('.').next().unwrap_or(model);
+    let mut receivers = checker
+        .facts
+        .method_calls_of("eval")
+        .iter()
+        .chain(checker.facts.method_calls_of("train"))
+        .filter(|c| matches!(super::modes_helpers::classify(checker, c), Event::Eval(_)))
+        .filter_map(|c| match &*c.func {
+            Expr::Attribute(a) => Some(checker.text(a.value.range())),
+            _ => None,
+        });
+    if receivers.any(|r| r == model || r.rsplit('.').next() == Some(last)) {
+        return true;
+    }
+    // A helper `def evaluate(model, ...): model.eval()` may be applied to this model.
+    checker.module().body.iter().any(|s| match s {
+        Stmt::FunctionDef(f) => {
+            let s = summary(checker, f);
+            s.evals.iter().any(|(r, _)| {
+                s.params
+                    .iter()
+                    .any(|p| p == r.split('.').next().unwrap_or(r))
+            })
+        }
+        _ => false,
+    })
+}
+
+fn line_start<'a>(checker: &Checker<'a>, at: TextSize) -> Option<(TextSize, &'a str)> {
+    let indent = own_line_indent(checker, at)?;
+    Some((at - TextSize::of(indent), indent))
+}
+
+fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
+    let nl = if checker.source.text.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let model = &c.model;
+    if let Some(w) = c.with_stmt {
+        let (start, indent) = line_start(checker, w.start())?;
+        let mut edits = vec![RawEdit::insert(
+            start,
+            format!("{indent}{model}.eval(){nl}"),
+        )];
+        if trains {
+            let (at, newline_first) = next_line_start(checker, w.end());
+            let lead = if newline_first { nl } else { "" };
+            edits.push(RawEdit::insert(
+                at,
+                format!("{lead}{indent}{model}.train(){nl}"),
+            ));
+        }
+        return Some(RawFix::unsafe_edit(
+            format!("Call `{model}.eval()` before the block"),
+            edits,
+        ));
+    }
+    if trains {
+        return None;
+    }
+    let first = c.first_stmt?;
+    let (start, indent) = line_start(checker, first.start())?;
+    Some(RawFix::unsafe_edit(
+        format!("Call `{model}.eval()` first"),
+        vec![RawEdit::insert(
+            start,
+            format!("{indent}{model}.eval(){nl}"),
+        )],
+    ))
+}
+
+fn finish(checker: &mut Checker) {
+    report_pending(checker);
+    super::modes_helpers::reset(checker);
+}
+
+fn report_pending(checker: &mut Checker) {
+    let pending = PENDING.with_borrow_mut(std::mem::take);
+    if pending.is_empty() {
+        return;
+    }
+    let trains = !checker.facts.method_calls_of("backward").is_empty();
+    for c in pending {
+        if evaluated_somewhere(checker, &c.model) {
+            continue;
+        }
+        let model = &c.model;
+        let message = format!(
+            "`{model}` runs {} but is never switched to eval mode: its {} layers still run in training mode (Dropout zeroes activations at random, BatchNorm normalises with batch statistics and updates its running stats), so these outputs are noisy and wrong; call `{model}.eval()` first",
+            c.context, c.layers
+        );
+        let fix = build_fix(checker, &c, trains);
+        let d = checker.report(c.call, message);
+        d.add_related(
+            c.created,
+            format!("`{model}` is created here (it has {} layers)", c.layers),
+        );
+        if let Some(fix) = fix {
+            d.set_fix(fix);
+        }
+    }
+}

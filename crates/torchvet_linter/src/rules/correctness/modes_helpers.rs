@@ -1,0 +1,709 @@
+//! Private helpers of the train/eval-mode and grad-mode rules ("modes"): which calls are
+//! training events (backward, optimizer step, `model.eval()` / `model.train()`), which loops
+//! are training loops, and one level of same-file function summaries.
+//!
+//! These are deliberately small so the lead can fold them into the shared flow module:
+//! - [`calls_in`]: every call of a suite (no nested defs/classes/lambdas), in source order;
+//! - [`classify`]: what a call does for training ([`Event`]);
+//! - [`local_function`]: the same-file function a call runs (`f(..)` at module level,
+//!   `self.m(..)` in the enclosing class);
+//! - [`summary`]: the events of a function body (cached per function);
+//! - [`events_of`]: the events of a suite with one level of inlining (what a loop does).
+use crate::checker::Checker;
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
+use std::rc::Rc;
+use torchvet_semantic::helpers;
+
+struct CallCollector<'a> {
+    out: Vec<&'a ExprCall>,
+}
+
+impl<'a> Visitor<'a> for CallCollector<'a> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Lambda(_) => {}
+            Expr::Call(c) => {
+                self.out.push(c);
+                visitor::walk_expr(self, expr);
+            }
+            _ => visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+/// Every call of a suite (not inside nested defs, classes or lambdas), by start offset.
+pub(crate) fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
+    let mut c = CallCollector { out: Vec::new() };
+    c.visit_body(body);
+    c.out.sort_by_key(|c| c.start());
+    c.out
+}
+
+/// The calls of one expression (including itself when it is a call).
+pub(crate) fn calls_in_expr(expr: &Expr) -> Vec<&ExprCall> {
+    let mut c = CallCollector { out: Vec::new() };
+    c.visit_expr(expr);
+    c.out
+}
+
+/// What a call does for training.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// `loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`,
+    /// `torch.autograd.backward(loss)`.
+    Backward,
+    /// `optimizer.step()` / `scaler.step(optimizer)`.
+    OptStep,
+    /// `X.eval()` / `X.train(False)`: the text of `X`.
+    Eval(String),
+    /// `X.train()` / `X.train(True)` / `X.train(mode)`: the text of `X`.
+    Train(String),
+    /// Anything else.
+    Other,
+}
+
+/// Receivers whose `.backward(loss)` takes the loss as argument (Accelerate, Fabric,
+/// DeepSpeed engines).
+fn is_backward_wrapper(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.ends_with("accelerator") || t.ends_with("fabric") || t.ends_with("engine")
+}
+
+/// The tensor a backward call differentiates (`loss` in every spelling), if the call is one.
+pub(crate) fn backward_target<'a>(checker: &Checker, call: &'a ExprCall) -> Option<&'a Expr> {
+    if let Some(("backward", recv)) = helpers::method_call(call) {
+        if is_backward_wrapper(checker.text(recv.range())) {
+            return call.arguments.args.first();
+        }
+        // `scaler.scale(loss).backward()`
+        if let Expr::Call(inner) = recv {
+            if let Some(("scale", _)) = helpers::method_call(inner) {
+                if let Some(a) = inner.arguments.args.first() {
+                    return Some(a);
+                }
+            }
+        }
+        return Some(recv);
+    }
+    if checker.resolves_to(&call.func, &["torch.autograd.backward"]) {
+        return call.arguments.args.first();
+    }
+    None
+}
+
+/// Is this call a backward pass?
+pub(crate) fn is_backward(checker: &Checker, call: &ExprCall) -> bool {
+    match helpers::method_call(call) {
+        Some(("backward", _)) => true,
+        _ => checker.resolves_to(&call.func, &["torch.autograd.backward"]),
+    }
+}
+
+/// Does this receiver text look like an optimizer (`opt`, `optimizer`, `self.optim_g`)?
+fn optimizer_like(text: &str) -> bool {
+    let last = text.rsplit('.').next().unwrap_or(text).to_ascii_lowercase();
+    last.contains("opt") && !last.contains("sched")
+}
+
+/// Classify one call. Only looks at the call itself (no kinds: it is used on callee bodies).
+pub(crate) fn classify(checker: &Checker, call: &ExprCall) -> Event {
+    if is_backward(checker, call) {
+        return Event::Backward;
+    }
+    let Some((method, recv)) = helpers::method_call(call) else {
+        return Event::Other;
+    };
+    let text = checker.text(recv.range());
+    match method {
+        "step" => {
+            let last = text.rsplit('.').next().unwrap_or(text).to_ascii_lowercase();
+            // `scaler.step(optimizer)` or `optimizer.step()`.
+            if optimizer_like(text)
+                || (last.contains("scaler")
+                    && call
+                        .arguments
+                        .args
+                        .first()
+                        .is_some_and(|a| optimizer_like(checker.text(a.range()))))
+            {
+                Event::OptStep
+            } else {
+                Event::Other
+            }
+        }
+        "eval" if call.arguments.is_empty() => Event::Eval(text.to_string()),
+        "train" => {
+            let mode = call
+                .arguments
+                .args
+                .first()
+                .or_else(|| helpers::keyword(call, "mode"));
+            match mode.and_then(helpers::is_truthy) {
+                Some(false) => Event::Eval(text.to_string()),
+                _ if call.arguments.args.len() + call.arguments.keywords.len() <= 1 => {
+                    Event::Train(text.to_string())
+                }
+                _ => Event::Other,
+            }
+        }
+        _ => Event::Other,
+    }
+}
+
+/// The same-file function a call runs: `f(...)` for a module-level `def f` (not shadowed by an
+/// import), or `self.m(...)` for a method `m` of the class the current function belongs to.
+pub(crate) fn local_function<'a>(
+    checker: &Checker<'a>,
+    call: &ExprCall,
+) -> Option<&'a ast::StmtFunctionDef> {
+    match &*call.func {
+        Expr::Name(n) => {
+            let name = n.id.as_str();
+            if checker.scopes.lookup(name).is_some() {
+                return None;
+            }
+            checker.module().body.iter().find_map(|s| match s {
+                Stmt::FunctionDef(f) if f.name.as_str() == name => Some(f),
+                _ => None,
+            })
+        }
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+            let class = checker.frame().method_of?;
+            class.def.body.iter().find_map(|s| match s {
+                Stmt::FunctionDef(f) if f.name.as_str() == a.attr.as_str() => Some(f),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// What a function body does (its own calls only, no further inlining).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Summary {
+    /// A backward call (its range).
+    pub backward: Option<TextRange>,
+    /// An optimizer step (its range).
+    pub opt_step: Option<TextRange>,
+    /// `X.eval()` calls: receiver text and call range.
+    pub evals: Vec<(String, TextRange)>,
+    /// `X.train()` calls: receiver text and call range.
+    pub trains: Vec<(String, TextRange)>,
+    /// Parameter names, in order (for mapping receivers to the caller's arguments).
+    pub params: Vec<String>,
+    /// `torch.enable_grad()` / `torch.autograd.grad` / `requires_grad_` used (gradient-based
+    /// evaluation such as saliency or adversarial attacks).
+    pub uses_grad: bool,
+}
+
+type FileKey = (usize, usize, u64);
+
+#[derive(Default)]
+struct Cache {
+    file: FileKey,
+    summaries: FxHashMap<u32, Rc<Summary>>,
+    loop_backward: FxHashMap<u32, bool>,
+    loop_training: FxHashMap<u32, bool>,
+}
+
+impl Cache {
+    fn sync(&mut self, key: FileKey) {
+        if self.file != key {
+            self.file = key;
+            self.summaries.clear();
+            self.loop_backward.clear();
+            self.loop_training.clear();
+        }
+    }
+}
+
+thread_local! {
+    static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+}
+
+/// Identity of the file being checked (the cache is also reset by the rules' `end` hooks).
+fn file_key(checker: &Checker) -> FileKey {
+    use std::hash::{Hash, Hasher};
+    let text = checker.source.text.as_bytes();
+    let mut h = rustc_hash::FxHasher::default();
+    text.get(..64.min(text.len())).hash(&mut h);
+    text.get(text.len().saturating_sub(64)..).hash(&mut h);
+    (
+        std::ptr::from_ref(checker.module()) as usize,
+        text.len(),
+        h.finish(),
+    )
+}
+
+/// Forget the cached analyses (call from the `end` hook of every rule using them).
+pub(crate) fn reset(_checker: &mut Checker) {
+    CACHE.with_borrow_mut(|c| *c = Cache::default());
+}
+
+/// Does this call use gradients explicitly (autograd.grad, enable_grad, requires_grad_)?
+pub(crate) fn uses_grad(checker: &Checker, call: &ExprCall) -> bool {
+    if let Some(("requires_grad_", _)) = helpers::method_call(call) {
+        return true;
+    }
+    checker.resolve(&call.func).is_some_and(|q| {
+        matches!(
+            q.as_str(),
+            "torch.autograd.grad"
+                | "torch.enable_grad"
+                | "torch.autograd.enable_grad"
+                | "torch.set_grad_enabled"
+                | "torch.func.grad"
+                | "torch.autograd.functional.jacobian"
+                | "torch.autograd.functional.vjp"
+        )
+    })
+}
+
+fn summarize(checker: &Checker, f: &ast::StmtFunctionDef) -> Summary {
+    let mut s = Summary {
+        params: f.parameters.iter().map(|p| p.name().to_string()).collect(),
+        ..Summary::default()
+    };
+    for call in calls_in(&f.body) {
+        if uses_grad(checker, call) {
+            s.uses_grad = true;
+        }
+        match classify(checker, call) {
+            Event::Backward => {
+                s.backward.get_or_insert(call.range());
+            }
+            Event::OptStep => {
+                s.opt_step.get_or_insert(call.range());
+            }
+            Event::Eval(t) => s.evals.push((t, call.range())),
+            Event::Train(t) => s.trains.push((t, call.range())),
+            Event::Other => {}
+        }
+    }
+    // Assignments `x.requires_grad = True` also mean gradient use.
+    crate::rules::correctness::helpers::for_each_stmt(&f.body, &mut |st| {
+        if let Stmt::Assign(a) = st {
+            if a.targets
+                .iter()
+                .any(|t| matches!(t, Expr::Attribute(at) if at.attr.as_str() == "requires_grad"))
+            {
+                s.uses_grad = true;
+            }
+        }
+    });
+    s
+}
+
+/// The (cached) summary of a same-file function.
+pub(crate) fn summary(checker: &Checker, f: &ast::StmtFunctionDef) -> Rc<Summary> {
+    let key = file_key(checker);
+    let start = f.range().start().to_u32();
+    if let Some(s) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.summaries.get(&start).cloned()
+    }) {
+        return s;
+    }
+    let s = Rc::new(summarize(checker, f));
+    CACHE.with_borrow_mut(|c| {
+        c.summaries.insert(start, s.clone());
+    });
+    s
+}
+
+/// Map a receiver text of a callee (`model`, `self.model`) to the caller's spelling: a
+/// parameter becomes the argument passed for it; `self.x` stays `self.x` when the call is
+/// `self.m(...)`; other names (module globals) stay as they are. `None` when unknown.
+pub(crate) fn receiver_in_caller(
+    checker: &Checker,
+    call: &ExprCall,
+    summary: &Summary,
+    receiver: &str,
+) -> Option<String> {
+    let is_method_call =
+        matches!(&*call.func, Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self"));
+    let root = receiver.split('.').next().unwrap_or(receiver);
+    if root == "self" {
+        return is_method_call.then(|| receiver.to_string());
+    }
+    if let Some(idx) = summary.params.iter().position(|p| p == root) {
+        // Skip `self` for method calls.
+        let pos = if is_method_call && summary.params.first().map(String::as_str) == Some("self") {
+            idx.checked_sub(1)?
+        } else {
+            idx
+        };
+        let arg = helpers::argument(call, root, pos)?;
+        let text = checker.text(arg.range());
+        return Some(format!("{text}{}", &receiver[root.len()..]));
+    }
+    Some(receiver.to_string())
+}
+
+/// One training event found in a suite, with the call in the suite that causes it.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    /// What happens.
+    pub event: Event,
+    /// The call in the suite (the local function call when inlined).
+    pub call: TextRange,
+    /// The call inside the local function, when inlined.
+    pub inner: Option<TextRange>,
+}
+
+/// The training events of a suite, with one level of same-file function inlining. Receivers
+/// of inlined eval/train calls are translated to the caller's spelling.
+pub(crate) fn events_of(checker: &Checker, body: &[Stmt]) -> Vec<Found> {
+    let mut out = Vec::new();
+    for call in calls_in(body) {
+        match classify(checker, call) {
+            Event::Other => {}
+            e => {
+                out.push(Found {
+                    event: e,
+                    call: call.range(),
+                    inner: None,
+                });
+                continue;
+            }
+        }
+        let Some(f) = local_function(checker, call) else {
+            continue;
+        };
+        let s = summary(checker, f);
+        if let Some(r) = s.backward {
+            out.push(Found {
+                event: Event::Backward,
+                call: call.range(),
+                inner: Some(r),
+            });
+        }
+        if let Some(r) = s.opt_step {
+            out.push(Found {
+                event: Event::OptStep,
+                call: call.range(),
+                inner: Some(r),
+            });
+        }
+        for (t, r) in &s.evals {
+            if let Some(t) = receiver_in_caller(checker, call, &s, t) {
+                out.push(Found {
+                    event: Event::Eval(t),
+                    call: call.range(),
+                    inner: Some(*r),
+                });
+            }
+        }
+        for (t, r) in &s.trains {
+            // A train() whose receiver cannot be mapped still counts as a restore.
+            let t = receiver_in_caller(checker, call, &s, t).unwrap_or_default();
+            out.push(Found {
+                event: Event::Train(t),
+                call: call.range(),
+                inner: Some(*r),
+            });
+        }
+    }
+    out
+}
+
+/// Is a suite a training loop body: a backward pass and an optimizer step (directly or in a
+/// same-file function it calls)?
+pub(crate) fn is_training(events: &[Found]) -> bool {
+    events.iter().any(|f| f.event == Event::Backward)
+        && events.iter().any(|f| f.event == Event::OptStep)
+}
+
+/// The body of a loop statement.
+pub(crate) fn loop_body(stmt: &Stmt) -> &[Stmt] {
+    match stmt {
+        Stmt::For(f) => &f.body,
+        Stmt::While(w) => &w.body,
+        _ => &[],
+    }
+}
+
+/// Does a loop statement's body contain a backward pass (directly, no inlining)? Cached per
+/// loop.
+pub(crate) fn loop_has_backward(checker: &Checker, loop_stmt: &Stmt) -> bool {
+    let key = file_key(checker);
+    let start = loop_stmt.range().start().to_u32();
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.loop_backward.get(&start).copied()
+    }) {
+        return b;
+    }
+    let b = has_backward(checker, loop_body(loop_stmt));
+    CACHE.with_borrow_mut(|c| {
+        c.loop_backward.insert(start, b);
+    });
+    b
+}
+
+/// Is a loop a training loop (backward + optimizer step in its body, with one level of
+/// same-file function inlining)? Cached per loop.
+pub(crate) fn loop_is_training(checker: &Checker, loop_stmt: &Stmt) -> bool {
+    let key = file_key(checker);
+    let start = loop_stmt.range().start().to_u32();
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.loop_training.get(&start).copied()
+    }) {
+        return b;
+    }
+    let b = is_training(&events_of(checker, loop_body(loop_stmt)));
+    CACHE.with_borrow_mut(|c| {
+        c.loop_training.insert(start, b);
+    });
+    b
+}
+
+/// Does the suite contain a backward pass (directly, no inlining)?
+pub(crate) fn has_backward(checker: &Checker, body: &[Stmt]) -> bool {
+    calls_in(body).into_iter().any(|c| is_backward(checker, c))
+}
+
+/// The indentation of the line a statement starts on, when the statement is the first thing
+/// on its line.
+pub(crate) fn own_line_indent<'a>(checker: &Checker<'a>, at: TextSize) -> Option<&'a str> {
+    let text = &checker.source.text;
+    let pos = at.to_usize();
+    let line_start = text.get(..pos)?.rfind('\n').map_or(0, |i| i + 1);
+    let indent = text.get(line_start..pos)?;
+    indent
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+        .then_some(indent)
+}
+
+/// The offset just after the end of the line holding `at` (start of the next line), and
+/// whether a newline must be prepended (end of file without a newline).
+pub(crate) fn next_line_start(checker: &Checker, at: TextSize) -> (TextSize, bool) {
+    let text = &checker.source.text;
+    let pos = at.to_usize();
+    match text.get(pos..).and_then(|rest| rest.find('\n')) {
+        Some(i) => (TextSize::new((pos + i + 1) as u32), false),
+        None => (TextSize::new(text.len() as u32), true),
+    }
+}
+
+/// Does an identifier name an evaluation routine (`validate`, `eval_epoch`, `run_test`,
+/// `predict`, `inference`)? Pytest-style `test_*` functions are not evaluation.
+pub(crate) fn is_eval_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.starts_with("test_") || lower.starts_with("_test") {
+        return false;
+    }
+    lower.split('_').any(|tok| {
+        matches!(
+            tok,
+            "val"
+                | "valid"
+                | "validate"
+                | "validation"
+                | "eval"
+                | "evaluate"
+                | "evaluation"
+                | "test"
+                | "testing"
+                | "predict"
+                | "prediction"
+                | "predictions"
+                | "infer"
+                | "inference"
+        )
+    })
+}
+
+/// Framework hooks whose grad/train mode the framework manages (Lightning, HF Trainer).
+pub(crate) fn is_framework_hook(name: &str) -> bool {
+    matches!(
+        name,
+        "validation_step"
+            | "test_step"
+            | "predict_step"
+            | "training_step"
+            | "prediction_step"
+            | "evaluation_loop"
+            | "prediction_loop"
+    ) || name.starts_with("on_validation")
+        || name.starts_with("on_test")
+        || name.starts_with("on_predict")
+}
+
+/// The values plainly assigned to a name (in the current function when it binds the name
+/// there, else at module level) or to `self.<attr>` (in the methods of the current class),
+/// with the assignment statements' ranges, in source order.
+pub(crate) fn assigned_values<'a>(
+    checker: &Checker<'a>,
+    target: &Expr,
+) -> Vec<(&'a Expr, TextRange)> {
+    let mut out = Vec::new();
+    let mut collect = |body: &'a [Stmt], matches: &dyn Fn(&Expr) -> bool| {
+        super::helpers::for_each_stmt(body, &mut |st: &'a Stmt| match st {
+            Stmt::Assign(a) if a.targets.iter().any(matches) => {
+                out.push((&*a.value, a.range));
+            }
+            Stmt::AnnAssign(a) if matches(&a.target) => {
+                if let Some(v) = &a.value {
+                    out.push((&**v, a.range));
+                }
+            }
+            _ => {}
+        });
+    };
+    match target {
+        Expr::Name(n) => {
+            let name = n.id.as_str();
+            let local = checker.scopes.current().is_some_and(|s| {
+                s.kind == torchvet_semantic::ScopeKind::Function && s.binds_locally(name)
+            });
+            let is_name = |e: &Expr| helpers::name_of(e) == Some(name);
+            match checker.function() {
+                Some(f) if local => collect(&f.body, &is_name),
+                _ => collect(&checker.module().body, &is_name),
+            }
+        }
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+            let Some(class) = checker.frame().method_of else {
+                return out;
+            };
+            let attr = a.attr.as_str();
+            let is_attr = |e: &Expr| helpers::self_attribute(e) == Some(attr);
+            for st in &class.def.body {
+                if let Stmt::FunctionDef(f) = st {
+                    collect(&f.body, &is_attr);
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Strip module-returning method chains (`Net().to(dev).eval()` -> `Net()`); the flag says
+/// whether `.eval()` / `.train(False)` was part of the chain.
+pub(crate) fn strip_module_chain(mut expr: &Expr) -> (&Expr, bool) {
+    let mut evaled = false;
+    while let Expr::Call(c) = expr {
+        match helpers::method_call(c) {
+            Some(("eval", recv)) => {
+                evaled = true;
+                expr = recv;
+            }
+            Some(("train", recv)) => {
+                if c.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
+                    evaled = true;
+                }
+                expr = recv;
+            }
+            Some((
+                "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16" | "requires_grad_",
+                recv,
+            )) => {
+                expr = recv;
+            }
+            _ => break,
+        }
+    }
+    (expr, evaled)
+}
+
+fn layer_kind(q: &str) -> Option<&'static str> {
+    if let Some(rest) = q.strip_prefix("torch.nn.functional.") {
+        return rest.starts_with("dropout").then_some("dropout");
+    }
+    if let Some(rest) = q.strip_prefix("torch.nn.") {
+        let last = helpers::last_segment(rest);
+        if last.contains("Dropout") || last.starts_with("Transformer") {
+            return Some("Dropout");
+        }
+        if last.contains("BatchNorm") {
+            return Some("BatchNorm");
+        }
+        return None;
+    }
+    if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        let last = helpers::last_segment(rest);
+        return (last.chars().next().is_some_and(char::is_lowercase)
+            && !matches!(last, "get_model_weights" | "get_weight" | "list_models"))
+        .then_some("BatchNorm/Dropout");
+    }
+    (q == "timm.create_model"
+        || q == "torch.hub.load"
+        || (q.starts_with("transformers.") && q.ends_with(".from_pretrained")))
+    .then_some("Dropout")
+}
+
+/// Does the module built by `call` behave differently in train and eval mode (has Dropout or
+/// BatchNorm layers, directly, in an `nn.Sequential`, in a same-file class, or is a
+/// pretrained torchvision/timm/Hugging Face model)? The layer family found.
+pub(crate) fn mode_dependent(
+    checker: &Checker,
+    call: &ExprCall,
+    depth: u8,
+) -> Option<&'static str> {
+    if depth > 2 {
+        return None;
+    }
+    if let Some(q) = checker.resolve(&call.func) {
+        if let Some(k) = layer_kind(&q) {
+            return Some(k);
+        }
+        if matches!(
+            q.as_str(),
+            "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict"
+        ) {
+            return calls_in_args(call)
+                .into_iter()
+                .find_map(|c| mode_dependent(checker, c, depth + 1));
+        }
+        return None;
+    }
+    let Expr::Name(n) = &*call.func else {
+        return None;
+    };
+    let class = checker.module().body.iter().find_map(|s| match s {
+        Stmt::ClassDef(c) if c.name.as_str() == n.id.as_str() => Some(c),
+        _ => None,
+    })?;
+    if !checker.classes.is_module(n.id.as_str()) {
+        return None;
+    }
+    for st in &class.body {
+        let Stmt::FunctionDef(f) = st else { continue };
+        for c in calls_in(&f.body) {
+            if let Some(q) = checker.resolve(&c.func) {
+                if let Some(k) = layer_kind(&q) {
+                    return Some(k);
+                }
+            } else if matches!(&*c.func, Expr::Name(m) if m.id.as_str() != n.id.as_str()) {
+                if let Some(k) = mode_dependent(checker, c, depth + 1) {
+                    return Some(k);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn calls_in_args(call: &ExprCall) -> Vec<&ExprCall> {
+    call.arguments
+        .args
+        .iter()
+        .chain(call.arguments.keywords.iter().map(|k| &k.value))
+        .flat_map(calls_in_expr)
+        .collect()
+}

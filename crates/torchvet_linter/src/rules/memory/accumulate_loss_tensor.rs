@@ -1,0 +1,245 @@
+use super::graph_helpers::{backward_mentions, graph_value, mentions_name, Graph, Source};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use crate::rules::correctness::helpers::for_each_stmt;
+use crate::rules::correctness::modes_helpers::{loop_body, loop_has_backward};
+use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for running totals in a training loop that add up loss (or model output)
+    /// tensors that still carry their autograd graph: `total_loss += loss`.
+    ///
+    /// ## Why is this bad?
+    /// Adding a tensor that requires grad to an accumulator makes the accumulator a tensor that
+    /// is part of the graph too. Every iteration links its graph to the previous ones, so
+    /// none of them can be freed: memory grows with every batch until the epoch ends (or the
+    /// process runs out of memory). The PyTorch FAQ calls this out: "don't accumulate history
+    /// across your training loop". For logging, a Python number (`loss.item()`) or a detached
+    /// tensor is all that is needed.
+    ///
+    /// ## Example
+    /// ```python
+    /// total_loss = 0.0
+    /// for x, y in loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     total_loss += loss
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// total_loss = 0.0
+    /// for x, y in loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     total_loss += loss.item()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix adds `.item()` to the accumulated loss, or `.detach()` when the value is a model
+    /// output (not a scalar) or when the accumulator is later used as a tensor
+    /// (`total.item()`, `total.cpu()`). The accumulated numbers are the same, only the graph
+    /// is dropped, and accumulators that are differentiated later (`total.backward()`) are
+    /// never reported, so the fix is safe.
+    ///
+    /// ## References
+    /// - [PyTorch FAQ: My model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
+    /// - [google/brax pull request 152](https://github.com/google/brax/pull/152)
+    /// - [BatsResearch/labelmodels issue 4](https://github.com/BatsResearch/labelmodels/issues/4)
+    pub(crate) static ACCUMULATE_LOSS_TENSOR = {
+        name: "accumulate-loss-tensor",
+        code: "TV008",
+        group: Memory,
+        severity: Warning,
+        title: "Running total accumulates graph-carrying loss tensors across iterations",
+        autofix: Yes,
+        hooks: { stmt: check_stmt, end: crate::rules::correctness::modes_helpers::reset },
+    };
+}
+
+/// `ACC += E` or `ACC = ACC + E`: the accumulator and the added value.
+fn accumulation(stmt: &Stmt) -> Option<(&Expr, &Expr)> {
+    match stmt {
+        Stmt::AugAssign(a) if a.op == Operator::Add => Some((&a.target, &a.value)),
+        Stmt::Assign(ast::StmtAssign { targets, value, .. }) if targets.len() == 1 => {
+            let Expr::BinOp(b) = &**value else {
+                return None;
+            };
+            (b.op == Operator::Add && same_target(&targets[0], &b.left))
+                .then(|| (&targets[0], &*b.right))
+        }
+        _ => None,
+    }
+}
+
+fn same_target(a: &Expr, b: &Expr) -> bool {
+    match (helpers::dotted(a), helpers::dotted(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The root name of an accumulator (`total`, `self.total` -> `self`, `stats["loss"]` ->
+/// `stats`) and its dotted text.
+fn acc_root(target: &Expr) -> Option<(String, &str)> {
+    match target {
+        Expr::Name(n) => Some((n.id.to_string(), n.id.as_str())),
+        Expr::Attribute(_) => {
+            let d = helpers::dotted(target)?;
+            let root = match target {
+                Expr::Attribute(a) => helpers::name_of(&a.value)?,
+                _ => return None,
+            };
+            Some((d, root))
+        }
+        Expr::Subscript(s) => {
+            let base = helpers::name_of(&s.value)?;
+            Some((base.to_string(), base))
+        }
+        _ => None,
+    }
+}
+
+/// Is `text` (a dotted name) plainly re-assigned somewhere in `body`?
+fn reassigned_in(body: &[Stmt], text: &str) -> bool {
+    let mut found = false;
+    for_each_stmt(body, &mut |st: &Stmt| {
+        let targets: &[Expr] = match st {
+            Stmt::Assign(a) => &a.targets,
+            Stmt::AnnAssign(a) => std::slice::from_ref(&*a.target),
+            _ => return,
+        };
+        if targets
+            .iter()
+            .any(|t| helpers::dotted(t).as_deref() == Some(text))
+        {
+            // `acc = acc + x` is the accumulation itself, not a reset.
+            if let Stmt::Assign(a) = st {
+                if let Expr::BinOp(b) = &*a.value {
+                    if helpers::dotted(&b.left).as_deref() == Some(text) {
+                        return;
+                    }
+                }
+            }
+            found = true;
+        }
+    });
+    found
+}
+
+/// Is the accumulator used as a tensor later (`total.item()`, `total.cpu()`, `total.backward`)?
+fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct F<'n> {
+        acc: &'n str,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for F<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if let Expr::Attribute(a) = e {
+                if helpers::dotted(&a.value).as_deref() == Some(self.acc) {
+                    self.found = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F { acc, found: false };
+    f.visit_body(body);
+    f.found
+}
+
+fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    let Some((target, value)) = accumulation(stmt) else {
+        return;
+    };
+    if !checker.in_loop() || checker.in_no_grad() {
+        return;
+    }
+    let loops: Vec<&Stmt> = checker.frame().loops.clone();
+    let (Some(&outer), Some(&inner)) = (loops.first(), loops.last()) else {
+        return;
+    };
+    // Only loops that train: some enclosing loop of this function runs a backward pass.
+    if !loops.iter().any(|l| loop_has_backward(checker, l)) {
+        return;
+    }
+    let Some((acc_text, root)) = acc_root(target) else {
+        return;
+    };
+    // The accumulator must outlive the iteration: not reset inside the innermost loop.
+    let acc_key = match target {
+        Expr::Subscript(_) => root.to_string(),
+        _ => acc_text.clone(),
+    };
+    if reassigned_in(loop_body(inner), &acc_key) {
+        return;
+    }
+    let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), stmt.start(), 0)
+    else {
+        return;
+    };
+    // Intentional sum-then-backward: the accumulator is differentiated somewhere.
+    let scope: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    if matches!(target, Expr::Name(_)) && backward_mentions(checker, scope, root) {
+        return;
+    }
+    if !matches!(target, Expr::Name(_)) {
+        // `self.total` / `stats[k]`: differentiated through its root name?
+        let mentioned = crate::rules::correctness::modes_helpers::calls_in(scope)
+            .into_iter()
+            .any(|c| {
+                crate::rules::correctness::modes_helpers::backward_target(checker, c).is_some_and(
+                    |t| {
+                        mentions_name(t, root)
+                            && checker.text(t.range()).contains(acc_text.as_str())
+                    },
+                )
+            });
+        if mentioned {
+            return;
+        }
+    }
+    let acc_src = checker.text(target.range());
+    let value_src = checker.text(value.range());
+    let what = match source {
+        Source::Loss => "a loss tensor",
+        Source::ModelOutput => "a model output",
+    };
+    let use_detach = source == Source::ModelOutput || used_as_tensor(scope, &acc_text);
+    let suffix = if use_detach { ".detach()" } else { ".item()" };
+    let replacement = if matches!(
+        value,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
+    ) {
+        format!("{value_src}{suffix}")
+    } else {
+        format!("({value_src}){suffix}")
+    };
+    let message = format!(
+        "`{acc_src}` accumulates `{value_src}`, {what} that still carries its autograd graph: every iteration's graph stays linked to `{acc_src}` and is never freed, so memory grows with each batch; add `{suffix}`"
+    );
+    let origin_note = match source {
+        Source::Loss => "the graph-carrying loss is produced here",
+        Source::ModelOutput => "the graph-carrying model output is produced here",
+    };
+    checker
+        .report(stmt.range(), message)
+        .add_related(origin, origin_note)
+        .set_fix(RawFix::safe(
+            format!("Accumulate `{replacement}`"),
+            vec![RawEdit::replace(value.range(), replacement)],
+        ));
+}

@@ -1,0 +1,317 @@
+//! Private helper of the memory rules: does a value still carry an autograd graph?
+//!
+//! A value is graph-carrying when it is a model call's output, a loss (criterion call,
+//! `F.*_loss`), or something `.backward()` is called on, possibly through arithmetic,
+//! indexing, `.loss`/`.logits` attributes and graph-keeping methods (`mean`, `sum`, `view`,
+//! `to`, ...); `.item()`, `.detach()`, `.tolist()`, `float(...)`, `.argmax()`, comparisons,
+//! `torch.tensor(...)` drop it. Names are followed to their last assignment before the use in
+//! the analysed suite (a loop body). Candidate for the shared dataflow module.
+use crate::checker::Checker;
+use crate::rules::correctness::helpers::for_each_stmt;
+use crate::rules::correctness::modes_helpers::{backward_target, calls_in};
+use ruff_python_ast::{Expr, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
+
+/// Where a graph-carrying value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// A loss (criterion call, `F.*_loss`, or a value `.backward()` is called on).
+    Loss,
+    /// A model's output.
+    ModelOutput,
+}
+
+/// The verdict on a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Graph {
+    /// Carries a graph: the producing expression and its nature.
+    Yes(TextRange, Source),
+    /// Does not carry a graph (a Python number, a detached tensor...).
+    No,
+    /// Cannot tell.
+    Unknown,
+}
+
+/// Methods whose result keeps the receiver's graph.
+const KEEP: &[&str] = &[
+    "mean",
+    "sum",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "to",
+    "cuda",
+    "cpu",
+    "view",
+    "reshape",
+    "squeeze",
+    "unsqueeze",
+    "mul",
+    "add",
+    "div",
+    "sub",
+    "pow",
+    "sqrt",
+    "abs",
+    "exp",
+    "log",
+    "clone",
+    "contiguous",
+    "flatten",
+    "permute",
+    "transpose",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "norm",
+];
+
+/// Methods whose result has no graph.
+const DROP: &[&str] = &[
+    "item", "tolist", "numpy", "detach", "detach_", "argmax", "argmin", "eq", "ne", "gt", "lt",
+    "ge", "le", "long", "int", "bool", "size", "dim", "numel", "backward",
+];
+
+fn criterion_name(text: &str) -> bool {
+    let last = text.rsplit('.').next().unwrap_or(text).to_ascii_lowercase();
+    last.contains("criterion")
+        || last.contains("loss_fn")
+        || last.contains("loss_func")
+        || last == "crit"
+        || last == "lossfn"
+}
+
+fn functional_loss(q: &str) -> bool {
+    let Some(f) = q.strip_prefix("torch.nn.functional.") else {
+        return false;
+    };
+    f.ends_with("_loss") || f.contains("cross_entropy") || f == "kl_div"
+}
+
+/// Is `expr` graph-carrying, looking names up in `scope` before `before`?
+pub(crate) fn graph_value(
+    checker: &mut Checker,
+    expr: &Expr,
+    scope: &[Stmt],
+    before: TextSize,
+    depth: u8,
+) -> Graph {
+    if depth > 6 {
+        return Graph::Unknown;
+    }
+    match expr {
+        Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) | Expr::StringLiteral(_) => Graph::No,
+        Expr::Compare(_) | Expr::BoolOp(_) | Expr::FString(_) => Graph::No,
+        Expr::Name(n) => name_value(checker, n.id.as_str(), scope, before, depth),
+        Expr::UnaryOp(u) => graph_value(checker, &u.operand, scope, before, depth + 1),
+        Expr::BinOp(b) => {
+            let l = graph_value(checker, &b.left, scope, before, depth + 1);
+            if matches!(l, Graph::Yes(..)) {
+                return l;
+            }
+            let r = graph_value(checker, &b.right, scope, before, depth + 1);
+            match (l, r) {
+                (_, Graph::Yes(..)) => r,
+                (Graph::No, Graph::No) => Graph::No,
+                _ => Graph::Unknown,
+            }
+        }
+        Expr::Subscript(s) => graph_value(checker, &s.value, scope, before, depth + 1),
+        Expr::Attribute(a) => match a.attr.as_str() {
+            "loss" | "logits" | "last_hidden_state" | "hidden_states" => {
+                graph_value(checker, &a.value, scope, before, depth + 1)
+            }
+            "data" | "grad" | "shape" | "dtype" | "device" | "requires_grad" => Graph::No,
+            _ => Graph::Unknown,
+        },
+        Expr::Call(call) => {
+            if let Some((method, recv)) = helpers::method_call(call) {
+                if DROP.contains(&method) {
+                    return Graph::No;
+                }
+                if KEEP.contains(&method) {
+                    // `torch.mean(x)` style calls resolve; only follow tensor methods.
+                    if checker.resolve(&call.func).is_none() {
+                        return graph_value(checker, recv, scope, before, depth + 1);
+                    }
+                }
+            }
+            if let Some(q) = checker.resolve(&call.func) {
+                if functional_loss(&q) {
+                    return Graph::Yes(call.range(), Source::Loss);
+                }
+                if matches!(
+                    q.as_str(),
+                    "torch.tensor" | "torch.as_tensor" | "torch.from_numpy"
+                ) || q.starts_with("numpy.")
+                {
+                    return Graph::No;
+                }
+                return Graph::Unknown;
+            }
+            if let Expr::Name(n) = &*call.func {
+                if matches!(
+                    n.id.as_str(),
+                    "float" | "int" | "bool" | "len" | "round" | "str"
+                ) && !checker
+                    .scopes
+                    .current()
+                    .is_some_and(|s| s.binds_locally(n.id.as_str()))
+                {
+                    return Graph::No;
+                }
+            }
+            let callee_text = checker.text(call.func.range());
+            if criterion_name(callee_text) {
+                return Graph::Yes(call.range(), Source::Loss);
+            }
+            if matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_))
+                && checker.kind_of(&call.func) == Kind::Module
+            {
+                let src = if callee_text.to_ascii_lowercase().contains("loss") {
+                    Source::Loss
+                } else {
+                    Source::ModelOutput
+                };
+                return Graph::Yes(call.range(), src);
+            }
+            Graph::Unknown
+        }
+        _ => Graph::Unknown,
+    }
+}
+
+fn binds(target: &Expr, name: &str) -> bool {
+    match target {
+        Expr::Name(n) => n.id.as_str() == name,
+        Expr::Tuple(t) => t.elts.iter().any(|e| binds(e, name)),
+        Expr::List(l) => l.elts.iter().any(|e| binds(e, name)),
+        Expr::Starred(s) => binds(&s.value, name),
+        _ => false,
+    }
+}
+
+enum Def<'a> {
+    Value(&'a Expr, TextSize),
+    Aug(&'a Expr, TextSize),
+    Opaque,
+}
+
+fn name_value(
+    checker: &mut Checker,
+    name: &str,
+    scope: &[Stmt],
+    before: TextSize,
+    depth: u8,
+) -> Graph {
+    // The assignments of `name` in the suite that end before the use, in source order.
+    let mut defs: Vec<Def> = Vec::new();
+    for_each_stmt(scope, &mut |st: &Stmt| {
+        if st.range().end() > before && !matches!(st, Stmt::For(_) | Stmt::While(_)) {
+            return;
+        }
+        match st {
+            Stmt::Assign(a)
+                if a.targets.iter().any(|t| binds(t, name)) && a.range.end() <= before =>
+            {
+                defs.push(Def::Value(&a.value, a.range.start()));
+            }
+            Stmt::AnnAssign(a) if binds(&a.target, name) && a.range.end() <= before => {
+                if let Some(v) = &a.value {
+                    defs.push(Def::Value(v, a.range.start()));
+                }
+            }
+            Stmt::AugAssign(a) if binds(&a.target, name) && a.range.end() <= before => {
+                defs.push(Def::Aug(&a.value, a.range.start()));
+            }
+            Stmt::For(f) if binds(&f.target, name) && f.range.start() < before => {
+                defs.push(Def::Opaque)
+            }
+            Stmt::With(w)
+                if w.range.start() < before
+                    && w.items
+                        .iter()
+                        .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name))) =>
+            {
+                defs.push(Def::Opaque)
+            }
+            _ => {}
+        }
+    });
+    let mut verdict = Graph::Unknown;
+    for def in defs.iter().rev() {
+        match def {
+            Def::Opaque => {
+                verdict = Graph::Unknown;
+                break;
+            }
+            Def::Value(v, at) => {
+                verdict = graph_value(checker, v, scope, *at, depth + 1);
+                break;
+            }
+            Def::Aug(v, at) => {
+                let g = graph_value(checker, v, scope, *at, depth + 1);
+                if matches!(g, Graph::Yes(..)) {
+                    verdict = g;
+                    break;
+                }
+            }
+        }
+    }
+    if verdict != Graph::Unknown {
+        return verdict;
+    }
+    // `name.backward()` in the suite: it is a loss with a graph.
+    let mut found = None;
+    for call in calls_in(scope) {
+        if let Some(t) = backward_target(checker, call) {
+            if helpers::name_of(t) == Some(name) {
+                found = Some(call.range());
+                break;
+            }
+        }
+    }
+    match found {
+        Some(r) => Graph::Yes(r, Source::Loss),
+        None => Graph::Unknown,
+    }
+}
+
+/// Does any backward pass in `scope` differentiate an expression mentioning `name`
+/// (`total.backward()`, `(total / n).backward()`, `scaler.scale(total).backward()`)?
+pub(crate) fn backward_mentions(checker: &Checker, scope: &[Stmt], name: &str) -> bool {
+    calls_in(scope).into_iter().any(|call| {
+        backward_target(checker, call).is_some_and(|t| mentions_name(t, name))
+            || (checker.resolves_to(&call.func, &["torch.autograd.grad"])
+                && call.arguments.args.iter().any(|a| mentions_name(a, name)))
+    })
+}
+
+/// Does an expression mention the bare name `name` anywhere?
+pub(crate) fn mentions_name(expr: &Expr, name: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct F<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for F<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if let Expr::Name(n) = e {
+                if n.id.as_str() == self.name {
+                    self.found = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F { name, found: false };
+    f.visit_expr(expr);
+    f.found
+}

@@ -1,0 +1,221 @@
+use super::graph_helpers::{backward_mentions, graph_value, Graph, Source};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use crate::rules::correctness::helpers::for_each_stmt;
+use crate::rules::correctness::modes_helpers::{
+    is_eval_name, loop_body, loop_has_backward, summary,
+};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use rustc_hash::FxHashSet;
+use std::cell::RefCell;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for model outputs or losses that still carry their autograd graph being appended
+    /// to a list that outlives the loop iteration (`preds.append(model(x))`,
+    /// `losses.append(loss)`) in a training loop or an evaluation function that runs with
+    /// autograd enabled.
+    ///
+    /// ## Why is this bad?
+    /// A tensor that requires grad keeps its whole graph alive: every intermediate activation
+    /// saved for the backward pass. Storing one per batch in a list means the memory of every
+    /// batch's forward pass is kept until the list is dropped, so memory grows with each
+    /// iteration until the GPU runs out. Logging and metrics only need the values:
+    /// `.detach()` (and `.cpu()` to move them off the GPU) or `.item()` for scalars.
+    ///
+    /// This rule is in preview: which values carry a graph is inferred locally (model calls,
+    /// criterion calls, values `.backward()` is called on).
+    ///
+    /// ## Example
+    /// ```python
+    /// losses = []
+    /// for x, y in loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     losses.append(loss)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// losses = []
+    /// for x, y in loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     losses.append(loss.detach())
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix appends `.detach()` to the stored value: the same numbers without the graph.
+    /// Lists that are later differentiated (`torch.stack(losses).backward()`) are never
+    /// reported, so the fix is safe.
+    ///
+    /// ## References
+    /// - [PyTorch FAQ: My model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
+    /// - [jokester-zzz/SSA-SC issue 2](https://github.com/jokester-zzz/SSA-SC/issues/2)
+    pub(crate) static STORE_OUTPUTS_WITHOUT_DETACH = {
+        name: "store-outputs-without-detach",
+        code: "TV016",
+        group: Memory,
+        severity: Warning,
+        title: "Graph-carrying model outputs or losses stored in a list kept across iterations",
+        autofix: Yes,
+        preview: true,
+        hooks: { call: check_call, end: finish },
+    };
+}
+
+struct Candidate {
+    call: TextRange,
+    value: TextRange,
+    message: String,
+    origin: TextRange,
+    origin_note: &'static str,
+    replacement: String,
+    /// Evaluation function whose callers may disable grad.
+    function: Option<String>,
+}
+
+#[derive(Default)]
+struct State {
+    no_grad_callees: FxHashSet<String>,
+    pending: Vec<Candidate>,
+}
+
+thread_local! {
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+/// Is `text` (a dotted name) plainly re-assigned somewhere in `body`?
+fn reassigned_in(body: &[Stmt], text: &str) -> bool {
+    let mut found = false;
+    for_each_stmt(body, &mut |st: &Stmt| {
+        if let Stmt::Assign(a) = st {
+            if a.targets
+                .iter()
+                .any(|t| helpers::dotted(t).as_deref() == Some(text))
+            {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    if checker.in_no_grad() {
+        let callee = match &*call.func {
+            Expr::Name(n) => Some(n.id.to_string()),
+            Expr::Attribute(a) => Some(a.attr.to_string()),
+            _ => None,
+        };
+        if let Some(c) = callee {
+            STATE.with_borrow_mut(|s| {
+                s.no_grad_callees.insert(c);
+            });
+        }
+        return;
+    }
+    let Some(("append", list)) = helpers::method_call(call) else {
+        return;
+    };
+    let [value] = call.arguments.args.as_ref() else {
+        return;
+    };
+    if !checker.in_loop() || checker.module_method().is_some() {
+        return;
+    }
+    let Some(list_text) = helpers::dotted(list) else {
+        return;
+    };
+    let loops: Vec<&Stmt> = checker.frame().loops.clone();
+    let Some(&outer) = loops.first() else { return };
+    // The list must outlive the iterations: not re-created inside any enclosing loop.
+    if reassigned_in(loop_body(outer), &list_text) {
+        return;
+    }
+    let training = loops.iter().any(|l| loop_has_backward(checker, l));
+    let mut function = None;
+    if !training {
+        let Some(f) = checker.function() else { return };
+        if !is_eval_name(f.name.as_str()) {
+            return;
+        }
+        let s = summary(checker, f);
+        if s.backward.is_some() || s.uses_grad {
+            return;
+        }
+        function = Some(f.name.to_string());
+    }
+    let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), call.start(), 0)
+    else {
+        return;
+    };
+    // Lists that are differentiated later (`torch.stack(losses).backward()`).
+    let scope: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    let root = list_text.split('.').next().unwrap_or(&list_text);
+    if backward_mentions(checker, scope, root) {
+        return;
+    }
+    let value_src = checker.text(value.range());
+    let what = match source {
+        Source::Loss => "a loss",
+        Source::ModelOutput => "a model output",
+    };
+    let replacement = if matches!(
+        value,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
+    ) {
+        format!("{value_src}.detach()")
+    } else {
+        format!("({value_src}).detach()")
+    };
+    let message = format!(
+        "`{list_text}` keeps `{value_src}`, {what} that still carries its autograd graph, beyond the iteration: every stored tensor keeps its whole graph (all saved activations) alive, so memory grows with each batch; store `{replacement}` instead"
+    );
+    let origin_note = match source {
+        Source::Loss => "the graph-carrying loss comes from here",
+        Source::ModelOutput => "the graph-carrying model output comes from here",
+    };
+    STATE.with_borrow_mut(|s| {
+        s.pending.push(Candidate {
+            call: call.range(),
+            value: value.range(),
+            message,
+            origin,
+            origin_note,
+            replacement,
+            function,
+        })
+    });
+}
+
+fn finish(checker: &mut Checker) {
+    report_pending(checker);
+    crate::rules::correctness::modes_helpers::reset(checker);
+}
+
+fn report_pending(checker: &mut Checker) {
+    let state = STATE.with_borrow_mut(std::mem::take);
+    for c in state.pending {
+        if c.function
+            .as_ref()
+            .is_some_and(|f| state.no_grad_callees.contains(f))
+        {
+            continue;
+        }
+        checker
+            .report(c.call, c.message)
+            .add_related(c.origin, c.origin_note)
+            .set_fix(RawFix::safe(
+                format!("Store `{}`", c.replacement),
+                vec![RawEdit::replace(c.value, c.replacement)],
+            ));
+    }
+}

@@ -1,0 +1,150 @@
+use crate::checker::Checker;
+use crate::rules::correctness::modes_helpers::{
+    calls_in, is_backward, loop_body, loop_is_training,
+};
+use crate::rules::memory::graph_helpers::{graph_value, Graph};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for host-device synchronisation executed on every step of a training loop:
+    /// `loss.item()`, `.cpu()`, `.tolist()`, `.numpy()`, or `float(loss)` / `int(t)` on a
+    /// tensor, outside any `if step % N == 0` logging condition.
+    ///
+    /// ## Why is this bad?
+    /// CUDA work is queued asynchronously: while the GPU runs one step, Python can already
+    /// queue the next. Reading a value back to the host makes the CPU wait until every queued
+    /// kernel has finished, so the GPU idles while Python prepares the next batch. Done on
+    /// every step, this can cost a noticeable share of the training time. Keeping running
+    /// totals on the device (`running += loss.detach()`) and reading them every N steps
+    /// avoids the stall.
+    ///
+    /// ## Example
+    /// ```python
+    /// for x, y in loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     losses.append(loss.item())
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// for step, (x, y) in enumerate(loader):
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    ///     running += loss.detach()
+    ///     if step % 100 == 0:
+    ///         log(running.item() / 100)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// No automatic fix: moving the read-out under a logging condition changes what is
+    /// logged, so the change is left to the author.
+    ///
+    /// ## References
+    /// - [Performance tuning guide: avoid unnecessary CPU-GPU synchronization](https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html#avoid-unnecessary-cpu-gpu-synchronization)
+    /// - [karpathy/nanoGPT train.py](https://github.com/karpathy/nanoGPT/blob/master/train.py)
+    pub(crate) static SYNC_IN_TRAINING_LOOP = {
+        name: "sync-in-training-loop",
+        code: "TV108",
+        group: Performance,
+        severity: Info,
+        title: "Per-step host-device synchronisation in the training loop",
+        autofix: Suggest,
+        hooks: { call: check_call, end: crate::rules::correctness::modes_helpers::reset },
+    };
+}
+
+/// The value a call synchronises, and how it is written (`.item()`, `float()`).
+fn sync_target(call: &ExprCall) -> Option<(&Expr, &'static str, bool)> {
+    if let Some((method, recv)) = helpers::method_call(call) {
+        if !call.arguments.is_empty() {
+            return None;
+        }
+        return match method {
+            "item" => Some((recv, "item()", true)),
+            "cpu" => Some((recv, "cpu()", false)),
+            "tolist" => Some((recv, "tolist()", false)),
+            "numpy" => Some((recv, "numpy()", false)),
+            _ => None,
+        };
+    }
+    let name = helpers::name_of(&call.func)?;
+    let [arg] = call.arguments.args.as_ref() else {
+        return None;
+    };
+    match name {
+        "float" => Some((arg, "float()", false)),
+        "int" => Some((arg, "int()", false)),
+        _ => None,
+    }
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    let Some((value, how, any_receiver)) = sync_target(call) else {
+        return;
+    };
+    if matches!(&*call.func, Expr::Name(n) if checker.scopes.current().is_some_and(|s| s.binds_locally(n.id.as_str())))
+    {
+        return;
+    }
+    let Some(&inner) = checker.frame().loops.last() else {
+        return;
+    };
+    // Only the innermost statement chain without conditions runs every iteration.
+    let stack = checker.stmt_stack();
+    let Some(at) = stack.iter().position(|s| std::ptr::eq(*s, inner)) else {
+        return;
+    };
+    if stack[at + 1..].iter().any(|s| {
+        matches!(
+            s,
+            Stmt::If(_) | Stmt::Match(_) | Stmt::While(_) | Stmt::For(_)
+        )
+    }) {
+        return;
+    }
+    // One report per chain (`loss.detach().cpu().numpy()`): the innermost sync.
+    if let Expr::Call(inner_call) = value {
+        if sync_target(inner_call).is_some() {
+            return;
+        }
+    }
+    if !loop_is_training(checker, inner) {
+        return;
+    }
+    let body = loop_body(inner);
+    let tensorish = any_receiver
+        || checker.kind_of(value) == Kind::Tensor
+        || matches!(
+            graph_value(checker, value, body, call.start(), 0),
+            Graph::Yes(..)
+        )
+        || matches!(value, Expr::Call(c) if matches!(helpers::method_call(c), Some(("detach", _))));
+    if !tensorish {
+        return;
+    }
+    // `model.cpu()` moves a module, it does not read a value back.
+    if how == "cpu()" && checker.kind_of(value) == Kind::Module {
+        return;
+    }
+    let backward = calls_in(body)
+        .into_iter()
+        .find(|c| is_backward(checker, c))
+        .map(Ranged::range);
+    let text = checker.text(call.range());
+    let d = checker.report(
+        call.range(),
+        format!(
+            "`{text}` copies a value from the device to the host on every training step: the CPU waits for all queued GPU work to finish before it can queue the next step; keep running values on the device (`.detach()`) and read them every N steps"
+        ),
+    );
+    if let Some(b) = backward {
+        d.add_related(b, "the backward pass of each step");
+    }
+}
