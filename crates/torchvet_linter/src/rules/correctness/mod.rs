@@ -22,6 +22,9 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+mod tensor_helpers;
+mod discarded_tensor_op_result;
+mod best_state_dict_not_copied;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -45,4 +48,6 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_load_without_map_location::TORCH_LOAD_WITHOUT_MAP_LOCATION,
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
+    &discarded_tensor_op_result::DISCARDED_TENSOR_OP_RESULT,
+    &best_state_dict_not_copied::BEST_STATE_DICT_NOT_COPIED,
 ];
