@@ -25,6 +25,7 @@ mod torch_version_string_compare;
 mod tensor_helpers;
 mod discarded_tensor_op_result;
 mod best_state_dict_not_copied;
+mod inplace_update_on_leaf_outside_no_grad;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -50,4 +51,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
     &discarded_tensor_op_result::DISCARDED_TENSOR_OP_RESULT,
     &best_state_dict_not_copied::BEST_STATE_DICT_NOT_COPIED,
+    &inplace_update_on_leaf_outside_no_grad::INPLACE_UPDATE_ON_LEAF_OUTSIDE_NO_GRAD,
 ];
