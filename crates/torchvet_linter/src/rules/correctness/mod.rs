@@ -26,6 +26,7 @@ mod tensor_helpers;
 mod discarded_tensor_op_result;
 mod best_state_dict_not_copied;
 mod inplace_update_on_leaf_outside_no_grad;
+mod rnn_hidden_state_not_detached;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -52,4 +53,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &discarded_tensor_op_result::DISCARDED_TENSOR_OP_RESULT,
     &best_state_dict_not_copied::BEST_STATE_DICT_NOT_COPIED,
     &inplace_update_on_leaf_outside_no_grad::INPLACE_UPDATE_ON_LEAF_OUTSIDE_NO_GRAD,
+    &rnn_hidden_state_not_detached::RNN_HIDDEN_STATE_NOT_DETACHED,
 ];
