@@ -27,6 +27,7 @@ mod discarded_tensor_op_result;
 mod best_state_dict_not_copied;
 mod inplace_update_on_leaf_outside_no_grad;
 mod rnn_hidden_state_not_detached;
+mod numpy_on_requires_grad_tensor;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -54,4 +55,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &best_state_dict_not_copied::BEST_STATE_DICT_NOT_COPIED,
     &inplace_update_on_leaf_outside_no_grad::INPLACE_UPDATE_ON_LEAF_OUTSIDE_NO_GRAD,
     &rnn_hidden_state_not_detached::RNN_HIDDEN_STATE_NOT_DETACHED,
+    &numpy_on_requires_grad_tensor::NUMPY_ON_REQUIRES_GRAD_TENSOR,
 ];

@@ -263,3 +263,138 @@ pub(crate) fn in_error_probe(checker: &Checker) -> bool {
         _ => false,
     })
 }
+
+/// Functions and methods called inside a `no_grad`/`inference_mode` region of the file (by
+/// simple name): a helper called there runs without autograd too.
+#[derive(Debug, Default)]
+pub(crate) struct NoGradCallees {
+    names: rustc_hash::FxHashSet<String>,
+}
+
+impl NoGradCallees {
+    /// Record a call seen while `checker.in_no_grad()`.
+    pub(crate) fn observe(&mut self, call: &ast::ExprCall) {
+        let name = match &*call.func {
+            Expr::Name(n) => n.id.as_str(),
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => return,
+        };
+        if !self.names.contains(name) {
+            self.names.insert(name.to_string());
+        }
+    }
+
+    /// Was a function of this name called under no_grad?
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+}
+
+/// Tensor methods whose result still requires grad when their input does.
+const GRAD_PRESERVING_METHODS: &[&str] = &[
+    "cpu", "cuda", "to", "float", "double", "half", "squeeze", "unsqueeze", "view", "reshape",
+    "flatten", "permute", "transpose", "t", "contiguous", "clone", "softmax", "log_softmax",
+    "sigmoid", "tanh", "exp", "log", "mean", "sum", "view_as", "reshape_as", "expand",
+];
+
+/// Tensor methods whose result never requires grad (or is not a tensor).
+const GRAPH_CUTTING_METHODS: &[&str] = &[
+    "detach", "detach_", "numpy", "item", "tolist", "argmax", "argmin", "round", "long", "int",
+    "bool", "ge", "gt", "le", "lt", "eq", "ne", "sign", "nonzero", "size", "dim", "numel",
+    "topk", "max", "min", "sort", "argsort", "floor", "ceil",
+];
+
+/// torch functions (qualified) whose result still requires grad when their first input does.
+fn grad_preserving_function(q: &str) -> bool {
+    let last = helpers::last_segment(q);
+    (q.starts_with("torch.nn.functional.") || q.starts_with("torch."))
+        && matches!(
+            last,
+            "softmax" | "log_softmax" | "sigmoid" | "tanh" | "exp" | "squeeze" | "flatten"
+        )
+}
+
+/// Attributes of a tensor that are not graph-carrying tensors.
+const NOT_GRAPH_ATTRS: &[&str] = &[
+    "data", "grad", "shape", "device", "dtype", "requires_grad", "is_cuda", "ndim",
+];
+
+/// Follow grad-preserving steps down to the value they start from (`model(x).squeeze().cpu()`
+/// -> `model(x)`, `out.logits[0]` -> `out`). `None` when a step cuts the graph (`.detach()`,
+/// `.data`, `.argmax()`, `.item()`...).
+pub(crate) fn strip_grad_preserving<'e>(checker: &Checker, mut e: &'e Expr) -> Option<&'e Expr> {
+    loop {
+        match e {
+            Expr::Call(c) => {
+                let q = checker.resolve(&c.func);
+                if let (Some(q), Some(first)) = (&q, c.arguments.args.first()) {
+                    if grad_preserving_function(q) {
+                        e = first;
+                        continue;
+                    }
+                }
+                if q.is_some() {
+                    return Some(e);
+                }
+                if let Some((m, recv)) = helpers::method_call(c) {
+                    if GRAD_PRESERVING_METHODS.contains(&m) {
+                        e = recv;
+                        continue;
+                    }
+                    if GRAPH_CUTTING_METHODS.contains(&m) {
+                        return None;
+                    }
+                    // `model(x)` where `model` is `self.net`: a call of an attribute path.
+                    return Some(e);
+                }
+                return Some(e);
+            }
+            Expr::Attribute(a) => {
+                let attr = a.attr.as_str();
+                if NOT_GRAPH_ATTRS.contains(&attr) {
+                    return None;
+                }
+                if matches!(attr, "weight" | "bias") || helpers::self_attribute(e).is_some() {
+                    return Some(e);
+                }
+                e = &a.value;
+            }
+            Expr::Subscript(s) => e = &s.value,
+            _ => return Some(e),
+        }
+    }
+}
+
+/// Where a value that still requires grad comes from: a call of a known module (`model(x)`,
+/// `self.encoder(x)`), a module's `.weight`/`.bias`, or a name that `names` records as
+/// holding one. Follows grad-preserving steps (see [`strip_grad_preserving`]).
+pub(crate) fn grad_source(
+    checker: &mut Checker,
+    e: &Expr,
+    names: Option<&super::helpers::LocalKinds<TextRange>>,
+) -> Option<TextRange> {
+    let base = strip_grad_preserving(checker, e)?;
+    match base {
+        Expr::Call(c) => {
+            let callee_is_module = !matches!(&*c.func, Expr::Attribute(a) if is_method_like(a.attr.as_str()))
+                && is_module_path(checker, &c.func);
+            callee_is_module.then(|| c.range())
+        }
+        Expr::Attribute(a) if matches!(a.attr.as_str(), "weight" | "bias") => {
+            is_module_path(checker, &a.value).then(|| base.range())
+        }
+        Expr::Name(_) | Expr::Attribute(_) => names.and_then(|n| n.get(checker, base)),
+        _ => None,
+    }
+}
+
+/// Method names that are not submodules (`model.parameters()` is a method call, not a
+/// forward pass).
+fn is_method_like(name: &str) -> bool {
+    matches!(
+        name,
+        "parameters" | "named_parameters" | "detach" | "state_dict" | "modules" | "children" | "buffers"
+            | "named_modules" | "to" | "cuda" | "cpu" | "eval" | "train" | "float" | "half"
+            | "double" | "apply" | "forward_features" | "generate" | "predict"
+    )
+}
