@@ -1,7 +1,7 @@
 use super::tensor_helpers::{enclosing_suite, first_read, is_module_path, stmts_after};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::performance::helpers::names_bound_in_loop;
+use crate::rules::performance::helpers::{loop_body, names_bound_in_loop, suite_calls_method};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
@@ -154,7 +154,8 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if holds_plain_values(&model_kind) || matches!(model_kind, Kind::Optimizer(_)) {
         return;
     }
-    if what == "alias" && !is_module_path(checker, model) {
+    let known_module = is_module_path(checker, model);
+    if what == "alias" && !known_module {
         return;
     }
     // Inside a conditional branch of the loop (`if acc > best_acc:`).
@@ -174,6 +175,16 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     // The model is rebuilt every iteration: the old snapshot is of a model nobody trains.
     if let Some(root) = root_name(model) {
         if names_bound_in_loop(outer_loop, None).contains(root) {
+            return;
+        }
+    }
+    // A receiver of unknown kind (`def fit(model, ...)`): the loop must train it (backward or
+    // step, or pass it to a helper); a stateful DataLoader's `state_dict()` holds no tensors.
+    if !known_module {
+        let body = loop_body(outer_loop);
+        let trains = suite_calls_method(body, &["backward", "step"], true)
+            || root_name(model).is_some_and(|r| passes_to_call(body, r));
+        if !trains {
             return;
         }
     }
@@ -238,6 +249,42 @@ fn shallow_inner(c: &ExprCall) -> Option<&Expr> {
         Some(("copy", inner)) => Some(inner),
         _ => c.arguments.args.first(),
     }
+}
+
+/// Does `body` pass the bare name `name` to some call, or call a `train*`/`fit*`/`*epoch*`
+/// function or method?
+fn passes_to_call(body: &[Stmt], name: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct F<'n>(&'n str, bool);
+    impl<'x> Visitor<'x> for F<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if let Expr::Call(c) = e {
+                let callee = match &*c.func {
+                    Expr::Name(n) => n.id.as_str(),
+                    Expr::Attribute(a) => a.attr.as_str(),
+                    _ => "",
+                };
+                if ["train", "fit", "epoch"].iter().any(|w| callee.contains(w)) {
+                    self.1 = true;
+                    return;
+                }
+                let passes = c
+                    .arguments
+                    .args
+                    .iter()
+                    .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                    .any(|a| root_name(a) == Some(self.0));
+                if passes {
+                    self.1 = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F(name, false);
+    f.visit_body(body);
+    f.1
 }
 
 /// The leftmost name of `a.b.c`.

@@ -73,7 +73,11 @@ struct Pending {
     message: String,
     related: (TextRange, String),
     function: Option<String>,
+    /// The function is a plain function or a method of a non-Module class: its callers
+    /// must be visible in this file (they may run it under no_grad).
+    needs_caller: bool,
     root: Option<String>,
+    target: String,
     fix: Option<RawFix>,
 }
 
@@ -82,6 +86,8 @@ struct State {
     pending: Vec<Pending>,
     /// Names of functions/methods called inside a no_grad region.
     called_in_no_grad: FxHashSet<String>,
+    /// Names of functions/methods called from another function or the module.
+    called_elsewhere: FxHashSet<String>,
     /// Source text of modules whose parameters were frozen (`m.requires_grad_(False)`).
     frozen: FxHashSet<String>,
     /// Loops already given a fix.
@@ -116,6 +122,22 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
+    let callee = match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
+    };
+    if let Some(c) = callee {
+        let caller = checker.function().map(|f| f.name.as_str());
+        if caller != Some(c) {
+            STATE.with(|s| {
+                let mut s = s.borrow_mut();
+                if !s.called_elsewhere.contains(c) {
+                    s.called_elsewhere.insert(c.to_string());
+                }
+            });
+        }
+    }
     if checker.in_no_grad() {
         let name = match &*call.func {
             Expr::Name(n) => Some(n.id.to_string()),
@@ -160,6 +182,11 @@ fn observe_frozen_assign(checker: &Checker, stmt: &Stmt) {
     };
     if attr.attr.as_str() != "requires_grad" || helpers::is_truthy(&a.value) != Some(false) {
         return;
+    }
+    if matches!(&*attr.value, Expr::Attribute(_)) {
+        // `layer.weight.requires_grad = False`: that parameter is frozen.
+        let frozen = checker.text(attr.value.range()).to_string();
+        STATE.with(|s| s.borrow_mut().frozen.insert(frozen));
     }
     let Some(name) = helpers::name_of(&attr.value) else {
         return;
@@ -227,13 +254,16 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
     );
     let fix = make_fix(checker, stmt, param_loop);
     let function = checker.function().map(|f| f.name.to_string());
+    let needs_caller = function.is_some() && checker.module_method().is_none();
     STATE.with(|s| {
         s.borrow_mut().pending.push(Pending {
             range: op,
             message,
             related,
             function,
+            needs_caller,
             root,
+            target: target_text,
             fix,
         })
     });
@@ -414,6 +444,17 @@ fn check_end(checker: &mut Checker) {
     let state = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     for p in state.pending {
         if p.function.as_ref().is_some_and(|f| state.called_in_no_grad.contains(f)) {
+            continue;
+        }
+        if p.needs_caller
+            && !p
+                .function
+                .as_ref()
+                .is_some_and(|f| state.called_elsewhere.contains(f))
+        {
+            continue;
+        }
+        if state.frozen.contains(&p.target) {
             continue;
         }
         if p.root.as_ref().is_some_and(|r| state.frozen.contains(r)) {

@@ -28,6 +28,8 @@ mod best_state_dict_not_copied;
 mod inplace_update_on_leaf_outside_no_grad;
 mod rnn_hidden_state_not_detached;
 mod numpy_on_requires_grad_tensor;
+mod tensor_rewrap_breaks_graph;
+mod inplace_modifies_saved_tensor;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -56,4 +58,6 @@ pub(crate) static RULES: &[&Rule] = &[
     &inplace_update_on_leaf_outside_no_grad::INPLACE_UPDATE_ON_LEAF_OUTSIDE_NO_GRAD,
     &rnn_hidden_state_not_detached::RNN_HIDDEN_STATE_NOT_DETACHED,
     &numpy_on_requires_grad_tensor::NUMPY_ON_REQUIRES_GRAD_TENSOR,
+    &tensor_rewrap_breaks_graph::TENSOR_REWRAP_BREAKS_GRAPH,
+    &inplace_modifies_saved_tensor::INPLACE_MODIFIES_SAVED_TENSOR,
 ];
