@@ -250,10 +250,23 @@ fn make_fix(checker: &Checker, s: &Stmt, name: &str) -> Option<RawFix> {
     match s {
         Stmt::AugAssign(a) => {
             let value = checker.text(a.value.range());
+            let atomic = matches!(
+                &*a.value,
+                Expr::Name(_)
+                    | Expr::NumberLiteral(_)
+                    | Expr::Attribute(_)
+                    | Expr::Call(_)
+                    | Expr::Subscript(_)
+            );
+            let value = if atomic {
+                value.to_string()
+            } else {
+                format!("({value})")
+            };
             let op = a.op.as_str();
             Some(RawFix::unsafe_edit(
                 format!("Rewrite out of place: `{name} = {name} {op} ...`"),
-                vec![RawEdit::replace(a.range(), format!("{name} = {name} {op} ({value})"))],
+                vec![RawEdit::replace(a.range(), format!("{name} = {name} {op} {value}"))],
             ))
         }
         Stmt::Expr(e) => {

@@ -30,6 +30,7 @@ mod rnn_hidden_state_not_detached;
 mod numpy_on_requires_grad_tensor;
 mod tensor_rewrap_breaks_graph;
 mod inplace_modifies_saved_tensor;
+mod numpy_in_forward_or_loss;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -60,4 +61,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &numpy_on_requires_grad_tensor::NUMPY_ON_REQUIRES_GRAD_TENSOR,
     &tensor_rewrap_breaks_graph::TENSOR_REWRAP_BREAKS_GRAPH,
     &inplace_modifies_saved_tensor::INPLACE_MODIFIES_SAVED_TENSOR,
+    &numpy_in_forward_or_loss::NUMPY_IN_FORWARD_OR_LOSS,
 ];
