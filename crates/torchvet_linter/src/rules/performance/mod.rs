@@ -14,6 +14,7 @@ mod tensor_created_then_moved;
 mod torch_compile_in_loop;
 mod torch_compile_result_discarded;
 mod zero_grad_set_to_none_false;
+mod python_loop_over_tensor_elements;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -29,4 +30,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_compile_in_loop::TORCH_COMPILE_IN_LOOP,
     &torch_compile_result_discarded::TORCH_COMPILE_RESULT_DISCARDED,
     &zero_grad_set_to_none_false::ZERO_GRAD_SET_TO_NONE_FALSE,
+    &python_loop_over_tensor_elements::PYTHON_LOOP_OVER_TENSOR_ELEMENTS,
 ];
