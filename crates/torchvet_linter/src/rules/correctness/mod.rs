@@ -5,13 +5,17 @@ mod adam_weight_decay_not_decoupled;
 mod attention_batch_first_mismatch;
 mod backward_inside_no_grad;
 mod batchnorm_hyperparam_misuse;
+mod best_state_dict_not_copied;
 mod cuda_is_available_not_called;
 mod cuda_timing_without_synchronize;
+mod discarded_tensor_op_result;
 mod epoch_scheduler_stepped_per_batch;
 mod flatten_includes_batch_dim;
 mod float64_numpy_into_model;
 mod functional_dropout_without_training;
 pub(crate) mod helpers;
+mod inplace_modifies_saved_tensor;
+mod inplace_update_on_leaf_outside_no_grad;
 mod input_not_moved_to_model_device;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
@@ -26,13 +30,18 @@ pub(crate) mod model_helpers;
 pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
+mod numpy_in_forward_or_loss;
+mod numpy_on_requires_grad_tensor;
 mod optimizer_on_stale_model;
 mod optimizer_param_generator_reused;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
+mod rnn_hidden_state_not_detached;
 mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
+mod tensor_helpers;
+mod tensor_rewrap_breaks_graph;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
 mod weight_decay_on_norm_and_bias;
@@ -71,4 +80,12 @@ pub(crate) static RULES: &[&Rule] = &[
     &missing_eval_mode::MISSING_EVAL_MODE,
     &backward_inside_no_grad::BACKWARD_INSIDE_NO_GRAD,
     &epoch_scheduler_stepped_per_batch::EPOCH_SCHEDULER_STEPPED_PER_BATCH,
+    &discarded_tensor_op_result::DISCARDED_TENSOR_OP_RESULT,
+    &best_state_dict_not_copied::BEST_STATE_DICT_NOT_COPIED,
+    &inplace_update_on_leaf_outside_no_grad::INPLACE_UPDATE_ON_LEAF_OUTSIDE_NO_GRAD,
+    &rnn_hidden_state_not_detached::RNN_HIDDEN_STATE_NOT_DETACHED,
+    &numpy_on_requires_grad_tensor::NUMPY_ON_REQUIRES_GRAD_TENSOR,
+    &tensor_rewrap_breaks_graph::TENSOR_REWRAP_BREAKS_GRAPH,
+    &inplace_modifies_saved_tensor::INPLACE_MODIFIES_SAVED_TENSOR,
+    &numpy_in_forward_or_loss::NUMPY_IN_FORWARD_OR_LOSS,
 ];

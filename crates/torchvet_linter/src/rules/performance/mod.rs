@@ -11,6 +11,7 @@ mod division_by_sqrt;
 mod hardcoded_device_in_forward;
 pub(crate) mod helpers;
 mod model_to_device_in_loop;
+mod python_loop_over_tensor_elements;
 mod sync_in_training_loop;
 mod tensor_created_then_moved;
 mod torch_compile_in_loop;
@@ -33,4 +34,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &zero_grad_set_to_none_false::ZERO_GRAD_SET_TO_NONE_FALSE,
     &hardcoded_device_in_forward::HARDCODED_DEVICE_IN_FORWARD,
     &sync_in_training_loop::SYNC_IN_TRAINING_LOOP,
+    &python_loop_over_tensor_elements::PYTHON_LOOP_OVER_TENSOR_ELEMENTS,
 ];

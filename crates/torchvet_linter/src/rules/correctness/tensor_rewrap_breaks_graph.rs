@@ -1,0 +1,296 @@
+use super::helpers::LocalKinds;
+use super::tensor_helpers::{enclosing_suite, grad_source, stmts_after};
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use std::cell::RefCell;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for `torch.tensor(...)`, `torch.as_tensor(...)`, `torch.Tensor(...)` or
+    /// `torch.FloatTensor(...)` built from values that carry gradients (model outputs, losses,
+    /// a list of them) when the result is what `backward()` is called on, or what a
+    /// module's `forward` returns.
+    ///
+    /// ## Why is this bad?
+    /// These constructors copy the data into a brand-new leaf tensor: the copy has no history,
+    /// so backpropagation stops there. `loss = torch.tensor([l1, l2]).sum(); loss.backward()`
+    /// either raises "element 0 of tensors does not require grad" or, with
+    /// `requires_grad=True`, computes gradients for the copy only: the model's weights get
+    /// no gradient and the loss curve stays flat. `torch.stack`/`torch.cat` or plain tensor
+    /// arithmetic keep the graph. This rule is in preview: it follows values through simple
+    /// assignments of one function only.
+    ///
+    /// ## Example
+    /// ```python
+    /// loss = torch.tensor([l1, l2]).sum()
+    /// loss.backward()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// loss = torch.stack([l1, l2]).sum()
+    /// loss.backward()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The suggested fix replaces the constructor with `torch.stack([...])` for a list or
+    /// tuple of tensors, or with the expression itself otherwise. It is unsafe: `torch.tensor`
+    /// also converts dtype and device, and the elements must have matching shapes for
+    /// `stack`.
+    ///
+    /// ## References
+    /// - [torch.tensor always copies and detaches](https://pytorch.org/docs/stable/generated/torch.tensor.html)
+    /// - [torch.stack](https://pytorch.org/docs/stable/generated/torch.stack.html)
+    /// - [pytorch/pytorch#59800](https://github.com/pytorch/pytorch/issues/59800)
+    pub(crate) static TENSOR_REWRAP_BREAKS_GRAPH = {
+        name: "tensor-rewrap-breaks-graph",
+        code: "TV021",
+        group: Correctness,
+        severity: Critical,
+        title: "torch.tensor()/torch.Tensor()/torch.FloatTensor() built from grad-carrying tensors (graph cut)",
+        autofix: Suggest,
+        preview: true,
+        hooks: { stmt: check_stmt, call: check_call },
+    };
+}
+
+const CONSTRUCTORS: &[&str] = &[
+    "torch.tensor",
+    "torch.as_tensor",
+    "torch.Tensor",
+    "torch.FloatTensor",
+    "torch.cuda.FloatTensor",
+    "torch.DoubleTensor",
+];
+
+thread_local! {
+    static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
+}
+
+fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    if let Stmt::Assign(a) = stmt {
+        let source = if checker.in_no_grad() {
+            None
+        } else {
+            carrying(checker, &a.value)
+        };
+        KINDS.with(|k| {
+            let mut k = k.borrow_mut();
+            for t in &a.targets {
+                k.assign(checker, t, source);
+            }
+        });
+    } else {
+        KINDS.with(|k| k.borrow_mut().observe(checker, stmt, |_, _, _| None));
+    }
+}
+
+/// A value that carries gradients: a module output (or a name holding one), a loss from
+/// `torch.nn.functional`, arithmetic on such values. Where it comes from.
+fn carrying(checker: &mut Checker, e: &Expr) -> Option<TextRange> {
+    match e {
+        Expr::BinOp(b) => carrying(checker, &b.left).or_else(|| carrying(checker, &b.right)),
+        Expr::Call(c)
+            if checker.resolve(&c.func).is_some_and(|q| {
+                q.starts_with("torch.nn.functional.")
+                    && (q.ends_with("loss") || q.ends_with("entropy"))
+            }) =>
+        {
+            Some(c.range())
+        }
+        _ => KINDS.with(|k| {
+            let k = k.borrow();
+            grad_source(checker, e, Some(&k))
+        }),
+    }
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
+    let Some(q) = q else { return };
+    if !CONSTRUCTORS.contains(&q) || checker.in_no_grad() {
+        return;
+    }
+    let [arg] = &call.arguments.args[..] else {
+        return;
+    };
+    let elements: Vec<&Expr> = match arg {
+        Expr::List(l) => l.elts.iter().collect(),
+        Expr::Tuple(t) => t.elts.iter().collect(),
+        e => vec![e],
+    };
+    let source = elements.iter().find_map(|e| carrying(checker, e));
+    let Some(stmt) = checker.current_stmt() else {
+        return;
+    };
+    let sink = sink_of(checker, stmt);
+    let (source, sink) = match (source, sink) {
+        (Some(s), Some(k)) => (s, (k.0, k.1)),
+        // Built from plain names and backpropagated: nothing flows back through the copy.
+        (None, Some(k)) if mentions_name(arg) && (!k.2 || mentions_param(checker, arg)) => {
+            (arg.range(), (k.0, k.1))
+        }
+        _ => return,
+    };
+    let ctor = checker.text(call.func.range());
+    let arg_text = checker.text(arg.range());
+    let message = format!(
+        "`{ctor}({arg_text})` copies the values into a new leaf tensor with no history: gradients stop here, so backward() never reaches the model that produced them"
+    );
+    let arg_is_tensor = !matches!(arg, Expr::List(_) | Expr::Tuple(_)) && source != arg.range();
+    let fix = make_fix(checker, call, arg, arg_is_tensor);
+    let d = checker.report(call.range(), message);
+    d.add_related(sink.0, sink.1);
+    if source != arg.range() {
+        d.add_related(source, "the gradient-carrying value comes from here");
+    }
+    if let Some(f) = fix {
+        d.set_fix(f);
+    }
+}
+
+fn mentions_name(e: &Expr) -> bool {
+    struct F(bool);
+    impl<'x> Visitor<'x> for F {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if matches!(e, Expr::Name(_)) {
+                self.0 = true;
+            }
+            if !self.0 {
+                visitor::walk_expr(self, e);
+            }
+        }
+    }
+    let mut f = F(false);
+    f.visit_expr(e);
+    f.0
+}
+
+/// Where the constructed value goes: a later `.backward()` of the name it is assigned to
+/// (directly or through one more assignment), or a `return` from a module's `forward`.
+fn sink_of(checker: &Checker, stmt: &Stmt) -> Option<(TextRange, &'static str, bool)> {
+    if let Stmt::Return(r) = stmt {
+        return (checker.in_module_method("forward") && r.value.is_some()).then(|| {
+            (
+                r.range(),
+                "returned from forward() as if it were differentiable",
+                true,
+            )
+        });
+    }
+    let Stmt::Assign(a) = stmt else { return None };
+    let [Expr::Name(n)] = &a.targets[..] else {
+        return None;
+    };
+    let suite = enclosing_suite(checker, stmt)?;
+    let after = stmts_after(suite, stmt);
+    let mut names = vec![n.id.to_string()];
+    // One level of derivation: `total = loss + reg`.
+    for s in after {
+        if let Stmt::Assign(a2) = s {
+            if let [Expr::Name(t)] = &a2.targets[..] {
+                if mentions(&a2.value, &names[0]) {
+                    names.push(t.id.to_string());
+                }
+            }
+        }
+    }
+    for s in after {
+        if let Some(r) = backward_of(s, &names) {
+            return Some((r, "the backward() that cannot reach past the copy", false));
+        }
+        if let Stmt::Return(r) = s {
+            if checker.in_module_method("forward")
+                && r.value.as_deref().is_some_and(|v| mentions(v, &names[0]))
+            {
+                return Some((
+                    r.range(),
+                    "returned from forward() as if it were differentiable",
+                    true,
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Does `e` mention a parameter (other than `self`) of the current function?
+fn mentions_param(checker: &Checker, e: &Expr) -> bool {
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    f.parameters
+        .iter()
+        .map(|p| p.name().as_str())
+        .filter(|n| *n != "self")
+        .any(|n| mentions(e, n))
+}
+
+fn mentions(e: &Expr, name: &str) -> bool {
+    struct F<'n>(&'n str, bool);
+    impl<'x> Visitor<'x> for F<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if let Expr::Name(n) = e {
+                if n.id.as_str() == self.0 {
+                    self.1 = true;
+                }
+            }
+            if !self.1 {
+                visitor::walk_expr(self, e);
+            }
+        }
+    }
+    let mut f = F(name, false);
+    f.visit_expr(e);
+    f.1
+}
+
+/// `N.backward()`, `scaler.scale(N).backward()`, `accelerator.backward(N)` on one of `names`.
+fn backward_of(s: &Stmt, names: &[String]) -> Option<TextRange> {
+    let Stmt::Expr(e) = s else { return None };
+    let Expr::Call(c) = &*e.value else {
+        return None;
+    };
+    let ("backward", recv) = helpers::method_call(c)? else {
+        return None;
+    };
+    let hit = names.iter().any(|n| {
+        mentions(recv, n) || c.arguments.args.first().is_some_and(|a| mentions(a, n))
+    });
+    hit.then(|| c.range())
+}
+
+fn make_fix(checker: &Checker, call: &ExprCall, arg: &Expr, arg_is_tensor: bool) -> Option<RawFix> {
+    if call
+        .arguments
+        .keywords
+        .iter()
+        .any(|k| k.arg.as_ref().is_none_or(|a| a.as_str() != "requires_grad"))
+    {
+        return None;
+    }
+    let arg_text = checker.text(arg.range());
+    match arg {
+        Expr::List(_) | Expr::Tuple(_) => {
+            let torch = checker.module_alias("torch")?;
+            Some(RawFix::unsafe_edit(
+                format!("Use `{torch}.stack(...)`, which keeps the graph"),
+                vec![RawEdit::replace(call.range(), format!("{torch}.stack({arg_text})"))],
+            ))
+        }
+        _ if !arg_is_tensor => None,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_) => {
+            Some(RawFix::unsafe_edit(
+                "Use the tensor itself",
+                vec![RawEdit::replace(call.range(), arg_text)],
+            ))
+        }
+        _ => Some(RawFix::unsafe_edit(
+            "Use the tensor expression itself",
+            vec![RawEdit::replace(call.range(), format!("({arg_text})"))],
+        )),
+    }
+}
