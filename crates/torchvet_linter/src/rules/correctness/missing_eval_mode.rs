@@ -127,12 +127,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module {
         return;
     }
-    // Teacher / target networks queried inside a training loop are not evaluation.
-    let loops = checker.frame().loops.clone();
-    if loops.iter().any(|l| loop_has_backward(checker, l)) {
+    // Teacher / target networks queried inside a training loop are not evaluation. Only the
+    // innermost loop counts: a validation loop nested in the epoch loop (whose other inner
+    // loop trains) is evaluation.
+    let innermost = checker.frame().loops.last().cloned();
+    if innermost.is_some_and(|l| loop_has_backward(checker, &l)) {
         return;
     }
-    if let Some(f) = checker.function() {
+    // A function that also calls backward() may be gradient-based evaluation (saliency,
+    // adversarial examples), unless this call runs with autograd off: then the backward()
+    // belongs to the training part of a fit-and-validate function.
+    if let Some(f) = checker.function().filter(|_| !in_no_grad) {
         if summary(checker, f).backward.is_some() {
             return;
         }
