@@ -6,6 +6,7 @@
 mod bindings;
 mod classes;
 pub mod helpers;
+pub mod flow;
 pub mod kinds;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
