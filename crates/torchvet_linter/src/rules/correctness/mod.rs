@@ -22,6 +22,10 @@ mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+mod flow_helpers;
+mod missing_zero_grad;
+mod zero_grad_misplaced;
+mod clip_grad_norm_amp_without_unscale;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -45,4 +49,7 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_load_without_map_location::TORCH_LOAD_WITHOUT_MAP_LOCATION,
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
+    &missing_zero_grad::MISSING_ZERO_GRAD,
+    &zero_grad_misplaced::ZERO_GRAD_MISPLACED,
+    &clip_grad_norm_amp_without_unscale::CLIP_GRAD_NORM_AMP_WITHOUT_UNSCALE,
 ];
