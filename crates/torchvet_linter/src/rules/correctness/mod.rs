@@ -26,6 +26,7 @@ mod flow_helpers;
 mod missing_zero_grad;
 mod zero_grad_misplaced;
 mod clip_grad_norm_amp_without_unscale;
+mod amp_scaler_step_without_scale;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -52,4 +53,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &missing_zero_grad::MISSING_ZERO_GRAD,
     &zero_grad_misplaced::ZERO_GRAD_MISPLACED,
     &clip_grad_norm_amp_without_unscale::CLIP_GRAD_NORM_AMP_WITHOUT_UNSCALE,
+    &amp_scaler_step_without_scale::AMP_SCALER_STEP_WITHOUT_SCALE,
 ];
