@@ -27,6 +27,7 @@ mod missing_zero_grad;
 mod zero_grad_misplaced;
 mod clip_grad_norm_amp_without_unscale;
 mod amp_scaler_step_without_scale;
+mod grad_accum_loss_not_scaled;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -54,4 +55,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &zero_grad_misplaced::ZERO_GRAD_MISPLACED,
     &clip_grad_norm_amp_without_unscale::CLIP_GRAD_NORM_AMP_WITHOUT_UNSCALE,
     &amp_scaler_step_without_scale::AMP_SCALER_STEP_WITHOUT_SCALE,
+    &grad_accum_loss_not_scaled::GRAD_ACCUM_LOSS_NOT_SCALED,
 ];
