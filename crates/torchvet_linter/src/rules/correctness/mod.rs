@@ -28,6 +28,7 @@ mod zero_grad_misplaced;
 mod clip_grad_norm_amp_without_unscale;
 mod amp_scaler_step_without_scale;
 mod grad_accum_loss_not_scaled;
+mod optimizer_step_before_backward;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -56,4 +57,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &clip_grad_norm_amp_without_unscale::CLIP_GRAD_NORM_AMP_WITHOUT_UNSCALE,
     &amp_scaler_step_without_scale::AMP_SCALER_STEP_WITHOUT_SCALE,
     &grad_accum_loss_not_scaled::GRAD_ACCUM_LOSS_NOT_SCALED,
+    &optimizer_step_before_backward::OPTIMIZER_STEP_BEFORE_BACKWARD,
 ];
