@@ -211,6 +211,8 @@ fn unscaled(checker: &Checker, flow: &LoopFlow, loss: &Expr, before: TextSize) -
             }
             found.is_some_and(|v| unscaled_value(checker, v))
         }
+        // `self.loss`, `out[0]`: assigned elsewhere, not followed.
+        Expr::Attribute(_) | Expr::Subscript(_) => false,
         e => unscaled_value(checker, e),
     }
 }
@@ -303,7 +305,11 @@ fn raw(checker: &Checker, value: &Expr) -> bool {
                 if matches!(m, "div" | "div_" | "mul" | "mul_" | "__truediv__" | "true_divide") {
                     return false;
                 }
-                if matches!(m, "mean" | "sum" | "float" | "squeeze" | "to") {
+                // `.sum()` is a sum reduction: normalised by design or not, not ours to judge.
+                if m == "sum" {
+                    return false;
+                }
+                if matches!(m, "mean" | "float" | "squeeze" | "to") {
                     return raw(checker, recv);
                 }
                 if helpers::name_of(recv) == Some("self") {

@@ -29,6 +29,7 @@ mod clip_grad_norm_amp_without_unscale;
 mod amp_scaler_step_without_scale;
 mod grad_accum_loss_not_scaled;
 mod optimizer_step_before_backward;
+mod clip_grad_after_step;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -58,4 +59,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &amp_scaler_step_without_scale::AMP_SCALER_STEP_WITHOUT_SCALE,
     &grad_accum_loss_not_scaled::GRAD_ACCUM_LOSS_NOT_SCALED,
     &optimizer_step_before_backward::OPTIMIZER_STEP_BEFORE_BACKWARD,
+    &clip_grad_after_step::CLIP_GRAD_AFTER_STEP,
 ];
