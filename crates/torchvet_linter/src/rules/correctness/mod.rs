@@ -30,6 +30,7 @@ mod amp_scaler_step_without_scale;
 mod grad_accum_loss_not_scaled;
 mod optimizer_step_before_backward;
 mod clip_grad_after_step;
+mod scheduler_step_before_optimizer_step;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -60,4 +61,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &grad_accum_loss_not_scaled::GRAD_ACCUM_LOSS_NOT_SCALED,
     &optimizer_step_before_backward::OPTIMIZER_STEP_BEFORE_BACKWARD,
     &clip_grad_after_step::CLIP_GRAD_AFTER_STEP,
+    &scheduler_step_before_optimizer_step::SCHEDULER_STEP_BEFORE_OPTIMIZER_STEP,
 ];
