@@ -31,6 +31,7 @@ mod grad_accum_loss_not_scaled;
 mod optimizer_step_before_backward;
 mod clip_grad_after_step;
 mod scheduler_step_before_optimizer_step;
+mod optimizer_step_between_shared_backward;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -62,4 +63,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &optimizer_step_before_backward::OPTIMIZER_STEP_BEFORE_BACKWARD,
     &clip_grad_after_step::CLIP_GRAD_AFTER_STEP,
     &scheduler_step_before_optimizer_step::SCHEDULER_STEP_BEFORE_OPTIMIZER_STEP,
+    &optimizer_step_between_shared_backward::OPTIMIZER_STEP_BETWEEN_SHARED_BACKWARD,
 ];
