@@ -247,9 +247,15 @@ impl<'a> Event<'a> {
 
     /// Inside a nested loop (other than a loop over parameters)?
     pub fn in_nested_loop(&self) -> bool {
-        self.guards
-            .iter()
-            .any(|g| matches!(g, Guard::Loop { over_params: false, .. }))
+        self.guards.iter().any(|g| {
+            matches!(
+                g,
+                Guard::Loop {
+                    over_params: false,
+                    ..
+                }
+            )
+        })
     }
 
     /// The innermost nested loop (not over parameters) containing the event.
@@ -270,9 +276,15 @@ impl<'a> Event<'a> {
 
     /// Inside `with accelerator.accumulate(...)` / `with model.no_sync()`?
     pub fn in_accumulate_context(&self) -> bool {
-        self.guards
-            .iter()
-            .any(|g| matches!(g, Guard::With { accumulate: true, .. }))
+        self.guards.iter().any(|g| {
+            matches!(
+                g,
+                Guard::With {
+                    accumulate: true,
+                    ..
+                }
+            )
+        })
     }
 
     /// Does this event run whenever `other` runs in the same iteration, as far as guards tell
@@ -629,7 +641,12 @@ impl<'a> Walker<'a, '_, '_> {
         self.obj(expr).map_or(Role::Unknown, |o| o.role)
     }
 
-    fn push(&mut self, kind: EventKind, range: TextRange, call: Option<&'a ExprCall>) -> &mut Event<'a> {
+    fn push(
+        &mut self,
+        kind: EventKind,
+        range: TextRange,
+        call: Option<&'a ExprCall>,
+    ) -> &mut Event<'a> {
         self.events.push(Event {
             kind,
             range,
@@ -976,7 +993,8 @@ impl<'a> Walker<'a, '_, '_> {
                 }
                 "zero_grad" => {
                     let o = self.obj(recv);
-                    self.push(EventKind::ZeroGrad, call.range(), Some(call)).target = o;
+                    self.push(EventKind::ZeroGrad, call.range(), Some(call))
+                        .target = o;
                 }
                 "zero_" if has_grad_attribute(recv) => {
                     self.push(EventKind::ZeroGrad, call.range(), Some(call));
@@ -1028,8 +1046,8 @@ impl<'a> Walker<'a, '_, '_> {
                     } else if self.input.kinds.scopes.resolve(&call.func).as_deref()
                         == Some("torch.autograd.backward")
                     {
-                        self.push(EventKind::Backward, call.range(), Some(call)).loss =
-                            args.first();
+                        self.push(EventKind::Backward, call.range(), Some(call))
+                            .loss = args.first();
                     }
                 }
             }
@@ -1044,7 +1062,8 @@ impl<'a> Walker<'a, '_, '_> {
         };
         if let Some(q) = self.input.kinds.scopes.lookup(name) {
             if q == "torch.autograd.backward" {
-                self.push(EventKind::Backward, call.range(), Some(call)).loss = args.first();
+                self.push(EventKind::Backward, call.range(), Some(call))
+                    .loss = args.first();
             }
             return;
         }
@@ -1099,11 +1118,7 @@ impl<'a> Walker<'a, '_, '_> {
     }
 
     fn inline(&mut self, call: &'a ExprCall, f: &'a ast::StmtFunctionDef, method: bool) {
-        if self
-            .input
-            .current
-            .is_some_and(|c| c.range() == f.range())
-        {
+        if self.input.current.is_some_and(|c| c.range() == f.range()) {
             return;
         }
         let positional: Vec<&'a ast::ParameterWithDefault> = f
@@ -1320,7 +1335,10 @@ mod tests {
         assert!(is_periodic_test(&parse("accelerator.sync_gradients")));
         assert!(!is_periodic_test(&parse("epoch > 0")));
         let t = parse("(i + 1) % args.accum == 0 or last");
-        assert_eq!(modulus_of(&t).and_then(object_key).as_deref(), Some("args.accum"));
+        assert_eq!(
+            modulus_of(&t).and_then(object_key).as_deref(),
+            Some("args.accum")
+        );
         assert_eq!(role_from_name("optD"), Role::Optimizer);
         assert_eq!(role_from_name("g_optimizer"), Role::Optimizer);
         assert_eq!(role_from_name("options"), Role::Unknown);

@@ -5,8 +5,8 @@
 
 mod bindings;
 mod classes;
-pub mod helpers;
 pub mod flow;
+pub mod helpers;
 pub mod kinds;
 
 pub use bindings::{Scope, ScopeKind, Scopes};

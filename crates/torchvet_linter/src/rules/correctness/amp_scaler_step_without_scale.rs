@@ -86,7 +86,9 @@ fn unscaled_backward(checker: &mut Checker, flow: &LoopFlow, si: usize, step: &E
         .filter(|e| e.kind == EventKind::Backward)
         .collect();
     if backwards.is_empty()
-        || backwards.iter().any(|b| b.scaler.is_some() || b.method_form)
+        || backwards
+            .iter()
+            .any(|b| b.scaler.is_some() || b.method_form)
         || flow.has(EventKind::ScalerScale)
     {
         return;
@@ -112,7 +114,10 @@ fn unscaled_backward(checker: &mut Checker, flow: &LoopFlow, si: usize, step: &E
         let d = checker.report(b.site(), message);
         d.add_related(ssite, "the scaler step that expects scaled gradients");
         if let Some(edit) = fix {
-            d.set_fix(RawFix::safe(format!("Use `{sc}.scale(...).backward()`"), vec![edit]));
+            d.set_fix(RawFix::safe(
+                format!("Use `{sc}.scale(...).backward()`"),
+                vec![edit],
+            ));
         }
     }
 }
@@ -149,7 +154,10 @@ fn double_step(checker: &mut Checker, flow: &LoopFlow, si: usize, step: &Event) 
         let d = checker.report(other.site(), message);
         d.add_related(ssite, "the scaler step that already updates this optimizer");
         if let Some(edit) = fix {
-            d.set_fix(RawFix::safe("Remove the duplicate optimizer step", vec![edit]));
+            d.set_fix(RawFix::safe(
+                "Remove the duplicate optimizer step",
+                vec![edit],
+            ));
         }
     }
 }

@@ -133,7 +133,9 @@ fn zeroed_before(flow: &LoopFlow, ci: usize) -> Option<usize> {
         let e = &flow.events[i];
         match e.kind {
             EventKind::Backward | EventKind::Step => return None,
-            EventKind::ZeroGrad if e.target.is_some() && !e.in_nested_loop() && e.dominates(clip) => {
+            EventKind::ZeroGrad
+                if e.target.is_some() && !e.in_nested_loop() && e.dominates(clip) =>
+            {
                 return Some(i)
             }
             _ => {}
@@ -145,8 +147,8 @@ fn zeroed_before(flow: &LoopFlow, ci: usize) -> Option<usize> {
 /// `clip_grad_norm_(ps, float("inf"))` / `math.inf`: only measures the norm.
 fn measures_only(clip: &Event) -> bool {
     let Some(call) = clip.call else { return false };
-    let Some(max_norm) = helpers::argument(call, "max_norm", 1)
-        .or_else(|| helpers::argument(call, "clip_value", 1))
+    let Some(max_norm) =
+        helpers::argument(call, "max_norm", 1).or_else(|| helpers::argument(call, "clip_value", 1))
     else {
         return false;
     };

@@ -84,9 +84,7 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         }) else {
             continue;
         };
-        if flow.any_between(bi..ci, EventKind::ScalerUnscale, |_| true)
-            || step.in_nested_loop()
-        {
+        if flow.any_between(bi..ci, EventKind::ScalerUnscale, |_| true) || step.in_nested_loop() {
             continue;
         }
         let Some(opt) = step.target.as_ref() else {
@@ -99,11 +97,12 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             opt.key
         );
         let later_unscale = flow.any_between(ci..si, EventKind::ScalerUnscale, |_| true);
-        let fix = if clip.via.is_none() && !later_unscale && !opt.helper_local && !scaler.helper_local {
-            insert_before(checker, clip.stmt, &format!("{sc}.unscale_({})", opt.key))
-        } else {
-            None
-        };
+        let fix =
+            if clip.via.is_none() && !later_unscale && !opt.helper_local && !scaler.helper_local {
+                insert_before(checker, clip.stmt, &format!("{sc}.unscale_({})", opt.key))
+            } else {
+                None
+            };
         let (bsite, ssite) = (backward.site(), step.site());
         let d = checker.report(clip.site(), message);
         d.add_related(bsite, "the scaled backward() that produced these gradients");

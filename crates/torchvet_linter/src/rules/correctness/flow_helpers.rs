@@ -44,9 +44,7 @@ pub(crate) fn may_clear(e: &Event, opt: &str, stepped: &[String]) -> bool {
         EventKind::GradWrite => true,
         EventKind::ZeroGrad => match &e.target {
             None => true,
-            Some(t) => {
-                t.key == opt || t.role != Role::Optimizer || !stepped.iter().any(|k| *k == t.key)
-            }
+            Some(t) => t.key == opt || t.role != Role::Optimizer || !stepped.contains(&t.key),
         },
         _ => false,
     }

@@ -73,7 +73,9 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         if step.in_nested_loop() || step.closure || step.in_accumulate_context() {
             continue;
         }
-        let Some(opt) = step.target_key() else { continue };
+        let Some(opt) = step.target_key() else {
+            continue;
+        };
         // Pattern B: a periodic step.
         if let Some(guard) = step.periodic_guard() {
             let test = match guard {
@@ -90,9 +92,7 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             }
             let k = modulus_of(test);
             for b in flow.events.iter().filter(|b| {
-                b.kind == EventKind::Backward
-                    && !b.in_nested_loop()
-                    && b.periodic_guard().is_none()
+                b.kind == EventKind::Backward && !b.in_nested_loop() && b.periodic_guard().is_none()
             }) {
                 candidate(checker, &flow, b, step, k, &mut reported);
             }
@@ -112,12 +112,14 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                 })
                 .collect();
             let [inner] = loops.as_slice() else { continue };
-            let Some(k) = range_count(inner) else { continue };
+            let Some(k) = range_count(inner) else {
+                continue;
+            };
             let zero_inside = flow.events.iter().any(|e| {
                 may_clear(e, opt, &stepped)
-                    && e.guards
-                        .iter()
-                        .any(|g| matches!(g, Guard::Loop { stmt, .. } if stmt.range() == inner.range()))
+                    && e.guards.iter().any(
+                        |g| matches!(g, Guard::Loop { stmt, .. } if stmt.range() == inner.range()),
+                    )
             });
             if zero_inside {
                 continue;
@@ -152,7 +154,11 @@ fn candidate(
     k: Option<&Expr>,
     reported: &mut Vec<TextSize>,
 ) {
-    if b.via.is_some() || b.method_form || b.in_accumulate_context() || reported.contains(&b.range.start()) {
+    if b.via.is_some()
+        || b.method_form
+        || b.in_accumulate_context()
+        || reported.contains(&b.range.start())
+    {
         return;
     }
     if k.and_then(helpers::int_value).is_some_and(|v| v <= 1) {
@@ -164,9 +170,10 @@ fn candidate(
     }
     reported.push(b.range.start());
     let k_text = k.map(|k| checker.text(k.range()).to_string());
-    let k_desc = k_text
-        .as_deref()
-        .map_or_else(|| "the number of accumulation steps".to_string(), |t| format!("`{t}`"));
+    let k_desc = k_text.as_deref().map_or_else(
+        || "the number of accumulation steps".to_string(),
+        |t| format!("`{t}`"),
+    );
     let loss_text = checker.text(loss.range());
     let message = format!(
         "`{loss_text}` is backpropagated undivided on every micro-batch while {} runs once per {k_desc} of them: the step applies the sum of their gradients, an effective learning rate {k_desc} times too large; divide the loss by {k_desc}",
@@ -193,9 +200,15 @@ fn candidate(
     });
     let ssite = step.site();
     let d = checker.report(b.site(), message);
-    d.add_related(ssite, "the optimizer step that applies the accumulated gradients");
+    d.add_related(
+        ssite,
+        "the optimizer step that applies the accumulated gradients",
+    );
     if let Some(edit) = fix {
-        d.set_fix(RawFix::safe("Divide the loss by the number of accumulation steps", vec![edit]));
+        d.set_fix(RawFix::safe(
+            "Divide the loss by the number of accumulation steps",
+            vec![edit],
+        ));
     }
 }
 
@@ -205,7 +218,13 @@ fn unscaled(checker: &Checker, flow: &LoopFlow, loss: &Expr, before: TextSize) -
         Expr::Name(n) => {
             let mut found: Option<&Expr> = None;
             let mut aug_scaled = false;
-            find_assignments(flow.body(), n.id.as_str(), before, &mut found, &mut aug_scaled);
+            find_assignments(
+                flow.body(),
+                n.id.as_str(),
+                before,
+                &mut found,
+                &mut aug_scaled,
+            );
             if aug_scaled {
                 return false;
             }
@@ -240,18 +259,15 @@ fn find_assignments<'b>(
                     *found = None;
                 }
             }
-            Stmt::AnnAssign(a) => {
-                if helpers::name_of(&a.target) == Some(name) {
-                    *found = a.value.as_deref();
-                    *aug_scaled = false;
-                }
+            Stmt::AnnAssign(a) if helpers::name_of(&a.target) == Some(name) => {
+                *found = a.value.as_deref();
+                *aug_scaled = false;
             }
-            Stmt::AugAssign(a) => {
+            Stmt::AugAssign(a)
                 if helpers::name_of(&a.target) == Some(name)
-                    && matches!(a.op, Operator::Div | Operator::Mult | Operator::FloorDiv)
-                {
-                    *aug_scaled = true;
-                }
+                    && matches!(a.op, Operator::Div | Operator::Mult | Operator::FloorDiv) =>
+            {
+                *aug_scaled = true;
             }
             Stmt::If(i) => {
                 find_assignments(&i.body, name, before, found, aug_scaled);
@@ -277,8 +293,14 @@ fn find_assignments<'b>(
 
 fn binds_in_tuple(target: &Expr, name: &str) -> bool {
     match target {
-        Expr::Tuple(t) => t.elts.iter().any(|e| helpers::name_of(e) == Some(name) || binds_in_tuple(e, name)),
-        Expr::List(t) => t.elts.iter().any(|e| helpers::name_of(e) == Some(name) || binds_in_tuple(e, name)),
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .any(|e| helpers::name_of(e) == Some(name) || binds_in_tuple(e, name)),
+        Expr::List(t) => t
+            .elts
+            .iter()
+            .any(|e| helpers::name_of(e) == Some(name) || binds_in_tuple(e, name)),
         _ => false,
     }
 }
@@ -288,9 +310,16 @@ fn binds_in_tuple(target: &Expr, name: &str) -> bool {
 /// (`outputs.loss`, `out[0]`), or sums of those; nothing mentioning a normalising count.
 fn unscaled_value(checker: &Checker, value: &Expr) -> bool {
     let text = checker.text(value.range()).to_ascii_lowercase();
-    if ["accum", "num_items", "reduction", "grad_acc", "n_acc", "normaliz"]
-        .iter()
-        .any(|w| text.contains(w))
+    if [
+        "accum",
+        "num_items",
+        "reduction",
+        "grad_acc",
+        "n_acc",
+        "normaliz",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
     {
         return false;
     }
@@ -299,10 +328,17 @@ fn unscaled_value(checker: &Checker, value: &Expr) -> bool {
 
 fn raw(checker: &Checker, value: &Expr) -> bool {
     match value {
-        Expr::BinOp(b) => matches!(b.op, Operator::Add | Operator::Sub) && raw(checker, &b.left) && raw(checker, &b.right),
+        Expr::BinOp(b) => {
+            matches!(b.op, Operator::Add | Operator::Sub)
+                && raw(checker, &b.left)
+                && raw(checker, &b.right)
+        }
         Expr::Call(c) => {
             if let Some((m, recv)) = helpers::method_call(c) {
-                if matches!(m, "div" | "div_" | "mul" | "mul_" | "__truediv__" | "true_divide") {
+                if matches!(
+                    m,
+                    "div" | "div_" | "mul" | "mul_" | "__truediv__" | "true_divide"
+                ) {
                     return false;
                 }
                 // `.sum()` is a sum reduction: normalised by design or not, not ours to judge.

@@ -1,4 +1,6 @@
-use super::flow_helpers::{current_flow, describe, insert_after, insert_before, may_clear, stepped_optimizers};
+use super::flow_helpers::{
+    current_flow, describe, insert_after, insert_before, may_clear, stepped_optimizers,
+};
 use crate::checker::Checker;
 use crate::fix::RawFix;
 use ruff_python_ast::Stmt;
@@ -76,9 +78,10 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         let key = opt.key.as_str();
         if reported.contains(&key)
             || flow.events.iter().any(|e| may_clear(e, key, &stepped))
-            || flow.events.iter().any(|e| {
-                e.kind == EventKind::OptimizerCreated && e.target_key() == Some(key)
-            })
+            || flow
+                .events
+                .iter()
+                .any(|e| e.kind == EventKind::OptimizerCreated && e.target_key() == Some(key))
         {
             continue;
         }
@@ -105,7 +108,10 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         };
         let backward_site = backward.site();
         let d = checker.report(step.site(), message);
-        d.add_related(backward_site, "the backward() whose gradients keep accumulating");
+        d.add_related(
+            backward_site,
+            "the backward() whose gradients keep accumulating",
+        );
         if step.via.is_some() {
             d.add_related(step.range, "the optimizer step inside the called function");
         }

@@ -2,10 +2,15 @@
 use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
+mod amp_scaler_step_without_scale;
 mod batchnorm_hyperparam_misuse;
+mod clip_grad_after_step;
+mod clip_grad_norm_amp_without_unscale;
 mod cuda_is_available_not_called;
 mod flatten_includes_batch_dim;
+mod flow_helpers;
 mod functional_dropout_without_training;
+mod grad_accum_loss_not_scaled;
 mod helpers;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
@@ -13,25 +18,20 @@ mod log_of_softmax;
 mod loss_class_not_instantiated;
 mod method_reference_not_called;
 mod missing_super_init;
+mod missing_zero_grad;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
+mod optimizer_step_before_backward;
+mod optimizer_step_between_shared_backward;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
+mod scheduler_step_before_optimizer_step;
 mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
-mod flow_helpers;
-mod missing_zero_grad;
 mod zero_grad_misplaced;
-mod clip_grad_norm_amp_without_unscale;
-mod amp_scaler_step_without_scale;
-mod grad_accum_loss_not_scaled;
-mod optimizer_step_before_backward;
-mod clip_grad_after_step;
-mod scheduler_step_before_optimizer_step;
-mod optimizer_step_between_shared_backward;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[

@@ -65,7 +65,9 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         if step.in_nested_loop() || step.is_conditional() || step.closure {
             continue;
         }
-        let Some(opt) = step.target_key() else { continue };
+        let Some(opt) = step.target_key() else {
+            continue;
+        };
         // No backward before the step in the iteration, at least one after it.
         if flow.any_between(0..si, EventKind::Backward, |_| true) {
             continue;
@@ -125,7 +127,10 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         let (bsite, zsite) = (backward.site(), zero.site());
         let d = checker.report(step.site(), message);
         d.add_related(bsite, "the backward() whose gradients this step should use");
-        d.add_related(zsite, "the zero_grad() that cleared the gradients just before");
+        d.add_related(
+            zsite,
+            "the zero_grad() that cleared the gradients just before",
+        );
         if let Some(fix) = fix {
             d.set_fix(fix);
         }

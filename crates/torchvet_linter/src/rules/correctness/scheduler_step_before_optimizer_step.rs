@@ -85,7 +85,9 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         else {
             continue;
         };
-        let Some(opt) = step.target.as_ref() else { continue };
+        let Some(opt) = step.target.as_ref() else {
+            continue;
+        };
         if stepped_before_loop(checker, stmt, &opt.key) {
             continue;
         }

@@ -1,4 +1,6 @@
-use super::flow_helpers::{current_flow, delete_stmt, describe, insert_after, movable, surely_clears};
+use super::flow_helpers::{
+    current_flow, delete_stmt, describe, insert_after, movable, surely_clears,
+};
 use crate::checker::Checker;
 use crate::fix::RawFix;
 use ruff_python_ast::Stmt;
@@ -84,7 +86,15 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             let st = describe(checker, step);
             let bt = describe(checker, b);
             let message = format!("{zt} runs after {bt} and before {st}: it erases the gradients just computed, so the step sees zeros and the parameters do not move");
-            report(checker, &flow, zi, si, message, b.site(), "the backward() whose gradients are erased");
+            report(
+                checker,
+                &flow,
+                zi,
+                si,
+                message,
+                b.site(),
+                "the backward() whose gradients are erased",
+            );
         } else if let Some(zi) = every_micro_step(&flow, si, opt) {
             if reported.contains(&zi) {
                 continue;
@@ -103,7 +113,15 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                 _ => "only runs every few iterations".to_string(),
             };
             let message = format!("{zt} runs every iteration but {st} {guard}: each micro-batch's gradients are wiped before the next one, so only the last micro-batch of each accumulation window reaches the step");
-            report(checker, &flow, zi, si, message, step.site(), "the accumulation step that should see every micro-batch");
+            report(
+                checker,
+                &flow,
+                zi,
+                si,
+                message,
+                step.site(),
+                "the accumulation step that should see every micro-batch",
+            );
         }
     }
 }
