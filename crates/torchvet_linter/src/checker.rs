@@ -172,6 +172,7 @@ pub struct Checker<'a> {
     main_guard: u32,
     version_guard: u32,
     class_attrs: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<KindTable>>,
+    flow: FlowState<'a>,
     rule: usize,
     module: &'a ast::ModModule,
     dispatch: &'a Dispatch,
@@ -224,6 +225,7 @@ impl<'a> Checker<'a> {
                 kinds: None,
             }],
             class_attrs: FxHashMap::default(),
+            flow: FlowState::default(),
             class_stack: Vec::new(),
             stmt_stack: Vec::new(),
             expr_stack: Vec::new(),
@@ -865,4 +867,143 @@ fn mentions_version(id: &str) -> bool {
 /// Full range of a call (for reporting).
 pub fn call_range(call: &ExprCall) -> TextRange {
     call.range()
+}
+
+// ----- flow analysis -----
+
+/// Per-file state of the flow analysis: analysed loops (each at most once) and the
+/// functions callable from loops.
+#[derive(Default)]
+pub struct FlowState<'a> {
+    relevant: Option<bool>,
+    loops: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>>,
+    module_functions: Option<std::rc::Rc<Vec<&'a ast::StmtFunctionDef>>>,
+}
+
+impl<'a> Checker<'a> {
+    /// Can this file contain training events at all (it mentions `backward`, `.step(` or
+    /// `zero_grad`)? Cheap, cached: flow rules call it first.
+    pub fn flow_relevant(&mut self) -> bool {
+        if let Some(r) = self.flow.relevant {
+            return r;
+        }
+        let t = self.source.text.as_bytes();
+        let r = ["backward", ".step(", "zero_grad"]
+            .iter()
+            .any(|n| memchr::memmem::find(t, n.as_bytes()).is_some());
+        self.flow.relevant = Some(r);
+        r
+    }
+
+    /// The per-iteration training events of the loop being visited (the current statement
+    /// must be a `for`/`while`; `None` otherwise or when the file has no training calls).
+    /// Computed once per loop and cached. See [`torchvet_semantic::flow`].
+    pub fn loop_flow(&mut self) -> Option<std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>> {
+        let stmt = self.current_stmt()?;
+        if !matches!(stmt, Stmt::For(_) | Stmt::While(_)) || !self.flow_relevant() {
+            return None;
+        }
+        Some(self.flow_of(stmt))
+    }
+
+    /// The flow of the innermost loop (of the current function) enclosing the node being
+    /// visited, for `call`/`expr` hooks.
+    pub fn enclosing_loop_flow(
+        &mut self,
+    ) -> Option<std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>> {
+        let stmt = *self.frame().loops.last()?;
+        if !self.flow_relevant() {
+            return None;
+        }
+        Some(self.flow_of(stmt))
+    }
+
+    fn flow_of(&mut self, stmt: &'a Stmt) -> std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>> {
+        use torchvet_semantic::flow::{analyze_loop, FlowInput};
+        if let Some(f) = self.flow.loops.get(&stmt.start()) {
+            return f.clone();
+        }
+        let module_functions = match &self.flow.module_functions {
+            Some(f) => f.clone(),
+            None => {
+                let f: Vec<&'a ast::StmtFunctionDef> = self
+                    .module
+                    .body
+                    .iter()
+                    .filter_map(|s| match s {
+                        Stmt::FunctionDef(f) => Some(f),
+                        _ => None,
+                    })
+                    .collect();
+                let rc = std::rc::Rc::new(f);
+                self.flow.module_functions = Some(rc.clone());
+                rc
+            }
+        };
+        let current = self.function();
+        let mut functions: Vec<&'a ast::StmtFunctionDef> = module_functions.to_vec();
+        if let Some(cur) = current {
+            functions.extend(cur.body.iter().filter_map(|s| match s {
+                Stmt::FunctionDef(f) => Some(f),
+                _ => None,
+            }));
+        }
+        let methods: Vec<&'a ast::StmtFunctionDef> = self
+            .frame()
+            .method_of
+            .map(|c| {
+                c.def
+                    .body
+                    .iter()
+                    .filter_map(|s| match s {
+                        Stmt::FunctionDef(f) => Some(f),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let last = self.frames.len() - 1;
+        let local = self.frame_kinds(last);
+        let outer = self.frame_kinds(0);
+        let attrs = self.frames[last].method_of.map(|c| self.class_kinds(c.def));
+        let input = FlowInput {
+            kinds: KindContext {
+                local: &local,
+                outer: Some(&outer),
+                attrs: attrs.as_deref(),
+                scopes: &self.scopes,
+                classes: &self.classes,
+            },
+            functions: &functions,
+            methods: &methods,
+            current,
+        };
+        let flow = std::rc::Rc::new(analyze_loop(stmt, &input));
+        self.flow.loops.insert(stmt.start(), flow.clone());
+        flow
+    }
+
+    /// Inside code whose training loop a framework owns (a Lightning / HF Trainer subclass, or
+    /// a `training_step`-style hook)? Flow rules stay silent there.
+    pub fn in_framework_hook(&self) -> bool {
+        if self.function().is_some_and(|f| {
+            matches!(
+                f.name.as_str(),
+                "training_step" | "validation_step" | "test_step" | "predict_step"
+            )
+        }) {
+            return true;
+        }
+        self.frame().method_of.is_some_and(|c| {
+            c.def.bases().iter().any(|b| {
+                let q = self.resolve(b).unwrap_or_default();
+                let t = helpers::dotted(b).unwrap_or_default();
+                q.starts_with("pytorch_lightning")
+                    || q.starts_with("lightning")
+                    || q.starts_with("transformers.")
+                    || t.contains("Lightning")
+                    || t.ends_with("Trainer")
+            })
+        })
+    }
 }

@@ -2,17 +2,22 @@
 use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
+mod amp_scaler_step_without_scale;
 mod attention_batch_first_mismatch;
 mod backward_inside_no_grad;
 mod batchnorm_hyperparam_misuse;
 mod best_state_dict_not_copied;
+mod clip_grad_after_step;
+mod clip_grad_norm_amp_without_unscale;
 mod cuda_is_available_not_called;
 mod cuda_timing_without_synchronize;
 mod discarded_tensor_op_result;
 mod epoch_scheduler_stepped_per_batch;
 mod flatten_includes_batch_dim;
 mod float64_numpy_into_model;
+mod flow_helpers;
 mod functional_dropout_without_training;
+mod grad_accum_loss_not_scaled;
 pub(crate) mod helpers;
 mod inplace_modifies_saved_tensor;
 mod inplace_update_on_leaf_outside_no_grad;
@@ -26,6 +31,7 @@ mod method_reference_not_called;
 mod missing_eval_mode;
 mod missing_super_init;
 mod missing_train_after_eval;
+mod missing_zero_grad;
 pub(crate) mod model_helpers;
 pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
@@ -34,10 +40,13 @@ mod numpy_in_forward_or_loss;
 mod numpy_on_requires_grad_tensor;
 mod optimizer_on_stale_model;
 mod optimizer_param_generator_reused;
+mod optimizer_step_before_backward;
+mod optimizer_step_between_shared_backward;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
 mod rnn_hidden_state_not_detached;
+mod scheduler_step_before_optimizer_step;
 mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
 mod tensor_helpers;
@@ -45,6 +54,7 @@ mod tensor_rewrap_breaks_graph;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
 mod weight_decay_on_norm_and_bias;
+mod zero_grad_misplaced;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -88,4 +98,13 @@ pub(crate) static RULES: &[&Rule] = &[
     &tensor_rewrap_breaks_graph::TENSOR_REWRAP_BREAKS_GRAPH,
     &inplace_modifies_saved_tensor::INPLACE_MODIFIES_SAVED_TENSOR,
     &numpy_in_forward_or_loss::NUMPY_IN_FORWARD_OR_LOSS,
+    &missing_zero_grad::MISSING_ZERO_GRAD,
+    &zero_grad_misplaced::ZERO_GRAD_MISPLACED,
+    &clip_grad_norm_amp_without_unscale::CLIP_GRAD_NORM_AMP_WITHOUT_UNSCALE,
+    &amp_scaler_step_without_scale::AMP_SCALER_STEP_WITHOUT_SCALE,
+    &grad_accum_loss_not_scaled::GRAD_ACCUM_LOSS_NOT_SCALED,
+    &optimizer_step_before_backward::OPTIMIZER_STEP_BEFORE_BACKWARD,
+    &clip_grad_after_step::CLIP_GRAD_AFTER_STEP,
+    &scheduler_step_before_optimizer_step::SCHEDULER_STEP_BEFORE_OPTIMIZER_STEP,
+    &optimizer_step_between_shared_backward::OPTIMIZER_STEP_BETWEEN_SHARED_BACKWARD,
 ];

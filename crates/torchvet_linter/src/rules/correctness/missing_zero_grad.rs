@@ -1,0 +1,125 @@
+use super::flow_helpers::{
+    current_flow, describe, insert_after, insert_before, may_clear, stepped_optimizers,
+};
+use crate::checker::Checker;
+use crate::fix::RawFix;
+use ruff_python_ast::Stmt;
+use torchvet_semantic::flow::{EventKind, Role};
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for training loops that call `backward()` and `optimizer.step()` but never clear
+    /// the gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`) anywhere
+    /// in the loop, including the local functions the loop calls.
+    ///
+    /// ## Why is this bad?
+    /// `backward()` adds into `.grad`; it does not overwrite it. Without clearing, every step
+    /// uses the sum of the gradients of all previous batches, so the effective update grows
+    /// each iteration and training diverges or never converges. Clearing after the step, or
+    /// only every k iterations inside a gradient-accumulation branch, is fine and stays silent,
+    /// as are LBFGS closures (which clear inside the closure) and optimizers created inside the
+    /// loop.
+    ///
+    /// ## Example
+    /// ```python
+    /// for x, y in loader:
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// for x, y in loader:
+    ///     optimizer.zero_grad()
+    ///     loss = criterion(model(x), y)
+    ///     loss.backward()
+    ///     optimizer.step()
+    /// ```
+    ///
+    /// ## Fix safety
+    /// The fix inserts `optimizer.zero_grad()` as the first statement of the loop body, or
+    /// right after the step when the step is inside a gradient-accumulation branch. It is
+    /// safe: the gradients the step consumes are exactly the ones computed since the previous
+    /// step.
+    ///
+    /// ## References
+    /// - [Zeroing out gradients in PyTorch](https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html)
+    /// - [torch.optim.Optimizer.zero_grad](https://pytorch.org/docs/stable/generated/torch.optim.Optimizer.zero_grad.html)
+    /// - [Karpathy: common neural net training mistakes](https://threadreaderapp.com/thread/1013244313327681536.html)
+    pub(crate) static MISSING_ZERO_GRAD = {
+        name: "missing-zero-grad",
+        code: "TV002",
+        group: Correctness,
+        severity: Critical,
+        title: "optimizer.step() in a loop whose gradients are never cleared",
+        autofix: Yes,
+        hooks: { stmt: check },
+    };
+}
+
+fn check(checker: &mut Checker, stmt: &Stmt) {
+    let Some(flow) = current_flow(checker, stmt) else {
+        return;
+    };
+    let Some((_, backward)) = flow.of_kind(EventKind::Backward).next() else {
+        return;
+    };
+    let stepped = stepped_optimizers(&flow);
+    let mut reported: Vec<&str> = Vec::new();
+    for (_, step) in flow.of_kind(EventKind::Step) {
+        if step.in_nested_loop() || step.closure {
+            continue;
+        }
+        let Some(opt) = &step.target else { continue };
+        if opt.role != Role::Optimizer && step.scaler.is_none() {
+            continue;
+        }
+        let key = opt.key.as_str();
+        if reported.contains(&key)
+            || flow.events.iter().any(|e| may_clear(e, key, &stepped))
+            || flow
+                .events
+                .iter()
+                .any(|e| e.kind == EventKind::OptimizerCreated && e.target_key() == Some(key))
+        {
+            continue;
+        }
+        reported.push(key);
+        let periodic = step.periodic_guard().is_some();
+        let step_text = describe(checker, step);
+        let message = if periodic {
+            format!("{step_text} runs every few iterations but `{key}`'s gradients are never cleared in this loop: each accumulation window adds to all the previous ones, so every step applies the running sum of all gradients so far")
+        } else {
+            format!("{step_text} runs every iteration but `{key}`'s gradients are never cleared in this loop: `backward()` adds to the gradients of every previous batch, so each step applies their running sum")
+        };
+        let fix = if opt.helper_local {
+            None
+        } else if periodic {
+            if step.via.is_none() {
+                insert_after(checker, step.stmt, &format!("{key}.zero_grad()"), None)
+            } else {
+                None
+            }
+        } else {
+            flow.body()
+                .first()
+                .and_then(|first| insert_before(checker, first, &format!("{key}.zero_grad()")))
+        };
+        let backward_site = backward.site();
+        let d = checker.report(step.site(), message);
+        d.add_related(
+            backward_site,
+            "the backward() whose gradients keep accumulating",
+        );
+        if step.via.is_some() {
+            d.add_related(step.range, "the optimizer step inside the called function");
+        }
+        if let Some(edit) = fix {
+            d.set_fix(RawFix::safe(
+                format!("Call `{key}.zero_grad()` once per step"),
+                vec![edit],
+            ));
+        }
+    }
+}

@@ -1,0 +1,1347 @@
+//! Per-iteration flow of training events inside one loop.
+//!
+//! [`analyze_loop`] linearises the body of a `for`/`while` loop in source order and records
+//! every *training event* it meets ([`EventKind`]: `backward()`, `optimizer.step()`,
+//! `zero_grad()`, `scheduler.step()`, `GradScaler` calls, gradient clipping, `eval()`/`train()`,
+//! optimizer construction). Each [`Event`] says
+//!
+//! - **what** happened and on **which object** ([`Obj`]: a canonical key such as `opt` or
+//!   `self.optimizer`, and a [`Role`] from value kinds or, failing that, from the name);
+//! - **where** (`range` of the call, `stmt` the innermost statement, `top` the statement of the
+//!   loop body that contains it);
+//! - **under which conditions** inside the iteration ([`Guard`]s, outermost first: `if`
+//!   branches with their test and whether it looks periodic (`(i + 1) % k == 0`), an earlier
+//!   `if ...: continue`, nested loops, `except` handlers, `with` blocks);
+//! - whether it comes from a **local function** called in the loop (`via`): one level of
+//!   interprocedural summaries. A call `train_one_epoch(model, opt, loader)` to a function of
+//!   the same file (or `self.train_step(...)` to a method of the enclosing class) contributes
+//!   the events of that function's body, with its parameters mapped to the call's arguments
+//!   (so `optimizer.step()` inside the helper is keyed `opt` in the loop).
+//!
+//! Events are in per-iteration execution order as far as source order tells: an event at a
+//! lower index runs before one at a higher index in the same iteration, if both run. Nested
+//! function definitions and lambdas in the body are not entered (they do not run in place).
+//!
+//! The analysis is purely syntactic plus value kinds: it never executes anything. Rules use it
+//! through `Checker::loop_flow()` in the linter, which caches one [`LoopFlow`] per loop.
+use crate::helpers;
+use crate::kinds::{Kind, KindContext, KindTable};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Operator, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+
+/// What a training event is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    /// `X.backward()`, `scaler.scale(X).backward()`, `accelerator.backward(X)`,
+    /// `self.manual_backward(X)`, `torch.autograd.backward(X)`. `loss` is `X`.
+    Backward,
+    /// `OPT.step()` (`target` = OPT) or `scaler.step(OPT)` (`target` = OPT, `scaler` set).
+    Step,
+    /// Gradients cleared: `R.zero_grad()` (`target` = R, optimizer or module), `p.grad = None`,
+    /// `p.grad.zero_()`, or a call of a function whose name contains `zero_grad`/`clear_grad`
+    /// (`target` = `None`: clears unknown, possibly all, gradients).
+    ZeroGrad,
+    /// `p.grad = <value other than None>`: gradients written by hand.
+    GradWrite,
+    /// `SCHED.step(...)` on a learning-rate scheduler (`target` = SCHED).
+    SchedulerStep,
+    /// `scaler.scale(X)` not directly followed by `.backward()` (`scaler` set, `loss` = X).
+    ScalerScale,
+    /// `scaler.unscale_(OPT)` (`scaler` set, `target` = OPT).
+    ScalerUnscale,
+    /// `scaler.update()` (`scaler` set).
+    ScalerUpdate,
+    /// `torch.nn.utils.clip_grad_norm_/clip_grad_value_` (or the method form
+    /// `accelerator.clip_grad_norm_(...)`, see [`Event::method_form`]).
+    ClipGrad,
+    /// `M.eval()` / `M.train(False)` (`target` = M).
+    Eval,
+    /// `M.train()` / `M.train(True)` (`target` = M).
+    Train,
+    /// `NAME = torch.optim.X(...)` (or a call assigned to an optimizer-like name) inside the
+    /// loop: the optimizer is re-created every iteration (`target` = NAME).
+    OptimizerCreated,
+}
+
+/// What an object is, from its value kind or (weaker) its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A `torch.optim` optimizer (or a name like `opt`, `optimizer_g`, `optD`).
+    Optimizer,
+    /// A learning-rate scheduler; the class name when known (`StepLR`, `ReduceLROnPlateau`).
+    Scheduler(Option<String>),
+    /// A `GradScaler` (or a name containing `scaler`).
+    Scaler,
+    /// An `nn.Module` (or a name containing `model`, `net`, ...).
+    Module,
+    /// Known to be something else (tensor, data loader, ...).
+    Other,
+    /// Not known.
+    Unknown,
+}
+
+/// An object an event acts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Obj {
+    /// Canonical key: `opt`, `self.optimizer`, `optimizers[0]`. Through a local-function call
+    /// the helper's parameter is replaced by the call's argument, so keys compare across the
+    /// loop and its helpers.
+    pub key: String,
+    /// What it is.
+    pub role: Role,
+    /// The role comes from a value kind (constructor, annotation), not from the name.
+    pub certain: bool,
+    /// The expression naming the object at the event.
+    pub range: TextRange,
+    /// The name is a local variable of an inlined helper (not visible in the loop: do not
+    /// write it into a fix at the loop).
+    pub helper_local: bool,
+}
+
+/// A condition (or context) between the loop body and an event.
+#[derive(Clone, Copy, Debug)]
+pub enum Guard<'a> {
+    /// Inside clause `clause` of an `if` (0 = the `if` body, `i` = `elif_else_clauses[i - 1]`).
+    /// `test` is that clause's own test (`None` for `else`).
+    If {
+        /// The `if` statement.
+        stmt: &'a ast::StmtIf,
+        /// Which clause.
+        clause: usize,
+        /// The clause's test.
+        test: Option<&'a Expr>,
+        /// The test looks periodic (`%`, `accum`, `sync_gradients`, ...): see [`is_periodic_test`].
+        periodic: bool,
+    },
+    /// After `if test: continue` (or `break`/`return`) earlier in the same block: runs only
+    /// when `test` was false.
+    AfterExit {
+        /// The `if` statement that exits.
+        stmt: &'a ast::StmtIf,
+        /// Its test.
+        test: &'a Expr,
+        /// The test looks periodic.
+        periodic: bool,
+    },
+    /// Inside a nested loop. `over_params` when it iterates parameters
+    /// (`for p in model.parameters()`), which runs fully every time and is not a condition.
+    Loop {
+        /// The nested loop.
+        stmt: &'a Stmt,
+        /// It iterates parameters.
+        over_params: bool,
+    },
+    /// Inside an `except` handler.
+    Except {
+        /// The handler.
+        handler: &'a ast::ExceptHandlerExceptHandler,
+    },
+    /// Inside a `with` block (not a condition). `accumulate` for
+    /// `with accelerator.accumulate(model):` / `with model.no_sync():`, whose framework skips
+    /// step/zero_grad/all-reduce on non-update micro-steps.
+    With {
+        /// The `with` statement.
+        stmt: &'a ast::StmtWith,
+        /// A gradient-accumulation context.
+        accumulate: bool,
+    },
+}
+
+impl Guard<'_> {
+    /// Does this guard make execution conditional within the iteration?
+    pub fn is_condition(&self) -> bool {
+        match self {
+            Guard::If { .. } | Guard::AfterExit { .. } | Guard::Except { .. } => true,
+            Guard::Loop { over_params, .. } => !over_params,
+            Guard::With { .. } => false,
+        }
+    }
+
+    /// Is this a periodic `if` (or an exit after a periodic test)?
+    pub fn is_periodic(&self) -> bool {
+        matches!(
+            self,
+            Guard::If { periodic: true, .. } | Guard::AfterExit { periodic: true, .. }
+        )
+    }
+
+    /// Same guard (same statement and clause)?
+    pub fn same(&self, other: &Guard) -> bool {
+        match (self, other) {
+            (
+                Guard::If {
+                    stmt: a, clause: x, ..
+                },
+                Guard::If {
+                    stmt: b, clause: y, ..
+                },
+            ) => a.range() == b.range() && x == y,
+            (Guard::AfterExit { stmt: a, .. }, Guard::AfterExit { stmt: b, .. }) => {
+                a.range() == b.range()
+            }
+            (Guard::Loop { stmt: a, .. }, Guard::Loop { stmt: b, .. }) => a.range() == b.range(),
+            (Guard::Except { handler: a }, Guard::Except { handler: b }) => a.range() == b.range(),
+            (Guard::With { stmt: a, .. }, Guard::With { stmt: b, .. }) => a.range() == b.range(),
+            _ => false,
+        }
+    }
+
+    /// The source range of the guarding statement (the `if`, loop, handler or `with`).
+    pub fn range(&self) -> TextRange {
+        match self {
+            Guard::If { stmt, .. } | Guard::AfterExit { stmt, .. } => stmt.range(),
+            Guard::Loop { stmt, .. } => stmt.range(),
+            Guard::Except { handler } => handler.range(),
+            Guard::With { stmt, .. } => stmt.range(),
+        }
+    }
+}
+
+/// One training event of an iteration.
+#[derive(Clone, Debug)]
+pub struct Event<'a> {
+    /// What.
+    pub kind: EventKind,
+    /// The call (or assignment) in the file. For an event inlined from a helper this is inside
+    /// the helper's body; see [`Event::site`] for the position in the loop.
+    pub range: TextRange,
+    /// The call, when the event is a call.
+    pub call: Option<&'a ExprCall>,
+    /// The innermost statement containing the event (in the helper when inlined).
+    pub stmt: &'a Stmt,
+    /// The statement of the analysed loop's body that contains the event (or the helper call).
+    pub top: &'a Stmt,
+    /// The main object: the optimizer (Step, ZeroGrad of an optimizer, ScalerUnscale,
+    /// OptimizerCreated), the module (ZeroGrad of a model, Eval, Train), the scheduler.
+    pub target: Option<Obj>,
+    /// The GradScaler involved (scaler.step, scaler.scale(..).backward(), unscale_, update).
+    pub scaler: Option<Obj>,
+    /// Backward / ScalerScale: the loss expression (inside `scaler.scale(...)`).
+    pub loss: Option<&'a Expr>,
+    /// Backward: `retain_graph=` given and not literally false.
+    pub retain_graph: bool,
+    /// Step: a closure is passed (`opt.step(closure)`: LBFGS style, the closure owns the
+    /// zero_grad/backward).
+    pub closure: bool,
+    /// Backward through a framework object (`accelerator.backward(loss)`,
+    /// `engine.backward(loss)`, `self.manual_backward(loss)`); ClipGrad in method form
+    /// (`accelerator.clip_grad_norm_(...)`, which unscales itself).
+    pub method_form: bool,
+    /// Conditions and contexts between the loop body and the event, outermost first.
+    pub guards: Vec<Guard<'a>>,
+    /// The local-function call the event was inlined through.
+    pub via: Option<&'a ExprCall>,
+}
+
+impl<'a> Event<'a> {
+    /// Where the event happens from the loop's point of view: the helper call when inlined.
+    pub fn site(&self) -> TextRange {
+        self.via.map_or(self.range, Ranged::range)
+    }
+
+    /// Does the event run only under some condition of the iteration (an `if`, an earlier
+    /// `continue`, a nested non-parameter loop, an `except`)?
+    pub fn is_conditional(&self) -> bool {
+        self.guards.iter().any(Guard::is_condition)
+    }
+
+    /// Inside a nested loop (other than a loop over parameters)?
+    pub fn in_nested_loop(&self) -> bool {
+        self.guards.iter().any(|g| {
+            matches!(
+                g,
+                Guard::Loop {
+                    over_params: false,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// The innermost nested loop (not over parameters) containing the event.
+    pub fn nested_loop(&self) -> Option<&'a Stmt> {
+        self.guards.iter().rev().find_map(|g| match g {
+            Guard::Loop {
+                stmt,
+                over_params: false,
+            } => Some(*stmt),
+            _ => None,
+        })
+    }
+
+    /// The innermost periodic guard (`if (i + 1) % k == 0:` or after `if i % k: continue`).
+    pub fn periodic_guard(&self) -> Option<&Guard<'a>> {
+        self.guards.iter().rev().find(|g| g.is_periodic())
+    }
+
+    /// Inside `with accelerator.accumulate(...)` / `with model.no_sync()`?
+    pub fn in_accumulate_context(&self) -> bool {
+        self.guards.iter().any(|g| {
+            matches!(
+                g,
+                Guard::With {
+                    accumulate: true,
+                    ..
+                }
+            )
+        })
+    }
+
+    /// Does this event run whenever `other` runs in the same iteration, as far as guards tell
+    /// (its conditions are a prefix of `other`'s)? `with` guards are ignored.
+    pub fn dominates(&self, other: &Event) -> bool {
+        let mine: Vec<&Guard> = self.guards.iter().filter(|g| g.is_condition()).collect();
+        let theirs: Vec<&Guard> = other.guards.iter().filter(|g| g.is_condition()).collect();
+        mine.len() <= theirs.len() && mine.iter().zip(&theirs).all(|(a, b)| a.same(b))
+    }
+
+    /// The key of the target object.
+    pub fn target_key(&self) -> Option<&str> {
+        self.target.as_ref().map(|o| o.key.as_str())
+    }
+
+    /// The key of the scaler.
+    pub fn scaler_key(&self) -> Option<&str> {
+        self.scaler.as_ref().map(|o| o.key.as_str())
+    }
+}
+
+/// The events of one loop iteration, in order.
+#[derive(Clone, Debug)]
+pub struct LoopFlow<'a> {
+    /// The analysed loop (`for` or `while`).
+    pub loop_stmt: &'a Stmt,
+    /// Events in per-iteration source order (index = order).
+    pub events: Vec<Event<'a>>,
+}
+
+impl<'a> LoopFlow<'a> {
+    /// An empty flow.
+    pub fn empty(loop_stmt: &'a Stmt) -> Self {
+        Self {
+            loop_stmt,
+            events: Vec::new(),
+        }
+    }
+
+    /// Indices and events of one kind.
+    pub fn of_kind(&self, kind: EventKind) -> impl Iterator<Item = (usize, &Event<'a>)> + '_ {
+        self.events
+            .iter()
+            .enumerate()
+            .filter(move |(_, e)| e.kind == kind)
+    }
+
+    /// Any event of this kind?
+    pub fn has(&self, kind: EventKind) -> bool {
+        self.events.iter().any(|e| e.kind == kind)
+    }
+
+    /// The body statements of the loop.
+    pub fn body(&self) -> &'a [Stmt] {
+        match self.loop_stmt {
+            Stmt::For(f) => &f.body,
+            Stmt::While(w) => &w.body,
+            _ => &[],
+        }
+    }
+
+    /// Any event of `kind` in `range` of indices satisfying `pred`?
+    pub fn any_between(
+        &self,
+        range: std::ops::Range<usize>,
+        kind: EventKind,
+        pred: impl Fn(&Event<'a>) -> bool,
+    ) -> bool {
+        self.events
+            .get(range)
+            .is_some_and(|s| s.iter().any(|e| e.kind == kind && pred(e)))
+    }
+}
+
+/// What [`analyze_loop`] needs from its caller.
+pub struct FlowInput<'a, 's> {
+    /// Value kinds at the loop (its function, the module, `self.<attr>` of its class).
+    pub kinds: KindContext<'s>,
+    /// Functions callable by bare name from the loop (module-level defs and defs nested in the
+    /// loop's function), inlined one level deep.
+    pub functions: &'s [&'a ast::StmtFunctionDef],
+    /// Methods of the enclosing class, inlined for `self.<name>(...)` calls.
+    pub methods: &'s [&'a ast::StmtFunctionDef],
+    /// The function containing the loop (never inlined into itself).
+    pub current: Option<&'a ast::StmtFunctionDef>,
+}
+
+/// Linearise the body of `loop_stmt` (a `for` or `while`; anything else gives no events).
+pub fn analyze_loop<'a>(loop_stmt: &'a Stmt, input: &FlowInput<'a, '_>) -> LoopFlow<'a> {
+    let body: &'a [Stmt] = match loop_stmt {
+        Stmt::For(f) => &f.body,
+        Stmt::While(w) => &w.body,
+        _ => return LoopFlow::empty(loop_stmt),
+    };
+    let mut w = Walker {
+        input,
+        events: Vec::new(),
+        guards: Vec::new(),
+        top: loop_stmt,
+        stmt: loop_stmt,
+        helper: None,
+        scaled: Vec::new(),
+    };
+    w.block(body, true);
+    LoopFlow {
+        loop_stmt,
+        events: w.events,
+    }
+}
+
+/// Does an `if` test look like a periodic (accumulation) condition: a `%` anywhere, or a
+/// name mentioning accumulation / gradient sync (`accum`, `grad_acc`, `sync_gradients`,
+/// `update_freq`, `gradient_accumulation_steps`), e.g. `(i + 1) % k == 0`,
+/// `ni - last_opt_step >= accumulate`, `accelerator.sync_gradients`?
+pub fn is_periodic_test(test: &Expr) -> bool {
+    let mut found = false;
+    walk_names(test, &mut |e| match e {
+        Expr::BinOp(b) if b.op == Operator::Mod && !matches!(*b.left, Expr::StringLiteral(_)) => {
+            found = true
+        }
+        Expr::Name(n) if periodic_name(n.id.as_str()) => found = true,
+        Expr::Attribute(a) if periodic_name(a.attr.as_str()) => found = true,
+        _ => {}
+    });
+    found
+}
+
+/// The modulus `k` of a periodic test `... % k == 0` / `... % k != 0` / `not ... % k`
+/// (the first `%` found), e.g. `accum_steps` in `(step + 1) % accum_steps == 0`.
+pub fn modulus_of(test: &Expr) -> Option<&Expr> {
+    match test {
+        Expr::BinOp(b) if b.op == Operator::Mod => Some(&b.right),
+        Expr::BinOp(b) => modulus_of(&b.left).or_else(|| modulus_of(&b.right)),
+        Expr::Compare(c) => std::iter::once(&*c.left)
+            .chain(c.comparators.iter())
+            .find_map(modulus_of),
+        Expr::BoolOp(b) => b.values.iter().find_map(modulus_of),
+        Expr::UnaryOp(u) => modulus_of(&u.operand),
+        _ => None,
+    }
+}
+
+fn periodic_name(id: &str) -> bool {
+    let l = id.to_ascii_lowercase();
+    l.contains("accum")
+        || l.contains("grad_acc")
+        || l.contains("sync_grad")
+        || l.contains("update_freq")
+        || l.contains("iters_to_acc")
+}
+
+fn walk_names<'e>(expr: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
+    f(expr);
+    match expr {
+        Expr::BinOp(b) => {
+            walk_names(&b.left, f);
+            walk_names(&b.right, f);
+        }
+        Expr::Compare(c) => {
+            walk_names(&c.left, f);
+            c.comparators.iter().for_each(|e| walk_names(e, f));
+        }
+        Expr::BoolOp(b) => b.values.iter().for_each(|e| walk_names(e, f)),
+        Expr::UnaryOp(u) => walk_names(&u.operand, f),
+        Expr::Attribute(a) => walk_names(&a.value, f),
+        Expr::Call(c) => {
+            walk_names(&c.func, f);
+            c.arguments.args.iter().for_each(|e| walk_names(e, f));
+        }
+        Expr::Subscript(s) => walk_names(&s.value, f),
+        _ => {}
+    }
+}
+
+/// A canonical key for an object expression: `a`, `a.b`, `a[0]`, `a["g"]`; `None` otherwise.
+pub fn object_key(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Attribute(a) => object_key(&a.value).map(|mut s| {
+            s.push('.');
+            s.push_str(a.attr.as_str());
+            s
+        }),
+        Expr::Subscript(s) => {
+            let base = object_key(&s.value)?;
+            let idx = match &*s.slice {
+                Expr::StringLiteral(l) => format!("{:?}", l.value.to_str()),
+                e => helpers::int_value(e)?.to_string(),
+            };
+            Some(format!("{base}[{idx}]"))
+        }
+        _ => None,
+    }
+}
+
+fn root_name(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => root_name(&a.value),
+        Expr::Subscript(s) => root_name(&s.value),
+        _ => None,
+    }
+}
+
+/// The last name of an object key (`self.opt_g` -> `opt_g`, `opts[0]` -> `opts`).
+fn last_name(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        Expr::Subscript(s) => last_name(&s.value),
+        _ => None,
+    }
+}
+
+/// The role a name suggests (weak evidence, used when the value kind is unknown).
+pub fn role_from_name(name: &str) -> Role {
+    let l = name.to_ascii_lowercase();
+    if l.contains("sched") {
+        return Role::Scheduler(None);
+    }
+    if l.contains("scaler") {
+        return Role::Scaler;
+    }
+    let tokens_opt = l
+        .split('_')
+        .any(|t| t == "opt" || t == "opts" || t.starts_with("optim"));
+    let camel_opt = name.strip_prefix("opt").is_some_and(|rest| {
+        rest.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+    });
+    if tokens_opt || camel_opt || l.ends_with("optimizer") || l.ends_with("optimiser") {
+        return Role::Optimizer;
+    }
+    if l.contains("model")
+        || l.contains("net")
+        || l.contains("encoder")
+        || l.contains("decoder")
+        || l.contains("generator")
+        || l.contains("discriminator")
+    {
+        return Role::Module;
+    }
+    Role::Unknown
+}
+
+fn role_from_kind(kind: &Kind) -> Option<Role> {
+    Some(match kind {
+        Kind::Optimizer(_) => Role::Optimizer,
+        Kind::Scheduler(n) => Role::Scheduler(Some(n.clone())),
+        Kind::GradScaler => Role::Scaler,
+        Kind::Module => Role::Module,
+        Kind::Unknown => return None,
+        _ => Role::Other,
+    })
+}
+
+const CLIP_FUNCTIONS: &[&str] = &[
+    "torch.nn.utils.clip_grad_norm_",
+    "torch.nn.utils.clip_grad_value_",
+    "torch.nn.utils.clip_grad_norm",
+    "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.clip_grad.clip_grad_value_",
+    "torch.nn.utils.clip_grad.clip_grad_norm",
+];
+
+/// Names of framework objects whose `.backward(loss)` takes the loss as argument.
+fn framework_receiver(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("accelerator")
+        || l.contains("fabric")
+        || l.contains("engine")
+        || l.contains("deepspeed")
+        || l == "self"
+        || l == "trainer"
+        || l == "model"
+}
+
+struct HelperFrame<'a> {
+    call: &'a ExprCall,
+    /// Parameter name -> argument expression at the call.
+    params: Vec<(&'a str, &'a Expr)>,
+    kinds: KindTable,
+}
+
+struct Walker<'a, 'i, 's> {
+    input: &'i FlowInput<'a, 's>,
+    events: Vec<Event<'a>>,
+    guards: Vec<Guard<'a>>,
+    top: &'a Stmt,
+    stmt: &'a Stmt,
+    helper: Option<HelperFrame<'a>>,
+    /// Names bound to `scaler.scale(...)` (or `amp.scale_loss(...) as name`) in this iteration.
+    scaled: Vec<(String, Obj)>,
+}
+
+impl<'a> Walker<'a, '_, '_> {
+    // ----- objects -----
+
+    fn obj(&self, expr: &'a Expr) -> Option<Obj> {
+        let key = object_key(expr)?;
+        let root = root_name(expr)?;
+        if let Some(h) = &self.helper {
+            if let Some((_, arg)) = h.params.iter().find(|(p, _)| *p == root) {
+                let arg_key = object_key(arg)?;
+                let key = format!("{arg_key}{}", &key[root.len()..]);
+                let kind_role = if matches!(expr, Expr::Name(_)) {
+                    role_from_kind(&self.input.kinds.kind(arg))
+                } else {
+                    None
+                };
+                let (role, certain) = match kind_role {
+                    Some(r) => (r, true),
+                    None => (role_from_name(last_name(expr).unwrap_or(root)), false),
+                };
+                return Some(Obj {
+                    key,
+                    role,
+                    certain,
+                    range: expr.range(),
+                    helper_local: false,
+                });
+            }
+            let cx = KindContext {
+                local: &h.kinds,
+                ..self.input.kinds
+            };
+            let (role, certain) = match role_from_kind(&cx.kind(expr)) {
+                Some(r) => (r, true),
+                None => (role_from_name(last_name(expr).unwrap_or(root)), false),
+            };
+            return Some(Obj {
+                key,
+                role,
+                certain,
+                range: expr.range(),
+                helper_local: root != "self" && h.kinds.get(root).is_some(),
+            });
+        }
+        let (role, certain) = match role_from_kind(&self.input.kinds.kind(expr)) {
+            Some(r) => (r, true),
+            None => (role_from_name(last_name(expr).unwrap_or(root)), false),
+        };
+        Some(Obj {
+            key,
+            role,
+            certain,
+            range: expr.range(),
+            helper_local: false,
+        })
+    }
+
+    fn role(&self, expr: &'a Expr) -> Role {
+        self.obj(expr).map_or(Role::Unknown, |o| o.role)
+    }
+
+    fn push(
+        &mut self,
+        kind: EventKind,
+        range: TextRange,
+        call: Option<&'a ExprCall>,
+    ) -> &mut Event<'a> {
+        self.events.push(Event {
+            kind,
+            range,
+            call,
+            stmt: self.stmt,
+            top: self.top,
+            target: None,
+            scaler: None,
+            loss: None,
+            retain_graph: false,
+            closure: false,
+            method_form: false,
+            guards: self.guards.clone(),
+            via: self.helper.as_ref().map(|h| h.call),
+        });
+        let last = self.events.len() - 1;
+        &mut self.events[last]
+    }
+
+    // ----- statements -----
+
+    fn block(&mut self, body: &'a [Stmt], is_top: bool) {
+        let pushed_before = self.guards.len();
+        let mut exits = 0;
+        for stmt in body {
+            if is_top {
+                self.top = stmt;
+            }
+            self.statement(stmt);
+            if let Stmt::If(i) = stmt {
+                if i.elif_else_clauses.is_empty()
+                    && matches!(
+                        i.body.last(),
+                        Some(Stmt::Continue(_) | Stmt::Break(_) | Stmt::Return(_))
+                    )
+                {
+                    self.guards.push(Guard::AfterExit {
+                        stmt: i,
+                        test: &i.test,
+                        periodic: is_periodic_test(&i.test),
+                    });
+                    exits += 1;
+                }
+            }
+        }
+        self.guards.truncate(self.guards.len() - exits);
+        debug_assert_eq!(self.guards.len(), pushed_before);
+    }
+
+    fn statement(&mut self, stmt: &'a Stmt) {
+        let saved = std::mem::replace(&mut self.stmt, stmt);
+        match stmt {
+            Stmt::Expr(e) => self.expr(&e.value),
+            Stmt::Assign(a) => {
+                self.expr(&a.value);
+                for t in &a.targets {
+                    self.assigned(t, &a.value, stmt);
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                if let Some(v) = &a.value {
+                    self.expr(v);
+                    self.assigned(&a.target, v, stmt);
+                }
+            }
+            Stmt::AugAssign(a) => self.expr(&a.value),
+            Stmt::Return(r) => {
+                if let Some(v) = &r.value {
+                    self.expr(v);
+                }
+            }
+            Stmt::If(i) => {
+                self.expr(&i.test);
+                self.guards.push(Guard::If {
+                    stmt: i,
+                    clause: 0,
+                    test: Some(&i.test),
+                    periodic: is_periodic_test(&i.test),
+                });
+                self.block(&i.body, false);
+                self.guards.pop();
+                for (n, c) in i.elif_else_clauses.iter().enumerate() {
+                    if let Some(t) = &c.test {
+                        self.expr(t);
+                    }
+                    self.guards.push(Guard::If {
+                        stmt: i,
+                        clause: n + 1,
+                        test: c.test.as_ref(),
+                        periodic: c.test.as_ref().is_some_and(is_periodic_test),
+                    });
+                    self.block(&c.body, false);
+                    self.guards.pop();
+                }
+            }
+            Stmt::For(f) => {
+                self.expr(&f.iter);
+                let over_params = self.iterates_params(&f.iter);
+                self.guards.push(Guard::Loop { stmt, over_params });
+                self.block(&f.body, false);
+                self.guards.pop();
+            }
+            Stmt::While(w) => {
+                self.expr(&w.test);
+                self.guards.push(Guard::Loop {
+                    stmt,
+                    over_params: false,
+                });
+                self.block(&w.body, false);
+                self.guards.pop();
+            }
+            Stmt::With(w) => {
+                let mut accumulate = false;
+                for item in &w.items {
+                    self.expr(&item.context_expr);
+                    if let Expr::Call(c) = &item.context_expr {
+                        if let Some((m, recv)) = helpers::method_call(c) {
+                            accumulate |= matches!(m, "accumulate" | "no_sync");
+                            if m == "scale_loss" {
+                                if let (Some(v), Some(o)) = (&item.optional_vars, self.obj(recv)) {
+                                    if let Some(k) = object_key(v) {
+                                        self.scaled.push((k, o));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                self.guards.push(Guard::With {
+                    stmt: w,
+                    accumulate,
+                });
+                self.block(&w.body, false);
+                self.guards.pop();
+            }
+            Stmt::Try(t) => {
+                self.block(&t.body, false);
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    self.guards.push(Guard::Except { handler: h });
+                    self.block(&h.body, false);
+                    self.guards.pop();
+                }
+                self.block(&t.orelse, false);
+                self.block(&t.finalbody, false);
+            }
+            // Definitions do not run in place; other statements hold no training calls.
+            _ => {}
+        }
+        self.stmt = saved;
+    }
+
+    fn iterates_params(&self, iter: &'a Expr) -> bool {
+        let inner = match iter {
+            Expr::Call(c) if helpers::name_of(&c.func) == Some("list") => {
+                c.arguments.args.first().unwrap_or(iter)
+            }
+            e => e,
+        };
+        if let Expr::Call(c) = inner {
+            if let Some((m, _)) = helpers::method_call(c) {
+                if matches!(m, "parameters" | "named_parameters") {
+                    return true;
+                }
+            }
+        }
+        if matches!(self.input.kinds.kind(inner), Kind::ParamGenerator) {
+            return true;
+        }
+        last_name(inner).is_some_and(|n| n.to_ascii_lowercase().contains("param"))
+    }
+
+    fn assigned(&mut self, target: &'a Expr, value: &'a Expr, stmt: &'a Stmt) {
+        match target {
+            Expr::Attribute(a) if a.attr.as_str() == "grad" => {
+                let kind = if matches!(value, Expr::NoneLiteral(_)) {
+                    EventKind::ZeroGrad
+                } else {
+                    EventKind::GradWrite
+                };
+                self.push(kind, stmt.range(), None);
+            }
+            Expr::Name(_) | Expr::Attribute(_) => {
+                let Expr::Call(call) = value else { return };
+                if let Some((m, recv)) = helpers::method_call(call) {
+                    if m == "scale" && self.role(recv) == Role::Scaler {
+                        if let (Some(k), Some(o)) = (object_key(target), self.obj(recv)) {
+                            self.scaled.push((k, o));
+                        }
+                        return;
+                    }
+                }
+                let kind = match &self.helper {
+                    Some(h) => KindContext {
+                        local: &h.kinds,
+                        ..self.input.kinds
+                    }
+                    .kind(value),
+                    None => self.input.kinds.kind(value),
+                };
+                let created = matches!(kind, Kind::Optimizer(_))
+                    || (kind == Kind::Unknown
+                        && last_name(target).map(role_from_name) == Some(Role::Optimizer));
+                if created {
+                    if let Some(mut o) = self.obj(target) {
+                        o.role = Role::Optimizer;
+                        self.push(EventKind::OptimizerCreated, stmt.range(), Some(call))
+                            .target = Some(o);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // ----- expressions -----
+
+    fn expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => self.call(call),
+            Expr::Lambda(_) => {}
+            Expr::Attribute(a) => self.expr(&a.value),
+            Expr::BinOp(b) => {
+                self.expr(&b.left);
+                self.expr(&b.right);
+            }
+            Expr::UnaryOp(u) => self.expr(&u.operand),
+            Expr::BoolOp(b) => b.values.iter().for_each(|v| self.expr(v)),
+            Expr::Compare(c) => {
+                self.expr(&c.left);
+                c.comparators.iter().for_each(|v| self.expr(v));
+            }
+            Expr::Subscript(s) => {
+                self.expr(&s.value);
+                self.expr(&s.slice);
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|v| self.expr(v)),
+            Expr::List(t) => t.elts.iter().for_each(|v| self.expr(v)),
+            Expr::Starred(s) => self.expr(&s.value),
+            Expr::If(i) => {
+                self.expr(&i.test);
+                self.expr(&i.body);
+                self.expr(&i.orelse);
+            }
+            Expr::Named(n) => self.expr(&n.value),
+            Expr::Await(a) => self.expr(&a.value),
+            Expr::Dict(d) => d.items.iter().for_each(|i| self.expr(&i.value)),
+            Expr::FString(_) => {}
+            _ => {}
+        }
+    }
+
+    fn call(&mut self, call: &'a ExprCall) {
+        // `scaler.scale(loss).backward()`: one event, the scale call is part of it.
+        let scaled_backward = match helpers::method_call(call) {
+            Some(("backward", Expr::Call(inner))) => match helpers::method_call(inner) {
+                Some(("scale", s)) if self.role(s) == Role::Scaler => Some((inner, s)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match scaled_backward {
+            Some((inner, _)) => {
+                if let Expr::Attribute(a) = &*inner.func {
+                    self.expr(&a.value);
+                }
+                inner.arguments.args.iter().for_each(|a| self.expr(a));
+            }
+            None => self.expr(&call.func),
+        }
+        for a in &call.arguments.args {
+            self.expr(a);
+        }
+        for k in &call.arguments.keywords {
+            self.expr(&k.value);
+        }
+        if let Some((inner, scaler)) = scaled_backward {
+            let sc = self.obj(scaler);
+            let loss = inner.arguments.args.first();
+            let retain = retain_graph(call);
+            let e = self.push(EventKind::Backward, call.range(), Some(call));
+            e.scaler = sc;
+            e.loss = loss;
+            e.retain_graph = retain;
+            return;
+        }
+        self.classify(call);
+    }
+
+    fn classify(&mut self, call: &'a ExprCall) {
+        let args = &call.arguments.args;
+        if let Some((method, recv)) = helpers::method_call(call) {
+            match method {
+                "backward" => {
+                    let framework = !args.is_empty()
+                        && last_name(recv).is_some_and(framework_receiver)
+                        && !matches!(self.input.kinds.kind(recv), Kind::Tensor);
+                    let (loss, scaler) = if framework {
+                        (args.first(), None)
+                    } else {
+                        let sc = object_key(recv).and_then(|k| {
+                            self.scaled
+                                .iter()
+                                .find(|(n, _)| *n == k)
+                                .map(|(_, o)| o.clone())
+                        });
+                        (Some(recv), sc)
+                    };
+                    let retain = retain_graph(call);
+                    let e = self.push(EventKind::Backward, call.range(), Some(call));
+                    e.loss = loss;
+                    e.scaler = scaler;
+                    e.retain_graph = retain;
+                    e.method_form = framework;
+                }
+                "manual_backward" if !args.is_empty() => {
+                    let e = self.push(EventKind::Backward, call.range(), Some(call));
+                    e.loss = args.first();
+                    e.method_form = true;
+                }
+                "step" => {
+                    let Some(o) = self.obj(recv) else { return };
+                    match o.role {
+                        Role::Scaler => {
+                            let target = args.first().and_then(|a| self.obj(a));
+                            let e = self.push(EventKind::Step, call.range(), Some(call));
+                            e.target = target;
+                            e.scaler = Some(o);
+                        }
+                        Role::Optimizer => {
+                            let closure = !args.is_empty()
+                                || helpers::keyword(call, "closure").is_some()
+                                || helpers::has_kwargs_splat(call);
+                            let e = self.push(EventKind::Step, call.range(), Some(call));
+                            e.target = Some(o);
+                            e.closure = closure;
+                        }
+                        Role::Scheduler(_) => {
+                            self.push(EventKind::SchedulerStep, call.range(), Some(call))
+                                .target = Some(o);
+                        }
+                        _ => {}
+                    }
+                }
+                "zero_grad" => {
+                    let o = self.obj(recv);
+                    self.push(EventKind::ZeroGrad, call.range(), Some(call))
+                        .target = o;
+                }
+                "zero_" if has_grad_attribute(recv) => {
+                    self.push(EventKind::ZeroGrad, call.range(), Some(call));
+                }
+                "unscale_" => {
+                    let sc = self.obj(recv);
+                    let target = args.first().and_then(|a| self.obj(a));
+                    let e = self.push(EventKind::ScalerUnscale, call.range(), Some(call));
+                    e.scaler = sc;
+                    e.target = target;
+                }
+                "update" if args.is_empty() && call.arguments.keywords.is_empty() => {
+                    if let Some(o) = self.obj(recv).filter(|o| o.role == Role::Scaler) {
+                        self.push(EventKind::ScalerUpdate, call.range(), Some(call))
+                            .scaler = Some(o);
+                    }
+                }
+                "scale" if args.len() == 1 => {
+                    if let Some(o) = self.obj(recv).filter(|o| o.role == Role::Scaler) {
+                        let e = self.push(EventKind::ScalerScale, call.range(), Some(call));
+                        e.scaler = Some(o);
+                        e.loss = args.first();
+                    }
+                }
+                "clip_grad_norm_" | "clip_grad_value_" if !self.is_clip_function(call) => {
+                    self.push(EventKind::ClipGrad, call.range(), Some(call))
+                        .method_form = true;
+                }
+                "eval" | "train" if args.len() <= 1 && call.arguments.keywords.is_empty() => {
+                    let Some(o) = self.obj(recv) else { return };
+                    if !matches!(o.role, Role::Module | Role::Unknown) {
+                        return;
+                    }
+                    let kind = match (method, args.first().and_then(helpers::is_truthy)) {
+                        ("eval", _) | ("train", Some(false)) => EventKind::Eval,
+                        ("train", None) if !args.is_empty() => return,
+                        _ => EventKind::Train,
+                    };
+                    self.push(kind, call.range(), Some(call)).target = Some(o);
+                }
+                m if clears_grads_name(m) => {
+                    self.push(EventKind::ZeroGrad, call.range(), Some(call));
+                }
+                _ => {
+                    if helpers::name_of(recv) == Some("self") {
+                        self.inline_method(call, method);
+                    } else if self.is_clip_function(call) {
+                        self.push(EventKind::ClipGrad, call.range(), Some(call));
+                    } else if self.input.kinds.scopes.resolve(&call.func).as_deref()
+                        == Some("torch.autograd.backward")
+                    {
+                        self.push(EventKind::Backward, call.range(), Some(call))
+                            .loss = args.first();
+                    }
+                }
+            }
+            return;
+        }
+        if self.is_clip_function(call) {
+            self.push(EventKind::ClipGrad, call.range(), Some(call));
+            return;
+        }
+        let Some(name) = helpers::name_of(&call.func) else {
+            return;
+        };
+        if let Some(q) = self.input.kinds.scopes.lookup(name) {
+            if q == "torch.autograd.backward" {
+                self.push(EventKind::Backward, call.range(), Some(call))
+                    .loss = args.first();
+            }
+            return;
+        }
+        if clears_grads_name(name) {
+            self.push(EventKind::ZeroGrad, call.range(), Some(call));
+            return;
+        }
+        self.inline_function(call, name);
+    }
+
+    fn is_clip_function(&self, call: &ExprCall) -> bool {
+        self.input
+            .kinds
+            .scopes
+            .resolve(&call.func)
+            .is_some_and(|q| CLIP_FUNCTIONS.contains(&q.as_str()))
+    }
+
+    // ----- one level of local-function summaries -----
+
+    fn inline_function(&mut self, call: &'a ExprCall, name: &str) {
+        if self.helper.is_some() {
+            return;
+        }
+        let Some(f) = self
+            .input
+            .functions
+            .iter()
+            .rev()
+            .find(|f| f.name.as_str() == name)
+            .copied()
+        else {
+            return;
+        };
+        self.inline(call, f, false);
+    }
+
+    fn inline_method(&mut self, call: &'a ExprCall, name: &str) {
+        if self.helper.is_some() {
+            return;
+        }
+        let Some(f) = self
+            .input
+            .methods
+            .iter()
+            .find(|f| f.name.as_str() == name)
+            .copied()
+        else {
+            return;
+        };
+        self.inline(call, f, true);
+    }
+
+    fn inline(&mut self, call: &'a ExprCall, f: &'a ast::StmtFunctionDef, method: bool) {
+        if self.input.current.is_some_and(|c| c.range() == f.range()) {
+            return;
+        }
+        let positional: Vec<&'a ast::ParameterWithDefault> = f
+            .parameters
+            .posonlyargs
+            .iter()
+            .chain(f.parameters.args.iter())
+            .skip(usize::from(method))
+            .collect();
+        let mut params: Vec<(&'a str, &'a Expr)> = Vec::new();
+        for (p, a) in positional.iter().zip(call.arguments.args.iter()) {
+            if matches!(a, Expr::Starred(_)) {
+                break;
+            }
+            params.push((p.parameter.name.as_str(), a));
+        }
+        for k in &call.arguments.keywords {
+            if let Some(arg) = &k.arg {
+                params.push((arg.as_str(), &k.value));
+            }
+        }
+        let kinds = KindTable::infer(
+            &f.body,
+            Some(&f.parameters),
+            self.input.kinds.scopes,
+            self.input.kinds.classes,
+            self.input.kinds.outer,
+        );
+        let saved_stmt = self.stmt;
+        let saved_scaled = std::mem::take(&mut self.scaled);
+        self.helper = Some(HelperFrame {
+            call,
+            params,
+            kinds,
+        });
+        self.block(&f.body, false);
+        self.helper = None;
+        self.scaled = saved_scaled;
+        self.stmt = saved_stmt;
+    }
+}
+
+fn clears_grads_name(name: &str) -> bool {
+    name != "zero_grad" && (name.contains("zero_grad") || name.contains("clear_grad"))
+}
+
+fn has_grad_attribute(expr: &Expr) -> bool {
+    match expr {
+        Expr::Attribute(a) => a.attr.as_str() == "grad" || has_grad_attribute(&a.value),
+        _ => false,
+    }
+}
+
+fn retain_graph(call: &ExprCall) -> bool {
+    helpers::keyword(call, "retain_graph").is_some_and(|v| helpers::is_truthy(v) != Some(false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bindings::{Scope, ScopeKind, Scopes};
+    use crate::classes::ModuleClasses;
+    use torchvet_python::SourceFile;
+
+    /// Analyse the first loop found in the function named `func` (or at module level when
+    /// `func` is empty), then summarise each event as `kind target`.
+    fn flow_of(src: &str, func: &str) -> Vec<String> {
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let module_kinds = KindTable::infer(&module.body, None, &scopes, &classes, None);
+        let functions: Vec<&ast::StmtFunctionDef> = module
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::FunctionDef(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let current = functions.iter().find(|f| f.name.as_str() == func).copied();
+        let body: &[Stmt] = current.map_or(&module.body, |f| &f.body);
+        let local = current.map(|f| {
+            KindTable::infer(
+                &f.body,
+                Some(&f.parameters),
+                &scopes,
+                &classes,
+                Some(&module_kinds),
+            )
+        });
+        let loop_stmt = body
+            .iter()
+            .find(|s| matches!(s, Stmt::For(_) | Stmt::While(_)))
+            .expect("a loop");
+        let input = FlowInput {
+            kinds: KindContext {
+                local: local.as_ref().unwrap_or(&module_kinds),
+                outer: Some(&module_kinds),
+                attrs: None,
+                scopes: &scopes,
+                classes: &classes,
+            },
+            functions: &functions,
+            methods: &[],
+            current,
+        };
+        let flow = analyze_loop(loop_stmt, &input);
+        flow.events
+            .iter()
+            .map(|e| {
+                let mut s = format!("{:?}", e.kind);
+                if let Some(t) = &e.target {
+                    s.push_str(&format!(" {}:{:?}", t.key, t.role));
+                }
+                if let Some(sc) = &e.scaler {
+                    s.push_str(&format!(" scaler={}", sc.key));
+                }
+                if e.is_conditional() {
+                    s.push_str(" cond");
+                }
+                if e.periodic_guard().is_some() {
+                    s.push_str(" periodic");
+                }
+                if e.via.is_some() {
+                    s.push_str(" via");
+                }
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn plain_loop_in_order() {
+        let src = "import torch\nopt = torch.optim.SGD(ps)\nfor x, y in loader:\n    opt.zero_grad()\n    loss = crit(model(x), y)\n    loss.backward()\n    opt.step()\n";
+        assert_eq!(
+            flow_of(src, ""),
+            ["ZeroGrad opt:Optimizer", "Backward", "Step opt:Optimizer"]
+        );
+    }
+
+    #[test]
+    fn amp_accumulation_and_periodic_guards() {
+        let src = "import torch\nscaler = torch.amp.GradScaler()\nfor i, b in enumerate(loader):\n    scaler.scale(loss / k).backward()\n    if (i + 1) % k == 0:\n        scaler.unscale_(optimizer)\n        torch.nn.utils.clip_grad_norm_(ps, 1.0)\n        scaler.step(optimizer)\n        scaler.update()\n        optimizer.zero_grad(set_to_none=True)\n";
+        assert_eq!(
+            flow_of(src, ""),
+            [
+                "Backward scaler=scaler",
+                "ScalerUnscale optimizer:Optimizer scaler=scaler cond periodic",
+                "ClipGrad cond periodic",
+                "Step optimizer:Optimizer scaler=scaler cond periodic",
+                "ScalerUpdate scaler=scaler cond periodic",
+                "ZeroGrad optimizer:Optimizer cond periodic",
+            ]
+        );
+    }
+
+    #[test]
+    fn helper_functions_are_inlined_with_parameters_mapped() {
+        let src = "import torch\ndef train_one_epoch(m, o, dl):\n    for x in dl:\n        o.zero_grad()\n        m(x).sum().backward()\n        o.step()\ndef main():\n    model = Net()\n    opt = torch.optim.AdamW(model.parameters())\n    sched = torch.optim.lr_scheduler.StepLR(opt, 10)\n    for epoch in range(3):\n        sched.step()\n        train_one_epoch(model, opt, loader)\n";
+        assert_eq!(
+            flow_of(src, "main"),
+            [
+                "SchedulerStep sched:Scheduler(Some(\"StepLR\"))",
+                "ZeroGrad opt:Optimizer cond via",
+                "Backward cond via",
+                "Step opt:Optimizer cond via",
+            ]
+        );
+    }
+
+    #[test]
+    fn continue_guards_param_loops_and_closures() {
+        let src = "for step in range(n):\n    loss.backward()\n    if step % accum != 0:\n        continue\n    optimizer.step(closure)\n    for p in model.parameters():\n        p.grad = None\n    def inner():\n        optimizer.zero_grad()\n";
+        assert_eq!(
+            flow_of(src, ""),
+            [
+                "Backward",
+                "Step optimizer:Optimizer cond periodic",
+                "ZeroGrad cond periodic",
+            ]
+        );
+    }
+
+    #[test]
+    fn framework_backward_scaled_names_and_look_alikes() {
+        let src = "for batch in loader:\n    accelerator.backward(loss)\n    scaled = grad_scaler.scale(loss)\n    scaled.backward()\n    env.step(action)\n    lr_scheduler.step()\n    model.eval()\n    data.update()\n";
+        assert_eq!(
+            flow_of(src, ""),
+            [
+                "Backward",
+                "ScalerScale scaler=grad_scaler",
+                "Backward scaler=grad_scaler",
+                "SchedulerStep lr_scheduler:Scheduler(None)",
+                "Eval model:Module",
+            ]
+        );
+    }
+
+    #[test]
+    fn periodic_tests_and_modulus() {
+        let parse = |s: &str| {
+            let file = SourceFile::from_python("t.py", format!("if {s}:\n    pass\n"));
+            let module = file.parse().into_syntax();
+            let Stmt::If(i) = &module.body[0] else {
+                panic!("not an if")
+            };
+            (*i.test).clone()
+        };
+        assert!(is_periodic_test(&parse("(i + 1) % k == 0")));
+        assert!(is_periodic_test(&parse("ni - last_opt_step >= accumulate")));
+        assert!(is_periodic_test(&parse("accelerator.sync_gradients")));
+        assert!(!is_periodic_test(&parse("epoch > 0")));
+        let t = parse("(i + 1) % args.accum == 0 or last");
+        assert_eq!(
+            modulus_of(&t).and_then(object_key).as_deref(),
+            Some("args.accum")
+        );
+        assert_eq!(role_from_name("optD"), Role::Optimizer);
+        assert_eq!(role_from_name("g_optimizer"), Role::Optimizer);
+        assert_eq!(role_from_name("options"), Role::Unknown);
+        assert_eq!(role_from_name("lr_sched"), Role::Scheduler(None));
+    }
+}
