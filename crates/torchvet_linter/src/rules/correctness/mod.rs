@@ -2,7 +2,11 @@
 use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
+mod backward_on_non_scalar;
 mod batchnorm_hyperparam_misuse;
+mod bce_after_sigmoid;
+mod bce_with_logits_on_probabilities;
+mod cross_entropy_after_softmax;
 mod cuda_is_available_not_called;
 mod flatten_includes_batch_dim;
 mod functional_dropout_without_training;
@@ -14,14 +18,17 @@ mod loss_class_not_instantiated;
 mod method_reference_not_called;
 mod missing_super_init;
 mod module_flag_attribute_assignment;
+mod nll_loss_on_probabilities;
 mod no_grad_call_without_with;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
 mod submodules_in_python_list;
+mod taint_helpers;
 mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+mod view_on_non_contiguous;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -45,4 +52,10 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_load_without_map_location::TORCH_LOAD_WITHOUT_MAP_LOCATION,
     &no_grad_call_without_with::NO_GRAD_CALL_WITHOUT_WITH,
     &adam_weight_decay_not_decoupled::ADAM_WEIGHT_DECAY_NOT_DECOUPLED,
+    &cross_entropy_after_softmax::CROSS_ENTROPY_AFTER_SOFTMAX,
+    &nll_loss_on_probabilities::NLL_LOSS_ON_PROBABILITIES,
+    &bce_with_logits_on_probabilities::BCE_WITH_LOGITS_ON_PROBABILITIES,
+    &bce_after_sigmoid::BCE_AFTER_SIGMOID,
+    &view_on_non_contiguous::VIEW_ON_NON_CONTIGUOUS,
+    &backward_on_non_scalar::BACKWARD_ON_NON_SCALAR,
 ];
