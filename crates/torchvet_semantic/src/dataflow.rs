@@ -74,9 +74,11 @@ pub struct Fact {
     /// The producing operation, for messages: `softmax`, `sigmoid`, `exp(log_softmax)`,
     /// `log_softmax`, `transpose`, `permute`, `reduction='none'`, `model output`, ...
     pub op: &'static str,
-    /// For [`Prop::MaybeNonContiguous`]: the tensor has at least this many dimensions (from
-    /// `permute`'s argument count, `transpose`'s dims, `.t()`), when known.
-    pub rank: Option<u8>,
+    /// For [`Prop::MaybeNonContiguous`], when known: a lower bound on the number of runs of
+    /// memory-adjacent dimensions (`x.permute(0, 2, 3, 1)` has 3: `0`, `2 3`, `1`). A
+    /// `.view()` to fewer dimensions than this must merge dimensions that are not adjacent in
+    /// memory, which raises; a view that keeps at least this many may work.
+    pub runs: Option<u8>,
     /// The same-file function or class (`Net.forward`, `make_probs`) whose return value
     /// carried the property into this function, if any.
     pub through: Option<Rc<str>>,
@@ -221,7 +223,7 @@ fn fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
         certainty: Certainty::Definite,
         origin,
         op,
-        rank: None,
+        runs: None,
         through: None,
     }
 }
@@ -719,7 +721,7 @@ fn reduction_none(call: &ExprCall) -> bool {
         || helpers::keyword(call, "reduce").and_then(helpers::is_truthy) == Some(false)
 }
 
-fn index_rank_kept(slice: &Expr) -> bool {
+fn index_keeps_dims(slice: &Expr) -> bool {
     match slice {
         Expr::Slice(_) => true,
         Expr::Tuple(t) => t.elts.iter().all(|e| matches!(e, Expr::Slice(_))),
@@ -765,8 +767,9 @@ impl<'c> FlowContext<'c> {
                 match a.attr.as_str() {
                     "T" | "mT" | "mH" | "H" => {
                         let mut f = fact(Prop::MaybeNonContiguous, expr.range(), "transpose");
-                        if a.attr.as_str() == "T" || a.attr.as_str() == "H" {
-                            f.rank = Some(2);
+                        f.runs = Some(2);
+                        if inner.get(Prop::MaybeNonContiguous).is_some() {
+                            f.certainty = Certainty::Maybe;
                         }
                         inner.tensor().with(f)
                     }
@@ -791,11 +794,11 @@ impl<'c> FlowContext<'c> {
                 if v.elements.is_some() {
                     return Value::default();
                 }
-                let keep_rank = index_rank_kept(&s.slice);
+                let keep_runs = index_keeps_dims(&s.slice);
                 let mut v = v.tensor().without(&[Prop::ReducedNone]);
-                if !keep_rank {
+                if !keep_runs {
                     for f in &mut v.facts {
-                        f.rank = None;
+                        f.runs = None;
                     }
                 }
                 v
@@ -1075,21 +1078,21 @@ impl<'c> FlowContext<'c> {
             "detach" | "detach_" => r.without(&[Prop::GraphCarrying]),
             m if NON_CONTIGUOUS.contains(&m) => {
                 let mut f = fact(Prop::MaybeNonContiguous, here, non_contiguous_op(m));
-                let before = r.get(Prop::MaybeNonContiguous).and_then(|f| f.rank);
-                let syntactic = match &*call.func {
-                    Expr::Attribute(a) => syntactic_rank(&a.value),
+                let ndim = match &*call.func {
+                    Expr::Attribute(a) => syntactic_ndim(&a.value),
                     _ => None,
                 };
-                f.rank = [rank_of(m, call), before, syntactic]
-                    .into_iter()
-                    .flatten()
-                    .max();
+                f.runs = runs_of(m, &call.arguments.args, ndim);
+                // Two layout changes may cancel out (`x.t().t()`): unknown.
+                if r.get(Prop::MaybeNonContiguous).is_some() {
+                    f.certainty = Certainty::Maybe;
+                }
                 r.with(f)
             }
             "squeeze" | "unsqueeze" | "squeeze_" | "unsqueeze_" | "select" | "narrow" => {
                 let mut v = r;
                 for f in &mut v.facts {
-                    f.rank = None;
+                    f.runs = None;
                 }
                 v
             }
@@ -1157,18 +1160,14 @@ impl<'c> FlowContext<'c> {
             | "torch.swapdims" | "torch.movedim" | "torch.moveaxis" => {
                 let m = helpers::last_segment(q);
                 let mut f = fact(Prop::MaybeNonContiguous, here, non_contiguous_op(m));
-                f.rank = match m {
-                    "t" => Some(2),
-                    "permute" => match call.arguments.args.get(1) {
-                        Some(Expr::Tuple(t)) => u8::try_from(t.elts.len()).ok(),
-                        Some(Expr::List(t)) => u8::try_from(t.elts.len()).ok(),
-                        _ => None,
-                    },
-                    "transpose" | "swapaxes" | "swapdims" => {
-                        transpose_rank(call.arguments.args.get(1), call.arguments.args.get(2))
-                    }
-                    _ => None,
-                };
+                let args: Vec<Expr> = call.arguments.args.iter().skip(1).cloned().collect();
+                let ndim = call.arguments.args.first().and_then(syntactic_ndim);
+                f.runs = runs_of(m, &args, ndim);
+                let before = arg0();
+                if before.get(Prop::MaybeNonContiguous).is_some() {
+                    f.certainty = Certainty::Maybe;
+                }
+                return before.tensor().with(f);
                 return arg0().tensor().with(f);
             }
             "torch.flatten" | "torch.reshape" => {
@@ -1177,7 +1176,7 @@ impl<'c> FlowContext<'c> {
             "torch.squeeze" | "torch.unsqueeze" => {
                 let mut v = arg0().tensor();
                 for f in &mut v.facts {
-                    f.rank = None;
+                    f.runs = None;
                 }
                 return v;
             }
@@ -1252,18 +1251,9 @@ fn non_contiguous_op(m: &str) -> &'static str {
     }
 }
 
-fn transpose_rank(a: Option<&Expr>, b: Option<&Expr>) -> Option<u8> {
-    let a = helpers::int_value(a?)?;
-    let b = helpers::int_value(b?)?;
-    if a < 0 || b < 0 {
-        return Some(2);
-    }
-    u8::try_from(a.max(b) + 1).ok()
-}
-
-/// The number of dimensions of `x.view(a, b, c)` / `x.reshape(..)` / `x.permute(..)` written
-/// with explicit sizes.
-fn syntactic_rank(expr: &Expr) -> Option<u8> {
+/// The number of dimensions of `x.view(a, b, c)` / `x.reshape(..)` / `x.permute(..)` /
+/// `x.expand(..)` written with explicit sizes.
+fn syntactic_ndim(expr: &Expr) -> Option<usize> {
     let Expr::Call(c) = expr else { return None };
     let (m, _) = helpers::method_call(c)?;
     if !matches!(m, "view" | "reshape" | "permute" | "expand") || !c.arguments.keywords.is_empty() {
@@ -1273,26 +1263,74 @@ fn syntactic_rank(expr: &Expr) -> Option<u8> {
     if args.len() < 2 || args.iter().any(|a| matches!(a, Expr::Starred(_))) {
         return None;
     }
-    u8::try_from(args.len()).ok()
+    Some(args.len())
 }
 
-fn rank_of(method: &str, call: &ExprCall) -> Option<u8> {
-    let args = &call.arguments.args;
+/// Runs of consecutive dimensions in a permutation (`[0, 2, 3, 1]` -> 3).
+fn count_runs(perm: &[usize]) -> usize {
+    1 + perm.windows(2).filter(|w| w[1] != w[0] + 1).count()
+}
+
+/// Literal dims, normalised against `ndim` when negative.
+fn literal_dims(exprs: &[Expr], ndim: Option<usize>) -> Option<Vec<usize>> {
+    exprs
+        .iter()
+        .map(|e| {
+            let v = helpers::int_value(e)?;
+            if v >= 0 {
+                usize::try_from(v).ok()
+            } else {
+                let n = i64::try_from(ndim?).ok()?;
+                usize::try_from(n + v).ok()
+            }
+        })
+        .collect()
+}
+
+/// A lower bound on the runs of memory-adjacent dimensions after a layout change applied to
+/// a contiguous tensor with `ndim` dimensions (when known).
+fn runs_of(method: &str, args: &[Expr], ndim: Option<usize>) -> Option<u8> {
     if args.iter().any(|a| matches!(a, Expr::Starred(_))) {
         return None;
     }
-    match method {
-        "t" => Some(2),
-        "permute" | "expand" => match &args[..] {
-            [Expr::Tuple(t)] => u8::try_from(t.elts.len()).ok(),
-            [Expr::List(t)] => u8::try_from(t.elts.len()).ok(),
-            [_] if method == "expand" => None,
-            [Expr::Name(_)] => None,
-            a => u8::try_from(a.len()).ok().filter(|n| *n > 0),
+    let runs = match method {
+        "t" => 2,
+        "permute" => {
+            let dims: &[Expr] = match args {
+                [Expr::Tuple(t)] => &t.elts,
+                [Expr::List(t)] => &t.elts,
+                a => a,
+            };
+            let perm = literal_dims(dims, Some(dims.len()))?;
+            count_runs(&perm)
+        }
+        "expand" => match args {
+            [Expr::Tuple(t)] => t.elts.len(),
+            [Expr::List(t)] => t.elts.len(),
+            [_] => return None,
+            a => a.len(),
         },
-        "transpose" | "swapaxes" | "swapdims" => transpose_rank(args.first(), args.get(1)),
-        _ => None,
-    }
+        "transpose" | "swapaxes" | "swapdims" => {
+            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                return None;
+            };
+            match literal_dims(&[a.clone(), b.clone()], ndim) {
+                Some(d) => {
+                    let n = ndim.unwrap_or(d[0].max(d[1]) + 1);
+                    if d[0] >= n || d[1] >= n {
+                        return None;
+                    }
+                    let mut perm: Vec<usize> = (0..n).collect();
+                    perm.swap(d[0], d[1]);
+                    count_runs(&perm)
+                }
+                // Negative dims on an unknown rank: at least the swapped pair.
+                None => 2,
+            }
+        }
+        _ => return None,
+    };
+    u8::try_from(runs).ok().filter(|r| *r >= 2)
 }
 
 type Env = FxHashMap<String, Value>;
@@ -1906,7 +1944,7 @@ mod tests {
         let fact = v
             .definite(Prop::MaybeNonContiguous)
             .expect("non-contiguous");
-        assert_eq!((fact.op, fact.rank), ("permute", Some(3)));
+        assert_eq!((fact.op, fact.runs), ("permute", Some(3)));
         let v = returned(
             &src("def f(x):\n    y = x.transpose(1, 2).contiguous()\n    return y\n"),
             "f",

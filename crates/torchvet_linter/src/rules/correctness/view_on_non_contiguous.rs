@@ -10,15 +10,18 @@ crate::declare_rule! {
     /// Checks for `.view(...)` on a tensor that comes from `transpose`, `permute`, `.t()`,
     /// `.T`, `.mT`, `swapaxes`, `movedim` or `expand` (directly, through assignments, slicing
     /// and elementwise ops) with no `.contiguous()`, `.clone()` or `.reshape()` in between,
-    /// when the view has to merge dimensions: `view(-1)`, or fewer sizes than the permuted
-    /// tensor has dimensions.
+    /// when the view has to merge dimensions that the layout change separated in memory:
+    /// `view(-1)`, or fewer sizes than the tensor has runs of memory-adjacent dimensions
+    /// (`x.permute(0, 2, 1, 3).view(b, t, -1)`).
     ///
     /// ## Why is this bad?
     /// `transpose`/`permute`/`expand` only change strides; the data is not moved. `view` can
     /// only merge dimensions that are adjacent in memory, so on such a tensor it raises
     /// `RuntimeError: view size is not compatible with input tensor's size and stride`. The
     /// code often runs in tests where a size is 1 and fails later on real shapes. Views that
-    /// only split dimensions work and are not reported.
+    /// only split dimensions, or merge dimensions still adjacent in memory
+    /// (`x.permute(0, 2, 3, 1).view(n, -1, c)`), work and are not reported; so are two
+    /// layout changes in a row, which may cancel out.
     ///
     /// ## Example
     /// ```python
@@ -101,7 +104,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     let Some(f) = v.definite(Prop::MaybeNonContiguous).cloned() else {
         return;
     };
-    let merges = arity == 1 || f.rank.is_some_and(|r| arity < usize::from(r));
+    let merges = arity == 1 || f.runs.is_some_and(|r| arity < usize::from(r));
     if !merges {
         return;
     }
