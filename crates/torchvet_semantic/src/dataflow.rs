@@ -1084,7 +1084,13 @@ impl<'c> FlowContext<'c> {
                 };
                 f.runs = runs_of(m, &call.arguments.args, ndim);
                 // Two layout changes may cancel out (`x.t().t()`): unknown.
-                if r.get(Prop::MaybeNonContiguous).is_some() {
+                let receiver = match &*call.func {
+                    Expr::Attribute(a) => Some(&*a.value),
+                    _ => None,
+                };
+                if r.get(Prop::MaybeNonContiguous).is_some()
+                    || layout_unsure(m, &call.arguments.args, receiver)
+                {
                     f.certainty = Certainty::Maybe;
                 }
                 r.with(f)
@@ -1164,7 +1170,9 @@ impl<'c> FlowContext<'c> {
                 let ndim = call.arguments.args.first().and_then(syntactic_ndim);
                 f.runs = runs_of(m, &args, ndim);
                 let before = arg0();
-                if before.get(Prop::MaybeNonContiguous).is_some() {
+                if before.get(Prop::MaybeNonContiguous).is_some()
+                    || layout_unsure(m, &args, call.arguments.args.first())
+                {
                     f.certainty = Certainty::Maybe;
                 }
                 return before.tensor().with(f);
@@ -1264,6 +1272,45 @@ fn syntactic_ndim(expr: &Expr) -> Option<usize> {
         return None;
     }
     Some(args.len())
+}
+
+/// Is the result of this layout change possibly contiguous after all, whatever the analysis
+/// knows? `permute(0, 2, 3, 1)` (NCHW -> NHWC) of a tensor that is not freshly viewed is
+/// contiguous when the tensor is `channels_last` (conv / interpolate outputs of
+/// channels-last inputs are); a transpose right after `squeeze`/`unsqueeze` usually moves a
+/// size-1 dimension, which changes nothing in memory.
+fn layout_unsure(method: &str, args: &[Expr], receiver: Option<&Expr>) -> bool {
+    let fresh = receiver.is_some_and(|r| {
+        matches!(r, Expr::Call(c) if matches!(
+            helpers::method_call(c),
+            Some(("view" | "reshape" | "contiguous", _))
+        ))
+    });
+    let size_one_nearby = receiver.is_some_and(|r| match r {
+        Expr::Call(c) => matches!(
+            helpers::method_call(c),
+            Some(("squeeze" | "unsqueeze", _))
+        ),
+        Expr::Subscript(s) => match &*s.slice {
+            Expr::Tuple(t) => t.elts.iter().any(|e| matches!(e, Expr::NoneLiteral(_))),
+            e => matches!(e, Expr::NoneLiteral(_)),
+        },
+        _ => false,
+    });
+    if size_one_nearby && !matches!(method, "expand" | "expand_as") {
+        return true;
+    }
+    if method == "permute" && !fresh {
+        let dims: &[Expr] = match args {
+            [Expr::Tuple(t)] => &t.elts,
+            [Expr::List(t)] => &t.elts,
+            a => a,
+        };
+        let nhwc = literal_dims(dims, Some(dims.len()))
+            .is_some_and(|p| p == [0, 2, 3, 1] || p == [0, 2, 3, 4, 1]);
+        return nhwc;
+    }
+    false
 }
 
 /// Runs of consecutive dimensions in a permutation (`[0, 2, 3, 1]` -> 3).
