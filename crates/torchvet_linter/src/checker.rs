@@ -177,6 +177,7 @@ pub struct Checker<'a> {
     module: &'a ast::ModModule,
     dispatch: &'a Dispatch,
     diagnostics: Vec<RawDiagnostic>,
+    taint: TaintCache,
 }
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
@@ -235,6 +236,7 @@ impl<'a> Checker<'a> {
             module,
             dispatch,
             diagnostics: Vec::new(),
+            taint: TaintCache::default(),
         }
     }
 
@@ -1005,5 +1007,93 @@ impl<'a> Checker<'a> {
                     || t.ends_with("Trainer")
             })
         })
+    }
+}
+
+// ----- taint (tensor-property dataflow) analysis -----
+
+/// Per-file cache of the taint analysis: the file's summaries and one analysis per function,
+/// each computed on first use.
+#[derive(Default)]
+struct TaintCache {
+    summaries: Option<std::rc::Rc<torchvet_semantic::dataflow::Summaries>>,
+    flows: FxHashMap<u32, std::rc::Rc<torchvet_semantic::dataflow::FunctionFlow>>,
+    mentions: FxHashMap<&'static str, bool>,
+}
+
+impl<'a> Checker<'a> {
+    fn taint_summaries(&mut self) -> std::rc::Rc<torchvet_semantic::dataflow::Summaries> {
+        if let Some(s) = &self.taint.summaries {
+            return s.clone();
+        }
+        let s = std::rc::Rc::new(torchvet_semantic::dataflow::Summaries::compute(
+            &self.module.body,
+            &self.classes,
+        ));
+        self.taint.summaries = Some(s.clone());
+        s
+    }
+
+    /// Does the file's text contain `word` anywhere? Cached per word: rules use it as a cheap
+    /// exit before asking for dataflow (`checker.mentions("CrossEntropyLoss")`).
+    pub fn mentions(&mut self, word: &'static str) -> bool {
+        if let Some(&b) = self.taint.mentions.get(word) {
+            return b;
+        }
+        let b = memchr::memmem::find(self.source.text.as_bytes(), word.as_bytes()).is_some();
+        self.taint.mentions.insert(word, b);
+        b
+    }
+
+    /// The tensor properties of `expr` (an expression of the function being visited, or of
+    /// module-level code) at its place in statement order: probabilities, log-probabilities,
+    /// graph-carrying, maybe-non-contiguous, unreduced loss, each with its producer's range,
+    /// and the object it is (`nn.CrossEntropyLoss` instance...). The function is analysed once,
+    /// on first use, and cached; the file's summaries likewise. See
+    /// [`torchvet_semantic::dataflow`].
+    pub fn taint_of(&mut self, expr: &Expr) -> torchvet_semantic::dataflow::Value {
+        use torchvet_semantic::dataflow::{FlowContext, FunctionFlow};
+        let summaries = self.taint_summaries();
+        let last = self.frames.len() - 1;
+        let local = self.frame_kinds(last);
+        let outer = if last == 0 {
+            None
+        } else {
+            Some(self.frame_kinds(0))
+        };
+        let method_of = self.frames[last].method_of;
+        let attrs = method_of.map(|c| self.class_kinds(c.def));
+        let function = self.frames[last].function;
+        let key = function.map_or(u32::MAX, |f| f.range.start().to_u32());
+        let kinds = KindContext {
+            local: &local,
+            outer: outer.as_deref(),
+            attrs: attrs.as_deref(),
+            scopes: &self.scopes,
+            classes: &self.classes,
+        };
+        let cx = FlowContext {
+            scopes: &self.scopes,
+            classes: &self.classes,
+            kinds: Some(kinds),
+            summaries: Some(&summaries),
+            class: method_of.map(|c| c.def.name.as_str()),
+        };
+        let flow = match self.taint.flows.get(&key) {
+            Some(f) => f.clone(),
+            None => {
+                let f = std::rc::Rc::new(match function {
+                    Some(f) => FunctionFlow::analyze(
+                        &cx,
+                        &f.body,
+                        torchvet_semantic::dataflow::decorated_no_grad(f, &self.scopes),
+                    ),
+                    None => FunctionFlow::analyze(&cx, &self.module.body, false),
+                });
+                self.taint.flows.insert(key, f.clone());
+                f
+            }
+        };
+        flow.value_of(&cx, expr)
     }
 }

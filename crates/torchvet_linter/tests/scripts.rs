@@ -42,7 +42,10 @@ fn training_scripts_get_exactly_their_marked_findings() {
         .filter(|p| p.extension().is_some_and(|x| x == "py" || x == "ipynb"))
         .collect();
     entries.sort();
-    assert!(entries.len() >= 8, "expected the committed training scripts");
+    assert!(
+        entries.len() >= 8,
+        "expected the committed training scripts"
+    );
     let mut failures = Vec::new();
     for path in entries {
         let source = SourceFile::load(&path).expect("script loads");

@@ -5,6 +5,7 @@
 
 mod bindings;
 mod classes;
+pub mod dataflow;
 pub mod flow;
 pub mod helpers;
 pub mod kinds;

@@ -5,10 +5,14 @@ mod adam_weight_decay_not_decoupled;
 mod amp_scaler_step_without_scale;
 mod attention_batch_first_mismatch;
 mod backward_inside_no_grad;
+mod backward_on_non_scalar;
 mod batchnorm_hyperparam_misuse;
+mod bce_after_sigmoid;
+mod bce_with_logits_on_probabilities;
 mod best_state_dict_not_copied;
 mod clip_grad_after_step;
 mod clip_grad_norm_amp_without_unscale;
+mod cross_entropy_after_softmax;
 mod cuda_is_available_not_called;
 mod cuda_timing_without_synchronize;
 mod discarded_tensor_op_result;
@@ -35,6 +39,7 @@ mod missing_zero_grad;
 pub(crate) mod model_helpers;
 pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
+mod nll_loss_on_probabilities;
 mod no_grad_call_without_with;
 mod numpy_in_forward_or_loss;
 mod numpy_on_requires_grad_tensor;
@@ -48,11 +53,13 @@ mod requires_grad_leaf_then_moved;
 mod rnn_hidden_state_not_detached;
 mod scheduler_step_before_optimizer_step;
 mod submodules_in_python_list;
+mod taint_helpers;
 mod tensor_attribute_not_buffer;
 mod tensor_helpers;
 mod tensor_rewrap_breaks_graph;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
+mod view_on_non_contiguous;
 mod weight_decay_on_norm_and_bias;
 mod zero_grad_misplaced;
 
@@ -107,4 +114,10 @@ pub(crate) static RULES: &[&Rule] = &[
     &clip_grad_after_step::CLIP_GRAD_AFTER_STEP,
     &scheduler_step_before_optimizer_step::SCHEDULER_STEP_BEFORE_OPTIMIZER_STEP,
     &optimizer_step_between_shared_backward::OPTIMIZER_STEP_BETWEEN_SHARED_BACKWARD,
+    &cross_entropy_after_softmax::CROSS_ENTROPY_AFTER_SOFTMAX,
+    &nll_loss_on_probabilities::NLL_LOSS_ON_PROBABILITIES,
+    &bce_with_logits_on_probabilities::BCE_WITH_LOGITS_ON_PROBABILITIES,
+    &bce_after_sigmoid::BCE_AFTER_SIGMOID,
+    &view_on_non_contiguous::VIEW_ON_NON_CONTIGUOUS,
+    &backward_on_non_scalar::BACKWARD_ON_NON_SCALAR,
 ];

@@ -1,0 +1,2052 @@
+//! Taint-style dataflow of tensor properties inside one function (or module-level code).
+//!
+//! The analysis walks a suite in statement order and keeps, for every local name (and every
+//! `self.<attr>` assigned in the suite), the [`Value`] of its latest assignment: which tensor
+//! properties ([`Prop`]) it carries and where they were produced. Branches merge
+//! conservatively: a property survives a join as [`Certainty::Definite`] only when every
+//! reaching path agrees, otherwise it becomes [`Certainty::Maybe`]. Loops are walked twice so
+//! that values carried from one iteration into the next are merged into the loop head.
+//!
+//! Properties flow through assignment, tuple unpacking, attribute stores, view / reshape /
+//! squeeze / unsqueeze / flatten / indexing / `.float()` / `.to()`, and one level of
+//! function summaries: a same-file function, or an `nn.Module` class of the file whose
+//! `forward` returns such a value, makes `f(x)` / `model(x)` carry it. Module objects are
+//! tracked as [`Instance`]s (the constructor's qualified name, and what calling the object
+//! returns), so `crit = nn.CrossEntropyLoss()` then `crit(p, y)` is recognised, as is
+//! `self.criterion` assigned in `__init__`, and an `nn.Sequential` whose last layer is
+//! `nn.Softmax()` / `nn.Sigmoid()`.
+//!
+//! Usage: [`Summaries::compute`] once per file, then [`FunctionFlow::analyze`] once per
+//! function, then [`FunctionFlow::value_of`] for any expression of that function. Rules reach
+//! all of this through `Checker::taint_of(expr)` in the linter.
+//!
+//! The analysis never looks across files and never guesses: a value it cannot follow (a call
+//! of an unknown function, a parameter) carries no property, so rules built on it stay silent.
+use crate::bindings::{Scope, ScopeKind, Scopes};
+use crate::classes::{is_module_base, ModuleClasses};
+use crate::helpers;
+use crate::kinds::{Kind, KindContext};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+
+/// A tensor property the analysis tracks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Prop {
+    /// Values in [0, 1] from softmax / sigmoid / `exp(log_softmax)` / `nn.Softmax` /
+    /// `nn.Sigmoid` (see [`Fact::op`] for which one).
+    Probabilities,
+    /// Log-probabilities from `log_softmax` / `nn.LogSoftmax` / `log(softmax)` / `logsigmoid`.
+    LogProbabilities,
+    /// Part of an autograd graph: model outputs, losses and the results of differentiable ops
+    /// on them (cleared by `.detach()`, `.item()`, `.data`, comparisons, `argmax`, and not
+    /// introduced inside `with torch.no_grad()` / a `@torch.no_grad()` function).
+    GraphCarrying,
+    /// A strided view that is probably not contiguous: transpose / permute / `.t()` / `.T` /
+    /// `.mT` / expand / swapaxes / movedim / unfold without a later `.contiguous()`,
+    /// `.clone()`, `.reshape()` or `.flatten()`.
+    MaybeNonContiguous,
+    /// An unreduced loss: built with `reduction='none'` (or `reduce=False`) and not yet passed
+    /// through a reduction (`mean`, `sum`, ...), indexing or an unknown call.
+    ReducedNone,
+}
+
+/// How sure the analysis is that a property holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Certainty {
+    /// Every path that reaches the use agrees.
+    Definite,
+    /// Some path produces it, another does not (after an `if`, a loop head, ...).
+    Maybe,
+}
+
+/// One property of a value, with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fact {
+    /// The property.
+    pub prop: Prop,
+    /// Definite or maybe.
+    pub certainty: Certainty,
+    /// The producing expression (the softmax call, the transpose, the loss constructor...).
+    /// With [`Fact::through`] set it lies in another function of the file.
+    pub origin: TextRange,
+    /// The producing operation, for messages: `softmax`, `sigmoid`, `exp(log_softmax)`,
+    /// `log_softmax`, `transpose`, `permute`, `reduction='none'`, `model output`, ...
+    pub op: &'static str,
+    /// For [`Prop::MaybeNonContiguous`], when known: a lower bound on the number of runs of
+    /// memory-adjacent dimensions (`x.permute(0, 2, 3, 1)` has 3: `0`, `2 3`, `1`). A
+    /// `.view()` to fewer dimensions than this must merge dimensions that are not adjacent in
+    /// memory, which raises; a view that keeps at least this many may work.
+    pub runs: Option<u8>,
+    /// The same-file function or class (`Net.forward`, `make_probs`) whose return value
+    /// carried the property into this function, if any.
+    pub through: Option<Rc<str>>,
+}
+
+/// An object built by calling a class: a loss, a layer, a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    /// The constructor's qualified name (`torch.nn.CrossEntropyLoss`) or, for a class of this
+    /// file, its name (`Net`).
+    pub class: Rc<str>,
+    /// The constructor call.
+    pub ctor: TextRange,
+    /// The properties of what calling the object returns (`nn.Softmax()(x)` gives
+    /// probabilities; `nn.MSELoss(reduction='none')(p, y)` an unreduced loss; a same-file
+    /// module whose forward ends in softmax gives probabilities).
+    pub returns: Rc<Value>,
+    /// Defined in this file (its `forward` was summarised).
+    pub local: bool,
+}
+
+/// What the analysis knows about a value: its tensor properties, or the object it is.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Value {
+    /// Tensor properties (at most one fact per [`Prop`]).
+    pub facts: Vec<Fact>,
+    /// The object, when the value was built by a constructor call.
+    pub instance: Option<Rc<Instance>>,
+    /// The elements, when the value is a tuple/list literal of known length (`return a, b`).
+    pub elements: Option<Rc<Vec<Value>>>,
+}
+
+impl Value {
+    /// The fact for `prop`, definite or maybe.
+    pub fn get(&self, prop: Prop) -> Option<&Fact> {
+        self.facts.iter().find(|f| f.prop == prop)
+    }
+
+    /// The fact for `prop` when it holds on every path.
+    pub fn definite(&self, prop: Prop) -> Option<&Fact> {
+        self.get(prop)
+            .filter(|f| f.certainty == Certainty::Definite)
+    }
+
+    /// Does `prop` hold on every path?
+    pub fn has(&self, prop: Prop) -> bool {
+        self.definite(prop).is_some()
+    }
+
+    /// Nothing known.
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty() && self.instance.is_none() && self.elements.is_none()
+    }
+
+    /// The instance's class, when the value is an object built by a constructor.
+    pub fn class(&self) -> Option<&str> {
+        self.instance.as_deref().map(|i| &*i.class)
+    }
+
+    fn with(mut self, fact: Fact) -> Self {
+        self.facts.retain(|f| f.prop != fact.prop);
+        self.facts.push(fact);
+        self
+    }
+
+    fn only(&self, keep: &[Prop]) -> Value {
+        Value {
+            facts: self
+                .facts
+                .iter()
+                .filter(|f| keep.contains(&f.prop))
+                .cloned()
+                .collect(),
+            instance: None,
+            elements: None,
+        }
+    }
+
+    fn without(mut self, drop: &[Prop]) -> Value {
+        self.facts.retain(|f| !drop.contains(&f.prop));
+        self.instance = None;
+        self.elements = None;
+        self
+    }
+
+    fn weaken(mut self) -> Value {
+        for f in &mut self.facts {
+            f.certainty = Certainty::Maybe;
+        }
+        self.instance = None;
+        self.elements = None;
+        self
+    }
+
+    fn tensor(&self) -> Value {
+        Value {
+            facts: self.facts.clone(),
+            instance: None,
+            elements: None,
+        }
+    }
+
+    /// Merge two values reaching one point on different paths.
+    pub fn merge(&self, other: &Value) -> Value {
+        let mut facts = Vec::new();
+        for f in &self.facts {
+            let mut f = f.clone();
+            match other.get(f.prop) {
+                Some(g) if g.certainty == Certainty::Definite => {}
+                _ => f.certainty = Certainty::Maybe,
+            }
+            facts.push(f);
+        }
+        for g in &other.facts {
+            if self.get(g.prop).is_none() {
+                let mut g = g.clone();
+                g.certainty = Certainty::Maybe;
+                facts.push(g);
+            }
+        }
+        let instance = match (&self.instance, &other.instance) {
+            (Some(a), Some(b)) if a.class == b.class && a.returns == b.returns => Some(a.clone()),
+            _ => None,
+        };
+        let elements = match (&self.elements, &other.elements) {
+            (Some(a), Some(b)) if a.len() == b.len() => Some(Rc::new(
+                a.iter().zip(b.iter()).map(|(x, y)| x.merge(y)).collect(),
+            )),
+            _ => None,
+        };
+        Value {
+            facts,
+            instance,
+            elements,
+        }
+    }
+}
+
+fn fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
+    Fact {
+        prop,
+        certainty: Certainty::Definite,
+        origin,
+        op,
+        runs: None,
+        through: None,
+    }
+}
+
+/// Per-file summaries: what same-file functions and module classes return, and which
+/// objects module-level names and `self.<attr>`s hold.
+#[derive(Debug, Default)]
+pub struct Summaries {
+    functions: FxHashMap<String, Value>,
+    forwards: FxHashMap<String, Value>,
+    class_attrs: FxHashMap<String, FxHashMap<String, Value>>,
+    globals: FxHashMap<String, Value>,
+}
+
+impl Summaries {
+    /// Summarise a module: its top-level functions, the `forward` of its `nn.Module` classes,
+    /// the objects assigned to `self.<attr>` in each class, and module-level objects.
+    pub fn compute(module: &[Stmt], classes: &ModuleClasses) -> Self {
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, module, None, &scopes);
+        scopes.push(scope);
+        let mut s = Summaries::default();
+        let mut class_defs = Vec::new();
+        collect_classes(module, &mut class_defs);
+        // Round 1: objects of `self.<attr>` (torch classes only; no summaries yet).
+        for c in &class_defs {
+            let attrs = class_attributes(c, &scopes, classes, &s);
+            s.class_attrs.insert(c.name.to_string(), attrs);
+        }
+        // Round 2: forwards of module classes and top-level functions (one level).
+        let mut forwards = FxHashMap::default();
+        for c in &class_defs {
+            if !classes.is_module(c.name.as_str()) {
+                continue;
+            }
+            let forward = c.body.iter().find_map(|st| match st {
+                Stmt::FunctionDef(f) if f.name.as_str() == "forward" => Some(f),
+                _ => None,
+            });
+            if let Some(f) = forward {
+                let v = summarise(f, &mut scopes, classes, &s, Some(c.name.as_str()));
+                forwards.insert(c.name.to_string(), stamp(v, &format!("{}.forward", c.name)));
+            }
+        }
+        let mut functions = FxHashMap::default();
+        for st in module {
+            if let Stmt::FunctionDef(f) = st {
+                let v = summarise(f, &mut scopes, classes, &s, None);
+                functions.insert(f.name.to_string(), stamp(v, f.name.as_str()));
+            }
+        }
+        s.forwards = forwards;
+        s.functions = functions;
+        // Round 3: objects again, now that same-file classes have summaries.
+        for c in &class_defs {
+            let attrs = class_attributes(c, &scopes, classes, &s);
+            s.class_attrs.insert(c.name.to_string(), attrs);
+        }
+        let globals = {
+            let cx = FlowContext {
+                scopes: &scopes,
+                classes,
+                kinds: None,
+                summaries: Some(&s),
+                class: None,
+            };
+            let mut out: FxHashMap<String, Value> = FxHashMap::default();
+            let mut seen: FxHashMap<String, bool> = FxHashMap::default();
+            collect_object_assignments(module, false, &mut |name, value| {
+                let v = cx.eval(value, &|_| None, false);
+                let v = Value {
+                    facts: Vec::new(),
+                    instance: v.instance,
+                    elements: None,
+                };
+                agree(&mut out, &mut seen, name, v);
+            });
+            out
+        };
+        s.globals = globals;
+        s
+    }
+
+    /// What calling a same-file top-level function returns.
+    pub fn function(&self, name: &str) -> Option<&Value> {
+        self.functions.get(name)
+    }
+
+    /// What a same-file module class's `forward` returns.
+    pub fn forward(&self, class: &str) -> Option<&Value> {
+        self.forwards.get(class)
+    }
+
+    /// The object `self.<attr>` holds in a class (every assignment agrees).
+    pub fn class_attr(&self, class: &str, attr: &str) -> Option<&Value> {
+        self.class_attrs.get(class).and_then(|m| m.get(attr))
+    }
+
+    /// The object a module-level name holds (every assignment agrees).
+    pub fn global(&self, name: &str) -> Option<&Value> {
+        self.globals.get(name)
+    }
+}
+
+fn stamp(mut v: Value, through: &str) -> Value {
+    let through: Rc<str> = Rc::from(through);
+    for f in &mut v.facts {
+        if f.through.is_none() {
+            f.through = Some(through.clone());
+        }
+    }
+    if let Some(els) = &v.elements {
+        let els: Vec<Value> = els.iter().map(|e| stamp(e.clone(), &through)).collect();
+        v.elements = Some(Rc::new(els));
+    }
+    v
+}
+
+fn agree(
+    out: &mut FxHashMap<String, Value>,
+    seen: &mut FxHashMap<String, bool>,
+    name: &str,
+    v: Value,
+) {
+    match seen.get(name) {
+        None => {
+            seen.insert(name.to_string(), true);
+            if v.instance.is_some() {
+                out.insert(name.to_string(), v);
+            }
+        }
+        Some(_) => {
+            let same = out.get(name).is_some_and(|old| {
+                old.instance.as_ref().map(|i| &i.class) == v.instance.as_ref().map(|i| &i.class)
+            });
+            if !same {
+                out.remove(name);
+            }
+        }
+    }
+}
+
+fn collect_classes<'a>(body: &'a [Stmt], out: &mut Vec<&'a ast::StmtClassDef>) {
+    for stmt in body {
+        match stmt {
+            Stmt::ClassDef(c) => {
+                out.push(c);
+                collect_classes(&c.body, out);
+            }
+            Stmt::If(i) => {
+                collect_classes(&i.body, out);
+                for c in &i.elif_else_clauses {
+                    collect_classes(&c.body, out);
+                }
+            }
+            Stmt::Try(t) => {
+                collect_classes(&t.body, out);
+                collect_classes(&t.orelse, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Calls `f(name, value)` for every `name = value` (or `self.name = value` when `self_attrs`)
+/// in a suite, descending into compound statements but not into nested defs/classes.
+fn collect_object_assignments<'a>(
+    body: &'a [Stmt],
+    self_attrs: bool,
+    f: &mut dyn FnMut(&'a str, &'a Expr),
+) {
+    for stmt in body {
+        match stmt {
+            Stmt::Assign(a) => {
+                for t in &a.targets {
+                    let name = if self_attrs {
+                        helpers::self_attribute(t)
+                    } else {
+                        helpers::name_of(t)
+                    };
+                    if let Some(n) = name {
+                        f(n, &a.value);
+                    }
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                let name = if self_attrs {
+                    helpers::self_attribute(&a.target)
+                } else {
+                    helpers::name_of(&a.target)
+                };
+                if let (Some(n), Some(v)) = (name, &a.value) {
+                    f(n, v);
+                }
+            }
+            Stmt::If(i) => {
+                collect_object_assignments(&i.body, self_attrs, f);
+                for c in &i.elif_else_clauses {
+                    collect_object_assignments(&c.body, self_attrs, f);
+                }
+            }
+            Stmt::For(l) => collect_object_assignments(&l.body, self_attrs, f),
+            Stmt::While(l) => collect_object_assignments(&l.body, self_attrs, f),
+            Stmt::With(w) => collect_object_assignments(&w.body, self_attrs, f),
+            Stmt::Try(t) => {
+                collect_object_assignments(&t.body, self_attrs, f);
+                collect_object_assignments(&t.orelse, self_attrs, f);
+                collect_object_assignments(&t.finalbody, self_attrs, f);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn class_attributes(
+    class: &ast::StmtClassDef,
+    scopes: &Scopes,
+    classes: &ModuleClasses,
+    s: &Summaries,
+) -> FxHashMap<String, Value> {
+    let cx = FlowContext {
+        scopes,
+        classes,
+        kinds: None,
+        summaries: Some(s),
+        class: None,
+    };
+    let mut out: FxHashMap<String, Value> = FxHashMap::default();
+    let mut seen: FxHashMap<String, bool> = FxHashMap::default();
+    for st in &class.body {
+        let Stmt::FunctionDef(f) = st else { continue };
+        collect_object_assignments(&f.body, true, &mut |name, value| {
+            let v = cx.eval(value, &|_| None, false);
+            let v = Value {
+                facts: Vec::new(),
+                instance: v.instance,
+                elements: None,
+            };
+            agree(&mut out, &mut seen, name, v);
+        });
+    }
+    out
+}
+
+fn summarise(
+    f: &ast::StmtFunctionDef,
+    scopes: &mut Scopes,
+    classes: &ModuleClasses,
+    s: &Summaries,
+    class: Option<&str>,
+) -> Value {
+    let scope = Scope::collect(ScopeKind::Function, &f.body, Some(&f.parameters), scopes);
+    scopes.push(scope);
+    let v = {
+        let cx = FlowContext {
+            scopes,
+            classes,
+            kinds: None,
+            summaries: Some(s),
+            class,
+        };
+        let flow = FunctionFlow::run(&cx, &f.body, decorated_no_grad(f, scopes), false);
+        flow.returns.unwrap_or_default()
+    };
+    scopes.pop();
+    // A summary reports tensor properties and tuple structure; graph-carrying comes from the
+    // call site (calling a module gives a graph-carrying output anyway).
+    strip_graph(v)
+}
+
+fn strip_graph(mut v: Value) -> Value {
+    v.facts.retain(|f| f.prop != Prop::GraphCarrying);
+    v.instance = None;
+    if let Some(els) = &v.elements {
+        v.elements = Some(Rc::new(els.iter().cloned().map(strip_graph).collect()));
+    }
+    v
+}
+
+/// Is the function decorated `@torch.no_grad()` / `@torch.inference_mode()`?
+pub fn decorated_no_grad(f: &ast::StmtFunctionDef, scopes: &Scopes) -> bool {
+    f.decorator_list.iter().any(|d| {
+        let e = match &d.expression {
+            Expr::Call(c) => &*c.func,
+            e => e,
+        };
+        is_no_grad_name(scopes.resolve(e).as_deref())
+    })
+}
+
+fn is_no_grad_name(q: Option<&str>) -> bool {
+    matches!(
+        q,
+        Some(
+            "torch.no_grad"
+                | "torch.autograd.no_grad"
+                | "torch.inference_mode"
+                | "torch.autograd.inference_mode"
+                | "torch.autograd.grad_mode.no_grad"
+                | "torch.autograd.grad_mode.inference_mode"
+        )
+    )
+}
+
+/// What an evaluation looks names up in.
+#[derive(Clone, Copy)]
+pub struct FlowContext<'c> {
+    /// Bindings at the analysed function.
+    pub scopes: &'c Scopes,
+    /// Module classes of the file.
+    pub classes: &'c ModuleClasses,
+    /// Value kinds of the function (modules not built in it: parameters with annotations,
+    /// module-level models...), when available.
+    pub kinds: Option<KindContext<'c>>,
+    /// Per-file summaries (`None` inside a summary: one level only).
+    pub summaries: Option<&'c Summaries>,
+    /// The class whose method is analysed, for `self.<attr>` objects.
+    pub class: Option<&'c str>,
+}
+
+/// The key of a tracked name: `x` or `self.x`.
+fn key_of(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+            Some(format!("self.{}", a.attr))
+        }
+        _ => None,
+    }
+}
+
+const SHAPE_KEEP: &[&str] = &[
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "squeeze",
+    "unsqueeze",
+    "flatten",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "to",
+    "cuda",
+    "cpu",
+    "type",
+    "type_as",
+    "clone",
+    "contiguous",
+    "detach",
+    "clamp",
+    "clamp_",
+    "clip",
+    "squeeze_",
+    "unsqueeze_",
+    "requires_grad_",
+    "narrow",
+    "select",
+    "index_select",
+    "masked_select",
+    "detach_",
+    "pin_memory",
+];
+
+const NON_CONTIGUOUS: &[&str] = &[
+    "transpose",
+    "permute",
+    "t",
+    "swapaxes",
+    "swapdims",
+    "movedim",
+    "moveaxis",
+    "expand",
+    "expand_as",
+    "unfold",
+];
+
+const ELEMENTWISE: &[&str] = &[
+    "abs",
+    "neg",
+    "exp",
+    "log",
+    "pow",
+    "sqrt",
+    "rsqrt",
+    "mul",
+    "add",
+    "sub",
+    "div",
+    "masked_fill",
+    "tanh",
+    "relu",
+    "square",
+    "log1p",
+    "expm1",
+    "reciprocal",
+    "sign",
+    "mul_",
+    "add_",
+    "sub_",
+    "div_",
+    "pow_",
+];
+
+const COMPARISONS: &[&str] = &[
+    "eq",
+    "ne",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "long",
+    "int",
+    "bool",
+    "byte",
+    "isnan",
+    "isinf",
+    "logical_not",
+    "logical_and",
+    "logical_or",
+    "round",
+    "floor",
+    "ceil",
+];
+
+const REDUCTIONS: &[&str] = &[
+    "sum",
+    "mean",
+    "max",
+    "min",
+    "norm",
+    "prod",
+    "std",
+    "var",
+    "logsumexp",
+    "amax",
+    "amin",
+    "nansum",
+    "nanmean",
+];
+
+const DEAD: &[&str] = &[
+    "item",
+    "tolist",
+    "numpy",
+    "argmax",
+    "argmin",
+    "size",
+    "dim",
+    "numel",
+    "nonzero",
+    "argsort",
+    "topk",
+    "sort",
+    "backward",
+    "data_ptr",
+    "stride",
+    "is_contiguous",
+    "element_size",
+];
+
+const MODULE_SELF_METHODS: &[&str] = &[
+    "to",
+    "cuda",
+    "cpu",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "eval",
+    "train",
+    "requires_grad_",
+    "type",
+    "apply",
+    "to_empty",
+    "share_memory",
+];
+
+/// `F.*_loss` functions that accept `reduction=`.
+fn is_functional_loss(name: &str) -> bool {
+    name.ends_with("_loss")
+        || matches!(
+            name,
+            "cross_entropy"
+                | "binary_cross_entropy"
+                | "binary_cross_entropy_with_logits"
+                | "kl_div"
+                | "triplet_margin_with_distance_loss"
+        )
+}
+
+fn reduction_none(call: &ExprCall) -> bool {
+    helpers::keyword(call, "reduction").and_then(helpers::str_value) == Some("none")
+        || helpers::keyword(call, "reduce").and_then(helpers::is_truthy) == Some(false)
+}
+
+fn index_keeps_dims(slice: &Expr) -> bool {
+    match slice {
+        Expr::Slice(_) => true,
+        Expr::Tuple(t) => t.elts.iter().all(|e| matches!(e, Expr::Slice(_))),
+        _ => false,
+    }
+}
+
+impl<'c> FlowContext<'c> {
+    /// The properties of `expr`, where `lookup` gives the values of tracked names
+    /// (`x`, `self.x`) at that point, and `no_grad` says whether autograd is off there.
+    pub fn eval(
+        &self,
+        expr: &Expr,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        match expr {
+            Expr::Name(n) => {
+                if let Some(v) = lookup(expr) {
+                    return v;
+                }
+                let id = n.id.as_str();
+                if let Some(v) = self.summaries.and_then(|s| s.global(id)) {
+                    if self.scopes.lookup(id).is_none() {
+                        return v.clone();
+                    }
+                }
+                Value::default()
+            }
+            Expr::Attribute(a) => {
+                if helpers::name_of(&a.value) == Some("self") {
+                    if let Some(v) = lookup(expr) {
+                        return v;
+                    }
+                    if let (Some(s), Some(c)) = (self.summaries, self.class) {
+                        if let Some(v) = s.class_attr(c, a.attr.as_str()) {
+                            return v.clone();
+                        }
+                    }
+                    return Value::default();
+                }
+                let inner = self.eval(&a.value, lookup, no_grad);
+                match a.attr.as_str() {
+                    "T" | "mT" | "mH" | "H" => {
+                        let mut f = fact(Prop::MaybeNonContiguous, expr.range(), "transpose");
+                        f.runs = Some(2);
+                        if inner.get(Prop::MaybeNonContiguous).is_some() {
+                            f.certainty = Certainty::Maybe;
+                        }
+                        inner.tensor().with(f)
+                    }
+                    "data" => inner.without(&[Prop::GraphCarrying]),
+                    "shape" | "device" | "dtype" | "grad_fn" | "is_cuda" | "requires_grad" => {
+                        Value::default()
+                    }
+                    // `out.logits`, `out.loss`: the graph of a model output, nothing more.
+                    _ => inner.only(&[Prop::GraphCarrying]),
+                }
+            }
+            Expr::Call(call) => self.eval_call(call, lookup, no_grad),
+            Expr::Subscript(s) => {
+                let v = self.eval(&s.value, lookup, no_grad);
+                if let (Some(els), Some(i)) = (&v.elements, helpers::int_value(&s.slice)) {
+                    let idx = if i < 0 { els.len() as i64 + i } else { i };
+                    if let Some(e) = usize::try_from(idx).ok().and_then(|i| els.get(i)) {
+                        return e.clone();
+                    }
+                    return Value::default();
+                }
+                if v.elements.is_some() {
+                    return Value::default();
+                }
+                let keep_runs = index_keeps_dims(&s.slice);
+                let mut v = v.tensor().without(&[Prop::ReducedNone]);
+                if !keep_runs {
+                    for f in &mut v.facts {
+                        f.runs = None;
+                    }
+                }
+                v
+            }
+            Expr::BinOp(b) => {
+                let l = self.eval(&b.left, lookup, no_grad);
+                let r = self.eval(&b.right, lookup, no_grad);
+                combine(&l, &r, &b.left, &b.right)
+            }
+            Expr::UnaryOp(u) => self
+                .eval(&u.operand, lookup, no_grad)
+                .without(&[Prop::Probabilities, Prop::LogProbabilities]),
+            Expr::Compare(c) => self
+                .eval(&c.left, lookup, no_grad)
+                .only(&[Prop::MaybeNonContiguous]),
+            Expr::If(i) => {
+                let a = self.eval(&i.body, lookup, no_grad);
+                let b = self.eval(&i.orelse, lookup, no_grad);
+                a.merge(&b)
+            }
+            Expr::Tuple(t) => self.sequence(&t.elts, lookup, no_grad),
+            Expr::List(l) => self.sequence(&l.elts, lookup, no_grad),
+            Expr::Named(n) => self.eval(&n.value, lookup, no_grad),
+            _ => Value::default(),
+        }
+    }
+
+    fn sequence(
+        &self,
+        elts: &[Expr],
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        if elts.iter().any(|e| matches!(e, Expr::Starred(_))) {
+            return Value::default();
+        }
+        let els: Vec<Value> = elts.iter().map(|e| self.eval(e, lookup, no_grad)).collect();
+        Value {
+            facts: Vec::new(),
+            instance: None,
+            elements: Some(Rc::new(els)),
+        }
+    }
+
+    fn args_graph(
+        &self,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Option<Fact> {
+        let mut best: Option<Fact> = None;
+        let all = call
+            .arguments
+            .args
+            .iter()
+            .chain(call.arguments.keywords.iter().map(|k| &k.value));
+        for a in all {
+            let v = match a {
+                Expr::Starred(s) => self.eval(&s.value, lookup, no_grad),
+                e => self.eval(e, lookup, no_grad),
+            };
+            let g = v.get(Prop::GraphCarrying).cloned().or_else(|| {
+                v.elements
+                    .as_ref()
+                    .and_then(|els| els.iter().find_map(|e| e.get(Prop::GraphCarrying).cloned()))
+            });
+            if let Some(g) = g {
+                if g.certainty == Certainty::Definite {
+                    return Some(g);
+                }
+                best.get_or_insert(g);
+            }
+        }
+        best
+    }
+
+    fn call_instance(
+        &self,
+        inst: &Instance,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let mut v = (*inst.returns).clone();
+        let is_loss = inst.class.ends_with("Loss");
+        if !no_grad && v.get(Prop::GraphCarrying).is_none() {
+            let g = if is_loss {
+                self.args_graph(call, lookup, no_grad)
+            } else {
+                Some(fact(Prop::GraphCarrying, call.range(), "model output"))
+            };
+            if let Some(g) = g {
+                v.facts.push(g);
+            }
+        }
+        v
+    }
+
+    fn construct(
+        &self,
+        class: &str,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let last = helpers::last_segment(class);
+        let returns = if class.starts_with("torch.nn.") {
+            match last {
+                "Softmax" | "Softmax2d" => {
+                    Value::default().with(fact(Prop::Probabilities, call.range(), "softmax"))
+                }
+                "Sigmoid" => {
+                    Value::default().with(fact(Prop::Probabilities, call.range(), "sigmoid"))
+                }
+                "LogSoftmax" => {
+                    Value::default().with(fact(Prop::LogProbabilities, call.range(), "log_softmax"))
+                }
+                "Sequential" => match call.arguments.args.last() {
+                    Some(Expr::Starred(_)) | None => Value::default(),
+                    Some(e) => self
+                        .eval(e, lookup, no_grad)
+                        .instance
+                        .map(|i| strip_graph((*i.returns).clone()))
+                        .unwrap_or_default(),
+                },
+                l if l.ends_with("Loss") && reduction_none(call) => {
+                    Value::default().with(fact(Prop::ReducedNone, call.range(), "reduction='none'"))
+                }
+                _ => Value::default(),
+            }
+        } else {
+            Value::default()
+        };
+        Value {
+            facts: Vec::new(),
+            instance: Some(Rc::new(Instance {
+                class: Rc::from(class),
+                ctor: call.range(),
+                returns: Rc::new(returns),
+                local: false,
+            })),
+            elements: None,
+        }
+    }
+
+    fn eval_call(
+        &self,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let args = &call.arguments.args;
+        let arg0 = || {
+            args.first()
+                .filter(|a| !matches!(a, Expr::Starred(_)))
+                .map(|a| self.eval(a, lookup, no_grad))
+                .unwrap_or_default()
+        };
+        if let Some(q) = self.scopes.resolve(&call.func) {
+            return self.eval_qualified(&q, call, arg0, lookup, no_grad);
+        }
+        match &*call.func {
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if lookup(&call.func).is_none() {
+                    if self.classes.is_module(id) && self.scopes.lookup(id).is_none() {
+                        let returns = self
+                            .summaries
+                            .and_then(|s| s.forward(id))
+                            .cloned()
+                            .unwrap_or_default();
+                        return Value {
+                            facts: Vec::new(),
+                            instance: Some(Rc::new(Instance {
+                                class: Rc::from(id),
+                                ctor: call.range(),
+                                returns: Rc::new(returns),
+                                local: true,
+                            })),
+                            elements: None,
+                        };
+                    }
+                    if let Some(v) = self.summaries.and_then(|s| s.function(id)) {
+                        if self.summaries.and_then(|s| s.global(id)).is_none() {
+                            return v.clone();
+                        }
+                    }
+                    if matches!(id, "float" | "int" | "len" | "bool" | "str" | "isinstance") {
+                        return Value::default();
+                    }
+                }
+                self.call_callee_value(call, lookup, no_grad)
+            }
+            Expr::Attribute(a) => {
+                let method = a.attr.as_str();
+                if helpers::name_of(&a.value) == Some("self") && lookup(&a.value).is_none() {
+                    // `self.head(x)`: an object attribute, or a method of this class.
+                    return self.call_callee_value(call, lookup, no_grad);
+                }
+                let recv = self.eval(&a.value, lookup, no_grad);
+                self.eval_method(method, &recv, call, lookup, no_grad)
+            }
+            _ => self.call_callee_value(call, lookup, no_grad),
+        }
+    }
+
+    fn call_callee_value(
+        &self,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let callee = self.eval(&call.func, lookup, no_grad);
+        if let Some(inst) = &callee.instance {
+            return self.call_instance(inst, call, lookup, no_grad);
+        }
+        let is_module = self
+            .kinds
+            .as_ref()
+            .is_some_and(|k| k.kind(&call.func) == Kind::Module);
+        if is_module && !no_grad {
+            return Value::default().with(fact(Prop::GraphCarrying, call.range(), "model output"));
+        }
+        Value::default()
+    }
+
+    fn eval_method(
+        &self,
+        method: &str,
+        recv: &Value,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        if let Some(inst) = &recv.instance {
+            if MODULE_SELF_METHODS.contains(&method) {
+                return recv.clone();
+            }
+            if method == "forward" {
+                return self.call_instance(inst, call, lookup, no_grad);
+            }
+            return Value::default();
+        }
+        let r = recv.tensor();
+        let here = call.range();
+        match method {
+            "softmax" => {
+                r.only(&[Prop::GraphCarrying])
+                    .with(fact(Prop::Probabilities, here, "softmax"))
+            }
+            "sigmoid" | "sigmoid_" => {
+                r.only(&[Prop::GraphCarrying])
+                    .with(fact(Prop::Probabilities, here, "sigmoid"))
+            }
+            "log_softmax" => r.only(&[Prop::GraphCarrying]).with(fact(
+                Prop::LogProbabilities,
+                here,
+                "log_softmax",
+            )),
+            "exp" if r.get(Prop::LogProbabilities).is_some() => {
+                let c = r.get(Prop::LogProbabilities).map(|f| f.certainty);
+                let mut f = fact(Prop::Probabilities, here, "exp(log_softmax)");
+                f.certainty = c.unwrap_or(Certainty::Definite);
+                r.only(&[Prop::GraphCarrying, Prop::MaybeNonContiguous])
+                    .with(f)
+            }
+            "log" if r.get(Prop::Probabilities).is_some() => {
+                let c = r.get(Prop::Probabilities).map(|f| f.certainty);
+                let mut f = fact(Prop::LogProbabilities, here, "log(softmax)");
+                f.certainty = c.unwrap_or(Certainty::Definite);
+                r.only(&[Prop::GraphCarrying, Prop::MaybeNonContiguous])
+                    .with(f)
+            }
+            "contiguous" | "clone" | "reshape" | "reshape_as" | "flatten" | "view" | "view_as" => {
+                r.without(&[Prop::MaybeNonContiguous])
+            }
+            "detach" | "detach_" => r.without(&[Prop::GraphCarrying]),
+            m if NON_CONTIGUOUS.contains(&m) => {
+                let mut f = fact(Prop::MaybeNonContiguous, here, non_contiguous_op(m));
+                let ndim = match &*call.func {
+                    Expr::Attribute(a) => syntactic_ndim(&a.value),
+                    _ => None,
+                };
+                f.runs = runs_of(m, &call.arguments.args, ndim);
+                // Two layout changes may cancel out (`x.t().t()`): unknown.
+                let receiver = match &*call.func {
+                    Expr::Attribute(a) => Some(&*a.value),
+                    _ => None,
+                };
+                if r.get(Prop::MaybeNonContiguous).is_some()
+                    || layout_unsure(m, &call.arguments.args, receiver)
+                {
+                    f.certainty = Certainty::Maybe;
+                }
+                r.with(f)
+            }
+            "squeeze" | "unsqueeze" | "squeeze_" | "unsqueeze_" | "select" | "narrow" => {
+                let mut v = r;
+                for f in &mut v.facts {
+                    f.runs = None;
+                }
+                v
+            }
+            m if SHAPE_KEEP.contains(&m) => r,
+            // `scaler.scale(loss)` keeps the loss's shape and graph.
+            "scale" if args_len(call) == 1 => call
+                .arguments
+                .args
+                .first()
+                .map(|a| self.eval(a, lookup, no_grad).tensor())
+                .unwrap_or_default(),
+            m if ELEMENTWISE.contains(&m) => {
+                r.without(&[Prop::Probabilities, Prop::LogProbabilities])
+            }
+            m if COMPARISONS.contains(&m) => r.only(&[Prop::MaybeNonContiguous]),
+            m if REDUCTIONS.contains(&m) => r.only(&[Prop::GraphCarrying]),
+            m if DEAD.contains(&m) => Value::default(),
+            _ => r.only(&[Prop::GraphCarrying]).weaken(),
+        }
+    }
+
+    fn eval_qualified(
+        &self,
+        q: &str,
+        call: &ExprCall,
+        arg0: impl Fn() -> Value,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let here = call.range();
+        let graph = |v: Value| -> Value {
+            match self.args_graph(call, lookup, no_grad) {
+                Some(g) if v.get(Prop::GraphCarrying).is_none() => v.with(g),
+                _ => v,
+            }
+        };
+        match q {
+            "torch.softmax" | "torch.nn.functional.softmax" | "torch.special.softmax" => {
+                return graph(Value::default().with(fact(Prop::Probabilities, here, "softmax")))
+            }
+            "torch.sigmoid" | "torch.nn.functional.sigmoid" | "torch.special.expit" => {
+                return graph(Value::default().with(fact(Prop::Probabilities, here, "sigmoid")))
+            }
+            "torch.log_softmax"
+            | "torch.nn.functional.log_softmax"
+            | "torch.special.log_softmax" => {
+                return graph(Value::default().with(fact(
+                    Prop::LogProbabilities,
+                    here,
+                    "log_softmax",
+                )))
+            }
+            "torch.nn.functional.logsigmoid" => {
+                return graph(Value::default().with(fact(
+                    Prop::LogProbabilities,
+                    here,
+                    "logsigmoid",
+                )))
+            }
+            "torch.exp" | "torch.log" if args_len(call) == 1 => {
+                let method = helpers::last_segment(q);
+                return self.eval_method(method, &arg0(), call, lookup, no_grad);
+            }
+            "torch.transpose" | "torch.permute" | "torch.t" | "torch.swapaxes"
+            | "torch.swapdims" | "torch.movedim" | "torch.moveaxis" => {
+                let m = helpers::last_segment(q);
+                let mut f = fact(Prop::MaybeNonContiguous, here, non_contiguous_op(m));
+                let args: Vec<Expr> = call.arguments.args.iter().skip(1).cloned().collect();
+                let ndim = call.arguments.args.first().and_then(syntactic_ndim);
+                f.runs = runs_of(m, &args, ndim);
+                let before = arg0();
+                if before.get(Prop::MaybeNonContiguous).is_some()
+                    || layout_unsure(m, &args, call.arguments.args.first())
+                {
+                    f.certainty = Certainty::Maybe;
+                }
+                return before.tensor().with(f);
+                return arg0().tensor().with(f);
+            }
+            "torch.flatten" | "torch.reshape" => {
+                return arg0().tensor().without(&[Prop::MaybeNonContiguous])
+            }
+            "torch.squeeze" | "torch.unsqueeze" => {
+                let mut v = arg0().tensor();
+                for f in &mut v.facts {
+                    f.runs = None;
+                }
+                return v;
+            }
+            "torch.clamp" | "torch.clip" => return arg0().tensor(),
+            _ => {}
+        }
+        if is_module_base(q) {
+            return self.construct(q, call, lookup, no_grad);
+        }
+        let Some(rest) = q.strip_prefix("torch.") else {
+            return Value::default();
+        };
+        let name = helpers::last_segment(rest);
+        if matches!(
+            name,
+            "argmax" | "argmin" | "no_grad" | "is_tensor" | "numel" | "manual_seed" | "device"
+        ) {
+            return Value::default();
+        }
+        let mut v = Value::default();
+        if rest.starts_with("nn.functional.") && is_functional_loss(name) && reduction_none(call) {
+            v = v.with(fact(Prop::ReducedNone, here, "reduction='none'"));
+        }
+        if no_grad {
+            return v;
+        }
+        graph(v)
+    }
+}
+
+/// The properties of `left <op> right` (arithmetic): graph and unreduced losses propagate;
+/// non-contiguity stays definite only against a scalar or another non-contiguous operand.
+fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
+    let mut out = Value::default();
+    for (side, other, other_expr) in [(l, r, right), (r, l, left)] {
+        for f in &side.facts {
+            if out.get(f.prop).is_some() {
+                continue;
+            }
+            match f.prop {
+                Prop::GraphCarrying | Prop::ReducedNone => out.facts.push(f.clone()),
+                Prop::MaybeNonContiguous => {
+                    let mut f = f.clone();
+                    let scalar = matches!(other_expr, Expr::NumberLiteral(_))
+                        || other.get(Prop::MaybeNonContiguous).is_some();
+                    if !scalar {
+                        f.certainty = Certainty::Maybe;
+                    }
+                    out.facts.push(f);
+                }
+                Prop::Probabilities | Prop::LogProbabilities => {}
+            }
+        }
+    }
+    out
+}
+
+fn args_len(call: &ExprCall) -> usize {
+    call.arguments.args.len() + call.arguments.keywords.len()
+}
+
+fn non_contiguous_op(m: &str) -> &'static str {
+    match m {
+        "transpose" => "transpose",
+        "permute" => "permute",
+        "t" => "t",
+        "swapaxes" | "swapdims" => "swapaxes",
+        "movedim" | "moveaxis" => "movedim",
+        "expand" | "expand_as" => "expand",
+        "unfold" => "unfold",
+        _ => "transpose",
+    }
+}
+
+/// The number of dimensions of `x.view(a, b, c)` / `x.reshape(..)` / `x.permute(..)` /
+/// `x.expand(..)` written with explicit sizes.
+fn syntactic_ndim(expr: &Expr) -> Option<usize> {
+    let Expr::Call(c) = expr else { return None };
+    let (m, _) = helpers::method_call(c)?;
+    if !matches!(m, "view" | "reshape" | "permute" | "expand") || !c.arguments.keywords.is_empty() {
+        return None;
+    }
+    let args = &c.arguments.args;
+    if args.len() < 2 || args.iter().any(|a| matches!(a, Expr::Starred(_))) {
+        return None;
+    }
+    Some(args.len())
+}
+
+/// Is the result of this layout change possibly contiguous after all, whatever the analysis
+/// knows? `permute(0, 2, 3, 1)` (NCHW -> NHWC) of a tensor that is not freshly viewed is
+/// contiguous when the tensor is `channels_last` (conv / interpolate outputs of
+/// channels-last inputs are); a transpose right after `squeeze`/`unsqueeze` usually moves a
+/// size-1 dimension, which changes nothing in memory.
+fn layout_unsure(method: &str, args: &[Expr], receiver: Option<&Expr>) -> bool {
+    let fresh = receiver.is_some_and(|r| {
+        matches!(r, Expr::Call(c) if matches!(
+            helpers::method_call(c),
+            Some(("view" | "reshape" | "contiguous", _))
+        ))
+    });
+    let size_one_nearby = receiver.is_some_and(|r| match r {
+        Expr::Call(c) => matches!(helpers::method_call(c), Some(("squeeze" | "unsqueeze", _))),
+        Expr::Subscript(s) => match &*s.slice {
+            Expr::Tuple(t) => t.elts.iter().any(|e| matches!(e, Expr::NoneLiteral(_))),
+            e => matches!(e, Expr::NoneLiteral(_)),
+        },
+        _ => false,
+    });
+    if size_one_nearby && !matches!(method, "expand" | "expand_as") {
+        return true;
+    }
+    if method == "permute" && !fresh {
+        let dims: &[Expr] = match args {
+            [Expr::Tuple(t)] => &t.elts,
+            [Expr::List(t)] => &t.elts,
+            a => a,
+        };
+        let nhwc = literal_dims(dims, Some(dims.len()))
+            .is_some_and(|p| p == [0, 2, 3, 1] || p == [0, 2, 3, 4, 1]);
+        return nhwc;
+    }
+    false
+}
+
+/// Runs of consecutive dimensions in a permutation (`[0, 2, 3, 1]` -> 3).
+fn count_runs(perm: &[usize]) -> usize {
+    1 + perm.windows(2).filter(|w| w[1] != w[0] + 1).count()
+}
+
+/// Literal dims, normalised against `ndim` when negative.
+fn literal_dims(exprs: &[Expr], ndim: Option<usize>) -> Option<Vec<usize>> {
+    exprs
+        .iter()
+        .map(|e| {
+            let v = helpers::int_value(e)?;
+            if v >= 0 {
+                usize::try_from(v).ok()
+            } else {
+                let n = i64::try_from(ndim?).ok()?;
+                usize::try_from(n + v).ok()
+            }
+        })
+        .collect()
+}
+
+/// A lower bound on the runs of memory-adjacent dimensions after a layout change applied to
+/// a contiguous tensor with `ndim` dimensions (when known).
+fn runs_of(method: &str, args: &[Expr], ndim: Option<usize>) -> Option<u8> {
+    if args.iter().any(|a| matches!(a, Expr::Starred(_))) {
+        return None;
+    }
+    let runs = match method {
+        "t" => 2,
+        "permute" => {
+            let dims: &[Expr] = match args {
+                [Expr::Tuple(t)] => &t.elts,
+                [Expr::List(t)] => &t.elts,
+                a => a,
+            };
+            let perm = literal_dims(dims, Some(dims.len()))?;
+            count_runs(&perm)
+        }
+        "expand" => match args {
+            [Expr::Tuple(t)] => t.elts.len(),
+            [Expr::List(t)] => t.elts.len(),
+            [_] => return None,
+            a => a.len(),
+        },
+        "transpose" | "swapaxes" | "swapdims" => {
+            let (Some(a), Some(b)) = (args.first(), args.get(1)) else {
+                return None;
+            };
+            match literal_dims(&[a.clone(), b.clone()], ndim) {
+                Some(d) => {
+                    let n = ndim.unwrap_or(d[0].max(d[1]) + 1);
+                    if d[0] >= n || d[1] >= n {
+                        return None;
+                    }
+                    let mut perm: Vec<usize> = (0..n).collect();
+                    perm.swap(d[0], d[1]);
+                    count_runs(&perm)
+                }
+                // Negative dims on an unknown rank: at least the swapped pair.
+                None => 2,
+            }
+        }
+        _ => return None,
+    };
+    u8::try_from(runs).ok().filter(|r| *r >= 2)
+}
+
+type Env = FxHashMap<String, Value>;
+
+fn merge_envs(a: &Env, b: &Env) -> Env {
+    let mut out = Env::default();
+    for (k, v) in a {
+        let m = match b.get(k) {
+            Some(w) => v.merge(w),
+            None => v.clone().weaken(),
+        };
+        if !m.is_empty() {
+            out.insert(k.clone(), m);
+        }
+    }
+    for (k, w) in b {
+        if !a.contains_key(k) {
+            let m = w.clone().weaken();
+            if !m.is_empty() {
+                out.insert(k.clone(), m);
+            }
+        }
+    }
+    out
+}
+
+fn ends_flow(body: &[Stmt]) -> bool {
+    matches!(
+        body.last(),
+        Some(Stmt::Return(_) | Stmt::Raise(_) | Stmt::Continue(_) | Stmt::Break(_))
+    )
+}
+
+/// The analysis result for one function: the value of every tracked name where it is read.
+#[derive(Debug, Default)]
+pub struct FunctionFlow {
+    names: FxHashMap<TextSize, Value>,
+    /// The merged value of the function's `return` statements, if any.
+    pub returns: Option<Value>,
+    no_grad_ranges: Vec<TextRange>,
+    no_grad_function: bool,
+}
+
+struct Walker<'c, 'x> {
+    cx: &'x FlowContext<'c>,
+    env: Env,
+    record: bool,
+    out: FunctionFlow,
+    no_grad: u32,
+    loop_depth: u32,
+}
+
+impl FunctionFlow {
+    /// Analyse a function body (or module-level statements, which skip nested defs/classes).
+    /// `no_grad` says the whole body runs without autograd (a `@torch.no_grad()` function).
+    pub fn analyze(cx: &FlowContext, body: &[Stmt], no_grad: bool) -> Self {
+        Self::run(cx, body, no_grad, true)
+    }
+
+    fn run(cx: &FlowContext, body: &[Stmt], no_grad: bool, record: bool) -> Self {
+        let mut w = Walker {
+            cx,
+            env: Env::default(),
+            record,
+            out: FunctionFlow {
+                no_grad_function: no_grad,
+                ..FunctionFlow::default()
+            },
+            no_grad: u32::from(no_grad),
+            loop_depth: 0,
+        };
+        w.suite(body);
+        w.out
+    }
+
+    /// The value of a tracked name (`x` / `self.x`) read at this expression, if the analysis
+    /// knows one.
+    pub fn name_value(&self, expr: &Expr) -> Option<&Value> {
+        self.names.get(&expr.range().start())
+    }
+
+    /// Does `offset` lie where autograd is off (a `with torch.no_grad()` block of the function,
+    /// or a `@torch.no_grad()` function)?
+    pub fn in_no_grad(&self, offset: TextSize) -> bool {
+        self.no_grad_function || self.no_grad_ranges.iter().any(|r| r.contains(offset))
+    }
+
+    /// The properties of any expression of the analysed function, at its place.
+    pub fn value_of(&self, cx: &FlowContext, expr: &Expr) -> Value {
+        let lookup = |e: &Expr| self.names.get(&e.range().start()).cloned();
+        cx.eval(expr, &lookup, self.in_no_grad(expr.range().start()))
+    }
+}
+
+impl Walker<'_, '_> {
+    fn eval(&self, expr: &Expr) -> Value {
+        let env = &self.env;
+        let lookup = |e: &Expr| key_of(e).and_then(|k| env.get(&k).cloned());
+        self.cx.eval(expr, &lookup, self.no_grad > 0)
+    }
+
+    fn record_expr(&mut self, expr: &Expr) {
+        if !self.record || self.env.is_empty() {
+            return;
+        }
+        let mut rec = Recorder {
+            env: &self.env,
+            out: &mut self.out.names,
+            shadowed: Vec::new(),
+        };
+        ruff_python_ast::visitor::Visitor::visit_expr(&mut rec, expr);
+    }
+
+    fn bind(&mut self, target: &Expr, v: Value) {
+        match target {
+            Expr::Name(_) | Expr::Attribute(_) => {
+                if let Some(k) = key_of(target) {
+                    if v.is_empty() {
+                        self.env.remove(&k);
+                    } else {
+                        self.env.insert(k, v);
+                    }
+                }
+            }
+            Expr::Tuple(_) | Expr::List(_) => {
+                let elts = match target {
+                    Expr::Tuple(t) => &t.elts,
+                    Expr::List(l) => &l.elts,
+                    _ => return,
+                };
+                let starred = elts.iter().any(|e| matches!(e, Expr::Starred(_)));
+                match &v.elements {
+                    Some(els) if els.len() == elts.len() && !starred => {
+                        for (t, e) in elts.iter().zip(els.iter()) {
+                            self.bind(t, e.clone());
+                        }
+                    }
+                    _ => {
+                        // Unpacking a tensor along dim 0 keeps its properties; anything else
+                        // keeps at most its graph.
+                        let each = if v.elements.is_some() {
+                            Value::default()
+                        } else {
+                            v.tensor().only(&[Prop::GraphCarrying])
+                        };
+                        for t in elts {
+                            let t = match t {
+                                Expr::Starred(s) => &*s.value,
+                                t => t,
+                            };
+                            self.bind(t, each.clone());
+                        }
+                    }
+                }
+            }
+            Expr::Starred(s) => self.bind(&s.value, Value::default()),
+            _ => {}
+        }
+    }
+
+    fn unbind(&mut self, target: &Expr) {
+        self.bind(target, Value::default());
+    }
+
+    fn suite(&mut self, body: &[Stmt]) {
+        for stmt in body {
+            self.stmt(stmt);
+        }
+    }
+
+    fn branch(&mut self, body: &[Stmt], start: &Env) -> Option<Env> {
+        self.env = start.clone();
+        self.suite(body);
+        if ends_flow(body) {
+            None
+        } else {
+            Some(std::mem::take(&mut self.env))
+        }
+    }
+
+    fn loop_body(&mut self, body: &[Stmt], target: Option<&Expr>) {
+        let before = self.env.clone();
+        if self.loop_depth < 4 {
+            // First pass (not recorded): what an iteration leaves for the next one.
+            let record = self.record;
+            let saved_returns = self.out.returns.clone();
+            self.record = false;
+            if let Some(t) = target {
+                self.unbind(t);
+            }
+            self.loop_depth += 1;
+            self.suite(body);
+            self.loop_depth -= 1;
+            self.record = record;
+            self.out.returns = saved_returns;
+            let head = merge_envs(&before, &self.env);
+            self.env = head;
+        }
+        let head = self.env.clone();
+        if let Some(t) = target {
+            self.unbind(t);
+        }
+        self.loop_depth += 1;
+        self.suite(body);
+        self.loop_depth -= 1;
+        let after = std::mem::take(&mut self.env);
+        self.env = merge_envs(&head, &after);
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::Assign(a) => {
+                self.record_expr(&a.value);
+                for t in &a.targets {
+                    self.record_targets(t);
+                }
+                let v = self.eval(&a.value);
+                for t in &a.targets {
+                    self.bind(t, v.clone());
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                if let Some(value) = &a.value {
+                    self.record_expr(value);
+                    let v = self.eval(value);
+                    self.bind(&a.target, v);
+                }
+            }
+            Stmt::AugAssign(a) => {
+                self.record_expr(&a.value);
+                self.record_expr(&a.target);
+                let v = combine(
+                    &self.eval(&a.target),
+                    &self.eval(&a.value),
+                    &a.target,
+                    &a.value,
+                );
+                self.bind(&a.target, v);
+            }
+            Stmt::Expr(e) => self.record_expr(&e.value),
+            Stmt::Return(r) => {
+                if let Some(v) = &r.value {
+                    self.record_expr(v);
+                    let val = self.eval(v);
+                    self.out.returns = Some(match &self.out.returns {
+                        Some(old) => old.merge(&val),
+                        None => val,
+                    });
+                }
+            }
+            Stmt::If(i) => {
+                self.record_expr(&i.test);
+                let start = std::mem::take(&mut self.env);
+                let mut outs: Vec<Env> = Vec::new();
+                if let Some(e) = self.branch(&i.body, &start) {
+                    outs.push(e);
+                }
+                let mut has_else = false;
+                for clause in &i.elif_else_clauses {
+                    if let Some(t) = &clause.test {
+                        self.env = start.clone();
+                        self.record_expr(t);
+                    } else {
+                        has_else = true;
+                    }
+                    if let Some(e) = self.branch(&clause.body, &start) {
+                        outs.push(e);
+                    }
+                }
+                if !has_else {
+                    outs.push(start.clone());
+                }
+                self.env = match outs.split_first() {
+                    Some((first, rest)) => rest
+                        .iter()
+                        .fold(first.clone(), |acc, e| merge_envs(&acc, e)),
+                    // Every branch leaves: what follows is reached only from before... or not
+                    // at all; keep the state before the `if` (conservative for rules).
+                    None => start,
+                };
+            }
+            Stmt::For(f) => {
+                self.record_expr(&f.iter);
+                self.loop_body(&f.body, Some(&f.target));
+                self.suite(&f.orelse);
+            }
+            Stmt::While(w) => {
+                self.record_expr(&w.test);
+                self.loop_body(&w.body, None);
+                self.suite(&w.orelse);
+            }
+            Stmt::With(w) => {
+                let mut entered = 0;
+                for item in &w.items {
+                    self.record_expr(&item.context_expr);
+                    let ctx = match &item.context_expr {
+                        Expr::Call(c) => {
+                            let q = self.cx.scopes.resolve(&c.func);
+                            is_no_grad_name(q.as_deref())
+                                && !(q.as_deref().is_some_and(|q| q.ends_with("inference_mode"))
+                                    && c.arguments.args.first().and_then(helpers::is_truthy)
+                                        == Some(false))
+                        }
+                        e => is_no_grad_name(self.cx.scopes.resolve(e).as_deref()),
+                    };
+                    if ctx {
+                        entered += 1;
+                    }
+                    if let Some(v) = &item.optional_vars {
+                        self.unbind(v);
+                    }
+                }
+                if entered > 0 && self.record {
+                    self.out.no_grad_ranges.push(w.range);
+                }
+                self.no_grad += entered;
+                self.suite(&w.body);
+                self.no_grad -= entered;
+            }
+            Stmt::Try(t) => {
+                let before = self.env.clone();
+                self.suite(&t.body);
+                let after_body = std::mem::take(&mut self.env);
+                let handler_start = merge_envs(&before, &after_body);
+                let mut outs = Vec::new();
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    if let Some(e) = self.branch(&h.body, &handler_start) {
+                        outs.push(e);
+                    }
+                }
+                self.env = after_body;
+                self.suite(&t.orelse);
+                let mut env = std::mem::take(&mut self.env);
+                for e in &outs {
+                    env = merge_envs(&env, e);
+                }
+                self.env = env;
+                self.suite(&t.finalbody);
+            }
+            Stmt::FunctionDef(f) => {
+                self.env.remove(f.name.as_str());
+            }
+            Stmt::ClassDef(c) => {
+                self.env.remove(c.name.as_str());
+            }
+            Stmt::Delete(d) => {
+                for t in &d.targets {
+                    self.unbind(t);
+                }
+            }
+            Stmt::Match(m) => {
+                self.record_expr(&m.subject);
+                let start = std::mem::take(&mut self.env);
+                let mut env = start.clone();
+                for case in &m.cases {
+                    if let Some(e) = self.branch(&case.body, &start) {
+                        env = merge_envs(&env, &e);
+                    }
+                }
+                self.env = env;
+            }
+            Stmt::Assert(a) => self.record_expr(&a.test),
+            Stmt::Raise(r) => {
+                if let Some(e) = &r.exc {
+                    self.record_expr(e);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `x[i] = ...` / `self.a.b = ...`: the sub-expressions of a target are reads.
+    fn record_targets(&mut self, t: &Expr) {
+        match t {
+            Expr::Subscript(s) => {
+                self.record_expr(&s.value);
+                self.record_expr(&s.slice);
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) != Some("self") => {
+                self.record_expr(&a.value)
+            }
+            Expr::Tuple(tu) => tu.elts.iter().for_each(|e| self.record_targets(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.record_targets(e)),
+            _ => {}
+        }
+    }
+}
+
+struct Recorder<'e> {
+    env: &'e Env,
+    out: &'e mut FxHashMap<TextSize, Value>,
+    shadowed: Vec<Vec<String>>,
+}
+
+impl Recorder<'_> {
+    fn is_shadowed(&self, name: &str) -> bool {
+        self.shadowed.iter().any(|s| s.iter().any(|n| n == name))
+    }
+
+    fn comprehension_targets(gens: &[ast::Comprehension]) -> Vec<String> {
+        let mut names = Vec::new();
+        fn collect(e: &Expr, names: &mut Vec<String>) {
+            match e {
+                Expr::Name(n) => names.push(n.id.to_string()),
+                Expr::Tuple(t) => t.elts.iter().for_each(|e| collect(e, names)),
+                Expr::List(l) => l.elts.iter().for_each(|e| collect(e, names)),
+                Expr::Starred(s) => collect(&s.value, names),
+                _ => {}
+            }
+        }
+        for g in gens {
+            collect(&g.target, &mut names);
+        }
+        names
+    }
+}
+
+impl<'a> ruff_python_ast::visitor::Visitor<'a> for Recorder<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Name(n) => {
+                if !self.is_shadowed(n.id.as_str()) {
+                    if let Some(v) = self.env.get(n.id.as_str()) {
+                        self.out.insert(expr.range().start(), v.clone());
+                    }
+                }
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                if let Some(k) = key_of(expr) {
+                    if let Some(v) = self.env.get(&k) {
+                        self.out.insert(expr.range().start(), v.clone());
+                    }
+                }
+            }
+            Expr::Lambda(_) => {}
+            Expr::ListComp(c) => {
+                self.shadowed
+                    .push(Self::comprehension_targets(&c.generators));
+                ruff_python_ast::visitor::walk_expr(self, expr);
+                self.shadowed.pop();
+            }
+            Expr::SetComp(c) => {
+                self.shadowed
+                    .push(Self::comprehension_targets(&c.generators));
+                ruff_python_ast::visitor::walk_expr(self, expr);
+                self.shadowed.pop();
+            }
+            Expr::DictComp(c) => {
+                self.shadowed
+                    .push(Self::comprehension_targets(&c.generators));
+                ruff_python_ast::visitor::walk_expr(self, expr);
+                self.shadowed.pop();
+            }
+            Expr::Generator(c) => {
+                self.shadowed
+                    .push(Self::comprehension_targets(&c.generators));
+                ruff_python_ast::visitor::walk_expr(self, expr);
+                self.shadowed.pop();
+            }
+            _ => ruff_python_ast::visitor::walk_expr(self, expr),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torchvet_python::SourceFile;
+
+    /// The value of the expression returned by the last statement of function `func`.
+    fn returned(src: &str, func: &str) -> Value {
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let summaries = Summaries::compute(&module.body, &classes);
+        let f = module
+            .body
+            .iter()
+            .find_map(|s| match s {
+                Stmt::FunctionDef(f) if f.name.as_str() == func => Some(f),
+                _ => None,
+            })
+            .expect("function in test source");
+        let scope = Scope::collect(ScopeKind::Function, &f.body, Some(&f.parameters), &scopes);
+        scopes.push(scope);
+        let cx = FlowContext {
+            scopes: &scopes,
+            classes: &classes,
+            kinds: None,
+            summaries: Some(&summaries),
+            class: None,
+        };
+        let flow = FunctionFlow::analyze(&cx, &f.body, decorated_no_grad(f, &scopes));
+        let Some(Stmt::Return(r)) = f.body.last() else {
+            panic!("last statement is not a return")
+        };
+        let e = r.value.as_deref().expect("return value");
+        flow.value_of(&cx, e)
+    }
+
+    const HEADER: &str = "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n";
+
+    fn src(body: &str) -> String {
+        format!("{HEADER}{body}")
+    }
+
+    #[test]
+    fn softmax_flows_through_assignments_and_reshapes() {
+        let v = returned(
+            &src("def f(z):\n    p = F.softmax(z, dim=1)\n    q = p.view(-1, 4)[:, 1:].float()\n    return q\n"),
+            "f",
+        );
+        let fact = v.definite(Prop::Probabilities).expect("probabilities");
+        assert_eq!(fact.op, "softmax");
+        assert!(v.get(Prop::LogProbabilities).is_none());
+    }
+
+    #[test]
+    fn latest_assignment_wins_and_branches_merge_to_maybe() {
+        let v = returned(
+            &src("def f(z):\n    p = F.softmax(z, 1)\n    p = z\n    return p\n"),
+            "f",
+        );
+        assert!(v.get(Prop::Probabilities).is_none());
+        let v = returned(
+            &src(
+                "def f(z, c):\n    p = z\n    if c:\n        p = torch.sigmoid(z)\n    return p\n",
+            ),
+            "f",
+        );
+        let fact = v.get(Prop::Probabilities).expect("maybe probabilities");
+        assert_eq!(fact.certainty, Certainty::Maybe);
+        assert!(!v.has(Prop::Probabilities));
+        // Both branches agree: definite.
+        let v = returned(
+            &src("def f(z, c):\n    if c:\n        p = z.sigmoid()\n    else:\n        p = torch.sigmoid(z * 2)\n    return p\n"),
+            "f",
+        );
+        assert!(v.has(Prop::Probabilities));
+        // A branch that returns does not reach the use.
+        let v = returned(
+            &src("def f(z, c):\n    p = z.softmax(1)\n    if c:\n        p = z\n        return p\n    return p\n"),
+            "f",
+        );
+        assert!(v.has(Prop::Probabilities));
+    }
+
+    #[test]
+    fn exp_of_log_softmax_and_log_of_softmax() {
+        let v = returned(
+            &src("def f(z):\n    return torch.exp(F.log_softmax(z, 1))\n"),
+            "f",
+        );
+        assert_eq!(
+            v.definite(Prop::Probabilities).map(|f| f.op),
+            Some("exp(log_softmax)")
+        );
+        let v = returned(&src("def f(z):\n    return z.softmax(1).log()\n"), "f");
+        assert!(v.has(Prop::LogProbabilities));
+        assert!(v.get(Prop::Probabilities).is_none());
+    }
+
+    #[test]
+    fn module_forward_summaries_and_sequential_last_layer() {
+        let s = src(
+            "class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        self.act = nn.Softmax(dim=1)\n    def forward(self, x):\n        return self.act(self.fc(x))\n\nclass Seq(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.body = nn.Sequential(nn.Linear(2, 1), nn.Sigmoid())\n    def forward(self, x):\n        return self.body(x)\n\ndef f(x):\n    model = Net().to('cuda')\n    return model(x)\n\ndef g(x):\n    return Seq()(x)\n\ndef h(x):\n    return nn.Sequential(nn.Linear(2, 2), nn.LogSoftmax(1))(x)\n",
+        );
+        let v = returned(&s, "f");
+        let fact = v.definite(Prop::Probabilities).expect("summary");
+        assert_eq!(fact.through.as_deref(), Some("Net.forward"));
+        assert!(v.has(Prop::GraphCarrying));
+        let v = returned(&s, "g");
+        assert_eq!(
+            v.definite(Prop::Probabilities).map(|f| f.op),
+            Some("sigmoid")
+        );
+        let v = returned(&s, "h");
+        assert!(v.has(Prop::LogProbabilities));
+    }
+
+    #[test]
+    fn tuple_returns_unpack_per_element() {
+        let s = src(
+            "class Net(nn.Module):\n    def forward(self, x):\n        logits = self.fc(x)\n        return logits, logits.softmax(-1)\n\ndef f(x):\n    logits, probs = Net()(x)\n    return probs\n\ndef g(x):\n    logits, probs = Net()(x)\n    return logits\n\ndef k(x):\n    out = Net()(x)\n    return out[1]\n",
+        );
+        assert!(returned(&s, "f").has(Prop::Probabilities));
+        assert!(returned(&s, "g").get(Prop::Probabilities).is_none());
+        assert!(returned(&s, "k").has(Prop::Probabilities));
+    }
+
+    #[test]
+    fn loss_objects_and_unreduced_losses() {
+        let s = src(
+            "crit = nn.CrossEntropyLoss()\ndef f(p, y):\n    return crit\n\ndef g(p, y):\n    c = nn.MSELoss(reduction='none')\n    loss = c(p, y) * 2\n    return loss\n\ndef h(p, y):\n    loss = F.mse_loss(p, y, reduction='none')\n    loss = loss.mean()\n    return loss\n",
+        );
+        assert_eq!(returned(&s, "f").class(), Some("torch.nn.CrossEntropyLoss"));
+        assert!(returned(&s, "g").has(Prop::ReducedNone));
+        assert!(returned(&s, "h").get(Prop::ReducedNone).is_none());
+    }
+
+    #[test]
+    fn non_contiguous_until_contiguous() {
+        let v = returned(
+            &src("def f(x):\n    y = x.permute(0, 2, 1)\n    y = y * 2\n    return y\n"),
+            "f",
+        );
+        let fact = v
+            .definite(Prop::MaybeNonContiguous)
+            .expect("non-contiguous");
+        assert_eq!((fact.op, fact.runs), ("permute", Some(3)));
+        let v = returned(
+            &src("def f(x):\n    y = x.transpose(1, 2).contiguous()\n    return y\n"),
+            "f",
+        );
+        assert!(v.get(Prop::MaybeNonContiguous).is_none());
+        let v = returned(&src("def f(x):\n    return x.T[:3]\n"), "f");
+        assert!(v.has(Prop::MaybeNonContiguous));
+    }
+
+    #[test]
+    fn graph_carrying_from_models_and_losses_not_under_no_grad() {
+        let s = src(
+            "class Net(nn.Module):\n    def forward(self, x):\n        return x\n\nmodel = Net()\ndef f(x, y):\n    out = model(x)\n    loss = F.cross_entropy(out, y)\n    return loss\n\ndef g(x):\n    with torch.no_grad():\n        out = model(x)\n    return out\n\ndef h(x, y):\n    loss = F.cross_entropy(model(x), y)\n    return loss.item()\n\n@torch.no_grad()\ndef k(x):\n    return model(x)\n\ndef m(x):\n    return model(x).detach()\n",
+        );
+        assert!(returned(&s, "f").has(Prop::GraphCarrying));
+        assert!(returned(&s, "g").get(Prop::GraphCarrying).is_none());
+        assert!(returned(&s, "h").get(Prop::GraphCarrying).is_none());
+        assert!(returned(&s, "k").get(Prop::GraphCarrying).is_none());
+        assert!(returned(&s, "m").get(Prop::GraphCarrying).is_none());
+    }
+
+    #[test]
+    fn loops_merge_iterations_and_comprehensions_shadow() {
+        // Used before its assignment in the loop: the first iteration sees the outer value.
+        let v = returned(
+            &src("def f(xs):\n    p = None\n    for x in xs:\n        q = p\n        p = x.softmax(1)\n    return q\n"),
+            "f",
+        );
+        assert!(!v.has(Prop::Probabilities));
+        assert!(v.get(Prop::Probabilities).is_some());
+        let v = returned(
+            &src("def f(xs):\n    for x in xs:\n        p = x.softmax(1)\n        y = p\n    return y\n"),
+            "f",
+        );
+        assert!(v.get(Prop::Probabilities).is_some());
+        let v = returned(
+            &src("def f(z, zs):\n    p = z.softmax(1)\n    return [p for p in zs][0]\n"),
+            "f",
+        );
+        assert!(v.get(Prop::Probabilities).is_none());
+    }
+
+    #[test]
+    fn self_attributes_flow_within_a_method() {
+        let s = src(
+            "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.crit = nn.BCELoss()\n    def forward(self, z):\n        self.p = torch.sigmoid(z)\n        return self.p\n\ndef f(z):\n    return M()(z)\n",
+        );
+        assert!(returned(&s, "f").has(Prop::Probabilities));
+    }
+
+    #[test]
+    fn unknown_functions_and_parameters_carry_nothing() {
+        let v = returned(
+            &src("def f(z, helper):\n    return helper(z.softmax(1))\n"),
+            "f",
+        );
+        assert!(v.is_empty());
+        let v = returned(&src("def f(z):\n    return z\n"), "f");
+        assert!(v.is_empty());
+    }
+}
