@@ -9,6 +9,7 @@ mod ddp_state_dict_module_prefix;
 mod distributed_sampler_without_set_epoch;
 mod local_rank_argparse_underscore;
 pub(crate) mod rank_helpers;
+mod save_checkpoint_on_all_ranks;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -19,4 +20,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &local_rank_argparse_underscore::LOCAL_RANK_ARGPARSE_UNDERSCORE,
     &distributed_sampler_without_set_epoch::DISTRIBUTED_SAMPLER_WITHOUT_SET_EPOCH,
     &collective_in_rank_conditional::COLLECTIVE_IN_RANK_CONDITIONAL,
+    &save_checkpoint_on_all_ranks::SAVE_CHECKPOINT_ON_ALL_RANKS,
 ];
