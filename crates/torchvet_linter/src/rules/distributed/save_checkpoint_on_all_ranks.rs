@@ -147,7 +147,7 @@ fn frame_setup(checker: &Checker) -> Option<TextRange> {
 /// Functions (and `self.` methods) of the file that call `torch.save` directly.
 fn savers(checker: &Checker) -> Vec<String> {
     let mut out = Vec::new();
-    let mut has_save = |body: &[Stmt]| {
+    let has_save = |body: &[Stmt]| {
         let mut found = false;
         for_each_call(body, &mut |c| {
             found = found
