@@ -299,7 +299,21 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         }
         RankGuard::EarlyExit(i) => vec![&i.body],
     };
-    if blocks_run_collective(checker, &sums, &other) {
+    let mut other = other;
+    // `if rank != 0: barrier(); return` pairs with the code after the `if`.
+    if let RankGuard::Branch(i) = guard {
+        let returns = i
+            .body
+            .iter()
+            .any(|s| s.range().contains_range(call.range()))
+            && matches!(i.body.last(), Some(Stmt::Return(_)));
+        if returns && i.elif_else_clauses.is_empty() {
+            other.push(following_siblings(checker, i.start()));
+        }
+    }
+    if blocks_run_collective(checker, &sums, &other)
+        || mentions_nested_collective_fn(checker, &other)
+    {
         return;
     }
     // Balanced across statements: `if rank != 0: barrier()` ... `if rank == 0: barrier()`.
@@ -328,6 +342,70 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         }
     }
     report(checker, call, &collective, inner, guard);
+}
+
+/// The statements after the statement starting at `start`, in the block holding it.
+fn following_siblings<'a>(checker: &Checker<'a>, start: TextSize) -> &'a [Stmt] {
+    let stack = checker.stmt_stack();
+    let Some(k) = stack.iter().position(|s| s.start() == start) else {
+        return &[];
+    };
+    let blocks: Vec<&'a [Stmt]> = match k {
+        0 => vec![&checker.module().body],
+        _ => super::rank_helpers::child_blocks(stack[k - 1]),
+    };
+    for b in blocks {
+        if let Some(pos) = b.iter().position(|s| s.start() == start) {
+            return &b[pos + 1..];
+        }
+    }
+    &[]
+}
+
+/// Do these blocks mention (call or pass along) a function defined inside the current
+/// function that runs a collective (`study.optimize(_objective)`)?
+fn mentions_nested_collective_fn(checker: &Checker, blocks: &[&[Stmt]]) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    let Some(func) = checker.function() else {
+        return false;
+    };
+    let mut names: Vec<&str> = Vec::new();
+    fn collect<'b>(checker: &Checker, body: &'b [Stmt], names: &mut Vec<&'b str>) {
+        for stmt in body {
+            if let Stmt::FunctionDef(f) = stmt {
+                if direct_collective(checker, &f.body).is_some() {
+                    names.push(f.name.as_str());
+                }
+            }
+            for b in super::rank_helpers::child_blocks(stmt) {
+                collect(checker, b, names);
+            }
+        }
+    }
+    collect(checker, &func.body, &mut names);
+    if names.is_empty() {
+        return false;
+    }
+    struct V<'n> {
+        names: &'n [&'n str],
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for V<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Name(n) = expr {
+                self.found |= self.names.contains(&n.id.as_str());
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut v = V {
+        names: &names,
+        found: false,
+    };
+    for b in blocks {
+        v.visit_body(b);
+    }
+    v.found
 }
 
 fn report(
