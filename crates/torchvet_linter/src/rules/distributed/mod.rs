@@ -6,6 +6,7 @@ mod dataparallel_instead_of_ddp;
 mod ddp_compile_order;
 mod ddp_missing_set_device;
 mod ddp_state_dict_module_prefix;
+mod ddp_without_distributed_sampler;
 mod distributed_sampler_without_set_epoch;
 mod local_rank_argparse_underscore;
 pub(crate) mod rank_helpers;
@@ -21,4 +22,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &distributed_sampler_without_set_epoch::DISTRIBUTED_SAMPLER_WITHOUT_SET_EPOCH,
     &collective_in_rank_conditional::COLLECTIVE_IN_RANK_CONDITIONAL,
     &save_checkpoint_on_all_ranks::SAVE_CHECKPOINT_ON_ALL_RANKS,
+    &ddp_without_distributed_sampler::DDP_WITHOUT_DISTRIBUTED_SAMPLER,
 ];
