@@ -1,6 +1,7 @@
 //! Rules of the `data-loading` group.
 use crate::registry::Rule;
 
+mod cuda_in_dataset_getitem;
 mod dataloader_sampler_with_shuffle;
 mod dataloader_workers_without_main_guard;
 pub(crate) mod helpers;
@@ -13,4 +14,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &dataloader_workers_without_main_guard::DATALOADER_WORKERS_WITHOUT_MAIN_GUARD,
     &persistent_workers_without_workers::PERSISTENT_WORKERS_WITHOUT_WORKERS,
     &prefetch_factor_without_workers::PREFETCH_FACTOR_WITHOUT_WORKERS,
+    &cuda_in_dataset_getitem::CUDA_IN_DATASET_GETITEM,
 ];
