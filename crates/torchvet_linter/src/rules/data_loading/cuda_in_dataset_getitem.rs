@@ -1,7 +1,7 @@
-use super::helpers::{known_workers, loader_arg, loader_kind, Loader};
+use super::helpers::{loader_kind, Loader};
+use super::worker_helpers::{worker_loader, WorkerLoader};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{last_binding, with_frame, Bound};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
@@ -83,19 +83,10 @@ struct Site {
     fix: Option<RawFix>,
 }
 
-/// A DataLoader that may use workers.
-struct LoaderSite {
-    call: TextRange,
-    workers: Option<i64>,
-    /// The dataset's class, when evident (`None`: unknown).
-    dataset: Option<String>,
-    collate: Option<String>,
-}
-
 #[derive(Default)]
 struct State {
     sites: Vec<Site>,
-    loaders: Vec<LoaderSite>,
+    loaders: Vec<WorkerLoader>,
     /// Module-level names bound to a CUDA device (computed on first need).
     cuda_names: Option<Vec<String>>,
 }
@@ -243,38 +234,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     });
 }
 
-/// The class a dataset expression instantiates (`DS(...)`, or a name bound to it).
-fn dataset_class(checker: &Checker, expr: &Expr) -> Option<String> {
-    let value = match expr {
-        Expr::Name(n) => with_frame(checker, |env| {
-            match last_binding(checker, env, n.id.as_str(), n.start()) {
-                Some(Bound::Value(Expr::Call(c))) => helpers::name_of(&c.func).map(str::to_string),
-                _ => None,
-            }
-        }),
-        Expr::Call(c) => helpers::name_of(&c.func).map(str::to_string),
-        _ => None,
-    }?;
-    Some(value)
-}
-
 fn record_loader(checker: &mut Checker, call: &ExprCall, loader: Loader) {
-    let workers = with_frame(checker, |env| known_workers(checker, env, call, loader));
-    if workers == Some(0) {
-        return;
+    if let Some(l) = worker_loader(checker, call, loader) {
+        STATE.with_borrow_mut(|s| s.loaders.push(l));
     }
-    let dataset = loader_arg(call, loader, "dataset").and_then(|d| dataset_class(checker, d));
-    let collate = loader_arg(call, loader, "collate_fn")
-        .and_then(helpers::name_of)
-        .map(str::to_string);
-    STATE.with_borrow_mut(|s| {
-        s.loaders.push(LoaderSite {
-            call: call.func.range(),
-            workers,
-            dataset,
-            collate,
-        });
-    });
 }
 
 fn check_end(checker: &mut Checker) {
@@ -284,18 +247,12 @@ fn check_end(checker: &mut Checker) {
     }
     for site in state.sites {
         let loader = state.loaders.iter().find(|l| match &site.owner {
-            Owner::Dataset(c) => {
-                l.dataset.as_ref().is_none_or(|d| d == c)
-                    && l.collate.as_deref() != Some(c.as_str())
-            }
+            Owner::Dataset(c) => l.may_run(c),
             Owner::Function(f) => l.collate.as_deref() == Some(f.as_str()),
         });
         // A dataset used by no visible loader, or only by loaders of other classes: silent.
         let Some(loader) = loader else { continue };
-        let workers = match loader.workers {
-            Some(n) => format!("`num_workers={n}`"),
-            None => "a `num_workers` chosen at run time".to_string(),
-        };
+        let workers = loader.workers_text();
         let (place, who) = match &site.owner {
             Owner::Dataset(c) => (format!("`{c}.{}`", site.method), "the dataset"),
             Owner::Function(f) => (format!("`{f}`"), "the collate function"),

@@ -7,6 +7,7 @@ mod dataloader_workers_without_main_guard;
 pub(crate) mod helpers;
 mod persistent_workers_without_workers;
 mod prefetch_factor_without_workers;
+pub(crate) mod worker_helpers;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
