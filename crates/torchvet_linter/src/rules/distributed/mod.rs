@@ -2,6 +2,7 @@
 use crate::registry::Rule;
 
 mod collective_in_rank_conditional;
+mod cuda_visible_devices_after_cuda_init;
 mod dataparallel_instead_of_ddp;
 mod ddp_compile_order;
 mod ddp_missing_set_device;
@@ -23,4 +24,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &collective_in_rank_conditional::COLLECTIVE_IN_RANK_CONDITIONAL,
     &save_checkpoint_on_all_ranks::SAVE_CHECKPOINT_ON_ALL_RANKS,
     &ddp_without_distributed_sampler::DDP_WITHOUT_DISTRIBUTED_SAMPLER,
+    &cuda_visible_devices_after_cuda_init::CUDA_VISIBLE_DEVICES_AFTER_CUDA_INIT,
 ];
