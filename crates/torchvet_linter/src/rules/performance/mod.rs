@@ -4,6 +4,7 @@ use crate::registry::Rule;
 mod backward_inside_autocast;
 mod conv_bias_before_batchnorm;
 mod cuda_empty_cache_in_loop;
+mod cudnn_benchmark_not_enabled;
 mod dataloader_num_workers_zero;
 mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
@@ -29,4 +30,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &torch_compile_in_loop::TORCH_COMPILE_IN_LOOP,
     &torch_compile_result_discarded::TORCH_COMPILE_RESULT_DISCARDED,
     &zero_grad_set_to_none_false::ZERO_GRAD_SET_TO_NONE_FALSE,
+    &cudnn_benchmark_not_enabled::CUDNN_BENCHMARK_NOT_ENABLED,
 ];
