@@ -4,6 +4,7 @@ use crate::registry::Rule;
 mod backward_inside_autocast;
 mod conv_bias_before_batchnorm;
 mod cuda_empty_cache_in_loop;
+mod cudnn_benchmark_not_enabled;
 mod dataloader_num_workers_zero;
 mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
@@ -35,4 +36,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &hardcoded_device_in_forward::HARDCODED_DEVICE_IN_FORWARD,
     &sync_in_training_loop::SYNC_IN_TRAINING_LOOP,
     &python_loop_over_tensor_elements::PYTHON_LOOP_OVER_TENSOR_ELEMENTS,
+    &cudnn_benchmark_not_enabled::CUDNN_BENCHMARK_NOT_ENABLED,
 ];

@@ -1,0 +1,510 @@
+use super::rank_helpers::for_each_call;
+use crate::checker::Checker;
+use crate::fix::{RawEdit, RawFix};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use std::cell::RefCell;
+use torchvet_semantic::helpers;
+
+crate::declare_rule! {
+    /// ## What it does
+    /// Checks for a `DistributedSampler` that shuffles (the default) and is iterated in an
+    /// epoch loop of the same function (or class) without any `set_epoch(...)` call in the
+    /// file.
+    ///
+    /// ## Why is this bad?
+    /// `DistributedSampler` draws its permutation from `seed + epoch`, and the epoch is only
+    /// changed by `sampler.set_epoch(epoch)`. Without the call every epoch uses the permutation
+    /// of epoch 0: each rank sees the same samples in the same order every epoch, which removes
+    /// the benefit of shuffling and usually costs accuracy. Nothing warns about it.
+    ///
+    /// Samplers created with `shuffle=False` (evaluation) need no `set_epoch`. When the file
+    /// calls `set_epoch` anywhere (including through `loader.sampler.set_epoch(...)` in a
+    /// helper) the rule stays silent, and so it does when no epoch loop over the sampler's
+    /// loader is visible in the same function or class.
+    ///
+    /// ## Example
+    /// ```python
+    /// sampler = DistributedSampler(train_set)
+    /// loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    /// for epoch in range(epochs):
+    ///     for x, y in loader:
+    ///         train_step(x, y)
+    /// ```
+    ///
+    /// Use instead:
+    /// ```python
+    /// sampler = DistributedSampler(train_set)
+    /// loader = DataLoader(train_set, batch_size=32, sampler=sampler)
+    /// for epoch in range(epochs):
+    ///     sampler.set_epoch(epoch)
+    ///     for x, y in loader:
+    ///         train_step(x, y)
+    /// ```
+    ///
+    /// ## Fix safety
+    /// When the epoch loop is a `for` loop with a named loop variable, the fix inserts
+    /// `sampler.set_epoch(epoch)` (or `loader.sampler.set_epoch(epoch)` for a sampler created
+    /// inline) as the first statement of the loop, guarded by `if sampler is not None:` when
+    /// the sampler is created conditionally. It is safe: it only gives the sampler the epoch
+    /// number it is designed to receive, and changes nothing else. No fix is offered when the
+    /// sampler's name is bound more than once, or the loop has no usable loop variable.
+    ///
+    /// ## References
+    /// - [DistributedSampler](https://pytorch.org/docs/stable/data.html#torch.utils.data.distributed.DistributedSampler)
+    /// - [pytorch/pytorch#31771](https://github.com/pytorch/pytorch/issues/31771)
+    /// - [kan-bayashi/ParallelWaveGAN#177](https://github.com/kan-bayashi/ParallelWaveGAN/issues/177)
+    pub(crate) static DISTRIBUTED_SAMPLER_WITHOUT_SET_EPOCH = {
+        name: "distributed-sampler-without-set-epoch",
+        code: "TV050",
+        group: Distributed,
+        severity: Warning,
+        title: "DistributedSampler(shuffle=True) never receives set_epoch(epoch): same order every epoch",
+        autofix: Yes,
+        hooks: { call: check_call, end: check_end },
+    };
+}
+
+const SAMPLER: &[&str] = &[
+    "torch.utils.data.DistributedSampler",
+    "torch.utils.data.distributed.DistributedSampler",
+];
+
+/// A finding waiting for the end of the file (a `set_epoch` may come later).
+struct Pending {
+    range: TextRange,
+    message: String,
+    loop_range: TextRange,
+    fix: Option<RawFix>,
+}
+
+thread_local! {
+    static PENDING: RefCell<Vec<Pending>> = const { RefCell::new(Vec::new()) };
+}
+
+/// How the sampler is reachable after its creation.
+struct Binding<'a> {
+    /// Source text of the expression holding the sampler (`sampler`, `self.train_sampler`,
+    /// `loader.sampler`).
+    access: String,
+    /// Names whose iteration draws from the sampler (the sampler itself, loaders built on it).
+    tracked: Vec<String>,
+    /// May hold `None` (`DistributedSampler(ds) if distributed else None`).
+    nullable: bool,
+    /// The assignment statement.
+    stmt: &'a Stmt,
+}
+
+fn single_target(stmt: &Stmt) -> Option<(&Expr, &Expr)> {
+    match stmt {
+        Stmt::Assign(a) if a.targets.len() == 1 => Some((&a.targets[0], &a.value)),
+        Stmt::AnnAssign(a) => a.value.as_deref().map(|v| (&*a.target, v)),
+        _ => None,
+    }
+}
+
+fn is_access(e: &Expr) -> bool {
+    match e {
+        Expr::Name(_) => true,
+        Expr::Attribute(a) => helpers::name_of(&a.value) == Some("self"),
+        _ => false,
+    }
+}
+
+fn binding<'a>(checker: &Checker<'a>, call: &ExprCall) -> Option<Binding<'a>> {
+    let stmt = checker.current_stmt()?;
+    let (target, value) = single_target(stmt)?;
+    if !is_access(target) {
+        return None;
+    }
+    let target_text = checker.text(target.range()).to_string();
+    let range = call.range();
+    match value {
+        Expr::Call(c) if c.range() == range => Some(Binding {
+            access: target_text.clone(),
+            tracked: vec![target_text],
+            nullable: false,
+            stmt,
+        }),
+        Expr::If(i)
+            if (i.body.range() == range && i.orelse.is_none_literal_expr())
+                || (i.orelse.range() == range && i.body.is_none_literal_expr()) =>
+        {
+            Some(Binding {
+                access: target_text.clone(),
+                tracked: vec![target_text],
+                nullable: true,
+                stmt,
+            })
+        }
+        // loader = DataLoader(ds, sampler=DistributedSampler(ds))
+        Expr::Call(c)
+            if helpers::keyword(c, "sampler").is_some_and(|s| s.range() == range)
+                && checker.resolve(&c.func).is_some_and(|q| {
+                    matches!(
+                        q.as_str(),
+                        "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+                    )
+                }) =>
+        {
+            Some(Binding {
+                access: format!("{target_text}.sampler"),
+                tracked: vec![target_text],
+                nullable: false,
+                stmt,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// Is the expression one of the tracked names (by source text)?
+fn is_tracked(checker: &Checker, e: &Expr, tracked: &[String]) -> bool {
+    is_access(e) && tracked.iter().any(|t| t == checker.text(e.range()))
+}
+
+/// Does the expression mention a tracked name anywhere?
+fn mentions(checker: &Checker, e: &Expr, tracked: &[String]) -> bool {
+    struct M<'c, 'a> {
+        checker: &'c Checker<'a>,
+        tracked: &'c [String],
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for M<'_, '_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if is_tracked(self.checker, expr, self.tracked) {
+                self.found = true;
+                return;
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut m = M {
+        checker,
+        tracked,
+        found: false,
+    };
+    m.visit_expr(e);
+    m.found
+}
+
+/// Names derived from tracked ones: targets of `x = Call(..., tracked, ...)` (loaders built on
+/// the sampler, batch samplers, iterators), in source order.
+fn derive(checker: &Checker, body: &[Stmt], tracked: &mut Vec<String>) {
+    fn walk(checker: &Checker, body: &[Stmt], tracked: &mut Vec<String>) {
+        for stmt in body {
+            if let Some((target, Expr::Call(c))) = single_target(stmt) {
+                let passes = helpers::name_of(&c.func) != Some("len")
+                    && (c
+                        .arguments
+                        .args
+                        .iter()
+                        .any(|a| is_tracked(checker, a, tracked))
+                        || c.arguments
+                            .keywords
+                            .iter()
+                            .any(|k| is_tracked(checker, &k.value, tracked)));
+                if passes && is_access(target) {
+                    let t = checker.text(target.range()).to_string();
+                    if !tracked.contains(&t) {
+                        tracked.push(t);
+                    }
+                }
+            }
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                for b in super::rank_helpers::child_blocks(stmt) {
+                    walk(checker, b, tracked);
+                }
+            }
+        }
+    }
+    walk(checker, body, tracked);
+}
+
+/// Does this statement use a tracked name: iterate over it or pass it to a call?
+fn uses(checker: &Checker, stmt: &Stmt, tracked: &[String]) -> bool {
+    if let Stmt::For(f) = stmt {
+        if mentions(checker, &f.iter, tracked) {
+            return true;
+        }
+    }
+    let mut found = false;
+    for_each_call(std::slice::from_ref(stmt), &mut |c| {
+        if found || helpers::name_of(&c.func) == Some("len") {
+            return;
+        }
+        found = c
+            .arguments
+            .args
+            .iter()
+            .any(|a| is_tracked(checker, a, tracked))
+            || c.arguments
+                .keywords
+                .iter()
+                .any(|k| is_tracked(checker, &k.value, tracked));
+    });
+    found
+}
+
+/// The epoch loop: the innermost loop (not iterating a tracked name itself) around the first
+/// use of a tracked name in `body`.
+fn epoch_loop<'b>(checker: &Checker, body: &'b [Stmt], tracked: &[String]) -> Option<&'b Stmt> {
+    fn walk<'b>(
+        checker: &Checker,
+        body: &'b [Stmt],
+        tracked: &[String],
+        outer: Option<&'b Stmt>,
+    ) -> Option<Option<&'b Stmt>> {
+        for stmt in body {
+            match stmt {
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => continue,
+                Stmt::For(f) if !mentions(checker, &f.iter, tracked) => {
+                    if let Some(r) = walk(checker, &f.body, tracked, Some(stmt)) {
+                        return Some(r);
+                    }
+                }
+                Stmt::While(w) if !mentions(checker, &w.test, tracked) => {
+                    if let Some(r) = walk(checker, &w.body, tracked, Some(stmt)) {
+                        return Some(r);
+                    }
+                }
+                Stmt::For(_) | Stmt::While(_) => {
+                    if outer.is_some() && uses(checker, stmt, tracked) {
+                        return Some(outer);
+                    }
+                }
+                _ => {
+                    let blocks = super::rank_helpers::child_blocks(stmt);
+                    if blocks.is_empty() {
+                        if outer.is_some() && uses(checker, stmt, tracked) {
+                            return Some(outer);
+                        }
+                        continue;
+                    }
+                    // Compound statement: its header may use the name too (`with x(loader)`).
+                    for b in blocks {
+                        if let Some(r) = walk(checker, b, tracked, outer) {
+                            return Some(r);
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+    walk(checker, body, tracked, None).flatten()
+}
+
+/// How many assignments bind `text` in these bodies?
+fn count_bindings(checker: &Checker, bodies: &[&[Stmt]], text: &str) -> usize {
+    fn walk(checker: &Checker, body: &[Stmt], text: &str, n: &mut usize) {
+        for stmt in body {
+            match stmt {
+                Stmt::Assign(a) => {
+                    *n += a
+                        .targets
+                        .iter()
+                        .filter(|t| checker.text(t.range()) == text)
+                        .count();
+                }
+                Stmt::AnnAssign(a) if checker.text(a.target.range()) == text => *n += 1,
+                Stmt::For(f) if checker.text(f.target.range()) == text => *n += 1,
+                _ => {}
+            }
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                for b in super::rank_helpers::child_blocks(stmt) {
+                    walk(checker, b, text, n);
+                }
+            }
+        }
+    }
+    let mut n = 0;
+    for b in bodies {
+        walk(checker, b, text, &mut n);
+    }
+    n
+}
+
+/// Indentation of the line a statement starts on, when only whitespace precedes it.
+fn indent_of(checker: &Checker, stmt: &Stmt) -> Option<String> {
+    let text = &checker.source.text;
+    let off = stmt.start().to_usize();
+    let line_start = text.get(..off)?.rfind('\n').map_or(0, |i| i + 1);
+    let prefix = text.get(line_start..off)?;
+    prefix
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+        .then(|| prefix.to_string())
+}
+
+fn fix_for(checker: &Checker, b: &Binding, lp: &Stmt) -> Option<RawFix> {
+    let Stmt::For(f) = lp else { return None };
+    let var = helpers::name_of(&f.target)?;
+    if var == "_" {
+        return None;
+    }
+    let first = f.body.first()?;
+    let indent = indent_of(checker, first)?;
+    let header_line = checker.source.line_index.line_of(lp.start());
+    if checker.source.line_index.line_of(first.start()) == header_line {
+        return None;
+    }
+    let s = &b.access;
+    let newline = if checker.source.text.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let content = if b.nullable {
+        let unit = if indent.contains('\t') { "\t" } else { "    " };
+        format!("if {s} is not None:{newline}{indent}{unit}{s}.set_epoch({var}){newline}{indent}")
+    } else {
+        format!("{s}.set_epoch({var}){newline}{indent}")
+    };
+    Some(RawFix::safe(
+        format!("Call `{s}.set_epoch({var})` at the start of each epoch"),
+        vec![RawEdit::insert(first.start(), content)],
+    ))
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
+    if !name.is_some_and(|q| SAMPLER.contains(&q)) {
+        return;
+    }
+    // shuffle: absent (default True) or literally true; anything else stays silent.
+    match helpers::argument(call, "shuffle", 3) {
+        Some(v) if helpers::is_truthy(v) != Some(true) => return,
+        None if helpers::has_kwargs_splat(call) || helpers::has_args_splat(call) => return,
+        _ => {}
+    }
+    let Some(binding) = binding(checker, call) else {
+        return;
+    };
+    // Where the epoch loop may be: this function (or the module), and for `self.x` the other
+    // methods of the class.
+    let mut bodies: Vec<&[Stmt]> = Vec::new();
+    match checker.function() {
+        Some(f) => bodies.push(&f.body),
+        None => bodies.push(&checker.module().body),
+    }
+    if binding.access.starts_with("self.") {
+        if let Some(class) = checker.frame().method_of {
+            for s in &class.def.body {
+                if let Stmt::FunctionDef(m) = s {
+                    if checker.function().is_none_or(|f| f.range() != m.range()) {
+                        bodies.push(&m.body);
+                    }
+                }
+            }
+        }
+    }
+    let mut tracked = binding.tracked.clone();
+    for b in &bodies {
+        derive(checker, b, &mut tracked);
+    }
+    let Some(lp) = bodies.iter().find_map(|b| epoch_loop(checker, b, &tracked)) else {
+        return;
+    };
+    // The creation must not be inside the epoch loop (a fresh sampler per epoch would still
+    // repeat the order, but that shape is rare and ambiguous).
+    if lp.range().contains_range(binding.stmt.range()) {
+        return;
+    }
+    let root = binding
+        .access
+        .strip_suffix(".sampler")
+        .unwrap_or(&binding.access);
+    let fix = (count_bindings(checker, &bodies, root) == 1)
+        .then(|| fix_for(checker, &binding, lp))
+        .flatten();
+    let loop_desc = match lp {
+        Stmt::For(f) => format!("`for {} in ...`", checker.text(f.target.range())),
+        _ => "`while`".to_string(),
+    };
+    let message = format!(
+        "`{}` is a shuffling DistributedSampler but never receives `set_epoch(epoch)`: it reseeds from the epoch number, so every epoch of the {loop_desc} loop visits the data in the same order",
+        binding.access
+    );
+    PENDING.with_borrow_mut(|p| {
+        p.push(Pending {
+            range: call.range(),
+            message,
+            loop_range: loop_header(lp),
+            fix,
+        });
+    });
+}
+
+/// The header of a loop (`for epoch in range(n)`), for the secondary location.
+fn loop_header(lp: &Stmt) -> TextRange {
+    match lp {
+        Stmt::For(f) => TextRange::new(f.start(), f.iter.end()),
+        Stmt::While(w) => TextRange::new(w.start(), w.test.end()),
+        s => s.range(),
+    }
+}
+
+fn check_end(checker: &mut Checker) {
+    let pending = PENDING.with_borrow_mut(std::mem::take);
+    if pending.is_empty() || !checker.facts.method_calls_of("set_epoch").is_empty() {
+        return;
+    }
+    for p in pending {
+        let d = checker.report(p.range, p.message);
+        d.add_related(p.loop_range, "the epoch loop that should call `set_epoch`");
+        if let Some(fix) = p.fix {
+            d.set_fix(fix);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str) -> usize {
+        let linter = Linter::new(LintSettings::only("distributed-sampler-without-set-epoch"));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        linter.lint(&file, "train.py").len()
+    }
+
+    const BASE: &str = concat!(
+        "from torch.utils.data import DataLoader, DistributedSampler\n",
+        "def main(ds, epochs):\n",
+        "    sampler = DistributedSampler(ds)\n",
+        "    loader = DataLoader(ds, sampler=sampler)\n",
+        "    for epoch in range(epochs):\n",
+        "        for b in loader:\n",
+        "            pass\n",
+    );
+
+    #[test]
+    fn a_set_epoch_anywhere_in_the_file_silences() {
+        assert_eq!(count(BASE), 1);
+        assert_eq!(
+            count(&format!(
+                "{BASE}def helper(loader, e):\n    loader.sampler.set_epoch(e)\n"
+            )),
+            0
+        );
+    }
+
+    #[test]
+    fn a_sampler_created_in_the_epoch_loop_is_left_alone() {
+        let src = concat!(
+            "from torch.utils.data import DataLoader, DistributedSampler\n",
+            "def main(ds, epochs):\n",
+            "    for epoch in range(epochs):\n",
+            "        sampler = DistributedSampler(ds)\n",
+            "        loader = DataLoader(ds, sampler=sampler)\n",
+            "        for b in loader:\n",
+            "            pass\n",
+        );
+        assert_eq!(count(src), 0);
+    }
+}
