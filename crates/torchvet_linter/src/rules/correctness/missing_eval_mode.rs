@@ -1,6 +1,7 @@
 use super::modes_helpers::{
-    assigned_values, is_eval_name, is_framework_hook, loop_has_backward, mode_dependent,
-    next_line_start, own_line_indent, strip_module_chain, summary, Event,
+    assigned_values, in_model_class, in_test_code, is_eval_name, is_framework_hook,
+    loop_has_backward, mode_dependent, next_line_start, own_line_indent, strip_module_chain,
+    summary, Event,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -121,7 +122,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !in_no_grad && !named {
         return;
     }
-    if fname.is_some_and(is_framework_hook) || checker.module_method().is_some() {
+    if fname.is_some_and(is_framework_hook) || in_model_class(checker) || in_test_code(checker) {
+        return;
+    }
+    // `with eval_mode(model):` style helpers switch the mode themselves.
+    if checker.stmt_stack().iter().any(|s| match s {
+        Stmt::With(w) => w
+            .items
+            .iter()
+            .any(|i| checker.text(i.context_expr.range()).contains("eval_mode")),
+        _ => false,
+    }) {
         return;
     }
     if checker.kind_of(func) != Kind::Module {

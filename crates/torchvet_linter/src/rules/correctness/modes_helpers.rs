@@ -707,3 +707,83 @@ fn calls_in_args(call: &ExprCall) -> Vec<&ExprCall> {
         .flat_map(calls_in_expr)
         .collect()
 }
+
+/// Does a callee's text name a grad-disabling helper (`smart_inference_mode()`,
+/// `eval_mode(model)`, `torch_no_grad`)? Project wrappers around `no_grad` are common.
+fn grad_off_like(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.contains("no_grad") || t.contains("inference_mode") || t.contains("eval_mode")
+}
+
+/// Autograd is (probably) off here: `checker.in_no_grad()`, or inside a `with` whose context
+/// manager or a decorator of the current function looks like a project-specific no-grad
+/// wrapper (`with eval_mode(model):`, `@smart_inference_mode()`).
+pub(crate) fn grad_off_here(checker: &Checker) -> bool {
+    if checker.in_no_grad() {
+        return true;
+    }
+    let in_with = checker.stmt_stack().iter().any(|s| match s {
+        Stmt::With(w) => w.items.iter().any(|i| {
+            let callee = match &i.context_expr {
+                Expr::Call(c) => &*c.func,
+                e => e,
+            };
+            grad_off_like(checker.text(callee.range()))
+        }),
+        _ => false,
+    });
+    in_with
+        || checker.function().is_some_and(|f| {
+            f.decorator_list
+                .iter()
+                .any(|d| grad_off_like(checker.text(d.range())))
+        })
+}
+
+/// Inside a method of a model class (an nn.Module subclass, or any class defining
+/// `forward`): model internals, not a training or evaluation script.
+pub(crate) fn in_model_class(checker: &Checker) -> bool {
+    checker.frame().method_of.is_some_and(|c| {
+        c.is_module
+            || c.def
+                .body
+                .iter()
+                .any(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == "forward"))
+    })
+}
+
+/// Test code: a `test*` function, or a file under `tests/` or named `test_*.py` /
+/// `*_test.py`. Tests run models in every mode on purpose.
+pub(crate) fn in_test_code(checker: &Checker) -> bool {
+    if checker.function().is_some_and(|f| {
+        let n = f.name.as_str();
+        n.starts_with("test") || n.starts_with("_test")
+    }) {
+        return true;
+    }
+    let path = &checker.source.path;
+    let name_is_test = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.starts_with("test_") || s.ends_with("_test") || s == "conftest");
+    name_is_test
+        || path
+            .components()
+            .any(|c| c.as_os_str().to_str() == Some("tests"))
+}
+
+/// Is the call the whole of an expression statement (its result discarded)?
+pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
+    matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
+}
+
+/// Inside a loop or a comprehension of the current function?
+pub(crate) fn in_loop_or_comprehension(checker: &Checker) -> bool {
+    checker.in_loop()
+        || checker.expr_stack().iter().any(|e| {
+            matches!(
+                e,
+                Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_)
+            )
+        })
+}

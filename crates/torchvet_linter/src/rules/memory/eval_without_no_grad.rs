@@ -1,8 +1,9 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, classify, is_eval_name, is_framework_hook, loop_has_backward, own_line_indent,
-    summary, Event,
+    assigned_values, classify, grad_off_here, in_loop_or_comprehension, in_model_class,
+    in_test_code, is_eval_name, is_framework_hook, loop_has_backward, own_line_indent,
+    result_discarded, summary, Event,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -113,7 +114,7 @@ fn loss_like(checker: &Checker, func: &Expr) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
-    let in_no_grad = checker.in_no_grad();
+    let in_no_grad = grad_off_here(checker);
     // Remember functions that callers run under no_grad.
     if in_no_grad {
         let callee = match &*call.func {
@@ -163,8 +164,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if eval_call.is_none() && !named {
         return;
     }
-    if fdef.is_some_and(|f| is_framework_hook(f.name.as_str())) || checker.module_method().is_some()
+    if fdef.is_some_and(|f| is_framework_hook(f.name.as_str()))
+        || in_model_class(checker)
+        || in_test_code(checker)
     {
+        return;
+    }
+    // Evaluation loops only; single calls whose result is dropped are warm-up or calibration.
+    if !in_loop_or_comprehension(checker) || result_discarded(checker, call) {
         return;
     }
     if eval_call.is_none() && checker.kind_of(func) != Kind::Module {

@@ -3,7 +3,8 @@ use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
 use crate::rules::correctness::modes_helpers::{
-    is_eval_name, loop_body, loop_has_backward, summary,
+    grad_off_here, in_model_class, in_test_code, is_eval_name, loop_body, loop_has_backward,
+    summary,
 };
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -106,7 +107,7 @@ fn reassigned_in(body: &[Stmt], text: &str) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
-    if checker.in_no_grad() {
+    if grad_off_here(checker) {
         let callee = match &*call.func {
             Expr::Name(n) => Some(n.id.to_string()),
             Expr::Attribute(a) => Some(a.attr.to_string()),
@@ -125,7 +126,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let [value] = call.arguments.args.as_ref() else {
         return;
     };
-    if !checker.in_loop() || checker.module_method().is_some() {
+    if !checker.in_loop() || in_model_class(checker) || in_test_code(checker) {
         return;
     }
     let Some(list_text) = helpers::dotted(list) else {

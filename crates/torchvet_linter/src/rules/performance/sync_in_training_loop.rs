@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::rules::correctness::modes_helpers::{
-    calls_in, is_backward, loop_body, loop_is_training,
+    calls_in, in_test_code, is_backward, loop_body, loop_is_training,
 };
 use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
@@ -56,7 +56,7 @@ crate::declare_rule! {
         severity: Info,
         title: "Per-step host-device synchronisation in the training loop",
         autofix: Suggest,
-        hooks: { call: check_call, end: crate::rules::correctness::modes_helpers::reset },
+        hooks: { call: check_call, end: finish },
     };
 }
 
@@ -85,10 +85,22 @@ fn sync_target(call: &ExprCall) -> Option<(&Expr, &'static str, bool)> {
     }
 }
 
+thread_local! {
+    static LAST_STMT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+fn finish(checker: &mut Checker) {
+    LAST_STMT.set(0);
+    crate::rules::correctness::modes_helpers::reset(checker);
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((value, how, any_receiver)) = sync_target(call) else {
         return;
     };
+    if in_test_code(checker) {
+        return;
+    }
     if matches!(&*call.func, Expr::Name(n) if checker.scopes.current().is_some_and(|s| s.binds_locally(n.id.as_str())))
     {
         return;
@@ -137,6 +149,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         .into_iter()
         .find(|c| is_backward(checker, c))
         .map(Ranged::range);
+    // One finding per statement (`f"{a.item()} {b.item()}"` is one logging line).
+    let stmt_start = checker.current_stmt().map_or(0, |s| s.start().to_u32() + 1);
+    if LAST_STMT.get() == stmt_start {
+        return;
+    }
+    LAST_STMT.set(stmt_start);
     let text = checker.text(call.range());
     let d = checker.report(
         call.range(),
