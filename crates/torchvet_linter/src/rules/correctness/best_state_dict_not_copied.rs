@@ -134,7 +134,10 @@ fn snapshot_of<'e>(checker: &mut Checker, value: &'e Expr) -> Option<(&'e Expr, 
 
 /// Is the receiver something that holds plain values (scheduler, scaler)?
 fn holds_plain_values(kind: &Kind) -> bool {
-    matches!(kind, Kind::Scheduler(_) | Kind::GradScaler | Kind::Sampler(_))
+    matches!(
+        kind,
+        Kind::Scheduler(_) | Kind::GradScaler | Kind::Sampler(_)
+    )
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {

@@ -1,4 +1,6 @@
-use super::tensor_helpers::{batch_loop_of, enclosing_suite, first_read, in_error_probe, stmts_after};
+use super::tensor_helpers::{
+    batch_loop_of, enclosing_suite, first_read, in_error_probe, stmts_after,
+};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt};
@@ -65,9 +67,7 @@ fn effect(method: &str) -> Option<&'static str> {
         "to" => "stays on its old device and dtype",
         "cuda" => "stays on the CPU",
         "cpu" => "stays on its device",
-        "float" | "double" | "half" | "bfloat16" | "long" | "int" | "type" => {
-            "keeps its old dtype"
-        }
+        "float" | "double" | "half" | "bfloat16" | "long" | "int" | "type" => "keeps its old dtype",
         "detach" => "stays attached to the autograd graph",
         "contiguous" => "stays non-contiguous",
         "pin_memory" => "stays in pageable memory",
@@ -79,7 +79,9 @@ fn effect(method: &str) -> Option<&'static str> {
 }
 
 /// Methods that act in place on modules but not on tensors.
-const MODULE_IN_PLACE: &[&str] = &["to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type"];
+const MODULE_IN_PLACE: &[&str] = &[
+    "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "type",
+];
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Stmt::Expr(e) = stmt else { return };
@@ -145,7 +147,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if let Some(r) = next_use {
         d.add_related(r, format!("`{recv}` is used here unchanged"));
     } else if let Some(Stmt::For(f)) = batch_loop {
-        d.add_related(f.iter.range(), format!("`{recv}` is a batch tensor of this loader"));
+        d.add_related(
+            f.iter.range(),
+            format!("`{recv}` is a batch tensor of this loader"),
+        );
     }
     if let Some(fix) = fix {
         d.set_fix(fix);

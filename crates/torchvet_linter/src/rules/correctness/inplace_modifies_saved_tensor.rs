@@ -150,8 +150,14 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     );
     let fix = make_fix(checker, mstmt, name);
     let d = checker.report(mrange, message);
-    d.add_related(a.range(), format!("`{name}` is produced here and saved for backward"));
-    d.add_related(used, format!("`{name}` is used here before the in-place change"));
+    d.add_related(
+        a.range(),
+        format!("`{name}` is produced here and saved for backward"),
+    );
+    d.add_related(
+        used,
+        format!("`{name}` is used here before the in-place change"),
+    );
     if let Some(f) = fix {
         d.set_fix(f);
     }
@@ -166,7 +172,9 @@ fn inplace_on(s: &Stmt, name: &str) -> Option<TextRange> {
             _ => None,
         }),
         Stmt::Expr(e) => {
-            let Expr::Call(c) = &*e.value else { return None };
+            let Expr::Call(c) = &*e.value else {
+                return None;
+            };
             let (m, recv) = helpers::method_call(c)?;
             (helpers::name_of(recv) == Some(name) && out_of_place(m).is_some()).then(|| c.range())
         }
@@ -179,10 +187,11 @@ fn rebinds(s: &Stmt, name: &str) -> bool {
         Stmt::Assign(a) => a.targets.iter().any(|t| target_binds(t, name)),
         Stmt::AnnAssign(a) => target_binds(&a.target, name),
         Stmt::For(f) => target_binds(&f.target, name),
-        Stmt::With(w) => w
-            .items
-            .iter()
-            .any(|i| i.optional_vars.as_deref().is_some_and(|v| target_binds(v, name))),
+        Stmt::With(w) => w.items.iter().any(|i| {
+            i.optional_vars
+                .as_deref()
+                .is_some_and(|v| target_binds(v, name))
+        }),
         Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,
         _ => false,
     }
@@ -209,16 +218,17 @@ fn consumer(s: &Stmt, name: &str) -> Option<TextRange> {
             }
             match e {
                 Expr::BinOp(b) => {
-                    let direct = [&*b.left, &*b.right]
-                        .iter()
-                        .any(|o| is_name(o, self.name));
+                    let direct = [&*b.left, &*b.right].iter().any(|o| is_name(o, self.name));
                     if direct {
                         self.found = Some(e.range());
                         return;
                     }
                 }
                 Expr::Call(c) => {
-                    let skip = matches!(helpers::name_of(&c.func), Some("print" | "len" | "isinstance" | "type" | "id"));
+                    let skip = matches!(
+                        helpers::name_of(&c.func),
+                        Some("print" | "len" | "isinstance" | "type" | "id")
+                    );
                     if !skip && c.arguments.args.iter().any(|a| is_name(a, self.name)) {
                         self.found = Some(e.range());
                         return;
@@ -266,17 +276,25 @@ fn make_fix(checker: &Checker, s: &Stmt, name: &str) -> Option<RawFix> {
             let op = a.op.as_str();
             Some(RawFix::unsafe_edit(
                 format!("Rewrite out of place: `{name} = {name} {op} ...`"),
-                vec![RawEdit::replace(a.range(), format!("{name} = {name} {op} {value}"))],
+                vec![RawEdit::replace(
+                    a.range(),
+                    format!("{name} = {name} {op} {value}"),
+                )],
             ))
         }
         Stmt::Expr(e) => {
-            let Expr::Call(c) = &*e.value else { return None };
+            let Expr::Call(c) = &*e.value else {
+                return None;
+            };
             let (m, _) = helpers::method_call(c)?;
             let new = out_of_place(m).filter(|n| !n.is_empty())?;
             let args = checker.text(c.arguments.range());
             Some(RawFix::unsafe_edit(
                 format!("Rewrite out of place: `{name} = {name}.{new}(...)`"),
-                vec![RawEdit::replace(c.range(), format!("{name} = {name}.{new}{args}"))],
+                vec![RawEdit::replace(
+                    c.range(),
+                    format!("{name} = {name}.{new}{args}"),
+                )],
             ))
         }
         _ => None,

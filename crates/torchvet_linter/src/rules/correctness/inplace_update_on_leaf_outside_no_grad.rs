@@ -62,9 +62,30 @@ crate::declare_rule! {
 
 /// In-place tensor methods that autograd rejects on a leaf requiring grad.
 const INPLACE: &[&str] = &[
-    "add_", "sub_", "mul_", "div_", "copy_", "zero_", "fill_", "clamp_", "clamp_min_",
-    "clamp_max_", "uniform_", "normal_", "addcmul_", "addcdiv_", "lerp_", "neg_", "pow_",
-    "sqrt_", "exp_", "masked_fill_", "index_fill_", "scatter_", "fill_diagonal_", "abs_",
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "copy_",
+    "zero_",
+    "fill_",
+    "clamp_",
+    "clamp_min_",
+    "clamp_max_",
+    "uniform_",
+    "normal_",
+    "addcmul_",
+    "addcdiv_",
+    "lerp_",
+    "neg_",
+    "pow_",
+    "sqrt_",
+    "exp_",
+    "masked_fill_",
+    "index_fill_",
+    "scatter_",
+    "fill_diagonal_",
+    "abs_",
 ];
 
 /// A finding held until the end of the file (its function may be called under no_grad).
@@ -221,7 +242,10 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
                 leaf_desc = format!("the parameter `{name}`");
                 param_loop = Some(l);
             } else if let Some(def) = leaf_binding(checker, name) {
-                related = (def, format!("`{name}` is created as a leaf that requires grad here"));
+                related = (
+                    def,
+                    format!("`{name}` is created as a leaf that requires grad here"),
+                );
                 leaf_desc = format!("the leaf tensor `{name}` (it requires grad)");
             } else {
                 return;
@@ -233,12 +257,18 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
                 let Some(def) = self_parameter(checker, attr) else {
                     return;
                 };
-                related = (def, format!("`self.{attr}` is an `nn.Parameter` created here"));
+                related = (
+                    def,
+                    format!("`self.{attr}` is an `nn.Parameter` created here"),
+                );
                 leaf_desc = format!("the parameter `self.{attr}`");
             } else if matches!(attr, "weight" | "bias") && is_module_path(checker, &a.value) {
                 related = (
                     a.value.range(),
-                    format!("`{}` is a module: its `{attr}` is a parameter", checker.text(a.value.range())),
+                    format!(
+                        "`{}` is a module: its `{attr}` is a parameter",
+                        checker.text(a.value.range())
+                    ),
                 );
                 leaf_desc = format!("the parameter `{target_text}`");
                 root = Some(checker.text(a.value.range()).to_string());
@@ -279,7 +309,9 @@ fn first_line(s: &str) -> String {
 /// A name bound (only) to `nn.Parameter(...)` / `torch.f(..., requires_grad=True)` /
 /// `torch.f(...).requires_grad_()` in the current function (or module): where.
 fn leaf_binding(checker: &Checker, name: &str) -> Option<TextRange> {
-    let key = checker.function().map_or(u32::MAX, |f| f.range().start().to_u32());
+    let key = checker
+        .function()
+        .map_or(u32::MAX, |f| f.range().start().to_u32());
     let cached = STATE.with(|s| s.borrow().leaves.get(&key).map(|m| m.get(name).copied()));
     if let Some(hit) = cached {
         return hit;
@@ -358,7 +390,12 @@ fn is_leaf_expr(checker: &Checker, value: &Expr) -> bool {
 fn self_parameter(checker: &Checker, attr: &str) -> Option<TextRange> {
     let class = checker.module_method()?;
     let key = class.def.range().start().to_u32();
-    let cached = STATE.with(|s| s.borrow().class_params.get(&key).map(|m| m.get(attr).copied()));
+    let cached = STATE.with(|s| {
+        s.borrow()
+            .class_params
+            .get(&key)
+            .map(|m| m.get(attr).copied())
+    });
     if let Some(hit) = cached {
         return hit;
     }
@@ -416,7 +453,10 @@ fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParamLoop>) -> Op
         body.push_str(line);
     }
     let text = format!("{indent}with {torch}.no_grad():{nl}{body}");
-    let mut edits = vec![RawEdit::replace(TextRange::new(line_start, wrapped.end()), text)];
+    let mut edits = vec![RawEdit::replace(
+        TextRange::new(line_start, wrapped.end()),
+        text,
+    )];
     edits.extend(import);
     let msg = format!("Wrap the update in `with {torch}.no_grad():`");
     Some(if safe {
@@ -430,11 +470,15 @@ fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParamLoop>) -> Op
 fn is_update_stmt(s: &Stmt) -> bool {
     match s {
         Stmt::AugAssign(_) | Stmt::Continue(_) | Stmt::Pass(_) => true,
-        Stmt::Expr(e) => matches!(&*e.value, Expr::Call(c) if helpers::method_call(c).is_some_and(|(m, _)| m.ends_with('_'))),
+        Stmt::Expr(e) => {
+            matches!(&*e.value, Expr::Call(c) if helpers::method_call(c).is_some_and(|(m, _)| m.ends_with('_')))
+        }
         Stmt::Assign(a) => a.targets.iter().all(|t| matches!(t, Expr::Subscript(_))),
         Stmt::If(i) => {
             i.body.iter().all(is_update_stmt)
-                && i.elif_else_clauses.iter().all(|c| c.body.iter().all(is_update_stmt))
+                && i.elif_else_clauses
+                    .iter()
+                    .all(|c| c.body.iter().all(is_update_stmt))
         }
         _ => false,
     }
@@ -443,7 +487,10 @@ fn is_update_stmt(s: &Stmt) -> bool {
 fn check_end(checker: &mut Checker) {
     let state = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     for p in state.pending {
-        if p.function.as_ref().is_some_and(|f| state.called_in_no_grad.contains(f)) {
+        if p.function
+            .as_ref()
+            .is_some_and(|f| state.called_in_no_grad.contains(f))
+        {
             continue;
         }
         if p.needs_caller

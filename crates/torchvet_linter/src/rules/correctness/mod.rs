@@ -3,10 +3,14 @@ use crate::registry::Rule;
 
 mod adam_weight_decay_not_decoupled;
 mod batchnorm_hyperparam_misuse;
+mod best_state_dict_not_copied;
 mod cuda_is_available_not_called;
+mod discarded_tensor_op_result;
 mod flatten_includes_batch_dim;
 mod functional_dropout_without_training;
 mod helpers;
+mod inplace_modifies_saved_tensor;
+mod inplace_update_on_leaf_outside_no_grad;
 mod lbfgs_step_without_closure;
 mod load_state_dict_strict_false;
 mod log_of_softmax;
@@ -15,22 +19,18 @@ mod method_reference_not_called;
 mod missing_super_init;
 mod module_flag_attribute_assignment;
 mod no_grad_call_without_with;
+mod numpy_in_forward_or_loss;
+mod numpy_on_requires_grad_tensor;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
+mod rnn_hidden_state_not_detached;
 mod submodules_in_python_list;
 mod tensor_attribute_not_buffer;
+mod tensor_helpers;
+mod tensor_rewrap_breaks_graph;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
-mod tensor_helpers;
-mod discarded_tensor_op_result;
-mod best_state_dict_not_copied;
-mod inplace_update_on_leaf_outside_no_grad;
-mod rnn_hidden_state_not_detached;
-mod numpy_on_requires_grad_tensor;
-mod tensor_rewrap_breaks_graph;
-mod inplace_modifies_saved_tensor;
-mod numpy_in_forward_or_loss;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[

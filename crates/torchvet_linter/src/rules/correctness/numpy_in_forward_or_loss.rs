@@ -192,11 +192,17 @@ fn derives_from_data(e: &Expr, data: &FxHashSet<String>) -> bool {
                 }
                 Expr::Call(c) => {
                     if let Some((m, _)) = helpers::method_call(c) {
-                        if matches!(m, "size" | "dim" | "item" | "numel" | "tolist" | "get_device") {
+                        if matches!(
+                            m,
+                            "size" | "dim" | "item" | "numel" | "tolist" | "get_device"
+                        ) {
                             return;
                         }
                     }
-                    if matches!(helpers::name_of(&c.func), Some("len" | "isinstance" | "int")) {
+                    if matches!(
+                        helpers::name_of(&c.func),
+                        Some("len" | "isinstance" | "int")
+                    ) {
                         return;
                     }
                 }
@@ -307,7 +313,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     if !reaches {
         return;
     }
-    let class = checker.module_method().map(|c| c.def.name.to_string()).unwrap_or_default();
+    let class = checker
+        .module_method()
+        .map(|c| c.def.name.to_string())
+        .unwrap_or_default();
     let value_text = checker.text(value.range());
     let what = if numpy_method {
         format!("`{value_text}.numpy()`")

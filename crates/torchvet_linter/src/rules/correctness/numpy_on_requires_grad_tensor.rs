@@ -163,7 +163,10 @@ fn push(checker: &Checker, range: TextRange, value: &Expr, source: TextRange, fi
 fn check_end(checker: &mut Checker) {
     let state = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     for p in state.pending {
-        if p.function.as_deref().is_some_and(|f| state.callees.contains(f)) {
+        if p.function
+            .as_deref()
+            .is_some_and(|f| state.callees.contains(f))
+        {
             continue;
         }
         checker

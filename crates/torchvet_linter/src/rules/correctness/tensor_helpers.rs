@@ -292,16 +292,40 @@ impl NoGradCallees {
 
 /// Tensor methods whose result still requires grad when their input does.
 const GRAD_PRESERVING_METHODS: &[&str] = &[
-    "cpu", "cuda", "to", "float", "double", "half", "squeeze", "unsqueeze", "view", "reshape",
-    "flatten", "permute", "transpose", "t", "contiguous", "clone", "softmax", "log_softmax",
-    "sigmoid", "tanh", "exp", "log", "mean", "sum", "view_as", "reshape_as", "expand",
+    "cpu",
+    "cuda",
+    "to",
+    "float",
+    "double",
+    "half",
+    "squeeze",
+    "unsqueeze",
+    "view",
+    "reshape",
+    "flatten",
+    "permute",
+    "transpose",
+    "t",
+    "contiguous",
+    "clone",
+    "softmax",
+    "log_softmax",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "log",
+    "mean",
+    "sum",
+    "view_as",
+    "reshape_as",
+    "expand",
 ];
 
 /// Tensor methods whose result never requires grad (or is not a tensor).
 const GRAPH_CUTTING_METHODS: &[&str] = &[
     "detach", "detach_", "numpy", "item", "tolist", "argmax", "argmin", "round", "long", "int",
-    "bool", "ge", "gt", "le", "lt", "eq", "ne", "sign", "nonzero", "size", "dim", "numel",
-    "topk", "max", "min", "sort", "argsort", "floor", "ceil",
+    "bool", "ge", "gt", "le", "lt", "eq", "ne", "sign", "nonzero", "size", "dim", "numel", "topk",
+    "max", "min", "sort", "argsort", "floor", "ceil",
 ];
 
 /// torch functions (qualified) whose result still requires grad when their first input does.
@@ -316,7 +340,14 @@ fn grad_preserving_function(q: &str) -> bool {
 
 /// Attributes of a tensor that are not graph-carrying tensors.
 const NOT_GRAPH_ATTRS: &[&str] = &[
-    "data", "grad", "shape", "device", "dtype", "requires_grad", "is_cuda", "ndim",
+    "data",
+    "grad",
+    "shape",
+    "device",
+    "dtype",
+    "requires_grad",
+    "is_cuda",
+    "ndim",
 ];
 
 /// Follow grad-preserving steps down to the value they start from (`model(x).squeeze().cpu()`
@@ -393,8 +424,25 @@ pub(crate) fn grad_source(
 fn is_method_like(name: &str) -> bool {
     matches!(
         name,
-        "parameters" | "named_parameters" | "detach" | "state_dict" | "modules" | "children" | "buffers"
-            | "named_modules" | "to" | "cuda" | "cpu" | "eval" | "train" | "float" | "half"
-            | "double" | "apply" | "forward_features" | "generate" | "predict"
+        "parameters"
+            | "named_parameters"
+            | "detach"
+            | "state_dict"
+            | "modules"
+            | "children"
+            | "buffers"
+            | "named_modules"
+            | "to"
+            | "cuda"
+            | "cpu"
+            | "eval"
+            | "train"
+            | "float"
+            | "half"
+            | "double"
+            | "apply"
+            | "forward_features"
+            | "generate"
+            | "predict"
     )
 }

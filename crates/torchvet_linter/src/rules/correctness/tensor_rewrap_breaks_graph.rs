@@ -257,9 +257,9 @@ fn backward_of(s: &Stmt, names: &[String]) -> Option<TextRange> {
     let ("backward", recv) = helpers::method_call(c)? else {
         return None;
     };
-    let hit = names.iter().any(|n| {
-        mentions(recv, n) || c.arguments.args.first().is_some_and(|a| mentions(a, n))
-    });
+    let hit = names
+        .iter()
+        .any(|n| mentions(recv, n) || c.arguments.args.first().is_some_and(|a| mentions(a, n)));
     hit.then(|| c.range())
 }
 
@@ -278,7 +278,10 @@ fn make_fix(checker: &Checker, call: &ExprCall, arg: &Expr, arg_is_tensor: bool)
             let torch = checker.module_alias("torch")?;
             Some(RawFix::unsafe_edit(
                 format!("Use `{torch}.stack(...)`, which keeps the graph"),
-                vec![RawEdit::replace(call.range(), format!("{torch}.stack({arg_text})"))],
+                vec![RawEdit::replace(
+                    call.range(),
+                    format!("{torch}.stack({arg_text})"),
+                )],
             ))
         }
         _ if !arg_is_tensor => None,

@@ -10,11 +10,11 @@ mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
 pub(crate) mod helpers;
 mod model_to_device_in_loop;
+mod python_loop_over_tensor_elements;
 mod tensor_created_then_moved;
 mod torch_compile_in_loop;
 mod torch_compile_result_discarded;
 mod zero_grad_set_to_none_false;
-mod python_loop_over_tensor_elements;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[

@@ -99,7 +99,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         Expr::Tuple(t) => &t.elts,
         _ => return,
     };
-    if elts.len() != 2 || !elts.iter().any(|e| helpers::dotted(e).as_deref() == Some(target_text.as_str())) {
+    if elts.len() != 2
+        || !elts
+            .iter()
+            .any(|e| helpers::dotted(e).as_deref() == Some(target_text.as_str()))
+    {
         return;
     }
     let Some(&innermost) = checker.frame().loops.last() else {
