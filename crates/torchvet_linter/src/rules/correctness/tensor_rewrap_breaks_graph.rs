@@ -117,6 +117,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let [arg] = &call.arguments.args[..] else {
         return;
     };
+    let is_seq = matches!(arg, Expr::List(_) | Expr::Tuple(_));
+    // `torch.as_tensor(t)` returns `t` itself (graph kept) when dtype and device match.
+    if q == "torch.as_tensor" && !is_seq {
+        return;
+    }
     let elements: Vec<&Expr> = match arg {
         Expr::List(l) => l.elts.iter().collect(),
         Expr::Tuple(t) => t.elts.iter().collect(),
@@ -130,7 +135,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let (source, sink) = match (source, sink) {
         (Some(s), Some(k)) => (s, (k.0, k.1)),
         // Built from plain names and backpropagated: nothing flows back through the copy.
-        (None, Some(k)) if mentions_name(arg) && (!k.2 || mentions_param(checker, arg)) => {
+        (None, Some(k))
+            if mentions_name(arg) && (!k.2 || (!is_seq && mentions_param(checker, arg))) =>
+        {
             (arg.range(), (k.0, k.1))
         }
         _ => return,

@@ -1,3 +1,4 @@
+use super::helpers::names_bound_in_loop;
 use crate::checker::Checker;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
@@ -63,12 +64,30 @@ fn calls_model(checker: &mut Checker, body: &[Stmt]) -> bool {
     }
     let mut calls = Calls(Vec::new());
     calls.visit_body(body);
-    let params: Vec<String> = checker
+    let mut params: Vec<String> = checker
         .function()
         .map(|f| f.parameters.iter().map(|p| p.name().to_string()).collect())
         .unwrap_or_default();
+    // Loop variables (`for layer in self.children(): x = layer(x)`) called as functions.
+    for l in &checker.frame().loops {
+        if let Stmt::For(f) = l {
+            if let Some(n) = helpers::name_of(&f.target) {
+                params.push(n.to_string());
+            }
+        }
+    }
     calls.0.into_iter().any(|f| {
-        helpers::self_attribute(f).is_some()
+        let looks_like_model = helpers::dotted(f).is_some_and(|d| {
+            let d = d.to_ascii_lowercase();
+            [
+                "model", "module", "net", "encoder", "decoder", "forward", "generate",
+            ]
+            .iter()
+            .any(|w| d.contains(w))
+        });
+        looks_like_model
+            || matches!(f, Expr::Call(_))
+            || helpers::self_attribute(f).is_some()
             || helpers::name_of(f).is_some_and(|n| params.iter().any(|p| p == n))
             || checker.kind_of(f) == Kind::Module
     })
@@ -82,12 +101,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let Some(Stmt::Assign(assign)) = checker.current_stmt() else {
         return;
     };
-    let [target] = &assign.targets[..] else {
+    let [Expr::Name(target)] = &assign.targets[..] else {
         return;
     };
-    let Some(target_text) = helpers::dotted(target) else {
-        return;
-    };
+    let target_text = target.id.to_string();
     if assign.value.range() != call.range() {
         return;
     }
@@ -114,6 +131,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         Stmt::While(w) => &w.body,
         _ => return,
     };
+    // Loop-carried: the name is bound nowhere else in the loop (not its target, not
+    // recomputed earlier in the iteration).
+    if names_bound_in_loop(innermost, Some(assign.range())).contains(&target_text) {
+        return;
+    }
     if calls_model(checker, body) {
         return;
     }
@@ -145,14 +167,23 @@ fn ranged_tensor<'e>(checker: &mut Checker, iter: &'e Expr) -> Option<&'e Expr> 
     let bound = &c.arguments.args[0];
     let t = match bound {
         Expr::Call(s) => match helpers::method_call(s) {
-            Some(("size", t)) if s.arguments.args.len() == 1 => t,
+            Some(("size", t))
+                if s.arguments.args.len() == 1
+                    && helpers::int_value(&s.arguments.args[0]) == Some(0) =>
+            {
+                t
+            }
             _ if helpers::name_of(&s.func) == Some("len") && s.arguments.args.len() == 1 => {
                 &s.arguments.args[0]
             }
             _ => return None,
         },
         Expr::Subscript(sub) => match &*sub.value {
-            Expr::Attribute(a) if a.attr.as_str() == "shape" => &a.value,
+            Expr::Attribute(a)
+                if a.attr.as_str() == "shape" && helpers::int_value(&sub.slice) == Some(0) =>
+            {
+                &a.value
+            }
             _ => return None,
         },
         _ => return None,
