@@ -21,6 +21,8 @@ crate::declare_rule! {
     /// queued. Reading the clock right after measures the launch overhead, not the work,
     /// and the real cost lands in whatever synchronises next. Timings that look 10-100x too
     /// fast lead to wrong conclusions about which model or setting is faster.
+    /// Regions that call a project helper or another library's function are not reported
+    /// (the helper may synchronise, or its CPU work may dominate the time).
     ///
     /// ## Example
     /// ```python
@@ -110,6 +112,9 @@ fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, 
             ) {
                 return (work, true);
             }
+            if m == "to" && c.arguments.args.first().and_then(helpers::str_value) == Some("cpu") {
+                return (work, true);
+            }
         }
         if let Expr::Name(n) = &*c.func {
             if matches!(n.id.as_str(), "float" | "int" | "bool") && q.is_none() {
@@ -119,6 +124,10 @@ fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, 
         if q.as_deref().is_some_and(|q| {
             q.starts_with("torch.utils.benchmark") || q.starts_with("torch.cuda.Event")
         }) {
+            return (work, true);
+        }
+        // A helper we cannot see into may synchronise or dominate the time: stay silent.
+        if unknown_helper(checker, c, q.as_deref()) {
             return (work, true);
         }
         if work.is_some() {
@@ -141,6 +150,55 @@ fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, 
         }
     }
     (work, false)
+}
+
+/// Python builtins that neither synchronise nor hide GPU work.
+const BUILTINS: &[&str] = &[
+    "print",
+    "range",
+    "len",
+    "enumerate",
+    "zip",
+    "list",
+    "tuple",
+    "dict",
+    "set",
+    "min",
+    "max",
+    "sum",
+    "isinstance",
+    "iter",
+    "next",
+    "str",
+    "sorted",
+    "format",
+    "repr",
+    "round",
+    "abs",
+];
+
+/// A call to a function whose body we do not see (a project helper or another library),
+/// which may synchronise or do slow CPU work itself.
+fn unknown_helper(checker: &mut Checker, c: &ast::ExprCall, q: Option<&str>) -> bool {
+    if c.arguments.is_empty() && !matches!(&*c.func, Expr::Name(_)) {
+        return false;
+    }
+    match q {
+        Some(q) => ![
+            "torch", "time", "timeit", "tqdm", "numpy", "math", "logging", "random",
+        ]
+        .iter()
+        .any(|m| q == *m || q.starts_with(&format!("{m}."))),
+        None => match &*c.func {
+            Expr::Name(n) => {
+                !BUILTINS.contains(&n.id.as_str()) && checker.kind_of(&c.func) != Kind::Module
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                checker.kind_of(&c.func) != Kind::Module
+            }
+            _ => false,
+        },
+    }
 }
 
 fn suites<'a>(body: &'a [Stmt], out: &mut Vec<&'a [Stmt]>) {
@@ -211,6 +269,12 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
         match read {
             Some(read) if stores_stamp || stmt_reads(s, start) => {
                 let between: Vec<&Stmt> = suite[i + 1..j].iter().collect();
+                if between
+                    .iter()
+                    .any(|b| matches!(b, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+                {
+                    return;
+                }
                 let (work, synced) = work_and_sync(checker, &between);
                 let (_, synced_here) = work_and_sync(checker, &[s]);
                 let Some(work) = work else { return };

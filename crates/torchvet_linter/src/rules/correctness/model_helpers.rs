@@ -479,3 +479,12 @@ pub(crate) fn is_optimizer_call(checker: &Checker, call: &ast::ExprCall) -> bool
         && last.starts_with(|c: char| c.is_ascii_uppercase()))
         || OTHER_OPTIMIZERS.contains(&last)
 }
+
+/// Cheap exit: does the source text of `body` contain `needle`?
+pub(crate) fn body_mentions(checker: &Checker, body: &[Stmt], needle: &str) -> bool {
+    let (Some(first), Some(last)) = (body.first(), body.last()) else {
+        return false;
+    };
+    let text = checker.text(ruff_text_size::TextRange::new(first.start(), last.end()));
+    memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
+}

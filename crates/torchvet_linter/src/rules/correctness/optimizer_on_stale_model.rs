@@ -124,6 +124,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(body) = analysed_body(checker, stmt) else {
         return;
     };
+    if !super::model_helpers::body_mentions(checker, body, "parameters(") {
+        return;
+    }
     let mut stmts: Vec<(&Stmt, Place)> = Vec::new();
     walk_body(body, &mut |s, p| stmts.push((s, p.clone())));
     let mut opts = Vec::new();

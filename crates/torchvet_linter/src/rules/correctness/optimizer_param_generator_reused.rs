@@ -246,6 +246,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(body) = analysed_body(checker, stmt) else {
         return;
     };
+    if !super::model_helpers::body_mentions(checker, body, "parameters(") {
+        return;
+    }
     // Candidates: `name = <one-shot parameter iterator>`.
     let mut candidates: Vec<(&ast::StmtAssign, Place)> = Vec::new();
     let mut assigns = Vec::new();

@@ -88,6 +88,7 @@ fn undecayed_layer<'a>(
     depth: u32,
 ) -> Option<(&'a ExprCall, String)> {
     let mut found: Option<(&'a ExprCall, String)> = None;
+    let mut biased: Option<(&'a ExprCall, String)> = None;
     let mut nested: Vec<String> = Vec::new();
     for s in &class.body {
         let Stmt::FunctionDef(f) = s else { continue };
@@ -102,12 +103,13 @@ fn undecayed_layer<'a>(
                     };
                     if NORMS.contains(&last) {
                         found = Some((c, last.to_string()));
-                    } else if BIASED.contains(&last)
+                    } else if biased.is_none()
+                        && BIASED.contains(&last)
                         && helpers::keyword(c, "bias")
                             .is_none_or(|b| helpers::is_truthy(b) == Some(true))
                         && !helpers::has_kwargs_splat(c)
                     {
-                        found = Some((c, format!("{last} (with bias)")));
+                        biased = Some((c, format!("{last} (with bias)")));
                     }
                 } else if let Expr::Name(n) = &*c.func {
                     if checker.classes.is_module(n.id.as_str()) {
@@ -117,17 +119,19 @@ fn undecayed_layer<'a>(
             }
         });
     }
-    if found.is_some() || depth >= 2 {
+    if found.is_some() {
         return found;
     }
-    for name in nested {
-        if let Some(c) = class_def(checker, &name) {
-            if let Some(f) = undecayed_layer(checker, c, depth + 1) {
-                return Some(f);
+    if depth < 2 {
+        for name in &nested {
+            if let Some(c) = class_def(checker, name) {
+                if let Some(f) = undecayed_layer(checker, c, depth + 1) {
+                    return Some(f);
+                }
             }
         }
     }
-    None
+    biased
 }
 
 fn class_def<'a>(checker: &Checker<'a>, name: &str) -> Option<&'a ast::StmtClassDef> {
