@@ -19,7 +19,7 @@ def train(model, loader, val_loader, optimizer, epochs=3):
         for step, (x, y) in enumerate(loader):
             optimizer.zero_grad()  # expect: zero-grad-misplaced
             loss = F.cross_entropy(model(x), y)
-            loss.backward()  # expect: grad-accum-loss-not-scaled
+            loss.backward()
             if (step + 1) % accumulation_steps == 0:
                 optimizer.step()
             if step % 1000 == 0:
@@ -39,3 +39,14 @@ def benchmark(batch):
             model(batch)
         elapsed = time.perf_counter() - start  # expect: cuda-timing-without-synchronize
     return elapsed / 100
+
+
+def train_accumulating(model, loader, optimizer):
+    model.train()
+    optimizer.zero_grad()
+    for step, (x, y) in enumerate(loader):
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()  # expect: grad-accum-loss-not-scaled
+        if (step + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
