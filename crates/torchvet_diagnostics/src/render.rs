@@ -133,11 +133,14 @@ fn render_full(diags: &[Diagnostic]) -> String {
             let _ = writeln!(out, " {pad} | {}{}", " ".repeat(start), "^".repeat(width));
         }
         for r in &d.related {
-            let _ = writeln!(
-                out,
-                "  = note: {} at {}:{}:{}",
-                r.message, d.filename, r.location.row, r.location.column
-            );
+            let at = match r.cell {
+                Some(cell) => format!(
+                    "{}:cell {}:{}:{}",
+                    d.filename, cell, r.location.row, r.location.column
+                ),
+                None => format!("{}:{}:{}", d.filename, r.location.row, r.location.column),
+            };
+            let _ = writeln!(out, "  = note: {} at {at}", r.message);
         }
         if let Some(fix) = &d.fix {
             let kind = match fix.applicability {
