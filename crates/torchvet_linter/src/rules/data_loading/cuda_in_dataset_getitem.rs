@@ -87,6 +87,8 @@ struct Site {
 struct State {
     sites: Vec<Site>,
     loaders: Vec<WorkerLoader>,
+    /// Whether the file can have findings (computed on first need).
+    relevant: Option<bool>,
     /// Module-level names bound to a CUDA device (computed on first need).
     cuda_names: Option<Vec<String>>,
 }
@@ -190,7 +192,9 @@ fn cuda_move<'a>(
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if let Some(loader) = name.and_then(loader_kind) {
-        record_loader(checker, call, loader);
+        if relevant(checker) {
+            record_loader(checker, call, loader);
+        }
         return;
     }
     let Some(func) = checker.function() else {
@@ -232,6 +236,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             fix,
         });
     });
+}
+
+/// Only files that define a dataset or pass a collate function can have findings.
+fn relevant(checker: &Checker) -> bool {
+    STATE.with_borrow_mut(|s| {
+        *s.relevant.get_or_insert_with(|| {
+            let t = &checker.source.text;
+            t.contains("Dataset") || t.contains("collate_fn")
+        })
+    })
 }
 
 fn record_loader(checker: &mut Checker, call: &ExprCall, loader: Loader) {

@@ -119,9 +119,18 @@ fn classify(
     checker: &Checker,
     summaries: &FxHashMap<String, (String, TextRange)>,
     call: &ExprCall,
+    name: Option<&str>,
 ) -> Option<(String, Option<TextRange>)> {
-    if let Some(q) = checker.resolve(&call.func) {
-        return collective_of(&q).map(|c| (c.to_string(), None));
+    let resolved;
+    let q = match name {
+        Some(q) => Some(q),
+        None => {
+            resolved = checker.resolve(&call.func);
+            resolved.as_deref()
+        }
+    };
+    if let Some(q) = q {
+        return collective_of(q).map(|c| (c.to_string(), None));
     }
     match &*call.func {
         Expr::Attribute(a) if a.attr.as_str() == "wait_for_everyone" => {
@@ -201,7 +210,7 @@ fn blocks_run_collective(
     let mut found = false;
     for b in blocks {
         for_each_call(b, &mut |c| {
-            found = found || classify(checker, summaries, c).is_some();
+            found = found || classify(checker, summaries, c, None).is_some();
         });
     }
     found
@@ -257,7 +266,7 @@ fn rank_ifs_with_collectives(
     }
 }
 
-fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let relevant = STATE.with_borrow_mut(|s| {
         *s.relevant.get_or_insert_with(|| {
             let t = checker.source.text.as_bytes();
@@ -274,7 +283,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let found = STATE.with_borrow_mut(|s| {
         let sums = s.summaries.get_or_insert_with(|| summaries(checker));
-        classify(checker, sums, call)
+        classify(checker, sums, call, name)
     });
     let Some((collective, inner)) = found else {
         return;
