@@ -397,16 +397,32 @@ pub(crate) fn strip_grad_preserving<'e>(checker: &Checker, mut e: &'e Expr) -> O
 }
 
 /// Where a value that still requires grad comes from: a call of a known module (`model(x)`,
-/// `self.encoder(x)`), a module's `.weight`/`.bias`, or a name that `names` records as
-/// holding one. Follows grad-preserving steps (see [`strip_grad_preserving`]).
+/// `self.encoder(x)`), a loss from `torch.nn.functional`, a module's `.weight`/`.bias`,
+/// arithmetic on such values, or a name whose last assignment before `before` (in the
+/// current function, not under `torch.no_grad()`) is one. Follows grad-preserving steps
+/// (see [`strip_grad_preserving`]). Computed on demand: no per-statement tracking.
 pub(crate) fn grad_source(
     checker: &mut Checker,
     e: &Expr,
-    names: Option<&super::helpers::LocalKinds<TextRange>>,
+    before: TextSize,
+    depth: u8,
 ) -> Option<TextRange> {
+    if depth > 4 {
+        return None;
+    }
+    if let Expr::BinOp(b) = e {
+        return grad_source(checker, &b.left, before, depth + 1)
+            .or_else(|| grad_source(checker, &b.right, before, depth + 1));
+    }
     let base = strip_grad_preserving(checker, e)?;
     match base {
+        Expr::BinOp(_) if !std::ptr::eq(base, e) => grad_source(checker, base, before, depth + 1),
         Expr::Call(c) => {
+            if let Some(q) = checker.resolve(&c.func) {
+                let loss = q.starts_with("torch.nn.functional.")
+                    && (q.ends_with("loss") || q.ends_with("entropy"));
+                return loss.then(|| c.range());
+            }
             let callee_is_module = !matches!(&*c.func, Expr::Attribute(a) if is_method_like(a.attr.as_str()))
                 && is_module_path(checker, &c.func);
             callee_is_module.then(|| c.range())
@@ -414,8 +430,122 @@ pub(crate) fn grad_source(
         Expr::Attribute(a) if matches!(a.attr.as_str(), "weight" | "bias") => {
             is_module_path(checker, &a.value).then(|| base.range())
         }
-        Expr::Name(_) | Expr::Attribute(_) => names.and_then(|n| n.get(checker, base)),
+        Expr::Name(n) => {
+            let (value, no_grad) = last_binding(checker, n.id.as_str(), before)?;
+            if no_grad {
+                return None;
+            }
+            grad_source(checker, value, value.start(), depth + 1)
+        }
         _ => None,
+    }
+}
+
+/// The value of the last plain assignment `name = value` that starts before `before` in the
+/// current function (or module) body, and whether it sits in a `with torch.no_grad()` /
+/// `inference_mode()` block. `None` when the last binding is something else (a loop target,
+/// tuple unpacking, `+=`) or there is none.
+pub(crate) fn last_binding<'a>(
+    checker: &Checker<'a>,
+    name: &str,
+    before: TextSize,
+) -> Option<(&'a Expr, bool)> {
+    let body: &'a [Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    let mut last: Option<(Option<&'a Expr>, bool)> = None;
+    scan_bindings(checker, body, name, before, false, &mut last);
+    match last? {
+        (Some(v), ng) => Some((v, ng)),
+        (None, _) => None,
+    }
+}
+
+fn scan_bindings<'a>(
+    checker: &Checker<'a>,
+    body: &'a [Stmt],
+    name: &str,
+    before: TextSize,
+    no_grad: bool,
+    last: &mut Option<(Option<&'a Expr>, bool)>,
+) {
+    for stmt in body {
+        if stmt.start() >= before {
+            return;
+        }
+        match stmt {
+            Stmt::Assign(a) => {
+                for t in &a.targets {
+                    match t {
+                        Expr::Name(n) if n.id.as_str() == name => {
+                            *last = Some((Some(&a.value), no_grad))
+                        }
+                        t if target_binds(t, name) => *last = Some((None, no_grad)),
+                        _ => {}
+                    }
+                }
+            }
+            Stmt::AnnAssign(a) if target_binds(&a.target, name) => {
+                *last = Some((a.value.as_deref(), no_grad));
+            }
+            Stmt::AugAssign(a) if target_binds(&a.target, name) => *last = Some((None, no_grad)),
+            Stmt::For(f) => {
+                if target_binds(&f.target, name) {
+                    *last = Some((None, no_grad));
+                }
+                scan_bindings(checker, &f.body, name, before, no_grad, last);
+                scan_bindings(checker, &f.orelse, name, before, no_grad, last);
+            }
+            Stmt::While(w) => {
+                scan_bindings(checker, &w.body, name, before, no_grad, last);
+                scan_bindings(checker, &w.orelse, name, before, no_grad, last);
+            }
+            Stmt::If(i) => {
+                scan_bindings(checker, &i.body, name, before, no_grad, last);
+                for c in &i.elif_else_clauses {
+                    scan_bindings(checker, &c.body, name, before, no_grad, last);
+                }
+            }
+            Stmt::With(w) => {
+                let mut ng = no_grad;
+                for item in &w.items {
+                    if item
+                        .optional_vars
+                        .as_deref()
+                        .is_some_and(|v| target_binds(v, name))
+                    {
+                        *last = Some((None, no_grad));
+                    }
+                    let ctx = match &item.context_expr {
+                        Expr::Call(c) => &*c.func,
+                        e => e,
+                    };
+                    if checker.resolve(ctx).is_some_and(|q| {
+                        matches!(
+                            q.as_str(),
+                            "torch.no_grad"
+                                | "torch.inference_mode"
+                                | "torch.autograd.no_grad"
+                                | "torch.autograd.inference_mode"
+                        )
+                    }) {
+                        ng = true;
+                    }
+                }
+                scan_bindings(checker, &w.body, name, before, ng, last);
+            }
+            Stmt::Try(t) => {
+                scan_bindings(checker, &t.body, name, before, no_grad, last);
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    scan_bindings(checker, &h.body, name, before, no_grad, last);
+                }
+                scan_bindings(checker, &t.orelse, name, before, no_grad, last);
+                scan_bindings(checker, &t.finalbody, name, before, no_grad, last);
+            }
+            _ => {}
+        }
     }
 }
 
