@@ -112,39 +112,97 @@ pub(crate) fn target_binds(target: &Expr, name: &str) -> bool {
     }
 }
 
-/// Strip the usual iteration wrappers: `enumerate(x)`, `tqdm(x, ...)`, `iter(x)`.
-pub(crate) fn unwrap_iter<'e>(checker: &Checker, iter: &'e Expr) -> &'e Expr {
-    let Expr::Call(c) = iter else { return iter };
-    let wrapper = match &*c.func {
-        Expr::Name(n) => matches!(n.id.as_str(), "enumerate" | "iter" | "tqdm" | "trange"),
-        f => checker
-            .resolve(f)
-            .is_some_and(|q| q.starts_with("tqdm.") && q.ends_with("tqdm")),
-    };
-    match c.arguments.args.first() {
-        Some(inner) if wrapper => unwrap_iter(checker, inner),
-        _ => iter,
-    }
-}
-
-/// When `name` is unpacked from the batches of a `DataLoader` by an enclosing loop of this
-/// function (`for x, y in loader`, `for i, (x, y) in enumerate(tqdm(loader))`): that loop.
-/// A plain `for batch in loader` does not count (a batch may be a dict or a `BatchEncoding`,
-/// whose `.to()` works in place).
+/// When `name` is unpacked from the batches of a data loader by an enclosing loop of this
+/// function: `for x, y in loader`, `for i, (x, y) in enumerate(tqdm(loader))`, or
+/// `for data in loader: x, y = data` (first statements of the body); that loop. The loader is
+/// a `DataLoader` (value kind) or a name that says so (`train_loader`, `dataloader`,
+/// `val_dl`). A plain `for batch in loader: batch.to(d)` does not count (a batch may be a
+/// dict or a `BatchEncoding`, whose `.to()` works in place).
 pub(crate) fn batch_loop_of<'a>(checker: &mut Checker<'a>, name: &str) -> Option<&'a Stmt> {
     let loops: Vec<&'a Stmt> = checker.frame().loops.clone();
     for stmt in loops.into_iter().rev() {
         let Stmt::For(f) = stmt else { continue };
-        if !target_binds(&f.target, name) {
+        let Some((batch, loader)) = batch_target(checker, &f.target, &f.iter) else {
+            if target_binds(&f.target, name) {
+                return None;
+            }
+            continue;
+        };
+        let unpacked = if target_binds(batch, name) {
+            if matches!(batch, Expr::Name(_)) {
+                return None;
+            }
+            true
+        } else if target_binds(&f.target, name) {
+            return None; // the `enumerate` counter
+        } else {
+            // `for data in loader: inputs, labels = data`
+            let Some(batch_name) = helpers::name_of(batch) else {
+                continue;
+            };
+            f.body.iter().take(3).any(|s| match s {
+                Stmt::Assign(a) => {
+                    helpers::name_of(&a.value) == Some(batch_name)
+                        && a.targets.iter().any(|t| {
+                            matches!(t, Expr::Tuple(_) | Expr::List(_)) && target_binds(t, name)
+                        })
+                }
+                _ => false,
+            })
+        };
+        if !unpacked {
             continue;
         }
-        if matches!(&*f.target, Expr::Name(_)) {
-            return None;
-        }
-        let iter = unwrap_iter(checker, &f.iter);
-        return (checker.kind_of(iter) == Kind::DataLoader).then_some(stmt);
+        return is_loader(checker, loader).then_some(stmt);
     }
     None
+}
+
+/// The per-batch part of a loop target and the iterable, through `enumerate(...)` (whose
+/// target is `(i, batch)`), `tqdm(...)` and `iter(...)`.
+fn batch_target<'e>(
+    checker: &Checker,
+    mut target: &'e Expr,
+    mut iter: &'e Expr,
+) -> Option<(&'e Expr, &'e Expr)> {
+    while let Expr::Call(c) = iter {
+        let Some(first) = c.arguments.args.first() else {
+            break;
+        };
+        match &*c.func {
+            Expr::Name(n) if n.id.as_str() == "enumerate" => {
+                let Expr::Tuple(t) = target else { return None };
+                if t.elts.len() != 2 {
+                    return None;
+                }
+                target = &t.elts[1];
+                iter = first;
+            }
+            Expr::Name(n) if matches!(n.id.as_str(), "iter" | "tqdm" | "trange") => iter = first,
+            f if checker
+                .resolve(f)
+                .is_some_and(|q| q.starts_with("tqdm.") && q.ends_with("tqdm")) =>
+            {
+                iter = first
+            }
+            _ => break,
+        }
+    }
+    Some((target, iter))
+}
+
+/// A `DataLoader` by kind, or a name/attribute that says it is one.
+fn is_loader(checker: &mut Checker, iter: &Expr) -> bool {
+    if checker.kind_of(iter) == Kind::DataLoader {
+        return true;
+    }
+    let last = match iter {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    let lower = last.to_ascii_lowercase();
+    lower.ends_with("loader") || lower.ends_with("_dl") || lower == "dl"
 }
 
 /// Is `expr` a module or one of its submodules: `model`, `self.fc` (known Modules),
