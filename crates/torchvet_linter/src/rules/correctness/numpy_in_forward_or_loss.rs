@@ -8,7 +8,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::rc::Rc;
 use torchvet_semantic::helpers;
-use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
@@ -287,8 +286,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         return;
     }
     let is_data = chain_root(value).is_some_and(|r| facts.data.contains(r))
-        && derives_from_data(value, &facts.data)
-        || (!numpy_method && checker.kind_of(value) == Kind::Tensor);
+        && derives_from_data(value, &facts.data);
     if !is_data {
         return;
     }

@@ -1,8 +1,7 @@
-use super::helpers::LocalKinds;
 use super::tensor_helpers::{grad_source, NoGradCallees};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
@@ -52,7 +51,7 @@ crate::declare_rule! {
         title: "Tensor.numpy()/np.asarray on a tensor that requires grad (RuntimeError)",
         autofix: Yes,
         preview: true,
-        hooks: { stmt: check_stmt, call: check_call, end: check_end },
+        hooks: { call: check_call, end: check_end },
     };
 }
 
@@ -66,7 +65,6 @@ struct Pending {
 
 #[derive(Default)]
 struct State {
-    kinds: LocalKinds<TextRange>,
     callees: NoGradCallees,
     pending: Vec<Pending>,
 }
@@ -75,29 +73,8 @@ thread_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
-fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    if let Stmt::Assign(a) = stmt {
-        let source = if checker.in_no_grad() {
-            None
-        } else {
-            source_of(checker, &a.value)
-        };
-        STATE.with(|s| {
-            let mut s = s.borrow_mut();
-            for t in &a.targets {
-                s.kinds.assign(checker, t, source);
-            }
-        });
-    } else {
-        STATE.with(|s| s.borrow_mut().kinds.observe(checker, stmt, |_, _, _| None));
-    }
-}
-
-fn source_of(checker: &mut Checker, e: &Expr) -> Option<TextRange> {
-    STATE.with(|s| {
-        let s = s.borrow();
-        grad_source(checker, e, Some(&s.kinds))
-    })
+fn source_of(checker: &mut Checker, e: &Expr, at: ruff_text_size::TextSize) -> Option<TextRange> {
+    grad_source(checker, e, at, 0)
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
@@ -109,7 +86,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         if !call.arguments.is_empty() {
             return; // numpy(force=True) detaches itself
         }
-        let Some(source) = source_of(checker, recv) else {
+        let Some(source) = source_of(checker, recv, call.start()) else {
             return;
         };
         let recv_text = checker.text(recv.range());
@@ -132,7 +109,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         if matches!(arg, Expr::Starred(_)) {
             return;
         }
-        let Some(source) = source_of(checker, arg) else {
+        let Some(source) = source_of(checker, arg, call.start()) else {
             return;
         };
         let fix = RawFix::safe(

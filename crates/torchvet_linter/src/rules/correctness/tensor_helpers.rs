@@ -112,39 +112,97 @@ pub(crate) fn target_binds(target: &Expr, name: &str) -> bool {
     }
 }
 
-/// Strip the usual iteration wrappers: `enumerate(x)`, `tqdm(x, ...)`, `iter(x)`.
-pub(crate) fn unwrap_iter<'e>(checker: &Checker, iter: &'e Expr) -> &'e Expr {
-    let Expr::Call(c) = iter else { return iter };
-    let wrapper = match &*c.func {
-        Expr::Name(n) => matches!(n.id.as_str(), "enumerate" | "iter" | "tqdm" | "trange"),
-        f => checker
-            .resolve(f)
-            .is_some_and(|q| q.starts_with("tqdm.") && q.ends_with("tqdm")),
-    };
-    match c.arguments.args.first() {
-        Some(inner) if wrapper => unwrap_iter(checker, inner),
-        _ => iter,
-    }
-}
-
-/// When `name` is unpacked from the batches of a `DataLoader` by an enclosing loop of this
-/// function (`for x, y in loader`, `for i, (x, y) in enumerate(tqdm(loader))`): that loop.
-/// A plain `for batch in loader` does not count (a batch may be a dict or a `BatchEncoding`,
-/// whose `.to()` works in place).
+/// When `name` is unpacked from the batches of a data loader by an enclosing loop of this
+/// function: `for x, y in loader`, `for i, (x, y) in enumerate(tqdm(loader))`, or
+/// `for data in loader: x, y = data` (first statements of the body); that loop. The loader is
+/// a `DataLoader` (value kind) or a name that says so (`train_loader`, `dataloader`,
+/// `val_dl`). A plain `for batch in loader: batch.to(d)` does not count (a batch may be a
+/// dict or a `BatchEncoding`, whose `.to()` works in place).
 pub(crate) fn batch_loop_of<'a>(checker: &mut Checker<'a>, name: &str) -> Option<&'a Stmt> {
     let loops: Vec<&'a Stmt> = checker.frame().loops.clone();
     for stmt in loops.into_iter().rev() {
         let Stmt::For(f) = stmt else { continue };
-        if !target_binds(&f.target, name) {
+        let Some((batch, loader)) = batch_target(checker, &f.target, &f.iter) else {
+            if target_binds(&f.target, name) {
+                return None;
+            }
+            continue;
+        };
+        let unpacked = if target_binds(batch, name) {
+            if matches!(batch, Expr::Name(_)) {
+                return None;
+            }
+            true
+        } else if target_binds(&f.target, name) {
+            return None; // the `enumerate` counter
+        } else {
+            // `for data in loader: inputs, labels = data`
+            let Some(batch_name) = helpers::name_of(batch) else {
+                continue;
+            };
+            f.body.iter().take(3).any(|s| match s {
+                Stmt::Assign(a) => {
+                    helpers::name_of(&a.value) == Some(batch_name)
+                        && a.targets.iter().any(|t| {
+                            matches!(t, Expr::Tuple(_) | Expr::List(_)) && target_binds(t, name)
+                        })
+                }
+                _ => false,
+            })
+        };
+        if !unpacked {
             continue;
         }
-        if matches!(&*f.target, Expr::Name(_)) {
-            return None;
-        }
-        let iter = unwrap_iter(checker, &f.iter);
-        return (checker.kind_of(iter) == Kind::DataLoader).then_some(stmt);
+        return is_loader(checker, loader).then_some(stmt);
     }
     None
+}
+
+/// The per-batch part of a loop target and the iterable, through `enumerate(...)` (whose
+/// target is `(i, batch)`), `tqdm(...)` and `iter(...)`.
+fn batch_target<'e>(
+    checker: &Checker,
+    mut target: &'e Expr,
+    mut iter: &'e Expr,
+) -> Option<(&'e Expr, &'e Expr)> {
+    while let Expr::Call(c) = iter {
+        let Some(first) = c.arguments.args.first() else {
+            break;
+        };
+        match &*c.func {
+            Expr::Name(n) if n.id.as_str() == "enumerate" => {
+                let Expr::Tuple(t) = target else { return None };
+                if t.elts.len() != 2 {
+                    return None;
+                }
+                target = &t.elts[1];
+                iter = first;
+            }
+            Expr::Name(n) if matches!(n.id.as_str(), "iter" | "tqdm" | "trange") => iter = first,
+            f if checker
+                .resolve(f)
+                .is_some_and(|q| q.starts_with("tqdm.") && q.ends_with("tqdm")) =>
+            {
+                iter = first
+            }
+            _ => break,
+        }
+    }
+    Some((target, iter))
+}
+
+/// A `DataLoader` by kind, or a name/attribute that says it is one.
+fn is_loader(checker: &mut Checker, iter: &Expr) -> bool {
+    if checker.kind_of(iter) == Kind::DataLoader {
+        return true;
+    }
+    let last = match iter {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    let lower = last.to_ascii_lowercase();
+    lower.ends_with("loader") || lower.ends_with("_dl") || lower == "dl"
 }
 
 /// Is `expr` a module or one of its submodules: `model`, `self.fc` (known Modules),
@@ -397,16 +455,32 @@ pub(crate) fn strip_grad_preserving<'e>(checker: &Checker, mut e: &'e Expr) -> O
 }
 
 /// Where a value that still requires grad comes from: a call of a known module (`model(x)`,
-/// `self.encoder(x)`), a module's `.weight`/`.bias`, or a name that `names` records as
-/// holding one. Follows grad-preserving steps (see [`strip_grad_preserving`]).
+/// `self.encoder(x)`), a loss from `torch.nn.functional`, a module's `.weight`/`.bias`,
+/// arithmetic on such values, or a name whose last assignment before `before` (in the
+/// current function, not under `torch.no_grad()`) is one. Follows grad-preserving steps
+/// (see [`strip_grad_preserving`]). Computed on demand: no per-statement tracking.
 pub(crate) fn grad_source(
     checker: &mut Checker,
     e: &Expr,
-    names: Option<&super::helpers::LocalKinds<TextRange>>,
+    before: TextSize,
+    depth: u8,
 ) -> Option<TextRange> {
+    if depth > 4 {
+        return None;
+    }
+    if let Expr::BinOp(b) = e {
+        return grad_source(checker, &b.left, before, depth + 1)
+            .or_else(|| grad_source(checker, &b.right, before, depth + 1));
+    }
     let base = strip_grad_preserving(checker, e)?;
     match base {
+        Expr::BinOp(_) if !std::ptr::eq(base, e) => grad_source(checker, base, before, depth + 1),
         Expr::Call(c) => {
+            if let Some(q) = checker.resolve(&c.func) {
+                let loss = q.starts_with("torch.nn.functional.")
+                    && (q.ends_with("loss") || q.ends_with("entropy"));
+                return loss.then(|| c.range());
+            }
             let callee_is_module = !matches!(&*c.func, Expr::Attribute(a) if is_method_like(a.attr.as_str()))
                 && is_module_path(checker, &c.func);
             callee_is_module.then(|| c.range())
@@ -414,8 +488,122 @@ pub(crate) fn grad_source(
         Expr::Attribute(a) if matches!(a.attr.as_str(), "weight" | "bias") => {
             is_module_path(checker, &a.value).then(|| base.range())
         }
-        Expr::Name(_) | Expr::Attribute(_) => names.and_then(|n| n.get(checker, base)),
+        Expr::Name(n) => {
+            let (value, no_grad) = last_binding(checker, n.id.as_str(), before)?;
+            if no_grad {
+                return None;
+            }
+            grad_source(checker, value, value.start(), depth + 1)
+        }
         _ => None,
+    }
+}
+
+/// The value of the last plain assignment `name = value` that starts before `before` in the
+/// current function (or module) body, and whether it sits in a `with torch.no_grad()` /
+/// `inference_mode()` block. `None` when the last binding is something else (a loop target,
+/// tuple unpacking, `+=`) or there is none.
+pub(crate) fn last_binding<'a>(
+    checker: &Checker<'a>,
+    name: &str,
+    before: TextSize,
+) -> Option<(&'a Expr, bool)> {
+    let body: &'a [Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    let mut last: Option<(Option<&'a Expr>, bool)> = None;
+    scan_bindings(checker, body, name, before, false, &mut last);
+    match last? {
+        (Some(v), ng) => Some((v, ng)),
+        (None, _) => None,
+    }
+}
+
+fn scan_bindings<'a>(
+    checker: &Checker<'a>,
+    body: &'a [Stmt],
+    name: &str,
+    before: TextSize,
+    no_grad: bool,
+    last: &mut Option<(Option<&'a Expr>, bool)>,
+) {
+    for stmt in body {
+        if stmt.start() >= before {
+            return;
+        }
+        match stmt {
+            Stmt::Assign(a) => {
+                for t in &a.targets {
+                    match t {
+                        Expr::Name(n) if n.id.as_str() == name => {
+                            *last = Some((Some(&a.value), no_grad))
+                        }
+                        t if target_binds(t, name) => *last = Some((None, no_grad)),
+                        _ => {}
+                    }
+                }
+            }
+            Stmt::AnnAssign(a) if target_binds(&a.target, name) => {
+                *last = Some((a.value.as_deref(), no_grad));
+            }
+            Stmt::AugAssign(a) if target_binds(&a.target, name) => *last = Some((None, no_grad)),
+            Stmt::For(f) => {
+                if target_binds(&f.target, name) {
+                    *last = Some((None, no_grad));
+                }
+                scan_bindings(checker, &f.body, name, before, no_grad, last);
+                scan_bindings(checker, &f.orelse, name, before, no_grad, last);
+            }
+            Stmt::While(w) => {
+                scan_bindings(checker, &w.body, name, before, no_grad, last);
+                scan_bindings(checker, &w.orelse, name, before, no_grad, last);
+            }
+            Stmt::If(i) => {
+                scan_bindings(checker, &i.body, name, before, no_grad, last);
+                for c in &i.elif_else_clauses {
+                    scan_bindings(checker, &c.body, name, before, no_grad, last);
+                }
+            }
+            Stmt::With(w) => {
+                let mut ng = no_grad;
+                for item in &w.items {
+                    if item
+                        .optional_vars
+                        .as_deref()
+                        .is_some_and(|v| target_binds(v, name))
+                    {
+                        *last = Some((None, no_grad));
+                    }
+                    let ctx = match &item.context_expr {
+                        Expr::Call(c) => &*c.func,
+                        e => e,
+                    };
+                    if checker.resolve(ctx).is_some_and(|q| {
+                        matches!(
+                            q.as_str(),
+                            "torch.no_grad"
+                                | "torch.inference_mode"
+                                | "torch.autograd.no_grad"
+                                | "torch.autograd.inference_mode"
+                        )
+                    }) {
+                        ng = true;
+                    }
+                }
+                scan_bindings(checker, &w.body, name, before, ng, last);
+            }
+            Stmt::Try(t) => {
+                scan_bindings(checker, &t.body, name, before, no_grad, last);
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    scan_bindings(checker, &h.body, name, before, no_grad, last);
+                }
+                scan_bindings(checker, &t.orelse, name, before, no_grad, last);
+                scan_bindings(checker, &t.finalbody, name, before, no_grad, last);
+            }
+            _ => {}
+        }
     }
 }
 

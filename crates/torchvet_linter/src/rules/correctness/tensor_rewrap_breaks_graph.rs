@@ -1,11 +1,9 @@
-use super::helpers::LocalKinds;
 use super::tensor_helpers::{enclosing_suite, grad_source, stmts_after};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
-use std::cell::RefCell;
 use torchvet_semantic::helpers;
 
 crate::declare_rule! {
@@ -54,7 +52,7 @@ crate::declare_rule! {
         title: "torch.tensor()/torch.Tensor()/torch.FloatTensor() built from grad-carrying tensors (graph cut)",
         autofix: Suggest,
         preview: true,
-        hooks: { stmt: check_stmt, call: check_call },
+        hooks: { call: check_call },
     };
 }
 
@@ -67,46 +65,9 @@ const CONSTRUCTORS: &[&str] = &[
     "torch.DoubleTensor",
 ];
 
-thread_local! {
-    static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
-}
-
-fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    if let Stmt::Assign(a) = stmt {
-        let source = if checker.in_no_grad() {
-            None
-        } else {
-            carrying(checker, &a.value)
-        };
-        KINDS.with(|k| {
-            let mut k = k.borrow_mut();
-            for t in &a.targets {
-                k.assign(checker, t, source);
-            }
-        });
-    } else {
-        KINDS.with(|k| k.borrow_mut().observe(checker, stmt, |_, _, _| None));
-    }
-}
-
-/// A value that carries gradients: a module output (or a name holding one), a loss from
-/// `torch.nn.functional`, arithmetic on such values. Where it comes from.
-fn carrying(checker: &mut Checker, e: &Expr) -> Option<TextRange> {
-    match e {
-        Expr::BinOp(b) => carrying(checker, &b.left).or_else(|| carrying(checker, &b.right)),
-        Expr::Call(c)
-            if checker.resolve(&c.func).is_some_and(|q| {
-                q.starts_with("torch.nn.functional.")
-                    && (q.ends_with("loss") || q.ends_with("entropy"))
-            }) =>
-        {
-            Some(c.range())
-        }
-        _ => KINDS.with(|k| {
-            let k = k.borrow();
-            grad_source(checker, e, Some(&k))
-        }),
-    }
+/// A value that carries gradients (see [`grad_source`]), looked up before `at`.
+fn carrying(checker: &mut Checker, e: &Expr, at: ruff_text_size::TextSize) -> Option<TextRange> {
+    grad_source(checker, e, at, 0)
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
@@ -127,11 +88,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         Expr::Tuple(t) => t.elts.iter().collect(),
         e => vec![e],
     };
-    let source = elements.iter().find_map(|e| carrying(checker, e));
     let Some(stmt) = checker.current_stmt() else {
         return;
     };
-    let sink = sink_of(checker, stmt);
+    // Cheap syntactic test first: the value must reach a backward() or a forward's return.
+    let Some(sink) = sink_of(checker, stmt) else {
+        return;
+    };
+    let source = elements
+        .iter()
+        .find_map(|e| carrying(checker, e, call.start()));
+    let sink = Some(sink);
     let (source, sink) = match (source, sink) {
         (Some(s), Some(k)) => (s, (k.0, k.1)),
         // Built from plain names and backpropagated: nothing flows back through the copy.
