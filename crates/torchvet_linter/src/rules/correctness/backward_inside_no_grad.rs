@@ -1,4 +1,5 @@
-use super::modes_helpers::backward_target;
+use super::helpers::for_each_stmt;
+use super::modes_helpers::{backward_target, file_mentions};
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -228,7 +229,12 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
     let frame = frame_key(checker);
     DEFS.with_borrow_mut(|d| {
         for n in ns {
-            d.entry((frame, n)).or_default().push(Def {
+            let key = (frame, n);
+            // Definitions with a graph only matter after one without.
+            if why == Why::Good && !d.contains_key(&key) {
+                continue;
+            }
+            d.entry(key).or_default().push(Def {
                 why,
                 stmt: stmt.range(),
                 region,
@@ -242,17 +248,46 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
 
 fn mark_forced(checker: &Checker, name: &str, at: TextRange) {
     let frame = frame_key(checker);
+    let key = (frame, name.to_string());
+    if !DEFS.with_borrow(|d| d.contains_key(&key)) {
+        // Only definitions without a graph are recorded: find the plain one now.
+        let body: &[Stmt] = match checker.function() {
+            Some(f) => &f.body,
+            None => &checker.module().body,
+        };
+        let mut last = None;
+        for_each_stmt(body, &mut |st: &Stmt| {
+            if let Stmt::Assign(a) = st {
+                if a.range.end() <= at.start()
+                    && a.targets.iter().any(|t| helpers::name_of(t) == Some(name))
+                {
+                    last = Some((a.range, computed(checker, &a.value)));
+                }
+            }
+        });
+        let Some((stmt, computed)) = last else { return };
+        DEFS.with_borrow_mut(|d| {
+            d.entry(key.clone()).or_default().push(Def {
+                why: Why::Good,
+                stmt,
+                region: None,
+                ancestors: Vec::new(),
+                forced: None,
+                computed,
+            });
+        });
+    }
     DEFS.with_borrow_mut(|d| {
-        if let Some(last) = d
-            .get_mut(&(frame, name.to_string()))
-            .and_then(|v| v.last_mut())
-        {
+        if let Some(last) = d.get_mut(&key).and_then(|v| v.last_mut()) {
             last.forced.get_or_insert(at);
         }
     });
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    if !file_mentions(checker, "backward") {
+        return;
+    }
     match stmt {
         Stmt::Assign(a) => {
             // `loss.requires_grad = True`
@@ -388,6 +423,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
 }
 
-fn clear(_checker: &mut Checker) {
+fn clear(checker: &mut Checker) {
     DEFS.with_borrow_mut(FxHashMap::clear);
+    super::modes_helpers::reset(checker);
 }

@@ -1,5 +1,6 @@
 use super::modes_helpers::{
-    events_of, is_training, loop_body, next_line_start, own_line_indent, Event, Found,
+    events_of, file_mentions, is_training, loop_body, next_line_start, own_line_indent, Event,
+    Found,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -83,6 +84,9 @@ thread_local! {
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if !matches!(stmt, Stmt::For(_) | Stmt::While(_)) {
+        return;
+    }
+    if !file_mentions(checker, "eval(") && !file_mentions(checker, ".train(") {
         return;
     }
     let events = events_of(checker, loop_body(stmt));

@@ -215,6 +215,7 @@ struct Cache {
     summaries: FxHashMap<u32, Rc<Summary>>,
     loop_backward: FxHashMap<u32, bool>,
     loop_training: FxHashMap<u32, bool>,
+    mentions: FxHashMap<&'static str, bool>,
 }
 
 impl Cache {
@@ -224,6 +225,7 @@ impl Cache {
             self.summaries.clear();
             self.loop_backward.clear();
             self.loop_training.clear();
+            self.mentions.clear();
         }
     }
 }
@@ -249,6 +251,23 @@ fn file_key(checker: &Checker) -> FileKey {
 /// Forget the cached analyses (call from the `end` hook of every rule using them).
 pub(crate) fn reset(_checker: &mut Checker) {
     CACHE.with_borrow_mut(|c| *c = Cache::default());
+}
+
+/// Does the file's text contain `needle` (cached per file)? A cheap exit for rules that need
+/// e.g. a `backward` call somewhere.
+pub(crate) fn file_mentions(checker: &Checker, needle: &'static str) -> bool {
+    let key = file_key(checker);
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.mentions.get(needle).copied()
+    }) {
+        return b;
+    }
+    let b = checker.source.text.contains(needle);
+    CACHE.with_borrow_mut(|c| {
+        c.mentions.insert(needle, b);
+    });
+    b
 }
 
 /// Does this call use gradients explicitly (autograd.grad, enable_grad, requires_grad_)?

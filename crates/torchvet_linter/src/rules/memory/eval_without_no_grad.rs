@@ -87,6 +87,8 @@ struct State {
     modes: FxHashMap<(u32, String), Option<TextRange>>,
     /// Names of functions called somewhere under no_grad / inference_mode.
     no_grad_callees: FxHashSet<String>,
+    /// Frames where some model was put in eval mode.
+    eval_frames: FxHashSet<u32>,
     /// Frames already reported.
     done: FxHashSet<u32>,
     pending: Vec<Candidate>,
@@ -134,6 +136,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         Event::Eval(m) => {
             STATE.with_borrow_mut(|s| {
                 s.modes.insert((frame, m), Some(call.range()));
+                s.eval_frames.insert(frame);
             });
             return;
         }
@@ -154,13 +157,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
         _ => return,
     }
-    if STATE.with_borrow(|s| s.done.contains(&frame)) {
+    let fdef = checker.function();
+    let named = fdef.is_some_and(|f| is_eval_name(f.name.as_str()));
+    if STATE.with_borrow(|s| s.done.contains(&frame) || (!named && !s.eval_frames.contains(&frame)))
+    {
         return;
     }
     let model = checker.text(func.range()).to_string();
     let eval_call = STATE.with_borrow(|s| s.modes.get(&(frame, model.clone())).copied().flatten());
-    let fdef = checker.function();
-    let named = fdef.is_some_and(|f| is_eval_name(f.name.as_str()));
     if eval_call.is_none() && !named {
         return;
     }

@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::rules::correctness::modes_helpers::{
-    calls_in, in_test_code, is_backward, loop_body, loop_is_training,
+    calls_in, file_mentions, in_test_code, is_backward, loop_body, loop_is_training,
 };
 use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
@@ -98,7 +98,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((value, how, any_receiver)) = sync_target(call) else {
         return;
     };
-    if in_test_code(checker) {
+    if !file_mentions(checker, "backward") || in_test_code(checker) {
         return;
     }
     if matches!(&*call.func, Expr::Name(n) if checker.scopes.current().is_some_and(|s| s.binds_locally(n.id.as_str())))
