@@ -137,7 +137,15 @@ fn computed(checker: &Checker, value: &Expr) -> bool {
 fn detached(checker: &Checker, value: &Expr) -> bool {
     let mut cur = value;
     while let Expr::Call(c) = cur {
-        if let Some(q) = checker.resolve(&c.func) {
+        let last = match &*c.func {
+            Expr::Attribute(a) => a.attr.as_str(),
+            Expr::Name(n) => n.id.as_str(),
+            _ => return false,
+        };
+        if matches!(last, "tensor" | "as_tensor") {
+            let Some(q) = checker.resolve(&c.func) else {
+                return false;
+            };
             return matches!(q.as_str(), "torch.tensor" | "torch.as_tensor")
                 && c.arguments
                     .args
@@ -190,13 +198,6 @@ fn grad_off_region(checker: &Checker) -> Option<TextRange> {
 }
 
 fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr>) {
-    let mut ns = Vec::new();
-    for t in targets {
-        names(t, &mut ns);
-    }
-    if ns.is_empty() {
-        return;
-    }
     let why = match value {
         Some(v) if checker.in_no_grad() && computed(checker, v) => {
             if checker.regions().inference_mode > 0 {
@@ -208,6 +209,17 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
         Some(v) if detached(checker, v) => Why::Detached,
         _ => Why::Good,
     };
+    // Definitions with a graph only matter after one without: nothing recorded yet, done.
+    if why == Why::Good && DEFS.with_borrow(FxHashMap::is_empty) {
+        return;
+    }
+    let mut ns = Vec::new();
+    for t in targets {
+        names(t, &mut ns);
+    }
+    if ns.is_empty() {
+        return;
+    }
     let computed = value.is_some_and(|v| computed(checker, v));
     let region = if matches!(why, Why::NoGrad | Why::Inference) {
         grad_off_region(checker)

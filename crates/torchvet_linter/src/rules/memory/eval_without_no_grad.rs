@@ -116,19 +116,21 @@ fn loss_like(checker: &Checker, func: &Expr) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    // Only calls of names and `self.<attr>` matter below (models, local functions).
+    let callee = match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => Some(a.attr.as_str()),
+        Expr::Attribute(a) if matches!(a.attr.as_str(), "eval" | "train") => None,
+        _ => return,
+    };
     let in_no_grad = grad_off_here(checker);
     // Remember functions that callers run under no_grad.
-    if in_no_grad {
-        let callee = match &*call.func {
-            Expr::Name(n) => Some(n.id.to_string()),
-            Expr::Attribute(a) => Some(a.attr.to_string()),
-            _ => None,
-        };
-        if let Some(c) = callee {
-            STATE.with_borrow_mut(|s| {
-                s.no_grad_callees.insert(c);
-            });
-        }
+    if let (true, Some(c)) = (in_no_grad, callee) {
+        STATE.with_borrow_mut(|s| {
+            if !s.no_grad_callees.contains(c) {
+                s.no_grad_callees.insert(c.to_string());
+            }
+        });
     }
     let frame = frame_key(checker);
     // Track eval()/train() calls in visiting order.
