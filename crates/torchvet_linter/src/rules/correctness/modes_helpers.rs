@@ -171,13 +171,30 @@ pub(crate) fn local_function<'a>(
     match &*call.func {
         Expr::Name(n) => {
             let name = n.id.as_str();
+            let body = &checker.module().body;
+            let key = file_key(checker);
+            let index = CACHE.with_borrow_mut(|c| {
+                c.sync(key);
+                c.module_defs
+                    .get_or_insert_with(|| {
+                        let mut m = FxHashMap::default();
+                        for (i, s) in body.iter().enumerate() {
+                            if let Stmt::FunctionDef(f) = s {
+                                m.entry(f.name.to_string()).or_insert(i);
+                            }
+                        }
+                        m
+                    })
+                    .get(name)
+                    .copied()
+            })?;
             if checker.scopes.lookup(name).is_some() {
                 return None;
             }
-            checker.module().body.iter().find_map(|s| match s {
-                Stmt::FunctionDef(f) if f.name.as_str() == name => Some(f),
+            match body.get(index) {
+                Some(Stmt::FunctionDef(f)) => Some(f),
                 _ => None,
-            })
+            }
         }
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
             let class = checker.frame().method_of?;
@@ -216,6 +233,10 @@ struct Cache {
     summaries: FxHashMap<u32, Rc<Summary>>,
     loop_backward: FxHashMap<u32, bool>,
     loop_training: FxHashMap<u32, bool>,
+    /// Module-level `def`s by name (index into the module body).
+    module_defs: Option<FxHashMap<String, usize>>,
+    /// Functions whose name says evaluation.
+    eval_named: FxHashMap<u32, bool>,
 }
 
 impl Cache {
@@ -225,6 +246,8 @@ impl Cache {
             self.summaries.clear();
             self.loop_backward.clear();
             self.loop_training.clear();
+            self.module_defs = None;
+            self.eval_named.clear();
         }
     }
 }
@@ -259,7 +282,7 @@ pub(crate) fn file_mentions(checker: &Checker, needle: &'static str) -> bool {
     if known != 0 {
         return known == 2;
     }
-    let b = checker.source.text.contains(needle);
+    let b = memchr::memmem::find(checker.source.text.as_bytes(), needle.as_bytes()).is_some();
     MENTIONS.with(|m| {
         let mut v = m.get();
         v[slot] = if b { 2 } else { 1 };
@@ -560,6 +583,26 @@ pub(crate) fn is_eval_name(name: &str) -> bool {
     }
     name.split('_')
         .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
+}
+
+/// Does the current function's name say evaluation ([`is_eval_name`], cached per function)?
+pub(crate) fn frame_is_eval_named(checker: &Checker) -> bool {
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    let start = f.range().start().to_u32();
+    let key = file_key(checker);
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.eval_named.get(&start).copied()
+    }) {
+        return b;
+    }
+    let b = is_eval_name(f.name.as_str());
+    CACHE.with_borrow_mut(|c| {
+        c.eval_named.insert(start, b);
+    });
+    b
 }
 
 /// Framework hooks whose grad/train mode the framework manages (Lightning, HF Trainer).

@@ -1,8 +1,8 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, classify, grad_off_here, in_loop_or_comprehension, in_model_class,
-    in_test_code, is_eval_name, is_framework_hook, loop_has_backward, own_line_indent,
+    assigned_values, classify, frame_is_eval_named, grad_off_here, in_loop_or_comprehension,
+    in_model_class, in_test_code, is_framework_hook, loop_has_backward, own_line_indent,
     result_discarded, summary, Event,
 };
 use ruff_python_ast::{Expr, ExprCall};
@@ -160,7 +160,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         _ => return,
     }
     let fdef = checker.function();
-    let named = fdef.is_some_and(|f| is_eval_name(f.name.as_str()));
+    let named = frame_is_eval_named(checker);
     if STATE.with_borrow(|s| s.done.contains(&frame) || (!named && !s.eval_frames.contains(&frame)))
     {
         return;
