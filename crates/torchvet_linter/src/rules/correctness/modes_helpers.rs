@@ -20,12 +20,15 @@ use torchvet_semantic::helpers;
 
 struct CallCollector<'a> {
     out: Vec<&'a ExprCall>,
+    /// Do not descend into nested `for`/`while` statements.
+    skip_loops: bool,
 }
 
 impl<'a> Visitor<'a> for CallCollector<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            Stmt::For(_) | Stmt::While(_) if self.skip_loops => {}
             _ => visitor::walk_stmt(self, stmt),
         }
     }
@@ -44,7 +47,21 @@ impl<'a> Visitor<'a> for CallCollector<'a> {
 
 /// Every call of a suite (not inside nested defs, classes or lambdas), by start offset.
 pub(crate) fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
-    let mut c = CallCollector { out: Vec::new() };
+    let mut c = CallCollector {
+        out: Vec::new(),
+        skip_loops: false,
+    };
+    c.visit_body(body);
+    c.out.sort_by_key(|c| c.start());
+    c.out
+}
+
+/// The calls of one iteration of a loop body: like [`calls_in`] but not inside nested loops.
+pub(crate) fn calls_in_iteration(body: &[Stmt]) -> Vec<&ExprCall> {
+    let mut c = CallCollector {
+        out: Vec::new(),
+        skip_loops: true,
+    };
     c.visit_body(body);
     c.out.sort_by_key(|c| c.start());
     c.out
@@ -52,7 +69,10 @@ pub(crate) fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
 
 /// The calls of one expression (including itself when it is a call).
 pub(crate) fn calls_in_expr(expr: &Expr) -> Vec<&ExprCall> {
-    let mut c = CallCollector { out: Vec::new() };
+    let mut c = CallCollector {
+        out: Vec::new(),
+        skip_loops: false,
+    };
     c.visit_expr(expr);
     c.out
 }
@@ -423,8 +443,13 @@ pub(crate) struct Found {
 /// The training events of a suite, with one level of same-file function inlining. Receivers
 /// of inlined eval/train calls are translated to the caller's spelling.
 pub(crate) fn events_of(checker: &Checker, body: &[Stmt]) -> Vec<Found> {
+    events_of_calls(checker, calls_in(body))
+}
+
+/// [`events_of`] over a given list of calls.
+pub(crate) fn events_of_calls(checker: &Checker, calls: Vec<&ExprCall>) -> Vec<Found> {
     let mut out = Vec::new();
-    for call in calls_in(body) {
+    for call in calls {
         match classify(checker, call) {
             Event::Other => {}
             e => {
@@ -510,8 +535,8 @@ pub(crate) fn loop_has_backward(checker: &Checker, loop_stmt: &Stmt) -> bool {
     b
 }
 
-/// Is a loop a training loop (backward + optimizer step in its body, with one level of
-/// same-file function inlining)? Cached per loop.
+/// Is a loop a per-step training loop (backward + optimizer step in its own body, not only in
+/// nested loops, with one level of same-file function inlining)? Cached per loop.
 pub(crate) fn loop_is_training(checker: &Checker, loop_stmt: &Stmt) -> bool {
     let key = file_key(checker);
     let start = loop_stmt.range().start().to_u32();
@@ -521,7 +546,10 @@ pub(crate) fn loop_is_training(checker: &Checker, loop_stmt: &Stmt) -> bool {
     }) {
         return b;
     }
-    let b = is_training(&events_of(checker, loop_body(loop_stmt)));
+    let b = is_training(&events_of_calls(
+        checker,
+        calls_in_iteration(loop_body(loop_stmt)),
+    ));
     CACHE.with_borrow_mut(|c| {
         c.loop_training.insert(start, b);
     });
