@@ -1,4 +1,5 @@
-use super::modes_helpers::backward_target;
+use super::helpers::for_each_stmt;
+use super::modes_helpers::{backward_target, file_mentions};
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -136,7 +137,15 @@ fn computed(checker: &Checker, value: &Expr) -> bool {
 fn detached(checker: &Checker, value: &Expr) -> bool {
     let mut cur = value;
     while let Expr::Call(c) = cur {
-        if let Some(q) = checker.resolve(&c.func) {
+        let last = match &*c.func {
+            Expr::Attribute(a) => a.attr.as_str(),
+            Expr::Name(n) => n.id.as_str(),
+            _ => return false,
+        };
+        if matches!(last, "tensor" | "as_tensor") {
+            let Some(q) = checker.resolve(&c.func) else {
+                return false;
+            };
             return matches!(q.as_str(), "torch.tensor" | "torch.as_tensor")
                 && c.arguments
                     .args
@@ -189,13 +198,6 @@ fn grad_off_region(checker: &Checker) -> Option<TextRange> {
 }
 
 fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr>) {
-    let mut ns = Vec::new();
-    for t in targets {
-        names(t, &mut ns);
-    }
-    if ns.is_empty() {
-        return;
-    }
     let why = match value {
         Some(v) if checker.in_no_grad() && computed(checker, v) => {
             if checker.regions().inference_mode > 0 {
@@ -207,6 +209,17 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
         Some(v) if detached(checker, v) => Why::Detached,
         _ => Why::Good,
     };
+    // Definitions with a graph only matter after one without: nothing recorded yet, done.
+    if why == Why::Good && DEFS.with_borrow(FxHashMap::is_empty) {
+        return;
+    }
+    let mut ns = Vec::new();
+    for t in targets {
+        names(t, &mut ns);
+    }
+    if ns.is_empty() {
+        return;
+    }
     let computed = value.is_some_and(|v| computed(checker, v));
     let region = if matches!(why, Why::NoGrad | Why::Inference) {
         grad_off_region(checker)
@@ -228,7 +241,12 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
     let frame = frame_key(checker);
     DEFS.with_borrow_mut(|d| {
         for n in ns {
-            d.entry((frame, n)).or_default().push(Def {
+            let key = (frame, n);
+            // Definitions with a graph only matter after one without.
+            if why == Why::Good && !d.contains_key(&key) {
+                continue;
+            }
+            d.entry(key).or_default().push(Def {
                 why,
                 stmt: stmt.range(),
                 region,
@@ -242,17 +260,46 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
 
 fn mark_forced(checker: &Checker, name: &str, at: TextRange) {
     let frame = frame_key(checker);
+    let key = (frame, name.to_string());
+    if !DEFS.with_borrow(|d| d.contains_key(&key)) {
+        // Only definitions without a graph are recorded: find the plain one now.
+        let body: &[Stmt] = match checker.function() {
+            Some(f) => &f.body,
+            None => &checker.module().body,
+        };
+        let mut last = None;
+        for_each_stmt(body, &mut |st: &Stmt| {
+            if let Stmt::Assign(a) = st {
+                if a.range.end() <= at.start()
+                    && a.targets.iter().any(|t| helpers::name_of(t) == Some(name))
+                {
+                    last = Some((a.range, computed(checker, &a.value)));
+                }
+            }
+        });
+        let Some((stmt, computed)) = last else { return };
+        DEFS.with_borrow_mut(|d| {
+            d.entry(key.clone()).or_default().push(Def {
+                why: Why::Good,
+                stmt,
+                region: None,
+                ancestors: Vec::new(),
+                forced: None,
+                computed,
+            });
+        });
+    }
     DEFS.with_borrow_mut(|d| {
-        if let Some(last) = d
-            .get_mut(&(frame, name.to_string()))
-            .and_then(|v| v.last_mut())
-        {
+        if let Some(last) = d.get_mut(&key).and_then(|v| v.last_mut()) {
             last.forced.get_or_insert(at);
         }
     });
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    if !file_mentions(checker, "backward") {
+        return;
+    }
     match stmt {
         Stmt::Assign(a) => {
             // `loss.requires_grad = True`
@@ -388,6 +435,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
 }
 
-fn clear(_checker: &mut Checker) {
+fn clear(checker: &mut Checker) {
     DEFS.with_borrow_mut(FxHashMap::clear);
+    super::modes_helpers::reset(checker);
 }

@@ -1,5 +1,5 @@
 use super::modes_helpers::{
-    assigned_values, in_model_class, in_test_code, is_eval_name, is_framework_hook,
+    assigned_values, frame_is_eval_named, in_model_class, in_test_code, is_framework_hook,
     loop_has_backward, mode_dependent, next_line_start, own_line_indent, strip_module_chain,
     summary, Event,
 };
@@ -118,7 +118,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let in_no_grad = checker.in_no_grad();
     let fname = checker.function().map(|f| f.name.as_str());
-    let named = fname.is_some_and(is_eval_name);
+    let named = frame_is_eval_named(checker);
     if !in_no_grad && !named {
         return;
     }

@@ -1,5 +1,6 @@
 use super::modes_helpers::{
-    events_of, is_training, loop_body, next_line_start, own_line_indent, Event, Found,
+    calls_in, events_of, file_mentions, is_training, local_function, loop_body, next_line_start,
+    own_line_indent, summary, Event, Found,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -83,6 +84,19 @@ thread_local! {
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if !matches!(stmt, Stmt::For(_) | Stmt::While(_)) {
+        return;
+    }
+    if !file_mentions(checker, "eval(") && !file_mentions(checker, ".train(") {
+        return;
+    }
+    // Cheap pre-check: an eval in the loop's own text, or a local function that evals.
+    let text = checker.text(stmt.range());
+    if !text.contains("eval(")
+        && !text.contains(".train(")
+        && !calls_in(loop_body(stmt)).into_iter().any(|c| {
+            local_function(checker, c).is_some_and(|f| !summary(checker, f).evals.is_empty())
+        })
+    {
         return;
     }
     let events = events_of(checker, loop_body(stmt));

@@ -20,12 +20,15 @@ use torchvet_semantic::helpers;
 
 struct CallCollector<'a> {
     out: Vec<&'a ExprCall>,
+    /// Do not descend into nested `for`/`while` statements.
+    skip_loops: bool,
 }
 
 impl<'a> Visitor<'a> for CallCollector<'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            Stmt::For(_) | Stmt::While(_) if self.skip_loops => {}
             _ => visitor::walk_stmt(self, stmt),
         }
     }
@@ -44,7 +47,21 @@ impl<'a> Visitor<'a> for CallCollector<'a> {
 
 /// Every call of a suite (not inside nested defs, classes or lambdas), by start offset.
 pub(crate) fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
-    let mut c = CallCollector { out: Vec::new() };
+    let mut c = CallCollector {
+        out: Vec::new(),
+        skip_loops: false,
+    };
+    c.visit_body(body);
+    c.out.sort_by_key(|c| c.start());
+    c.out
+}
+
+/// The calls of one iteration of a loop body: like [`calls_in`] but not inside nested loops.
+pub(crate) fn calls_in_iteration(body: &[Stmt]) -> Vec<&ExprCall> {
+    let mut c = CallCollector {
+        out: Vec::new(),
+        skip_loops: true,
+    };
     c.visit_body(body);
     c.out.sort_by_key(|c| c.start());
     c.out
@@ -52,7 +69,10 @@ pub(crate) fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
 
 /// The calls of one expression (including itself when it is a call).
 pub(crate) fn calls_in_expr(expr: &Expr) -> Vec<&ExprCall> {
-    let mut c = CallCollector { out: Vec::new() };
+    let mut c = CallCollector {
+        out: Vec::new(),
+        skip_loops: false,
+    };
     c.visit_expr(expr);
     c.out
 }
@@ -82,32 +102,30 @@ fn is_backward_wrapper(text: &str) -> bool {
 
 /// The tensor a backward call differentiates (`loss` in every spelling), if the call is one.
 pub(crate) fn backward_target<'a>(checker: &Checker, call: &'a ExprCall) -> Option<&'a Expr> {
-    if let Some(("backward", recv)) = helpers::method_call(call) {
-        if is_backward_wrapper(checker.text(recv.range())) {
-            return call.arguments.args.first();
-        }
-        // `scaler.scale(loss).backward()`
-        if let Expr::Call(inner) = recv {
-            if let Some(("scale", _)) = helpers::method_call(inner) {
-                if let Some(a) = inner.arguments.args.first() {
-                    return Some(a);
-                }
-            }
-        }
-        return Some(recv);
-    }
-    if checker.resolves_to(&call.func, &["torch.autograd.backward"]) {
+    let Some(("backward", recv)) = helpers::method_call(call) else {
+        return None;
+    };
+    if is_backward_wrapper(checker.text(recv.range()))
+        || checker.resolves_to(recv, &["torch.autograd"])
+    {
         return call.arguments.args.first();
     }
-    None
+    // `scaler.scale(loss).backward()`
+    if let Expr::Call(inner) = recv {
+        if let Some(("scale", _)) = helpers::method_call(inner) {
+            if let Some(a) = inner.arguments.args.first() {
+                return Some(a);
+            }
+        }
+    }
+    Some(recv)
 }
 
 /// Is this call a backward pass?
-pub(crate) fn is_backward(checker: &Checker, call: &ExprCall) -> bool {
-    match helpers::method_call(call) {
-        Some(("backward", _)) => true,
-        _ => checker.resolves_to(&call.func, &["torch.autograd.backward"]),
-    }
+pub(crate) fn is_backward(_checker: &Checker, call: &ExprCall) -> bool {
+    // `loss.backward()`, `accelerator.backward(loss)` and `torch.autograd.backward(loss)` all
+    // end in `.backward`.
+    matches!(helpers::method_call(call), Some(("backward", _)))
 }
 
 /// Does this receiver text look like an optimizer (`opt`, `optimizer`, `self.optim_g`)?
@@ -118,12 +136,15 @@ fn optimizer_like(text: &str) -> bool {
 
 /// Classify one call. Only looks at the call itself (no kinds: it is used on callee bodies).
 pub(crate) fn classify(checker: &Checker, call: &ExprCall) -> Event {
-    if is_backward(checker, call) {
-        return Event::Backward;
-    }
     let Some((method, recv)) = helpers::method_call(call) else {
         return Event::Other;
     };
+    if !matches!(method, "backward" | "step" | "eval" | "train") {
+        return Event::Other;
+    }
+    if is_backward(checker, call) {
+        return Event::Backward;
+    }
     let text = checker.text(recv.range());
     match method {
         "step" => {
@@ -170,13 +191,30 @@ pub(crate) fn local_function<'a>(
     match &*call.func {
         Expr::Name(n) => {
             let name = n.id.as_str();
+            let body = &checker.module().body;
+            let key = file_key(checker);
+            let index = CACHE.with_borrow_mut(|c| {
+                c.sync(key);
+                c.module_defs
+                    .get_or_insert_with(|| {
+                        let mut m = FxHashMap::default();
+                        for (i, s) in body.iter().enumerate() {
+                            if let Stmt::FunctionDef(f) = s {
+                                m.entry(f.name.to_string()).or_insert(i);
+                            }
+                        }
+                        m
+                    })
+                    .get(name)
+                    .copied()
+            })?;
             if checker.scopes.lookup(name).is_some() {
                 return None;
             }
-            checker.module().body.iter().find_map(|s| match s {
-                Stmt::FunctionDef(f) if f.name.as_str() == name => Some(f),
+            match body.get(index) {
+                Some(Stmt::FunctionDef(f)) => Some(f),
                 _ => None,
-            })
+            }
         }
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
             let class = checker.frame().method_of?;
@@ -207,7 +245,7 @@ pub(crate) struct Summary {
     pub uses_grad: bool,
 }
 
-type FileKey = (usize, usize, u64);
+type FileKey = (usize, usize);
 
 #[derive(Default)]
 struct Cache {
@@ -215,6 +253,10 @@ struct Cache {
     summaries: FxHashMap<u32, Rc<Summary>>,
     loop_backward: FxHashMap<u32, bool>,
     loop_training: FxHashMap<u32, bool>,
+    /// Module-level `def`s by name (index into the module body).
+    module_defs: Option<FxHashMap<String, usize>>,
+    /// Functions whose name says evaluation.
+    eval_named: FxHashMap<u32, bool>,
 }
 
 impl Cache {
@@ -224,6 +266,8 @@ impl Cache {
             self.summaries.clear();
             self.loop_backward.clear();
             self.loop_training.clear();
+            self.module_defs = None;
+            self.eval_named.clear();
         }
     }
 }
@@ -232,29 +276,63 @@ thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
 }
 
-/// Identity of the file being checked (the cache is also reset by the rules' `end` hooks).
+/// Identity of the file being checked; cheap, since the cache is reset by the `end` hook of
+/// every rule that uses it (this only guards against a file whose pass was aborted).
 fn file_key(checker: &Checker) -> FileKey {
-    use std::hash::{Hash, Hasher};
-    let text = checker.source.text.as_bytes();
-    let mut h = rustc_hash::FxHasher::default();
-    text.get(..64.min(text.len())).hash(&mut h);
-    text.get(text.len().saturating_sub(64)..).hash(&mut h);
     (
         std::ptr::from_ref(checker.module()) as usize,
-        text.len(),
-        h.finish(),
+        checker.source.text.len(),
     )
 }
 
 /// Forget the cached analyses (call from the `end` hook of every rule using them).
 pub(crate) fn reset(_checker: &mut Checker) {
     CACHE.with_borrow_mut(|c| *c = Cache::default());
+    MENTIONS.with(|m| m.set([0; 3]));
+}
+
+/// Does the file's text contain `needle` (cached per file)? A cheap exit for rules that need
+/// e.g. a `backward` call somewhere. Reset by [`reset`].
+pub(crate) fn file_mentions(checker: &Checker, needle: &'static str) -> bool {
+    let slot = NEEDLES.iter().position(|n| *n == needle);
+    let Some(slot) = slot else {
+        return checker.source.text.contains(needle);
+    };
+    let known = MENTIONS.with(|m| m.get()[slot]);
+    if known != 0 {
+        return known == 2;
+    }
+    let b = memchr::memmem::find(checker.source.text.as_bytes(), needle.as_bytes()).is_some();
+    MENTIONS.with(|m| {
+        let mut v = m.get();
+        v[slot] = if b { 2 } else { 1 };
+        m.set(v);
+    });
+    b
+}
+
+const NEEDLES: [&str; 3] = ["backward", "eval(", ".train("];
+
+thread_local! {
+    /// Per needle: 0 unknown, 1 absent, 2 present.
+    static MENTIONS: std::cell::Cell<[u8; 3]> = const { std::cell::Cell::new([0; 3]) };
 }
 
 /// Does this call use gradients explicitly (autograd.grad, enable_grad, requires_grad_)?
 pub(crate) fn uses_grad(checker: &Checker, call: &ExprCall) -> bool {
-    if let Some(("requires_grad_", _)) = helpers::method_call(call) {
+    let last = match &*call.func {
+        Expr::Attribute(a) => a.attr.as_str(),
+        Expr::Name(n) => n.id.as_str(),
+        _ => return false,
+    };
+    if last == "requires_grad_" {
         return true;
+    }
+    if !matches!(
+        last,
+        "grad" | "enable_grad" | "set_grad_enabled" | "jacobian" | "vjp"
+    ) {
+        return false;
     }
     checker.resolve(&call.func).is_some_and(|q| {
         matches!(
@@ -365,8 +443,13 @@ pub(crate) struct Found {
 /// The training events of a suite, with one level of same-file function inlining. Receivers
 /// of inlined eval/train calls are translated to the caller's spelling.
 pub(crate) fn events_of(checker: &Checker, body: &[Stmt]) -> Vec<Found> {
+    events_of_calls(checker, calls_in(body))
+}
+
+/// [`events_of`] over a given list of calls.
+pub(crate) fn events_of_calls(checker: &Checker, calls: Vec<&ExprCall>) -> Vec<Found> {
     let mut out = Vec::new();
-    for call in calls_in(body) {
+    for call in calls {
         match classify(checker, call) {
             Event::Other => {}
             e => {
@@ -452,8 +535,8 @@ pub(crate) fn loop_has_backward(checker: &Checker, loop_stmt: &Stmt) -> bool {
     b
 }
 
-/// Is a loop a training loop (backward + optimizer step in its body, with one level of
-/// same-file function inlining)? Cached per loop.
+/// Is a loop a per-step training loop (backward + optimizer step in its own body, not only in
+/// nested loops, with one level of same-file function inlining)? Cached per loop.
 pub(crate) fn loop_is_training(checker: &Checker, loop_stmt: &Stmt) -> bool {
     let key = file_key(checker);
     let start = loop_stmt.range().start().to_u32();
@@ -463,7 +546,10 @@ pub(crate) fn loop_is_training(checker: &Checker, loop_stmt: &Stmt) -> bool {
     }) {
         return b;
     }
-    let b = is_training(&events_of(checker, loop_body(loop_stmt)));
+    let b = is_training(&events_of_calls(
+        checker,
+        calls_in_iteration(loop_body(loop_stmt)),
+    ));
     CACHE.with_borrow_mut(|c| {
         c.loop_training.insert(start, b);
     });
@@ -502,29 +588,49 @@ pub(crate) fn next_line_start(checker: &Checker, at: TextSize) -> (TextSize, boo
 /// Does an identifier name an evaluation routine (`validate`, `eval_epoch`, `run_test`,
 /// `predict`, `inference`)? Pytest-style `test_*` functions are not evaluation.
 pub(crate) fn is_eval_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    if lower.starts_with("test_") || lower.starts_with("_test") {
+    const WORDS: &[&str] = &[
+        "val",
+        "valid",
+        "validate",
+        "validation",
+        "eval",
+        "evaluate",
+        "evaluation",
+        "test",
+        "testing",
+        "predict",
+        "prediction",
+        "predictions",
+        "infer",
+        "inference",
+    ];
+    let b = name.as_bytes();
+    let starts = |p: &[u8]| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p);
+    if starts(b"test_") || starts(b"_test") {
         return false;
     }
-    lower.split('_').any(|tok| {
-        matches!(
-            tok,
-            "val"
-                | "valid"
-                | "validate"
-                | "validation"
-                | "eval"
-                | "evaluate"
-                | "evaluation"
-                | "test"
-                | "testing"
-                | "predict"
-                | "prediction"
-                | "predictions"
-                | "infer"
-                | "inference"
-        )
-    })
+    name.split('_')
+        .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
+}
+
+/// Does the current function's name say evaluation ([`is_eval_name`], cached per function)?
+pub(crate) fn frame_is_eval_named(checker: &Checker) -> bool {
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    let start = f.range().start().to_u32();
+    let key = file_key(checker);
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.eval_named.get(&start).copied()
+    }) {
+        return b;
+    }
+    let b = is_eval_name(f.name.as_str());
+    CACHE.with_borrow_mut(|c| {
+        c.eval_named.insert(start, b);
+    });
+    b
 }
 
 /// Framework hooks whose grad/train mode the framework manages (Lightning, HF Trainer).
@@ -711,8 +817,7 @@ fn calls_in_args(call: &ExprCall) -> Vec<&ExprCall> {
 /// Does a callee's text name a grad-disabling helper (`smart_inference_mode()`,
 /// `eval_mode(model)`, `torch_no_grad`)? Project wrappers around `no_grad` are common.
 fn grad_off_like(text: &str) -> bool {
-    let t = text.to_ascii_lowercase();
-    t.contains("no_grad") || t.contains("inference_mode") || t.contains("eval_mode")
+    text.contains("no_grad") || text.contains("inference_mode") || text.contains("eval_mode")
 }
 
 /// Autograd is (probably) off here: `checker.in_no_grad()`, or inside a `with` whose context

@@ -1,8 +1,8 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, classify, grad_off_here, in_loop_or_comprehension, in_model_class,
-    in_test_code, is_eval_name, is_framework_hook, loop_has_backward, own_line_indent,
+    assigned_values, classify, frame_is_eval_named, grad_off_here, in_loop_or_comprehension,
+    in_model_class, in_test_code, is_framework_hook, loop_has_backward, own_line_indent,
     result_discarded, summary, Event,
 };
 use ruff_python_ast::{Expr, ExprCall};
@@ -87,6 +87,8 @@ struct State {
     modes: FxHashMap<(u32, String), Option<TextRange>>,
     /// Names of functions called somewhere under no_grad / inference_mode.
     no_grad_callees: FxHashSet<String>,
+    /// Frames where some model was put in eval mode.
+    eval_frames: FxHashSet<u32>,
     /// Frames already reported.
     done: FxHashSet<u32>,
     pending: Vec<Candidate>,
@@ -114,19 +116,21 @@ fn loss_like(checker: &Checker, func: &Expr) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    // Only calls of names and `self.<attr>` matter below (models, local functions).
+    let callee = match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => Some(a.attr.as_str()),
+        Expr::Attribute(a) if matches!(a.attr.as_str(), "eval" | "train") => None,
+        _ => return,
+    };
     let in_no_grad = grad_off_here(checker);
     // Remember functions that callers run under no_grad.
-    if in_no_grad {
-        let callee = match &*call.func {
-            Expr::Name(n) => Some(n.id.to_string()),
-            Expr::Attribute(a) => Some(a.attr.to_string()),
-            _ => None,
-        };
-        if let Some(c) = callee {
-            STATE.with_borrow_mut(|s| {
-                s.no_grad_callees.insert(c);
-            });
-        }
+    if let (true, Some(c)) = (in_no_grad, callee) {
+        STATE.with_borrow_mut(|s| {
+            if !s.no_grad_callees.contains(c) {
+                s.no_grad_callees.insert(c.to_string());
+            }
+        });
     }
     let frame = frame_key(checker);
     // Track eval()/train() calls in visiting order.
@@ -134,6 +138,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         Event::Eval(m) => {
             STATE.with_borrow_mut(|s| {
                 s.modes.insert((frame, m), Some(call.range()));
+                s.eval_frames.insert(frame);
             });
             return;
         }
@@ -154,13 +159,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
         _ => return,
     }
-    if STATE.with_borrow(|s| s.done.contains(&frame)) {
+    let fdef = checker.function();
+    let named = frame_is_eval_named(checker);
+    if STATE.with_borrow(|s| s.done.contains(&frame) || (!named && !s.eval_frames.contains(&frame)))
+    {
         return;
     }
     let model = checker.text(func.range()).to_string();
     let eval_call = STATE.with_borrow(|s| s.modes.get(&(frame, model.clone())).copied().flatten());
-    let fdef = checker.function();
-    let named = fdef.is_some_and(|f| is_eval_name(f.name.as_str()));
     if eval_call.is_none() && !named {
         return;
     }

@@ -107,15 +107,19 @@ fn reassigned_in(body: &[Stmt], text: &str) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    let callee = match &*call.func {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => Some(a.attr.as_str()),
+        Expr::Attribute(a) if a.attr.as_str() == "append" => None,
+        _ => return,
+    };
     if grad_off_here(checker) {
-        let callee = match &*call.func {
-            Expr::Name(n) => Some(n.id.to_string()),
-            Expr::Attribute(a) => Some(a.attr.to_string()),
-            _ => None,
-        };
+        // Remember functions that callers run under no_grad.
         if let Some(c) = callee {
             STATE.with_borrow_mut(|s| {
-                s.no_grad_callees.insert(c);
+                if !s.no_grad_callees.contains(c) {
+                    s.no_grad_callees.insert(c.to_string());
+                }
             });
         }
         return;

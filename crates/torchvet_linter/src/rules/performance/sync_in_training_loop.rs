@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::rules::correctness::modes_helpers::{
-    calls_in, in_test_code, is_backward, loop_body, loop_is_training,
+    calls_in, file_mentions, in_test_code, is_backward, loop_body, loop_is_training,
 };
 use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
@@ -89,6 +89,16 @@ thread_local! {
     static LAST_STMT: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
+/// Inside a comprehension or generator expression (its own loop, not the training step)?
+fn in_loop_or_comprehension_expr(checker: &Checker) -> bool {
+    checker.expr_stack().iter().any(|e| {
+        matches!(
+            e,
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_)
+        )
+    })
+}
+
 fn finish(checker: &mut Checker) {
     LAST_STMT.set(0);
     crate::rules::correctness::modes_helpers::reset(checker);
@@ -98,7 +108,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((value, how, any_receiver)) = sync_target(call) else {
         return;
     };
-    if in_test_code(checker) {
+    if !file_mentions(checker, "backward")
+        || in_test_code(checker)
+        || checker.in_no_grad()
+        || in_loop_or_comprehension_expr(checker)
+    {
         return;
     }
     if matches!(&*call.func, Expr::Name(n) if checker.scopes.current().is_some_and(|s| s.binds_locally(n.id.as_str())))
