@@ -61,6 +61,9 @@ pub enum EventKind {
     /// `NAME = torch.optim.X(...)` (or a call assigned to an optimizer-like name) inside the
     /// loop: the optimizer is re-created every iteration (`target` = NAME).
     OptimizerCreated,
+    /// An optimizer passed to a call the analysis cannot see into (an imported helper, a
+    /// method of another object): `target` = the optimizer. The callee may step or clear it.
+    Escape,
 }
 
 /// What an object is, from its value kind or (weaker) its name.
@@ -933,12 +936,50 @@ impl<'a> Walker<'a, '_, '_> {
             e.retain_graph = retain;
             return;
         }
+        let before = self.events.len();
         self.classify(call);
+        if self.events.len() == before {
+            self.escapes(call);
+        }
+    }
+
+    /// Record optimizers passed to an opaque call (not torch, not inlined).
+    fn escapes(&mut self, call: &'a ExprCall) {
+        if self
+            .input
+            .kinds
+            .scopes
+            .resolve(&call.func)
+            .is_some_and(|q| q.starts_with("torch"))
+        {
+            return;
+        }
+        let args = call
+            .arguments
+            .args
+            .iter()
+            .chain(call.arguments.keywords.iter().map(|k| &k.value));
+        for a in args {
+            if !matches!(a, Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_)) {
+                continue;
+            }
+            if let Some(o) = self.obj(a).filter(|o| o.role == Role::Optimizer) {
+                self.push(EventKind::Escape, call.range(), Some(call))
+                    .target = Some(o);
+            }
+        }
     }
 
     fn classify(&mut self, call: &'a ExprCall) {
         let args = &call.arguments.args;
         if let Some((method, recv)) = helpers::method_call(call) {
+            // `self.step(...)`, `self.train_one_epoch(...)`: a method of this class.
+            if helpers::name_of(recv) == Some("self")
+                && self.input.methods.iter().any(|f| f.name.as_str() == method)
+            {
+                self.inline_method(call, method);
+                return;
+            }
             match method {
                 "backward" => {
                     let framework = !args.is_empty()
@@ -1039,9 +1080,7 @@ impl<'a> Walker<'a, '_, '_> {
                     self.push(EventKind::ZeroGrad, call.range(), Some(call));
                 }
                 _ => {
-                    if helpers::name_of(recv) == Some("self") {
-                        self.inline_method(call, method);
-                    } else if self.is_clip_function(call) {
+                    if self.is_clip_function(call) {
                         self.push(EventKind::ClipGrad, call.range(), Some(call));
                     } else if self.input.kinds.scopes.resolve(&call.func).as_deref()
                         == Some("torch.autograd.backward")
@@ -1162,7 +1201,10 @@ impl<'a> Walker<'a, '_, '_> {
 }
 
 fn clears_grads_name(name: &str) -> bool {
-    name != "zero_grad" && (name.contains("zero_grad") || name.contains("clear_grad"))
+    name != "zero_grad"
+        && (name.contains("zero_grad")
+            || name.contains("clear_grad")
+            || name.contains("reset_grad"))
 }
 
 fn has_grad_attribute(expr: &Expr) -> bool {
@@ -1318,6 +1360,63 @@ mod tests {
                 "Eval model:Module",
             ]
         );
+    }
+
+    #[test]
+    fn optimizers_escaping_to_opaque_calls() {
+        let src = "import torch\nfrom utils import after\nfor x in loader:\n    net(x).sum().backward()\n    opt.step()\n    after(opt)\n    log(net)\n    torch.save(opt, 'o.pt')\n";
+        assert_eq!(
+            flow_of(src, ""),
+            ["Backward", "Step opt:Optimizer", "Escape opt:Optimizer"]
+        );
+    }
+
+    #[test]
+    fn self_methods_are_inlined() {
+        let src = "import torch\nclass T:\n    def step(self, b):\n        self.opt.zero_grad()\n        self.net(b).backward()\n        self.opt.step()\n    def fit(self, loader):\n        for b in loader:\n            self.step(b)\n";
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let empty = KindTable::default();
+        let Stmt::ClassDef(c) = &module.body[1] else {
+            panic!("class")
+        };
+        let methods: Vec<&ast::StmtFunctionDef> = c
+            .body
+            .iter()
+            .filter_map(|s| match s {
+                Stmt::FunctionDef(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let fit = methods[1];
+        let input = FlowInput {
+            kinds: KindContext {
+                local: &empty,
+                outer: None,
+                attrs: None,
+                scopes: &scopes,
+                classes: &classes,
+            },
+            functions: &[],
+            methods: &methods,
+            current: Some(fit),
+        };
+        let flow = analyze_loop(&fit.body[0], &input);
+        let kinds: Vec<EventKind> = flow.events.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [EventKind::ZeroGrad, EventKind::Backward, EventKind::Step]
+        );
+        assert!(flow.events.iter().all(|e| e.via.is_some()));
+        assert_eq!(flow.events[2].target_key(), Some("self.opt"));
+        let Stmt::For(f) = &fit.body[0] else {
+            panic!("loop")
+        };
+        assert_eq!(flow.events[2].top.range(), f.body[0].range());
     }
 
     #[test]

@@ -215,3 +215,16 @@ pub(crate) fn describe(checker: &Checker, e: &Event) -> String {
         None => format!("`{text}`"),
     }
 }
+
+/// Is the event's periodic guard Accelerate's `sync_gradients` flag (the framework then skips
+/// `zero_grad()` and divides the loss on non-update steps)?
+pub(crate) fn framework_sync_guard(checker: &Checker, e: &Event) -> bool {
+    e.periodic_guard().is_some_and(|g| {
+        let text = match g {
+            torchvet_semantic::flow::Guard::If { test: Some(t), .. }
+            | torchvet_semantic::flow::Guard::AfterExit { test: t, .. } => checker.text(t.range()),
+            _ => "",
+        };
+        text.contains("sync_gradients")
+    })
+}

@@ -1,4 +1,6 @@
-use super::flow_helpers::{atom_text, current_flow, describe, may_clear, stepped_optimizers};
+use super::flow_helpers::{
+    atom_text, current_flow, describe, framework_sync_guard, may_clear, stepped_optimizers,
+};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
@@ -78,6 +80,9 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         };
         // Pattern B: a periodic step.
         if let Some(guard) = step.periodic_guard() {
+            if framework_sync_guard(checker, step) {
+                continue;
+            }
             let test = match guard {
                 Guard::If { test: Some(t), .. } | Guard::AfterExit { test: t, .. } => *t,
                 _ => continue,

@@ -78,10 +78,10 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         let key = opt.key.as_str();
         if reported.contains(&key)
             || flow.events.iter().any(|e| may_clear(e, key, &stepped))
-            || flow
-                .events
-                .iter()
-                .any(|e| e.kind == EventKind::OptimizerCreated && e.target_key() == Some(key))
+            || flow.events.iter().any(|e| {
+                matches!(e.kind, EventKind::OptimizerCreated | EventKind::Escape)
+                    && e.target_key() == Some(key)
+            })
         {
             continue;
         }

@@ -3,7 +3,7 @@ use crate::checker::Checker;
 use crate::fix::RawFix;
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
-use torchvet_semantic::flow::{object_key, role_from_name, EventKind, Role};
+use torchvet_semantic::flow::{object_key, role_from_name, Event, EventKind, Guard, Role};
 use torchvet_semantic::helpers;
 
 crate::declare_rule! {
@@ -74,6 +74,10 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             continue;
         };
         if matches!(&target.role, Role::Scheduler(Some(n)) if n == "ReduceLROnPlateau") {
+            continue;
+        }
+        // Deliberate: the warning is silenced or the scheduler's epoch is set by hand.
+        if deliberate(checker, sched, &target.key) {
             continue;
         }
         if flow.any_between(0..xi, EventKind::Step, |_| true) {
@@ -156,6 +160,21 @@ fn stepped_before_loop(checker: &Checker, loop_stmt: &Stmt, opt: &str) -> bool {
                 Some(Role::Optimizer | Role::Scaler)
             )
     })
+}
+
+/// `with warnings.catch_warnings():` around the call, or `SCHED.last_epoch = ...` in the file.
+fn deliberate(checker: &Checker, sched: &Event, key: &str) -> bool {
+    let silenced = sched.guards.iter().any(|g| {
+        matches!(g, Guard::With { stmt, .. } if stmt.items.iter().any(|i| {
+            checker.text(i.context_expr.range()).contains("catch_warnings")
+        }))
+    });
+    silenced
+        || memchr::memmem::find(
+            checker.source.text.as_bytes(),
+            format!("{key}.last_epoch").as_bytes(),
+        )
+        .is_some()
 }
 
 fn last(expr: &Expr) -> Option<&str> {

@@ -1,5 +1,5 @@
 use super::flow_helpers::{
-    current_flow, delete_stmt, describe, insert_after, movable, surely_clears,
+    current_flow, delete_stmt, describe, framework_sync_guard, insert_after, movable, surely_clears,
 };
 use crate::checker::Checker;
 use crate::fix::RawFix;
@@ -95,7 +95,9 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                 b.site(),
                 "the backward() whose gradients are erased",
             );
-        } else if let Some(zi) = every_micro_step(&flow, si, opt) {
+        } else if let Some(zi) =
+            every_micro_step(&flow, si, opt).filter(|_| !framework_sync_guard(checker, step))
+        {
             if reported.contains(&zi) {
                 continue;
             }
