@@ -1176,7 +1176,6 @@ impl<'c> FlowContext<'c> {
                     f.certainty = Certainty::Maybe;
                 }
                 return before.tensor().with(f);
-                return arg0().tensor().with(f);
             }
             "torch.flatten" | "torch.reshape" => {
                 return arg0().tensor().without(&[Prop::MaybeNonContiguous])
@@ -1287,10 +1286,7 @@ fn layout_unsure(method: &str, args: &[Expr], receiver: Option<&Expr>) -> bool {
         ))
     });
     let size_one_nearby = receiver.is_some_and(|r| match r {
-        Expr::Call(c) => matches!(
-            helpers::method_call(c),
-            Some(("squeeze" | "unsqueeze", _))
-        ),
+        Expr::Call(c) => matches!(helpers::method_call(c), Some(("squeeze" | "unsqueeze", _))),
         Expr::Subscript(s) => match &*s.slice {
             Expr::Tuple(t) => t.elts.iter().any(|e| matches!(e, Expr::NoneLiteral(_))),
             e => matches!(e, Expr::NoneLiteral(_)),

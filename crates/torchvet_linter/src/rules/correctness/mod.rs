@@ -29,6 +29,7 @@ mod tensor_attribute_not_buffer;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
 mod view_on_non_contiguous;
+mod view_used_as_transpose;
 
 /// The rules of this group.
 pub(crate) static RULES: &[&Rule] = &[
@@ -58,4 +59,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &bce_after_sigmoid::BCE_AFTER_SIGMOID,
     &view_on_non_contiguous::VIEW_ON_NON_CONTIGUOUS,
     &backward_on_non_scalar::BACKWARD_ON_NON_SCALAR,
+    &view_used_as_transpose::VIEW_USED_AS_TRANSPOSE,
 ];
