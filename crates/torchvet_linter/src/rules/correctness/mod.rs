@@ -18,6 +18,7 @@ mod loss_class_not_instantiated;
 mod method_reference_not_called;
 mod missing_super_init;
 mod module_flag_attribute_assignment;
+mod mse_target_shape_broadcast;
 mod nll_loss_on_probabilities;
 mod no_grad_call_without_with;
 mod parameter_moved_in_init;
@@ -60,4 +61,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &view_on_non_contiguous::VIEW_ON_NON_CONTIGUOUS,
     &backward_on_non_scalar::BACKWARD_ON_NON_SCALAR,
     &view_used_as_transpose::VIEW_USED_AS_TRANSPOSE,
+    &mse_target_shape_broadcast::MSE_TARGET_SHAPE_BROADCAST,
 ];
