@@ -50,6 +50,13 @@ pub enum Prop {
     /// An unreduced loss: built with `reduction='none'` (or `reduce=False`) and not yet passed
     /// through a reduction (`mean`, `sum`, ...), indexing or an unknown call.
     ReducedNone,
+    /// A column vector, shape `(N, 1)`: the output of `nn.Linear(_, 1)` (or a module / an
+    /// `nn.Sequential` ending in one), `y.unsqueeze(1)` of a [`Prop::Vector`]; kept through
+    /// dtype/device moves and elementwise activations.
+    ColumnVector,
+    /// A 1-D tensor, shape `(N,)`: `torch.tensor([1.0, 2.0])`, `torch.randn(n)`,
+    /// `x.view(-1)` / `x.flatten()` / `x.squeeze(-1)` of a column vector, `data[:, k]`.
+    Vector,
 }
 
 /// How sure the analysis is that a property holds.
@@ -161,6 +168,12 @@ impl Value {
         self.facts.retain(|f| !drop.contains(&f.prop));
         self.instance = None;
         self.elements = None;
+        self
+    }
+
+    fn without_shape(mut self) -> Value {
+        self.facts
+            .retain(|f| !matches!(f.prop, Prop::ColumnVector | Prop::Vector));
         self
     }
 
@@ -771,7 +784,7 @@ impl<'c> FlowContext<'c> {
                         if inner.get(Prop::MaybeNonContiguous).is_some() {
                             f.certainty = Certainty::Maybe;
                         }
-                        inner.tensor().with(f)
+                        inner.tensor().without_shape().with(f)
                     }
                     "data" => inner.without(&[Prop::GraphCarrying]),
                     "shape" | "device" | "dtype" | "grad_fn" | "is_cuda" | "requires_grad" => {
@@ -795,7 +808,21 @@ impl<'c> FlowContext<'c> {
                     return Value::default();
                 }
                 let keep_runs = index_keeps_dims(&s.slice);
-                let mut v = v.tensor().without(&[Prop::ReducedNone]);
+                let column = match &*s.slice {
+                    Expr::Tuple(t) => {
+                        t.elts.len() == 2
+                            && matches!(&t.elts[0], Expr::Slice(sl) if sl.lower.is_none() && sl.upper.is_none() && sl.step.is_none())
+                            && helpers::int_value(&t.elts[1]).is_some()
+                    }
+                    _ => false,
+                };
+                let mut v =
+                    v.tensor()
+                        .without(&[Prop::ReducedNone, Prop::ColumnVector, Prop::Vector]);
+                if column {
+                    v.facts
+                        .push(fact(Prop::Vector, expr.range(), "[:, k] indexing"));
+                }
                 if !keep_runs {
                     for f in &mut v.facts {
                         f.runs = None;
@@ -912,6 +939,12 @@ impl<'c> FlowContext<'c> {
                 }
                 "Sigmoid" => {
                     Value::default().with(fact(Prop::Probabilities, call.range(), "sigmoid"))
+                }
+                "Linear"
+                    if helpers::argument(call, "out_features", 1).and_then(helpers::int_value)
+                        == Some(1) =>
+                {
+                    Value::default().with(fact(Prop::ColumnVector, call.range(), "Linear(_, 1)"))
                 }
                 "LogSoftmax" => {
                     Value::default().with(fact(Prop::LogProbabilities, call.range(), "log_softmax"))
@@ -1033,6 +1066,25 @@ impl<'c> FlowContext<'c> {
         lookup: &dyn Fn(&Expr) -> Option<Value>,
         no_grad: bool,
     ) -> Value {
+        let out = self.eval_method_inner(method, recv, call, lookup, no_grad);
+        if recv.instance.is_some() {
+            return out;
+        }
+        let mut out = out.without_shape();
+        if let Some(f) = shape_after(method, recv, call) {
+            out.facts.push(f);
+        }
+        out
+    }
+
+    fn eval_method_inner(
+        &self,
+        method: &str,
+        recv: &Value,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
         if let Some(inst) = &recv.instance {
             if MODULE_SELF_METHODS.contains(&method) {
                 return recv.clone();
@@ -1140,7 +1192,42 @@ impl<'c> FlowContext<'c> {
                 return graph(Value::default().with(fact(Prop::Probabilities, here, "softmax")))
             }
             "torch.sigmoid" | "torch.nn.functional.sigmoid" | "torch.special.expit" => {
-                return graph(Value::default().with(fact(Prop::Probabilities, here, "sigmoid")))
+                let mut v = Value::default().with(fact(Prop::Probabilities, here, "sigmoid"));
+                let a = arg0();
+                if let Some(f) = a.get(Prop::ColumnVector).or(a.get(Prop::Vector)) {
+                    v.facts.push(f.clone());
+                }
+                return graph(v);
+            }
+            "torch.tensor" | "torch.FloatTensor" | "torch.as_tensor" => {
+                let flat_numbers = match call.arguments.args.first() {
+                    Some(Expr::List(l)) => {
+                        !l.elts.is_empty()
+                            && l.elts.iter().all(|e| {
+                                helpers::literal(e).is_some_and(|l| {
+                                    matches!(
+                                        l,
+                                        helpers::Literal::Int(_) | helpers::Literal::Float(_)
+                                    )
+                                })
+                            })
+                    }
+                    _ => false,
+                };
+                return if flat_numbers {
+                    Value::default().with(fact(Prop::Vector, here, "1-D tensor literal"))
+                } else {
+                    Value::default()
+                };
+            }
+            "torch.randn" | "torch.rand" | "torch.zeros" | "torch.ones" | "torch.empty"
+                if call.arguments.args.len() == 1
+                    && matches!(
+                        call.arguments.args[0],
+                        Expr::NumberLiteral(_) | Expr::BinOp(_)
+                    ) =>
+            {
+                return Value::default().with(fact(Prop::Vector, here, "1-D factory"));
             }
             "torch.log_softmax"
             | "torch.nn.functional.log_softmax"
@@ -1175,14 +1262,16 @@ impl<'c> FlowContext<'c> {
                 {
                     f.certainty = Certainty::Maybe;
                 }
-                return before.tensor().with(f);
-                return arg0().tensor().with(f);
+                return before.tensor().without_shape().with(f);
             }
             "torch.flatten" | "torch.reshape" => {
-                return arg0().tensor().without(&[Prop::MaybeNonContiguous])
+                return arg0()
+                    .tensor()
+                    .without_shape()
+                    .without(&[Prop::MaybeNonContiguous])
             }
             "torch.squeeze" | "torch.unsqueeze" => {
-                let mut v = arg0().tensor();
+                let mut v = arg0().tensor().without_shape();
                 for f in &mut v.facts {
                     f.runs = None;
                 }
@@ -1235,11 +1324,83 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                     }
                     out.facts.push(f);
                 }
+                Prop::ColumnVector | Prop::Vector => {
+                    if matches!(other_expr, Expr::NumberLiteral(_)) {
+                        out.facts.push(f.clone());
+                    }
+                }
                 Prop::Probabilities | Prop::LogProbabilities => {}
             }
         }
     }
     out
+}
+
+/// Methods that keep a tensor's shape.
+const SAME_SHAPE: &[&str] = &[
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "to",
+    "cuda",
+    "cpu",
+    "detach",
+    "clone",
+    "contiguous",
+    "sigmoid",
+    "tanh",
+    "relu",
+    "abs",
+    "exp",
+    "log",
+    "neg",
+    "clamp",
+    "clip",
+    "type",
+    "type_as",
+    "requires_grad_",
+    "squeeze_",
+    "log1p",
+    "expm1",
+    "sqrt",
+];
+
+/// The shape fact (column vector / vector) after `recv.method(...)`.
+fn shape_after(method: &str, recv: &Value, call: &ExprCall) -> Option<Fact> {
+    let args = &call.arguments.args;
+    let here = call.range();
+    let col = recv.get(Prop::ColumnVector);
+    let vec = recv.get(Prop::Vector);
+    let single_int = || {
+        (args.len() == 1 && call.arguments.keywords.is_empty())
+            .then(|| helpers::int_value(&args[0]))
+            .flatten()
+    };
+    match method {
+        m if SAME_SHAPE.contains(&m) && m != "squeeze_" => col.or(vec).cloned(),
+        "squeeze" if col.is_some() && (args.is_empty() || matches!(single_int(), Some(1 | -1))) => {
+            Some(fact(Prop::Vector, here, "squeeze"))
+        }
+        "view" | "reshape" if single_int() == Some(-1) => {
+            Some(fact(Prop::Vector, here, method_op(method)))
+        }
+        "flatten" if args.is_empty() && call.arguments.keywords.is_empty() => {
+            Some(fact(Prop::Vector, here, "flatten"))
+        }
+        "unsqueeze" if vec.is_some() && matches!(single_int(), Some(1 | -1)) => {
+            Some(fact(Prop::ColumnVector, here, "unsqueeze"))
+        }
+        _ => None,
+    }
+}
+
+fn method_op(m: &str) -> &'static str {
+    if m == "view" {
+        "view(-1)"
+    } else {
+        "reshape(-1)"
+    }
 }
 
 fn args_len(call: &ExprCall) -> usize {
@@ -2037,6 +2198,18 @@ mod tests {
             "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.crit = nn.BCELoss()\n    def forward(self, z):\n        self.p = torch.sigmoid(z)\n        return self.p\n\ndef f(z):\n    return M()(z)\n",
         );
         assert!(returned(&s, "f").has(Prop::Probabilities));
+    }
+
+    #[test]
+    fn column_vectors_and_vectors() {
+        let s = src(
+            "class R(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 1)\n    def forward(self, x):\n        return self.fc(x)\n\ndef f(x):\n    return R()(x).float()\n\ndef g(x):\n    return R()(x).squeeze(-1)\n\ndef h(x):\n    return R()(x) * x\n\ndef k(d):\n    return d[:, 3]\n",
+        );
+        assert!(returned(&s, "f").has(Prop::ColumnVector));
+        let v = returned(&s, "g");
+        assert!(v.has(Prop::Vector) && v.get(Prop::ColumnVector).is_none());
+        assert!(returned(&s, "h").get(Prop::ColumnVector).is_none());
+        assert!(returned(&s, "k").has(Prop::Vector));
     }
 
     #[test]

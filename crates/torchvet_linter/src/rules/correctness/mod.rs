@@ -39,6 +39,7 @@ mod missing_zero_grad;
 pub(crate) mod model_helpers;
 pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
+mod mse_target_shape_broadcast;
 mod nll_loss_on_probabilities;
 mod no_grad_call_without_with;
 mod numpy_in_forward_or_loss;
@@ -60,6 +61,7 @@ mod tensor_rewrap_breaks_graph;
 mod torch_load_without_map_location;
 mod torch_version_string_compare;
 mod view_on_non_contiguous;
+mod view_used_as_transpose;
 mod weight_decay_on_norm_and_bias;
 mod zero_grad_misplaced;
 
@@ -120,4 +122,6 @@ pub(crate) static RULES: &[&Rule] = &[
     &bce_after_sigmoid::BCE_AFTER_SIGMOID,
     &view_on_non_contiguous::VIEW_ON_NON_CONTIGUOUS,
     &backward_on_non_scalar::BACKWARD_ON_NON_SCALAR,
+    &view_used_as_transpose::VIEW_USED_AS_TRANSPOSE,
+    &mse_target_shape_broadcast::MSE_TARGET_SHAPE_BROADCAST,
 ];

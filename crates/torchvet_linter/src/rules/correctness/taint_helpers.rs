@@ -17,6 +17,8 @@ pub(crate) enum Loss {
     Bce,
     /// `nn.BCEWithLogitsLoss` / `F.binary_cross_entropy_with_logits`.
     BceWithLogits,
+    /// Elementwise regression losses: MSE, L1, smooth L1, Huber.
+    Regression,
 }
 
 impl Loss {
@@ -26,6 +28,7 @@ impl Loss {
             "nll_loss" => Loss::Nll,
             "binary_cross_entropy" => Loss::Bce,
             "binary_cross_entropy_with_logits" => Loss::BceWithLogits,
+            "mse_loss" | "l1_loss" | "smooth_l1_loss" | "huber_loss" => Loss::Regression,
             _ => return None,
         })
     }
@@ -36,6 +39,7 @@ impl Loss {
             "NLLLoss" => Loss::Nll,
             "BCELoss" => Loss::Bce,
             "BCEWithLogitsLoss" => Loss::BceWithLogits,
+            "MSELoss" | "L1Loss" | "SmoothL1Loss" | "HuberLoss" => Loss::Regression,
             _ => return None,
         })
     }
@@ -47,6 +51,7 @@ impl Loss {
             Loss::Nll => "NLLLoss",
             Loss::Bce => "BCELoss",
             Loss::BceWithLogits => "BCEWithLogitsLoss",
+            Loss::Regression => "Loss",
         }
     }
 }
