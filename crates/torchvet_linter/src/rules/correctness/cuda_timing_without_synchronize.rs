@@ -1,5 +1,6 @@
 use super::model_helpers::{
-    analysed_body, binds_name, calls_in, indentation_at, newline, stmt_reads, walk_body,
+    analysed_body, binds_name, body_mentions, calls_in, indentation_at, newline, stmt_reads,
+    walk_body,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -238,7 +239,11 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(body) = analysed_body(checker, stmt) else {
         return;
     };
-    if !file_uses_cuda(checker) {
+    // Cheap exit on the body's text; the file-wide CUDA test runs only for a candidate.
+    if !["time()", "time_ns()", "perf_counter", "monotonic", "default_timer"]
+        .iter()
+        .any(|n| body_mentions(checker, body, n))
+    {
         return;
     }
     let mut all = Vec::new();
@@ -278,6 +283,9 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
                 let (work, synced) = work_and_sync(checker, &between);
                 let (_, synced_here) = work_and_sync(checker, &[s]);
                 let Some(work) = work else { return };
+                if !file_uses_cuda(checker) {
+                    return;
+                }
                 if synced || synced_here {
                     return;
                 }

@@ -1,4 +1,6 @@
-use super::model_helpers::{analysed_body, binds_name, own_exprs, visit_exprs, walk_body};
+use super::model_helpers::{
+    analysed_body, binds_name, body_mentions, own_exprs, visit_exprs, walk_body,
+};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{self as ast, Expr, Number, Stmt};
@@ -223,11 +225,8 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(body) = analysed_body(checker, stmt) else {
         return;
     };
-    {
-        let t = checker.source.text.as_bytes();
-        if memchr::memmem::find(t, b"numpy").is_none() || file_uses_float64_models(checker) {
-            return;
-        }
+    if !body_mentions(checker, body, "from_numpy") && !body_mentions(checker, body, "tensor(") {
+        return;
     }
     let mut stmts = Vec::new();
     walk_body(body, &mut |s, _| stmts.push(s));
@@ -256,6 +255,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                     }
                 }
             }
+        }
+        if !hits.is_empty() && file_uses_float64_models(checker) {
+            return;
         }
         for (conv, producer, call) in hits {
             if reported.insert(conv.start().to_u32()) {

@@ -95,6 +95,25 @@ struct Move<'a> {
     device: Option<&'a Expr>,
 }
 
+/// The name a `x.to(..)`/`x.cuda()` statement or `x = ....to(..)` assignment moves.
+fn moved_name(stmt: &Stmt) -> Option<&str> {
+    let (name, value) = match stmt {
+        Stmt::Expr(e) => {
+            let Expr::Call(c) = &*e.value else {
+                return None;
+            };
+            (helpers::name_of(helpers::method_call(c)?.1)?, &*e.value)
+        }
+        Stmt::Assign(a) => match &a.targets[..] {
+            [Expr::Name(n)] => (n.id.as_str(), &*a.value),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let Expr::Call(c) = value else { return None };
+    matches!(helpers::method_call(c)?.0, "to" | "cuda").then_some(name)
+}
+
 /// `model.to(dev)` / `model.cuda()` / `model = X.to(dev)` statements moving a Module to CUDA.
 fn cuda_move<'a>(checker: &mut Checker, body: &[Stmt], stmt: &'a Stmt) -> Option<Move<'a>> {
     let (target, value): (&Expr, &Expr) = match stmt {
@@ -114,20 +133,19 @@ fn cuda_move<'a>(checker: &mut Checker, body: &[Stmt], stmt: &'a Stmt) -> Option
     let name = helpers::name_of(target)?;
     let Expr::Call(c) = value else { return None };
     let (method, _) = helpers::method_call(c)?;
+    if !matches!(method, "cuda" | "to") || checker.kind_of(target) != Kind::Module {
+        return None;
+    }
     let device = match method {
         "cuda" => None,
-        "to" => {
+        _ => {
             let d = helpers::argument(c, "device", 0)?;
             if !is_cuda_device(checker, body, d) {
                 return None;
             }
             Some(d)
         }
-        _ => return None,
     };
-    if checker.kind_of(target) != Kind::Module {
-        return None;
-    }
     Some(Move { name, stmt, device })
 }
 
@@ -190,8 +208,21 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     }
     let mut stmts = Vec::new();
     walk_body(body, &mut |s, _| stmts.push(s));
+    // Syntactic pre-filter: names called as functions in this body (`model(x)`); only a
+    // move of one of them needs the value kinds.
+    let mut called: FxHashSet<&str> = FxHashSet::default();
+    for s in &stmts {
+        for c in super::model_helpers::calls_in(s) {
+            if let Some(n) = helpers::name_of(&c.func) {
+                called.insert(n);
+            }
+        }
+    }
     let mut moves = Vec::new();
     for s in &stmts {
+        if !moved_name(s).is_some_and(|n| called.contains(n)) {
+            continue;
+        }
         if let Some(m) = cuda_move(checker, body, s) {
             moves.push(m);
         }

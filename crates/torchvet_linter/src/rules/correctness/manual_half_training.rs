@@ -1,4 +1,6 @@
-use super::model_helpers::{analysed_body, calls_in, is_optimizer_call, visit_exprs, walk_body};
+use super::model_helpers::{
+    analysed_body, body_mentions, calls_in, is_optimizer_call, visit_exprs, walk_body,
+};
 use crate::checker::Checker;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -105,11 +107,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(body) = analysed_body(checker, stmt) else {
         return;
     };
+    if !body_mentions(checker, body, "backward")
+        || !["half", "float16"]
+            .iter()
+            .any(|n| body_mentions(checker, body, n))
     {
-        let t = checker.source.text.as_bytes();
-        if memchr::memmem::find(t, b"backward").is_none() || file_has_master_weights(checker) {
-            return;
-        }
+        return;
     }
     let mut stmts = Vec::new();
     walk_body(body, &mut |s, _| stmts.push(s));
@@ -173,6 +176,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         }
     }
     let Some(backward) = backward else { return };
+    if file_has_master_weights(checker) {
+        return;
+    }
     for (half, model) in halves {
         let Some((opt, _)) = optimizers.iter().find(|(_, m)| *m == model) else {
             continue;
