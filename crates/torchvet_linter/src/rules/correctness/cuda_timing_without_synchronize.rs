@@ -240,9 +240,15 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     // Cheap exit on the body's text; the file-wide CUDA test runs only for a candidate.
-    if !["time()", "time_ns()", "perf_counter", "monotonic", "default_timer"]
-        .iter()
-        .any(|n| body_mentions(checker, body, n))
+    if ![
+        "time()",
+        "time_ns()",
+        "perf_counter",
+        "monotonic",
+        "default_timer",
+    ]
+    .iter()
+    .any(|n| body_mentions(checker, body, n))
     {
         return;
     }
