@@ -142,7 +142,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // innermost loop counts: a validation loop nested in the epoch loop (whose other inner
     // loop trains) is evaluation.
     let innermost = checker.frame().loops.last().cloned();
-    if innermost.is_some_and(|l| loop_has_backward(checker, &l)) {
+    if innermost.is_some_and(|l| loop_has_backward(checker, l)) {
         return;
     }
     // A function that also calls backward() may be gradient-based evaluation (saliency,
