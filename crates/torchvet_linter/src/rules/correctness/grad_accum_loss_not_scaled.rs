@@ -126,7 +126,15 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                         |g| matches!(g, Guard::Loop { stmt, .. } if stmt.range() == inner.range()),
                     )
             });
-            if zero_inside {
+            // An inner loop that steps an optimizer itself trains on every pass (a WGAN
+            // critic loop with its own zero_grad/step): no accumulation there.
+            let steps_inside = flow.events.iter().any(|e| {
+                e.kind == EventKind::Step
+                    && e.guards.iter().any(
+                        |g| matches!(g, Guard::Loop { stmt, .. } if stmt.range() == inner.range()),
+                    )
+            });
+            if zero_inside || steps_inside {
                 continue;
             }
             candidate(checker, &flow, b, step, Some(k), &mut reported);

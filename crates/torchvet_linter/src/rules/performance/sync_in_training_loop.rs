@@ -109,6 +109,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     };
     if !file_mentions(checker, "backward")
+        // A CPU-only script has no device to wait for.
+        || !(file_mentions(checker, "cuda") || file_mentions(checker, "device"))
         || in_test_code(checker)
         || checker.in_no_grad()
         || in_loop_or_comprehension_expr(checker)
@@ -163,12 +165,18 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         .into_iter()
         .find(|c| is_backward(checker, c))
         .map(Ranged::range);
-    // One finding per statement (`f"{a.item()} {b.item()}"` is one logging line).
-    let stmt_start = checker.current_stmt().map_or(0, |s| s.start().to_u32() + 1);
-    if LAST_STMT.get() == stmt_start {
+    // A value the loop needs now (early stopping: `if abs(cur - prev) < tol: break`) cannot
+    // be deferred.
+    if feeds_a_condition(checker, body) {
         return;
     }
-    LAST_STMT.set(stmt_start);
+    // One finding per iteration: once the first read has waited for the device, the next
+    // ones in the same step cost little.
+    let loop_key = inner.start().to_u32() + 1;
+    if LAST_STMT.get() == loop_key {
+        return;
+    }
+    LAST_STMT.set(loop_key);
     let text = checker.text(call.range());
     let d = checker.report(
         call.range(),
@@ -179,4 +187,70 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if let Some(b) = backward {
         d.add_related(b, "the backward pass of each step");
     }
+}
+
+/// Is the value read by the current statement tested by a condition of the loop: the
+/// statement is itself an `if`/`while`, or it assigns a name that an `if` of the loop body
+/// tests?
+fn feeds_a_condition(checker: &Checker, body: &[Stmt]) -> bool {
+    let Some(stmt) = checker.current_stmt() else {
+        return false;
+    };
+    let target = match stmt {
+        Stmt::If(_) | Stmt::While(_) => return true,
+        Stmt::Assign(a) => match &a.targets[..] {
+            [Expr::Name(n)] => n.id.as_str(),
+            _ => return false,
+        },
+        Stmt::AnnAssign(a) => match &*a.target {
+            Expr::Name(n) => n.id.as_str(),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let mut tested = false;
+    walk_ifs(body, &mut |test| {
+        let mut names = Vec::new();
+        collect_names(test, &mut names);
+        tested |= names.contains(&target);
+    });
+    tested
+}
+
+fn walk_ifs<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
+    for s in body {
+        match s {
+            Stmt::If(i) => {
+                f(&i.test);
+                walk_ifs(&i.body, f);
+                for c in &i.elif_else_clauses {
+                    if let Some(t) = &c.test {
+                        f(t);
+                    }
+                    walk_ifs(&c.body, f);
+                }
+            }
+            Stmt::While(w) => {
+                f(&w.test);
+                walk_ifs(&w.body, f);
+            }
+            Stmt::With(w) => walk_ifs(&w.body, f),
+            Stmt::Try(t) => walk_ifs(&t.body, f),
+            _ => {}
+        }
+    }
+}
+
+fn collect_names<'a>(expr: &'a Expr, out: &mut Vec<&'a str>) {
+    use ruff_python_ast::visitor::{walk_expr, Visitor};
+    struct Names<'a, 'o>(&'o mut Vec<&'a str>);
+    impl<'a> Visitor<'a> for Names<'a, '_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Name(n) = e {
+                self.0.push(n.id.as_str());
+            }
+            walk_expr(self, e);
+        }
+    }
+    Names(out).visit_expr(expr);
 }
