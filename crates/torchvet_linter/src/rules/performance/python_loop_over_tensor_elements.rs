@@ -139,6 +139,25 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     if calls_model(checker, body) {
         return;
     }
+    // The accumulated tensor is read whole inside the loop (`torch.cat([row, col])` each
+    // step): gathering pieces in a list would not remove the per-step cost.
+    if read_elsewhere(body, assign, &target_text) {
+        return;
+    }
+    // TorchScript / ONNX-export helpers use `torch.cat` growth as the scriptable idiom.
+    if checker.function().is_some_and(|f| {
+        f.decorator_list.iter().any(|d| {
+            let e = match &d.expression {
+                Expr::Call(c) => &*c.func,
+                e => e,
+            };
+            checker
+                .resolve(e)
+                .is_some_and(|q| q.starts_with("torch.jit."))
+        })
+    }) {
+        return;
+    }
     let header = loop_header(innermost);
     checker
         .report(
@@ -272,4 +291,40 @@ fn reads_element(e: &Expr, tensor: &str, var: &str) -> bool {
     };
     f.visit_expr(e);
     f.hit
+}
+
+/// Is `name` read in `body` anywhere but in the statement `assign` itself?
+fn read_elsewhere(body: &[Stmt], assign: &ruff_python_ast::StmtAssign, name: &str) -> bool {
+    use ruff_python_ast::visitor::{walk_expr, walk_stmt, Visitor};
+    struct Reads<'n> {
+        name: &'n str,
+        skip: TextRange,
+        found: bool,
+    }
+    impl<'a> Visitor<'a> for Reads<'_> {
+        fn visit_stmt(&mut self, s: &'a Stmt) {
+            if s.range() != self.skip {
+                walk_stmt(self, s);
+            }
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Name(n) = e {
+                if n.id.as_str() == self.name
+                    && matches!(n.ctx, ruff_python_ast::ExprContext::Load)
+                {
+                    self.found = true;
+                }
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut v = Reads {
+        name,
+        skip: assign.range(),
+        found: false,
+    };
+    for s in body {
+        v.visit_stmt(s);
+    }
+    v.found
 }
