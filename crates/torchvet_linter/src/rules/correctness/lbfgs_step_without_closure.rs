@@ -66,6 +66,10 @@ fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> 
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    // The table only matters in files that can create such an object.
+    if !checker.mentions("LBFGS") {
+        return;
+    }
     KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
 }
 

@@ -127,6 +127,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             check_flag(checker, stmt, target, &assign.value);
         }
     }
+    // The kind table is only consulted for flag assignments; files without any skip it.
+    if !(checker.mentions("require_grad") || checker.mentions("training")) {
+        return;
+    }
     KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
 }
 

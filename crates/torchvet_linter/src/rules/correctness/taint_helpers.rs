@@ -94,6 +94,10 @@ pub(crate) fn loss_call<'c>(
             return None;
         }
     }
+    // Loss objects take an input and a target: single-argument calls are never losses.
+    if call.arguments.args.len() + call.arguments.keywords.len() < 2 {
+        return None;
+    }
     if !checker.mentions(wanted.class_name()) {
         return None;
     }

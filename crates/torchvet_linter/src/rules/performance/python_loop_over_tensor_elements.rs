@@ -309,8 +309,7 @@ fn read_elsewhere(body: &[Stmt], assign: &ruff_python_ast::StmtAssign, name: &st
         }
         fn visit_expr(&mut self, e: &'a Expr) {
             if let Expr::Name(n) = e {
-                if n.id.as_str() == self.name
-                    && matches!(n.ctx, ruff_python_ast::ExprContext::Load)
+                if n.id.as_str() == self.name && matches!(n.ctx, ruff_python_ast::ExprContext::Load)
                 {
                     self.found = true;
                 }
