@@ -883,16 +883,17 @@ pub struct FlowState<'a> {
 }
 
 impl<'a> Checker<'a> {
-    /// Can this file contain training events at all (it mentions `backward`, `.step(` or
-    /// `zero_grad`)? Cheap, cached: flow rules call it first.
+    /// Can this file contain training events at all (it mentions `backward`)? Cheap, cached:
+    /// flow rules call it first.
     pub fn flow_relevant(&mut self) -> bool {
         if let Some(r) = self.flow.relevant {
             return r;
         }
         let t = self.source.text.as_bytes();
-        let r = ["backward", ".step(", "zero_grad"]
-            .iter()
-            .any(|n| memchr::memmem::find(t, n.as_bytes()).is_some());
+        // Every training event the flow rules reason about sits in a file that runs a
+        // backward pass (`loss.backward()`, `accelerator.backward`, `manual_backward`...);
+        // inference pipelines that only call `scheduler.step(...)` are skipped.
+        let r = memchr::memmem::find(t, b"backward").is_some();
         self.flow.relevant = Some(r);
         r
     }
