@@ -29,6 +29,7 @@ def main():
 
     for epoch in range(10):
         model.train()
+        running = 0.0
         for x, y in loader:
             x, y = x.to(device), y.to(device)
             opt.zero_grad(set_to_none=False)
@@ -37,7 +38,9 @@ def main():
                 scaler.scale(loss).backward()
             scaler.step(opt)
             scaler.update()
+            running += loss
             torch.cuda.empty_cache()
+        print(f"epoch {epoch}: loss {running / len(loader):.4f}")
         model.eval
         sched.step()
         torch.save(model, "model.pt")
