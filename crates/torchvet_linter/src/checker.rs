@@ -38,6 +38,18 @@ impl RawDiagnostic {
         self.related.push((range, message.into()));
         self
     }
+
+    /// [`RawDiagnostic::add_related`] when the location is known.
+    pub fn add_related_opt(
+        &mut self,
+        range: Option<TextRange>,
+        message: impl Into<String>,
+    ) -> &mut Self {
+        match range {
+            Some(r) => self.add_related(r, message),
+            None => self,
+        }
+    }
 }
 
 /// Grad-mode and precision regions in effect.
@@ -439,6 +451,26 @@ impl<'a> Checker<'a> {
             classes: &self.classes,
         }
         .kind(expr)
+    }
+
+    /// Where the value whose kind [`Checker::kind_of`] reports for a name or `self.<attr>` was
+    /// created (`opt = torch.optim.LBFGS(...)`): the assigned expression, when the kind is known.
+    pub fn kind_origin(&mut self, expr: &Expr) -> Option<TextRange> {
+        let last = self.frames.len() - 1;
+        match expr {
+            Expr::Name(n) => {
+                let local = self.frame_kinds(last);
+                if local.get(n.id.as_str()).is_some() {
+                    return local.origin(n.id.as_str());
+                }
+                self.frame_kinds(0).origin(n.id.as_str())
+            }
+            Expr::Attribute(a) if torchvet_semantic::helpers::name_of(&a.value) == Some("self") => {
+                let class = self.frames[last].method_of?;
+                self.class_kinds(class.def).origin(a.attr.as_str())
+            }
+            _ => None,
+        }
     }
 
     // ----- context -----

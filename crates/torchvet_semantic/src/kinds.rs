@@ -8,6 +8,7 @@
 use crate::bindings::Scopes;
 use crate::classes::{is_module_base, ModuleClasses};
 use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
 
 /// What a value is.
@@ -37,6 +38,9 @@ pub enum Kind {
 #[derive(Debug, Default, Clone)]
 pub struct KindTable {
     names: FxHashMap<String, Kind>,
+    /// Where each name with a known kind got its value (the assigned expression), for
+    /// findings that point at "the optimizer is created here".
+    origins: FxHashMap<String, ruff_text_size::TextRange>,
 }
 
 /// Torch factory functions that return tensors.
@@ -209,6 +213,22 @@ impl KindTable {
         self.names.get(name)
     }
 
+    /// Where a name with a known kind got its value.
+    pub fn origin(&self, name: &str) -> Option<ruff_text_size::TextRange> {
+        match self.names.get(name) {
+            Some(Kind::Unknown) | None => None,
+            Some(_) => self.origins.get(name).copied(),
+        }
+    }
+
+    /// Record a kind and the expression it came from (the first one is kept).
+    pub fn bind_at(&mut self, name: &str, kind: Kind, origin: ruff_text_size::TextRange) {
+        if !self.origins.contains_key(name) {
+            self.origins.insert(name.to_string(), origin);
+        }
+        self.bind(name, kind);
+    }
+
     /// Record a kind (conflicts make it Unknown).
     pub fn bind(&mut self, name: &str, kind: Kind) {
         match self.names.get_mut(name) {
@@ -249,7 +269,7 @@ fn collect_self_assignments(body: &[Stmt], cx: &Infer, out: &mut KindTable) {
                 for target in &a.targets {
                     if let Some(attr) = crate::helpers::self_attribute(target) {
                         let k = cx.kind(&a.value);
-                        out.bind(attr, k);
+                        out.bind_at(attr, k, a.value.range());
                     }
                 }
             }
@@ -257,7 +277,7 @@ fn collect_self_assignments(body: &[Stmt], cx: &Infer, out: &mut KindTable) {
                 if let (Some(attr), Some(v)) = (crate::helpers::self_attribute(&a.target), &a.value)
                 {
                     let k = cx.kind(v);
-                    out.bind(attr, k);
+                    out.bind_at(attr, k, v.range());
                 }
             }
             Stmt::If(i) => {
@@ -477,13 +497,20 @@ impl Infer<'_> {
                 Stmt::Assign(a) => {
                     let k = self.kind(&a.value);
                     for target in &a.targets {
-                        self.bind_target(target, k.clone());
+                        if let Expr::Name(n) = target {
+                            self.t.bind_at(n.id.as_str(), k.clone(), a.value.range());
+                        } else {
+                            self.bind_target(target, k.clone());
+                        }
                     }
                 }
                 Stmt::AnnAssign(a) => {
                     if let Some(v) = &a.value {
                         let k = self.kind(v);
-                        self.bind_target(&a.target, k);
+                        match &*a.target {
+                            Expr::Name(n) => self.t.bind_at(n.id.as_str(), k, v.range()),
+                            t => self.bind_target(t, k),
+                        }
                     }
                 }
                 Stmt::For(f) => {
@@ -549,6 +576,10 @@ mod tests {
         );
         assert_eq!(t.get("ps"), Some(&Kind::ParamGenerator));
         assert_eq!(t.get("both"), Some(&Kind::Unknown));
+        // Where known kinds come from; none for a conflicting name.
+        let origin = t.origin("opt").map(|r| &src[r.start().to_usize()..r.end().to_usize()]);
+        assert_eq!(origin, Some("torch.optim.SGD(model.parameters(), lr=0.1)"));
+        assert_eq!(t.origin("both"), None);
     }
 
     #[test]

@@ -1,9 +1,8 @@
-use super::helpers::LocalKinds;
 use crate::checker::Checker;
-use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
-use std::cell::RefCell;
+use ruff_python_ast::ExprCall;
+use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
@@ -51,26 +50,8 @@ crate::declare_rule! {
         severity: Critical,
         title: "torch.optim.LBFGS.step() called without a closure",
         autofix: No,
-        hooks: { stmt: check_stmt, call: check_call, end: clear },
+        hooks: { call: check_call },
     };
-}
-
-thread_local! {
-    static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
-}
-
-fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
-    let Expr::Call(call) = value else { return None };
-    let q = checker.resolve(&call.func)?;
-    matches!(q.as_str(), "torch.optim.LBFGS" | "torch.optim.lbfgs.LBFGS").then(|| value.range())
-}
-
-fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    // The table only matters in files that can create such an object.
-    if !checker.mentions("LBFGS") {
-        return;
-    }
-    KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
@@ -83,18 +64,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
-    let Some(created) = KINDS.with_borrow(|k| k.get(checker, receiver)) else {
+    if !matches!(checker.kind_of(receiver), Kind::Optimizer(n) if n == "LBFGS") {
         return;
-    };
+    }
+    let created = checker.kind_origin(receiver);
     let text = checker.text(receiver.range());
     checker
         .report(
             call.range(),
             format!("`{text}` is an LBFGS optimizer: `step()` needs a closure that recomputes the loss (it re-evaluates it several times per step) and fails without one"),
         )
-        .add_related(created, "the optimizer is created here");
-}
-
-fn clear(_checker: &mut Checker) {
-    KINDS.with_borrow_mut(LocalKinds::clear);
+        .add_related_opt(created, "the optimizer is created here");
 }

@@ -1,10 +1,9 @@
-use super::helpers::LocalKinds;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
-use std::cell::RefCell;
+use ruff_python_ast::ExprCall;
+use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
@@ -48,31 +47,8 @@ crate::declare_rule! {
         severity: Critical,
         title: "ReduceLROnPlateau.step() called without the monitored metric",
         autofix: No,
-        hooks: { stmt: check_stmt, call: check_call, end: clear },
+        hooks: { call: check_call },
     };
-}
-
-thread_local! {
-    static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
-}
-
-fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
-    let Expr::Call(call) = value else { return None };
-    let q = checker.resolve(&call.func)?;
-    matches!(
-        q.as_str(),
-        "torch.optim.lr_scheduler.ReduceLROnPlateau"
-            | "torch.optim.lr_scheduler.reduce_lr_on_plateau.ReduceLROnPlateau"
-    )
-    .then(|| value.range())
-}
-
-fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    // The table only matters in files that can create such an object.
-    if !checker.mentions("Plateau") {
-        return;
-    }
-    KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
@@ -85,9 +61,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
-    let Some(created) = KINDS.with_borrow(|k| k.get(checker, receiver)) else {
+    if !matches!(checker.kind_of(receiver), Kind::Scheduler(n) if n == "ReduceLROnPlateau") {
         return;
-    };
+    }
+    let created = checker.kind_origin(receiver);
     let text = checker.text(receiver.range());
     let insert_at = call.arguments.start() + ruff_text_size::TextSize::from(1);
     let edit = if call.arguments.keywords.is_empty() {
@@ -100,10 +77,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             call.range(),
             format!("`{text}` is a ReduceLROnPlateau scheduler: `step()` needs the monitored metric (e.g. the validation loss) and raises a TypeError without it"),
         )
-        .add_related(created, "the scheduler is created here")
+        .add_related_opt(created, "the scheduler is created here")
         .set_fix(RawFix::display_only("Pass the monitored metric", vec![edit]));
-}
-
-fn clear(_checker: &mut Checker) {
-    KINDS.with_borrow_mut(LocalKinds::clear);
 }
