@@ -577,7 +577,9 @@ mod tests {
         assert_eq!(t.get("ps"), Some(&Kind::ParamGenerator));
         assert_eq!(t.get("both"), Some(&Kind::Unknown));
         // Where known kinds come from; none for a conflicting name.
-        let origin = t.origin("opt").map(|r| &src[r.start().to_usize()..r.end().to_usize()]);
+        let origin = t
+            .origin("opt")
+            .map(|r| &src[r.start().to_usize()..r.end().to_usize()]);
         assert_eq!(origin, Some("torch.optim.SGD(model.parameters(), lr=0.1)"));
         assert_eq!(t.origin("both"), None);
     }

@@ -1,10 +1,9 @@
-use super::rank_helpers::for_each_call;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::data_loading::helpers::{has_splat, loader_arg, loader_kind, Loader};
 use crate::rules::style::values::{eval, with_frame, Value};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange, TextSize};
+use ruff_python_ast::{Expr, ExprCall};
+use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
@@ -87,7 +86,7 @@ struct Candidate {
 struct State {
     candidates: Vec<Candidate>,
     /// Setup call of each visited frame (by start).
-    setups: FxHashMap<TextSize, Option<TextRange>>,
+    setups: super::rank_helpers::FrameCalls,
     /// Functions called by name from a setup frame, with the (first) call.
     called_from_setup: FxHashMap<String, TextRange>,
     /// The file mentions `DataLoader` at all (computed on the first call).
@@ -99,25 +98,7 @@ thread_local! {
 }
 
 fn frame_setup(checker: &Checker) -> Option<TextRange> {
-    let (key, body): (TextSize, &[Stmt]) = match checker.function() {
-        Some(f) => (f.start(), &f.body),
-        None => (TextSize::new(u32::MAX), &checker.module().body),
-    };
-    if let Some(s) = STATE.with_borrow(|s| s.setups.get(&key).copied()) {
-        return s;
-    }
-    let mut found = None;
-    for_each_call(body, &mut |c| {
-        if found.is_none()
-            && checker
-                .resolve(&c.func)
-                .is_some_and(|q| SETUP.contains(&q.as_str()))
-        {
-            found = Some(c.range());
-        }
-    });
-    STATE.with_borrow_mut(|s| s.setups.insert(key, found));
-    found
+    STATE.with_borrow_mut(|s| s.setups.first_call(checker, SETUP))
 }
 
 /// How to write `DistributedSampler` in the fix: a name bound to it, else through `torch`.

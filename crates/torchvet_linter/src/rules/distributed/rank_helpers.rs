@@ -459,3 +459,35 @@ mod tests {
         assert_eq!(polarity_of("if rank == 1: pass"), Polarity::Unknown);
     }
 }
+
+/// Per-file cache of the first call, in each function (or the module body), to one of a list
+/// of qualified names: the distributed setup (`init_process_group`, `DistributedDataParallel`,
+/// ...) that makes a frame a DDP frame. Keyed by the frame's start offset.
+#[derive(Default)]
+pub(crate) struct FrameCalls(rustc_hash::FxHashMap<ruff_text_size::TextSize, Option<TextRange>>);
+
+impl FrameCalls {
+    /// The first call to one of `names` in the current frame (nested defs included).
+    pub(crate) fn first_call(&mut self, checker: &Checker, names: &[&str]) -> Option<TextRange> {
+        let (key, body): (ruff_text_size::TextSize, &[Stmt]) = match checker.function() {
+            Some(f) => (f.start(), &f.body),
+            None => (
+                ruff_text_size::TextSize::new(u32::MAX),
+                &checker.module().body,
+            ),
+        };
+        *self.0.entry(key).or_insert_with(|| {
+            let mut found = None;
+            for_each_call(body, &mut |c| {
+                if found.is_none()
+                    && checker
+                        .resolve(&c.func)
+                        .is_some_and(|q| names.contains(&q.as_str()))
+                {
+                    found = Some(c.range());
+                }
+            });
+            found
+        })
+    }
+}

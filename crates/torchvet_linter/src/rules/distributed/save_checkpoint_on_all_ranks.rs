@@ -2,7 +2,7 @@ use super::rank_helpers::{enclosing_rank_guard, for_each_call};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange, TextSize};
+use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
@@ -114,7 +114,7 @@ struct State {
     /// setup range).
     calls: FxHashMap<String, (TextRange, TextRange)>,
     /// Setup call of each visited frame (by start offset).
-    setups: FxHashMap<TextSize, Option<TextRange>>,
+    setups: super::rank_helpers::FrameCalls,
 }
 
 thread_local! {
@@ -123,25 +123,7 @@ thread_local! {
 
 /// The setup call of the current function (or module body), cached per frame.
 fn frame_setup(checker: &Checker) -> Option<TextRange> {
-    let (key, body): (TextSize, &[Stmt]) = match checker.function() {
-        Some(f) => (f.start(), &f.body),
-        None => (TextSize::new(u32::MAX), &checker.module().body),
-    };
-    if let Some(s) = STATE.with_borrow(|s| s.setups.get(&key).copied()) {
-        return s;
-    }
-    let mut found = None;
-    for_each_call(body, &mut |c| {
-        if found.is_none()
-            && checker
-                .resolve(&c.func)
-                .is_some_and(|q| SETUP.contains(&q.as_str()))
-        {
-            found = Some(c.range());
-        }
-    });
-    STATE.with_borrow_mut(|s| s.setups.insert(key, found));
-    found
+    STATE.with_borrow_mut(|s| s.setups.first_call(checker, SETUP))
 }
 
 /// Functions (and `self.` methods) of the file that call `torch.save` directly.
