@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 use torchvet_semantic::dataflow::Prop;
 use torchvet_semantic::helpers;
@@ -51,7 +51,7 @@ crate::declare_rule! {
         severity: Warning,
         title: ".view() on a tensor derived from transpose/permute/.t()/.mT/expand (use .reshape)",
         autofix: Yes,
-        hooks: { call: check_call, end: clear },
+        hooks: { call: check_call },
     };
 }
 
@@ -100,9 +100,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     let Some(arity) = view_arity(checker, call) else {
         return;
     };
-    if !layout_change_nearby(checker) {
-        return;
-    }
     let v = checker.taint_of(recv);
     let Some(f) = v.definite(Prop::MaybeNonContiguous).cloned() else {
         return;
@@ -133,103 +130,4 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
         "Use `.reshape()`",
         vec![RawEdit::replace(attr.attr.range(), "reshape")],
     ));
-}
-
-/// Cheap exit before the dataflow: does the enclosing function (or, at module level, the
-/// file) spell a layout change, or call something that may return one (a same-file function
-/// or a module)? A `.view()` in a function with neither cannot see a non-contiguous tensor
-/// that the analysis would know about.
-fn layout_change_nearby(checker: &Checker) -> bool {
-    let key = checker
-        .function()
-        .map_or(u32::MAX, |f| f.range().start().to_u32());
-    if let Some((k, v)) = LAST_FUNCTION.get() {
-        if k == key {
-            return v;
-        }
-    }
-    let v = layout_change_nearby_uncached(checker);
-    LAST_FUNCTION.set(Some((key, v)));
-    v
-}
-
-fn layout_change_nearby_uncached(checker: &Checker) -> bool {
-    const TOKENS: &[&str] = &[
-        "transpose",
-        "permute",
-        ".t(",
-        "swap",
-        "movedim",
-        "moveaxis",
-        "expand",
-        "unfold",
-        ".T",
-        ".mT",
-        ".H",
-        ".mH",
-    ];
-    let text = match checker.function() {
-        Some(f) => checker.text(f.range()),
-        None => checker.source.text.as_str(),
-    };
-    let bytes = text.as_bytes();
-    TOKENS
-        .iter()
-        .any(|t| memchr::memmem::find(bytes, t.as_bytes()).is_some())
-        || summaries_may_apply(checker, text)
-}
-
-thread_local! {
-    /// Top-level functions and classes of the current file whose text spells a layout change
-    /// (computed once per file, cleared in `end`).
-    static LAYOUT_DEFS: std::cell::RefCell<Option<Vec<(String, bool)>>> =
-        const { std::cell::RefCell::new(None) };
-    /// The last function asked about and the answer.
-    static LAST_FUNCTION: std::cell::Cell<Option<(u32, bool)>> = const { std::cell::Cell::new(None) };
-}
-
-fn clear(_checker: &mut Checker) {
-    LAYOUT_DEFS.set(None);
-    LAST_FUNCTION.set(None);
-}
-
-/// Could `text` get a value from a summary that carries a layout change: it calls a
-/// top-level function of this file, or uses `self`/a class of this file, whose own text
-/// spells a layout change?
-fn summaries_may_apply(checker: &Checker, text: &str) -> bool {
-    LAYOUT_DEFS.with_borrow_mut(|cache| {
-        let defs = cache.get_or_insert_with(|| {
-            checker
-                .module()
-                .body
-                .iter()
-                .filter_map(|s| {
-                    let (name, is_class) = match s {
-                        Stmt::FunctionDef(f) => (f.name.as_str(), false),
-                        Stmt::ClassDef(c) => (c.name.as_str(), true),
-                        _ => return None,
-                    };
-                    let def = checker.text(s.range()).as_bytes();
-                    [
-                        "transpose",
-                        "permute",
-                        ".t(",
-                        "swap",
-                        "movedim",
-                        "moveaxis",
-                        "expand",
-                        "unfold",
-                    ]
-                    .iter()
-                    .any(|t| memchr::memmem::find(def, t.as_bytes()).is_some())
-                    .then(|| (name.to_string(), is_class))
-                })
-                .collect()
-        });
-        let bytes = text.as_bytes();
-        defs.iter().any(|(name, is_class)| {
-            (*is_class && memchr::memmem::find(bytes, b"self.").is_some())
-                || memchr::memmem::find(bytes, format!("{name}(").as_bytes()).is_some()
-        })
-    })
 }
