@@ -909,7 +909,6 @@ pub fn call_range(call: &ExprCall) -> TextRange {
 /// functions callable from loops.
 #[derive(Default)]
 pub struct FlowState<'a> {
-    relevant: Option<bool>,
     loops: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>>,
     module_functions: Option<std::rc::Rc<Vec<&'a ast::StmtFunctionDef>>>,
 }
@@ -918,16 +917,10 @@ impl<'a> Checker<'a> {
     /// Can this file contain training events at all (it mentions `backward`)? Cheap, cached:
     /// flow rules call it first.
     pub fn flow_relevant(&mut self) -> bool {
-        if let Some(r) = self.flow.relevant {
-            return r;
-        }
-        let t = self.source.text.as_bytes();
         // Every training event the flow rules reason about sits in a file that runs a
         // backward pass (`loss.backward()`, `accelerator.backward`, `manual_backward`...);
         // inference pipelines that only call `scheduler.step(...)` are skipped.
-        let r = memchr::memmem::find(t, b"backward").is_some();
-        self.flow.relevant = Some(r);
-        r
+        self.mentions("backward")
     }
 
     /// The per-iteration training events of the loop being visited (the current statement
