@@ -190,6 +190,8 @@ pub struct Checker<'a> {
     dispatch: &'a Dispatch,
     diagnostics: Vec<RawDiagnostic>,
     taint: TaintCache,
+    /// Answers of [`Checker::mentions`], per word.
+    mentions: std::cell::RefCell<FxHashMap<&'static str, bool>>,
 }
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
@@ -249,6 +251,7 @@ impl<'a> Checker<'a> {
             dispatch,
             diagnostics: Vec::new(),
             taint: TaintCache::default(),
+            mentions: std::cell::RefCell::default(),
         }
     }
 
@@ -285,6 +288,17 @@ impl<'a> Checker<'a> {
     /// The rule currently running.
     pub fn rule(&self) -> &'static Rule {
         all_rules()[self.rule]
+    }
+
+    /// Does the file's text contain `word` anywhere? Cached per word: rules use it as a cheap
+    /// exit before costlier analyses (`checker.mentions("CrossEntropyLoss")`).
+    pub fn mentions(&self, word: &'static str) -> bool {
+        if let Some(&b) = self.mentions.borrow().get(word) {
+            return b;
+        }
+        let b = memchr::memmem::find(self.source.text.as_bytes(), word.as_bytes()).is_some();
+        self.mentions.borrow_mut().insert(word, b);
+        b
     }
 
     /// Source text of a range.
@@ -1044,7 +1058,6 @@ impl<'a> Checker<'a> {
 struct TaintCache {
     summaries: Option<std::rc::Rc<torchvet_semantic::dataflow::Summaries>>,
     flows: FxHashMap<u32, std::rc::Rc<torchvet_semantic::dataflow::FunctionFlow>>,
-    mentions: FxHashMap<&'static str, bool>,
 }
 
 impl<'a> Checker<'a> {
@@ -1058,17 +1071,6 @@ impl<'a> Checker<'a> {
         ));
         self.taint.summaries = Some(s.clone());
         s
-    }
-
-    /// Does the file's text contain `word` anywhere? Cached per word: rules use it as a cheap
-    /// exit before asking for dataflow (`checker.mentions("CrossEntropyLoss")`).
-    pub fn mentions(&mut self, word: &'static str) -> bool {
-        if let Some(&b) = self.taint.mentions.get(word) {
-            return b;
-        }
-        let b = memchr::memmem::find(self.source.text.as_bytes(), word.as_bytes()).is_some();
-        self.taint.mentions.insert(word, b);
-        b
     }
 
     /// The tensor properties of `expr` (an expression of the function being visited, or of

@@ -1,5 +1,5 @@
 use super::helpers::for_each_stmt;
-use super::modes_helpers::{backward_target, file_mentions};
+use super::modes_helpers::backward_target;
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -297,7 +297,7 @@ fn mark_forced(checker: &Checker, name: &str, at: TextRange) {
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    if !file_mentions(checker, "backward") {
+    if !checker.mentions("backward") {
         return;
     }
     match stmt {

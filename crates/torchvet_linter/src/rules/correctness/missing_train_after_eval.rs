@@ -1,6 +1,6 @@
 use super::modes_helpers::{
-    calls_in, events_of, file_mentions, is_training, local_function, loop_body, next_line_start,
-    own_line_indent, summary, Event, Found,
+    calls_in, events_of, is_training, local_function, loop_body, next_line_start, own_line_indent,
+    summary, Event, Found,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -86,7 +86,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if !matches!(stmt, Stmt::For(_) | Stmt::While(_)) {
         return;
     }
-    if !file_mentions(checker, "eval(") && !file_mentions(checker, ".train(") {
+    if !checker.mentions("eval(") && !checker.mentions(".train(") {
         return;
     }
     // Cheap pre-check: an eval in the loop's own text, or a local function that evals.

@@ -288,34 +288,6 @@ fn file_key(checker: &Checker) -> FileKey {
 /// Forget the cached analyses (call from the `end` hook of every rule using them).
 pub(crate) fn reset(_checker: &mut Checker) {
     CACHE.with_borrow_mut(|c| *c = Cache::default());
-    MENTIONS.with(|m| m.set([0; 3]));
-}
-
-/// Does the file's text contain `needle` (cached per file)? A cheap exit for rules that need
-/// e.g. a `backward` call somewhere. Reset by [`reset`].
-pub(crate) fn file_mentions(checker: &Checker, needle: &'static str) -> bool {
-    let slot = NEEDLES.iter().position(|n| *n == needle);
-    let Some(slot) = slot else {
-        return checker.source.text.contains(needle);
-    };
-    let known = MENTIONS.with(|m| m.get()[slot]);
-    if known != 0 {
-        return known == 2;
-    }
-    let b = memchr::memmem::find(checker.source.text.as_bytes(), needle.as_bytes()).is_some();
-    MENTIONS.with(|m| {
-        let mut v = m.get();
-        v[slot] = if b { 2 } else { 1 };
-        m.set(v);
-    });
-    b
-}
-
-const NEEDLES: [&str; 3] = ["backward", "eval(", ".train("];
-
-thread_local! {
-    /// Per needle: 0 unknown, 1 absent, 2 present.
-    static MENTIONS: std::cell::Cell<[u8; 3]> = const { std::cell::Cell::new([0; 3]) };
 }
 
 /// Does this call use gradients explicitly (autograd.grad, enable_grad, requires_grad_)?

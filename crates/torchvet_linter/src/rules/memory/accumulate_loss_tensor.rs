@@ -2,9 +2,7 @@ use super::graph_helpers::{backward_mentions, graph_value, mentions_name, Graph,
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
-use crate::rules::correctness::modes_helpers::{
-    file_mentions, grad_off_here, loop_body, loop_has_backward,
-};
+use crate::rules::correctness::modes_helpers::{grad_off_here, loop_body, loop_has_backward};
 use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
@@ -164,7 +162,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some((target, value)) = accumulation(stmt) else {
         return;
     };
-    if !checker.in_loop() || !file_mentions(checker, "backward") || grad_off_here(checker) {
+    if !checker.in_loop() || !checker.mentions("backward") || grad_off_here(checker) {
         return;
     }
     let loops: Vec<&Stmt> = checker.frame().loops.clone();

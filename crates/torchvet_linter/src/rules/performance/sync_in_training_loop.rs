@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::rules::correctness::modes_helpers::{
-    calls_in, file_mentions, in_test_code, is_backward, loop_body, loop_is_training,
+    calls_in, in_test_code, is_backward, loop_body, loop_is_training,
 };
 use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
@@ -108,9 +108,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((value, how, any_receiver)) = sync_target(call) else {
         return;
     };
-    if !file_mentions(checker, "backward")
+    if !checker.mentions("backward")
         // A CPU-only script has no device to wait for.
-        || !(file_mentions(checker, "cuda") || file_mentions(checker, "device"))
+        || !(checker.mentions("cuda") || checker.mentions("device"))
         || in_test_code(checker)
         || checker.in_no_grad()
         || in_loop_or_comprehension_expr(checker)
