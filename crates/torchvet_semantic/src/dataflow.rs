@@ -699,23 +699,6 @@ const DEAD: &[&str] = &[
     "element_size",
 ];
 
-const MODULE_SELF_METHODS: &[&str] = &[
-    "to",
-    "cuda",
-    "cpu",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "eval",
-    "train",
-    "requires_grad_",
-    "type",
-    "apply",
-    "to_empty",
-    "share_memory",
-];
-
 /// `F.*_loss` functions that accept `reduction=`.
 fn is_functional_loss(name: &str) -> bool {
     name.ends_with("_loss")
@@ -1086,7 +1069,7 @@ impl<'c> FlowContext<'c> {
         no_grad: bool,
     ) -> Value {
         if let Some(inst) = &recv.instance {
-            if MODULE_SELF_METHODS.contains(&method) {
+            if crate::kinds::MODULE_SELF_METHODS.contains(&method) {
                 return recv.clone();
             }
             if method == "forward" {

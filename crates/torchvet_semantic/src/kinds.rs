@@ -137,7 +137,8 @@ const TENSOR_METHODS: &[&str] = &[
 ];
 
 /// Module methods that return the module itself.
-const MODULE_SELF_METHODS: &[&str] = &[
+/// Module methods that act in place and return the module itself (`model.to(dev)`).
+pub(crate) const MODULE_SELF_METHODS: &[&str] = &[
     "to",
     "cuda",
     "cpu",
