@@ -61,10 +61,6 @@ crate::declare_rule! {
 }
 
 /// Torch factories that take `device=`.
-const FACTORIES: &[&str] = &[
-    "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "eye",
-    "tensor", "randperm", "logspace",
-];
 
 enum Site<'a> {
     /// `recv.cuda(...)`: the receiver.
@@ -224,7 +220,7 @@ fn factory_call<'a>(checker: &Checker, e: &'a Expr) -> Option<&'a ExprCall> {
     let Expr::Call(c) = e else { return None };
     let q = checker.resolve(&c.func)?;
     let f = q.strip_prefix("torch.")?;
-    (FACTORIES.contains(&f)
+    (super::helpers::DEVICE_FACTORIES.contains(&f)
         && helpers::keyword(c, "device").is_none()
         && !helpers::has_kwargs_splat(c))
     .then_some(c)

@@ -3,6 +3,25 @@ use crate::checker::Checker;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
+
+/// `torch.<name>` tensor factories that take a `device=` argument.
+pub(crate) const DEVICE_FACTORIES: &[&str] = &[
+    "tensor",
+    "zeros",
+    "ones",
+    "empty",
+    "empty_strided",
+    "full",
+    "rand",
+    "randn",
+    "randint",
+    "randperm",
+    "arange",
+    "linspace",
+    "logspace",
+    "eye",
+    "scalar_tensor",
+];
 use rustc_hash::FxHashSet;
 
 /// Is the file a test module (`test_*.py`, `*_test.py`, `conftest.py`)?

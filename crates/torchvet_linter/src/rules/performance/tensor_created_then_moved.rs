@@ -55,23 +55,6 @@ crate::declare_rule! {
     };
 }
 
-const FACTORIES: &[&str] = &[
-    "zeros",
-    "ones",
-    "empty",
-    "full",
-    "rand",
-    "randn",
-    "randint",
-    "randperm",
-    "arange",
-    "eye",
-    "linspace",
-    "logspace",
-    "empty_strided",
-    "scalar_tensor",
-];
-
 const DTYPES: &[&str] = &[
     "float",
     "float32",
@@ -227,7 +210,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(short) = q.strip_prefix("torch.") else {
         return;
     };
-    if !FACTORIES.contains(&short) {
+    // `torch.tensor(host_data).to(dev)` copies host data once either way: not reported.
+    if short == "tensor" || !super::helpers::DEVICE_FACTORIES.contains(&short) {
         return;
     }
     if helpers::has_kwargs_splat(factory)
