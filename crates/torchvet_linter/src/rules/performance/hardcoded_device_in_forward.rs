@@ -60,8 +60,6 @@ crate::declare_rule! {
     };
 }
 
-/// Torch factories that take `device=`.
-
 enum Site<'a> {
     /// `recv.cuda(...)`: the receiver.
     Cuda(&'a Expr),
