@@ -207,6 +207,17 @@ impl Scope {
         }
     }
 
+    /// Every imported name and the qualified name it stands for, sorted by name.
+    pub fn imports(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut v: Vec<(&str, &str)> = self
+            .imports
+            .iter()
+            .map(|(n, q)| (n.as_str(), q.as_str()))
+            .collect();
+        v.sort_unstable();
+        v.into_iter()
+    }
+
     /// The qualified name an imported name stands for.
     pub fn import(&self, name: &str) -> Option<&str> {
         self.imports.get(name).map(String::as_str)

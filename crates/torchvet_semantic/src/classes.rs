@@ -1,14 +1,18 @@
 //! Which classes of a file are `nn.Module`s (or `Dataset`s), directly or through another class
 //! of the same file.
 use crate::bindings::Scopes;
+use crate::project::ProjectFile;
 use ruff_python_ast::{Expr, Stmt, StmtClassDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// The classes of one file that derive from `nn.Module` or `Dataset`.
+/// The classes of one file that derive from `nn.Module` or `Dataset` (through bases in
+/// other files of the project when the project model is given), and the file's view of the
+/// project model, which every analysis holding this value can query.
 #[derive(Debug, Default)]
 pub struct ModuleClasses {
     modules: FxHashSet<String>,
     datasets: FxHashSet<String>,
+    project: Option<ProjectFile>,
 }
 
 /// Is a qualified name a known `nn.Module` class (torch.nn / torch.ao.nn classes, torchvision
@@ -54,6 +58,36 @@ pub fn is_module_base(q: &str) -> bool {
     )
 }
 
+/// Does calling this qualified name build a layer (or model) that behaves differently in
+/// training and evaluation mode? The layer family: `Dropout` (also every `nn.Transformer*`
+/// layer, which has dropout), `BatchNorm`, `dropout` for the functional form, and
+/// `BatchNorm/Dropout` for pretrained torchvision / timm / Hugging Face / hub models.
+pub fn mode_layer(q: &str) -> Option<&'static str> {
+    if let Some(rest) = q.strip_prefix("torch.nn.functional.") {
+        return rest.starts_with("dropout").then_some("dropout");
+    }
+    if let Some(rest) = q.strip_prefix("torch.nn.") {
+        let last = crate::helpers::last_segment(rest);
+        if last.contains("Dropout") || last.starts_with("Transformer") {
+            return Some("Dropout");
+        }
+        if last.contains("BatchNorm") || last == "SyncBatchNorm" {
+            return Some("BatchNorm");
+        }
+        return None;
+    }
+    if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        let last = crate::helpers::last_segment(rest);
+        return (last.chars().next().is_some_and(char::is_lowercase)
+            && !matches!(last, "get_model_weights" | "get_weight" | "list_models"))
+        .then_some("BatchNorm/Dropout");
+    }
+    (q == "timm.create_model"
+        || q == "torch.hub.load"
+        || (q.starts_with("transformers.") && q.ends_with(".from_pretrained")))
+    .then_some("Dropout")
+}
+
 /// Is a qualified name a known map-style or iterable `Dataset` base class?
 pub fn is_dataset_base(q: &str) -> bool {
     matches!(
@@ -92,11 +126,32 @@ fn collect_classes<'a>(body: &'a [Stmt], out: &mut Vec<&'a StmtClassDef>) {
 impl ModuleClasses {
     /// Compute from the module body, with the module scope already on `scopes`.
     pub fn compute(body: &[Stmt], scopes: &Scopes) -> Self {
+        Self::compute_in(body, scopes, None)
+    }
+
+    /// [`ModuleClasses::compute`] with the project model: classes whose bases are defined in
+    /// other files of the project count too.
+    pub fn compute_in(body: &[Stmt], scopes: &Scopes, project: Option<ProjectFile>) -> Self {
         let mut classes = Vec::new();
         collect_classes(body, &mut classes);
-        let mut out = Self::default();
+        let mut out = Self {
+            project,
+            ..Self::default()
+        };
         if classes.is_empty() {
             return out;
+        }
+        if let Some(p) = &out.project {
+            for c in &classes {
+                if let Some(id) = p.class_at(c.range.start()) {
+                    if p.model.is_module(id) {
+                        out.modules.insert(c.name.to_string());
+                    }
+                    if p.model.is_dataset(id) {
+                        out.datasets.insert(c.name.to_string());
+                    }
+                }
+            }
         }
         let mut bases: FxHashMap<&str, Vec<&Expr>> = FxHashMap::default();
         for c in &classes {
@@ -123,7 +178,7 @@ impl ModuleClasses {
                             )
                         }
                         _ => match scopes.resolve(b) {
-                            Some(q) => (is_module_base(&q), is_dataset_base(&q)),
+                            Some(q) => (out.is_module_q(&q), out.is_dataset_q(&q)),
                             None => (false, false),
                         },
                     };
@@ -155,5 +210,21 @@ impl ModuleClasses {
     /// Any module classes at all?
     pub fn has_modules(&self) -> bool {
         !self.modules.is_empty()
+    }
+
+    /// Is a qualified name (as the file's scopes resolve it) an `nn.Module` class: a torch /
+    /// library base ([`is_module_base`]) or a project class deriving from one?
+    pub fn is_module_q(&self, q: &str) -> bool {
+        is_module_base(q) || self.project.as_ref().is_some_and(|p| p.is_module_class(q))
+    }
+
+    /// Is a qualified name a `Dataset` class (library or project)?
+    pub fn is_dataset_q(&self, q: &str) -> bool {
+        is_dataset_base(q) || self.project.as_ref().is_some_and(|p| p.is_dataset_class(q))
+    }
+
+    /// The file's view of the project model, when there is one.
+    pub fn project(&self) -> Option<&ProjectFile> {
+        self.project.as_ref()
     }
 }

@@ -398,6 +398,27 @@ pub fn analyze_loop<'a>(loop_stmt: &'a Stmt, input: &FlowInput<'a, '_>) -> LoopF
     }
 }
 
+/// The training events of a suite that is not a loop body (a function body, for function
+/// summaries), in source order, as [`analyze_loop`] records them for a loop body. `anchor` is
+/// the statement that owns the suite (the `def`), reported as every event's `top`.
+pub fn analyze_suite<'a>(
+    body: &'a [Stmt],
+    anchor: &'a Stmt,
+    input: &FlowInput<'a, '_>,
+) -> Vec<Event<'a>> {
+    let mut w = Walker {
+        input,
+        events: Vec::new(),
+        guards: Vec::new(),
+        top: anchor,
+        stmt: anchor,
+        helper: None,
+        scaled: Vec::new(),
+    };
+    w.block(body, false);
+    w.events
+}
+
 /// Does an `if` test look like a periodic (accumulation) condition: a `%` anywhere, or a
 /// name mentioning accumulation / gradient sync (`accum`, `grad_acc`, `sync_gradients`,
 /// `update_freq`, `gradient_accumulation_steps`), e.g. `(i + 1) % k == 0`,

@@ -12,7 +12,7 @@ use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
 
 /// What a value is.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Kind {
     /// An `nn.Module` (layers, losses, models, wrappers).
     Module,
@@ -31,6 +31,7 @@ pub enum Kind {
     /// A generator of parameters (`model.parameters()`, `filter(...)`).
     ParamGenerator,
     /// Not known.
+    #[default]
     Unknown,
 }
 
@@ -416,48 +417,13 @@ impl KindContext<'_> {
             }
         }
         if let Some(q) = self.scopes.resolve(&call.func) {
-            if let Some(rest) = q.strip_prefix("torch.optim.lr_scheduler.") {
-                return Kind::Scheduler(crate::helpers::last_segment(rest).to_string());
-            }
-            if let Some(rest) = q.strip_prefix("torch.optim.") {
-                let name = rest.rsplit('.').next().unwrap_or(rest);
-                if name.chars().next().is_some_and(char::is_uppercase) {
-                    return Kind::Optimizer(name.to_string());
+            let k = qualified_call_kind(&q);
+            if k == Kind::Unknown {
+                if let Some(p) = self.classes.project() {
+                    return p.call_kind(&q);
                 }
             }
-            if matches!(
-                q.as_str(),
-                "torch.amp.GradScaler"
-                    | "torch.cuda.amp.GradScaler"
-                    | "torch.cpu.amp.GradScaler"
-                    | "torch.GradScaler"
-            ) {
-                return Kind::GradScaler;
-            }
-            if matches!(
-                q.as_str(),
-                "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
-            ) {
-                return Kind::DataLoader;
-            }
-            if let Some(rest) = q.strip_prefix("torch.utils.data.") {
-                let name = rest.rsplit('.').next().unwrap_or(rest);
-                if name.ends_with("Sampler") {
-                    return Kind::Sampler(name.to_string());
-                }
-            }
-            if q == "torch.nn.Parameter" || q == "torch.nn.parameter.Parameter" {
-                return Kind::Tensor;
-            }
-            if is_module_base(&q) || model_factory(&q) {
-                return Kind::Module;
-            }
-            if let Some(f) = q.strip_prefix("torch.") {
-                if TENSOR_FACTORIES.contains(&f) {
-                    return Kind::Tensor;
-                }
-            }
-            return Kind::Unknown;
+            return k;
         }
         if let Expr::Attribute(a) = &*call.func {
             let method = a.attr.as_str();
@@ -471,6 +437,56 @@ impl KindContext<'_> {
         }
         Kind::Unknown
     }
+}
+
+
+/// What calling a qualified name gives, from the name alone: `torch.optim.SGD` an optimizer,
+/// `torch.nn.Linear` a module, `torch.zeros` a tensor, `torch.utils.data.DataLoader` a
+/// loader... `Unknown` for anything else (project classes and functions are the project
+/// model's business).
+pub fn qualified_call_kind(q: &str) -> Kind {
+    if let Some(rest) = q.strip_prefix("torch.optim.lr_scheduler.") {
+        return Kind::Scheduler(crate::helpers::last_segment(rest).to_string());
+    }
+    if let Some(rest) = q.strip_prefix("torch.optim.") {
+        let name = rest.rsplit('.').next().unwrap_or(rest);
+        if name.chars().next().is_some_and(char::is_uppercase) {
+            return Kind::Optimizer(name.to_string());
+        }
+    }
+    if matches!(
+        q,
+        "torch.amp.GradScaler"
+            | "torch.cuda.amp.GradScaler"
+            | "torch.cpu.amp.GradScaler"
+            | "torch.GradScaler"
+    ) {
+        return Kind::GradScaler;
+    }
+    if matches!(
+        q,
+        "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+    ) {
+        return Kind::DataLoader;
+    }
+    if let Some(rest) = q.strip_prefix("torch.utils.data.") {
+        let name = rest.rsplit('.').next().unwrap_or(rest);
+        if name.ends_with("Sampler") {
+            return Kind::Sampler(name.to_string());
+        }
+    }
+    if q == "torch.nn.Parameter" || q == "torch.nn.parameter.Parameter" {
+        return Kind::Tensor;
+    }
+    if is_module_base(q) || model_factory(q) {
+        return Kind::Module;
+    }
+    if let Some(f) = q.strip_prefix("torch.") {
+        if TENSOR_FACTORIES.contains(&f) {
+            return Kind::Tensor;
+        }
+    }
+    Kind::Unknown
 }
 
 impl Infer<'_> {

@@ -1,0 +1,1434 @@
+//! The project model: whole-program facts under every rule.
+//!
+//! Real projects put the model in one file, the loss in another, the loop in a third, and pass
+//! the model and optimizer as parameters. The project model links the files of a checked tree
+//! so that every analysis can ask, from any file:
+//!
+//! - **what a name is** ([`ProjectFile::entity`]): module resolution over the tree (package
+//!   roots, `src/` layouts, scripts importing siblings, relative imports, `__init__.py`
+//!   re-exports, aliases and star imports; see [`resolve`]);
+//! - **what a class is** ([`ProjectModel::is_module`], [`ProjectModel::mode_layer`],
+//!   [`ProjectModel::forward_props`]): the `nn.Module` / `Dataset` hierarchy across files, what
+//!   `forward` returns (probabilities, log-probabilities), and whether the class behaves
+//!   differently in train and eval mode (Dropout, BatchNorm, or sub-modules that do);
+//! - **what a call gives** ([`ProjectFile::call_kind`], [`ProjectModel::resolve_val`]): the
+//!   kind and class a function returns, composed transitively;
+//! - **what a parameter holds** ([`ProjectModel::param`]): from the arguments at every call
+//!   site in the project (a bounded fixed point over the call graph), else from how the
+//!   function uses it (`model(x)` + `.eval()` is a module; `.step()` + `.zero_grad()` an
+//!   optimizer);
+//! - **what a call does** ([`ProjectModel::events`]): the training events (backward, step,
+//!   zero_grad, eval/train, ...) a function performs, per parameter, including those of the
+//!   functions it calls (to a depth of [`MAX_DEPTH`]).
+//!
+//! It is built in two phases. Phase 1 summarises each file alone, in parallel
+//! ([`summary::summarise`]); phase 2 ([`ProjectModel::build`]) links the summaries: it resolves
+//! references, loads files that imports name outside the checked set (summaries only), and
+//! runs the fixed points. Rules then run per file with read access to the model.
+//!
+//! The model holds summaries, never syntax trees, so one edited file is re-summarised and the
+//! links rebuilt from the summaries ([`ProjectModel::rebuild_with`]); the files to re-check are
+//! the edited one and its dependents ([`ProjectModel::dependents`]).
+pub mod resolve;
+pub mod summary;
+
+use crate::classes::{is_dataset_base, is_module_base, mode_layer};
+use crate::flow::EventKind;
+use crate::kinds::{qualified_call_kind, Kind};
+use resolve::Resolver;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+pub use summary::{
+    is_test_path, summarise, ClassSummary, FileSummary, FunctionSummary, PropFact, Ref, RoleTag,
+    SumCall, SumEvent, Target, Usage, Val, Vocab,
+};
+
+/// How deep summaries compose (a call inside a call inside a call...).
+pub const MAX_DEPTH: u32 = 4;
+/// Rounds of the parameter-kind fixed point over the call graph.
+const PARAM_ROUNDS: usize = 4;
+/// Files outside the checked set loaded to resolve imports, at most.
+pub const MAX_EXTRA_FILES: usize = 512;
+
+/// A file of the model.
+pub type FileId = u32;
+
+/// A class of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ClassId {
+    /// The file.
+    pub file: FileId,
+    /// Index in the file's classes.
+    pub index: u32,
+}
+
+/// A function of the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FuncId {
+    /// The file.
+    pub file: FileId,
+    /// Index in the file's functions (0 is the module body).
+    pub index: u32,
+}
+
+/// What a name refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entity {
+    /// A project class.
+    Class(ClassId),
+    /// A project function.
+    Function(FuncId),
+    /// A module-level object of a project file.
+    Global(FileId, Box<str>),
+    /// A project module.
+    Module(FileId),
+    /// Something outside the project (`torch.nn.Linear`), by qualified name.
+    External(Box<str>),
+}
+
+/// A class, in the project or outside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClassRef {
+    /// A project class.
+    Project(ClassId),
+    /// A library class by qualified name (`torch.nn.Softmax`).
+    External(Box<str>),
+}
+
+/// DataLoader facts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoaderFacts {
+    /// `shuffle=` literal value.
+    pub shuffle: Option<bool>,
+    /// The sampler's kind and class name.
+    pub sampler: Kind,
+}
+
+/// What a value resolves to.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Resolved {
+    /// Its kind.
+    pub kind: Kind,
+    /// The class it is an instance of, when known.
+    pub class: Option<ClassRef>,
+    /// Loader facts, for a DataLoader built in the project.
+    pub loader: Option<LoaderFacts>,
+    /// Elements, for a tuple.
+    pub elements: Option<Vec<Resolved>>,
+    /// Tensor properties (a function returning probabilities), with the function.
+    pub props: Vec<PropFact>,
+    /// The function whose return value carries `props`.
+    pub props_from: Option<FuncId>,
+}
+
+impl Resolved {
+    fn of_kind(kind: Kind) -> Self {
+        Resolved {
+            kind,
+            ..Resolved::default()
+        }
+    }
+
+    /// Is anything known?
+    pub fn is_known(&self) -> bool {
+        self.kind != Kind::Unknown
+            || self.class.is_some()
+            || self.elements.is_some()
+            || !self.props.is_empty()
+    }
+
+    /// Join the values one parameter gets at different call sites: a fact survives when every
+    /// site that knows something agrees.
+    fn join(self, other: Resolved) -> Resolved {
+        if !self.is_known() {
+            return other;
+        }
+        if !other.is_known() {
+            return self;
+        }
+        let kind = if self.kind == other.kind {
+            self.kind
+        } else {
+            Kind::Unknown
+        };
+        let class = if self.class == other.class {
+            self.class
+        } else {
+            None
+        };
+        let loader = if self.loader == other.loader {
+            self.loader
+        } else {
+            None
+        };
+        let elements = match (self.elements, other.elements) {
+            (Some(a), Some(b)) if a.len() == b.len() => {
+                Some(a.into_iter().zip(b).map(|(x, y)| x.join(y)).collect())
+            }
+            _ => None,
+        };
+        let (props, props_from) = if self.props == other.props {
+            (self.props, self.props_from)
+        } else {
+            (Vec::new(), None)
+        };
+        Resolved {
+            kind,
+            class,
+            loader,
+            elements,
+            props,
+            props_from,
+        }
+    }
+}
+
+/// A training event of a function, composed through the functions it calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlatEvent {
+    /// What.
+    pub kind: EventKind,
+    /// On what, from the function's point of view.
+    pub target: Target,
+    /// The target's role.
+    pub role: RoleTag,
+    /// Conditional in the function (or in a call chain).
+    pub conditional: bool,
+    /// Periodic.
+    pub periodic: bool,
+    /// In a loop of the function or of a function it calls.
+    pub in_loop: bool,
+    /// Where the event itself is.
+    pub at: (FileId, ruff_text_size::TextRange),
+    /// The chain depth it came through (0 = the function's own).
+    pub depth: u32,
+}
+
+/// The linked summaries of a project.
+#[derive(Debug)]
+pub struct ProjectModel {
+    files: Vec<FileSummary>,
+    by_path: FxHashMap<PathBuf, FileId>,
+    checked: Vec<bool>,
+    resolver: Resolver,
+    /// Per file, per class: is an nn.Module / a Dataset.
+    module: Vec<Vec<bool>>,
+    dataset: Vec<Vec<bool>>,
+    /// Per file, per class: the train/eval-sensitive layer family, and the class that has it.
+    mode: Vec<Vec<Option<(&'static str, ClassId)>>>,
+    /// Per file, per function, per parameter: what call sites (or usage) say it holds.
+    params: Vec<Vec<Vec<Resolved>>>,
+    /// Per file, per function: events composed through calls.
+    events: Vec<Vec<Vec<FlatEvent>>>,
+    /// Per file, per function: whether any call site in the project calls it.
+    called: Vec<Vec<bool>>,
+    /// Files each file depends on (resolved imports and callees), and the reverse.
+    deps: Vec<FxHashSet<FileId>>,
+    rdeps: Vec<FxHashSet<FileId>>,
+    /// Top-level names that resolve to project modules somewhere (a quick filter).
+    project_tops: FxHashSet<Box<str>>,
+    /// Cache of lint-time resolutions (file, qualified name).
+    cache: RwLock<FxHashMap<(FileId, Box<str>), Option<Entity>>>,
+}
+
+/// The model seen from one file: the handle rules and analyses hold.
+#[derive(Clone, Debug)]
+pub struct ProjectFile {
+    /// The model.
+    pub model: Arc<ProjectModel>,
+    /// The file.
+    pub file: FileId,
+}
+
+impl ProjectModel {
+    /// Link the summaries of the checked files. `roots` are the walked directories (absolute);
+    /// `load` reads and summarises a file outside the checked set that an import names
+    /// (`None` when it cannot be read).
+    pub fn build(
+        checked: Vec<FileSummary>,
+        roots: Vec<PathBuf>,
+        load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
+    ) -> Self {
+        let resolver = Resolver::new(checked.iter().map(|f| f.path.clone()), roots);
+        let n = checked.len();
+        let mut m = ProjectModel {
+            by_path: checked
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.path.clone(), i as FileId))
+                .collect(),
+            files: checked,
+            checked: vec![true; n],
+            resolver,
+            module: Vec::new(),
+            dataset: Vec::new(),
+            mode: Vec::new(),
+            params: Vec::new(),
+            events: Vec::new(),
+            called: Vec::new(),
+            deps: Vec::new(),
+            rdeps: Vec::new(),
+            project_tops: FxHashSet::default(),
+            cache: RwLock::default(),
+        };
+        m.load_imported(load);
+        m.link();
+        m
+    }
+
+    /// Rebuild after one file changed (its new summary), keeping everything else: summaries
+    /// are kept, links are recomputed (cheap: no syntax tree is touched).
+    pub fn rebuild_with(&self, summary: FileSummary) -> Option<Self> {
+        let id = *self.by_path.get(&summary.path)?;
+        let mut files = self.files.clone();
+        files[id as usize] = summary;
+        let roots = self.resolver_roots();
+        let resolver = Resolver::new(
+            files
+                .iter()
+                .zip(&self.checked)
+                .filter(|(_, c)| **c)
+                .map(|(f, _)| f.path.clone()),
+            roots,
+        );
+        let mut m = ProjectModel {
+            by_path: self.by_path.clone(),
+            files,
+            checked: self.checked.clone(),
+            resolver,
+            module: Vec::new(),
+            dataset: Vec::new(),
+            mode: Vec::new(),
+            params: Vec::new(),
+            events: Vec::new(),
+            called: Vec::new(),
+            deps: Vec::new(),
+            rdeps: Vec::new(),
+            project_tops: FxHashSet::default(),
+            cache: RwLock::default(),
+        };
+        m.link();
+        Some(m)
+    }
+
+    fn resolver_roots(&self) -> Vec<PathBuf> {
+        self.resolver.roots().to_vec()
+    }
+
+    /// The file with this path.
+    pub fn file_id(&self, path: &Path) -> Option<FileId> {
+        self.by_path.get(path).copied()
+    }
+
+    /// A file's summary.
+    pub fn file(&self, id: FileId) -> &FileSummary {
+        &self.files[id as usize]
+    }
+
+    /// Number of files (checked and loaded).
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// No files at all?
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Is the file in the checked set (not only loaded to resolve imports)?
+    pub fn is_checked(&self, id: FileId) -> bool {
+        self.checked[id as usize]
+    }
+
+    /// The files whose findings may change when `id` changes: those that import it or call
+    /// into it, transitively (the file itself first).
+    pub fn dependents(&self, id: FileId) -> Vec<FileId> {
+        let mut out = vec![id];
+        let mut seen: FxHashSet<FileId> = FxHashSet::default();
+        seen.insert(id);
+        let mut i = 0;
+        while i < out.len() {
+            let f = out[i];
+            for &d in &self.rdeps[f as usize] {
+                if seen.insert(d) {
+                    out.push(d);
+                }
+            }
+            // A file's parameters get kinds from its callers: they depend on it too.
+            for &d in &self.deps[f as usize] {
+                if f == id && seen.insert(d) {
+                    out.push(d);
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The files a file depends on (direct).
+    pub fn dependencies(&self, id: FileId) -> impl Iterator<Item = FileId> + '_ {
+        self.deps[id as usize].iter().copied()
+    }
+
+    /// A view of the model from one file.
+    pub fn view(self: &Arc<Self>, file: FileId) -> ProjectFile {
+        ProjectFile {
+            model: self.clone(),
+            file,
+        }
+    }
+
+    // ----- building -----
+
+    fn load_imported(&mut self, load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync)) {
+        let mut frontier: Vec<FileId> = (0..self.files.len() as FileId).collect();
+        let mut tried: FxHashSet<PathBuf> = FxHashSet::default();
+        for _wave in 0..3 {
+            let mut wanted: Vec<PathBuf> = Vec::new();
+            for &f in &frontier {
+                let path = self.files[f as usize].path.clone();
+                for q in qualified_refs(&self.files[f as usize]) {
+                    if summary_is_external(q) {
+                        continue;
+                    }
+                    let Some(found) = self.resolver.resolve(&path, q) else {
+                        continue;
+                    };
+                    if !self.by_path.contains_key(&found.file) && tried.insert(found.file.clone())
+                    {
+                        wanted.push(found.file);
+                    }
+                }
+            }
+            if wanted.is_empty() || self.files.len() >= self.checked.len() + MAX_EXTRA_FILES {
+                break;
+            }
+            let room = (self.checked.len() + MAX_EXTRA_FILES).saturating_sub(self.files.len());
+            wanted.truncate(room);
+            let loaded: Vec<FileSummary> = wanted.iter().filter_map(|p| load(p)).collect();
+            frontier.clear();
+            for s in loaded {
+                let id = self.files.len() as FileId;
+                self.by_path.insert(s.path.clone(), id);
+                self.files.push(s);
+                self.checked.push(false);
+                frontier.push(id);
+            }
+        }
+    }
+
+    fn link(&mut self) {
+        let n = self.files.len();
+        // Top-level names that are project modules (for a cheap reject at lint time).
+        let mut tops = FxHashSet::default();
+        for f in &self.files {
+            for (_, q) in &f.imports {
+                if q.starts_with('.') {
+                    continue;
+                }
+                let first = q.split('.').next().unwrap_or(q);
+                if tops.contains(first) {
+                    continue;
+                }
+                if self.resolver.resolve(&f.path, first).is_some() {
+                    tops.insert(Box::from(first));
+                }
+            }
+        }
+        self.project_tops = tops;
+        // Dependencies: resolved qualified references.
+        self.deps = vec![FxHashSet::default(); n];
+        self.rdeps = vec![FxHashSet::default(); n];
+        for i in 0..n {
+            let path = self.files[i].path.clone();
+            let targets: Vec<FileId> = qualified_refs(&self.files[i])
+                .filter(|q| !summary_is_external(q))
+                .filter_map(|q| self.resolver.resolve(&path, q))
+                .filter_map(|f| self.by_path.get(&f.file).copied())
+                .filter(|&t| t as usize != i)
+                .collect();
+            for t in targets {
+                self.deps[i].insert(t);
+                self.rdeps[t as usize].insert(i as FileId);
+            }
+        }
+        self.link_classes();
+        self.link_params();
+        self.link_events();
+    }
+
+    fn link_classes(&mut self) {
+        let n = self.files.len();
+        self.module = self
+            .files
+            .iter()
+            .map(|f| f.classes.iter().map(|c| c.local_module).collect())
+            .collect();
+        self.dataset = self
+            .files
+            .iter()
+            .map(|f| f.classes.iter().map(|c| c.local_dataset).collect())
+            .collect();
+        // Resolved bases, once.
+        let mut bases: Vec<Vec<Vec<Option<Entity>>>> = Vec::with_capacity(n);
+        for fi in 0..n {
+            let mut per = Vec::new();
+            for c in &self.files[fi].classes {
+                per.push(
+                    c.bases
+                        .iter()
+                        .map(|b| self.entity_of_ref(fi as FileId, b, None, 0))
+                        .collect(),
+                );
+            }
+            bases.push(per);
+        }
+        for _ in 0..16 {
+            let mut changed = false;
+            for fi in 0..n {
+                for ci in 0..bases[fi].len() {
+                    for b in &bases[fi][ci] {
+                        let (m, d) = match b {
+                            Some(Entity::Class(c)) => (
+                                self.module[c.file as usize][c.index as usize],
+                                self.dataset[c.file as usize][c.index as usize],
+                            ),
+                            Some(Entity::External(q)) => (is_module_base(q), is_dataset_base(q)),
+                            _ => (false, false),
+                        };
+                        if m && !self.module[fi][ci] {
+                            self.module[fi][ci] = true;
+                            changed = true;
+                        }
+                        if d && !self.dataset[fi][ci] {
+                            self.dataset[fi][ci] = true;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // Train/eval sensitivity: a layer of its own, a sub-module class that has one, a
+        // base class that has one.
+        self.mode = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| {
+                f.classes
+                    .iter()
+                    .enumerate()
+                    .map(|(ci, c)| {
+                        c.mode_layer.map(|k| {
+                            (
+                                k,
+                                ClassId {
+                                    file: fi as FileId,
+                                    index: ci as u32,
+                                },
+                            )
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut subs: Vec<Vec<Vec<Entity>>> = Vec::with_capacity(n);
+        for fi in 0..n {
+            let mut per = Vec::new();
+            for c in &self.files[fi].classes {
+                let mut es: Vec<Entity> = c
+                    .submodules
+                    .iter()
+                    .filter_map(|r| self.entity_of_ref(fi as FileId, r, None, 0))
+                    .collect();
+                es.extend(bases[fi][per.len()].iter().flatten().cloned());
+                per.push(es);
+            }
+            subs.push(per);
+        }
+        for _ in 0..16 {
+            let mut changed = false;
+            for fi in 0..n {
+                for ci in 0..subs[fi].len() {
+                    if self.mode[fi][ci].is_some() || !self.module[fi][ci] {
+                        continue;
+                    }
+                    let found = subs[fi][ci].iter().find_map(|e| match e {
+                        Entity::Class(c) => self.mode[c.file as usize][c.index as usize],
+                        Entity::External(q) => mode_layer(q).map(|k| {
+                            (
+                                k,
+                                ClassId {
+                                    file: fi as FileId,
+                                    index: ci as u32,
+                                },
+                            )
+                        }),
+                        Entity::Function(f) => self.function_mode(*f),
+                        _ => None,
+                    });
+                    if let Some(x) = found {
+                        self.mode[fi][ci] = Some(x);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// A builder function's train/eval-sensitive result: it returns an instance of a class
+    /// that has such layers.
+    fn function_mode(&self, f: FuncId) -> Option<(&'static str, ClassId)> {
+        let r = self.resolve_val(f, &self.func(f).returns.clone(), 0);
+        match r.class {
+            Some(ClassRef::Project(c)) => self.mode[c.file as usize][c.index as usize],
+            _ => None,
+        }
+    }
+
+    fn link_params(&mut self) {
+        let n = self.files.len();
+        // Call sites per callee.
+        let mut sites: FxHashMap<FuncId, Vec<(FuncId, usize, usize)>> = FxHashMap::default();
+        self.called = self
+            .files
+            .iter()
+            .map(|f| vec![false; f.functions.len()])
+            .collect();
+        for fi in 0..n {
+            for (gi, g) in self.files[fi].functions.iter().enumerate() {
+                let caller = FuncId {
+                    file: fi as FileId,
+                    index: gi as u32,
+                };
+                for (ci, call) in g.calls.iter().enumerate() {
+                    let Some((callee, shift)) = self.callee_function(caller, &call.callee) else {
+                        continue;
+                    };
+                    self.called[callee.file as usize][callee.index as usize] = true;
+                    sites.entry(callee).or_default().push((caller, ci, shift));
+                }
+            }
+        }
+        // Start from annotations and usage.
+        self.params = self
+            .files
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| {
+                f.functions
+                    .iter()
+                    .enumerate()
+                    .map(|(gi, g)| {
+                        (0..g.params.len())
+                            .map(|pi| {
+                                self.param_seed(
+                                    FuncId {
+                                        file: fi as FileId,
+                                        index: gi as u32,
+                                    },
+                                    pi,
+                                )
+                            })
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        for _ in 0..PARAM_ROUNDS {
+            let mut next = self.params.clone();
+            let mut changed = false;
+            for (callee, list) in &sites {
+                let g = self.func(*callee);
+                let nparams = g.params.len();
+                for pi in 0..nparams {
+                    let mut acc: Option<Resolved> = None;
+                    for &(caller, ci, shift) in list {
+                        let call = &self.func(caller).calls[ci];
+                        let pname = &*g.params[pi];
+                        let arg = if pi >= shift {
+                            call.args.get(pi - shift)
+                        } else {
+                            None
+                        }
+                        .or_else(|| {
+                            call.kwargs
+                                .iter()
+                                .find(|(k, _)| &**k == pname)
+                                .map(|(_, v)| v)
+                        });
+                        let Some(arg) = arg else { continue };
+                        let r = self.resolve_val(caller, arg, 0);
+                        acc = Some(match acc {
+                            None => r,
+                            Some(a) => a.join(r),
+                        });
+                    }
+                    if let Some(r) = acc {
+                        if r.is_known() {
+                            let slot = &mut next[callee.file as usize][callee.index as usize][pi];
+                            // Call sites win over usage; annotations win over both.
+                            let annotated = self.func(*callee).annotations[pi].is_some()
+                                && slot.kind != Kind::Unknown;
+                            if !annotated && *slot != r {
+                                *slot = r;
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+            self.params = next;
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    fn param_seed(&self, f: FuncId, pi: usize) -> Resolved {
+        let g = self.func(f);
+        if let Some(Some(r)) = g.annotations.get(pi) {
+            if let Some(e) = self.entity_of_ref(f.file, r, Some(f), 0) {
+                let res = self.instance_of(e);
+                if res.is_known() {
+                    return res;
+                }
+            }
+        }
+        let k = g.usage.get(pi).map(|u| u.kind()).unwrap_or(Kind::Unknown);
+        Resolved::of_kind(k)
+    }
+
+    fn link_events(&mut self) {
+        let n = self.files.len();
+        let mut memo: FxHashMap<FuncId, Vec<FlatEvent>> = FxHashMap::default();
+        let mut out: Vec<Vec<Vec<FlatEvent>>> = Vec::with_capacity(n);
+        for fi in 0..n {
+            if !self.files[fi].vocab.training {
+                out.push(vec![Vec::new(); self.files[fi].functions.len()]);
+                continue;
+            }
+            let mut per = Vec::new();
+            for gi in 0..self.files[fi].functions.len() {
+                let id = FuncId {
+                    file: fi as FileId,
+                    index: gi as u32,
+                };
+                let mut stack = Vec::new();
+                per.push(self.compose_events(id, 0, &mut memo, &mut stack));
+            }
+            out.push(per);
+        }
+        self.events = out;
+    }
+
+    fn compose_events(
+        &self,
+        id: FuncId,
+        depth: u32,
+        memo: &mut FxHashMap<FuncId, Vec<FlatEvent>>,
+        stack: &mut Vec<FuncId>,
+    ) -> Vec<FlatEvent> {
+        if let Some(e) = memo.get(&id) {
+            return e.clone();
+        }
+        if stack.contains(&id) || depth > MAX_DEPTH {
+            return Vec::new();
+        }
+        stack.push(id);
+        let f = self.func(id);
+        let mut out: Vec<FlatEvent> = f
+            .events
+            .iter()
+            .map(|e| FlatEvent {
+                kind: e.kind,
+                target: e.target.clone(),
+                role: e.role,
+                conditional: e.conditional,
+                periodic: e.periodic,
+                in_loop: e.in_loop,
+                at: (id.file, e.range),
+                depth: 0,
+            })
+            .collect();
+        for call in &f.calls {
+            let Some((callee, shift)) = self.callee_function(id, &call.callee) else {
+                continue;
+            };
+            if callee == id {
+                continue;
+            }
+            let inner = self.compose_events(callee, depth + 1, memo, stack);
+            let is_method = matches!(call.callee, Ref::Method(_));
+            for e in inner {
+                let target = match &e.target {
+                    Target::Param(i, path) => {
+                        let i = *i as usize;
+                        let arg = if i >= shift {
+                            call.args.get(i - shift)
+                        } else {
+                            None
+                        };
+                        let arg = arg.or_else(|| {
+                            let pname = self.func(callee).params.get(i)?;
+                            call.kwargs
+                                .iter()
+                                .find(|(k, _)| k == pname)
+                                .map(|(_, v)| v)
+                        });
+                        if is_method && i == 0 {
+                            Target::SelfAttr(path.trim_start_matches('.').into())
+                        } else {
+                            match arg {
+                                Some(Val::Param(j)) => Target::Param(*j, path.clone()),
+                                Some(Val::SelfAttr(a)) => {
+                                    Target::SelfAttr(format!("{a}{path}").into())
+                                }
+                                _ => Target::Local(format!("<arg {i}>{path}").into()),
+                            }
+                        }
+                    }
+                    Target::SelfAttr(a) if is_method => Target::SelfAttr(a.clone()),
+                    Target::SelfAttr(a) => Target::Local(format!("<self>.{a}").into()),
+                    t => t.clone(),
+                };
+                out.push(FlatEvent {
+                    target,
+                    conditional: e.conditional || call.conditional,
+                    in_loop: e.in_loop || call.in_loop,
+                    depth: e.depth + 1,
+                    ..e
+                });
+            }
+        }
+        stack.pop();
+        // Inside a call cycle the result is partial; it is memoised all the same (bounded).
+        memo.insert(id, out.clone());
+        out
+    }
+
+    // ----- resolution -----
+
+    fn func(&self, f: FuncId) -> &FunctionSummary {
+        &self.files[f.file as usize].functions[f.index as usize]
+    }
+
+    fn class_summary(&self, c: ClassId) -> &ClassSummary {
+        &self.files[c.file as usize].classes[c.index as usize]
+    }
+
+    /// The function a call runs, and how many leading parameters the call does not pass
+    /// (`self` for methods and constructors).
+    fn callee_function(&self, caller: FuncId, callee: &Ref) -> Option<(FuncId, usize)> {
+        match self.entity_of_ref(caller.file, callee, Some(caller), 0)? {
+            Entity::Function(f) => {
+                let g = self.func(f);
+                let method = g.class.is_some() && g.params.first().is_some_and(|p| &**p == "self");
+                let shift = usize::from(method && matches!(callee, Ref::Method(_)));
+                Some((f, shift))
+            }
+            Entity::Class(c) => {
+                let init = self.method(c, "__init__", 0)?;
+                Some((init, 1))
+            }
+            _ => None,
+        }
+    }
+
+    /// A method of a class or of its project base classes.
+    pub fn method(&self, c: ClassId, name: &str, depth: u32) -> Option<FuncId> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let cs = self.class_summary(c);
+        if let Some((_, i)) = cs.methods.iter().find(|(n, _)| &**n == name) {
+            return Some(FuncId {
+                file: c.file,
+                index: *i,
+            });
+        }
+        for b in &cs.bases {
+            if let Some(Entity::Class(bc)) = self.entity_of_ref(c.file, b, None, depth + 1) {
+                if let Some(m) = self.method(bc, name, depth + 1) {
+                    return Some(m);
+                }
+            }
+        }
+        None
+    }
+
+    fn entity_of_ref(
+        &self,
+        file: FileId,
+        r: &Ref,
+        ctx: Option<FuncId>,
+        depth: u32,
+    ) -> Option<Entity> {
+        if depth > MAX_DEPTH * 2 {
+            return None;
+        }
+        match r {
+            Ref::Local(name) => self.name_in_file(file, name, depth + 1),
+            Ref::Qualified(q) => self.qualified(file, q, depth + 1),
+            Ref::Nested(i) => Some(Entity::Function(FuncId { file, index: *i })),
+            Ref::Method(name) => {
+                let ctx = ctx?;
+                let class = self.func(ctx).class?;
+                self.method(
+                    ClassId {
+                        file: ctx.file,
+                        index: class,
+                    },
+                    name,
+                    0,
+                )
+                .map(Entity::Function)
+            }
+        }
+    }
+
+    /// A module-level name of a file: its class, function, object, or what it imports.
+    fn name_in_file(&self, file: FileId, name: &str, depth: u32) -> Option<Entity> {
+        if depth > MAX_DEPTH * 2 {
+            return None;
+        }
+        let f = &self.files[file as usize];
+        if let Some(c) = f.class(name) {
+            return Some(Entity::Class(ClassId { file, index: c }));
+        }
+        if let Some(g) = f.function(name) {
+            return Some(Entity::Function(FuncId { file, index: g }));
+        }
+        if let Some(q) = f.import(name) {
+            return self.qualified(file, q, depth + 1);
+        }
+        if f.global(name).is_some() {
+            return Some(Entity::Global(file, name.into()));
+        }
+        for star in &f.star_imports {
+            if let Some(Entity::Module(m)) = self.qualified(file, star, depth + 1) {
+                if let Some(e) = self.name_in_file(m, name, depth + 1) {
+                    return Some(e);
+                }
+            }
+        }
+        None
+    }
+
+    fn qualified(&self, file: FileId, q: &str, depth: u32) -> Option<Entity> {
+        if depth > MAX_DEPTH * 2 {
+            return None;
+        }
+        if summary_is_external(q) {
+            return Some(Entity::External(q.into()));
+        }
+        let path = &self.files[file as usize].path;
+        let Some(found) = self.resolver.resolve(path, q) else {
+            return Some(Entity::External(q.into()));
+        };
+        let Some(&target) = self.by_path.get(&found.file) else {
+            return None;
+        };
+        match found.rest.as_slice() {
+            [] => Some(Entity::Module(target)),
+            [name] => self.name_in_file(target, name, depth + 1),
+            [name, rest @ ..] => {
+                // `pkg.sub` as an attribute of a package `__init__` that imports it.
+                match self.name_in_file(target, name, depth + 1)? {
+                    Entity::Module(m) => {
+                        let mut e = None;
+                        for (i, part) in rest.iter().enumerate() {
+                            e = self.name_in_file(m, part, depth + 1);
+                            if i + 1 < rest.len() {
+                                match &e {
+                                    Some(Entity::Module(_)) => {}
+                                    _ => return None,
+                                }
+                            }
+                        }
+                        e
+                    }
+                    Entity::Class(c) if rest.len() == 1 => {
+                        self.method(c, &rest[0], 0).map(Entity::Function)
+                    }
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// What an instance of an entity (a call of a class, or an annotation) resolves to.
+    fn instance_of(&self, e: Entity) -> Resolved {
+        match e {
+            Entity::Class(c) => {
+                let kind = if self.module[c.file as usize][c.index as usize] {
+                    Kind::Module
+                } else {
+                    Kind::Unknown
+                };
+                Resolved {
+                    kind,
+                    class: Some(ClassRef::Project(c)),
+                    ..Resolved::default()
+                }
+            }
+            Entity::External(q) => {
+                let kind = match qualified_call_kind(&q) {
+                    Kind::Unknown if annotation_kind(&q) != Kind::Unknown => annotation_kind(&q),
+                    k => k,
+                };
+                let class = (kind == Kind::Module).then(|| ClassRef::External(q));
+                Resolved {
+                    kind,
+                    class,
+                    ..Resolved::default()
+                }
+            }
+            _ => Resolved::default(),
+        }
+    }
+
+    /// What a summary value resolves to, seen from function `ctx`.
+    pub fn resolve_val(&self, ctx: FuncId, v: &Val, depth: u32) -> Resolved {
+        self.resolve_val_in(ctx, v, depth, &|i| self.param_at(ctx, i))
+    }
+
+    fn param_at(&self, f: FuncId, i: usize) -> Resolved {
+        self.params
+            .get(f.file as usize)
+            .and_then(|p| p.get(f.index as usize))
+            .and_then(|p| p.get(i))
+            .cloned()
+            .unwrap_or_else(|| {
+                // During the fixed point's first round `params` may be empty: usage only.
+                Resolved::of_kind(
+                    self.func(f)
+                        .usage
+                        .get(i)
+                        .map(|u| u.kind())
+                        .unwrap_or(Kind::Unknown),
+                )
+            })
+    }
+
+    fn resolve_val_in(
+        &self,
+        ctx: FuncId,
+        v: &Val,
+        depth: u32,
+        param: &dyn Fn(usize) -> Resolved,
+    ) -> Resolved {
+        if depth > MAX_DEPTH {
+            return Resolved::default();
+        }
+        match v {
+            Val::Unknown | Val::None => Resolved::default(),
+            Val::Kind(k) => Resolved::of_kind(k.clone()),
+            Val::Torch(q) => Resolved {
+                kind: Kind::Module,
+                class: Some(ClassRef::External(q.clone())),
+                ..Resolved::default()
+            },
+            Val::Param(i) => param(*i as usize),
+            Val::SelfAttr(a) => self.self_attr(ctx, a, depth + 1),
+            Val::Tuple(els) => Resolved {
+                elements: Some(
+                    els.iter()
+                        .map(|e| self.resolve_val_in(ctx, e, depth + 1, param))
+                        .collect(),
+                ),
+                ..Resolved::default()
+            },
+            Val::Loader {
+                shuffle, sampler, ..
+            } => {
+                let s = self.resolve_val_in(ctx, sampler, depth + 1, param);
+                Resolved {
+                    kind: Kind::DataLoader,
+                    loader: Some(LoaderFacts {
+                        shuffle: *shuffle,
+                        sampler: s.kind,
+                    }),
+                    ..Resolved::default()
+                }
+            }
+            Val::Call {
+                callee,
+                args,
+                kwargs,
+            } => {
+                let Some(e) = self.entity_of_ref(ctx.file, callee, Some(ctx), 0) else {
+                    return Resolved::default();
+                };
+                match e {
+                    Entity::Function(g) => {
+                        let gs = self.func(g);
+                        let shift = usize::from(
+                            matches!(callee, Ref::Method(_))
+                                && gs.params.first().is_some_and(|p| &**p == "self"),
+                        );
+                        let arg_of = |i: usize| -> Resolved {
+                            let a = if i >= shift { args.get(i - shift) } else { None };
+                            let a = a.or_else(|| {
+                                let pname = gs.params.get(i)?;
+                                kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
+                            });
+                            match a {
+                                Some(a) => self.resolve_val_in(ctx, a, depth + 1, param),
+                                None => Resolved::default(),
+                            }
+                        };
+                        let mut r = self.resolve_val_in(g, &gs.returns, depth + 1, &arg_of);
+                        if r.props.is_empty() && !gs.return_props.is_empty() {
+                            r.props = gs.return_props.clone();
+                            r.props_from = Some(g);
+                        }
+                        r
+                    }
+                    e @ (Entity::Class(_) | Entity::External(_)) => self.instance_of(e),
+                    Entity::Global(f, name) => self.global(f, &name, depth + 1),
+                    Entity::Module(_) => Resolved::default(),
+                }
+            }
+        }
+    }
+
+    fn global(&self, file: FileId, name: &str, depth: u32) -> Resolved {
+        match self.files[file as usize].global(name) {
+            Some(v) => self.resolve_val(FuncId { file, index: 0 }, &v.clone(), depth + 1),
+            None => Resolved::default(),
+        }
+    }
+
+    /// `self.<attr>` in a method: every assignment in the class (and its project bases)
+    /// resolved in its method, joined.
+    fn self_attr(&self, ctx: FuncId, attr: &str, depth: u32) -> Resolved {
+        let Some(class) = self.func(ctx).class else {
+            return Resolved::default();
+        };
+        self.class_attr(
+            ClassId {
+                file: ctx.file,
+                index: class,
+            },
+            attr,
+            depth,
+        )
+    }
+
+    /// What `self.<attr>` holds in instances of a class.
+    pub fn class_attr(&self, c: ClassId, attr: &str, depth: u32) -> Resolved {
+        if depth > MAX_DEPTH {
+            return Resolved::default();
+        }
+        let cs = self.class_summary(c);
+        let mut acc: Option<Resolved> = None;
+        for (a, m, v) in &cs.attrs {
+            if &**a != attr {
+                continue;
+            }
+            let r = self.resolve_val(
+                FuncId {
+                    file: c.file,
+                    index: *m,
+                },
+                v,
+                depth + 1,
+            );
+            acc = Some(match acc {
+                None => r,
+                Some(prev) => {
+                    // Assignments must agree (a later `self.model = None` does not count).
+                    if !r.is_known() {
+                        prev
+                    } else if prev == r {
+                        prev
+                    } else {
+                        Resolved::default()
+                    }
+                }
+            });
+        }
+        if let Some(r) = acc {
+            return r;
+        }
+        for b in &cs.bases {
+            if let Some(Entity::Class(bc)) = self.entity_of_ref(c.file, b, None, depth + 1) {
+                let r = self.class_attr(bc, attr, depth + 1);
+                if r.is_known() {
+                    return r;
+                }
+            }
+        }
+        Resolved::default()
+    }
+
+    // ----- queries -----
+
+    /// Is the class an `nn.Module` (through bases in any file)?
+    pub fn is_module(&self, c: ClassId) -> bool {
+        self.module[c.file as usize][c.index as usize]
+    }
+
+    /// Is the class a `Dataset`?
+    pub fn is_dataset(&self, c: ClassId) -> bool {
+        self.dataset[c.file as usize][c.index as usize]
+    }
+
+    /// The train/eval-sensitive layer family of a module class, and the class (itself, a
+    /// sub-module or a base) where the layer is built.
+    pub fn mode_layer(&self, c: ClassId) -> Option<(&'static str, ClassId)> {
+        self.mode[c.file as usize][c.index as usize]
+    }
+
+    /// What the class's `forward` returns (tensor properties), through project bases.
+    pub fn forward_props(&self, c: ClassId) -> (&[PropFact], Option<ClassId>) {
+        let mut cur = c;
+        for _ in 0..MAX_DEPTH {
+            let cs = self.class_summary(cur);
+            if cs.methods.iter().any(|(n, _)| &**n == "forward") {
+                return (&cs.forward_props, Some(cur));
+            }
+            let next = cs.bases.iter().find_map(|b| {
+                match self.entity_of_ref(cur.file, b, None, 0) {
+                    Some(Entity::Class(bc)) => Some(bc),
+                    _ => None,
+                }
+            });
+            match next {
+                Some(n) => cur = n,
+                None => break,
+            }
+        }
+        (&[], None)
+    }
+
+    /// A class's name and file.
+    pub fn class_name(&self, c: ClassId) -> (&str, &Path) {
+        (
+            &self.class_summary(c).name,
+            &self.files[c.file as usize].path,
+        )
+    }
+
+    /// A function's summary.
+    pub fn function(&self, f: FuncId) -> &FunctionSummary {
+        self.func(f)
+    }
+
+    /// What parameter `i` of a function holds (call sites, else annotation or usage).
+    pub fn param(&self, f: FuncId, i: usize) -> Resolved {
+        self.param_at(f, i)
+    }
+
+    /// Is the function called anywhere in the project?
+    pub fn is_called(&self, f: FuncId) -> bool {
+        self.called[f.file as usize][f.index as usize]
+    }
+
+    /// The training events of a function, including those of the functions it calls.
+    pub fn events(&self, f: FuncId) -> &[FlatEvent] {
+        self.events
+            .get(f.file as usize)
+            .and_then(|e| e.get(f.index as usize))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// Every file id.
+    pub fn files(&self) -> impl Iterator<Item = FileId> {
+        0..self.files.len() as FileId
+    }
+}
+
+impl ProjectFile {
+    /// This file's summary.
+    pub fn summary(&self) -> &FileSummary {
+        self.model.file(self.file)
+    }
+
+    /// What a qualified name (as this file's scopes resolve it: `pkg.models.Net`,
+    /// `.models.Net`) refers to in the project. `None` for names outside the project.
+    pub fn entity(&self, q: &str) -> Option<Entity> {
+        if summary_is_external(q) {
+            return None;
+        }
+        if !q.starts_with('.') {
+            let first = q.split('.').next().unwrap_or(q);
+            if !self.model.project_tops.contains(first) {
+                return None;
+            }
+        }
+        let key = (self.file, Box::<str>::from(q));
+        if let Some(e) = self.model.cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+            return e;
+        }
+        let e = self
+            .model
+            .qualified(self.file, q, 0)
+            .filter(|e| !matches!(e, Entity::External(_)));
+        if let Ok(mut c) = self.model.cache.write() {
+            c.insert(key, e.clone());
+        }
+        e
+    }
+
+    /// A module-level name of this file (class, function or object).
+    pub fn local(&self, name: &str) -> Option<Entity> {
+        self.model.name_in_file(self.file, name, 0)
+    }
+
+    /// What calling the project name `q` gives.
+    pub fn call_result(&self, q: &str) -> Resolved {
+        match self.entity(q) {
+            Some(e) => self.resolve_entity_call(e),
+            None => Resolved::default(),
+        }
+    }
+
+    /// What calling a project entity (with arguments the model cannot see) gives.
+    pub fn resolve_entity_call(&self, e: Entity) -> Resolved {
+        match e {
+            Entity::Function(g) => {
+                let gs = self.model.func(g);
+                let mut r = self.model.resolve_val_in(g, &gs.returns, 1, &|_| {
+                    Resolved::default()
+                });
+                if r.props.is_empty() && !gs.return_props.is_empty() {
+                    r.props = gs.return_props.clone();
+                    r.props_from = Some(g);
+                }
+                r
+            }
+            e @ (Entity::Class(_) | Entity::External(_)) => self.model.instance_of(e),
+            Entity::Global(f, name) => self.model.global(f, &name, 0),
+            Entity::Module(_) => Resolved::default(),
+        }
+    }
+
+    /// The kind calling the project name `q` gives (`Unknown` outside the project).
+    pub fn call_kind(&self, q: &str) -> Kind {
+        self.call_result(q).kind
+    }
+
+    /// Is `q` a project class deriving from `nn.Module`?
+    pub fn is_module_class(&self, q: &str) -> bool {
+        matches!(self.entity(q), Some(Entity::Class(c)) if self.model.is_module(c))
+    }
+
+    /// Is `q` a project class deriving from a `Dataset`?
+    pub fn is_dataset_class(&self, q: &str) -> bool {
+        matches!(self.entity(q), Some(Entity::Class(c)) if self.model.is_dataset(c))
+    }
+
+    /// The class defined in this file whose statement starts at `start`.
+    pub fn class_at(&self, start: ruff_text_size::TextSize) -> Option<ClassId> {
+        self.summary().class_at(start).map(|index| ClassId {
+            file: self.file,
+            index,
+        })
+    }
+
+    /// The function defined in this file whose `def` starts at `start`.
+    pub fn function_at(&self, start: ruff_text_size::TextSize) -> Option<FuncId> {
+        self.summary().function_at(start).map(|index| FuncId {
+            file: self.file,
+            index,
+        })
+    }
+
+    /// Is this file unit-test code (by path and pytest/unittest conventions)?
+    pub fn is_test_code(&self) -> bool {
+        self.summary().test_code
+    }
+}
+
+/// A reference's kind as an annotation (`torch.Tensor`, `Optimizer`, `DataLoader`).
+fn annotation_kind(q: &str) -> Kind {
+    match q {
+        "torch.Tensor" | "torch.nn.Parameter" | "torch.nn.parameter.Parameter" => Kind::Tensor,
+        "torch.optim.Optimizer" | "torch.optim.optimizer.Optimizer" => {
+            Kind::Optimizer("Optimizer".into())
+        }
+        "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader" => {
+            Kind::DataLoader
+        }
+        q if is_module_base(q) => Kind::Module,
+        _ => Kind::Unknown,
+    }
+}
+
+/// Qualified names a summary mentions (imports, bases, callees, annotations).
+fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
+    let imports = f.imports.iter().map(|(_, q)| &**q);
+    let stars = f.star_imports.iter().map(|q| &**q);
+    let bases = f
+        .classes
+        .iter()
+        .flat_map(|c| c.bases.iter().chain(c.submodules.iter()));
+    let calls = f.functions.iter().flat_map(|g| g.calls.iter().map(|c| &c.callee));
+    let refs = bases.chain(calls).filter_map(|r| match r {
+        Ref::Qualified(q) => Some(&**q),
+        _ => None,
+    });
+    imports.chain(stars).chain(refs)
+}
+
+/// Names that never resolve to project files: the standard library's common modules and
+/// torch itself (cheap rejection before any resolution).
+pub(crate) fn summary_is_external(q: &str) -> bool {
+    let first = q.split('.').next().unwrap_or(q);
+    !q.starts_with('.')
+        && matches!(
+            first,
+            "torch"
+                | "numpy"
+                | "os"
+                | "sys"
+                | "math"
+                | "random"
+                | "time"
+                | "json"
+                | "re"
+                | "logging"
+                | "argparse"
+                | "collections"
+                | "functools"
+                | "itertools"
+                | "typing"
+                | "pathlib"
+                | "copy"
+                | "pickle"
+                | "warnings"
+                | "shutil"
+                | "builtins"
+                | "dataclasses"
+                | "abc"
+                | "enum"
+                | "contextlib"
+                | "subprocess"
+                | "__future__"
+                | "typing_extensions"
+                | "inspect"
+                | "importlib"
+                | "glob"
+                | "datetime"
+                | "csv"
+                | "io"
+                | "string"
+                | "threading"
+                | "multiprocessing"
+                | "unittest"
+                | "pytest"
+        )
+}
+
+#[cfg(test)]
+mod tests;

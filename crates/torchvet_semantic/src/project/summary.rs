@@ -1,0 +1,1487 @@
+//! Phase 1 of the project model: one file's summary, built from its AST alone.
+//!
+//! A [`FileSummary`] owns everything other files (and the file's own later analysis) need to
+//! know about the file without its syntax tree: what its module-level names are bound to
+//! (imports, classes, functions, objects), each class's bases, attributes, `forward` output and
+//! train/eval-sensitive layers, and each function's parameters, return value, training events
+//! (per parameter), the calls it makes with what it passes, and how it uses its parameters.
+//! References to other names stay unresolved ([`Ref`]) until the [`super::ProjectModel`] links
+//! the summaries of all files.
+use crate::bindings::{Scope, ScopeKind, Scopes};
+use crate::classes::{is_dataset_base, is_module_base, mode_layer, ModuleClasses};
+use crate::dataflow::{self, Prop};
+use crate::flow::{self, EventKind, FlowInput, Guard, Role};
+use crate::helpers;
+use crate::kinds::{Kind, KindContext, KindTable};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+
+/// A name as one file spells it, before the model resolves it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ref {
+    /// A module-level class, function or object of the same file.
+    Local(Box<str>),
+    /// A qualified name reached through an import: `torch.nn.Linear`, `pkg.models.Net`,
+    /// `.models.Net` (relative to the file's package).
+    Qualified(Box<str>),
+    /// `self.<name>(...)`: a method of the enclosing class (or of a base class).
+    Method(Box<str>),
+    /// A function defined inside the enclosing function (a closure), by index in
+    /// [`FileSummary::functions`].
+    Nested(u32),
+}
+
+/// A value as a summary records it: a kind known locally, or a reference the model resolves.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Val {
+    /// Not known.
+    #[default]
+    Unknown,
+    /// `None` (ignored when joining the returns of a function).
+    None,
+    /// A value whose kind the file alone tells (`torch.optim.SGD(...)`, `nn.Linear(...)`).
+    Kind(Kind),
+    /// An instance of a module class known from the file alone (a torch or library class,
+    /// by qualified name: `torch.nn.Softmax`).
+    Torch(Box<str>),
+    /// The result of calling a project class or function.
+    Call {
+        /// What is called.
+        callee: Ref,
+        /// Positional arguments.
+        args: Vec<Val>,
+        /// Keyword arguments.
+        kwargs: Vec<(Box<str>, Val)>,
+    },
+    /// The enclosing function's parameter (by position, `self` included).
+    Param(u16),
+    /// `self.<attr>` of the enclosing class.
+    SelfAttr(Box<str>),
+    /// A tuple or list of values.
+    Tuple(Vec<Val>),
+    /// A DataLoader built here, with its `shuffle=` (when literal) and sampler.
+    Loader {
+        /// `shuffle=True/False` when given as a literal; `None` when absent or not literal.
+        shuffle: Option<bool>,
+        /// `shuffle=` given at all.
+        shuffle_given: bool,
+        /// The sampler argument's value.
+        sampler: Box<Val>,
+    },
+}
+
+impl Val {
+    /// Join the values one name or return takes on different paths: equal values stay,
+    /// `None` gives way, anything else becomes unknown.
+    pub fn join(self, other: Val) -> Val {
+        match (self, other) {
+            (Val::None, v) | (v, Val::None) => v,
+            (a, b) if a == b => a,
+            (Val::Kind(a), Val::Kind(b)) if a == b => Val::Kind(a),
+            _ => Val::Unknown,
+        }
+    }
+
+    /// Is anything known?
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Val::Unknown | Val::None)
+    }
+}
+
+/// A tensor property of a returned value, owned (see [`dataflow::Fact`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct PropFact {
+    /// The property.
+    pub prop: Prop,
+    /// Holds on every path.
+    pub definite: bool,
+    /// The producing operation (`softmax`, `log_softmax`, ...).
+    pub op: &'static str,
+    /// Where it was produced, in the summarised file.
+    pub origin: TextRange,
+}
+
+/// What an event acts on, from the summarised function's point of view.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Nothing named (a backward, a clip, a zero_grad of unknown gradients).
+    None,
+    /// The function's parameter `index`, with an attribute/index path (`""`, `.module`,
+    /// `[0]`).
+    Param(u16, Box<str>),
+    /// `self.<path>`.
+    SelfAttr(Box<str>),
+    /// A module-level name of the summarised file.
+    Global(Box<str>),
+    /// An object local to the function (created there), with its role.
+    Local(Box<str>),
+}
+
+/// One training event of a function body.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SumEvent {
+    /// What.
+    pub kind: EventKind,
+    /// On what.
+    pub target: Target,
+    /// The target is an optimizer / scheduler / module / scaler by kind or name.
+    pub role: RoleTag,
+    /// Under an `if`, an earlier `continue`/`return`, an `except` or a non-parameter loop.
+    pub conditional: bool,
+    /// Under a periodic test (`if (i + 1) % k == 0`).
+    pub periodic: bool,
+    /// Inside a loop of the function (other than a loop over parameters).
+    pub in_loop: bool,
+    /// Where, in the summarised file.
+    pub range: TextRange,
+}
+
+/// [`Role`] without payload, hashable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RoleTag {
+    /// Optimizer.
+    Optimizer,
+    /// LR scheduler.
+    Scheduler,
+    /// GradScaler.
+    Scaler,
+    /// nn.Module.
+    Module,
+    /// Something else.
+    Other,
+    /// Unknown.
+    Unknown,
+}
+
+impl From<&Role> for RoleTag {
+    fn from(r: &Role) -> Self {
+        match r {
+            Role::Optimizer => RoleTag::Optimizer,
+            Role::Scheduler(_) => RoleTag::Scheduler,
+            Role::Scaler => RoleTag::Scaler,
+            Role::Module => RoleTag::Module,
+            Role::Other => RoleTag::Other,
+            Role::Unknown => RoleTag::Unknown,
+        }
+    }
+}
+
+/// A call a function makes to something the model may resolve (a project function or class,
+/// or a method of the enclosing class).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SumCall {
+    /// The callee.
+    pub callee: Ref,
+    /// Positional arguments.
+    pub args: Vec<Val>,
+    /// Keyword arguments.
+    pub kwargs: Vec<(Box<str>, Val)>,
+    /// The call, in the summarised file.
+    pub range: TextRange,
+    /// Inside a loop of the caller.
+    pub in_loop: bool,
+    /// Under a condition of the caller.
+    pub conditional: bool,
+    /// With autograd off (`no_grad` / `inference_mode` region or decorator).
+    pub no_grad: bool,
+}
+
+/// How a function uses one parameter: evidence for its kind when no call site tells.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Usage(pub u16);
+
+impl Usage {
+    /// `p(x)`.
+    pub const CALLED: u16 = 1;
+    /// `p.eval()` / `p.train()`.
+    pub const MODE: u16 = 1 << 1;
+    /// `p.parameters()` / `p.named_parameters()` / `p.modules()` / `p.children()`.
+    pub const PARAMETERS: u16 = 1 << 2;
+    /// `p.state_dict()` / `p.load_state_dict(..)`.
+    pub const STATE_DICT: u16 = 1 << 3;
+    /// `p.step(...)`.
+    pub const STEP: u16 = 1 << 4;
+    /// `p.zero_grad(...)`.
+    pub const ZERO_GRAD: u16 = 1 << 5;
+    /// `p.param_groups`.
+    pub const PARAM_GROUPS: u16 = 1 << 6;
+    /// `for x in p`.
+    pub const ITERATED: u16 = 1 << 7;
+    /// `p.dataset` / `p.sampler` / `p.batch_size`.
+    pub const LOADER_ATTR: u16 = 1 << 8;
+    /// `p.backward()`.
+    pub const BACKWARD: u16 = 1 << 9;
+    /// `p.to(..)` / `p.cuda()`.
+    pub const MOVED: u16 = 1 << 10;
+
+    /// Does it have all of `bits`?
+    pub fn has(self, bits: u16) -> bool {
+        self.0 & bits == bits
+    }
+
+    /// The kind the usage shows, when it is unambiguous.
+    pub fn kind(self) -> Kind {
+        let module_only = Self::MODE | Self::PARAMETERS;
+        if self.0 & module_only != 0 && !self.has(Self::STEP) && self.0 & Self::BACKWARD == 0 {
+            return Kind::Module;
+        }
+        if self.has(Self::CALLED | Self::STATE_DICT) && !self.has(Self::STEP) {
+            return Kind::Module;
+        }
+        if (self.has(Self::STEP | Self::ZERO_GRAD) || self.has(Self::PARAM_GROUPS))
+            && self.0 & (Self::CALLED | module_only) == 0
+        {
+            return Kind::Optimizer("Optimizer".into());
+        }
+        if self.has(Self::ITERATED | Self::LOADER_ATTR) {
+            return Kind::DataLoader;
+        }
+        Kind::Unknown
+    }
+}
+
+/// One function (or method, or closure) of a file. Index 0 of a file's functions is the
+/// module body itself (name `<module>`, no parameters).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FunctionSummary {
+    /// Its name (`<module>` for the module body).
+    pub name: Box<str>,
+    /// The `def` statement's range (the module's whole range for index 0).
+    pub range: TextRange,
+    /// The class it is a method of (index in [`FileSummary::classes`]).
+    pub class: Option<u32>,
+    /// The function it is nested in (index in [`FileSummary::functions`]).
+    pub parent: Option<u32>,
+    /// Parameter names, `self` included.
+    pub params: Vec<Box<str>>,
+    /// Kinds of the parameters from their annotations (`Unknown` without one), and the
+    /// annotation's class reference when it names a class.
+    pub annotations: Vec<Option<Ref>>,
+    /// Decorated `@torch.no_grad()` / `@torch.inference_mode()`.
+    pub no_grad: bool,
+    /// What it returns (joined over its `return` statements).
+    pub returns: Val,
+    /// Tensor properties of what it returns (same-file dataflow summary).
+    pub return_props: Vec<PropFact>,
+    /// Its own training events (not those of the functions it calls).
+    pub events: Vec<SumEvent>,
+    /// Calls it makes that the model may resolve.
+    pub calls: Vec<SumCall>,
+    /// How it uses each parameter.
+    pub usage: Vec<Usage>,
+    /// Its body has a `for`/`while` loop.
+    pub has_loop: bool,
+}
+
+/// One class of a file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClassSummary {
+    /// Its name.
+    pub name: Box<str>,
+    /// The `class` statement's range.
+    pub range: TextRange,
+    /// Base classes.
+    pub bases: Vec<Ref>,
+    /// Derives from `nn.Module` as far as the file alone tells.
+    pub local_module: bool,
+    /// Derives from a `Dataset` as far as the file alone tells.
+    pub local_dataset: bool,
+    /// Methods: name and index in [`FileSummary::functions`].
+    pub methods: Vec<(Box<str>, u32)>,
+    /// `self.<attr> = value` in its methods: attribute, method index, value.
+    pub attrs: Vec<(Box<str>, u32, Val)>,
+    /// What `forward` returns (tensor properties), when the class has one.
+    pub forward_props: Vec<PropFact>,
+    /// A train/eval-sensitive layer built in the class (`Dropout`, `BatchNorm`, ...).
+    pub mode_layer: Option<&'static str>,
+    /// Where that layer is built.
+    pub mode_layer_at: Option<TextRange>,
+    /// Project classes and builders called in its methods (sub-modules, for transitive
+    /// train/eval sensitivity).
+    pub submodules: Vec<Ref>,
+}
+
+/// Which words a file uses (cheap gates).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Vocab {
+    /// Mentions `torch`.
+    pub torch: bool,
+    /// Uses training vocabulary (`backward`, `zero_grad`, `.step(`, `.eval()`, `no_grad`,
+    /// `state_dict`, `optimizer`, `DataLoader`, `criterion`, `.parameters()`).
+    pub training: bool,
+}
+
+impl Vocab {
+    /// Read the words of a text.
+    pub fn of(text: &str) -> Self {
+        let has = |w: &str| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some();
+        let torch = has("torch");
+        let training = torch
+            || [
+                "backward(",
+                "zero_grad",
+                ".step(",
+                ".eval()",
+                "no_grad",
+                "state_dict",
+                "optimizer",
+                "DataLoader",
+                "criterion",
+                ".parameters()",
+                "inference_mode",
+            ]
+            .iter()
+            .any(|w| has(w));
+        Vocab { torch, training }
+    }
+}
+
+/// Everything other files need to know about one file.
+#[derive(Clone, Debug, Default)]
+pub struct FileSummary {
+    /// The file (absolute when the caller gave an absolute path).
+    pub path: PathBuf,
+    /// A Jupyter notebook.
+    pub notebook: bool,
+    /// Which words it uses.
+    pub vocab: Vocab,
+    /// Unit-test code by path and pytest conventions (`tests/`, `test_*.py`, `*_test.py`,
+    /// `conftest.py`) or because it imports pytest/unittest.
+    pub test_code: bool,
+    /// Module-level imports: bound name -> qualified name.
+    pub imports: Vec<(Box<str>, Box<str>)>,
+    /// Modules star-imported at module level (`from .layers import *`).
+    pub star_imports: Vec<Box<str>>,
+    /// Classes (nested ones included).
+    pub classes: Vec<ClassSummary>,
+    /// Functions; index 0 is the module body.
+    pub functions: Vec<FunctionSummary>,
+    /// Module-level names bound by assignment, with their values.
+    pub globals: Vec<(Box<str>, Val)>,
+    /// A hash of the summary (for change detection).
+    pub fingerprint: u64,
+}
+
+impl FileSummary {
+    /// A module-level class by name.
+    pub fn class(&self, name: &str) -> Option<u32> {
+        self.classes
+            .iter()
+            .position(|c| &*c.name == name)
+            .map(|i| i as u32)
+    }
+
+    /// A module-level function (not a method or closure) by name.
+    pub fn function(&self, name: &str) -> Option<u32> {
+        self.functions
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, f)| &*f.name == name && f.class.is_none() && f.parent == Some(0))
+            .map(|(i, _)| i as u32)
+    }
+
+    /// A module-level object binding.
+    pub fn global(&self, name: &str) -> Option<&Val> {
+        self.globals
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| v)
+    }
+
+    /// The import a module-level name is bound to.
+    pub fn import(&self, name: &str) -> Option<&str> {
+        self.imports
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, q)| &**q)
+    }
+
+    /// The function whose `def` starts at `start`.
+    pub fn function_at(&self, start: ruff_text_size::TextSize) -> Option<u32> {
+        self.functions
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, f)| f.range.start() == start)
+            .map(|(i, _)| i as u32)
+    }
+
+    /// The class whose `class` statement starts at `start`.
+    pub fn class_at(&self, start: ruff_text_size::TextSize) -> Option<u32> {
+        self.classes
+            .iter()
+            .position(|c| c.range.start() == start)
+            .map(|i| i as u32)
+    }
+}
+
+/// Is this path unit-test code by the conventions pytest and unittest use?
+pub fn is_test_path(path: &Path) -> bool {
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem == "conftest"
+        || path.components().any(|c| {
+            matches!(
+                c.as_os_str().to_str(),
+                Some("tests" | "test" | "testing" | "unittests")
+            )
+        })
+}
+
+/// Summarise one parsed file.
+pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: bool) -> FileSummary {
+    let mut scopes = Scopes::default();
+    let module_scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+    let imports: Vec<(Box<str>, Box<str>)> = module_scope
+        .imports()
+        .map(|(n, q)| (Box::from(n), Box::from(q)))
+        .collect();
+    scopes.push(module_scope);
+    let classes = ModuleClasses::compute(&module.body, &scopes);
+    let module_kinds = KindTable::infer(&module.body, None, &scopes, &classes, None);
+    let vocab = Vocab::of(text);
+    let mut out = FileSummary {
+        path: path.to_path_buf(),
+        notebook,
+        vocab,
+        imports,
+        ..FileSummary::default()
+    };
+    out.test_code = is_test_path(path)
+        || out
+            .imports
+            .iter()
+            .any(|(_, q)| q.starts_with("pytest") || q.starts_with("unittest"));
+    for stmt in &module.body {
+        if let Stmt::ImportFrom(imp) = stmt {
+            if imp.names.iter().any(|a| a.name.as_str() == "*") {
+                let mut m = ".".repeat(imp.level as usize);
+                if let Some(name) = &imp.module {
+                    m.push_str(name.as_str());
+                }
+                out.star_imports.push(m.into());
+            }
+        }
+    }
+    // Tensor properties of same-file functions and forwards (the dataflow's own summaries),
+    // only in files that can produce them.
+    let flow_summaries = vocab
+        .torch
+        .then(|| dataflow::Summaries::compute(&module.body, &classes));
+    let mut b = Builder {
+        scopes,
+        classes: &classes,
+        module_kinds: &module_kinds,
+        flow: flow_summaries.as_ref(),
+        out,
+        module_defs: module_level_defs(&module.body),
+    };
+    // The module body as function 0.
+    b.out.functions.push(FunctionSummary {
+        name: "<module>".into(),
+        range: module.range(),
+        class: None,
+        parent: None,
+        params: Vec::new(),
+        annotations: Vec::new(),
+        no_grad: false,
+        returns: Val::Unknown,
+        return_props: Vec::new(),
+        events: Vec::new(),
+        calls: Vec::new(),
+        usage: Vec::new(),
+        has_loop: false,
+    });
+    let module_vals = b.assignments(&module.body, &[], None);
+    b.fill_body(0, &module.body, &[], None, &module_vals, false);
+    b.out.globals = module_vals
+        .iter()
+        .filter(|(_, v)| v.is_known())
+        .map(|(n, v)| (Box::from(n.as_str()), v.clone()))
+        .collect();
+    b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
+    b.defs(&module.body, Some(0), None, &[]);
+    let mut out = b.out;
+    let mut h = rustc_hash::FxHasher::default();
+    out.imports.hash(&mut h);
+    out.star_imports.hash(&mut h);
+    out.classes.hash(&mut h);
+    out.functions.hash(&mut h);
+    out.globals.hash(&mut h);
+    out.vocab.hash(&mut h);
+    out.fingerprint = h.finish();
+    out
+}
+
+fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
+    // name -> is a class
+    let mut m = FxHashMap::default();
+    fn walk(body: &[Stmt], m: &mut FxHashMap<String, bool>) {
+        for s in body {
+            match s {
+                Stmt::FunctionDef(f) => {
+                    m.insert(f.name.to_string(), false);
+                }
+                Stmt::ClassDef(c) => {
+                    m.insert(c.name.to_string(), true);
+                }
+                Stmt::If(i) => {
+                    walk(&i.body, m);
+                    for c in &i.elif_else_clauses {
+                        walk(&c.body, m);
+                    }
+                }
+                Stmt::Try(t) => {
+                    walk(&t.body, m);
+                    walk(&t.orelse, m);
+                }
+                _ => {}
+            }
+        }
+    }
+    walk(body, &mut m);
+    m
+}
+
+struct Builder<'s> {
+    scopes: Scopes,
+    classes: &'s ModuleClasses,
+    module_kinds: &'s KindTable,
+    flow: Option<&'s dataflow::Summaries>,
+    out: FileSummary,
+    module_defs: FxHashMap<String, bool>,
+}
+
+/// Names visible to the function being summarised: its own nested defs (closures) by index.
+type Nested = [(String, u32)];
+
+impl Builder<'_> {
+    /// Walk a suite for definitions (functions, classes), summarising each.
+    fn defs(&mut self, body: &[Stmt], parent: Option<u32>, class: Option<u32>, nested: &Nested) {
+        for stmt in body {
+            match stmt {
+                Stmt::FunctionDef(f) => {
+                    self.function(stmt, f, parent, class, nested);
+                }
+                Stmt::ClassDef(c) => self.class(c, parent),
+                Stmt::If(i) => {
+                    self.defs(&i.body, parent, class, nested);
+                    for c in &i.elif_else_clauses {
+                        self.defs(&c.body, parent, class, nested);
+                    }
+                }
+                Stmt::Try(t) => {
+                    self.defs(&t.body, parent, class, nested);
+                    self.defs(&t.orelse, parent, class, nested);
+                }
+                Stmt::With(w) => self.defs(&w.body, parent, class, nested),
+                _ => {}
+            }
+        }
+    }
+
+    fn class(&mut self, c: &ast::StmtClassDef, parent: Option<u32>) {
+        let idx = self.out.classes.len() as u32;
+        let bases = c
+            .bases()
+            .iter()
+            .filter_map(|b| self.reference(b))
+            .collect();
+        let name = c.name.as_str();
+        let forward_props = self
+            .flow
+            .and_then(|s| s.forward(name))
+            .map(props_of)
+            .unwrap_or_default();
+        let direct_torch_module = c.bases().iter().any(|b| {
+            self.scopes
+                .resolve(b)
+                .is_some_and(|q| is_module_base(&q))
+        });
+        let direct_dataset = c.bases().iter().any(|b| {
+            self.scopes
+                .resolve(b)
+                .is_some_and(|q| is_dataset_base(&q))
+        });
+        self.out.classes.push(ClassSummary {
+            name: name.into(),
+            range: c.range(),
+            bases,
+            local_module: self.classes.is_module(name) || direct_torch_module,
+            local_dataset: self.classes.is_dataset(name) || direct_dataset,
+            methods: Vec::new(),
+            attrs: Vec::new(),
+            forward_props,
+            mode_layer: None,
+            mode_layer_at: None,
+            submodules: Vec::new(),
+        });
+        let scope = Scope::collect(ScopeKind::Class, &c.body, None, &self.scopes);
+        self.scopes.push(scope);
+        self.defs(&c.body, parent, Some(idx), &[]);
+        self.scopes.pop();
+        // Train/eval-sensitive layers and sub-modules built in the methods.
+        let methods: Vec<u32> = self.out.classes[idx as usize]
+            .methods
+            .iter()
+            .map(|(_, i)| *i)
+            .collect();
+        let mut layer = None;
+        let mut subs: Vec<Ref> = Vec::new();
+        for st in &c.body {
+            let Stmt::FunctionDef(f) = st else { continue };
+            let scope = Scope::collect(
+                ScopeKind::Function,
+                &f.body,
+                Some(&f.parameters),
+                &self.scopes,
+            );
+            self.scopes.push(scope);
+            let mut calls = Vec::new();
+            collect_calls(&f.body, &mut calls);
+            for call in calls {
+                match self.scopes.resolve(&call.func) {
+                    Some(q) => {
+                        if let Some(k) = mode_layer(&q) {
+                            layer.get_or_insert((k, call.range()));
+                        } else if !q.starts_with("torch.") {
+                            subs.push(Ref::Qualified(q.into()));
+                        }
+                    }
+                    None => {
+                        if let Expr::Name(n) = &*call.func {
+                            if self.module_defs.contains_key(n.id.as_str())
+                                && n.id.as_str() != name
+                            {
+                                subs.push(Ref::Local(n.id.as_str().into()));
+                            }
+                        }
+                    }
+                }
+            }
+            self.scopes.pop();
+        }
+        subs.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        subs.dedup();
+        let cs = &mut self.out.classes[idx as usize];
+        cs.mode_layer = layer.map(|(k, _)| k);
+        cs.mode_layer_at = layer.map(|(_, r)| r);
+        cs.submodules = subs;
+        let _ = methods;
+    }
+
+    fn function(
+        &mut self,
+        anchor: &Stmt,
+        f: &ast::StmtFunctionDef,
+        parent: Option<u32>,
+        class: Option<u32>,
+        nested_outer: &Nested,
+    ) -> u32 {
+        let idx = self.out.functions.len() as u32;
+        let params: Vec<Box<str>> = f.parameters.iter().map(|p| p.name().as_str().into()).collect();
+        let annotations = f
+            .parameters
+            .iter()
+            .map(|p| {
+                p.annotation().and_then(|a| match a {
+                    Expr::Subscript(s) => self.reference(&s.value),
+                    Expr::StringLiteral(_) => None,
+                    e => self.reference(e),
+                })
+            })
+            .collect();
+        let no_grad = dataflow::decorated_no_grad(f, &self.scopes);
+        let return_props = match (class, parent) {
+            (None, Some(0)) => self
+                .flow
+                .and_then(|s| s.function(f.name.as_str()))
+                .map(props_of)
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        self.out.functions.push(FunctionSummary {
+            name: f.name.as_str().into(),
+            range: f.range(),
+            class,
+            parent,
+            usage: vec![Usage::default(); params.len()],
+            params,
+            annotations,
+            no_grad,
+            returns: Val::Unknown,
+            return_props,
+            events: Vec::new(),
+            calls: Vec::new(),
+            has_loop: false,
+        });
+        if let Some(c) = class {
+            self.out.classes[c as usize]
+                .methods
+                .push((f.name.as_str().into(), idx));
+        }
+        let scope = Scope::collect(
+            ScopeKind::Function,
+            &f.body,
+            Some(&f.parameters),
+            &self.scopes,
+        );
+        self.scopes.push(scope);
+        // Closures first, so calls to them resolve.
+        let mut nested: Vec<(String, u32)> = nested_outer.to_vec();
+        let mut own = Vec::new();
+        collect_defs(&f.body, &mut own);
+        let first_nested = self.out.functions.len() as u32;
+        let _ = first_nested;
+        for d in own {
+            let Stmt::FunctionDef(df) = d else { continue };
+            let i = self.function(d, df, Some(idx), None, &nested);
+            nested.retain(|(n, _)| n != df.name.as_str());
+            nested.push((df.name.to_string(), i));
+        }
+        for st in &f.body {
+            if let Stmt::ClassDef(c) = st {
+                self.class(c, Some(idx));
+            }
+        }
+        let param_names: Vec<&str> = f.parameters.iter().map(|p| p.name().as_str()).collect();
+        let vals = self.assignments(&f.body, &param_names, Some(&nested));
+        // Returns.
+        let mut returns: Option<Val> = None;
+        for_each_own_stmt(&f.body, &mut |st| {
+            if let Stmt::Return(r) = st {
+                let v = match &r.value {
+                    Some(e) => self.val(e, &param_names, &vals, Some(&nested)),
+                    None => Val::None,
+                };
+                returns = Some(match returns.take() {
+                    None => v,
+                    Some(prev) => prev.join(v),
+                });
+            }
+        });
+        self.out.functions[idx as usize].returns = returns.unwrap_or(Val::None);
+        self.fill_body(idx, &f.body, &param_names, Some(&nested), &vals, no_grad);
+        // Training events (the flow analysis of the body, without inlining).
+        if self.out.vocab.training {
+            self.events(idx, anchor, f, class, &param_names);
+        }
+        // `self.<attr> = value` in methods.
+        if let Some(c) = class {
+            let mut attrs = Vec::new();
+            for_each_own_stmt(&f.body, &mut |st| {
+                let (targets, value): (Vec<&Expr>, &Expr) = match st {
+                    Stmt::Assign(a) => (a.targets.iter().collect(), &a.value),
+                    Stmt::AnnAssign(a) => match &a.value {
+                        Some(v) => (vec![&*a.target], v),
+                        None => return,
+                    },
+                    _ => return,
+                };
+                for t in targets {
+                    if let Some(attr) = helpers::self_attribute(t) {
+                        let v = self.val(value, &param_names, &vals, Some(&nested));
+                        attrs.push((Box::<str>::from(attr), idx, v));
+                    }
+                }
+            });
+            self.out.classes[c as usize].attrs.extend(attrs);
+        }
+        self.scopes.pop();
+        idx
+    }
+
+    fn events(
+        &mut self,
+        idx: u32,
+        anchor: &Stmt,
+        f: &ast::StmtFunctionDef,
+        class: Option<u32>,
+        params: &[&str],
+    ) {
+        let local = KindTable::infer(
+            &f.body,
+            Some(&f.parameters),
+            &self.scopes,
+            self.classes,
+            Some(self.module_kinds),
+        );
+        let attrs = class.map(|_| {
+            // `self.<attr>` kinds of the enclosing class: reuse the class statement's
+            // attribute inference only through the linter; here the summary records
+            // targets by name and the model supplies kinds.
+            KindTable::default()
+        });
+        let input = FlowInput {
+            kinds: KindContext {
+                local: &local,
+                outer: Some(self.module_kinds),
+                attrs: attrs.as_ref(),
+                scopes: &self.scopes,
+                classes: self.classes,
+            },
+            functions: &[],
+            methods: &[],
+            current: Some(f),
+        };
+        let events = flow::analyze_suite(&f.body, anchor, &input);
+        let mut out = Vec::new();
+        for e in &events {
+            if e.kind == EventKind::Escape {
+                continue;
+            }
+            let (target, role) = match e.target.as_ref().or(e.scaler.as_ref()) {
+                Some(o) => (target_of(&o.key, params, &local, self.module_kinds), RoleTag::from(&o.role)),
+                None => (Target::None, RoleTag::Unknown),
+            };
+            out.push(SumEvent {
+                kind: e.kind,
+                target,
+                role,
+                conditional: e.guards.iter().any(|g| g.is_condition()),
+                periodic: e.guards.iter().any(Guard::is_periodic),
+                in_loop: e.in_nested_loop(),
+                range: e.range,
+            });
+        }
+        self.out.functions[idx as usize].events = out;
+    }
+
+    /// Values of the names assigned in a suite (flow-insensitive; conflicting assignments
+    /// give `Unknown`). Two rounds, so later names built from earlier ones settle.
+    fn assignments(
+        &self,
+        body: &[Stmt],
+        params: &[&str],
+        nested: Option<&Nested>,
+    ) -> FxHashMap<String, Val> {
+        let mut vals: FxHashMap<String, Val> = FxHashMap::default();
+        for _ in 0..2 {
+            let mut next: FxHashMap<String, Option<Val>> = FxHashMap::default();
+            for_each_own_stmt(body, &mut |st| {
+                let mut bind = |name: &str, v: Val| {
+                    let e = next.entry(name.to_string()).or_insert(None);
+                    *e = Some(match e.take() {
+                        None => v,
+                        Some(prev) => prev.join(v),
+                    });
+                };
+                match st {
+                    Stmt::Assign(a) => {
+                        let v = self.val(&a.value, params, &vals, nested);
+                        for t in &a.targets {
+                            match t {
+                                Expr::Name(n) => bind(n.id.as_str(), v.clone()),
+                                Expr::Tuple(tt) => {
+                                    for (i, e) in tt.elts.iter().enumerate() {
+                                        if let Expr::Name(n) = e {
+                                            let ev = match &v {
+                                                Val::Tuple(els) => {
+                                                    els.get(i).cloned().unwrap_or_default()
+                                                }
+                                                _ => Val::Unknown,
+                                            };
+                                            bind(n.id.as_str(), ev);
+                                        }
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    Stmt::AnnAssign(a) => {
+                        if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
+                            bind(n.id.as_str(), self.val(v, params, &vals, nested));
+                        }
+                    }
+                    Stmt::For(f) => {
+                        if let Expr::Name(n) = &*f.target {
+                            bind(n.id.as_str(), Val::Unknown);
+                        }
+                    }
+                    Stmt::With(w) => {
+                        for item in &w.items {
+                            if let Some(Expr::Name(n)) = item.optional_vars.as_deref() {
+                                bind(n.id.as_str(), Val::Unknown);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            });
+            vals = next
+                .into_iter()
+                .map(|(k, v)| (k, v.unwrap_or_default()))
+                .collect();
+        }
+        // A parameter re-bound in the body is no longer the parameter.
+        vals
+    }
+
+    /// A reference for a name or attribute chain (classes, bases, annotations, callees).
+    fn reference(&self, expr: &Expr) -> Option<Ref> {
+        if let Some(q) = self.scopes.resolve(expr) {
+            return Some(Ref::Qualified(q.into()));
+        }
+        match expr {
+            Expr::Name(n) if self.module_defs.contains_key(n.id.as_str()) => {
+                Some(Ref::Local(n.id.as_str().into()))
+            }
+            _ => None,
+        }
+    }
+
+    fn val(
+        &self,
+        expr: &Expr,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+    ) -> Val {
+        match expr {
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if let Some(v) = vals.get(id) {
+                    return v.clone();
+                }
+                if let Some(i) = params.iter().position(|p| *p == id) {
+                    return Val::Param(i as u16);
+                }
+                if id == "None" {
+                    return Val::None;
+                }
+                // A module-level object of this file, used from a function.
+                match self.module_kinds.get(id) {
+                    Some(k) if *k != Kind::Unknown => Val::Kind(k.clone()),
+                    _ => Val::Unknown,
+                }
+            }
+            Expr::NoneLiteral(_) => Val::None,
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                Val::SelfAttr(a.attr.as_str().into())
+            }
+            Expr::Tuple(t) => Val::Tuple(
+                t.elts
+                    .iter()
+                    .map(|e| self.val(e, params, vals, nested))
+                    .collect(),
+            ),
+            Expr::List(t) => Val::Tuple(
+                t.elts
+                    .iter()
+                    .map(|e| self.val(e, params, vals, nested))
+                    .collect(),
+            ),
+            Expr::Call(call) => self.call_val(call, params, vals, nested),
+            Expr::If(i) => self
+                .val(&i.body, params, vals, nested)
+                .join(self.val(&i.orelse, params, vals, nested)),
+            _ => Val::Unknown,
+        }
+    }
+
+    fn call_val(
+        &self,
+        call: &ExprCall,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+    ) -> Val {
+        let args = || -> (Vec<Val>, Vec<(Box<str>, Val)>) {
+            let a = call
+                .arguments
+                .args
+                .iter()
+                .map(|e| match e {
+                    Expr::Starred(_) => Val::Unknown,
+                    e => self.val(e, params, vals, nested),
+                })
+                .collect();
+            let k = call
+                .arguments
+                .keywords
+                .iter()
+                .filter_map(|k| {
+                    k.arg
+                        .as_ref()
+                        .map(|n| (Box::from(n.as_str()), self.val(&k.value, params, vals, nested)))
+                })
+                .collect();
+            (a, k)
+        };
+        // Callees the model resolves: a closure, a module-level def, a project import.
+        if let Some(callee) = self.callee_ref(call, params, vals, nested) {
+            let (args, kwargs) = args();
+            return Val::Call {
+                callee,
+                args,
+                kwargs,
+            };
+        }
+        if let Some(q) = self.scopes.resolve(&call.func) {
+            if matches!(
+                q.as_str(),
+                "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+            ) {
+                let shuffle_arg = helpers::argument(call, "shuffle", 2);
+                let sampler = helpers::argument(call, "sampler", 3)
+                    .map(|s| self.val(s, params, vals, nested))
+                    .unwrap_or(Val::None);
+                return Val::Loader {
+                    shuffle: shuffle_arg.and_then(helpers::is_truthy),
+                    shuffle_given: shuffle_arg.is_some(),
+                    sampler: Box::new(sampler),
+                };
+            }
+            if q.starts_with("torch.nn.") && is_module_base(&q) {
+                return Val::Torch(q.into());
+            }
+        }
+        // Module methods that return the module itself keep the receiver's value
+        // (`model.to(device)` of a parameter is that parameter).
+        if let Some((m, recv)) = helpers::method_call(call) {
+            if crate::kinds::MODULE_SELF_METHODS.contains(&m) {
+                let r = self.val(recv, params, vals, nested);
+                if matches!(r, Val::Param(_) | Val::Call { .. } | Val::SelfAttr(_)) {
+                    return r;
+                }
+            }
+        }
+        let kinds = KindContext {
+            local: &KindTable::default(),
+            outer: Some(self.module_kinds),
+            attrs: None,
+            scopes: &self.scopes,
+            classes: self.classes,
+        };
+        match kinds.kind(&Expr::Call(call.clone())) {
+            Kind::Unknown => Val::Unknown,
+            k => Val::Kind(k),
+        }
+    }
+
+    /// The project-resolvable callee of a call, if any.
+    fn callee_ref(
+        &self,
+        call: &ExprCall,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+    ) -> Option<Ref> {
+        match &*call.func {
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if let Some((_, i)) = nested.and_then(|ns| ns.iter().rev().find(|(m, _)| m == id)) {
+                    return Some(Ref::Nested(*i));
+                }
+                if params.contains(&id) || vals.contains_key(id) {
+                    return None;
+                }
+                if let Some(q) = self.scopes.lookup(id) {
+                    return (!super::summary_is_external(&q)).then(|| Ref::Qualified(q.into()));
+                }
+                self.module_defs
+                    .contains_key(id)
+                    .then(|| Ref::Local(id.into()))
+            }
+            Expr::Attribute(a) => {
+                if helpers::name_of(&a.value) == Some("self") {
+                    return Some(Ref::Method(a.attr.as_str().into()));
+                }
+                let q = self.scopes.resolve(&call.func)?;
+                (!super::summary_is_external(&q)).then(|| Ref::Qualified(q.into()))
+            }
+            _ => None,
+        }
+    }
+
+    /// Calls (with their context) and parameter usage of a suite.
+    fn fill_body(
+        &mut self,
+        idx: u32,
+        body: &[Stmt],
+        params: &[&str],
+        nested: Option<&Nested>,
+        vals: &FxHashMap<String, Val>,
+        no_grad: bool,
+    ) {
+        let mut w = BodyWalker {
+            b: self,
+            params,
+            nested,
+            vals,
+            loop_depth: 0,
+            cond_depth: 0,
+            no_grad: u32::from(no_grad),
+            calls: Vec::new(),
+            usage: vec![Usage::default(); params.len()],
+            has_loop: false,
+        };
+        w.suite(body);
+        let BodyWalker {
+            calls,
+            usage,
+            has_loop,
+            ..
+        } = w;
+        let f = &mut self.out.functions[idx as usize];
+        f.calls = calls;
+        if !params.is_empty() {
+            f.usage = usage;
+        }
+        f.has_loop = has_loop;
+    }
+}
+
+
+fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
+    v.facts
+        .iter()
+        .filter(|f| {
+            matches!(
+                f.prop,
+                Prop::Probabilities | Prop::LogProbabilities | Prop::ColumnVector | Prop::Vector
+            )
+        })
+        .map(|f| PropFact {
+            prop: f.prop,
+            definite: f.certainty == dataflow::Certainty::Definite,
+            op: f.op,
+            origin: f.origin,
+        })
+        .collect()
+}
+
+/// Map an object key seen in a function (`opt`, `self.optimizer`, `model.module`,
+/// `opts[0]`) to a summary target.
+fn target_of(key: &str, params: &[&str], local: &KindTable, module: &KindTable) -> Target {
+    let split = key.find(['.', '[']).unwrap_or(key.len());
+    let (root, rest) = key.split_at(split);
+    if root == "self" {
+        return Target::SelfAttr(rest.trim_start_matches('.').into());
+    }
+    if let Some(i) = params.iter().position(|p| *p == root) {
+        return Target::Param(i as u16, rest.into());
+    }
+    if local.get(root).is_none() && module.get(root).is_some() {
+        return Target::Global(key.into());
+    }
+    Target::Local(key.into())
+}
+
+fn collect_defs<'a>(body: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
+    for stmt in body {
+        match stmt {
+            Stmt::FunctionDef(_) => out.push(stmt),
+            Stmt::If(i) => {
+                collect_defs(&i.body, out);
+                for c in &i.elif_else_clauses {
+                    collect_defs(&c.body, out);
+                }
+            }
+            Stmt::Try(t) => {
+                collect_defs(&t.body, out);
+                collect_defs(&t.orelse, out);
+            }
+            Stmt::With(w) => collect_defs(&w.body, out),
+            Stmt::For(f) => collect_defs(&f.body, out),
+            Stmt::While(w) => collect_defs(&w.body, out),
+            _ => {}
+        }
+    }
+}
+
+/// Every statement of a suite, descending into compound statements but not into nested
+/// definitions.
+pub(crate) fn for_each_own_stmt<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
+    for stmt in body {
+        f(stmt);
+        match stmt {
+            Stmt::For(s) => {
+                for_each_own_stmt(&s.body, f);
+                for_each_own_stmt(&s.orelse, f);
+            }
+            Stmt::While(s) => {
+                for_each_own_stmt(&s.body, f);
+                for_each_own_stmt(&s.orelse, f);
+            }
+            Stmt::If(s) => {
+                for_each_own_stmt(&s.body, f);
+                for c in &s.elif_else_clauses {
+                    for_each_own_stmt(&c.body, f);
+                }
+            }
+            Stmt::With(s) => for_each_own_stmt(&s.body, f),
+            Stmt::Try(s) => {
+                for_each_own_stmt(&s.body, f);
+                for h in &s.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    for_each_own_stmt(&h.body, f);
+                }
+                for_each_own_stmt(&s.orelse, f);
+                for_each_own_stmt(&s.finalbody, f);
+            }
+            Stmt::Match(m) => {
+                for c in &m.cases {
+                    for_each_own_stmt(&c.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn collect_calls<'a>(body: &'a [Stmt], out: &mut Vec<&'a ExprCall>) {
+    struct C<'a, 'o> {
+        out: &'o mut Vec<&'a ExprCall>,
+    }
+    impl<'a> Visitor<'a> for C<'a, '_> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                _ => visitor::walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::Call(c) = expr {
+                self.out.push(c);
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut c = C { out };
+    c.visit_body(body);
+}
+
+struct BodyWalker<'w, 'b> {
+    b: &'w Builder<'b>,
+    params: &'w [&'w str],
+    nested: Option<&'w Nested>,
+    vals: &'w FxHashMap<String, Val>,
+    loop_depth: u32,
+    cond_depth: u32,
+    no_grad: u32,
+    calls: Vec<SumCall>,
+    usage: Vec<Usage>,
+    has_loop: bool,
+}
+
+impl BodyWalker<'_, '_> {
+    fn param(&self, expr: &Expr) -> Option<usize> {
+        let n = helpers::name_of(expr)?;
+        if self.vals.contains_key(n) {
+            return None;
+        }
+        self.params.iter().position(|p| *p == n)
+    }
+
+    fn mark(&mut self, expr: &Expr, bits: u16) {
+        if let Some(i) = self.param(expr) {
+            self.usage[i].0 |= bits;
+        }
+    }
+
+    fn suite(&mut self, body: &[Stmt]) {
+        for stmt in body {
+            self.stmt(stmt);
+        }
+    }
+
+    fn grad_off(&self, expr: &Expr) -> bool {
+        let callee = match expr {
+            Expr::Call(c) => &*c.func,
+            e => e,
+        };
+        match self.b.scopes.resolve(callee) {
+            Some(q) => matches!(
+                q.as_str(),
+                "torch.no_grad"
+                    | "torch.autograd.no_grad"
+                    | "torch.inference_mode"
+                    | "torch.autograd.inference_mode"
+                    | "torch.autograd.grad_mode.no_grad"
+                    | "torch.autograd.grad_mode.inference_mode"
+            ),
+            None => false,
+        }
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            Stmt::For(f) => {
+                self.has_loop = true;
+                self.expr(&f.iter);
+                self.mark(&f.iter, Usage::ITERATED);
+                if let Expr::Call(c) = &*f.iter {
+                    // `for i, batch in enumerate(loader)`
+                    if helpers::name_of(&c.func) == Some("enumerate") {
+                        if let Some(a) = c.arguments.args.first() {
+                            self.mark(a, Usage::ITERATED);
+                        }
+                    }
+                }
+                self.loop_depth += 1;
+                self.suite(&f.body);
+                self.loop_depth -= 1;
+                self.suite(&f.orelse);
+            }
+            Stmt::While(w) => {
+                self.has_loop = true;
+                self.expr(&w.test);
+                self.loop_depth += 1;
+                self.suite(&w.body);
+                self.loop_depth -= 1;
+                self.suite(&w.orelse);
+            }
+            Stmt::If(i) => {
+                self.expr(&i.test);
+                self.cond_depth += 1;
+                self.suite(&i.body);
+                for c in &i.elif_else_clauses {
+                    if let Some(t) = &c.test {
+                        self.expr(t);
+                    }
+                    self.suite(&c.body);
+                }
+                self.cond_depth -= 1;
+            }
+            Stmt::With(w) => {
+                let mut off = 0;
+                for item in &w.items {
+                    self.expr(&item.context_expr);
+                    if self.grad_off(&item.context_expr) {
+                        off += 1;
+                    }
+                }
+                self.no_grad += off;
+                self.suite(&w.body);
+                self.no_grad -= off;
+            }
+            Stmt::Try(t) => {
+                self.suite(&t.body);
+                self.cond_depth += 1;
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    self.suite(&h.body);
+                }
+                self.cond_depth -= 1;
+                self.suite(&t.orelse);
+                self.suite(&t.finalbody);
+            }
+            _ => {
+                struct E<'x, 'w, 'b> {
+                    w: &'x mut BodyWalker<'w, 'b>,
+                }
+                impl<'a> Visitor<'a> for E<'_, '_, '_> {
+                    fn visit_expr(&mut self, expr: &'a Expr) {
+                        self.w.expr_node(expr);
+                        match expr {
+                            Expr::Lambda(_) => {}
+                            _ => visitor::walk_expr(self, expr),
+                        }
+                    }
+                    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+                        match stmt {
+                            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                            _ => visitor::walk_stmt(self, stmt),
+                        }
+                    }
+                }
+                let mut e = E { w: self };
+                e.visit_stmt(stmt);
+            }
+        }
+    }
+
+    fn expr(&mut self, expr: &Expr) {
+        struct E<'x, 'w, 'b> {
+            w: &'x mut BodyWalker<'w, 'b>,
+        }
+        impl<'a> Visitor<'a> for E<'_, '_, '_> {
+            fn visit_expr(&mut self, expr: &'a Expr) {
+                self.w.expr_node(expr);
+                match expr {
+                    Expr::Lambda(_) => {}
+                    _ => visitor::walk_expr(self, expr),
+                }
+            }
+        }
+        let mut e = E { w: self };
+        e.visit_expr(expr);
+    }
+
+    fn expr_node(&mut self, expr: &Expr) {
+        match expr {
+            Expr::Attribute(a) => match a.attr.as_str() {
+                "param_groups" => self.mark(&a.value, Usage::PARAM_GROUPS),
+                "dataset" | "sampler" | "batch_size" => self.mark(&a.value, Usage::LOADER_ATTR),
+                _ => {}
+            },
+            Expr::Call(call) => {
+                if let Some(i) = self.param(&call.func) {
+                    self.usage[i].0 |= Usage::CALLED;
+                }
+                if let Some((m, recv)) = helpers::method_call(call) {
+                    let bits = match m {
+                        "eval" | "train" => Usage::MODE,
+                        "parameters" | "named_parameters" | "modules" | "children"
+                        | "named_modules" => Usage::PARAMETERS,
+                        "state_dict" | "load_state_dict" => Usage::STATE_DICT,
+                        "step" => Usage::STEP,
+                        "zero_grad" => Usage::ZERO_GRAD,
+                        "backward" => Usage::BACKWARD,
+                        "to" | "cuda" => Usage::MOVED,
+                        _ => 0,
+                    };
+                    if bits != 0 {
+                        self.mark(recv, bits);
+                    }
+                }
+                if let Some(callee) = self
+                    .b
+                    .callee_ref(call, self.params, self.vals, self.nested)
+                {
+                    let args = call
+                        .arguments
+                        .args
+                        .iter()
+                        .map(|e| match e {
+                            Expr::Starred(_) => Val::Unknown,
+                            e => self.b.val(e, self.params, self.vals, self.nested),
+                        })
+                        .collect();
+                    let kwargs = call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .filter_map(|k| {
+                            k.arg.as_ref().map(|n| {
+                                (
+                                    Box::from(n.as_str()),
+                                    self.b.val(&k.value, self.params, self.vals, self.nested),
+                                )
+                            })
+                        })
+                        .collect();
+                    self.calls.push(SumCall {
+                        callee,
+                        args,
+                        kwargs,
+                        range: call.range(),
+                        in_loop: self.loop_depth > 0,
+                        conditional: self.cond_depth > 0,
+                        no_grad: self.no_grad > 0,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Whole-project model tests on small multi-file trees written to a temporary directory.
+use super::*;
+use torchvet_python::SourceFile;
+
+struct Tree(PathBuf);
+
+impl Tree {
+    fn new(files: &[(&str, &str)]) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let root = std::env::temp_dir().join(format!(
+            "torchvet-project-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&root).unwrap();
+        let root = root.canonicalize().unwrap();
+        std::fs::write(root.join("pyproject.toml"), "").unwrap();
+        for (p, text) in files {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        Tree(root)
+    }
+
+    fn load(path: &Path) -> Option<FileSummary> {
+        let source = SourceFile::load(path).ok()?;
+        let parsed = source.parse();
+        Some(summarise(path, &source.text, parsed.syntax(), false))
+    }
+
+    /// The model of the checked files; the tree is a walked root unless `single` (the user
+    /// named single files, as pre-commit does).
+    fn model_with(&self, checked: &[&str], single: bool) -> Arc<ProjectModel> {
+        let summaries = checked
+            .iter()
+            .map(|p| Self::load(&self.0.join(p)).unwrap())
+            .collect();
+        let roots = if single { Vec::new() } else { vec![self.0.clone()] };
+        Arc::new(ProjectModel::build(summaries, roots, &Self::load))
+    }
+
+    fn model(&self, checked: &[&str]) -> Arc<ProjectModel> {
+        self.model_with(checked, false)
+    }
+
+    fn id(&self, m: &ProjectModel, p: &str) -> FileId {
+        m.file_id(&self.0.join(p)).unwrap()
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const MODELS: &str = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nclass Base(nn.Module):\n    pass\n\nclass Net(Base):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n        self.drop = nn.Dropout(0.5)\n\n    def forward(self, x):\n        return F.softmax(self.fc(self.drop(x)), dim=1)\n\nclass Plain(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\ndef build(cfg):\n    return Net()\n";
+
+#[test]
+fn classes_across_files_and_reexports() {
+    let t = Tree::new(&[
+        ("pkg/__init__.py", "from .models import Net, build\n"),
+        ("pkg/models.py", MODELS),
+        (
+            "pkg/wrap.py",
+            "from .models import Net\n\nclass Wrapped(Net):\n    pass\n\nclass Holder(torch_nn_Module := object):\n    pass\n",
+        ),
+        (
+            "train.py",
+            "import torch\nfrom pkg import Net, build\nimport pkg.models as m\n\nmodel = build({})\nother = m.Plain()\n",
+        ),
+    ]);
+    let m = t.model(&["pkg/__init__.py", "pkg/models.py", "pkg/wrap.py", "train.py"]);
+    let train = m.view(t.id(&m, "train.py"));
+    let Some(Entity::Class(net)) = train.entity("pkg.Net") else {
+        panic!("pkg.Net resolves through the package __init__")
+    };
+    assert!(m.is_module(net));
+    assert_eq!(m.class_name(net).0, "Net");
+    let (props, _) = m.forward_props(net);
+    assert!(props.iter().any(|p| p.prop == crate::dataflow::Prop::Probabilities));
+    assert_eq!(m.mode_layer(net).map(|(k, _)| k), Some("Dropout"));
+    let Some(Entity::Class(plain)) = train.entity("pkg.models.Plain") else {
+        panic!()
+    };
+    assert!(m.is_module(plain));
+    assert_eq!(m.mode_layer(plain), None);
+    // A subclass in another file inherits module-ness and sensitivity.
+    let wrap = m.view(t.id(&m, "pkg/wrap.py"));
+    let Some(Entity::Class(w)) = wrap.local("Wrapped") else {
+        panic!()
+    };
+    assert!(m.is_module(w));
+    assert_eq!(m.mode_layer(w).map(|(k, _)| k), Some("Dropout"));
+    // A builder's return value.
+    let r = train.call_result("pkg.build");
+    assert_eq!(r.kind, Kind::Module);
+    assert_eq!(r.class, Some(ClassRef::Project(net)));
+    // Module globals.
+    let g = m.file(t.id(&m, "train.py")).global("model").cloned();
+    assert!(matches!(g, Some(Val::Call { .. })));
+}
+
+#[test]
+fn parameter_kinds_from_call_sites_and_usage() {
+    let t = Tree::new(&[
+        ("models.py", MODELS),
+        (
+            "engine.py",
+            "def train_one_epoch(model, loader, optimizer, criterion):\n    model.train()\n    for x, y in loader:\n        optimizer.zero_grad()\n        loss = criterion(model(x), y)\n        loss.backward()\n        optimizer.step()\n\ndef evaluate(net, data):\n    for x, y in data:\n        net(x)\n\ndef unused(opt):\n    opt.step()\n    opt.zero_grad()\n",
+        ),
+        (
+            "main.py",
+            "import torch\nfrom models import Net\nfrom engine import train_one_epoch, evaluate\n\ndef main():\n    model = Net()\n    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n    crit = torch.nn.CrossEntropyLoss()\n    loader = torch.utils.data.DataLoader([], batch_size=2, shuffle=True)\n    for epoch in range(3):\n        train_one_epoch(model, loader, opt, crit)\n        evaluate(model, loader)\n",
+        ),
+    ]);
+    let m = t.model(&["models.py", "engine.py", "main.py"]);
+    let engine = m.view(t.id(&m, "engine.py"));
+    let Some(Entity::Function(f)) = engine.local("train_one_epoch") else {
+        panic!()
+    };
+    let model = m.param(f, 0);
+    assert_eq!(model.kind, Kind::Module);
+    assert!(matches!(model.class, Some(ClassRef::Project(_))));
+    assert_eq!(m.param(f, 1).kind, Kind::DataLoader);
+    assert_eq!(m.param(f, 1).loader.as_ref().and_then(|l| l.shuffle), Some(true));
+    assert_eq!(m.param(f, 2).kind, Kind::Optimizer("SGD".into()));
+    assert_eq!(m.param(f, 3).kind, Kind::Module);
+    // Usage only: no call site.
+    let Some(Entity::Function(u)) = engine.local("unused") else {
+        panic!()
+    };
+    assert_eq!(m.param(u, 0).kind, Kind::Optimizer("Optimizer".into()));
+    assert!(!m.is_called(u));
+    // Events of train_one_epoch, per parameter.
+    let ev = m.events(f);
+    assert!(ev
+        .iter()
+        .any(|e| e.kind == EventKind::Step && e.target == Target::Param(2, "".into())));
+    assert!(ev.iter().any(|e| e.kind == EventKind::Train));
+    // Composed into main(): the step acts on main's local `opt`.
+    let mainf = m.view(t.id(&m, "main.py"));
+    let Some(Entity::Function(mf)) = mainf.local("main") else {
+        panic!()
+    };
+    assert!(m
+        .events(mf)
+        .iter()
+        .any(|e| e.kind == EventKind::Backward && e.depth == 1 && e.in_loop));
+    // Dependents: editing models.py re-checks main.py.
+    let deps = m.dependents(t.id(&m, "models.py"));
+    assert!(deps.contains(&t.id(&m, "main.py")));
+}
+
+#[test]
+fn files_outside_the_checked_set_are_loaded_for_imports() {
+    let t = Tree::new(&[("models.py", MODELS), ("train.py", "import torch\nfrom models import Net\n")]);
+    let m = t.model_with(&["train.py"], true);
+    assert_eq!(m.len(), 2);
+    let train = m.view(0);
+    assert!(train.is_module_class("models.Net"));
+    assert!(!m.is_checked(1));
+}
