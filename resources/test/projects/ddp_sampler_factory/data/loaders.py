@@ -1,0 +1,13 @@
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+
+
+def build_train_loader(dataset, batch_size, num_workers=4):
+    sampler = DistributedSampler(dataset, shuffle=True, drop_last=True)  # expect: distributed-sampler-without-set-epoch
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=num_workers,
+                      pin_memory=True, drop_last=True, persistent_workers=num_workers > 0)
+
+
+def build_val_loader(dataset, batch_size, num_workers=4):
+    sampler = DistributedSampler(dataset, shuffle=False)  # ok: evaluation order is fixed on purpose
+    return DataLoader(dataset, batch_size=batch_size, sampler=sampler, num_workers=num_workers, pin_memory=True)

@@ -1,0 +1,4 @@
+from .backbone import ConvBackbone
+from .heads import ClassificationHead
+
+__all__ = ["ConvBackbone", "ClassificationHead"]

@@ -1,0 +1,1 @@
+"""Binary/multi-class segmentation building blocks."""
