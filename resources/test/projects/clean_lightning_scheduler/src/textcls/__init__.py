@@ -1,0 +1,3 @@
+from .module import TextClassifier
+
+__all__ = ["TextClassifier"]
