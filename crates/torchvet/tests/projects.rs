@@ -1,0 +1,550 @@
+//! Whole multi-file projects (`resources/test/projects/<name>/`), checked the way a user checks
+//! them: `torchvet check . --output-format json` with the project directory as the current
+//! directory. Each project is copied into a fresh temporary directory with an empty `.git`
+//! (a checkout of its own, so no configuration or declared torch version of this repository
+//! leaks in) and run with a cleared environment and an empty home directory. Projects may
+//! carry their own `pyproject.toml` / `requirements.txt`, exactly as users' projects do.
+//!
+//! Expectations live in the sources: `# expect: <rule>[, <rule>...]` at the end of the line
+//! where the finding must be reported, in `.py` files and in notebook cell sources (rows are
+//! then counted inside the cell, and the cell is its 1-based index in the notebook's `cells`
+//! array, as torchvet's JSON `cell` field reports it). The set of (file, cell, row, rule) of
+//! every warning and critical finding must equal the set of marks; info findings count only
+//! for info rules that some mark of the project names (those rules are enabled with
+//! `--extend-select`, as a user enabling an opt-in rule would). Projects named `clean_*` are
+//! correct code spelled the way real projects spell it: they carry no marks and must produce
+//! no warning or critical finding at all.
+//!
+//! `resources/test/projects/README.md` describes every project; `STATUS.md` records which
+//! expectations the current implementation meets. Set `TORCHVET_PROJECTS_STATUS=<file>` to
+//! have the `status_of_every_project` test write that table.
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// One expected or reported finding: (file relative to the project root, notebook cell, row,
+/// rule name). `cell` is 0 for Python files.
+type Key = (String, usize, usize, String);
+
+macro_rules! projects {
+    (bugs: [$($bug:ident),* $(,)?], clean: [$($clean:ident),* $(,)?] $(,)?) => {
+        /// Projects holding real mistakes, each marked on its line.
+        const BUG_PROJECTS: &[&str] = &[$(stringify!($bug)),*];
+        /// Correct look-alike projects: nothing may fire.
+        const CLEAN_PROJECTS: &[&str] = &[$(stringify!($clean)),*];
+        $(
+            #[test]
+            fn $bug() {
+                check_project(stringify!($bug));
+            }
+        )*
+        $(
+            #[test]
+            fn $clean() {
+                check_project(stringify!($clean));
+            }
+        )*
+    };
+}
+
+projects! {
+    bugs: [
+        char_rnn_vocab_checkpoint,
+        cifar_pkg_reexport,
+        closures_in_main,
+        ddp_sampler_factory,
+        distill_validate_other_file,
+        engine_without_torch,
+        eval_loader_shuffled_factory,
+        gan_models_dict,
+        gan_step_functions,
+        grad_accum_helper,
+        imbalanced_sampler_factory,
+        legacy_mnist_apis,
+        lib_usage_evidence,
+        lightning_self_call,
+        mnist_flat_test_fn,
+        multi_optimizer_trainer,
+        nested_validation_script,
+        notebook_cross_file_losses,
+        notebook_nested_eval,
+        optimizer_step_order_methods,
+        resume_checkpoint_helper,
+        rnn_packed_sequence,
+        scheduler_not_stepped_trainer,
+        seg_import_alias,
+        src_layout_sentiment,
+        star_import_kws,
+        step_helper_engine,
+        trainer_base_other_file,
+        value_kinds_factories,
+        weights_only_namespace,
+        whole_model_save_predict,
+    ],
+    clean: [
+        clean_custom_dataset_attrs,
+        clean_ddp_loaders,
+        clean_engine_no_torch,
+        clean_eval_in_engine,
+        clean_eval_only_checkpoint,
+        clean_gan_detach,
+        clean_lightning_scheduler,
+        clean_notebook_ipython,
+        clean_pytest_suite,
+        clean_src_accumulation,
+        clean_trainer_resume,
+    ],
+}
+
+/// Rule names that issue 11 introduces. Marks may name them before the binary knows them;
+/// any other name must be a rule the binary lists (this catches typos in marks).
+const NEW_RULES: &[&str] = &[
+    "scheduler-never-stepped",
+    "resume-without-optimizer-state",
+    "checkpoint-fails-weights-only-load",
+    "gan-discriminator-on-undetached-fake",
+    "eval-loader-shuffled",
+    "backward-retain-variables-removed",
+    "pack-padded-sequence-unpacked",
+    "mnist-legacy-data-attributes",
+];
+
+fn projects_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../resources/test/projects")
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_torchvet"));
+    // Nothing from the developer's environment (TORCHVET_*, XDG_*, HOME) reaches the run.
+    c.env_clear();
+    c.env("TORCHVET_THREADS", "2");
+    c
+}
+
+/// Rule name -> severity, as the binary lists them.
+fn registry() -> &'static BTreeMap<String, String> {
+    static REGISTRY: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let out = bin()
+            .args(["rules", "--format", "json"])
+            .output()
+            .expect("torchvet rules runs");
+        let rules: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("`torchvet rules --format json` is JSON");
+        rules
+            .as_array()
+            .expect("a list of rules")
+            .iter()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap_or_default().to_string(),
+                    r["severity"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    })
+}
+
+/// Does `torchvet check` accept `--no-cache`? The result cache is a later issue; until it
+/// exists there is nothing to bypass and the flag is left out. Once it exists, every run here
+/// passes it so that a stale cache can never hide a finding.
+fn has_no_cache_flag() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(|| {
+        let out = bin()
+            .args(["check", "--help"])
+            .output()
+            .expect("torchvet check --help runs");
+        String::from_utf8_lossy(&out.stdout).contains("--no-cache")
+    })
+}
+
+/// Marks `# expect: a, b` on each line of `text`: (1-based row, rule).
+fn marks_in(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if let Some((_, names)) = line.split_once("# expect: ") {
+            for name in names.split(',') {
+                let name = name.split_whitespace().next().unwrap_or("");
+                if !name.is_empty() {
+                    out.push((i + 1, name.to_string()));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every file of the project, relative to its root, sorted (`/` separators).
+fn project_files(root: &Path) -> Vec<String> {
+    fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else {
+                let rel = path.strip_prefix(root).expect("inside the root");
+                let rel: Vec<_> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect();
+                out.push(rel.join("/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(root, root, &mut out);
+    out
+}
+
+/// Code cells' sources with their 1-based index in the notebook's `cells` array.
+fn notebook_cells(path: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let json: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    let cells = json["cells"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{} has no `cells` list", path.display()));
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c["cell_type"] == "code")
+        .map(|(i, c)| {
+            let src = match &c["source"] {
+                serde_json::Value::Array(lines) => {
+                    lines.iter().filter_map(|l| l.as_str()).collect()
+                }
+                serde_json::Value::String(s) => s.clone(),
+                _ => String::new(),
+            };
+            (i + 1, src)
+        })
+        .collect()
+}
+
+/// All marks of a project.
+fn expected(root: &Path) -> BTreeSet<Key> {
+    let mut out = BTreeSet::new();
+    for rel in project_files(root) {
+        let path = root.join(&rel);
+        if rel.ends_with(".py") {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            for (row, rule) in marks_in(&text) {
+                out.insert((rel.clone(), 0, row, rule));
+            }
+        } else if rel.ends_with(".ipynb") {
+            for (cell, src) in notebook_cells(&path) {
+                for (row, rule) in marks_in(&src) {
+                    out.insert((rel.clone(), cell, row, rule));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy");
+    for entry in std::fs::read_dir(from)
+        .expect("read the project")
+        .filter_map(Result::ok)
+    {
+        let src = entry.path();
+        let dst = to.join(entry.file_name());
+        if src.is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).expect("copy a project file");
+        }
+    }
+}
+
+/// A configuration above the temporary copy would be picked up by torchvet's upward search
+/// and change what the run means: refuse to run rather than compare the wrong thing.
+fn assert_no_config_above(dir: &Path) {
+    for anc in dir.ancestors().skip(1) {
+        assert!(
+            !anc.join("torchvet.toml").is_file(),
+            "{} would configure the isolated run; remove it",
+            anc.join("torchvet.toml").display()
+        );
+        let py = anc.join("pyproject.toml");
+        if let Ok(text) = std::fs::read_to_string(&py) {
+            assert!(
+                !text.contains("[tool.torchvet"),
+                "{} would configure the isolated run; remove it",
+                py.display()
+            );
+        }
+    }
+}
+
+/// What one run found.
+struct Outcome {
+    expected: BTreeSet<Key>,
+    reported: BTreeSet<Key>,
+    /// key -> message, for the report of unexpected findings.
+    messages: BTreeMap<Key, String>,
+    /// Set when the run itself failed (exit code other than 0/1, or output that is not JSON).
+    error: Option<String>,
+}
+
+impl Outcome {
+    fn missing(&self) -> Vec<&Key> {
+        self.expected.difference(&self.reported).collect()
+    }
+
+    fn unexpected(&self) -> Vec<&Key> {
+        self.reported.difference(&self.expected).collect()
+    }
+}
+
+fn show(key: &Key) -> String {
+    let (file, cell, row, rule) = key;
+    if *cell == 0 {
+        format!("{file}:{row} {rule}")
+    } else {
+        format!("{file}:cell {cell}:{row} {rule}")
+    }
+}
+
+fn run_project(name: &str) -> Outcome {
+    let src = projects_dir().join(name);
+    assert!(src.is_dir(), "no project directory {}", src.display());
+    let expected = expected(&src);
+
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let root = tmp.path().join(name);
+    copy_tree(&src, &root);
+    // A checkout of its own: the declared-torch-version search stops here.
+    std::fs::create_dir_all(root.join(".git")).expect("create .git");
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join(".config")).expect("create the home directory");
+    assert_no_config_above(&root);
+
+    let info_rules: BTreeSet<String> = expected
+        .iter()
+        .map(|k| k.3.clone())
+        .filter(|r| registry().get(r).is_some_and(|s| s == "info"))
+        .collect();
+
+    let mut cmd = bin();
+    cmd.current_dir(&root)
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args(["check", ".", "--output-format", "json"]);
+    if has_no_cache_flag() {
+        cmd.arg("--no-cache");
+    }
+    if !info_rules.is_empty() {
+        let list: Vec<&str> = info_rules.iter().map(String::as_str).collect();
+        cmd.args(["--extend-select", &list.join(",")]);
+    }
+    let out = cmd.output().expect("torchvet runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+
+    let mut outcome = Outcome {
+        expected,
+        reported: BTreeSet::new(),
+        messages: BTreeMap::new(),
+        error: None,
+    };
+    let code = out.status.code().unwrap_or(-1);
+    if code != 0 && code != 1 {
+        outcome.error = Some(format!("exit code {code}; stderr:\n{stderr}"));
+        return outcome;
+    }
+    let findings: serde_json::Value = match serde_json::from_str(&stdout) {
+        Ok(v) => v,
+        Err(e) => {
+            outcome.error = Some(format!("output is not JSON ({e}); stderr:\n{stderr}"));
+            return outcome;
+        }
+    };
+    for f in findings.as_array().into_iter().flatten() {
+        let rule = f["name"].as_str().unwrap_or_default().to_string();
+        let severity = f["severity"].as_str().unwrap_or_default();
+        if !(matches!(severity, "warning" | "critical") || info_rules.contains(&rule)) {
+            continue;
+        }
+        let file = f["filename"]
+            .as_str()
+            .unwrap_or_default()
+            .trim_start_matches("./")
+            .replace('\\', "/");
+        let cell = f["cell"].as_u64().unwrap_or(0) as usize;
+        let row = f["location"]["row"].as_u64().unwrap_or(0) as usize;
+        let key = (file, cell, row, rule);
+        outcome.messages.insert(
+            key.clone(),
+            f["message"].as_str().unwrap_or_default().to_string(),
+        );
+        outcome.reported.insert(key);
+    }
+    outcome
+}
+
+fn check_project(name: &str) {
+    let outcome = run_project(name);
+    if let Some(err) = &outcome.error {
+        panic!("{name}: torchvet did not run cleanly: {err}");
+    }
+    let clean = CLEAN_PROJECTS.contains(&name);
+    if clean {
+        assert!(
+            outcome.expected.is_empty(),
+            "{name} is a clean project and must carry no `# expect:` marks"
+        );
+    }
+    let missing = outcome.missing();
+    let unexpected = outcome.unexpected();
+    if missing.is_empty() && unexpected.is_empty() {
+        return;
+    }
+    let mut msg = format!(
+        "{name}: {} of {} expected findings reported{}\n",
+        outcome.expected.len() - missing.len(),
+        outcome.expected.len(),
+        if clean {
+            " (a clean project: nothing may fire)"
+        } else {
+            ""
+        }
+    );
+    for k in &missing {
+        let _ = writeln!(msg, "  missing     {}", show(k));
+    }
+    for k in &unexpected {
+        let _ = writeln!(
+            msg,
+            "  unexpected  {}: {}",
+            show(k),
+            outcome.messages.get(*k).map(String::as_str).unwrap_or("")
+        );
+    }
+    panic!("{msg}");
+}
+
+#[test]
+fn every_project_is_listed_described_and_well_formed() {
+    let on_disk: BTreeSet<String> = std::fs::read_dir(projects_dir())
+        .expect("resources/test/projects exists")
+        .filter_map(Result::ok)
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let listed: BTreeSet<String> = BUG_PROJECTS
+        .iter()
+        .chain(CLEAN_PROJECTS)
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        on_disk, listed,
+        "project directories and the list in projects.rs differ"
+    );
+    assert!(listed.len() >= 25, "issue 11 asks for at least 25 projects");
+    assert!(
+        CLEAN_PROJECTS.len() >= 8,
+        "at least 8 clean look-alike projects"
+    );
+    assert!(CLEAN_PROJECTS.iter().all(|p| p.starts_with("clean_")));
+    assert!(BUG_PROJECTS.iter().all(|p| !p.starts_with("clean_")));
+
+    let readme = std::fs::read_to_string(projects_dir().join("README.md")).expect("README.md");
+    let mut problems = Vec::new();
+    for name in &listed {
+        let root = projects_dir().join(name);
+        if !readme.contains(&format!("`{name}`")) {
+            problems.push(format!("{name}: not described in README.md"));
+        }
+        let files = project_files(&root);
+        let sources = files
+            .iter()
+            .filter(|f| f.ends_with(".py") || f.ends_with(".ipynb"))
+            .count();
+        if !(2..=8).contains(&sources) {
+            problems.push(format!("{name}: {sources} source files (want 2 to 8)"));
+        }
+        let marks = expected(&root);
+        let is_clean = CLEAN_PROJECTS.contains(&name.as_str());
+        if is_clean && !marks.is_empty() {
+            problems.push(format!("{name}: a clean project with marks"));
+        }
+        if !is_clean && marks.is_empty() {
+            problems.push(format!("{name}: a bug project without marks"));
+        }
+        for (file, _, row, rule) in &marks {
+            if !registry().contains_key(rule) && !NEW_RULES.contains(&rule.as_str()) {
+                problems.push(format!("{name}/{file}:{row}: unknown rule `{rule}`"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Runs every project once and checks that torchvet itself runs cleanly on each (exit code 0
+/// or 1, JSON output). With `TORCHVET_PROJECTS_STATUS=<file>` it also writes the Markdown
+/// status table (met / missing / unexpected per project) that `STATUS.md` is made from.
+#[test]
+fn status_of_every_project() {
+    let mut table = String::from(
+        "| project | kind | expected | met | missing | unexpected |\n|---|---|---|---|---|---|\n",
+    );
+    let mut details = String::new();
+    let (mut total, mut met, mut extra) = (0, 0, 0);
+    let mut errors = Vec::new();
+    for name in BUG_PROJECTS.iter().chain(CLEAN_PROJECTS) {
+        let o = run_project(name);
+        if let Some(err) = &o.error {
+            errors.push(format!("{name}: {err}"));
+            continue;
+        }
+        let missing = o.missing();
+        let unexpected = o.unexpected();
+        total += o.expected.len();
+        met += o.expected.len() - missing.len();
+        extra += unexpected.len();
+        let kind = if CLEAN_PROJECTS.contains(name) {
+            "clean"
+        } else {
+            "bugs"
+        };
+        let _ = writeln!(
+            table,
+            "| `{name}` | {kind} | {} | {} | {} | {} |",
+            o.expected.len(),
+            o.expected.len() - missing.len(),
+            missing.len(),
+            unexpected.len()
+        );
+        if !missing.is_empty() || !unexpected.is_empty() {
+            let _ = writeln!(details, "\n### `{name}`\n");
+            for k in &missing {
+                let _ = writeln!(details, "- missing: `{}`", show(k));
+            }
+            for k in &unexpected {
+                let _ = writeln!(
+                    details,
+                    "- unexpected: `{}`: {}",
+                    show(k),
+                    o.messages.get(*k).map(String::as_str).unwrap_or("")
+                );
+            }
+        }
+    }
+    if let Ok(path) = std::env::var("TORCHVET_PROJECTS_STATUS") {
+        let report = format!(
+            "Expectations met: {met} of {total}; unexpected findings: {extra}.\n\n{table}\n## Differences\n{details}"
+        );
+        std::fs::write(&path, report).expect("write the status report");
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
