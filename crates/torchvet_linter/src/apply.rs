@@ -1,7 +1,7 @@
 //! Applying fixes: non-overlapping edits in a deterministic order, repeated until nothing
 //! changes (bounded), with a re-parse after every round; a fix that would introduce a syntax
 //! error is dropped and reported.
-use crate::Linter;
+use crate::{Linter, ProjectFile};
 use ruff_text_size::{TextRange, TextSize};
 use torchvet_diagnostics::{Applicability, Diagnostic};
 use torchvet_python::{SourceFile, SourceKind};
@@ -169,6 +169,18 @@ impl Linter {
     /// Fix one file in memory: apply safe (and, if asked, unsafe) fixes until nothing changes.
     /// Notebooks are fixed as their joined code; the caller writes cells back.
     pub fn fix(&self, source: &SourceFile, filename: &str, unsafe_fixes: bool) -> FixOutcome {
+        self.fix_in(source, filename, unsafe_fixes, None)
+    }
+
+    /// [`Linter::fix`] with the project model's view of the file. After each round of edits
+    /// the file is summarised again and overlaid on the model, so positions stay right.
+    pub fn fix_in(
+        &self,
+        source: &SourceFile,
+        filename: &str,
+        unsafe_fixes: bool,
+        project: Option<&ProjectFile>,
+    ) -> FixOutcome {
         let crlf = source.text.contains("\r\n");
         let mut current = SourceFile {
             path: source.path.clone(),
@@ -179,7 +191,8 @@ impl Linter {
         };
         let mut applied = Vec::new();
         let mut dropped = Vec::new();
-        let mut diags = self.lint(&current, filename);
+        let mut view = project.cloned();
+        let mut diags = self.lint_in(&current, filename, view.as_ref());
         // The original must parse: never "fix" a file with a syntax error.
         if diags.iter().any(|d| d.name == "syntax-error") {
             return FixOutcome {
@@ -223,7 +236,17 @@ impl Linter {
                 break;
             }
             current = next;
-            diags = self.lint(&current, filename);
+            if let Some(p) = &view {
+                let parsed = current.parse();
+                let summary = torchvet_semantic::project::summarise(
+                    &p.summary().path,
+                    &current.text,
+                    parsed.syntax(),
+                    p.summary().notebook,
+                );
+                view = Some(p.with_overlay(summary));
+            }
+            diags = self.lint_in(&current, filename, view.as_ref());
         }
         // Dropped fixes are still reported among the remaining findings.
         let notebook_json = match (&current.kind, applied.is_empty()) {

@@ -9,6 +9,7 @@ use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use torchvet_python::SourceFile;
 use torchvet_semantic::kinds::{Kind, KindContext, KindTable};
+use torchvet_semantic::project::ProjectFile;
 use torchvet_semantic::{helpers, ModuleClasses, Scope, ScopeKind, Scopes};
 
 /// A finding before it is placed on rows and columns.
@@ -24,6 +25,8 @@ pub struct RawDiagnostic {
     pub fix: Option<RawFix>,
     /// Related locations.
     pub related: Vec<(TextRange, String)>,
+    /// Related locations in other files of the project.
+    pub remote: Vec<torchvet_diagnostics::Related>,
 }
 
 impl RawDiagnostic {
@@ -36,6 +39,30 @@ impl RawDiagnostic {
     /// Add a secondary location.
     pub fn add_related(&mut self, range: TextRange, message: impl Into<String>) -> &mut Self {
         self.related.push((range, message.into()));
+        self
+    }
+
+    /// Add a secondary location in another file of the project.
+    pub fn add_remote(
+        &mut self,
+        project: &ProjectFile,
+        file: torchvet_semantic::project::FileId,
+        range: TextRange,
+        message: impl Into<String>,
+    ) -> &mut Self {
+        let summary = project.model.file(file);
+        let (row, column) = summary.row_col(range.start());
+        let (end_row, end_column) = summary.row_col(range.end());
+        self.remote.push(torchvet_diagnostics::Related {
+            message: message.into(),
+            location: torchvet_diagnostics::Location { row, column },
+            end_location: torchvet_diagnostics::Location {
+                row: end_row,
+                column: end_column,
+            },
+            cell: None,
+            filename: Some(display_path(&summary.path)),
+        });
         self
     }
 
@@ -220,11 +247,12 @@ impl<'a> Checker<'a> {
         settings: &'a LintSettings,
         dispatch: &'a Dispatch,
         module: &'a ast::ModModule,
+        project: Option<ProjectFile>,
     ) -> Self {
         let mut scopes = Scopes::default();
         let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
         scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let classes = ModuleClasses::compute_in(&module.body, &scopes, project);
         Self {
             source,
             settings,
@@ -275,6 +303,7 @@ impl<'a> Checker<'a> {
             message: message.into(),
             fix: None,
             related: Vec::new(),
+            remote: Vec::new(),
         });
         let last = self.diagnostics.len() - 1;
         &mut self.diagnostics[last]
@@ -283,6 +312,11 @@ impl<'a> Checker<'a> {
     /// The module being checked (for whole-file look-ups in `end` hooks and module-level code).
     pub fn module(&self) -> &'a ast::ModModule {
         self.module
+    }
+
+    /// The file's view of the project model, when the run built one.
+    pub fn project(&self) -> Option<&ProjectFile> {
+        self.classes.project()
     }
 
     /// The rule currently running.
@@ -413,24 +447,27 @@ impl<'a> Checker<'a> {
         if let Some(k) = &self.frames[index].kinds {
             return k.clone();
         }
-        let outer = if index == 0 {
-            None
-        } else {
-            Some(self.frame_kinds(0))
-        };
         let table = match self.frames[index].function {
             None => KindTable::infer(&self.module.body, None, &self.scopes, &self.classes, None),
-            Some(f) => KindTable::infer(
-                &f.body,
-                Some(&f.parameters),
-                &self.scopes,
-                &self.classes,
-                outer.as_deref(),
-            ),
+            Some(f) => {
+                let outer = self.outer_kinds(index);
+                KindTable::infer_function(f, &self.scopes, &self.classes, Some(&outer))
+            }
         };
         let rc = std::rc::Rc::new(table);
         self.frames[index].kinds = Some(rc.clone());
         rc
+    }
+
+    /// The names visible from frame `index` that it does not bind: the module's, and for a
+    /// function nested in another (a closure in `main()`), the enclosing function's over them.
+    fn outer_kinds(&mut self, index: usize) -> std::rc::Rc<KindTable> {
+        let module = self.frame_kinds(0);
+        if index >= 2 && self.frames[index - 1].function.is_some() && self.frames[index].method_of.is_none() {
+            let enclosing = self.frame_kinds(index - 1);
+            return std::rc::Rc::new(KindTable::chained(&enclosing, Some(&module)));
+        }
+        module
     }
 
     fn class_kinds(&mut self, class: &'a ast::StmtClassDef) -> std::rc::Rc<KindTable> {
@@ -454,7 +491,7 @@ impl<'a> Checker<'a> {
         let outer = if last == 0 {
             None
         } else {
-            Some(self.frame_kinds(0))
+            Some(self.outer_kinds(last))
         };
         let attrs = self.frames[last].method_of.map(|c| self.class_kinds(c.def));
         KindContext {
@@ -912,6 +949,17 @@ fn mentions_version(id: &str) -> bool {
             && b.iter().any(u8::is_ascii_digit))
 }
 
+/// How a path of another file is shown: relative to the current directory when below it.
+pub fn display_path(path: &std::path::Path) -> String {
+    let rel = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()));
+    rel.as_deref()
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// Full range of a call (for reporting).
 pub fn call_range(call: &ExprCall) -> TextRange {
     call.range()
@@ -1006,7 +1054,7 @@ impl<'a> Checker<'a> {
             .unwrap_or_default();
         let last = self.frames.len() - 1;
         let local = self.frame_kinds(last);
-        let outer = self.frame_kinds(0);
+        let outer = self.outer_kinds(last);
         let attrs = self.frames[last].method_of.map(|c| self.class_kinds(c.def));
         let input = FlowInput {
             kinds: KindContext {
@@ -1058,6 +1106,7 @@ impl<'a> Checker<'a> {
 struct TaintCache {
     summaries: Option<std::rc::Rc<torchvet_semantic::dataflow::Summaries>>,
     flows: FxHashMap<u32, std::rc::Rc<torchvet_semantic::dataflow::FunctionFlow>>,
+    params: FxHashMap<u32, std::rc::Rc<FxHashMap<String, torchvet_semantic::dataflow::Value>>>,
 }
 
 impl<'a> Checker<'a> {
@@ -1087,12 +1136,20 @@ impl<'a> Checker<'a> {
         let outer = if last == 0 {
             None
         } else {
-            Some(self.frame_kinds(0))
+            Some(self.outer_kinds(last))
         };
         let method_of = self.frames[last].method_of;
         let attrs = method_of.map(|c| self.class_kinds(c.def));
         let function = self.frames[last].function;
         let key = function.map_or(u32::MAX, |f| f.range.start().to_u32());
+        let params = match self.taint.params.get(&key) {
+            Some(p) => p.clone(),
+            None => {
+                let p = std::rc::Rc::new(self.project_param_values(function));
+                self.taint.params.insert(key, p.clone());
+                p
+            }
+        };
         let kinds = KindContext {
             local: &local,
             outer: outer.as_deref(),
@@ -1106,6 +1163,7 @@ impl<'a> Checker<'a> {
             kinds: Some(kinds),
             summaries: Some(&summaries),
             class: method_of.map(|c| c.def.name.as_str()),
+            params: (!params.is_empty()).then_some(&*params),
         };
         let flow = match self.taint.flows.get(&key) {
             Some(f) => f.clone(),
@@ -1123,5 +1181,30 @@ impl<'a> Checker<'a> {
             }
         };
         flow.value_of(&cx, expr)
+    }
+
+    /// The values the project model gives a function's parameters (the objects passed at its
+    /// call sites: a model of a class whose forward ends in softmax, a loss instance...).
+    fn project_param_values(
+        &self,
+        function: Option<&'a ast::StmtFunctionDef>,
+    ) -> FxHashMap<String, torchvet_semantic::dataflow::Value> {
+        let mut out = FxHashMap::default();
+        let (Some(f), Some(p)) = (function, self.project()) else {
+            return out;
+        };
+        let Some(id) = p.function_at(f.range.start()) else {
+            return out;
+        };
+        for (i, param) in f.parameters.iter().enumerate() {
+            let r = p.model.param(id, i);
+            if r.class.is_some() || r.props_from.is_some() {
+                let v = torchvet_semantic::dataflow::value_of_resolved(p, &r, param.range());
+                if !v.is_empty() {
+                    out.insert(param.name().to_string(), v);
+                }
+            }
+        }
+        out
     }
 }

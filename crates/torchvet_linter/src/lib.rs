@@ -6,6 +6,7 @@ pub mod apply;
 pub mod checker;
 pub mod fix;
 pub mod noqa;
+pub mod project;
 pub mod registry;
 pub mod rules;
 pub mod settings;
@@ -19,7 +20,10 @@ pub use settings::{LintSettings, Version};
 use checker::Dispatch;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use torchvet_diagnostics::{rule_url, Diagnostic, Edit, Fix, Location, Related};
+use ruff_python_ast::ModModule;
+use ruff_python_parser::Parsed;
 use torchvet_python::SourceFile;
+pub use torchvet_semantic::project::ProjectFile;
 
 /// A configured linter, reusable across files and threads.
 pub struct Linter {
@@ -45,9 +49,30 @@ impl Linter {
         &self.settings
     }
 
-    /// Lint one loaded file; `filename` is how it is shown.
+    /// Lint one loaded file on its own; `filename` is how it is shown.
     pub fn lint(&self, source: &SourceFile, filename: &str) -> Vec<Diagnostic> {
+        self.lint_in(source, filename, None)
+    }
+
+    /// Lint one loaded file with the project model's view of it.
+    pub fn lint_in(
+        &self,
+        source: &SourceFile,
+        filename: &str,
+        project: Option<&ProjectFile>,
+    ) -> Vec<Diagnostic> {
         let parsed = source.parse();
+        self.lint_parsed(source, &parsed, filename, project)
+    }
+
+    /// Lint one file already parsed (the two-phase `check` keeps the trees of phase 1).
+    pub fn lint_parsed(
+        &self,
+        source: &SourceFile,
+        parsed: &Parsed<ModModule>,
+        filename: &str,
+        project: Option<&ProjectFile>,
+    ) -> Vec<Diagnostic> {
         if let Some(err) = parsed.errors().first() {
             let Some(i) = self.syntax_rule else {
                 return Vec::new();
@@ -58,14 +83,29 @@ impl Linter {
                 message: format!("syntax error: {}", err.error),
                 fix: None,
                 related: Vec::new(),
+                remote: Vec::new(),
             };
             return vec![to_display(source, filename, &raw)];
         }
-        if self.dispatch.is_empty() || !torchvet_semantic::mentions_torch(&source.text) {
+        let relevant = match project {
+            Some(p) => p.is_relevant(),
+            None => {
+                let v = torchvet_semantic::project::Vocab::of(&source.text);
+                v.torch || v.training
+            }
+        };
+        if self.dispatch.is_empty() || !relevant {
             return Vec::new();
         }
         let module = parsed.syntax();
-        let raws = Checker::new(source, &self.settings, &self.dispatch, module).run(module);
+        let raws = Checker::new(
+            source,
+            &self.settings,
+            &self.dispatch,
+            module,
+            project.cloned(),
+        )
+        .run(module);
         if raws.is_empty() {
             return Vec::new();
         }
@@ -122,8 +162,10 @@ pub fn to_display(source: &SourceFile, filename: &str, raw: &RawDiagnostic) -> D
                 location: loc,
                 end_location: location(source, range.end()).1,
                 cell,
+                filename: None,
             }
         })
+        .chain(raw.remote.iter().cloned())
         .collect();
     Diagnostic {
         code: rule.code,

@@ -285,7 +285,8 @@ impl Scopes {
         self.lookup_str(name).map(str::to_string)
     }
 
-    fn lookup_str(&self, name: &str) -> Option<&str> {
+    /// [`Scopes::lookup`] without allocating.
+    pub fn lookup_str(&self, name: &str) -> Option<&str> {
         let innermost = self.stack.len().saturating_sub(1);
         for (i, scope) in self.stack.iter().enumerate().rev() {
             // Class scopes are invisible to the functions nested in them.

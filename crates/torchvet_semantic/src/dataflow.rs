@@ -89,6 +89,10 @@ pub struct Fact {
     /// The same-file function or class (`Net.forward`, `make_probs`) whose return value
     /// carried the property into this function, if any.
     pub through: Option<Rc<str>>,
+    /// Where the property was produced when that is in another file of the project (the
+    /// `softmax` at the end of a model's `forward` in `models.py`); `origin` is then the
+    /// place in this file where the value enters (the model call).
+    pub remote: Option<(crate::project::FileId, TextRange)>,
 }
 
 /// An object built by calling a class: a loss, a layer, a model.
@@ -238,7 +242,80 @@ fn fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
         op,
         runs: None,
         through: None,
+        remote: None,
     }
+}
+
+/// A value the project model describes (a parameter, a cross-file call, a `self.<attr>`),
+/// entering this function at `at`.
+pub fn value_of_resolved(
+    p: &crate::project::ProjectFile,
+    r: &crate::project::Resolved,
+    at: TextRange,
+) -> Value {
+    use crate::project::ClassRef;
+    let remote_facts = |props: &[crate::project::PropFact],
+                        file: crate::project::FileId,
+                        through: &str|
+     -> Vec<Fact> {
+        let through: Rc<str> = Rc::from(through);
+        props
+            .iter()
+            .map(|pf| Fact {
+                prop: pf.prop,
+                certainty: if pf.definite {
+                    Certainty::Definite
+                } else {
+                    Certainty::Maybe
+                },
+                origin: at,
+                op: pf.op,
+                runs: None,
+                through: Some(through.clone()),
+                remote: Some((file, pf.origin)),
+            })
+            .collect()
+    };
+    let mut v = Value::default();
+    if let Some(g) = r.props_from {
+        let name = p.model.function(g).name.clone();
+        v.facts = remote_facts(&r.props, g.file, &name);
+    }
+    match &r.class {
+        Some(ClassRef::Project(c)) if p.model.is_module(*c) => {
+            let (props, owner) = p.model.forward_props(*c);
+            let (name, _) = p.model.class_name(*c);
+            let returns = match owner {
+                Some(o) => Value {
+                    facts: remote_facts(props, o.file, &format!("{}.forward", p.model.class_name(o).0)),
+                    instance: None,
+                    elements: None,
+                },
+                None => Value::default(),
+            };
+            v.instance = Some(Rc::new(Instance {
+                class: Rc::from(name),
+                ctor: at,
+                returns: Rc::new(returns),
+                local: false,
+            }));
+        }
+        Some(ClassRef::External(q)) => {
+            v.instance = Some(Rc::new(Instance {
+                class: Rc::from(&**q),
+                ctor: at,
+                returns: Rc::new(Value::default()),
+                local: false,
+            }));
+        }
+        _ => {}
+    }
+    if let Some(els) = &r.elements {
+        v.elements = Some(Rc::new(
+            els.iter().map(|e| value_of_resolved(p, e, at)).collect(),
+        ));
+    }
+    v
 }
 
 /// Per-file summaries: what same-file functions and module classes return, and which
@@ -302,6 +379,7 @@ impl Summaries {
                 kinds: None,
                 summaries: Some(&s),
                 class: None,
+                params: None,
             };
             let mut out: FxHashMap<String, Value> = FxHashMap::default();
             let mut seen: FxHashMap<String, bool> = FxHashMap::default();
@@ -463,6 +541,7 @@ fn class_attributes(
         kinds: None,
         summaries: Some(s),
         class: None,
+        params: None,
     };
     let mut out: FxHashMap<String, Value> = FxHashMap::default();
     let mut seen: FxHashMap<String, bool> = FxHashMap::default();
@@ -497,6 +576,7 @@ fn summarise(
             kinds: None,
             summaries: Some(s),
             class,
+            params: None,
         };
         let flow = FunctionFlow::run(&cx, &f.body, decorated_no_grad(f, scopes), false);
         flow.returns.unwrap_or_default()
@@ -555,6 +635,9 @@ pub struct FlowContext<'c> {
     pub summaries: Option<&'c Summaries>,
     /// The class whose method is analysed, for `self.<attr>` objects.
     pub class: Option<&'c str>,
+    /// Values of the function's parameters that the project model knows (the arguments at
+    /// its call sites).
+    pub params: Option<&'c FxHashMap<String, Value>>,
 }
 
 /// The key of a tracked name: `x` or `self.x`.
@@ -740,8 +823,11 @@ impl<'c> FlowContext<'c> {
                     return v;
                 }
                 let id = n.id.as_str();
+                if let Some(v) = self.params.and_then(|p| p.get(id)) {
+                    return v.clone();
+                }
                 if let Some(v) = self.summaries.and_then(|s| s.global(id)) {
-                    if self.scopes.lookup(id).is_none() {
+                    if self.scopes.lookup_str(id).is_none() {
                         return v.clone();
                     }
                 }
@@ -755,6 +841,14 @@ impl<'c> FlowContext<'c> {
                     if let (Some(s), Some(c)) = (self.summaries, self.class) {
                         if let Some(v) = s.class_attr(c, a.attr.as_str()) {
                             return v.clone();
+                        }
+                    }
+                    if let (Some(p), Some(c)) = (self.classes.project(), self.class) {
+                        if let Some(crate::project::Entity::Class(id)) = p.local(c) {
+                            let r = p.model.class_attr(id, a.attr.as_str(), 0);
+                            if r.is_known() {
+                                return value_of_resolved(p, &r, expr.range());
+                            }
                         }
                     }
                     return Value::default();
@@ -979,6 +1073,33 @@ impl<'c> FlowContext<'c> {
         match &*call.func {
             Expr::Name(n) => {
                 let id = n.id.as_str();
+                if id == "self" && lookup(&call.func).is_none() {
+                    // `self(x)` in a LightningModule step runs the class's own forward.
+                    if let Some(c) = self.class {
+                        let local = self.summaries.and_then(|s| s.forward(c)).cloned();
+                        let returns = match local {
+                            Some(v) => v,
+                            None => match self.classes.project().and_then(|p| p.local(c).map(|e| (p, e))) {
+                                Some((p, crate::project::Entity::Class(id))) => {
+                                    let r = crate::project::Resolved {
+                                        class: Some(crate::project::ClassRef::Project(id)),
+                                        ..Default::default()
+                                    };
+                                    value_of_resolved(p, &r, call.range())
+                                        .instance
+                                        .map(|i| (*i.returns).clone())
+                                        .unwrap_or_default()
+                                }
+                                _ => Value::default(),
+                            },
+                        };
+                        let mut v = returns;
+                        if !no_grad && v.get(Prop::GraphCarrying).is_none() {
+                            v.facts.push(fact(Prop::GraphCarrying, call.range(), "model output"));
+                        }
+                        return v;
+                    }
+                }
                 if lookup(&call.func).is_none() {
                     if self.classes.is_module(id) && self.scopes.lookup(id).is_none() {
                         let returns = self
@@ -1267,6 +1388,13 @@ impl<'c> FlowContext<'c> {
             return self.construct(q, call, lookup, no_grad);
         }
         let Some(rest) = q.strip_prefix("torch.") else {
+            // A class or function of another file of the project.
+            if let Some(p) = self.classes.project() {
+                if let Some(e) = p.entity(q) {
+                    let r = p.resolve_entity_call(e);
+                    return value_of_resolved(p, &r, call.range());
+                }
+            }
             return Value::default();
         };
         let name = helpers::last_segment(rest);
@@ -2014,6 +2142,7 @@ mod tests {
             kinds: None,
             summaries: Some(&summaries),
             class: None,
+            params: None,
         };
         let flow = FunctionFlow::analyze(&cx, &f.body, decorated_no_grad(f, &scopes));
         let Some(Stmt::Return(r)) = f.body.last() else {

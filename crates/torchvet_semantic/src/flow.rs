@@ -1200,9 +1200,8 @@ impl<'a> Walker<'a, '_, '_> {
                 params.push((arg.as_str(), &k.value));
             }
         }
-        let kinds = KindTable::infer(
-            &f.body,
-            Some(&f.parameters),
+        let kinds = KindTable::infer_function(
+            f,
             self.input.kinds.scopes,
             self.input.kinds.classes,
             self.input.kinds.outer,

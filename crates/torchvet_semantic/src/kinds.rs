@@ -186,14 +186,51 @@ impl KindTable {
         classes: &ModuleClasses,
         outer: Option<&KindTable>,
     ) -> Self {
+        Self::infer_with(body, params, scopes, classes, outer, None)
+    }
+
+    /// [`KindTable::infer`] for a function: parameters without an annotation take the kind
+    /// the project model gives them (the arguments at its call sites, else its usage).
+    pub fn infer_function(
+        f: &ast::StmtFunctionDef,
+        scopes: &Scopes,
+        classes: &ModuleClasses,
+        outer: Option<&KindTable>,
+    ) -> Self {
+        let id = classes
+            .project()
+            .and_then(|p| p.function_at(f.range.start()).map(|id| (p, id)));
+        Self::infer_with(
+            &f.body,
+            Some(&f.parameters),
+            scopes,
+            classes,
+            outer,
+            id.as_ref().map(|(p, id)| (*p, *id)),
+        )
+    }
+
+    fn infer_with(
+        body: &[Stmt],
+        params: Option<&ast::Parameters>,
+        scopes: &Scopes,
+        classes: &ModuleClasses,
+        outer: Option<&KindTable>,
+        project: Option<(&crate::project::ProjectFile, crate::project::FuncId)>,
+    ) -> Self {
         let mut t = KindTable::default();
         if let Some(params) = params {
             // Every parameter shadows the outer scope's name, known kind or not.
-            for p in params.iter() {
-                let k = p
+            for (i, p) in params.iter().enumerate() {
+                let mut k = p
                     .annotation()
                     .map(|ann| annotation_kind(ann, scopes, classes))
                     .unwrap_or(Kind::Unknown);
+                if k == Kind::Unknown {
+                    if let Some((pf, id)) = project {
+                        k = pf.model.param(id, i).kind;
+                    }
+                }
                 t.names.insert(p.name().to_string(), k);
             }
         }
@@ -208,6 +245,24 @@ impl KindTable {
             cx.suite(body);
         }
         cx.t
+    }
+
+    /// The names of an enclosing function as seen from a function nested in it (a closure):
+    /// the enclosing function's own names over the module's.
+    pub fn chained(inner: &KindTable, outer: Option<&KindTable>) -> KindTable {
+        let mut t = outer.cloned().unwrap_or_default();
+        for (n, k) in &inner.names {
+            t.names.insert(n.clone(), k.clone());
+            match inner.origins.get(n) {
+                Some(o) => {
+                    t.origins.insert(n.clone(), *o);
+                }
+                None => {
+                    t.origins.remove(n);
+                }
+            }
+        }
+        t
     }
 
     /// The kind of a name.
@@ -251,7 +306,7 @@ impl KindTable {
         let mut out = KindTable::default();
         for stmt in &class.body {
             let Stmt::FunctionDef(f) = stmt else { continue };
-            let locals = KindTable::infer(&f.body, Some(&f.parameters), scopes, classes, None);
+            let locals = KindTable::infer_function(f, scopes, classes, None);
             let cx = Infer {
                 t: locals,
                 scopes,
@@ -406,7 +461,8 @@ impl KindContext<'_> {
         }
     }
 
-    fn call_kind(&self, call: &ast::ExprCall) -> Kind {
+    /// The kind of a call's result.
+    pub fn call_kind(&self, call: &ast::ExprCall) -> Kind {
         if let Expr::Name(n) = &*call.func {
             let id = n.id.as_str();
             if self.classes.is_module(id) && self.scopes.lookup(id).is_none() {
@@ -414,6 +470,17 @@ impl KindContext<'_> {
             }
             if id == "filter" {
                 return Kind::ParamGenerator;
+            }
+            // A same-file function (a builder returning a model, loader or optimizer).
+            if self.local.get(id).is_none()
+                && self.outer.is_none_or(|o| o.get(id).is_none())
+                && self.scopes.lookup_str(id).is_none()
+            {
+                if let Some(p) = self.classes.project() {
+                    if let Some(e @ crate::project::Entity::Function(_)) = p.local(id) {
+                        return p.resolve_entity_call(e).kind;
+                    }
+                }
             }
         }
         if let Some(q) = self.scopes.resolve(&call.func) {

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Severity};
-use torchvet_linter::{expand_selector, LintSettings, Linter, Version};
+use torchvet_linter::project::{load_project, Loaded};
+use torchvet_linter::{expand_selector, LintSettings, Linter, ProjectFile, Version};
 use torchvet_python::SourceFile;
 use torchvet_workspace::{
     declared_torch_version, discover, find_config, load_config, ConfigFile, DiscoveryOptions,
@@ -134,8 +135,9 @@ fn fix_file(
     name: &str,
     unsafe_fixes: bool,
     diff: bool,
+    project: Option<&ProjectFile>,
 ) -> Result<FileResult, String> {
-    let outcome = linter.fix(source, name, unsafe_fixes);
+    let outcome = linter.fix_in(source, name, unsafe_fixes, project);
     let mut result = FileResult {
         diagnostics: outcome.remaining,
         applied: outcome.applied,
@@ -211,25 +213,9 @@ fn install_panic_hook() {
     }));
 }
 
-fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
-    let name = display_name(path);
+fn catch_file(name: String, f: impl FnOnce() -> Result<FileResult, String>) -> Outcome {
     IN_FILE.with(|f| f.set(true));
-    let result = std::panic::catch_unwind(AssertUnwindSafe(|| match SourceFile::load(path) {
-        Ok(source) => match mode {
-            Mode::ParseOnly => {
-                let _ = Linter::parse_only(&source);
-                Ok(FileResult::default())
-            }
-            Mode::Lint => Ok(FileResult {
-                diagnostics: linter.lint(&source, &name),
-                ..FileResult::default()
-            }),
-            Mode::Fix { unsafe_fixes, diff } => {
-                fix_file(linter, &source, &name, unsafe_fixes, diff)
-            }
-        },
-        Err(e) => Err(e.to_string()),
-    }));
+    let result = std::panic::catch_unwind(AssertUnwindSafe(f));
     IN_FILE.with(|f| f.set(false));
     match result {
         Ok(Ok(d)) => Outcome::Findings(d),
@@ -246,6 +232,44 @@ fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
             )
         }
     }
+}
+
+/// The benchmark baseline: read and parse, nothing else.
+fn parse_one(path: &Path) -> Outcome {
+    catch_file(display_name(path), || {
+        let source = SourceFile::load(path).map_err(|e| e.to_string())?;
+        let _ = Linter::parse_only(&source);
+        Ok(FileResult::default())
+    })
+}
+
+/// Phase 2 for one file: the rules, with the file's view of the project model.
+fn lint_loaded(linter: &Linter, loaded: &Loaded, mode: Mode) -> Outcome {
+    let name = display_name(&loaded.path);
+    let file = match &loaded.state {
+        Ok(f) => f,
+        Err(e) => return Outcome::Error(name, e.clone()),
+    };
+    catch_file(name.clone(), || match mode {
+        Mode::ParseOnly => Ok(FileResult::default()),
+        Mode::Lint => Ok(FileResult {
+            diagnostics: match &file.parsed {
+                Some(parsed) => {
+                    linter.lint_parsed(&file.source, parsed, &name, file.project.as_ref())
+                }
+                None => linter.lint_in(&file.source, &name, file.project.as_ref()),
+            },
+            ..FileResult::default()
+        }),
+        Mode::Fix { unsafe_fixes, diff } => fix_file(
+            linter,
+            &file.source,
+            &name,
+            unsafe_fixes,
+            diff,
+            file.project.as_ref(),
+        ),
+    })
 }
 
 pub fn run(args: &CheckArgs) -> u8 {
@@ -273,11 +297,34 @@ pub fn run(args: &CheckArgs) -> u8 {
     } else {
         Mode::Lint
     };
-    let outcomes: Vec<Outcome> = found
-        .files
-        .par_iter()
-        .map(|p| lint_one(&resolved.linter, p, mode))
-        .collect();
+    let outcomes: Vec<Outcome> = if mode == Mode::ParseOnly {
+        found.files.par_iter().map(|p| parse_one(p)).collect()
+    } else if args.no_project {
+        // Each file alone, in one pass (read, parse, lint).
+        found
+            .files
+            .par_iter()
+            .map(|p| {
+                let (loaded, _) = load_project(std::slice::from_ref(p), &[], false);
+                loaded
+                    .first()
+                    .map(|l| lint_loaded(&resolved.linter, l, mode))
+                    .unwrap_or_else(|| Outcome::Error(display_name(p), "not read".into()))
+            })
+            .collect()
+    } else {
+        // Phase 1: every file read, parsed and summarised once; the project model linked.
+        // Phase 2: the rules, per file, against the model.
+        let (loaded, model) = load_project(&found.files, &paths, !args.no_project);
+        let outcomes = loaded
+            .par_iter()
+            .map(|l| lint_loaded(&resolved.linter, l, mode))
+            .collect();
+        // Freeing every tree and summary one by one costs time for nothing at exit.
+        std::mem::forget(loaded);
+        std::mem::forget(model);
+        outcomes
+    };
     let mut diagnostics = Vec::new();
     let mut applied = Vec::new();
     let mut dropped = Vec::new();

@@ -228,8 +228,10 @@ pub struct ProjectModel {
     rdeps: Vec<FxHashSet<FileId>>,
     /// Top-level names that resolve to project modules somewhere (a quick filter).
     project_tops: FxHashSet<Box<str>>,
-    /// Cache of lint-time resolutions (file, qualified name).
-    cache: RwLock<FxHashMap<(FileId, Box<str>), Option<Entity>>>,
+    /// Per file: analysed at all (see [`ProjectModel::is_relevant`]).
+    relevant: Vec<bool>,
+    /// Cache of lint-time resolutions, per file: qualified name -> entity.
+    cache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -239,6 +241,9 @@ pub struct ProjectFile {
     pub model: Arc<ProjectModel>,
     /// The file.
     pub file: FileId,
+    /// A newer summary of the file than the model's (the text being fixed): positions are
+    /// looked up in it and mapped to the model's classes and functions by order and name.
+    overlay: Option<Arc<FileSummary>>,
 }
 
 impl ProjectModel {
@@ -270,7 +275,8 @@ impl ProjectModel {
             deps: Vec::new(),
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
-            cache: RwLock::default(),
+            relevant: Vec::new(),
+            cache: Vec::new(),
         };
         m.load_imported(load);
         m.link();
@@ -306,7 +312,8 @@ impl ProjectModel {
             deps: Vec::new(),
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
-            cache: RwLock::default(),
+            relevant: Vec::new(),
+            cache: Vec::new(),
         };
         m.link();
         Some(m)
@@ -376,7 +383,15 @@ impl ProjectModel {
         ProjectFile {
             model: self.clone(),
             file,
+            overlay: None,
         }
+    }
+
+    /// Should the file's code be analysed at all: it uses torch or training vocabulary, or
+    /// torch-using code of the project imports it (an `engine.py` that receives everything as
+    /// parameters)?
+    pub fn is_relevant(&self, id: FileId) -> bool {
+        self.relevant[id as usize]
     }
 
     // ----- building -----
@@ -420,6 +435,7 @@ impl ProjectModel {
 
     fn link(&mut self) {
         let n = self.files.len();
+        self.cache = (0..n).map(|_| RwLock::default()).collect();
         // Top-level names that are project modules (for a cheap reject at lint time).
         let mut tops = FxHashSet::default();
         for f in &self.files {
@@ -451,6 +467,24 @@ impl ProjectModel {
             for t in targets {
                 self.deps[i].insert(t);
                 self.rdeps[t as usize].insert(i as FileId);
+            }
+        }
+        // Relevance: torch or training words, or imported (transitively) by a file that uses
+        // torch.
+        self.relevant = self
+            .files
+            .iter()
+            .map(|f| f.vocab.torch || f.vocab.training)
+            .collect();
+        let mut stack: Vec<FileId> = (0..n as FileId)
+            .filter(|&i| self.files[i as usize].vocab.torch)
+            .collect();
+        while let Some(f) = stack.pop() {
+            for &d in &self.deps[f as usize] {
+                if !self.relevant[d as usize] {
+                    self.relevant[d as usize] = true;
+                    stack.push(d);
+                }
             }
         }
         self.link_classes();
@@ -1249,9 +1283,26 @@ impl ProjectModel {
 }
 
 impl ProjectFile {
-    /// This file's summary.
+    /// The same view, with a newer summary of this file (its text changed since the model
+    /// was built, e.g. between rounds of fixes).
+    pub fn with_overlay(&self, summary: FileSummary) -> ProjectFile {
+        ProjectFile {
+            overlay: Some(Arc::new(summary)),
+            ..self.clone()
+        }
+    }
+
+    /// This file's summary (the overlay when there is one).
     pub fn summary(&self) -> &FileSummary {
-        self.model.file(self.file)
+        match &self.overlay {
+            Some(o) => o,
+            None => self.model.file(self.file),
+        }
+    }
+
+    /// Should this file be analysed at all?
+    pub fn is_relevant(&self) -> bool {
+        self.model.is_relevant(self.file)
     }
 
     /// What a qualified name (as this file's scopes resolve it: `pkg.models.Net`,
@@ -1266,16 +1317,16 @@ impl ProjectFile {
                 return None;
             }
         }
-        let key = (self.file, Box::<str>::from(q));
-        if let Some(e) = self.model.cache.read().ok().and_then(|c| c.get(&key).cloned()) {
+        let cache = &self.model.cache[self.file as usize];
+        if let Some(e) = cache.read().ok().and_then(|c| c.get(q).cloned()) {
             return e;
         }
         let e = self
             .model
             .qualified(self.file, q, 0)
             .filter(|e| !matches!(e, Entity::External(_)));
-        if let Ok(mut c) = self.model.cache.write() {
-            c.insert(key, e.clone());
+        if let Ok(mut c) = cache.write() {
+            c.insert(q.into(), e.clone());
         }
         e
     }
@@ -1330,18 +1381,25 @@ impl ProjectFile {
 
     /// The class defined in this file whose statement starts at `start`.
     pub fn class_at(&self, start: ruff_text_size::TextSize) -> Option<ClassId> {
-        self.summary().class_at(start).map(|index| ClassId {
-            file: self.file,
-            index,
-        })
+        let index = self.summary().class_at(start)?;
+        let base = self.model.file(self.file);
+        (base.classes.get(index as usize)?.name == self.summary().classes[index as usize].name)
+            .then_some(ClassId {
+                file: self.file,
+                index,
+            })
     }
 
     /// The function defined in this file whose `def` starts at `start`.
     pub fn function_at(&self, start: ruff_text_size::TextSize) -> Option<FuncId> {
-        self.summary().function_at(start).map(|index| FuncId {
-            file: self.file,
-            index,
-        })
+        let index = self.summary().function_at(start)?;
+        let base = self.model.file(self.file);
+        (base.functions.get(index as usize)?.name
+            == self.summary().functions[index as usize].name)
+            .then_some(FuncId {
+                file: self.file,
+                index,
+            })
     }
 
     /// Is this file unit-test code (by path and pytest/unittest conventions)?

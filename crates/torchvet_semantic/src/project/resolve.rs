@@ -10,12 +10,12 @@
 //! `a/` with Python files wins, as in Python. Relative imports (`from ..models import Net`) are
 //! resolved from the importing file's package directory.
 //!
-//! Files inside the checked tree are known from discovery and need no file-system call; paths
-//! outside it (siblings of a single checked file, parents of the checked root) are looked up
-//! on disk once and cached.
+//! The discovered files are kept as a tree of interned directories, so a look-up is a few hash
+//! probes on short names. Paths outside the walked roots (siblings of a single checked file,
+//! parents of the checked root) are looked up on disk once and cached.
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::RwLock;
 
 /// A module found for a dotted name: the file, and the names left over (attributes of it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,19 +26,60 @@ pub struct Found {
     pub rest: Vec<String>,
 }
 
+type DirId = u32;
+
+#[derive(Debug, Default)]
+struct Dir {
+    path: PathBuf,
+    parent: Option<DirId>,
+    /// Sub-directories by name (only those known: holding discovered files, or seen on disk).
+    dirs: FxHashMap<Box<str>, DirId>,
+    /// Stems of the `.py` files directly in it.
+    modules: FxHashSet<Box<str>>,
+    /// Below a walked root: the listing above is complete.
+    walked: bool,
+    /// Listed from disk already (outside the walked roots).
+    listed: bool,
+    /// Holds a project-root marker (pyproject.toml, setup.py, setup.cfg, .git).
+    marker: Option<bool>,
+}
+
+#[derive(Debug, Default)]
+struct Tree {
+    dirs: Vec<Dir>,
+    by_path: FxHashMap<PathBuf, DirId>,
+    roots: Vec<PathBuf>,
+}
+
+impl Tree {
+    fn intern(&mut self, path: &Path) -> DirId {
+        if let Some(&id) = self.by_path.get(path) {
+            return id;
+        }
+        let parent = path.parent().map(|p| self.intern(p));
+        let id = self.dirs.len() as DirId;
+        let walked = self.roots.iter().any(|r| path.starts_with(r));
+        self.dirs.push(Dir {
+            path: path.to_path_buf(),
+            parent,
+            walked,
+            ..Dir::default()
+        });
+        self.by_path.insert(path.to_path_buf(), id);
+        if let (Some(p), Some(name)) = (parent, path.file_name().and_then(|n| n.to_str())) {
+            self.dirs[p as usize].dirs.insert(name.into(), id);
+        }
+        id
+    }
+}
+
 /// Resolves dotted names to files.
 #[derive(Debug, Default)]
 pub struct Resolver {
-    /// Discovered files (absolute).
-    files: FxHashSet<PathBuf>,
-    /// Directories holding discovered files, and all their ancestors up to the roots.
-    dirs: FxHashSet<PathBuf>,
-    /// The walked roots: below them, discovery is complete (no disk look-ups needed).
+    tree: RwLock<Tree>,
     roots: Vec<PathBuf>,
-    /// Disk look-ups outside the roots: path -> is a file / is a directory.
-    disk: Mutex<FxHashMap<PathBuf, (bool, bool)>>,
-    /// Project root of a directory (cache).
-    project_roots: Mutex<FxHashMap<PathBuf, PathBuf>>,
+    /// Search directories per directory (cache).
+    search: RwLock<FxHashMap<DirId, Vec<DirId>>>,
 }
 
 const ROOT_MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", ".git"];
@@ -49,21 +90,26 @@ impl Resolver {
     /// A resolver over the discovered `files` (absolute paths) below `roots` (absolute
     /// directories that discovery walked; a checked single file contributes nothing here).
     pub fn new(files: impl IntoIterator<Item = PathBuf>, roots: Vec<PathBuf>) -> Self {
-        let mut r = Resolver {
-            roots,
-            ..Resolver::default()
+        let mut tree = Tree {
+            roots: roots.clone(),
+            ..Tree::default()
         };
         for f in files {
-            let mut d = f.parent();
-            while let Some(dir) = d {
-                if !r.dirs.insert(dir.to_path_buf()) {
-                    break;
-                }
-                d = dir.parent();
+            let Some(dir) = f.parent() else { continue };
+            let d = tree.intern(dir);
+            if let Some(stem) = f
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".py"))
+            {
+                tree.dirs[d as usize].modules.insert(stem.into());
             }
-            r.files.insert(f);
         }
-        r
+        Resolver {
+            tree: RwLock::new(tree),
+            roots,
+            search: RwLock::default(),
+        }
     }
 
     /// The walked roots.
@@ -71,125 +117,171 @@ impl Resolver {
         &self.roots
     }
 
-    fn walked(&self, path: &Path) -> bool {
-        self.roots.iter().any(|r| path.starts_with(r))
+    fn dir_id(&self, path: &Path) -> DirId {
+        if let Some(&id) = self.tree.read().ok().and_then(|t| t.by_path.get(path).copied()).as_ref()
+        {
+            return id;
+        }
+        let mut t = self.tree.write().unwrap_or_else(|e| e.into_inner());
+        t.intern(path)
     }
 
-    fn disk(&self, path: &Path) -> (bool, bool) {
-        if let Some(v) = self.disk.lock().ok().and_then(|m| m.get(path).copied()) {
-            return v;
+    /// Make sure a directory outside the walked roots has its listing read from disk.
+    fn list(&self, d: DirId) {
+        {
+            let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+            let dir = &t.dirs[d as usize];
+            if dir.walked || dir.listed {
+                return;
+            }
         }
-        let v = match std::fs::metadata(path) {
-            Ok(m) => (m.is_file(), m.is_dir()),
-            Err(_) => (false, false),
+        let path = {
+            let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+            t.dirs[d as usize].path.clone()
         };
-        if let Ok(mut m) = self.disk.lock() {
-            m.insert(path.to_path_buf(), v);
+        let mut subdirs = Vec::new();
+        let mut modules = Vec::new();
+        if let Ok(rd) = std::fs::read_dir(&path) {
+            for e in rd.flatten() {
+                let Ok(ft) = e.file_type() else { continue };
+                let name = e.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if ft.is_dir() {
+                    subdirs.push(name.to_string());
+                } else if let Some(stem) = name.strip_suffix(".py") {
+                    modules.push(stem.to_string());
+                }
+            }
         }
-        v
+        let mut t = self.tree.write().unwrap_or_else(|e| e.into_inner());
+        for s in subdirs {
+            let p = path.join(&s);
+            t.intern(&p);
+        }
+        let dir = &mut t.dirs[d as usize];
+        dir.modules.extend(modules.into_iter().map(Box::from));
+        dir.listed = true;
     }
 
-    /// Is `path` a Python file we may read (discovered, or on disk outside the walked roots)?
-    pub fn is_file(&self, path: &Path) -> bool {
-        if self.files.contains(path) {
-            return true;
+    fn has_marker(&self, d: DirId) -> bool {
+        {
+            let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+            if let Some(m) = t.dirs[d as usize].marker {
+                return m;
+            }
         }
-        if self.walked(path) {
-            return false;
-        }
-        self.disk(path).0
+        let path = {
+            let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+            t.dirs[d as usize].path.clone()
+        };
+        let m = ROOT_MARKERS.iter().any(|m| path.join(m).exists());
+        let mut t = self.tree.write().unwrap_or_else(|e| e.into_inner());
+        t.dirs[d as usize].marker = Some(m);
+        m
     }
 
-    fn is_dir(&self, path: &Path) -> bool {
-        if self.dirs.contains(path) {
-            return true;
-        }
-        if self.walked(path) {
-            return false;
-        }
-        self.disk(path).1
+    fn parent(&self, d: DirId) -> Option<DirId> {
+        self.tree.read().ok()?.dirs[d as usize].parent
+    }
+
+    fn child_dir(&self, d: DirId, name: &str) -> Option<DirId> {
+        self.list(d);
+        let t = self.tree.read().ok()?;
+        t.dirs[d as usize].dirs.get(name).copied()
+    }
+
+    fn has_module(&self, d: DirId, name: &str) -> bool {
+        self.list(d);
+        let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+        t.dirs[d as usize].modules.contains(name)
+    }
+
+    fn path_of(&self, d: DirId) -> PathBuf {
+        let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+        t.dirs[d as usize].path.clone()
     }
 
     /// The project root of a directory: the nearest ancestor holding a root marker, else the
     /// top walked root containing it, else the directory itself.
-    pub fn project_root(&self, dir: &Path) -> PathBuf {
-        if let Some(r) = self.project_roots.lock().ok().and_then(|m| m.get(dir).cloned()) {
-            return r;
-        }
-        let mut found = None;
+    fn project_root(&self, dir: DirId) -> DirId {
         let mut d = Some(dir);
         let mut n = 0;
+        let mut top_walked = None;
         while let Some(cur) = d {
-            if ROOT_MARKERS
-                .iter()
-                .any(|m| self.disk(&cur.join(m)) != (false, false))
-            {
-                found = Some(cur.to_path_buf());
-                break;
+            if self.has_marker(cur) {
+                return cur;
+            }
+            let walked = {
+                let t = self.tree.read().unwrap_or_else(|e| e.into_inner());
+                t.dirs[cur as usize].walked
+            };
+            if walked {
+                top_walked = Some(cur);
             }
             n += 1;
             if n > MAX_PARENTS {
                 break;
             }
-            d = cur.parent();
+            d = self.parent(cur);
         }
-        let root = found
-            .or_else(|| {
-                self.roots
-                    .iter()
-                    .filter(|r| dir.starts_with(r))
-                    .min_by_key(|r| r.components().count())
-                    .cloned()
-            })
-            .unwrap_or_else(|| dir.to_path_buf());
-        if let Ok(mut m) = self.project_roots.lock() {
-            m.insert(dir.to_path_buf(), root.clone());
-        }
-        root
+        top_walked.unwrap_or(dir)
     }
 
     /// The directories searched for an absolute import made by a file in `dir`, in order.
-    fn search_dirs(&self, dir: &Path) -> Vec<PathBuf> {
+    fn search_dirs(&self, dir: DirId) -> Vec<DirId> {
+        if let Some(v) = self.search.read().ok().and_then(|m| m.get(&dir).cloned()) {
+            return v;
+        }
         let root = self.project_root(dir);
         let mut out = Vec::new();
         let mut d = Some(dir);
         while let Some(cur) = d {
-            out.push(cur.to_path_buf());
+            out.push(cur);
             if cur == root || out.len() > MAX_PARENTS {
                 break;
             }
-            d = cur.parent();
+            d = self.parent(cur);
         }
-        let src = root.join("src");
-        if self.is_dir(&src) && !out.contains(&src) {
-            out.push(src);
+        if let Some(src) = self.child_dir(root, "src") {
+            if !out.contains(&src) {
+                out.push(src);
+            }
+        }
+        if let Ok(mut m) = self.search.write() {
+            m.insert(dir, out.clone());
         }
         out
     }
 
     /// Does `dir` hold a module or package named `name`?
-    fn has_top(&self, dir: &Path, name: &str) -> bool {
-        self.is_file(&dir.join(format!("{name}.py"))) || self.is_dir(&dir.join(name))
+    fn has_top(&self, dir: DirId, name: &str) -> bool {
+        self.has_module(dir, name) || self.child_dir(dir, name).is_some()
     }
 
     /// Within `base`, the longest module path of `segments` that exists.
-    fn longest_module(&self, base: &Path, segments: &[&str]) -> Option<Found> {
-        for n in (1..=segments.len()).rev() {
-            let mut p = base.to_path_buf();
-            for s in &segments[..n - 1] {
-                p.push(s);
+    fn longest_module(&self, base: DirId, segments: &[&str]) -> Option<Found> {
+        // Walk down the directories as far as they go.
+        let mut chain = vec![base];
+        for s in &segments[..segments.len().saturating_sub(1)] {
+            match self.child_dir(*chain.last()?, s) {
+                Some(d) => chain.push(d),
+                None => break,
             }
-            let last = segments[n - 1];
-            let file = p.join(format!("{last}.py"));
-            let init = p.join(last).join("__init__.py");
-            let hit = if self.is_file(&file) {
-                Some(file)
-            } else if self.is_file(&init) {
-                Some(init)
-            } else {
-                None
+        }
+        for n in (1..=segments.len()).rev() {
+            // `segments[..n-1]` must be directories: chain[n-1] is the parent of the module.
+            let Some(&parent) = chain.get(n - 1) else {
+                continue;
             };
-            if let Some(file) = hit {
+            let last = segments[n - 1];
+            let file = if self.has_module(parent, last) {
+                Some(self.path_of(parent).join(format!("{last}.py")))
+            } else {
+                self.child_dir(parent, last)
+                    .filter(|&d| self.has_module(d, "__init__"))
+                    .map(|d| self.path_of(d).join("__init__.py"))
+            };
+            if let Some(file) = file {
                 return Some(Found {
                     file,
                     rest: segments[n..].iter().map(|s| s.to_string()).collect(),
@@ -203,7 +295,11 @@ impl Resolver {
     /// `..utils`) to the module file it names and the attributes left over. `None` for names
     /// outside the project (`torch.nn.Linear`).
     pub fn resolve(&self, importer: &Path, qualified: &str) -> Option<Found> {
-        let dir = importer.parent()?;
+        let dir = self.dir_id(importer.parent()?);
+        self.resolve_from(dir, qualified)
+    }
+
+    fn resolve_from(&self, dir: DirId, qualified: &str) -> Option<Found> {
         let level = qualified.bytes().take_while(|b| *b == b'.').count();
         let rest = &qualified[level..];
         let segments: Vec<&str> = if rest.is_empty() {
@@ -213,31 +309,32 @@ impl Resolver {
         };
         if level > 0 {
             // `from . import x` in pkg/a.py: the package directory is the file's directory.
-            let mut base = dir.to_path_buf();
+            let mut base = dir;
             for _ in 1..level {
-                base = base.parent()?.to_path_buf();
+                base = self.parent(base)?;
             }
+            let init = || {
+                self.has_module(base, "__init__")
+                    .then(|| self.path_of(base).join("__init__.py"))
+            };
             if segments.is_empty() {
-                let init = base.join("__init__.py");
-                return self.is_file(&init).then(|| Found {
-                    file: init,
+                return init().map(|file| Found {
+                    file,
                     rest: Vec::new(),
                 });
             }
-            return self.longest_module(&base, &segments).or_else(|| {
-                // `from . import models` where `models` is a namespace directory, or a name
-                // defined in the package's `__init__`.
-                let init = base.join("__init__.py");
-                self.is_file(&init).then(|| Found {
-                    file: init,
+            return self.longest_module(base, &segments).or_else(|| {
+                // A name defined in the package's `__init__`.
+                init().map(|file| Found {
+                    file,
                     rest: segments.iter().map(|s| s.to_string()).collect(),
                 })
             });
         }
         let first = *segments.first()?;
         for d in self.search_dirs(dir) {
-            if self.has_top(&d, first) {
-                return self.longest_module(&d, &segments);
+            if self.has_top(d, first) {
+                return self.longest_module(d, &segments);
             }
         }
         None
@@ -347,5 +444,22 @@ mod tests {
         );
         // Third-party names stay outside.
         assert_eq!(r.resolve(&train, "torch.nn.Linear"), None);
+    }
+
+    #[test]
+    fn single_files_see_their_siblings_on_disk() {
+        let (d, _) = fixture(&["models.py", "train.py", "pkg/__init__.py", "pkg/a.py"]);
+        let p = d.path();
+        // Only train.py was given (as pre-commit passes staged files): nothing is walked.
+        let r = Resolver::new(vec![p.join("train.py")], Vec::new());
+        assert_eq!(
+            r.resolve(&p.join("train.py"), "models.Net").map(|f| f.file),
+            Some(p.join("models.py"))
+        );
+        assert_eq!(
+            r.resolve(&p.join("train.py"), "pkg.a").map(|f| f.file),
+            Some(p.join("pkg/a.py"))
+        );
+        assert_eq!(r.resolve(&p.join("train.py"), "nothere"), None);
     }
 }

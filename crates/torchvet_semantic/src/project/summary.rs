@@ -223,17 +223,19 @@ impl Usage {
         self.0 & bits == bits
     }
 
-    /// The kind the usage shows, when it is unambiguous.
+    /// The kind the usage shows, when it is unambiguous. `.train()`/`.eval()` alone are not
+    /// enough (trainers and environments have them too); `.parameters()`, or a mode switch
+    /// together with a call / state_dict / move, is a module.
     pub fn kind(self) -> Kind {
-        let module_only = Self::MODE | Self::PARAMETERS;
-        if self.0 & module_only != 0 && !self.has(Self::STEP) && self.0 & Self::BACKWARD == 0 {
-            return Kind::Module;
-        }
-        if self.has(Self::CALLED | Self::STATE_DICT) && !self.has(Self::STEP) {
+        let module_signal = Self::CALLED | Self::STATE_DICT | Self::MOVED;
+        let module = self.0 & Self::PARAMETERS != 0
+            || (self.0 & Self::MODE != 0 && self.0 & module_signal != 0)
+            || self.has(Self::CALLED | Self::STATE_DICT);
+        if module && self.0 & (Self::STEP | Self::BACKWARD | Self::PARAM_GROUPS) == 0 {
             return Kind::Module;
         }
         if (self.has(Self::STEP | Self::ZERO_GRAD) || self.has(Self::PARAM_GROUPS))
-            && self.0 & (Self::CALLED | module_only) == 0
+            && self.0 & (Self::CALLED | Self::PARAMETERS | Self::MODE) == 0
         {
             return Kind::Optimizer("Optimizer".into());
         }
@@ -241,8 +243,7 @@ impl Usage {
             return Kind::DataLoader;
         }
         Kind::Unknown
-    }
-}
+    }}
 
 /// One function (or method, or closure) of a file. Index 0 of a file's functions is the
 /// module body itself (name `<module>`, no parameters).
@@ -313,6 +314,9 @@ pub struct Vocab {
     /// Uses training vocabulary (`backward`, `zero_grad`, `.step(`, `.eval()`, `no_grad`,
     /// `state_dict`, `optimizer`, `DataLoader`, `criterion`, `.parameters()`).
     pub training: bool,
+    /// Mentions softmax / sigmoid (in any spelling): forward outputs and returns may carry
+    /// probabilities.
+    pub probabilities: bool,
 }
 
 impl Vocab {
@@ -320,8 +324,7 @@ impl Vocab {
     pub fn of(text: &str) -> Self {
         let has = |w: &str| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some();
         let torch = has("torch");
-        let training = torch
-            || [
+        let training = [
                 "backward(",
                 "zero_grad",
                 ".step(",
@@ -336,7 +339,13 @@ impl Vocab {
             ]
             .iter()
             .any(|w| has(w));
-        Vocab { torch, training }
+        // `softmax`, `Softmax`, `log_softmax`, `LogSoftmax`, `sigmoid`, `Sigmoid`, `logsigmoid`.
+        let probabilities = torch && (has("oftmax") || has("igmoid"));
+        Vocab {
+            torch,
+            training,
+            probabilities,
+        }
     }
 }
 
@@ -364,9 +373,19 @@ pub struct FileSummary {
     pub globals: Vec<(Box<str>, Val)>,
     /// A hash of the summary (for change detection).
     pub fingerprint: u64,
+    /// Offsets of line starts (to show locations in this file from other files' findings).
+    pub line_starts: Vec<u32>,
 }
 
 impl FileSummary {
+    /// 1-based row and column of an offset of this file.
+    pub fn row_col(&self, offset: ruff_text_size::TextSize) -> (usize, usize) {
+        let o = offset.to_u32();
+        let row = self.line_starts.partition_point(|&s| s <= o).max(1);
+        let col = o - self.line_starts.get(row - 1).copied().unwrap_or(0);
+        (row, col as usize + 1)
+    }
+
     /// A module-level class by name.
     pub fn class(&self, name: &str) -> Option<u32> {
         self.classes
@@ -446,8 +465,11 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     let classes = ModuleClasses::compute(&module.body, &scopes);
     let module_kinds = KindTable::infer(&module.body, None, &scopes, &classes, None);
     let vocab = Vocab::of(text);
+    let mut line_starts = vec![0u32];
+    line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1));
     let mut out = FileSummary {
         path: path.to_path_buf(),
+        line_starts,
         notebook,
         vocab,
         imports,
@@ -472,9 +494,10 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     // Tensor properties of same-file functions and forwards (the dataflow's own summaries),
     // only in files that can produce them.
     let flow_summaries = vocab
-        .torch
+        .probabilities
         .then(|| dataflow::Summaries::compute(&module.body, &classes));
     let mut b = Builder {
+        text,
         scopes,
         classes: &classes,
         module_kinds: &module_kinds,
@@ -550,6 +573,7 @@ fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
 }
 
 struct Builder<'s> {
+    text: &'s str,
     scopes: Scopes,
     classes: &'s ModuleClasses,
     module_kinds: &'s KindTable,
@@ -561,7 +585,23 @@ struct Builder<'s> {
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
 type Nested = [(String, u32)];
 
+/// Words that name a training event in a function's text (cheap gate for the flow analysis).
+const EVENT_WORDS: &[&str] = &[
+    "backward", ".step(", "zero_grad", ".grad", ".eval(", ".train(", "clip_grad", "scale(",
+    "unscale_", ".update(",
+];
+
 impl Builder<'_> {
+    fn names_training_event(&self, f: &ast::StmtFunctionDef) -> bool {
+        let r = f.range();
+        let Some(t) = self.text.get(r.start().to_usize()..r.end().to_usize()) else {
+            return false;
+        };
+        EVENT_WORDS
+            .iter()
+            .any(|w| memchr::memmem::find(t.as_bytes(), w.as_bytes()).is_some())
+    }
+
     /// Walk a suite for definitions (functions, classes), summarising each.
     fn defs(&mut self, body: &[Stmt], parent: Option<u32>, class: Option<u32>, nested: &Nested) {
         for stmt in body {
@@ -768,8 +808,9 @@ impl Builder<'_> {
         });
         self.out.functions[idx as usize].returns = returns.unwrap_or(Val::None);
         self.fill_body(idx, &f.body, &param_names, Some(&nested), &vals, no_grad);
-        // Training events (the flow analysis of the body, without inlining).
-        if self.out.vocab.training {
+        // Training events (the flow analysis of the body, without inlining), in functions
+        // whose text names one.
+        if self.out.vocab.training && self.names_training_event(f) {
             self.events(idx, anchor, f, class, &param_names);
         }
         // `self.<attr> = value` in methods.
@@ -1060,7 +1101,7 @@ impl Builder<'_> {
             scopes: &self.scopes,
             classes: self.classes,
         };
-        match kinds.kind(&Expr::Call(call.clone())) {
+        match kinds.call_kind(call) {
             Kind::Unknown => Val::Unknown,
             k => Val::Kind(k),
         }
@@ -1083,8 +1124,8 @@ impl Builder<'_> {
                 if params.contains(&id) || vals.contains_key(id) {
                     return None;
                 }
-                if let Some(q) = self.scopes.lookup(id) {
-                    return (!super::summary_is_external(&q)).then(|| Ref::Qualified(q.into()));
+                if let Some(q) = self.scopes.lookup_str(id) {
+                    return (!super::summary_is_external(q)).then(|| Ref::Qualified(q.into()));
                 }
                 self.module_defs
                     .contains_key(id)

@@ -1,0 +1,202 @@
+//! Phase 1 of a run over many files: read and parse every file once (in parallel), summarise
+//! it, and link the summaries into the [`ProjectModel`]. `check`, `review` and the editor
+//! server share this; phase 2 (the rules) then runs per file with [`ProjectFile`] views.
+use rayon::prelude::*;
+use ruff_python_ast::ModModule;
+use ruff_python_parser::Parsed;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use torchvet_python::{SourceFile, SourceKind};
+use torchvet_semantic::project::{summarise, FileSummary, ProjectFile, ProjectModel};
+
+/// Above this much source text the syntax trees of phase 1 are not kept for phase 2 (each
+/// file is parsed again there): trees take about nine times the size of their text.
+pub const KEEP_TREES_BELOW_BYTES: usize = 256 << 20;
+
+/// One file after phase 1.
+pub struct Loaded {
+    /// The path as given (shown in findings).
+    pub path: PathBuf,
+    /// The file, its tree (when kept) and its view of the model; or why it could not be read.
+    pub state: Result<LoadedFile, String>,
+}
+
+/// A file that was read.
+pub struct LoadedFile {
+    /// The source.
+    pub source: SourceFile,
+    /// Its parse, when kept for phase 2.
+    pub parsed: Option<Parsed<ModModule>>,
+    /// Its view of the model.
+    pub project: Option<ProjectFile>,
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// CPU time of the process so far (user + system), for `TORCHVET_TIMING=1`.
+pub fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may contain spaces) close with ')'.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 (1-based), i.e. 11 and 12 after the ')'.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Summarise a parsed file (absolute path for the resolver).
+pub fn summary_of(source: &SourceFile, parsed: &Parsed<ModModule>) -> FileSummary {
+    let abs = std::path::absolute(&source.path).unwrap_or_else(|_| source.path.clone());
+    summarise(
+        &abs,
+        &source.text,
+        parsed.syntax(),
+        matches!(source.kind, SourceKind::Notebook(_)),
+    )
+}
+
+/// Read and summarise a file outside the checked set (imports resolve to it): summary only.
+fn load_extra(path: &Path) -> Option<FileSummary> {
+    std::panic::catch_unwind(|| {
+        let source = SourceFile::load(path).ok()?;
+        let parsed = source.parse();
+        Some(summarise(
+            path,
+            &source.text,
+            parsed.syntax(),
+            matches!(source.kind, SourceKind::Notebook(_)),
+        ))
+    })
+    .ok()
+    .flatten()
+}
+
+/// Phase 1 over `files`: read, parse and summarise each (in parallel), then link the model.
+/// `roots` are the directories discovery walked. With `project` false, no model is built
+/// (each file is analysed alone).
+pub fn load_project(
+    files: &[PathBuf],
+    roots: &[PathBuf],
+    project: bool,
+) -> (Vec<Loaded>, Option<Arc<ProjectModel>>) {
+    let total: u64 = files
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum();
+    let keep = match std::env::var("TORCHVET_KEEP_TREES").ok().as_deref() {
+        Some("0") => false,
+        Some("1") => true,
+        _ => (total as usize) < KEEP_TREES_BELOW_BYTES,
+    };
+    let timing = std::env::var_os("TORCHVET_TIMING").is_some();
+    let t0 = cpu_seconds();
+    let results: Vec<(Loaded, Option<FileSummary>)> = files
+        .par_iter()
+        .map(|p| {
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                let source = SourceFile::load(p).map_err(|e| e.to_string())?;
+                let parsed = source.parse();
+                let summary = project.then(|| summary_of(&source, &parsed));
+                Ok::<_, String>((source, keep.then_some(parsed), summary))
+            }));
+            match r {
+                Ok(Ok((source, parsed, summary))) => (
+                    Loaded {
+                        path: p.clone(),
+                        state: Ok(LoadedFile {
+                            source,
+                            parsed,
+                            project: None,
+                        }),
+                    },
+                    summary,
+                ),
+                Ok(Err(e)) => (
+                    Loaded {
+                        path: p.clone(),
+                        state: Err(e),
+                    },
+                    None,
+                ),
+                Err(panic) => (
+                    Loaded {
+                        path: p.clone(),
+                        state: Err(format!(
+                            "internal error while reading (please report it): {}",
+                            panic_message(&*panic)
+                        )),
+                    },
+                    None,
+                ),
+            }
+        })
+        .collect();
+    if !project {
+        return (results.into_iter().map(|(l, _)| l).collect(), None);
+    }
+    let mut loaded = Vec::with_capacity(results.len());
+    let mut summaries = Vec::new();
+    let mut ids = Vec::with_capacity(results.len());
+    for (l, s) in results {
+        match s {
+            Some(s) => {
+                ids.push(Some(summaries.len() as u32));
+                summaries.push(s);
+            }
+            None => ids.push(None),
+        }
+        loaded.push(l);
+    }
+    let roots: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| r.is_dir())
+        .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone()))
+        .collect();
+    let t1 = cpu_seconds();
+    if timing {
+        let (mut fns, mut calls, mut args, mut classes, mut globals, mut events, mut lines) =
+            (0, 0, 0, 0, 0, 0, 0);
+        for s in &summaries {
+            fns += s.functions.len();
+            classes += s.classes.len();
+            globals += s.globals.len();
+            lines += s.line_starts.len();
+            for f in &s.functions {
+                calls += f.calls.len();
+                events += f.events.len();
+                args += f.calls.iter().map(|c| c.args.len() + c.kwargs.len()).sum::<usize>();
+            }
+        }
+        let rss = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS")).map(str::to_string))
+            .unwrap_or_default();
+        eprintln!("after phase 1: {rss}");
+        eprintln!("summaries: {fns} functions, {classes} classes, {globals} globals, {calls} calls ({args} arguments), {events} events, {lines} lines");
+    }
+    let model = Arc::new(ProjectModel::build(summaries, roots, &load_extra));
+    if timing {
+        eprintln!(
+            "timing (process CPU): phase 1 (read, parse, summarise) {:.3}s, link {:.3}s, {} files ({} loaded outside the checked set)",
+            t1 - t0,
+            cpu_seconds() - t1,
+            model.len(),
+            model.len() - loaded.len().min(model.len()),
+        );
+    }
+    for (l, id) in loaded.iter_mut().zip(ids) {
+        if let (Ok(f), Some(id)) = (&mut l.state, id) {
+            f.project = Some(model.view(id));
+        }
+    }
+    (loaded, Some(model))
+}
