@@ -314,6 +314,17 @@ impl<'a> Checker<'a> {
         self.module
     }
 
+    /// May values in this file carry probabilities (softmax / sigmoid outputs): the file says
+    /// so, or the project model sees them arrive from another file. The cheap gate of the
+    /// loss-input rules.
+    pub fn may_see_probabilities(&self) -> bool {
+        self.mentions("oftmax")
+            || self.mentions("igmoid")
+            || self
+                .project()
+                .is_some_and(|p| p.model.sees_probabilities(p.file))
+    }
+
     /// The file's view of the project model, when the run built one.
     pub fn project(&self) -> Option<&ProjectFile> {
         self.classes.project()
@@ -983,6 +994,7 @@ impl<'a> Checker<'a> {
         // backward pass (`loss.backward()`, `accelerator.backward`, `manual_backward`...);
         // inference pipelines that only call `scheduler.step(...)` are skipped.
         self.mentions("backward")
+            || self.project().is_some_and(|p| p.model.trains(p.file))
     }
 
     /// The per-iteration training events of the loop being visited (the current statement
@@ -1067,6 +1079,7 @@ impl<'a> Checker<'a> {
             functions: &functions,
             methods: &methods,
             current,
+            class: self.frames[last].method_of.map(|c| c.def),
         };
         let flow = std::rc::Rc::new(analyze_loop(stmt, &input));
         self.flow.loops.insert(stmt.start(), flow.clone());

@@ -148,6 +148,18 @@ pub enum Guard<'a> {
         /// A gradient-accumulation context.
         accumulate: bool,
     },
+    /// Conditions inside a function of the project that the loop calls (the event comes from
+    /// its summary): `site` is the call in this file.
+    Remote {
+        /// The call.
+        site: TextRange,
+        /// Conditional inside the callee (or its callees).
+        condition: bool,
+        /// Periodic inside the callee.
+        periodic: bool,
+        /// Inside a loop of the callee.
+        in_loop: bool,
+    },
 }
 
 impl Guard<'_> {
@@ -157,6 +169,9 @@ impl Guard<'_> {
             Guard::If { .. } | Guard::AfterExit { .. } | Guard::Except { .. } => true,
             Guard::Loop { over_params, .. } => !over_params,
             Guard::With { .. } => false,
+            Guard::Remote {
+                condition, in_loop, ..
+            } => *condition || *in_loop,
         }
     }
 
@@ -164,7 +179,9 @@ impl Guard<'_> {
     pub fn is_periodic(&self) -> bool {
         matches!(
             self,
-            Guard::If { periodic: true, .. } | Guard::AfterExit { periodic: true, .. }
+            Guard::If { periodic: true, .. }
+                | Guard::AfterExit { periodic: true, .. }
+                | Guard::Remote { periodic: true, .. }
         )
     }
 
@@ -185,6 +202,7 @@ impl Guard<'_> {
             (Guard::Loop { stmt: a, .. }, Guard::Loop { stmt: b, .. }) => a.range() == b.range(),
             (Guard::Except { handler: a }, Guard::Except { handler: b }) => a.range() == b.range(),
             (Guard::With { stmt: a, .. }, Guard::With { stmt: b, .. }) => a.range() == b.range(),
+            (Guard::Remote { site: a, .. }, Guard::Remote { site: b, .. }) => a == b,
             _ => false,
         }
     }
@@ -196,6 +214,7 @@ impl Guard<'_> {
             Guard::Loop { stmt, .. } => stmt.range(),
             Guard::Except { handler } => handler.range(),
             Guard::With { stmt, .. } => stmt.range(),
+            Guard::Remote { site, .. } => *site,
         }
     }
 }
@@ -234,6 +253,9 @@ pub struct Event<'a> {
     pub guards: Vec<Guard<'a>>,
     /// The local-function call the event was inlined through.
     pub via: Option<&'a ExprCall>,
+    /// For an event from the summary of a project function (another file, or deeper than one
+    /// level): where the event itself is.
+    pub remote: Option<(crate::project::FileId, TextRange)>,
 }
 
 impl<'a> Event<'a> {
@@ -248,7 +270,8 @@ impl<'a> Event<'a> {
         self.guards.iter().any(Guard::is_condition)
     }
 
-    /// Inside a nested loop (other than a loop over parameters)?
+    /// Inside a nested loop (other than a loop over parameters), here or in the project
+    /// function the event comes from?
     pub fn in_nested_loop(&self) -> bool {
         self.guards.iter().any(|g| {
             matches!(
@@ -256,7 +279,7 @@ impl<'a> Event<'a> {
                 Guard::Loop {
                     over_params: false,
                     ..
-                }
+                } | Guard::Remote { in_loop: true, .. }
             )
         })
     }
@@ -373,6 +396,8 @@ pub struct FlowInput<'a, 's> {
     pub methods: &'s [&'a ast::StmtFunctionDef],
     /// The function containing the loop (never inlined into itself).
     pub current: Option<&'a ast::StmtFunctionDef>,
+    /// The class whose method contains the loop.
+    pub class: Option<&'a ast::StmtClassDef>,
 }
 
 /// Linearise the body of `loop_stmt` (a `for` or `while`; anything else gives no events).
@@ -685,6 +710,7 @@ impl<'a> Walker<'a, '_, '_> {
             method_form: false,
             guards: self.guards.clone(),
             via: self.helper.as_ref().map(|h| h.call),
+            remote: None,
         });
         let last = self.events.len() - 1;
         &mut self.events[last]
@@ -1001,6 +1027,26 @@ impl<'a> Walker<'a, '_, '_> {
                 self.inline_method(call, method);
                 return;
             }
+            // ... or of a base class in another file of the project.
+            if helpers::name_of(recv) == Some("self")
+                && !matches!(method, "backward" | "manual_backward")
+                && self.inherited_method(call, method)
+            {
+                return;
+            }
+            // `engine.train_one_epoch(...)`: a function of a project module.
+            if !matches!(
+                method,
+                "backward" | "step" | "zero_grad" | "eval" | "train" | "update" | "scale"
+                    | "unscale_"
+            ) {
+                if let Some(q) = self.input.kinds.scopes.resolve(&call.func) {
+                    if !q.starts_with("torch") {
+                        self.project_call(call, &q);
+                        return;
+                    }
+                }
+            }
             match method {
                 "backward" => {
                     let framework = !args.is_empty()
@@ -1120,11 +1166,13 @@ impl<'a> Walker<'a, '_, '_> {
         let Some(name) = helpers::name_of(&call.func) else {
             return;
         };
-        if let Some(q) = self.input.kinds.scopes.lookup(name) {
+        if let Some(q) = self.input.kinds.scopes.lookup_str(name) {
             if q == "torch.autograd.backward" {
                 self.push(EventKind::Backward, call.range(), Some(call))
                     .loss = args.first();
+                return;
             }
+            self.project_call(call, q);
             return;
         }
         if clears_grads_name(name) {
@@ -1145,36 +1193,185 @@ impl<'a> Walker<'a, '_, '_> {
     // ----- one level of local-function summaries -----
 
     fn inline_function(&mut self, call: &'a ExprCall, name: &str) {
-        if self.helper.is_some() {
-            return;
-        }
-        let Some(f) = self
+        let f = self
             .input
             .functions
             .iter()
             .rev()
             .find(|f| f.name.as_str() == name)
-            .copied()
-        else {
-            return;
-        };
-        self.inline(call, f, false);
+            .copied();
+        match f {
+            Some(f) if self.helper.is_none() => self.inline(call, f, false),
+            // Deeper than one level, or not a function the loop's file lists: the project
+            // summary, when there is one.
+            Some(f) => {
+                if let Some(id) = self.project().and_then(|p| p.function_at(f.range.start())) {
+                    self.summarised(call, id, false);
+                }
+            }
+            None => {
+                if self.helper.is_none() {
+                    if let Some(crate::project::Entity::Function(id)) =
+                        self.project().and_then(|p| p.local(name))
+                    {
+                        self.summarised(call, id, false);
+                    }
+                }
+            }
+        }
     }
 
     fn inline_method(&mut self, call: &'a ExprCall, name: &str) {
-        if self.helper.is_some() {
-            return;
-        }
-        let Some(f) = self
+        let f = self
             .input
             .methods
             .iter()
             .find(|f| f.name.as_str() == name)
-            .copied()
-        else {
+            .copied();
+        match f {
+            Some(f) if self.helper.is_none() => self.inline(call, f, true),
+            Some(f) => {
+                if let Some(id) = self.project().and_then(|p| p.function_at(f.range.start())) {
+                    self.summarised(call, id, true);
+                }
+            }
+            None => {}
+        }
+    }
+
+    fn project(&self) -> Option<crate::project::ProjectFile> {
+        self.input.kinds.classes.project().cloned()
+    }
+
+    /// A call of a project function through an import (`train_one_epoch(...)` from
+    /// `engine`, `engine.train_one_epoch(...)`): the events of its summary.
+    fn project_call(&mut self, call: &'a ExprCall, q: &str) {
+        if self.helper.is_some() && self.input.current.is_none() {
             return;
+        }
+        let Some(p) = self.project() else { return };
+        // (A constructor that trains is rare and not followed.)
+        if let Some(crate::project::Entity::Function(id)) = p.entity(q) {
+            self.summarised(call, id, false);
+        }
+    }
+
+    /// `self.name(...)` where `name` is a method of a base class in another file.
+    fn inherited_method(&mut self, call: &'a ExprCall, name: &str) -> bool {
+        let Some(p) = self.project() else {
+            return false;
         };
-        self.inline(call, f, true);
+        let Some(cid) = self.input.class.and_then(|c| p.class_at(c.range.start())) else {
+            return false;
+        };
+        match p.model.method(cid, name, 0) {
+            Some(id) => {
+                self.summarised(call, id, true);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The events of a project function's summary (composed through its own calls), with its
+    /// parameters mapped to the arguments of `call`.
+    fn summarised(&mut self, call: &'a ExprCall, id: crate::project::FuncId, method: bool) {
+        use crate::project::{RoleTag, Target};
+        let Some(p) = self.project() else { return };
+        let model = p.model;
+        let g = model.function(id);
+        let shift = usize::from(method && g.params.first().is_some_and(|n| &**n == "self"));
+        let callee_name = g.name.clone();
+        for e in model.events(id) {
+            if e.kind == EventKind::Escape {
+                continue;
+            }
+            let role = match e.role {
+                RoleTag::Optimizer => Role::Optimizer,
+                RoleTag::Scheduler => Role::Scheduler(None),
+                RoleTag::Scaler => Role::Scaler,
+                RoleTag::Module => Role::Module,
+                RoleTag::Other => Role::Other,
+                RoleTag::Unknown => Role::Unknown,
+            };
+            let obj = match &e.target {
+                Target::None => None,
+                Target::Param(i, path) => {
+                    let i = *i as usize;
+                    if method && i == 0 {
+                        Some(Obj {
+                            key: format!("self{path}"),
+                            role: role.clone(),
+                            certain: false,
+                            range: call.range(),
+                            helper_local: false,
+                        })
+                    } else {
+                        let arg = i
+                            .checked_sub(shift)
+                            .and_then(|j| call.arguments.args.get(j))
+                            .filter(|a| !matches!(a, Expr::Starred(_)))
+                            .or_else(|| {
+                                let pname = g.params.get(i)?;
+                                helpers::keyword(call, pname)
+                            });
+                        match arg.and_then(|a| self.obj(a).map(|o| (a, o))) {
+                            Some((_, mut o)) => {
+                                o.key.push_str(path);
+                                if o.role == Role::Unknown {
+                                    o.role = role.clone();
+                                }
+                                Some(o)
+                            }
+                            None => Some(Obj {
+                                key: format!("{callee_name}::<arg {i}>{path}"),
+                                role: role.clone(),
+                                certain: false,
+                                range: call.range(),
+                                helper_local: true,
+                            }),
+                        }
+                    }
+                }
+                Target::SelfAttr(a) if method => Some(Obj {
+                    key: format!("self.{a}"),
+                    role: role.clone(),
+                    certain: false,
+                    range: call.range(),
+                    helper_local: false,
+                }),
+                Target::SelfAttr(a) => Some(Obj {
+                    key: format!("{callee_name}::self.{a}"),
+                    role: role.clone(),
+                    certain: false,
+                    range: call.range(),
+                    helper_local: true,
+                }),
+                Target::Global(k) | Target::Local(k) => Some(Obj {
+                    key: format!("{callee_name}::{k}"),
+                    role: role.clone(),
+                    certain: false,
+                    range: call.range(),
+                    helper_local: true,
+                }),
+            };
+            let guard = Guard::Remote {
+                site: call.range(),
+                condition: e.conditional,
+                periodic: e.periodic,
+                in_loop: e.in_loop,
+            };
+            self.guards.push(guard);
+            let ev = self.push(e.kind, call.range(), None);
+            ev.via = Some(call);
+            ev.remote = Some(e.at);
+            match e.kind {
+                EventKind::ScalerScale | EventKind::ScalerUpdate => ev.scaler = obj,
+                EventKind::Backward | EventKind::ClipGrad | EventKind::GradWrite => {}
+                _ => ev.target = obj,
+            }
+            self.guards.pop();
+        }
     }
 
     fn inline(&mut self, call: &'a ExprCall, f: &'a ast::StmtFunctionDef, method: bool) {

@@ -476,8 +476,12 @@ impl KindContext<'_> {
                 && self.outer.is_none_or(|o| o.get(id).is_none())
                 && self.scopes.lookup_str(id).is_none()
             {
+                // A same-file function, or a name a star import brings.
                 if let Some(p) = self.classes.project() {
-                    if let Some(e @ crate::project::Entity::Function(_)) = p.local(id) {
+                    if let Some(
+                        e @ (crate::project::Entity::Function(_) | crate::project::Entity::Class(_)),
+                    ) = p.local(id)
+                    {
                         return p.resolve_entity_call(e).kind;
                     }
                 }

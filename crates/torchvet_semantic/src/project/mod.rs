@@ -230,6 +230,10 @@ pub struct ProjectModel {
     project_tops: FxHashSet<Box<str>>,
     /// Per file: analysed at all (see [`ProjectModel::is_relevant`]).
     relevant: Vec<bool>,
+    /// Per file: values in it may carry probabilities from another file.
+    sees_probabilities: Vec<bool>,
+    /// Per file: it runs training events itself or through the project functions it calls.
+    trains: Vec<bool>,
     /// Cache of lint-time resolutions, per file: qualified name -> entity.
     cache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
 }
@@ -276,6 +280,8 @@ impl ProjectModel {
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
             relevant: Vec::new(),
+            sees_probabilities: Vec::new(),
+            trains: Vec::new(),
             cache: Vec::new(),
         };
         m.load_imported(load);
@@ -313,6 +319,8 @@ impl ProjectModel {
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
             relevant: Vec::new(),
+            sees_probabilities: Vec::new(),
+            trains: Vec::new(),
             cache: Vec::new(),
         };
         m.link();
@@ -385,6 +393,18 @@ impl ProjectModel {
             file,
             overlay: None,
         }
+    }
+
+    /// May values in the file carry probabilities or log-probabilities (it or a file it
+    /// imports applies softmax / sigmoid, or its functions receive a model whose forward does)?
+    pub fn sees_probabilities(&self, id: FileId) -> bool {
+        self.sees_probabilities[id as usize]
+    }
+
+    /// Does the file run training events (backward, step, zero_grad), itself or through the
+    /// project functions it calls?
+    pub fn trains(&self, id: FileId) -> bool {
+        self.trains[id as usize]
     }
 
     /// Should the file's code be analysed at all: it uses torch or training vocabulary, or
@@ -490,6 +510,49 @@ impl ProjectModel {
         self.link_classes();
         self.link_params();
         self.link_events();
+        // Probabilities reach a file through what it imports (transitively) and through the
+        // parameters its functions receive.
+        let mut sees: Vec<bool> = self.files.iter().map(|f| f.vocab.probabilities).collect();
+        let mut stack: Vec<FileId> = (0..n as FileId).filter(|&i| sees[i as usize]).collect();
+        while let Some(f) = stack.pop() {
+            for &d in &self.rdeps[f as usize] {
+                if !sees[d as usize] {
+                    sees[d as usize] = true;
+                    stack.push(d);
+                }
+            }
+        }
+        for (fi, seen) in sees.iter_mut().enumerate() {
+            if *seen {
+                continue;
+            }
+            *seen = self.params[fi].iter().flatten().any(|r| {
+                r.props_from.is_some()
+                    || match &r.class {
+                        Some(ClassRef::Project(c)) => self.forward_props(*c).0.iter().any(|p| {
+                            matches!(
+                                p.prop,
+                                crate::dataflow::Prop::Probabilities
+                                    | crate::dataflow::Prop::LogProbabilities
+                            )
+                        }),
+                        _ => false,
+                    }
+            });
+        }
+        self.sees_probabilities = sees;
+        self.trains = self
+            .events
+            .iter()
+            .map(|per| {
+                per.iter().flatten().any(|e| {
+                    matches!(
+                        e.kind,
+                        EventKind::Backward | EventKind::Step | EventKind::ZeroGrad
+                    )
+                })
+            })
+            .collect();
     }
 
     fn link_classes(&mut self) {
@@ -745,7 +808,7 @@ impl ProjectModel {
         let mut memo: FxHashMap<FuncId, Vec<FlatEvent>> = FxHashMap::default();
         let mut out: Vec<Vec<Vec<FlatEvent>>> = Vec::with_capacity(n);
         for fi in 0..n {
-            if !self.files[fi].vocab.training {
+            if !self.files[fi].vocab.torch && !self.files[fi].vocab.training {
                 out.push(vec![Vec::new(); self.files[fi].functions.len()]);
                 continue;
             }

@@ -439,6 +439,20 @@ impl FileSummary {
     }
 }
 
+/// Python builtins that are called like project functions (never project names).
+fn is_builtin(name: &str) -> bool {
+    matches!(
+        name,
+        "print" | "len" | "range" | "enumerate" | "zip" | "list" | "dict" | "tuple" | "set"
+            | "int" | "float" | "str" | "bool" | "min" | "max" | "sum" | "abs" | "round"
+            | "sorted" | "reversed" | "isinstance" | "getattr" | "setattr" | "hasattr"
+            | "open" | "map" | "filter" | "iter" | "next" | "super" | "type" | "repr"
+            | "any" | "all" | "vars" | "format" | "object" | "Exception" | "ValueError"
+            | "RuntimeError" | "TypeError" | "KeyError" | "NotImplementedError" | "id"
+            | "hash" | "callable" | "divmod" | "pow" | "slice" | "bytes" | "frozenset"
+    )
+}
+
 /// Is this path unit-test code by the conventions pytest and unittest use?
 pub fn is_test_path(path: &Path) -> bool {
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
@@ -870,6 +884,7 @@ impl Builder<'_> {
             functions: &[],
             methods: &[],
             current: Some(f),
+            class: None,
         };
         let events = flow::analyze_suite(&f.body, anchor, &input);
         let mut out = Vec::new();
@@ -1127,8 +1142,12 @@ impl Builder<'_> {
                 if let Some(q) = self.scopes.lookup_str(id) {
                     return (!super::summary_is_external(q)).then(|| Ref::Qualified(q.into()));
                 }
-                self.module_defs
-                    .contains_key(id)
+                if self.module_defs.contains_key(id) {
+                    return Some(Ref::Local(id.into()));
+                }
+                // A name no scope binds, in a file with star imports: one of them may bring it.
+                let bound = self.scopes.current().is_some_and(|s| s.binds_locally(id));
+                (!self.out.star_imports.is_empty() && !bound && !is_builtin(id))
                     .then(|| Ref::Local(id.into()))
             }
             Expr::Attribute(a) => {

@@ -297,7 +297,7 @@ fn mark_forced(checker: &Checker, name: &str, at: TextRange) {
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    if !checker.mentions("backward") {
+    if !checker.flow_relevant() {
         return;
     }
     match stmt {

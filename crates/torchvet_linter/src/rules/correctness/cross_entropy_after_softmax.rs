@@ -55,7 +55,7 @@ crate::declare_rule! {
 
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     // Cheap exit: no softmax/sigmoid (functional, method or `nn.Softmax`/`nn.Sigmoid`) in the file.
-    if !checker.mentions("oftmax") {
+    if !checker.may_see_probabilities() {
         return;
     }
     let Some(lc) = taint_helpers::loss_call(checker, call, q, Loss::CrossEntropy) else {

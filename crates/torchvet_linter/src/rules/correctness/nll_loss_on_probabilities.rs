@@ -49,7 +49,7 @@ crate::declare_rule! {
 
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     // Cheap exit: no softmax/sigmoid (functional, method or `nn.Softmax`/`nn.Sigmoid`) in the file.
-    if !(checker.mentions("oftmax") || checker.mentions("igmoid")) {
+    if !checker.may_see_probabilities() {
         return;
     }
     let Some(lc) = taint_helpers::loss_call(checker, call, q, Loss::Nll) else {

@@ -162,7 +162,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some((target, value)) = accumulation(stmt) else {
         return;
     };
-    if !checker.in_loop() || !checker.mentions("backward") || grad_off_here(checker) {
+    if !checker.in_loop() || !checker.flow_relevant() || grad_off_here(checker) {
         return;
     }
     let loops: Vec<&Stmt> = checker.frame().loops.clone();

@@ -108,7 +108,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((value, how, any_receiver)) = sync_target(call) else {
         return;
     };
-    if !checker.mentions("backward")
+    if !checker.flow_relevant()
         // A CPU-only script has no device to wait for.
         || !(checker.mentions("cuda") || checker.mentions("device"))
         || in_test_code(checker)
