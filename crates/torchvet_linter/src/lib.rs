@@ -46,28 +46,57 @@ impl Linter {
     }
 
     /// Lint one loaded file; `filename` is how it is shown.
+    ///
+    /// A Python file with a syntax error gets that one finding. A notebook recovers cell by
+    /// cell: each code cell that does not parse (after the IPython transforms of
+    /// [`torchvet_python::Notebook`]) is reported once, at its first error, and left out;
+    /// every other cell is analysed as usual.
     pub fn lint(&self, source: &SourceFile, filename: &str) -> Vec<Diagnostic> {
-        let parsed = source.parse();
-        if let Some(err) = parsed.errors().first() {
-            let Some(i) = self.syntax_rule else {
-                return Vec::new();
-            };
-            let raw = RawDiagnostic {
-                rule: i,
-                range: TextRange::empty(err.location.start()),
-                message: format!("syntax error: {}", err.error),
-                fix: None,
-                related: Vec::new(),
-            };
-            return vec![to_display(source, filename, &raw)];
+        let mut parsed = source.parse();
+        let mut syntax = Vec::new();
+        if !parsed.errors().is_empty() {
+            let mut broken: Vec<usize> = Vec::new();
+            for err in parsed.errors() {
+                let cell = source.cell_index(err.location.start());
+                if let Some(c) = cell {
+                    if broken.contains(&c) {
+                        continue;
+                    }
+                    broken.push(c);
+                }
+                if let Some(i) = self.syntax_rule {
+                    let raw = RawDiagnostic {
+                        rule: i,
+                        range: TextRange::empty(err.location.start()),
+                        message: match cell {
+                            Some(_) => format!(
+                                "syntax error: {} (this cell is not analysed; the other cells are)",
+                                err.error
+                            ),
+                            None => format!("syntax error: {}", err.error),
+                        },
+                        fix: None,
+                        related: Vec::new(),
+                    };
+                    syntax.push(to_display(source, filename, &raw));
+                }
+                if cell.is_none() {
+                    // A Python file: one finding, nothing else is analysed.
+                    return syntax;
+                }
+            }
+            parsed = source.parse_skipping_cells(&broken);
+            if !parsed.errors().is_empty() {
+                return syntax;
+            }
         }
         if self.dispatch.is_empty() || !torchvet_semantic::mentions_torch(&source.text) {
-            return Vec::new();
+            return syntax;
         }
         let module = parsed.syntax();
         let raws = Checker::new(source, &self.settings, &self.dispatch, module).run(module);
         if raws.is_empty() {
-            return Vec::new();
+            return syntax;
         }
         let noqa = noqa::NoqaMap::new(source, parsed.tokens());
         let rules = all_rules();
@@ -76,6 +105,7 @@ impl Linter {
             .filter(|r| !noqa.suppressed(rules[r.rule], source.line_index.line_of(r.range.start())))
             .map(|r| to_display(source, filename, r))
             .collect();
+        out.extend(syntax);
         out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         out.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
         out
