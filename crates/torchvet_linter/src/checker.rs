@@ -24,9 +24,18 @@ pub struct RawDiagnostic {
     pub fix: Option<RawFix>,
     /// Related locations.
     pub related: Vec<(TextRange, String)>,
+    /// This finding's severity when it differs from the rule's (e.g. a `torch.load` of a file
+    /// the project wrote itself is a warning, of a downloaded one critical).
+    pub severity: Option<torchvet_diagnostics::Severity>,
 }
 
 impl RawDiagnostic {
+    /// Give this finding its own severity (instead of the rule's).
+    pub fn set_severity(&mut self, severity: torchvet_diagnostics::Severity) -> &mut Self {
+        self.severity = Some(severity);
+        self
+    }
+
     /// Attach a fix.
     pub fn set_fix(&mut self, fix: RawFix) -> &mut Self {
         self.fix = Some(fix);
@@ -275,6 +284,7 @@ impl<'a> Checker<'a> {
             message: message.into(),
             fix: None,
             related: Vec::new(),
+            severity: None,
         });
         let last = self.diagnostics.len() - 1;
         &mut self.diagnostics[last]

@@ -9,6 +9,7 @@ pub mod dataflow;
 pub mod flow;
 pub mod helpers;
 pub mod kinds;
+pub mod saves;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
 pub use classes::{is_dataset_base, is_module_base, ModuleClasses};
