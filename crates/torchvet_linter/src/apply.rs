@@ -169,6 +169,17 @@ impl Linter {
     /// Fix one file in memory: apply safe (and, if asked, unsafe) fixes until nothing changes.
     /// Notebooks are fixed as their joined code; the caller writes cells back.
     pub fn fix(&self, source: &SourceFile, filename: &str, unsafe_fixes: bool) -> FixOutcome {
+        self.fix_for_target(source, filename, unsafe_fixes, self.settings().target_torch)
+    }
+
+    /// [`Linter::fix`] with this file's own target torch (see [`Linter::lint_for_target`]).
+    pub fn fix_for_target(
+        &self,
+        source: &SourceFile,
+        filename: &str,
+        unsafe_fixes: bool,
+        target: Option<crate::Version>,
+    ) -> FixOutcome {
         let crlf = source.text.contains("\r\n");
         let mut current = SourceFile {
             path: source.path.clone(),
@@ -179,7 +190,7 @@ impl Linter {
         };
         let mut applied = Vec::new();
         let mut dropped = Vec::new();
-        let mut diags = self.lint(&current, filename);
+        let mut diags = self.lint_for_target(&current, filename, target);
         // The original must parse: never "fix" a file with a syntax error.
         if diags.iter().any(|d| d.name == "syntax-error") {
             return FixOutcome {
@@ -223,7 +234,7 @@ impl Linter {
                 break;
             }
             current = next;
-            diags = self.lint(&current, filename);
+            diags = self.lint_for_target(&current, filename, target);
         }
         // Dropped fixes are still reported among the remaining findings.
         let notebook_json = match (&current.kind, applied.is_empty()) {

@@ -52,6 +52,34 @@ impl Linter {
     /// [`torchvet_python::Notebook`]) is reported once, at its first error, and left out;
     /// every other cell is analysed as usual.
     pub fn lint(&self, source: &SourceFile, filename: &str) -> Vec<Diagnostic> {
+        self.lint_with(&self.settings, source, filename)
+    }
+
+    /// [`Linter::lint`] with this file's own target torch (`None` = latest), e.g. the torch
+    /// requirement declared nearest to the file, in place of the settings' target. The other
+    /// settings are the linter's.
+    pub fn lint_for_target(
+        &self,
+        source: &SourceFile,
+        filename: &str,
+        target: Option<Version>,
+    ) -> Vec<Diagnostic> {
+        if target == self.settings.target_torch {
+            return self.lint(source, filename);
+        }
+        let settings = LintSettings {
+            target_torch: target,
+            ..self.settings.clone()
+        };
+        self.lint_with(&settings, source, filename)
+    }
+
+    fn lint_with(
+        &self,
+        settings: &LintSettings,
+        source: &SourceFile,
+        filename: &str,
+    ) -> Vec<Diagnostic> {
         let mut parsed = source.parse();
         let mut syntax = Vec::new();
         if !parsed.errors().is_empty() {
@@ -77,6 +105,7 @@ impl Linter {
                         },
                         fix: None,
                         related: Vec::new(),
+                        severity: None,
                     };
                     syntax.push(to_display(source, filename, &raw));
                 }
@@ -94,7 +123,7 @@ impl Linter {
             return syntax;
         }
         let module = parsed.syntax();
-        let raws = Checker::new(source, &self.settings, &self.dispatch, module).run(module);
+        let raws = Checker::new(source, settings, &self.dispatch, module).run(module);
         if raws.is_empty() {
             return syntax;
         }
@@ -158,7 +187,7 @@ pub fn to_display(source: &SourceFile, filename: &str, raw: &RawDiagnostic) -> D
     Diagnostic {
         code: rule.code,
         name: rule.name,
-        severity: rule.severity,
+        severity: raw.severity.unwrap_or(rule.severity),
         message: raw.message.clone(),
         filename: filename.to_string(),
         location: start,

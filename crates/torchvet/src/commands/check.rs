@@ -10,7 +10,7 @@ use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Seve
 use torchvet_linter::{expand_selector, LintSettings, Linter, Version};
 use torchvet_python::SourceFile;
 use torchvet_workspace::{
-    declared_torch_version, discover, find_config, load_config, ConfigFile, DiscoveryOptions,
+    discover, find_config, load_config, ConfigFile, DiscoveryOptions, TorchTargets,
 };
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -21,6 +21,9 @@ struct Resolved {
     discovery: DiscoveryOptions,
     per_file_ignores: Vec<(GlobSet, Vec<usize>)>,
     root: PathBuf,
+    /// Without `--target-torch` or a `target-torch` setting: each file's target is the torch
+    /// requirement declared nearest to it.
+    per_file_targets: Option<TorchTargets>,
 }
 
 fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
@@ -57,8 +60,10 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
                 .ok_or_else(|| format!("--target-torch: `{v}` is not a version like 2.1"))?,
         ),
         (None, Some(v)) => Version::parse(v),
-        (None, None) => declared_torch_version(&paths[0]).and_then(|d| d.max),
+        (None, None) => None,
     };
+    let per_file_targets =
+        (args.target_torch.is_none() && opts.target_torch.is_none()).then(TorchTargets::new);
     let mut per_file_ignores = Vec::new();
     for (pattern, sels) in opts.per_file_ignores.iter().flatten() {
         let mut b = GlobSetBuilder::new();
@@ -95,6 +100,7 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
         },
         per_file_ignores,
         root,
+        per_file_targets,
     })
 }
 
@@ -132,10 +138,10 @@ fn fix_file(
     linter: &Linter,
     source: &SourceFile,
     name: &str,
-    unsafe_fixes: bool,
-    diff: bool,
+    (unsafe_fixes, diff): (bool, bool),
+    target: Option<Version>,
 ) -> Result<FileResult, String> {
-    let outcome = linter.fix(source, name, unsafe_fixes);
+    let outcome = linter.fix_for_target(source, name, unsafe_fixes, target);
     let mut result = FileResult {
         diagnostics: outcome.remaining,
         applied: outcome.applied,
@@ -211,8 +217,12 @@ fn install_panic_hook() {
     }));
 }
 
-fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
+fn lint_one(linter: &Linter, path: &Path, mode: Mode, targets: Option<&TorchTargets>) -> Outcome {
     let name = display_name(path);
+    let target = match targets {
+        Some(t) => t.for_path(path).and_then(|d| d.max),
+        None => linter.settings().target_torch,
+    };
     IN_FILE.with(|f| f.set(true));
     let result = std::panic::catch_unwind(AssertUnwindSafe(|| match SourceFile::load(path) {
         Ok(source) => match mode {
@@ -221,11 +231,11 @@ fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
                 Ok(FileResult::default())
             }
             Mode::Lint => Ok(FileResult {
-                diagnostics: linter.lint(&source, &name),
+                diagnostics: linter.lint_for_target(&source, &name, target),
                 ..FileResult::default()
             }),
             Mode::Fix { unsafe_fixes, diff } => {
-                fix_file(linter, &source, &name, unsafe_fixes, diff)
+                fix_file(linter, &source, &name, (unsafe_fixes, diff), target)
             }
         },
         Err(e) => Err(e.to_string()),
@@ -276,7 +286,14 @@ pub fn run(args: &CheckArgs) -> u8 {
     let outcomes: Vec<Outcome> = found
         .files
         .par_iter()
-        .map(|p| lint_one(&resolved.linter, p, mode))
+        .map(|p| {
+            lint_one(
+                &resolved.linter,
+                p,
+                mode,
+                resolved.per_file_targets.as_ref(),
+            )
+        })
         .collect();
     let mut diagnostics = Vec::new();
     let mut applied = Vec::new();
