@@ -652,7 +652,16 @@ impl<'a> Checker<'a> {
     fn is_compat_try(t: &ast::StmtTry) -> bool {
         t.handlers.iter().any(|h| {
             let ExceptHandler::ExceptHandler(h) = h;
-            let Some(ty) = &h.type_ else { return false };
+            // `try: from torch._six import inf / except: from torch import inf`: a bare (or
+            // `except Exception`) handler that imports is a compatibility shim too.
+            let imports = h
+                .body
+                .iter()
+                .any(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)));
+            let Some(ty) = &h.type_ else { return imports };
+            if imports && helpers::name_of(ty) == Some("Exception") {
+                return true;
+            }
             let names: Vec<&Expr> = match &**ty {
                 Expr::Tuple(t) => t.elts.iter().collect(),
                 e => vec![e],
@@ -914,12 +923,15 @@ impl<'a> Visitor<'a> for Checker<'a> {
 
 /// Does an identifier name a version check: it mentions "version" (any case), or it
 /// mentions torch together with a number (`_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`,
-/// `is_torch_2_available`)? No allocation.
-fn mentions_version(id: &str) -> bool {
+/// `is_torch_2_available`) or with "major"/"minor" (`TORCH_MAJOR`, `TORCH_MINOR`)? No
+/// allocation.
+pub(crate) fn mentions_version(id: &str) -> bool {
     let b = id.as_bytes();
     b.windows(7).any(|w| w.eq_ignore_ascii_case(b"version"))
         || (b.windows(5).any(|w| w.eq_ignore_ascii_case(b"torch"))
-            && b.iter().any(u8::is_ascii_digit))
+            && (b.iter().any(u8::is_ascii_digit)
+                || b.windows(5)
+                    .any(|w| w.eq_ignore_ascii_case(b"major") || w.eq_ignore_ascii_case(b"minor"))))
 }
 
 /// Full range of a call (for reporting).

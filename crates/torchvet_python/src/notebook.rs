@@ -170,12 +170,10 @@ fn dedent(text: &str) -> (String, Option<Dedent>) {
 /// IPython's help syntax at the end of a top-level line (`obj?`, `obj.attr??`,
 /// `np.*load*?`, `f(x).method?`) rewritten as the same escape at the start of the line
 /// (`?obj`, `??obj.attr`), which the parser's IPython mode reads as one escape command of any
-/// text; the line keeps its length. Lines inside strings or brackets and comment text are
-/// left alone. Returns the text and the (rewritten, original) lines, to undo it on write.
+/// text; automagic lines (`ls -l data`, `cd ..`, `pip install x`) commented out. Each line
+/// keeps its length. Lines inside strings or brackets and comment text are left alone.
+/// Returns the text and the (rewritten, original) lines, to undo it on write.
 fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
-    if !text.contains('?') {
-        return (text.to_string(), Vec::new());
-    }
     let mut out = String::with_capacity(text.len());
     let mut swaps = Vec::new();
     // Lexer state carried across lines: open triple-quoted string, bracket depth.
@@ -229,6 +227,17 @@ fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
             .chars()
             .next()
             .is_some_and(|c| !c.is_whitespace() && !matches!(c, '?' | '%' | '!'));
+        if at_top && triple.is_none() && depth == 0 && starts_plain && is_automagic(code) {
+            // `ls -l data`, `cd ..`, `pip install x`: IPython runs the magic of that name
+            // (automagic). Comment it out, same length.
+            let new = format!("#{}", &line[1..]);
+            swaps.push((
+                new.trim_end_matches('\n').to_string(),
+                line.trim_end_matches('\n').to_string(),
+            ));
+            out.push_str(&new);
+            continue;
+        }
         if at_top && triple.is_none() && depth == 0 && starts_plain && code.ends_with('?') {
             let body = code.trim_end_matches('?');
             let marks = &code[body.len()..];
@@ -246,6 +255,79 @@ fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
         out.push_str(line);
     }
     (out, swaps)
+}
+
+/// Line magics IPython runs without the `%` (automagic, on by default), and its shell aliases.
+const AUTOMAGICS: &[&str] = &[
+    "ls",
+    "cd",
+    "pwd",
+    "pip",
+    "conda",
+    "mkdir",
+    "rmdir",
+    "rm",
+    "cp",
+    "mv",
+    "cat",
+    "less",
+    "more",
+    "man",
+    "clear",
+    "env",
+    "history",
+    "load_ext",
+    "reload_ext",
+    "unload_ext",
+    "matplotlib",
+    "pylab",
+    "time",
+    "timeit",
+    "who",
+    "whos",
+    "who_ls",
+    "run",
+    "alias",
+    "unalias",
+    "autoreload",
+    "aimport",
+    "precision",
+    "config",
+    "reset",
+    "pinfo",
+    "pinfo2",
+    "psource",
+    "pdoc",
+    "pfile",
+    "pdef",
+    "bookmark",
+    "dhist",
+    "pushd",
+    "popd",
+    "sx",
+    "system",
+    "lsmagic",
+    "magic",
+    "tensorboard",
+    "load",
+    "store",
+    "xmode",
+    "debug",
+    "prun",
+    "set_env",
+    "mamba",
+];
+
+/// Is this top-level line an automagic call (`ls -l text.txt`): a magic's name, then
+/// arguments that do not make it Python?
+fn is_automagic(code: &str) -> bool {
+    let Some((word, rest)) = code.split_once(|c: char| c == ' ' || c == '\t') else {
+        return false;
+    };
+    if !AUTOMAGICS.contains(&word) || rest.trim().is_empty() {
+        return false;
+    }
+    ruff_python_parser::parse_module(code).is_err()
 }
 
 /// Undo [`help_to_prefix`] on code about to be written back.

@@ -18,6 +18,9 @@ crate::declare_rule! {
     /// - before torch 2.6, a call without `weights_only` (the full unpickler is the default);
     /// - at any version, an explicit `weights_only=False`.
     ///
+    /// Targets older than torch 1.13, whose `torch.load` has no `weights_only`, are not
+    /// checked.
+    ///
     /// From torch 2.6 on, `weights_only=True` is the default: a bare `torch.load(path)` no
     /// longer runs a pickle and is not reported. (Whether such a load fails on the project's
     /// own checkpoints is the question of `checkpoint-fails-weights-only-load`; the two rules
@@ -74,9 +77,13 @@ crate::declare_rule! {
     };
 }
 
+/// A file's saves, keyed by the file (its text's address and length), so that a file whose
+/// `end` hook never ran (a panic) cannot leak its saves into the next one.
+type SavesCache = Option<((usize, usize), Rc<Vec<SaveSite>>)>;
+
 thread_local! {
     /// The file's saves, computed on the first load of the file.
-    static SAVES: RefCell<Option<Rc<Vec<SaveSite>>>> = const { RefCell::new(None) };
+    static SAVES: RefCell<SavesCache> = const { RefCell::new(None) };
 }
 
 fn clear(_checker: &mut Checker) {
@@ -84,7 +91,15 @@ fn clear(_checker: &mut Checker) {
 }
 
 fn saves(checker: &Checker) -> Rc<Vec<SaveSite>> {
-    if let Some(s) = SAVES.with_borrow(|s| s.clone()) {
+    let key = (
+        checker.source.text.as_ptr() as usize,
+        checker.source.text.len(),
+    );
+    if let Some(s) = SAVES.with_borrow(|s| {
+        s.as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    }) {
         return s;
     }
     let s = Rc::new(file_saves(
@@ -93,7 +108,7 @@ fn saves(checker: &Checker) -> Rc<Vec<SaveSite>> {
         &checker.scopes,
         &checker.classes,
     ));
-    SAVES.with_borrow_mut(|slot| *slot = Some(s.clone()));
+    SAVES.with_borrow_mut(|slot| *slot = Some((key, s.clone())));
     s
 }
 
@@ -131,6 +146,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             _ => return,
         },
     };
+    // `weights_only` exists since torch 1.13: recommending it to an older target is wrong.
+    if !checker.torch_at_least(1, 13) {
+        return;
+    }
     let modern = checker.torch_at_least(2, 6);
     if !explicit_false && modern {
         // weights_only=True is the default: nothing is unpickled.
