@@ -66,7 +66,7 @@ pub struct CheckArgs {
     /// Print findings only (no summary line).
     #[arg(long, short)]
     pub quiet: bool,
-    /// The torch version the code targets (e.g. 2.1); default: config, then the project's declared version, then latest.
+    /// The torch version the code targets (e.g. 2.1); default: config, then per file the torch version declared nearest to it, then latest.
     #[arg(long)]
     pub target_torch: Option<String>,
     /// Enable preview rules.

@@ -311,3 +311,157 @@ fn fix_rewrites_only_the_edited_notebook_cells_and_converges() {
     );
     assert_eq!(std::fs::read_to_string(&nb).unwrap(), fixed);
 }
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+            copy_tree(&entry.path(), &dest);
+        } else {
+            std::fs::copy(entry.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// Safe fixes never change what a project does: on a project that saves whole objects, the
+/// `weights_only=True` fix is not applied to the load of that checkpoint (resuming would
+/// raise), while the loads of state_dict-only checkpoints are fixed; the pretrained fix keeps
+/// the legacy weights. Each file gets the torch version its own project declares, whatever
+/// directory the run starts from.
+#[test]
+fn safe_fixes_keep_behaviour_on_a_project_that_saves_whole_objects() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir(d.path().join(".git")).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../resources/test/fix-projects/resume_whole_objects");
+    copy_tree(&src, d.path());
+    let read = |p: &str| std::fs::read_to_string(d.path().join(p)).unwrap();
+    let train_before = read("legacy_app/train.py");
+
+    // Findings, from the repository root and from inside the legacy project: the same.
+    let (_, root_out, _) = run(
+        d.path(),
+        &[
+            "check",
+            ".",
+            "--isolated",
+            "--output-format",
+            "concise",
+            "--select",
+            "TV007",
+        ],
+    );
+    let (_, sub_out, _) = run(
+        &d.path().join("legacy_app"),
+        &[
+            "check",
+            ".",
+            "--isolated",
+            "--output-format",
+            "concise",
+            "--select",
+            "TV007",
+        ],
+    );
+    let strip = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.contains("TV007"))
+            .map(|l| {
+                l.rsplit_once(".py:")
+                    .map(|(_, r)| r.to_string())
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    assert_eq!(strip(&root_out), strip(&sub_out), "{root_out}\n{sub_out}");
+    assert!(root_out.contains("target torch 2.4"), "{root_out}");
+    assert!(
+        !root_out.contains("modern_app"),
+        "torch>=2.6: a bare load is not a finding\n{root_out}"
+    );
+    assert!(root_out.contains("train.py:24"), "{root_out}");
+
+    // Safe fixes only.
+    let (code, out, err) = run(
+        d.path(),
+        &[
+            "check",
+            ".",
+            "--isolated",
+            "--fix",
+            "--output-format",
+            "concise",
+        ],
+    );
+    assert!(code == 0 || code == 1, "{out}\n{err}");
+    assert_eq!(
+        read("legacy_app/train.py"),
+        train_before,
+        "the whole-object checkpoint's load must not change"
+    );
+    let export = read("legacy_app/export.py");
+    assert!(
+        export.contains("state = torch.load(path, map_location=\"cpu\", weights_only=True)"),
+        "{export}"
+    );
+    assert!(
+        export.contains("state = torch.load(\"weights.pt\", weights_only=True)"),
+        "{export}"
+    );
+    let backbone = read("legacy_app/backbone.py");
+    assert!(
+        backbone.contains("from torchvision import models\n"),
+        "{backbone}"
+    );
+    assert!(
+        backbone
+            .contains("torchvision.models.resnet50(weights=models.ResNet50_Weights.IMAGENET1K_V1)"),
+        "{backbone}"
+    );
+    assert!(backbone.contains("fasterrcnn_resnet50_fpn(weights=None, weights_backbone=models.ResNet50_Weights.IMAGENET1K_V1)"), "{backbone}");
+    assert!(
+        backbone.contains("torchvision.models.vgg16(weights=None)"),
+        "{backbone}"
+    );
+    assert!(!backbone.contains("DEFAULT"), "{backbone}");
+    assert_eq!(
+        read("modern_app/infer.py"),
+        "import torch\n\nstate = torch.load(\"model.pt\", map_location=\"cpu\")\n"
+    );
+
+    // The unsafe fix for the whole-object checkpoint says what would fail.
+    let (_, diff_out, _) = run(
+        d.path(),
+        &[
+            "check",
+            "legacy_app/train.py",
+            "--isolated",
+            "--output-format",
+            "full",
+            "--select",
+            "TV007",
+        ],
+    );
+    assert!(
+        diff_out.contains("writes a whole nn.Module, which a weights-only load rejects"),
+        "{diff_out}"
+    );
+
+    // The fixed files still compile, when a Python is at hand.
+    if Command::new("python3").arg("--version").output().is_ok() {
+        let status = Command::new("python3")
+            .args([
+                "-m",
+                "py_compile",
+                "legacy_app/train.py",
+                "legacy_app/export.py",
+                "legacy_app/backbone.py",
+            ])
+            .current_dir(d.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}

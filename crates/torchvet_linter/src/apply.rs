@@ -1,7 +1,7 @@
 //! Applying fixes: non-overlapping edits in a deterministic order, repeated until nothing
 //! changes (bounded), with a re-parse after every round; a fix that would introduce a syntax
 //! error is dropped and reported.
-use crate::{Linter, ProjectFile};
+use crate::{FileContext, Linter};
 use ruff_text_size::{TextRange, TextSize};
 use torchvet_diagnostics::{Applicability, Diagnostic};
 use torchvet_python::{SourceFile, SourceKind};
@@ -169,17 +169,33 @@ impl Linter {
     /// Fix one file in memory: apply safe (and, if asked, unsafe) fixes until nothing changes.
     /// Notebooks are fixed as their joined code; the caller writes cells back.
     pub fn fix(&self, source: &SourceFile, filename: &str, unsafe_fixes: bool) -> FixOutcome {
-        self.fix_in(source, filename, unsafe_fixes, None)
+        self.fix_in(source, filename, unsafe_fixes, &FileContext::default())
     }
 
-    /// [`Linter::fix`] with the project model's view of the file. After each round of edits
-    /// the file is summarised again and overlaid on the model, so positions stay right.
+    /// [`Linter::fix`] with this file's own target torch (see [`Linter::lint_for_target`]).
+    pub fn fix_for_target(
+        &self,
+        source: &SourceFile,
+        filename: &str,
+        unsafe_fixes: bool,
+        target: Option<crate::Version>,
+    ) -> FixOutcome {
+        let ctx = FileContext {
+            target: Some(target),
+            ..FileContext::default()
+        };
+        self.fix_in(source, filename, unsafe_fixes, &ctx)
+    }
+
+    /// [`Linter::fix`] in the file's context (project view, own target torch). After each
+    /// round of edits the file is summarised again and overlaid on the model, so positions
+    /// stay right.
     pub fn fix_in(
         &self,
         source: &SourceFile,
         filename: &str,
         unsafe_fixes: bool,
-        project: Option<&ProjectFile>,
+        ctx: &FileContext,
     ) -> FixOutcome {
         let crlf = source.text.contains("\r\n");
         let mut current = SourceFile {
@@ -191,8 +207,8 @@ impl Linter {
         };
         let mut applied = Vec::new();
         let mut dropped = Vec::new();
-        let mut view = project.cloned();
-        let mut diags = self.lint_in(&current, filename, view.as_ref());
+        let mut ctx = ctx.clone();
+        let mut diags = self.lint_file(&current, None, filename, &ctx);
         // The original must parse: never "fix" a file with a syntax error.
         if diags.iter().any(|d| d.name == "syntax-error") {
             return FixOutcome {
@@ -236,7 +252,7 @@ impl Linter {
                 break;
             }
             current = next;
-            if let Some(p) = &view {
+            if let Some(p) = &ctx.project {
                 let parsed = current.parse();
                 let summary = torchvet_semantic::project::summarise(
                     &p.summary().path,
@@ -244,9 +260,9 @@ impl Linter {
                     parsed.syntax(),
                     p.summary().notebook,
                 );
-                view = Some(p.with_overlay(summary));
+                ctx.project = Some(p.with_overlay(summary));
             }
-            diags = self.lint_in(&current, filename, view.as_ref());
+            diags = self.lint_file(&current, None, filename, &ctx);
         }
         // Dropped fixes are still reported among the remaining findings.
         let notebook_json = match (&current.kind, applied.is_empty()) {

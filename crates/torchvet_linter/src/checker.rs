@@ -27,9 +27,18 @@ pub struct RawDiagnostic {
     pub related: Vec<(TextRange, String)>,
     /// Related locations in other files of the project.
     pub remote: Vec<torchvet_diagnostics::Related>,
+    /// This finding's severity when it differs from the rule's (e.g. a `torch.load` of a file
+    /// the project wrote itself is a warning, of a downloaded one critical).
+    pub severity: Option<torchvet_diagnostics::Severity>,
 }
 
 impl RawDiagnostic {
+    /// Give this finding its own severity (instead of the rule's).
+    pub fn set_severity(&mut self, severity: torchvet_diagnostics::Severity) -> &mut Self {
+        self.severity = Some(severity);
+        self
+    }
+
     /// Attach a fix.
     pub fn set_fix(&mut self, fix: RawFix) -> &mut Self {
         self.fix = Some(fix);
@@ -304,6 +313,7 @@ impl<'a> Checker<'a> {
             fix: None,
             related: Vec::new(),
             remote: Vec::new(),
+            severity: None,
         });
         let last = self.diagnostics.len() - 1;
         &mut self.diagnostics[last]
@@ -690,7 +700,16 @@ impl<'a> Checker<'a> {
     fn is_compat_try(t: &ast::StmtTry) -> bool {
         t.handlers.iter().any(|h| {
             let ExceptHandler::ExceptHandler(h) = h;
-            let Some(ty) = &h.type_ else { return false };
+            // `try: from torch._six import inf / except: from torch import inf`: a bare (or
+            // `except Exception`) handler that imports is a compatibility shim too.
+            let imports = h
+                .body
+                .iter()
+                .any(|s| matches!(s, Stmt::Import(_) | Stmt::ImportFrom(_)));
+            let Some(ty) = &h.type_ else { return imports };
+            if imports && helpers::name_of(ty) == Some("Exception") {
+                return true;
+            }
             let names: Vec<&Expr> = match &**ty {
                 Expr::Tuple(t) => t.elts.iter().collect(),
                 e => vec![e],
@@ -952,12 +971,15 @@ impl<'a> Visitor<'a> for Checker<'a> {
 
 /// Does an identifier name a version check: it mentions "version" (any case), or it
 /// mentions torch together with a number (`_TORCH_GREATER_EQUAL_2_4`, `TORCH_GE_1_13`,
-/// `is_torch_2_available`)? No allocation.
-fn mentions_version(id: &str) -> bool {
+/// `is_torch_2_available`) or with "major"/"minor" (`TORCH_MAJOR`, `TORCH_MINOR`)? No
+/// allocation.
+pub(crate) fn mentions_version(id: &str) -> bool {
     let b = id.as_bytes();
     b.windows(7).any(|w| w.eq_ignore_ascii_case(b"version"))
         || (b.windows(5).any(|w| w.eq_ignore_ascii_case(b"torch"))
-            && b.iter().any(u8::is_ascii_digit))
+            && (b.iter().any(u8::is_ascii_digit)
+                || b.windows(5)
+                    .any(|w| w.eq_ignore_ascii_case(b"major") || w.eq_ignore_ascii_case(b"minor"))))
 }
 
 /// How a path of another file is shown: relative to the current directory when below it.

@@ -25,6 +25,16 @@ use ruff_python_parser::Parsed;
 use torchvet_python::SourceFile;
 pub use torchvet_semantic::project::ProjectFile;
 
+/// What a file is linted with besides the settings: its view of the project model, and its
+/// own target torch when that differs from the run's (the requirement declared nearest to it).
+#[derive(Clone, Debug, Default)]
+pub struct FileContext {
+    /// The project model's view of the file.
+    pub project: Option<ProjectFile>,
+    /// The file's target torch (`Some(None)` = latest); `None` = the settings' target.
+    pub target: Option<Option<Version>>,
+}
+
 /// A configured linter, reusable across files and threads.
 pub struct Linter {
     settings: LintSettings,
@@ -50,8 +60,29 @@ impl Linter {
     }
 
     /// Lint one loaded file on its own; `filename` is how it is shown.
+    ///
+    /// A Python file with a syntax error gets that one finding. A notebook recovers cell by
+    /// cell: each code cell that does not parse (after the IPython transforms of
+    /// [`torchvet_python::Notebook`]) is reported once, at its first error, and left out;
+    /// every other cell is analysed as usual.
     pub fn lint(&self, source: &SourceFile, filename: &str) -> Vec<Diagnostic> {
-        self.lint_in(source, filename, None)
+        self.lint_file(source, None, filename, &FileContext::default())
+    }
+
+    /// [`Linter::lint`] with this file's own target torch (`None` = latest), e.g. the torch
+    /// requirement declared nearest to the file, in place of the settings' target. The other
+    /// settings are the linter's.
+    pub fn lint_for_target(
+        &self,
+        source: &SourceFile,
+        filename: &str,
+        target: Option<Version>,
+    ) -> Vec<Diagnostic> {
+        let ctx = FileContext {
+            target: Some(target),
+            ..FileContext::default()
+        };
+        self.lint_file(source, None, filename, &ctx)
     }
 
     /// Lint one loaded file with the project model's view of it.
@@ -61,31 +92,90 @@ impl Linter {
         filename: &str,
         project: Option<&ProjectFile>,
     ) -> Vec<Diagnostic> {
-        let parsed = source.parse();
-        self.lint_parsed(source, &parsed, filename, project)
+        let ctx = FileContext {
+            project: project.cloned(),
+            ..FileContext::default()
+        };
+        self.lint_file(source, None, filename, &ctx)
     }
 
-    /// Lint one file already parsed (the two-phase `check` keeps the trees of phase 1).
-    pub fn lint_parsed(
+    /// Lint one file in its context (project view, own target torch); `parsed` is its tree
+    /// when the caller kept it (the two-phase `check` keeps the trees of phase 1).
+    pub fn lint_file(
         &self,
         source: &SourceFile,
-        parsed: &Parsed<ModModule>,
+        parsed: Option<&Parsed<ModModule>>,
+        filename: &str,
+        ctx: &FileContext,
+    ) -> Vec<Diagnostic> {
+        match ctx.target {
+            Some(t) if t != self.settings.target_torch => {
+                let settings = LintSettings {
+                    target_torch: t,
+                    ..self.settings.clone()
+                };
+                self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())
+            }
+            _ => self.lint_with(&self.settings, source, parsed, filename, ctx.project.as_ref()),
+        }
+    }
+
+    fn lint_with(
+        &self,
+        settings: &LintSettings,
+        source: &SourceFile,
+        parsed: Option<&Parsed<ModModule>>,
         filename: &str,
         project: Option<&ProjectFile>,
     ) -> Vec<Diagnostic> {
-        if let Some(err) = parsed.errors().first() {
-            let Some(i) = self.syntax_rule else {
-                return Vec::new();
-            };
-            let raw = RawDiagnostic {
-                rule: i,
-                range: TextRange::empty(err.location.start()),
-                message: format!("syntax error: {}", err.error),
-                fix: None,
-                related: Vec::new(),
-                remote: Vec::new(),
-            };
-            return vec![to_display(source, filename, &raw)];
+        let owned;
+        let mut parsed: &Parsed<ModModule> = match parsed {
+            Some(p) => p,
+            None => {
+                owned = source.parse();
+                &owned
+            }
+        };
+        let recovered;
+        let mut syntax = Vec::new();
+        if !parsed.errors().is_empty() {
+            let mut broken: Vec<usize> = Vec::new();
+            for err in parsed.errors() {
+                let cell = source.cell_index(err.location.start());
+                if let Some(c) = cell {
+                    if broken.contains(&c) {
+                        continue;
+                    }
+                    broken.push(c);
+                }
+                if let Some(i) = self.syntax_rule {
+                    let raw = RawDiagnostic {
+                        rule: i,
+                        range: TextRange::empty(err.location.start()),
+                        message: match cell {
+                            Some(_) => format!(
+                                "syntax error: {} (this cell is not analysed; the other cells are)",
+                                err.error
+                            ),
+                            None => format!("syntax error: {}", err.error),
+                        },
+                        fix: None,
+                        related: Vec::new(),
+                        remote: Vec::new(),
+                        severity: None,
+                    };
+                    syntax.push(to_display(source, filename, &raw));
+                }
+                if cell.is_none() {
+                    // A Python file: one finding, nothing else is analysed.
+                    return syntax;
+                }
+            }
+            recovered = source.parse_skipping_cells(&broken);
+            if !recovered.errors().is_empty() {
+                return syntax;
+            }
+            parsed = &recovered;
         }
         let relevant = match project {
             Some(p) => p.is_relevant(),
@@ -95,19 +185,13 @@ impl Linter {
             }
         };
         if self.dispatch.is_empty() || !relevant {
-            return Vec::new();
+            return syntax;
         }
         let module = parsed.syntax();
-        let raws = Checker::new(
-            source,
-            &self.settings,
-            &self.dispatch,
-            module,
-            project.cloned(),
-        )
-        .run(module);
+        let raws = Checker::new(source, settings, &self.dispatch, module, project.cloned())
+            .run(module);
         if raws.is_empty() {
-            return Vec::new();
+            return syntax;
         }
         let noqa = noqa::NoqaMap::new(source, parsed.tokens());
         let rules = all_rules();
@@ -116,6 +200,7 @@ impl Linter {
             .filter(|r| !noqa.suppressed(rules[r.rule], source.line_index.line_of(r.range.start())))
             .map(|r| to_display(source, filename, r))
             .collect();
+        out.extend(syntax);
         out.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
         out.dedup_by(|a, b| a.code == b.code && a.range == b.range && a.message == b.message);
         out
@@ -170,7 +255,7 @@ pub fn to_display(source: &SourceFile, filename: &str, raw: &RawDiagnostic) -> D
     Diagnostic {
         code: rule.code,
         name: rule.name,
-        severity: rule.severity,
+        severity: raw.severity.unwrap_or(rule.severity),
         message: raw.message.clone(),
         filename: filename.to_string(),
         location: start,

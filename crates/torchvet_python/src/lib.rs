@@ -183,6 +183,48 @@ impl SourceFile {
         }
     }
 
+    /// Notebooks: parse as if the analysed cells whose index (0-based, in
+    /// [`Notebook::cell_ranges`] order) is in `skip` were empty. Offsets stay those of the
+    /// joined text (the skipped cells are blanked byte for byte), so findings in the other
+    /// cells are placed as usual. For a Python file this is [`SourceFile::parse`].
+    pub fn parse_skipping_cells(&self, skip: &[usize]) -> Parsed<ModModule> {
+        match &self.kind {
+            SourceKind::Python => self.parse(),
+            SourceKind::Notebook(nb) => {
+                let ranges = nb.cell_ranges();
+                let mut bytes = self.text.clone().into_bytes();
+                for &i in skip {
+                    if let Some(r) = ranges.get(i) {
+                        for b in &mut bytes[r.start().to_usize()..r.end().to_usize()] {
+                            if *b != b'\n' {
+                                *b = b' ';
+                            }
+                        }
+                    }
+                }
+                // Every byte of a blanked cell is ASCII now, so the text is still UTF-8.
+                let text = String::from_utf8(bytes).unwrap_or_default();
+                parse_cells_unchecked(&text, ranges, &ParseOptions::from(PySourceType::Ipynb))
+            }
+        }
+    }
+
+    /// Notebooks: the index (0-based, in [`Notebook::cell_ranges`] order) of the analysed
+    /// cell holding `offset`. An offset on the newline that ends a cell (where the parser puts
+    /// errors at a cell's end) belongs to that cell. `None` for Python files.
+    pub fn cell_index(&self, offset: TextSize) -> Option<usize> {
+        let SourceKind::Notebook(nb) = &self.kind else {
+            return None;
+        };
+        let ranges = nb.cell_ranges();
+        let i = ranges.partition_point(|r| r.end() < offset);
+        if i < ranges.len() {
+            Some(i)
+        } else {
+            ranges.len().checked_sub(1)
+        }
+    }
+
     /// The notebook cell map, when this is a notebook.
     pub fn cells(&self) -> Option<&CellMap> {
         match &self.kind {
@@ -198,7 +240,7 @@ impl SourceFile {
         match self.cells() {
             Some(map) => {
                 let (cell, row_in_cell) = map.cell_row(row);
-                (Some(cell), row_in_cell, col)
+                (Some(cell), row_in_cell, col + map.column_shift(row))
             }
             None => (None, row, col),
         }

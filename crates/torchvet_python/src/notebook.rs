@@ -12,6 +12,9 @@ const PYTHON_CELL_MAGICS: &[&str] = &[
 pub struct CellMap {
     /// (1-based notebook cell number, 0-based first line in the joined text), in order.
     starts: Vec<(usize, usize)>,
+    /// Per 0-based line of the joined text: how many leading bytes IPython's dedent removed
+    /// from it (empty when no cell was indented as a whole).
+    shifts: Vec<u32>,
 }
 
 impl CellMap {
@@ -25,6 +28,15 @@ impl CellMap {
         };
         let (cell, start) = self.starts[i];
         (cell, line - start + 1)
+    }
+
+    /// Bytes of indentation removed from the start of a 1-based row of the joined text (a cell
+    /// indented as a whole is dedented, as IPython does): add it to a column to get the
+    /// column in the cell as written.
+    pub fn column_shift(&self, row: usize) -> usize {
+        self.shifts
+            .get(row.saturating_sub(1))
+            .map_or(0, |&s| s as usize)
     }
 
     /// Number of analysed cells.
@@ -52,6 +64,11 @@ pub struct Notebook {
     prefixes: Vec<String>,
     /// Per analysed cell: its source ended with a newline.
     trailing_newline: Vec<bool>,
+    /// Per analysed cell: the indentation IPython removes from a cell indented as a whole
+    /// (`None` when the cell is not indented).
+    dedents: Vec<Option<Dedent>>,
+    /// Per analysed cell: help lines rewritten for the parser, (rewritten, original).
+    helps: Vec<Vec<(String, String)>>,
     /// JSON indentation of the file (Jupyter writes 1).
     indent: usize,
     /// The file ended with a newline.
@@ -90,22 +107,286 @@ fn is_python(nb: &Value) -> bool {
     lang.is_none_or(|l| l.eq_ignore_ascii_case("python"))
 }
 
-/// Prepare one code cell's text: `None` when the whole cell is not Python (e.g. `%%bash`).
-fn prepare_cell(src: &str) -> Option<String> {
+/// A cell indented as a whole, dedented for analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Dedent {
+    /// The removed prefix (the first non-blank line's indentation).
+    indent: String,
+    /// 0-based lines (within the analysed cell text) the prefix was removed from.
+    lines: Vec<usize>,
+    /// Every non-blank line started with the prefix, so fixed code can be re-indented
+    /// line by line when it is written back.
+    uniform: bool,
+}
+
+/// One code cell ready for analysis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Prepared {
+    /// The Python text (magic line blanked, dedented).
+    text: String,
+    /// The blanked cell-magic line (`%%time\n` without the newline), or "".
+    prefix: String,
+    /// The dedent applied, if any.
+    dedent: Option<Dedent>,
+    /// Help lines rewritten by [`help_to_prefix`]: (rewritten, original).
+    help: Vec<(String, String)>,
+}
+
+/// IPython's `leading_indent` transform: when the first non-blank line is indented, that
+/// indentation is removed from every line that starts with it.
+fn dedent(text: &str) -> (String, Option<Dedent>) {
+    let Some(first) = text.lines().find(|l| !l.trim().is_empty()) else {
+        return (text.to_string(), None);
+    };
+    let width = first.len() - first.trim_start_matches([' ', '\t']).len();
+    if width == 0 {
+        return (text.to_string(), None);
+    }
+    let indent = first[..width].to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut lines = Vec::new();
+    let mut uniform = true;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        if let Some(rest) = line.strip_prefix(indent.as_str()) {
+            out.push_str(rest);
+            lines.push(i);
+        } else {
+            if !line.trim().is_empty() {
+                uniform = false;
+            }
+            out.push_str(line);
+        }
+    }
+    (
+        out,
+        Some(Dedent {
+            indent,
+            lines,
+            uniform,
+        }),
+    )
+}
+
+/// IPython's help syntax at the end of a top-level line (`obj?`, `obj.attr??`,
+/// `np.*load*?`, `f(x).method?`) rewritten as the same escape at the start of the line
+/// (`?obj`, `??obj.attr`), which the parser's IPython mode reads as one escape command of any
+/// text; automagic lines (`ls -l data`, `cd ..`, `pip install x`) commented out. Each line
+/// keeps its length. Lines inside strings or brackets and comment text are left alone.
+/// Returns the text and the (rewritten, original) lines, to undo it on write.
+fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
+    let mut out = String::with_capacity(text.len());
+    let mut swaps = Vec::new();
+    // Lexer state carried across lines: open triple-quoted string, bracket depth.
+    let mut triple: Option<&str> = None;
+    let mut depth: i32 = 0;
+    for line in text.split_inclusive('\n') {
+        let at_top = triple.is_none() && depth == 0;
+        // Scan the line: find where code ends (comment start) and update the state.
+        let bytes = line.as_bytes();
+        let mut i = 0;
+        let mut code_end = line.trim_end_matches(['\n', '\r']).len();
+        while i < bytes.len() {
+            if let Some(q) = triple {
+                if line[i..].starts_with(q) {
+                    triple = None;
+                    i += 3;
+                } else {
+                    i += 1;
+                }
+                continue;
+            }
+            match bytes[i] {
+                b'#' => {
+                    code_end = code_end.min(i);
+                    break;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                q @ (b'"' | b'\'') => {
+                    let tq = if q == b'"' { "\"\"\"" } else { "\'\'\'" };
+                    if line[i..].starts_with(tq) {
+                        triple = Some(tq);
+                        i += 3;
+                        continue;
+                    }
+                    // A one-line string: skip to its closing quote.
+                    i += 1;
+                    while i < bytes.len() && bytes[i] != q && bytes[i] != b'\n' {
+                        if bytes[i] == b'\\' {
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let code = line[..code_end].trim_end();
+        let starts_plain = line
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace() && !matches!(c, '?' | '%' | '!'));
+        if at_top && triple.is_none() && depth == 0 && starts_plain && is_automagic(code) {
+            // `ls -l data`, `cd ..`, `pip install x`: IPython runs the magic of that name
+            // (automagic). Comment it out, same length.
+            let new = format!("#{}", &line[1..]);
+            swaps.push((
+                new.trim_end_matches('\n').to_string(),
+                line.trim_end_matches('\n').to_string(),
+            ));
+            out.push_str(&new);
+            continue;
+        }
+        if at_top && triple.is_none() && depth == 0 && starts_plain && code.ends_with('?') {
+            let body = code.trim_end_matches('?');
+            let marks = &code[body.len()..];
+            if marks.len() <= 2 && !body.trim().is_empty() {
+                let rest = &line[code.len()..];
+                let new = format!("{marks}{body}{rest}");
+                swaps.push((
+                    new.trim_end_matches('\n').to_string(),
+                    line.trim_end_matches('\n').to_string(),
+                ));
+                out.push_str(&new);
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    (out, swaps)
+}
+
+/// Line magics IPython runs without the `%` (automagic, on by default), and its shell aliases.
+const AUTOMAGICS: &[&str] = &[
+    "ls",
+    "cd",
+    "pwd",
+    "pip",
+    "conda",
+    "mkdir",
+    "rmdir",
+    "rm",
+    "cp",
+    "mv",
+    "cat",
+    "less",
+    "more",
+    "man",
+    "clear",
+    "env",
+    "history",
+    "load_ext",
+    "reload_ext",
+    "unload_ext",
+    "matplotlib",
+    "pylab",
+    "time",
+    "timeit",
+    "who",
+    "whos",
+    "who_ls",
+    "run",
+    "alias",
+    "unalias",
+    "autoreload",
+    "aimport",
+    "precision",
+    "config",
+    "reset",
+    "pinfo",
+    "pinfo2",
+    "psource",
+    "pdoc",
+    "pfile",
+    "pdef",
+    "bookmark",
+    "dhist",
+    "pushd",
+    "popd",
+    "sx",
+    "system",
+    "lsmagic",
+    "magic",
+    "tensorboard",
+    "load",
+    "store",
+    "xmode",
+    "debug",
+    "prun",
+    "set_env",
+    "mamba",
+];
+
+/// Is this top-level line an automagic call (`ls -l text.txt`): a magic's name, then
+/// arguments that do not make it Python?
+fn is_automagic(code: &str) -> bool {
+    let Some((word, rest)) = code.split_once(|c: char| c == ' ' || c == '\t') else {
+        return false;
+    };
+    if !AUTOMAGICS.contains(&word) || rest.trim().is_empty() {
+        return false;
+    }
+    ruff_python_parser::parse_module(code).is_err()
+}
+
+/// Undo [`help_to_prefix`] on code about to be written back.
+fn restore_help(code: &str, swaps: &[(String, String)]) -> String {
+    if swaps.is_empty() {
+        return code.to_string();
+    }
+    let mut out = String::with_capacity(code.len());
+    for line in code.split_inclusive('\n') {
+        let bare = line.trim_end_matches('\n');
+        match swaps.iter().find(|(new, _)| new == bare) {
+            Some((_, old)) => {
+                out.push_str(old);
+                out.push_str(&line[bare.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
+/// Prepare one code cell's text as IPython would run it: `None` when the whole cell is not
+/// Python (e.g. `%%bash`). A cell magic whose body is Python (`%%time`, `%%capture`) has
+/// its magic line blanked; a cell indented as a whole is dedented. Line escapes (`!cmd`,
+/// `%magic`, `obj?`, `obj??`, `?obj`) are left to the parser's IPython mode.
+fn prepare_cell(src: &str) -> Option<Prepared> {
     let text = src.replace("\r\n", "\n");
     let trimmed = text.trim_start();
-    if let Some(rest) = trimmed.strip_prefix("%%") {
+    let (body, prefix) = if let Some(rest) = trimmed.strip_prefix("%%") {
         let name = rest.split(|c: char| c.is_whitespace()).next().unwrap_or("");
         if !PYTHON_CELL_MAGICS.contains(&name) {
             return None;
         }
         // Blank the magic line, keep line numbers.
         let first_nl = text.find('\n').unwrap_or(text.len());
-        let mut out = String::with_capacity(text.len());
-        out.push_str(&text[first_nl..]);
-        return Some(out);
+        (text[first_nl..].to_string(), text[..first_nl].to_string())
+    } else {
+        (text, String::new())
+    };
+    let (text, dedent) = dedent(&body);
+    let (text, help) = help_to_prefix(&text);
+    Some(Prepared {
+        text,
+        prefix,
+        dedent,
+        help,
+    })
+}
+
+/// Put a dedented cell's indentation back on every non-blank line.
+fn reindent(code: &str, indent: &str) -> String {
+    let mut out = String::with_capacity(code.len() + code.len() / 8);
+    for line in code.split_inclusive('\n') {
+        if !line.trim().is_empty() {
+            out.push_str(indent);
+        }
+        out.push_str(line);
     }
-    Some(text)
+    out
 }
 
 impl Notebook {
@@ -122,6 +403,9 @@ impl Notebook {
         let mut cell_indices = Vec::new();
         let mut prefixes = Vec::new();
         let mut trailing_newline = Vec::new();
+        let mut dedents = Vec::new();
+        let mut helps = Vec::new();
+        let mut shifts: Vec<u32> = Vec::new();
         let mut line = 0usize;
         if is_python(&nb) {
             for (i, cell) in cells.iter().enumerate() {
@@ -132,12 +416,29 @@ impl Notebook {
                     continue;
                 }
                 let src = cell_source(cell).map_err(|e| format!("cell {}: {e}", i + 1))?;
-                let Some(mut text) = prepare_cell(&src) else {
+                let Some(Prepared {
+                    mut text,
+                    prefix,
+                    dedent,
+                    help,
+                }) = prepare_cell(&src)
+                else {
                     continue;
                 };
-                let normalised = src.replace("\r\n", "\n");
-                prefixes.push(normalised[..normalised.len() - text.len()].to_string());
+                prefixes.push(prefix);
                 trailing_newline.push(text.ends_with('\n'));
+                if let Some(d) = &dedent {
+                    let width = u32::try_from(d.indent.len()).unwrap_or(u32::MAX);
+                    for &l in &d.lines {
+                        let global = line + l;
+                        if shifts.len() <= global {
+                            shifts.resize(global + 1, 0);
+                        }
+                        shifts[global] = width;
+                    }
+                }
+                dedents.push(dedent);
+                helps.push(help);
                 if text.ends_with('\n') {
                     text.pop();
                 }
@@ -167,11 +468,13 @@ impl Notebook {
         Ok(Self {
             source,
             ranges,
-            map: CellMap { starts },
+            map: CellMap { starts, shifts },
             cell_indices,
             raw: nb,
             prefixes,
             trailing_newline,
+            dedents,
+            helps,
             indent,
             final_newline: raw.ends_with('\n'),
         })
@@ -180,6 +483,7 @@ impl Notebook {
     /// The same notebook with new joined code and new cell ranges (after fixes).
     pub fn rebuilt(&self, source: String, ranges: Vec<TextRange>) -> Self {
         let mut starts = Vec::with_capacity(ranges.len());
+        let mut shifts: Vec<u32> = Vec::new();
         let mut line = 0usize;
         for (k, r) in ranges.iter().enumerate() {
             let cell = self.map.starts.get(k).map(|c| c.0).unwrap_or(k + 1);
@@ -187,16 +491,33 @@ impl Notebook {
             let text = source
                 .get(r.start().to_usize()..r.end().to_usize())
                 .unwrap_or("");
-            line += text.bytes().filter(|&b| b == b'\n').count() + 1;
+            let lines = text.bytes().filter(|&b| b == b'\n').count() + 1;
+            // A dedented cell is re-indented line by line when written: every non-blank
+            // line is shifted by the indentation.
+            if let Some(Some(d)) = self.dedents.get(k) {
+                let width = u32::try_from(d.indent.len()).unwrap_or(u32::MAX);
+                for (i, l) in text.split('\n').enumerate() {
+                    if !l.trim().is_empty() {
+                        let global = line + i;
+                        if shifts.len() <= global {
+                            shifts.resize(global + 1, 0);
+                        }
+                        shifts[global] = width;
+                    }
+                }
+            }
+            line += lines;
         }
         Self {
             source,
             ranges,
-            map: CellMap { starts },
+            map: CellMap { starts, shifts },
             cell_indices: self.cell_indices.clone(),
             raw: self.raw.clone(),
             prefixes: self.prefixes.clone(),
             trailing_newline: self.trailing_newline.clone(),
+            dedents: self.dedents.clone(),
+            helps: self.helps.clone(),
             indent: self.indent,
             final_newline: self.final_newline,
         }
@@ -216,16 +537,40 @@ impl Notebook {
                 .source
                 .get(r.start().to_usize()..r.end().to_usize())
                 .ok_or_else(|| "cell range outside the code".to_string())?;
+            let cell = cells
+                .get(index)
+                .ok_or_else(|| "cell index out of range".to_string())?;
+            let old = cell_source(cell)?.replace("\r\n", "\n");
+            let unchanged = prepare_cell(&old).is_some_and(|p| {
+                let mut t = p.text;
+                if t.ends_with('\n') {
+                    t.pop();
+                }
+                t == code
+            });
+            if unchanged {
+                continue;
+            }
+            let code = restore_help(code, &self.helps[k]);
+            let code = match &self.dedents[k] {
+                None => code,
+                Some(d) if d.uniform => reindent(&code, &d.indent),
+                Some(_) => {
+                    return Err(format!(
+                        "cell {}: the cell is indented unevenly and was dedented for analysis; fixes to it are not written",
+                        index + 1
+                    ))
+                }
+            };
             let mut full = String::with_capacity(code.len() + 16);
             full.push_str(&self.prefixes[k]);
-            full.push_str(code);
+            full.push_str(&code);
             if self.trailing_newline[k] {
                 full.push('\n');
             }
             let cell = cells
                 .get_mut(index)
                 .ok_or_else(|| "cell index out of range".to_string())?;
-            let old = cell_source(cell)?.replace("\r\n", "\n");
             if old == full {
                 continue;
             }
@@ -301,6 +646,64 @@ mod tests {
         assert_eq!(v["cells"][1]["source"], "y = 1");
         assert!(fixed.starts_with("{\n \"cells\""), "{fixed}");
         assert!(fixed.ends_with("}\n"));
+    }
+
+    #[test]
+    fn ipython_help_lines_become_prefix_escapes_of_the_same_length() {
+        let (text, swaps) = help_to_prefix(
+            "model?\nnp.*load*??\nf(x).mean(0)?  # why?\ns = \"a?\"\nt = (1,\n 2)?\n\"\"\"doc?\n\"\"\"\n",
+        );
+        assert_eq!(
+            text,
+            "?model\n??np.*load*\n?f(x).mean(0)  # why?\ns = \"a?\"\nt = (1,\n 2)?\n\"\"\"doc?\n\"\"\"\n"
+        );
+        assert_eq!(swaps.len(), 3);
+        assert_eq!(
+            restore_help("?model\nx = 1\n??np.*load*", &swaps),
+            "model?\nx = 1\nnp.*load*??"
+        );
+    }
+
+    #[test]
+    fn cells_indented_as_a_whole_are_dedented_and_columns_map_back() {
+        let raw = r##"{"cells": [
+            {"cell_type": "code", "source": "import torch"},
+            {"cell_type": "code", "source": "\n    x = torch.ones(2)\n\n    y = x + 1\n"},
+            {"cell_type": "code", "source": "%%time\n  z = 1\n  z?"}
+        ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##;
+        let nb = Notebook::parse(raw).unwrap();
+        assert_eq!(
+            nb.source(),
+            "import torch\n\nx = torch.ones(2)\n\ny = x + 1\n\nz = 1\n?z\n"
+        );
+        // `x` is on row 3 of the joined text, column 1 there, column 5 in the cell.
+        assert_eq!(nb.cell_map().cell_row(3), (2, 2));
+        assert_eq!(nb.cell_map().column_shift(3), 4);
+        assert_eq!(nb.cell_map().column_shift(4), 0);
+        // Fixed code is re-indented (and help lines restored) when written back.
+        let new_source = nb
+            .source()
+            .replace("ones(2)", "zeros(2)")
+            .replace("z = 1", "z = 2");
+        let ranges = nb
+            .cell_ranges()
+            .iter()
+            .map(|r| {
+                let shift = if r.start() > TextSize::new(20) { 1 } else { 0 };
+                TextRange::new(r.start() + TextSize::new(shift), r.end() + TextSize::new(1))
+            })
+            .collect::<Vec<_>>();
+        let ranges = vec![ranges[0].sub_end(TextSize::new(1)), ranges[1], ranges[2]];
+        let v: Value =
+            serde_json::from_str(&nb.rebuilt(new_source, ranges).to_json().unwrap()).unwrap();
+        assert_eq!(
+            v["cells"][1]["source"],
+            serde_json::json!(["\n", "    x = torch.zeros(2)\n", "\n", "    y = x + 1\n"])
+        );
+        assert_eq!(
+            v["cells"][2]["source"],
+            serde_json::json!(["%%time\n", "  z = 2\n", "  z?"])
+        );
     }
 
     #[test]

@@ -329,6 +329,17 @@ impl Scopes {
         Some(s)
     }
 
+    /// Is this bare name bound at all where the stack stands (by an import, an assignment, a
+    /// parameter, a def or class) in a scope visible here? A fix that adds an import of the
+    /// name checks this first.
+    pub fn is_bound(&self, name: &str) -> bool {
+        let innermost = self.stack.len().saturating_sub(1);
+        self.stack.iter().enumerate().rev().any(|(i, scope)| {
+            (scope.kind != ScopeKind::Class || i == innermost)
+                && (scope.import(name).is_some() || scope.binds_locally(name))
+        })
+    }
+
     /// Is this bare name bound by an import to exactly `qualified`?
     pub fn name_is(&self, name: &str, qualified: &str) -> bool {
         self.lookup_str(name) == Some(qualified)

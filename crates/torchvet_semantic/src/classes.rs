@@ -13,6 +13,8 @@ pub struct ModuleClasses {
     modules: FxHashSet<String>,
     datasets: FxHashSet<String>,
     project: Option<ProjectFile>,
+    /// Every class defined in the file (any nesting of `if`/`try`), by name.
+    all: FxHashSet<String>,
 }
 
 /// Is a qualified name a known `nn.Module` class (torch.nn / torch.ao.nn classes, torchvision
@@ -153,6 +155,7 @@ impl ModuleClasses {
                 }
             }
         }
+        out.all = classes.iter().map(|c| c.name.to_string()).collect();
         let mut bases: FxHashMap<&str, Vec<&Expr>> = FxHashMap::default();
         for c in &classes {
             let list: Vec<&Expr> = c
@@ -205,6 +208,11 @@ impl ModuleClasses {
     /// Is this class (by name, same file) a `Dataset`?
     pub fn is_dataset(&self, name: &str) -> bool {
         self.datasets.contains(name)
+    }
+
+    /// Is a class of this name defined in the file (Module, Dataset or any other)?
+    pub fn is_class(&self, name: &str) -> bool {
+        self.all.contains(name)
     }
 
     /// Any module classes at all?

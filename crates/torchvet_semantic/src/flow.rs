@@ -321,6 +321,19 @@ impl<'a> Event<'a> {
         mine.len() <= theirs.len() && mine.iter().zip(&theirs).all(|(a, b)| a.same(b))
     }
 
+    /// Can this event and `other` never both run in one iteration? True when they sit in
+    /// different clauses of one `if` (`if fp16: scaler.step(opt) else: opt.step()`), or under
+    /// `if T:` and the `else` of another `if T:` / under `if T:` and `if not T:` with the same
+    /// test `T` (which the code between is assumed not to change).
+    pub fn excludes(&self, other: &Event) -> bool {
+        self.guards.iter().any(|a| {
+            other
+                .guards
+                .iter()
+                .any(|b| guards_exclusive(a, b) || guards_exclusive(b, a))
+        })
+    }
+
     /// The key of the target object.
     pub fn target_key(&self) -> Option<&str> {
         self.target.as_ref().map(|o| o.key.as_str())
@@ -329,6 +342,54 @@ impl<'a> Event<'a> {
     /// The key of the scaler.
     pub fn scaler_key(&self) -> Option<&str> {
         self.scaler.as_ref().map(|o| o.key.as_str())
+    }
+}
+
+/// The test a guard's branch runs under, as (test, negated): `if T:` body -> (T, false),
+/// the `else` of `if T:` (no `elif`) -> (T, true), `if not T:` body -> (T, true).
+fn branch_condition<'e>(g: &Guard<'e>) -> Option<(&'e Expr, bool)> {
+    let Guard::If { stmt, clause, .. } = g else {
+        return None;
+    };
+    let (test, negated) = match clause {
+        0 => (&*stmt.test, false),
+        1 if stmt.elif_else_clauses.len() == 1 && stmt.elif_else_clauses[0].test.is_none() => {
+            (&*stmt.test, true)
+        }
+        _ => return None,
+    };
+    match test {
+        Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => Some((&u.operand, !negated)),
+        t => Some((t, negated)),
+    }
+}
+
+/// Are the branches of guards `a` and `b` mutually exclusive?
+fn guards_exclusive(a: &Guard, b: &Guard) -> bool {
+    if let (
+        Guard::If {
+            stmt: s1,
+            clause: c1,
+            ..
+        },
+        Guard::If {
+            stmt: s2,
+            clause: c2,
+            ..
+        },
+    ) = (a, b)
+    {
+        if s1.range() == s2.range() {
+            return c1 != c2;
+        }
+    }
+    match (branch_condition(a), branch_condition(b)) {
+        (Some((t1, n1)), Some((t2, n2))) => {
+            n1 != n2
+                && ast::comparable::ComparableExpr::from(t1)
+                    == ast::comparable::ComparableExpr::from(t2)
+        }
+        _ => false,
     }
 }
 
@@ -1486,6 +1547,7 @@ mod tests {
             functions: &functions,
             methods: &[],
             current,
+            class: None,
         };
         let flow = analyze_loop(loop_stmt, &input);
         flow.events
@@ -1621,6 +1683,7 @@ mod tests {
             functions: &[],
             methods: &methods,
             current: Some(fit),
+            class: None,
         };
         let flow = analyze_loop(&fit.body[0], &input);
         let kinds: Vec<EventKind> = flow.events.iter().map(|e| e.kind).collect();

@@ -10,6 +10,7 @@ pub mod flow;
 pub mod helpers;
 pub mod kinds;
 pub mod project;
+pub mod saves;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
 pub use classes::{is_dataset_base, is_module_base, ModuleClasses};

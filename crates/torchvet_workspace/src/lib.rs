@@ -8,4 +8,4 @@ mod torch_version;
 
 pub use config::{find_config, load_config, ConfigError, ConfigFile, Options};
 pub use discovery::{discover, Discovered, DiscoveryOptions, DEFAULT_EXCLUDES};
-pub use torch_version::{declared_torch_version, DeclaredVersion};
+pub use torch_version::{declared_torch_version, DeclaredVersion, TorchTargets};

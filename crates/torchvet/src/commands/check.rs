@@ -8,10 +8,10 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Severity};
 use torchvet_linter::project::{load_project, Loaded};
-use torchvet_linter::{expand_selector, LintSettings, Linter, ProjectFile, Version};
+use torchvet_linter::{expand_selector, FileContext, LintSettings, Linter, Version};
 use torchvet_python::SourceFile;
 use torchvet_workspace::{
-    declared_torch_version, discover, find_config, load_config, ConfigFile, DiscoveryOptions,
+    discover, find_config, load_config, ConfigFile, DiscoveryOptions, TorchTargets,
 };
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -22,6 +22,9 @@ struct Resolved {
     discovery: DiscoveryOptions,
     per_file_ignores: Vec<(GlobSet, Vec<usize>)>,
     root: PathBuf,
+    /// Without `--target-torch` or a `target-torch` setting: each file's target is the torch
+    /// requirement declared nearest to it.
+    per_file_targets: Option<TorchTargets>,
 }
 
 fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
@@ -58,8 +61,10 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
                 .ok_or_else(|| format!("--target-torch: `{v}` is not a version like 2.1"))?,
         ),
         (None, Some(v)) => Version::parse(v),
-        (None, None) => declared_torch_version(&paths[0]).and_then(|d| d.max),
+        (None, None) => None,
     };
+    let per_file_targets =
+        (args.target_torch.is_none() && opts.target_torch.is_none()).then(TorchTargets::new);
     let mut per_file_ignores = Vec::new();
     for (pattern, sels) in opts.per_file_ignores.iter().flatten() {
         let mut b = GlobSetBuilder::new();
@@ -96,6 +101,7 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
         },
         per_file_ignores,
         root,
+        per_file_targets,
     })
 }
 
@@ -133,11 +139,10 @@ fn fix_file(
     linter: &Linter,
     source: &SourceFile,
     name: &str,
-    unsafe_fixes: bool,
-    diff: bool,
-    project: Option<&ProjectFile>,
+    (unsafe_fixes, diff): (bool, bool),
+    ctx: &FileContext,
 ) -> Result<FileResult, String> {
-    let outcome = linter.fix_in(source, name, unsafe_fixes, project);
+    let outcome = linter.fix_in(source, name, unsafe_fixes, ctx);
     let mut result = FileResult {
         diagnostics: outcome.remaining,
         applied: outcome.applied,
@@ -243,32 +248,32 @@ fn parse_one(path: &Path) -> Outcome {
     })
 }
 
-/// Phase 2 for one file: the rules, with the file's view of the project model.
-fn lint_loaded(linter: &Linter, loaded: &Loaded, mode: Mode) -> Outcome {
+/// Phase 2 for one file: the rules, with the file's view of the project model and its own
+/// target torch (the requirement declared nearest to it, unless the run sets one).
+fn lint_loaded(
+    linter: &Linter,
+    loaded: &Loaded,
+    mode: Mode,
+    targets: Option<&TorchTargets>,
+) -> Outcome {
     let name = display_name(&loaded.path);
     let file = match &loaded.state {
         Ok(f) => f,
         Err(e) => return Outcome::Error(name, e.clone()),
     };
+    let ctx = FileContext {
+        project: file.project.clone(),
+        target: targets.map(|t| t.for_path(&loaded.path).and_then(|d| d.max)),
+    };
     catch_file(name.clone(), || match mode {
         Mode::ParseOnly => Ok(FileResult::default()),
         Mode::Lint => Ok(FileResult {
-            diagnostics: match &file.parsed {
-                Some(parsed) => {
-                    linter.lint_parsed(&file.source, parsed, &name, file.project.as_ref())
-                }
-                None => linter.lint_in(&file.source, &name, file.project.as_ref()),
-            },
+            diagnostics: linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx),
             ..FileResult::default()
         }),
-        Mode::Fix { unsafe_fixes, diff } => fix_file(
-            linter,
-            &file.source,
-            &name,
-            unsafe_fixes,
-            diff,
-            file.project.as_ref(),
-        ),
+        Mode::Fix { unsafe_fixes, diff } => {
+            fix_file(linter, &file.source, &name, (unsafe_fixes, diff), &ctx)
+        }
     })
 }
 
@@ -297,6 +302,7 @@ pub fn run(args: &CheckArgs) -> u8 {
     } else {
         Mode::Lint
     };
+    let targets = resolved.per_file_targets.as_ref();
     let outcomes: Vec<Outcome> = if mode == Mode::ParseOnly {
         found.files.par_iter().map(|p| parse_one(p)).collect()
     } else if args.no_project {
@@ -308,17 +314,17 @@ pub fn run(args: &CheckArgs) -> u8 {
                 let (loaded, _) = load_project(std::slice::from_ref(p), &[], false);
                 loaded
                     .first()
-                    .map(|l| lint_loaded(&resolved.linter, l, mode))
+                    .map(|l| lint_loaded(&resolved.linter, l, mode, targets))
                     .unwrap_or_else(|| Outcome::Error(display_name(p), "not read".into()))
             })
             .collect()
     } else {
         // Phase 1: every file read, parsed and summarised once; the project model linked.
         // Phase 2: the rules, per file, against the model.
-        let (loaded, model) = load_project(&found.files, &paths, !args.no_project);
+        let (loaded, model) = load_project(&found.files, &paths, true);
         let outcomes = loaded
             .par_iter()
-            .map(|l| lint_loaded(&resolved.linter, l, mode))
+            .map(|l| lint_loaded(&resolved.linter, l, mode, targets))
             .collect();
         // Freeing every tree and summary one by one costs time for nothing at exit.
         std::mem::forget(loaded);

@@ -37,7 +37,8 @@ crate::declare_rule! {
     /// The fixes rewrite `loss.backward()` as `scaler.scale(loss).backward()`, delete the
     /// duplicate `optimizer.step()`, or insert `scaler.update()` after `scaler.step(...)`. They
     /// are safe: each restores the documented GradScaler sequence with the scaler the loop
-    /// already uses.
+    /// already uses. Steps and backwards in exclusive branches (`if use_amp: ... else:
+    /// loss.backward(); optimizer.step()`) never run together and are not reported.
     ///
     /// ## References
     /// - [Automatic mixed precision examples](https://pytorch.org/docs/stable/notes/amp_examples.html)
@@ -81,9 +82,11 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
 
 /// The backward()s before the scaler step, none of them scaled.
 fn unscaled_backward(checker: &mut Checker, flow: &LoopFlow, si: usize, step: &Event) {
+    // A plain backward in the branch that does not use the scaler (`if fp16: ... else:
+    // loss.backward()`) never runs together with the scaler step.
     let backwards: Vec<&Event> = flow.events[..si]
         .iter()
-        .filter(|e| e.kind == EventKind::Backward)
+        .filter(|e| e.kind == EventKind::Backward && !e.excludes(step))
         .collect();
     if backwards.is_empty()
         || backwards
@@ -139,6 +142,7 @@ fn double_step(checker: &mut Checker, flow: &LoopFlow, si: usize, step: &Event) 
             || other.closure
             || other.target_key() != Some(opt)
             || other.in_nested_loop()
+            || other.excludes(step)
         {
             continue;
         }

@@ -1,3 +1,4 @@
+use super::helpers::displayed_by_notebook;
 use super::tensor_helpers::{
     batch_loop_of, enclosing_suite, first_read, in_error_probe, stmts_after,
 };
@@ -23,7 +24,8 @@ crate::declare_rule! {
     /// in place, so a bare `model.to(device)` is correct and is not reported. The rule only
     /// reports receivers known to be tensors (torch factory results, annotated parameters,
     /// names unpacked from `DataLoader` batches); the in-place variants (`add_`, `clamp_`) are
-    /// not reported.
+    /// not reported. In a notebook, the last expression of a cell is not discarded: Jupyter
+    /// displays it as the cell's output (unless the line ends with `;`).
     ///
     /// ## Example
     /// ```python
@@ -106,7 +108,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             return;
         }
     }
-    if in_error_probe(checker) {
+    if in_error_probe(checker) || displayed_by_notebook(checker, stmt) {
         return;
     }
     let recv = checker.text(receiver.range());

@@ -96,8 +96,13 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                 continue;
             }
             let k = modulus_of(test);
+            // A backward in a branch exclusive with the step's (`if accum > 1: ... step every
+            // k ... else: loss.backward(); step()`) is not accumulated into that step.
             for b in flow.events.iter().filter(|b| {
-                b.kind == EventKind::Backward && !b.in_nested_loop() && b.periodic_guard().is_none()
+                b.kind == EventKind::Backward
+                    && !b.in_nested_loop()
+                    && b.periodic_guard().is_none()
+                    && !b.excludes(step)
             }) {
                 candidate(checker, &flow, b, step, k, &mut reported);
             }

@@ -318,3 +318,29 @@ pub(crate) fn self_attr_use(body: &[Stmt], name: &str) -> SelfAttrUse {
     f.visit_body(body);
     f.out
 }
+
+/// Is `stmt` an expression statement whose value a notebook displays: the last top-level
+/// statement of its cell, not ending in `;` (Jupyter shows that value as the cell's output,
+/// so it is not discarded). Always false for Python files.
+pub(crate) fn displayed_by_notebook(checker: &Checker, stmt: &Stmt) -> bool {
+    use ruff_text_size::Ranged;
+    if checker.source.cells().is_none() || !matches!(stmt, Stmt::Expr(_)) {
+        return false;
+    }
+    let body = &checker.module().body;
+    let Some(pos) = body.iter().position(|s| s.range() == stmt.range()) else {
+        return false;
+    };
+    let cell = checker.source.cell_index(stmt.start());
+    let last_in_cell = body
+        .get(pos + 1)
+        .is_none_or(|next| checker.source.cell_index(next.start()) != cell);
+    if !last_in_cell {
+        return false;
+    }
+    // `x.float();` suppresses the output.
+    let text = &checker.source.text;
+    let rest = text.get(stmt.end().to_usize()..).unwrap_or("");
+    let line_rest = rest.split('\n').next().unwrap_or("");
+    !line_rest.trim_start().starts_with(';')
+}

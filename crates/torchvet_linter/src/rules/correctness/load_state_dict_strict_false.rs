@@ -13,7 +13,9 @@ crate::declare_rule! {
     /// With `strict=False`, keys that do not match are skipped without any message. A prefix
     /// mismatch (`module.` from DataParallel/DDP, `model.` from Lightning) makes every key
     /// mismatch, so nothing is loaded and the model keeps its random initialisation. The
-    /// return value lists `missing_keys` and `unexpected_keys`: check or log it.
+    /// return value lists `missing_keys` and `unexpected_keys`: check or log it. A call whose
+    /// result is kept, passed on (`print(...)`, `logger.info(...)`), or shown as the last line
+    /// of a notebook cell is not reported.
     ///
     /// ## Example
     /// ```python
@@ -60,6 +62,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     // `torch.nn.Module.load_state_dict(self, ...)`-style calls through a module path are rare
     // and not about a model instance; skip receivers that are imports.
     if checker.resolve(receiver).is_some() {
+        return;
+    }
+    // The last line of a notebook cell: Jupyter displays the missing/unexpected keys.
+    if super::helpers::displayed_by_notebook(checker, stmt) {
         return;
     }
     let text = checker.text(receiver.range());

@@ -21,8 +21,10 @@ crate::declare_rule! {
     /// parameters before that point, so they receive no gradient and stop learning (or
     /// `backward()` raises because nothing requires grad). It also forces a device-to-host
     /// copy and a synchronisation on every call. The torch equivalents (`torch.tanh`,
-    /// `torch.exp`, ...) keep the graph. Code under `torch.no_grad()` and values that do not
-    /// reach the return value (shapes, logging) are not reported. This rule is in preview:
+    /// `torch.exp`, ...) keep the graph. Code under `torch.no_grad()`, values that do not
+    /// reach the return value (shapes, logging), and modules that wrap an inference runtime
+    /// (ONNX Runtime, TensorRT, OpenVINO, CoreML, ...: their `forward` hands NumPy arrays to
+    /// the runtime and nothing is trained through it) are not reported. This rule is in preview:
     /// it tracks data only through the assignments of `forward` itself.
     ///
     /// ## Example
@@ -268,6 +270,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let Some(func) = checker.function() else {
         return;
     };
+    if checker
+        .module_method()
+        .is_some_and(|c| is_inference_backend(checker, c.def))
+    {
+        return;
+    }
     let facts = facts_of(checker, func);
     // The data value involved.
     let value: &Expr = if numpy_method {
@@ -342,6 +350,57 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     if let Some(f) = fix {
         d.set_fix(f);
     }
+}
+
+/// Words that name an inference runtime a module can wrap: ONNX Runtime, TensorRT, OpenVINO,
+/// CoreML, TFLite, Triton, ncnn. Their sessions take NumPy arrays.
+const BACKEND_WORDS: &[&str] = &[
+    "onnxruntime",
+    "InferenceSession",
+    "tensorrt",
+    "create_execution_context",
+    "execute_v2",
+    "execute_async",
+    "openvino",
+    "compile_model",
+    "infer_request",
+    "coremltools",
+    "MLModel",
+    "tflite",
+    "tritonclient",
+    "ncnn",
+];
+
+/// Is this nn.Module a wrapper around an inference runtime (its body or the file's imports
+/// name one)? Nothing is trained through such a `forward`: it hands NumPy arrays to the
+/// runtime by design.
+fn is_inference_backend(checker: &Checker, class: &ruff_python_ast::StmtClassDef) -> bool {
+    if !BACKEND_WORDS.iter().any(|w| checker.mentions(w)) {
+        return false;
+    }
+    let body = checker.text(class.range());
+    if BACKEND_WORDS.iter().any(|w| body.contains(w)) {
+        return true;
+    }
+    // `import onnxruntime as ort` at the top, `self.session = ort.InferenceSession(...)`.
+    let mut found = false;
+    for_each_stmt(&class.body, &mut |s| {
+        if found {
+            return;
+        }
+        if let Stmt::Assign(a) = s {
+            if let Expr::Call(c) = &*a.value {
+                found = checker.resolve(&c.func).is_some_and(|q| {
+                    let root = q.split('.').next().unwrap_or("");
+                    matches!(
+                        root,
+                        "onnxruntime" | "tensorrt" | "openvino" | "coremltools" | "tflite_runtime"
+                    )
+                });
+            }
+        }
+    });
+    found
 }
 
 fn clear(_checker: &mut Checker) {

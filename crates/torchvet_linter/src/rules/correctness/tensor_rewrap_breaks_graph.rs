@@ -19,8 +19,9 @@ crate::declare_rule! {
     /// either raises "element 0 of tensors does not require grad" or, with
     /// `requires_grad=True`, computes gradients for the copy only: the model's weights get
     /// no gradient and the loss curve stays flat. `torch.stack`/`torch.cat` or plain tensor
-    /// arithmetic keep the graph. This rule is in preview: it follows values through simple
-    /// assignments of one function only.
+    /// arithmetic keep the graph. Wrapping data that has no graph (NumPy arrays, `.tolist()`
+    /// or `.item()` values, detached tensors, shapes) is not reported. This rule is in
+    /// preview: it follows values through simple assignments of one function only.
     ///
     /// ## Example
     /// ```python
@@ -88,6 +89,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         Expr::Tuple(t) => t.elts.iter().collect(),
         e => vec![e],
     };
+    // NumPy data, `.tolist()`/`.item()` values, detached tensors and shapes carry no graph:
+    // wrapping them cuts nothing.
+    if elements.iter().all(|e| graphless(checker, e)) {
+        return;
+    }
     let Some(stmt) = checker.current_stmt() else {
         return;
     };
@@ -123,6 +129,46 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     }
     if let Some(f) = fix {
         d.set_fix(f);
+    }
+}
+
+/// Does `e` hold data with no autograd graph: a NumPy value (`x.cpu().numpy()`,
+/// `np.where(...)`), a Python number or list from `.item()`/`.tolist()`, a detached tensor
+/// (`.detach()`, `.data`), or a shape (`.shape`, `.size()`)? Syntactic: looks along the
+/// method/attribute chain of `e`.
+fn graphless(checker: &Checker, e: &Expr) -> bool {
+    let mut cur = e;
+    loop {
+        match cur {
+            Expr::Call(c) => {
+                if checker
+                    .resolve(&c.func)
+                    .is_some_and(|q| q.starts_with("numpy.") || q.starts_with("math."))
+                {
+                    return true;
+                }
+                match helpers::method_call(c) {
+                    Some((m, recv)) => {
+                        if matches!(m, "numpy" | "tolist" | "item" | "detach" | "size" | "dim") {
+                            return true;
+                        }
+                        cur = recv;
+                    }
+                    None => return false,
+                }
+            }
+            Expr::Attribute(a) => {
+                if matches!(
+                    a.attr.as_str(),
+                    "data" | "shape" | "dtype" | "device" | "ndim"
+                ) {
+                    return true;
+                }
+                cur = &a.value;
+            }
+            Expr::Subscript(s) => cur = &s.value,
+            _ => return false,
+        }
     }
 }
 

@@ -73,7 +73,21 @@ fn check_end(checker: &mut Checker) {
         .iter()
         .flat_map(|q| checker.facts.calls_of(q).iter().copied())
         .collect();
+    let main_only = if distributed {
+        main_rank_blocks(&checker.module().body)
+    } else {
+        Vec::new()
+    };
     for call in calls {
+        // Under `if rank in [-1, 0]:` only one process loads: the DDP reason does not hold.
+        let why = if distributed && main_only.iter().any(|r| r.contains_range(call.range())) {
+            if !cpu_fallback {
+                continue;
+            }
+            "a checkpoint saved on a GPU fails to load on a CPU-only machine, which this file supports"
+        } else {
+            why
+        };
         if helpers::argument(call, "map_location", 1).is_some()
             || helpers::has_kwargs_splat(call)
             || helpers::has_args_splat(call)
@@ -90,4 +104,29 @@ fn check_end(checker: &mut Checker) {
                 vec![add_keyword_argument(call, "map_location=\"cpu\"")],
             ));
     }
+}
+
+/// The bodies of `if <test>:` blocks (anywhere in the file) whose test selects the main
+/// process only (`if rank in [-1, 0]:`, `if is_main_process():`).
+fn main_rank_blocks(body: &[ruff_python_ast::Stmt]) -> Vec<ruff_text_size::TextRange> {
+    use crate::rules::distributed::rank_helpers::{is_rank_test, polarity, Polarity};
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::{Ranged, TextRange};
+    struct V(Vec<TextRange>);
+    impl<'a> Visitor<'a> for V {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if let Stmt::If(i) = stmt {
+                if is_rank_test(&i.test) && polarity(&i.test) == Polarity::Main {
+                    if let (Some(first), Some(last)) = (i.body.first(), i.body.last()) {
+                        self.0.push(TextRange::new(first.start(), last.end()));
+                    }
+                }
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    let mut v = V(Vec::new());
+    v.visit_body(body);
+    v.0
 }

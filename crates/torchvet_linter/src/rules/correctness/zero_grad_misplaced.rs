@@ -163,7 +163,16 @@ fn between_backward_and_step(flow: &LoopFlow, si: usize, opt: &str) -> Option<(u
 /// iteration before a backward that is not under a periodic guard.
 fn every_micro_step(flow: &LoopFlow, si: usize, opt: &str) -> Option<usize> {
     let step = &flow.events[si];
-    step.periodic_guard()?;
+    let guard = step.periodic_guard()?;
+    // The step's own backward runs under the same periodic guard (`if i % k == 0:
+    // loss_g.backward(); opt_g.step()`): nothing is accumulated across iterations, and the
+    // backwards outside it feed another optimizer (a GAN's discriminator).
+    if flow.events[..si]
+        .iter()
+        .any(|b| b.kind == EventKind::Backward && b.periodic_guard().is_some_and(|g| g.same(guard)))
+    {
+        return None;
+    }
     flow.events.iter().enumerate().find_map(|(zi, z)| {
         let unconditional = !z.is_conditional() && !z.in_accumulate_context();
         let clears = surely_clears(flow, z, opt);

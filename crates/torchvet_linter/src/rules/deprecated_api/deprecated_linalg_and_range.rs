@@ -2,7 +2,7 @@ use super::helpers;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers as sem;
 
 crate::declare_rule! {
@@ -38,12 +38,16 @@ crate::declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// Mechanical renames are safe: `torch.ger` -> `torch.outer`, `torch.cholesky` ->
-    /// `torch.linalg.cholesky` (positional `upper` excluded), `torch.qr` -> `torch.linalg.qr`
-    /// (without `some=`), `torch.chain_matmul(a, b, c)` -> `torch.linalg.multi_dot([a, b, c])`.
-    /// `torch.range(a, b)` with integer literals becomes `torch.arange(a, b + 1)`: safe when a
-    /// `dtype=` is given, unsafe otherwise because `torch.range` returns the default floating
-    /// dtype and `torch.arange` of integers returns int64. `solve` (swapped arguments, different
+    /// Mechanical rewrites are safe: `torch.ger` -> `torch.outer`; `torch.cholesky(A)` ->
+    /// `torch.linalg.cholesky(A)`, and `upper=True` (keyword or positional) ->
+    /// `torch.linalg.cholesky(A).mH`; `torch.qr(A)` -> `torch.linalg.qr(A)`, with
+    /// `some=False` -> `mode="complete"` and `some=True` dropped;
+    /// `torch.chain_matmul(a, b, c, out=o)` -> `torch.linalg.multi_dot([a, b, c], out=o)`.
+    /// `torch.range(a, b, s)` becomes `torch.arange(a, b + s, s)` (integer literals computed,
+    /// `n - 1` simplified to `n`): safe only with integer-literal bounds and a `dtype=`,
+    /// unsafe otherwise because `torch.range` returns the default floating dtype, `torch.arange`
+    /// of integers returns int64, and float bounds would include other points. Non-literal
+    /// `upper`/`some` and non-integer steps get no fix. `solve` (swapped arguments, different
     /// result), `symeig`, `eig`, `lstsq`, `lu*`, `svd`, `norm` and `matrix_rank` need a manual
     /// rewrite: no fix.
     ///
@@ -182,27 +186,9 @@ fn fix_call(checker: &Checker, expr: &Expr, call: &ExprCall, q: &str) -> Option<
             "Use `torch.outer`",
             vec![renamed(checker, expr, "outer")?],
         )),
-        "torch.cholesky"
-            if args.args.len() <= 1
-                && kw_names
-                    .iter()
-                    .all(|k| matches!(*k, "input" | "upper" | "out")) =>
-        {
-            if kw_names.contains(&"input") {
-                return None;
-            }
-            Some(RawFix::safe(
-                "Use `torch.linalg.cholesky`",
-                vec![renamed(checker, expr, "linalg.cholesky")?],
-            ))
-        }
-        "torch.qr" if args.args.len() <= 1 && kw_names.iter().all(|k| *k == "out") => {
-            Some(RawFix::safe(
-                "Use `torch.linalg.qr`",
-                vec![renamed(checker, expr, "linalg.qr")?],
-            ))
-        }
-        "torch.chain_matmul" if args.args.len() >= 2 && kw_names.is_empty() => {
+        "torch.cholesky" => fix_cholesky(checker, expr, call),
+        "torch.qr" => fix_qr(checker, expr, call),
+        "torch.chain_matmul" if args.args.len() >= 2 && kw_names.iter().all(|k| *k == "out") => {
             let first = args.args.first()?;
             let last = args.args.last()?;
             Some(RawFix::safe(
@@ -219,51 +205,194 @@ fn fix_call(checker: &Checker, expr: &Expr, call: &ExprCall, q: &str) -> Option<
     }
 }
 
-/// `torch.range(a, b[, step])` with integer literals -> `torch.arange(a, b + step[, step])`.
+/// A literal bool argument given by keyword or at a position; `Some(None)` when absent,
+/// `None` when present but not a literal bool.
+fn bool_arg(call: &ExprCall, name: &str, position: usize) -> Option<Option<bool>> {
+    match sem::argument(call, name, position) {
+        None => Some(None),
+        Some(e) => match sem::literal(e)? {
+            sem::Literal::Bool(b) => Some(Some(b)),
+            _ => None,
+        },
+    }
+}
+
+/// The range of an argument with its keyword (`upper=True`) or of the positional value,
+/// extended to the preceding comma so that deleting it leaves a valid call.
+fn removal_range(
+    checker: &Checker,
+    call: &ExprCall,
+    name: &str,
+    position: usize,
+) -> Option<TextRange> {
+    let target = call
+        .arguments
+        .find_keyword(name)
+        .map(Ranged::range)
+        .or_else(|| call.arguments.args.get(position).map(Ranged::range))?;
+    let before = checker.text(TextRange::new(call.arguments.start(), target.start()));
+    let comma = before.rfind(',')?;
+    Some(TextRange::new(
+        call.arguments.start() + ruff_text_size::TextSize::new(comma as u32),
+        target.end(),
+    ))
+}
+
+/// `torch.cholesky(A[, upper])` -> `torch.linalg.cholesky(A)`, with `.mH` for `upper=True`
+/// (the upper factor is the conjugate transpose of the lower one).
+fn fix_cholesky(checker: &Checker, expr: &Expr, call: &ExprCall) -> Option<RawFix> {
+    let args = &call.arguments;
+    if args.args.is_empty()
+        || args.args.len() > 2
+        || args.find_keyword("input").is_some()
+        || args.keywords.iter().any(|k| {
+            k.arg
+                .as_ref()
+                .is_none_or(|a| !matches!(a.as_str(), "upper" | "out"))
+        })
+    {
+        return None;
+    }
+    let upper = bool_arg(call, "upper", 1)?;
+    let mut edits = vec![renamed(checker, expr, "linalg.cholesky")?];
+    if upper.is_some() {
+        edits.push(RawEdit::delete(removal_range(checker, call, "upper", 1)?));
+    }
+    if upper == Some(true) {
+        if args.find_keyword("out").is_some() {
+            return None;
+        }
+        edits.push(RawEdit::insert(call.end(), ".mH"));
+    }
+    Some(RawFix::safe(
+        if upper == Some(true) {
+            "Use `torch.linalg.cholesky(...).mH` (the upper factor)"
+        } else {
+            "Use `torch.linalg.cholesky`"
+        },
+        edits,
+    ))
+}
+
+/// `torch.qr(A[, some])` -> `torch.linalg.qr(A)`; `some=False` -> `mode="complete"`.
+fn fix_qr(checker: &Checker, expr: &Expr, call: &ExprCall) -> Option<RawFix> {
+    let args = &call.arguments;
+    if args.args.is_empty()
+        || args.args.len() > 2
+        || args.keywords.iter().any(|k| {
+            k.arg
+                .as_ref()
+                .is_none_or(|a| !matches!(a.as_str(), "some" | "out"))
+        })
+    {
+        return None;
+    }
+    let some = bool_arg(call, "some", 1)?;
+    let mut edits = vec![renamed(checker, expr, "linalg.qr")?];
+    match some {
+        None => {}
+        Some(true) => edits.push(RawEdit::delete(removal_range(checker, call, "some", 1)?)),
+        Some(false) => {
+            let target = args
+                .find_keyword("some")
+                .map(Ranged::range)
+                .or_else(|| args.args.get(1).map(Ranged::range))?;
+            edits.push(RawEdit::replace(target, "mode=\"complete\""));
+        }
+    }
+    Some(RawFix::safe(
+        match some {
+            Some(false) => "Use `torch.linalg.qr(..., mode=\"complete\")`",
+            _ => "Use `torch.linalg.qr`",
+        },
+        edits,
+    ))
+}
+
+/// `torch.range(start, end[, step])` -> `torch.arange(start, end + step[, step])`: the end
+/// point becomes exclusive. Integer literals are computed (`range(0, 6, 2)` -> `arange(0, 8,
+/// 2)`); otherwise, with a step of 1, `n - 1` becomes `n` and any other end `end + 1`. A step
+/// that is not an integer literal gets no fix. Safe only when every bound is an integer
+/// literal and `dtype=` is given: `torch.range` returns the default float dtype (arange of
+/// integers returns int64), and float bounds would change which points are included.
 fn fix_range(checker: &Checker, expr: &Expr, call: &ExprCall) -> Option<RawFix> {
     let args = &call.arguments;
-    let allowed = |k: &str| matches!(k, "dtype" | "device" | "requires_grad" | "layout" | "out");
+    let allowed = |k: &str| {
+        matches!(
+            k,
+            "start" | "end" | "step" | "dtype" | "device" | "requires_grad" | "layout" | "out"
+        )
+    };
     if args
         .keywords
         .iter()
         .any(|k| k.arg.as_ref().is_none_or(|a| !allowed(a.as_str())))
+        || args.args.len() > 3
     {
         return None;
     }
-    let (start, end, step) = match &*args.args {
-        [s, e] => (s, e, None),
-        [s, e, st] => (s, e, Some(st)),
-        _ => return None,
-    };
-    let (Some(_), Some(e)) = (int_literal(start), int_literal(end)) else {
-        return None;
-    };
-    let step_value = match step {
+    let start = sem::argument(call, "start", 0)?;
+    let end = sem::argument(call, "end", 1)?;
+    let step_value = match sem::argument(call, "step", 2) {
         Some(st) => int_literal(st)?,
         None => 1,
     };
-    if step_value <= 0 {
+    if step_value == 0 {
         return None;
     }
-    let new_end = e.checked_add(step_value)?;
+    let end_text = checker.text(end.range());
+    let (new_end, literal_end) = match int_literal(end) {
+        Some(e) => (e.checked_add(step_value)?.to_string(), true),
+        None => {
+            let minus_one = match end {
+                Expr::BinOp(b)
+                    if matches!(b.op, ruff_python_ast::Operator::Sub)
+                        && int_literal(&b.right) == Some(1)
+                        && step_value == 1 =>
+                {
+                    Some(checker.text(b.left.range()).to_string())
+                }
+                _ => None,
+            };
+            let needs_parens = matches!(
+                end,
+                Expr::If(_) | Expr::BoolOp(_) | Expr::Compare(_) | Expr::Lambda(_) | Expr::Named(_)
+            );
+            let sum = if needs_parens {
+                format!("({end_text}) + {step_value}")
+            } else if step_value < 0 {
+                format!("{end_text} - {}", -step_value)
+            } else {
+                format!("{end_text} + {step_value}")
+            };
+            (minus_one.unwrap_or(sum), false)
+        }
+    };
     let edits = vec![
         renamed(checker, expr, "arange")?,
-        RawEdit::replace(end.range(), new_end.to_string()),
+        RawEdit::replace(end.range(), new_end),
     ];
-    Some(if args.find_keyword("dtype").is_some() {
+    let exact = literal_end && int_literal(start).is_some() && args.find_keyword("dtype").is_some();
+    Some(if exact {
         RawFix::safe("Use `torch.arange` with the end point + step", edits)
     } else {
         RawFix::unsafe_edit(
-            "Use `torch.arange` with the end point + step (the result becomes int64 instead of the default float dtype)",
+            "Use `torch.arange` with the end point + step (unsafe: without `dtype=` the result becomes int64 instead of the default float dtype, and non-integer bounds would include other points)",
             edits,
         )
     })
 }
 
 fn int_literal(expr: &Expr) -> Option<i64> {
-    match sem::literal(expr)? {
-        sem::Literal::Int(i) => Some(i),
-        _ => None,
+    match expr {
+        // `-2` is a unary minus on a literal.
+        Expr::UnaryOp(u) if matches!(u.op, ruff_python_ast::UnaryOp::USub) => {
+            int_literal(&u.operand).and_then(i64::checked_neg)
+        }
+        _ => match sem::literal(expr)? {
+            sem::Literal::Int(i) => Some(i),
+            _ => None,
+        },
     }
 }
 

@@ -117,10 +117,20 @@ fn linalg_and_range() {
         apply(r, None, src),
         "import torch as th\na = th.outer(x, y)\nb = th.linalg.cholesky(A)\nc = th.linalg.multi_dot([p, q, r])\nd = th.arange(0, 10, dtype=th.float32)\ne = th.arange(1, 13, 3)\nf = th.linalg.qr(A)\n"
     );
-    // Non-literal and positional `upper` / `some` never crash and are not rewritten.
-    let src = "import torch\nb = torch.cholesky(A, flag)\nf = torch.qr(A, some=s)\nr = torch.range(a, b)\n";
-    assert_eq!(apply(r, None, src), src);
-    assert_eq!(count(r, None, src), 3);
+    // Non-literal `upper` / `some` never crash and are not rewritten; a non-literal end gets
+    // `+ 1` (an unsafe fix), a float step nothing.
+    let src = "import torch\nb = torch.cholesky(A, flag)\nf = torch.qr(A, some=s)\nr = torch.range(a, b)\ns = torch.range(0, 1, 0.5)\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch\nb = torch.cholesky(A, flag)\nf = torch.qr(A, some=s)\nr = torch.arange(a, b + 1)\ns = torch.range(0, 1, 0.5)\n"
+    );
+    assert_eq!(count(r, None, src), 4);
+    // The forms TorchFix's cases expect.
+    let src = "import torch\nq1 = torch.qr(a, some=False)\nq2 = torch.qr(a, some=True)\nq3 = torch.qr(a, False)\nm = torch.chain_matmul(A, B, C, out=o)\nc1 = torch.cholesky(A, upper=True)\nc2 = torch.cholesky(A, True)\nc3 = torch.cholesky(A, False)\nr1 = torch.range(4, 2, -2)\nr2 = torch.range(end=1, start=0)\nr3 = torch.range(0, n - 1)\nr4 = torch.range(1, end=dim, step=1, dtype=torch.long)\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch\nq1 = torch.linalg.qr(a, mode=\"complete\")\nq2 = torch.linalg.qr(a)\nq3 = torch.linalg.qr(a, mode=\"complete\")\nm = torch.linalg.multi_dot([A, B, C], out=o)\nc1 = torch.linalg.cholesky(A).mH\nc2 = torch.linalg.cholesky(A).mH\nc3 = torch.linalg.cholesky(A)\nr1 = torch.arange(4, 0, -2)\nr2 = torch.arange(end=2, start=0)\nr3 = torch.arange(0, n)\nr4 = torch.arange(1, end=dim + 1, step=1, dtype=torch.long)\n"
+    );
 }
 
 #[test]
@@ -201,11 +211,31 @@ fn implicit_defaults() {
 fn torchvision_pretrained() {
     let r = "torchvision-pretrained-deprecated";
     let src = "import torchvision.models as models\na = models.resnet50(pretrained=True)\nb = models.resnet18(pretrained=False)\nc = models.__dict__[arch](pretrained=flag)\nd = getattr(models, arch)(pretrained=True)\n";
+    // The legacy weights `pretrained=True` loaded (IMAGENET1K_V1, not DEFAULT = V2 for
+    // resnet50); a builder chosen at run time keeps no fix for `True`.
     assert_eq!(
         apply(r, None, src),
-        "import torchvision.models as models\na = models.resnet50(weights=\"DEFAULT\")\nb = models.resnet18(weights=None)\nc = models.__dict__[arch](pretrained=flag)\nd = getattr(models, arch)(weights=\"DEFAULT\")\n"
+        "import torchvision.models as models\na = models.resnet50(weights=models.ResNet50_Weights.IMAGENET1K_V1)\nb = models.resnet18(weights=None)\nc = models.__dict__[arch](pretrained=flag)\nd = getattr(models, arch)(pretrained=True)\n"
     );
     assert_eq!(count(r, None, src), 4);
+    // Positional, submodule builders, backbones, quantized builders; `models` imported.
+    let src = "import torchvision\nfrom torchvision.models.resnet import resnet152\nfrom torchvision.models.quantization import resnet50 as qresnet50\na = torchvision.models.resnet50(True)\nb = torchvision.models.resnet50(False)\nc = resnet152(pretrained=True)\nd = torchvision.models.detection.fasterrcnn_resnet50_fpn(pretrained=False, pretrained_backbone=True)\ne = qresnet50(pretrained=True, quantize=True)\nf = torchvision.models.resnet50(True, True)\ng = qresnet50(pretrained=True, quantize=q)\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torchvision\nfrom torchvision.models.resnet import resnet152\nfrom torchvision.models.quantization import resnet50 as qresnet50\nfrom torchvision import models\na = torchvision.models.resnet50(weights=models.ResNet50_Weights.IMAGENET1K_V1)\nb = torchvision.models.resnet50(weights=None)\nc = resnet152(weights=models.ResNet152_Weights.IMAGENET1K_V1)\nd = torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None, weights_backbone=models.ResNet50_Weights.IMAGENET1K_V1)\ne = qresnet50(weights=models.quantization.ResNet50_QuantizedWeights.IMAGENET1K_FBGEMM_V1, quantize=True)\nf = torchvision.models.resnet50(True, True)\ng = qresnet50(pretrained=True, quantize=q)\n"
+    );
+    assert_eq!(count(r, None, src), 7);
+    // `models` already means something else: spell it through `torchvision`.
+    let src = "import torchvision\nimport models\na = torchvision.models.vgg16(pretrained=True)\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torchvision\nimport models\na = torchvision.models.vgg16(weights=torchvision.models.VGG16_Weights.IMAGENET1K_V1)\n"
+    );
+    // `resnet50(weights_enum)` passes the new argument positionally: not reported.
+    assert_eq!(
+        count(r, None, "import torchvision\ntorchvision.models.resnet50(torchvision.models.ResNet50_Weights.DEFAULT)\n"),
+        0
+    );
     assert_eq!(
         count(
             r,

@@ -22,6 +22,7 @@ mod stft_return_complex_required;
 mod tensor_data_zero_index;
 mod torch_six_removed;
 mod torchvision_pretrained_deprecated;
+mod torchvision_weights;
 mod volatile_flag_removed;
 
 /// The rules of this group.

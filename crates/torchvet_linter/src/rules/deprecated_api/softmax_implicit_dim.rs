@@ -2,7 +2,7 @@ use super::helpers;
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawEdit, RawFix};
 use ruff_python_ast::ExprCall;
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextLen};
 use torchvet_semantic::helpers as sem;
 
 crate::declare_rule! {
@@ -15,7 +15,9 @@ crate::declare_rule! {
     /// Without `dim` torch guesses the axis from the input's rank (dim 0 for 0-, 1- and 3-D
     /// inputs, dim 1 otherwise) and warns. For a batch of sequences `(N, L, C)` that normalises
     /// over the batch: the probabilities are silently wrong. The functions in the `torch`
-    /// namespace raise a `TypeError` instead.
+    /// namespace raise a `TypeError` instead. `torch.softmax(x, axis=-1)` is fine: the `torch`
+    /// functions accept NumPy's `axis` as an alias of `dim`; `F.softmax` and `nn.Softmax`
+    /// do not, and `axis=` there is reported as the `TypeError` it raises.
     ///
     /// ## Example
     /// ```python
@@ -31,7 +33,9 @@ crate::declare_rule! {
     ///
     /// ## Fix safety
     /// The fix passes `dim=-1` (or replaces `dim=None`). That matches the legacy guess only
-    /// when the input is 2-D (or 1-D), which the linter cannot see, so it is unsafe.
+    /// when the input is 2-D (or 1-D), which the linter cannot see, so it is unsafe. Renaming
+    /// `axis=` to `dim=` in `F.softmax(x, axis=...)` turns a call that raises into one that
+    /// runs: unsafe too.
     ///
     /// ## References
     /// - [torch.nn.functional.softmax](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)
@@ -67,6 +71,24 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         return;
     };
     if sem::has_args_splat(call) || sem::has_kwargs_splat(call) {
+        return;
+    }
+    if let Some(axis) = call.arguments.find_keyword("axis") {
+        // `torch.softmax(x, axis=-1)`: the torch namespace's C++ bindings accept NumPy's
+        // `axis` as an alias of `dim`. The Python functions and modules of `torch.nn` do not.
+        if name.is_some_and(|q| q.starts_with("torch.nn.")) && helpers::active(checker, 0, 3) {
+            let callee = checker.text(call.func.range()).to_string();
+            let name_range = ruff_text_size::TextRange::at(axis.start(), "axis".text_len());
+            checker
+                .report(
+                    call.func.range(),
+                    format!("`{callee}(...)` has no `axis` parameter (only the `torch.softmax`-style functions accept it as an alias of `dim`): this call raises TypeError; pass `dim=`"),
+                )
+                .set_fix(RawFix::unsafe_edit(
+                    "Rename `axis=` to `dim=`",
+                    vec![RawEdit::replace(name_range, "dim")],
+                ));
+        }
         return;
     }
     let dim = sem::argument(call, "dim", position);

@@ -1,23 +1,24 @@
 use super::helpers;
+use super::torchvision_weights;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Keyword};
-use ruff_text_size::Ranged;
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers as sem;
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for torchvision model builders (`torchvision.models.resnet50`,
     /// `models.detection.fasterrcnn_resnet50_fpn`, `models.__dict__[arch]`,
-    /// `getattr(models, name)`) called with `pretrained=` or `pretrained_backbone=`.
+    /// `getattr(models, name)`) called with `pretrained=` or `pretrained_backbone=`, or with a
+    /// positional `True`/`False` in the place `pretrained` had (`resnet50(True)`).
     /// Builders of other libraries (`timm.create_model(..., pretrained=True)`) and project
     /// functions with the same names are not flagged.
     ///
     /// ## Why is this bad?
     /// Since torchvision 0.13 these arguments are deprecated in favour of `weights=` /
-    /// `weights_backbone=` and warn on every call. `weights=` also states which checkpoint is
-    /// loaded (`ResNet50_Weights.IMAGENET1K_V2` is more accurate than what `pretrained=True`
-    /// gives), and the old arguments are slated for removal.
+    /// `weights_backbone=` and warn on every call, and they are slated for removal. `weights=`
+    /// also says which checkpoint is loaded.
     ///
     /// ## Example
     /// ```python
@@ -26,15 +27,26 @@ crate::declare_rule! {
     ///
     /// Use instead:
     /// ```python
-    /// m = torchvision.models.resnet50(weights="DEFAULT")
+    /// from torchvision import models
+    ///
+    /// m = torchvision.models.resnet50(weights=models.ResNet50_Weights.IMAGENET1K_V1)
     /// ```
     ///
     /// ## Fix safety
-    /// `pretrained=False` becomes `weights=None`, which is identical: safe. `pretrained=True`
-    /// becomes `weights="DEFAULT"`, the best available weights; for some models these are newer
-    /// than the `IMAGENET1K_V1` weights `pretrained=True` loaded, so predictions change and the
-    /// fix is unsafe (use `<Model>_Weights.IMAGENET1K_V1` to keep the old weights). The same
-    /// applies to `pretrained_backbone` -> `weights_backbone`. Non-literal values are reported
+    /// The fix keeps the weights the code used to get, so it is safe. `pretrained=True`
+    /// selected the builder's legacy weights (for `resnet50`, `IMAGENET1K_V1`, not the newer
+    /// `IMAGENET1K_V2` that `weights="DEFAULT"` gives: that would change results), so it becomes
+    /// `weights=models.ResNet50_Weights.IMAGENET1K_V1`; segmentation, detection, video,
+    /// optical-flow and quantized builders get their own enums
+    /// (`models.segmentation.DeepLabV3_ResNet50_Weights.COCO_WITH_VOC_LABELS_V1`, the quantized
+    /// enum with `quantize=True`). `pretrained_backbone=True` becomes
+    /// `weights_backbone=<the backbone's legacy enum>`, and `False` becomes `None`.
+    /// `from torchvision import models` is added when the file has no name for
+    /// `torchvision.models`. The builder -> legacy enum table is generated from torchvision's
+    /// own registry (`@register_model` and `@handle_legacy_interface`) by
+    /// `crates/torchvet_linter/data/gen_torchvision_weights.py`. Non-literal values, builders
+    /// chosen at run time (`models.__dict__[arch](pretrained=True)`), a positional `True`
+    /// followed by other positional arguments, and a non-literal `quantize=` are reported
     /// without a fix.
     ///
     /// ## References
@@ -84,10 +96,50 @@ fn is_dynamic_builder(checker: &Checker, func: &Expr) -> bool {
     }
 }
 
+/// A legacy argument of the call: `pretrained=`/`pretrained_backbone=` or a positional
+/// `True`/`False` (the first positional argument was `pretrained`).
+struct Legacy<'a> {
+    /// `pretrained` or `pretrained_backbone`.
+    param: &'static str,
+    /// The whole argument (`pretrained=True`, or the positional `True`).
+    range: TextRange,
+    value: &'a Expr,
+    positional: bool,
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    let pretrained = call.arguments.find_keyword("pretrained");
-    let backbone = call.arguments.find_keyword("pretrained_backbone");
-    if pretrained.is_none() && backbone.is_none() {
+    let mut legacy: Vec<Legacy> = Vec::new();
+    for (param, kw) in [
+        ("pretrained", call.arguments.find_keyword("pretrained")),
+        (
+            "pretrained_backbone",
+            call.arguments.find_keyword("pretrained_backbone"),
+        ),
+    ] {
+        if let Some(k) = kw {
+            legacy.push(Legacy {
+                param,
+                range: k.range(),
+                value: &k.value,
+                positional: false,
+            });
+        }
+    }
+    // `resnet50(True)`: a literal bool in the first positional place is the old `pretrained`
+    // (an enum there is the new `weights`, passed positionally).
+    if let Some(first) = call.arguments.args.first() {
+        if matches!(sem::literal(first), Some(sem::Literal::Bool(_)))
+            && call.arguments.find_keyword("pretrained").is_none()
+        {
+            legacy.push(Legacy {
+                param: "pretrained",
+                range: first.range(),
+                value: first,
+                positional: true,
+            });
+        }
+    }
+    if legacy.is_empty() {
         return;
     }
     let direct = name.is_some_and(is_builder);
@@ -97,16 +149,22 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !helpers::active(checker, 1, 12) {
         return;
     }
-    let fix = fix(call, pretrained, backbone);
+    let rest = name.and_then(|q| q.strip_prefix("torchvision.models."));
+    let fix = fix(checker, call, rest, &legacy);
     let callee = checker.text(call.func.range()).to_string();
-    let (first, names) = match (pretrained, backbone) {
-        (Some(p), Some(_)) => (p, "`pretrained=` / `pretrained_backbone=`"),
-        (Some(p), None) => (p, "`pretrained=`"),
-        (None, Some(b)) => (b, "`pretrained_backbone=`"),
-        (None, None) => return,
+    let names = match (
+        legacy.iter().any(|l| l.param == "pretrained"),
+        legacy.iter().any(|l| l.param == "pretrained_backbone"),
+    ) {
+        (true, true) => "`pretrained=` / `pretrained_backbone=`",
+        (true, false) if legacy.iter().any(|l| l.positional) => {
+            "a positional `True`/`False` (the old `pretrained`)"
+        }
+        (true, false) => "`pretrained=`",
+        _ => "`pretrained_backbone=`",
     };
     let d = checker.report(
-        first.range(),
+        legacy[0].range,
         format!("{names} in `{callee}(...)` is deprecated since torchvision 0.13 (warns on every call): use `weights=` / `weights_backbone=`"),
     );
     if let Some(fix) = fix {
@@ -114,44 +172,135 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     }
 }
 
-/// The replacement for one keyword and whether it is exact.
-fn replacement(k: &Keyword, new_name: &str) -> Option<(RawEdit, bool)> {
-    let (value, exact) = match sem::literal(&k.value)? {
-        sem::Literal::Bool(true) => ("\"DEFAULT\"", false),
-        sem::Literal::Bool(false) | sem::Literal::None => ("None", true),
-        _ => return None,
-    };
-    Some((
-        RawEdit::replace(k.range(), format!("{new_name}={value}")),
-        exact,
-    ))
+/// How to write `torchvision.models` here: an existing module-level name for it (`models`,
+/// `tvm`), or `models` with an added `from torchvision import models` when the name is free,
+/// or `torchvision.models` when `torchvision` is imported.
+fn models_ref(checker: &Checker) -> Option<(String, Option<RawEdit>)> {
+    for stmt in &checker.module().body {
+        let bound = match stmt {
+            Stmt::Import(imp) => imp
+                .names
+                .iter()
+                .find(|a| a.name.as_str() == "torchvision.models" && a.asname.is_some())
+                .and_then(|a| a.asname.as_ref().map(|n| n.to_string())),
+            Stmt::ImportFrom(imp)
+                if imp.level == 0
+                    && imp
+                        .module
+                        .as_ref()
+                        .is_some_and(|m| m.as_str() == "torchvision") =>
+            {
+                imp.names
+                    .iter()
+                    .find(|a| a.name.as_str() == "models")
+                    .map(|a| a.asname.as_ref().unwrap_or(&a.name).to_string())
+            }
+            _ => None,
+        };
+        if let Some(b) = bound {
+            if checker.name_is(&b, "torchvision.models") {
+                return Some((b, None));
+            }
+        }
+    }
+    if !checker.scopes.is_bound("models") {
+        return Some((
+            "models".to_string(),
+            Some(checker.add_import_edit("from torchvision import models")),
+        ));
+    }
+    checker
+        .module_alias("torchvision")
+        .map(|tv| (format!("{tv}.models"), None))
 }
 
-fn fix(
+/// The replacement value for one legacy argument, and whether it needs `models`.
+fn new_value(
+    checker: &Checker,
     call: &ExprCall,
-    pretrained: Option<&Keyword>,
-    backbone: Option<&Keyword>,
+    rest: Option<&str>,
+    l: &Legacy,
+) -> Option<(String, bool)> {
+    match sem::literal(l.value)? {
+        sem::Literal::Bool(false) | sem::Literal::None => Some(("None".to_string(), false)),
+        sem::Literal::Bool(true) => {
+            let row = torchvision_weights::lookup(rest?, l.param)?;
+            let quantize = match call.arguments.find_keyword("quantize") {
+                None => false,
+                Some(k) => match sem::literal(&k.value)? {
+                    sem::Literal::Bool(b) => b,
+                    _ => return None,
+                },
+            };
+            let (package, member) = if quantize {
+                row.quantized?
+            } else {
+                row.weights?
+            };
+            let _ = checker;
+            Some((
+                if package.is_empty() {
+                    member.to_string()
+                } else {
+                    format!("{package}.{member}")
+                },
+                true,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// `pretrained=True` -> `weights=<Builder>_Weights.<the enum pretrained=True selected>` (the
+/// legacy weights, from torchvision's registry), `pretrained=False` -> `weights=None`, the same
+/// for `pretrained_backbone` -> `weights_backbone`, adding `from torchvision import models`
+/// when needed. Exactly what torchvision's legacy interface does: safe.
+fn fix(
+    checker: &Checker,
+    call: &ExprCall,
+    rest: Option<&str>,
+    legacy: &[Legacy],
 ) -> Option<RawFix> {
     if call.arguments.find_keyword("weights").is_some()
         || call.arguments.find_keyword("weights_backbone").is_some()
+        || sem::has_kwargs_splat(call)
+        || sem::has_args_splat(call)
     {
         return None;
     }
-    let mut edits = Vec::new();
-    let mut exact = true;
-    for (k, new_name) in [(pretrained, "weights"), (backbone, "weights_backbone")] {
-        if let Some(k) = k {
-            let (edit, e) = replacement(k, new_name)?;
-            edits.push(edit);
-            exact &= e;
-        }
+    // A positional `pretrained` can become a keyword only when nothing positional follows.
+    if legacy.iter().any(|l| l.positional) && call.arguments.args.len() != 1 {
+        return None;
     }
-    Some(if exact {
-        RawFix::safe("Use `weights=None`", edits)
+    let mut values = Vec::new();
+    for l in legacy {
+        values.push(new_value(checker, call, rest, l)?);
+    }
+    let models = if values.iter().any(|(_, needs)| *needs) {
+        Some(models_ref(checker)?)
     } else {
-        RawFix::unsafe_edit(
-            "Use `weights=\"DEFAULT\"` (may load newer weights than `pretrained=True` did)",
-            edits,
-        )
-    })
+        None
+    };
+    let mut edits = Vec::new();
+    for (l, (value, needs)) in legacy.iter().zip(&values) {
+        let new_param = if l.param == "pretrained" {
+            "weights"
+        } else {
+            "weights_backbone"
+        };
+        let value = match (&models, needs) {
+            (Some((m, _)), true) => format!("{m}.{value}"),
+            _ => value.clone(),
+        };
+        edits.push(RawEdit::replace(l.range, format!("{new_param}={value}")));
+    }
+    if let Some((_, Some(import))) = models {
+        edits.push(import);
+    }
+    let message = if values.iter().any(|(_, needs)| *needs) {
+        "Use `weights=` with the weights `pretrained=True` loaded (`IMAGENET1K_V1`-style legacy enum)"
+    } else {
+        "Use `weights=None`"
+    };
+    Some(RawFix::safe(message, edits))
 }

@@ -124,6 +124,9 @@ fn check_end(checker: &mut Checker) {
         if helpers::keyword(call, "device_id").is_some() || helpers::has_kwargs_splat(call) {
             continue;
         }
+        if in_helper_for_other_files(checker, call) {
+            continue;
+        }
         let which = match backend(call) {
             Backend::Nccl => "the NCCL process group",
             Backend::Unknown if uses_cuda => "the process group (backend chosen at run time)",
@@ -214,8 +217,13 @@ mod tests {
 
     #[test]
     fn a_device_selection_anywhere_in_the_file_silences() {
-        let init = "import os\nimport torch\nimport torch.distributed as dist\ndef setup():\n    dist.init_process_group('nccl')\n";
+        let init = "import os\nimport torch\nimport torch.distributed as dist\ndef setup():\n    dist.init_process_group('nccl')\nsetup()\n";
         assert_eq!(count(init), 1);
+        // A helper this file never calls is set up by its callers (other files).
+        assert_eq!(
+            count("import torch.distributed as dist\ndef setup():\n    dist.init_process_group('nccl')\n"),
+            0
+        );
         assert_eq!(
             count(&format!(
                 "{init}def pick(r):\n    torch.cuda.set_device(r)\n"
@@ -238,4 +246,41 @@ mod tests {
             0
         );
     }
+}
+
+/// Is the init call inside a function this file never calls (`def setup():
+/// dist.init_process_group("nccl")` in a utilities module)? Its callers live in other files,
+/// which are the ones that select the device.
+fn in_helper_for_other_files(checker: &Checker, call: &ExprCall) -> bool {
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    fn enclosing<'a>(body: &'a [Stmt], at: ruff_text_size::TextRange) -> Option<&'a str> {
+        for stmt in body {
+            if !stmt.range().contains_range(at) {
+                continue;
+            }
+            return match stmt {
+                Stmt::FunctionDef(f) => enclosing(&f.body, at).or(Some(f.name.as_str())),
+                Stmt::ClassDef(c) => enclosing(&c.body, at),
+                _ => None,
+            };
+        }
+        None
+    }
+    let Some(name) = enclosing(&checker.module().body, call.range()) else {
+        return false;
+    };
+    let text = checker.source.text.as_bytes();
+    let needle = format!("{name}(");
+    let calls = memchr::memmem::find_iter(text, needle.as_bytes())
+        .filter(|&i| {
+            let before = &text[..i];
+            // Not the definition itself, and not the tail of a longer name.
+            !before.ends_with(b"def ")
+                && before
+                    .last()
+                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        })
+        .count();
+    calls == 0
 }

@@ -418,6 +418,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         .access
         .strip_suffix(".sampler")
         .unwrap_or(&binding.access);
+    if escapes(checker, &bodies, root) {
+        return;
+    }
     let fix = (count_bindings(checker, &bodies, root) == 1)
         .then(|| fix_for(checker, &binding, lp))
         .flatten();
@@ -437,6 +440,31 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             fix,
         });
     });
+}
+
+/// Is the sampler handed to a project function (`train(..., sampler=s)`), not a torch API?
+/// That function may call `set_epoch` (often in another file): stay silent.
+fn escapes(checker: &Checker, bodies: &[&[Stmt]], root: &str) -> bool {
+    let mut found = false;
+    for body in bodies {
+        crate::rules::distributed::rank_helpers::for_each_call(body, &mut |c| {
+            let passes = c
+                .arguments
+                .args
+                .iter()
+                .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                .any(|a| helpers::dotted(a).as_deref() == Some(root));
+            if !passes {
+                return;
+            }
+            // torch's own wrappers (DataLoader, BatchSampler) never call set_epoch.
+            let q = checker.resolve(&c.func).unwrap_or_default();
+            let torch_api = q.starts_with("torch.")
+                || helpers::name_of(&c.func).is_some_and(|n| n.ends_with("DataLoader"));
+            found |= !torch_api;
+        });
+    }
+    found
 }
 
 /// The header of a loop (`for epoch in range(n)`), for the secondary location.

@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
 
@@ -85,7 +85,13 @@ fn check_end(checker: &mut Checker) {
     {
         return;
     }
+    let gated = version_gated_ifs(&checker.module().body);
     for call in candidates {
+        // `if PYTORCH_MAJOR_VERSION == 1: parser.add_argument("--local_rank", ...)`: only
+        // for the torch versions whose launcher passes `--local_rank`.
+        if gated.iter().any(|r| r.contains_range(call.range())) {
+            continue;
+        }
         let strings: Vec<&Expr> = call
             .arguments
             .args
@@ -152,4 +158,40 @@ mod tests {
         assert_eq!(count(&format!("import deepspeed\n{base}")), 0);
         assert_eq!(count("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"), 0);
     }
+}
+
+/// The body ranges of `if` statements (anywhere, functions included) whose test reads a
+/// version (`PYTORCH_MAJOR_VERSION == 1`, `torch.__version__ < "2"`, `TORCH_MAJOR < 2`).
+fn version_gated_ifs(body: &[Stmt]) -> Vec<ruff_text_size::TextRange> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct V(Vec<ruff_text_size::TextRange>);
+    impl<'a> Visitor<'a> for V {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if let Stmt::If(i) = stmt {
+                let mut reads = false;
+                let mut names = Names(&mut reads);
+                names.visit_expr(&i.test);
+                if reads {
+                    self.0.push(stmt.range());
+                }
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    struct Names<'r>(&'r mut bool);
+    impl<'a> Visitor<'a> for Names<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Name(n) if crate::checker::mentions_version(n.id.as_str()) => *self.0 = true,
+                Expr::Attribute(a) if crate::checker::mentions_version(a.attr.as_str()) => {
+                    *self.0 = true
+                }
+                _ => {}
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut v = V(Vec::new());
+    v.visit_body(body);
+    v.0
 }

@@ -99,12 +99,18 @@ fn last_ident(expr: &Expr) -> Option<&str> {
     }
 }
 
+/// Is `id` a name that holds a rank (`rank`, `local_rank`, and the module-level constants
+/// `RANK`, `LOCAL_RANK` that scripts read from the environment)?
+fn is_rank_name(id: &str) -> bool {
+    RANK_NAMES.contains(&id)
+        || (id.bytes().any(|b| b.is_ascii_uppercase())
+            && RANK_NAMES.iter().any(|n| n.eq_ignore_ascii_case(id)))
+}
+
 /// Does `expr` evaluate to the rank of the process?
 pub(crate) fn is_rank_value(expr: &Expr) -> bool {
     match expr {
-        Expr::Name(_) | Expr::Attribute(_) => {
-            last_ident(expr).is_some_and(|id| RANK_NAMES.contains(&id))
-        }
+        Expr::Name(_) | Expr::Attribute(_) => last_ident(expr).is_some_and(is_rank_name),
         Expr::Call(c) => {
             if last_ident(&c.func).is_some_and(|f| RANK_FUNCTIONS.contains(&f)) {
                 return true;
@@ -148,6 +154,35 @@ pub(crate) fn is_rank_test(test: &Expr) -> bool {
                 || is_main_predicate(&c.left)
         }
         e => is_rank_value(e) || is_main_predicate(e),
+    }
+}
+
+/// Names assigned a rank test in `body` (nested blocks included, not nested functions):
+/// `main = rank == 0`, `save_ckpt = args.local_rank in [-1, 0]`.
+pub(crate) fn rank_flags(body: &[Stmt]) -> Vec<String> {
+    let mut out = Vec::new();
+    crate::rules::correctness::helpers::for_each_stmt(body, &mut |s| {
+        if let Stmt::Assign(a) = s {
+            if let [Expr::Name(n)] = a.targets.as_slice() {
+                if is_rank_test(&a.value) && !out.iter().any(|o: &String| o == n.id.as_str()) {
+                    out.push(n.id.to_string());
+                }
+            }
+        }
+    });
+    out
+}
+
+/// [`is_rank_test`], also counting names that hold a rank test (see [`rank_flags`]).
+pub(crate) fn is_rank_test_with(test: &Expr, flags: &[String]) -> bool {
+    if is_rank_test(test) {
+        return true;
+    }
+    match test {
+        Expr::Name(n) => flags.iter().any(|f| f == n.id.as_str()),
+        Expr::BoolOp(b) => b.values.iter().any(|v| is_rank_test_with(v, flags)),
+        Expr::UnaryOp(u) => is_rank_test_with(&u.operand, flags),
+        _ => false,
     }
 }
 
@@ -290,9 +325,9 @@ pub(crate) fn child_blocks(stmt: &Stmt) -> Vec<&[Stmt]> {
 
 /// Does the `if` stop the rest of the function on the ranks that take its branch
 /// (`if rank != 0: return`)?
-fn is_rank_early_exit(stmt: &Stmt) -> Option<&ast::StmtIf> {
+fn is_rank_early_exit<'s>(stmt: &'s Stmt, flags: &[String]) -> Option<&'s ast::StmtIf> {
     let Stmt::If(i) = stmt else { return None };
-    if !i.elif_else_clauses.is_empty() || !is_rank_test(&i.test) {
+    if !i.elif_else_clauses.is_empty() || !is_rank_test_with(&i.test, flags) {
         return None;
     }
     matches!(i.body.last(), Some(Stmt::Return(_))).then_some(i)
@@ -317,13 +352,27 @@ pub(crate) fn enclosing_rank_guard<'a>(checker: &Checker<'a>) -> Option<RankGuar
             _ => return None,
         },
     };
+    // Names holding a rank test, in this function and at module level (`IS_MAIN = RANK in
+    // {-1, 0}`): `if main:` is a rank test too.
+    let mut flags = rank_flags(block);
+    if start > 0 {
+        for stmt in &checker.module().body {
+            if let Stmt::Assign(a) = stmt {
+                if let [Expr::Name(n)] = a.targets.as_slice() {
+                    if is_rank_test(&a.value) {
+                        flags.push(n.id.to_string());
+                    }
+                }
+            }
+        }
+    }
     for (k, &stmt) in stack.iter().enumerate().skip(start) {
         // Early exits among the preceding siblings.
         for prev in block {
             if prev.start() >= stmt.start() {
                 break;
             }
-            if let Some(i) = is_rank_early_exit(prev) {
+            if let Some(i) = is_rank_early_exit(prev, &flags) {
                 found = Some(RankGuard::EarlyExit(i));
             }
         }
@@ -340,11 +389,11 @@ pub(crate) fn enclosing_rank_guard<'a>(checker: &Checker<'a>) -> Option<RankGuar
                         .iter()
                         .any(|s| s.range().contains_range(next.range()))
                 });
-            let tested = is_rank_test(&i.test)
+            let tested = is_rank_test_with(&i.test, &flags)
                 || i.elif_else_clauses
                     .iter()
                     .filter_map(|c| c.test.as_ref())
-                    .any(is_rank_test);
+                    .any(|t| is_rank_test_with(t, &flags));
             if in_branch && tested {
                 found = Some(RankGuard::Branch(i));
             }

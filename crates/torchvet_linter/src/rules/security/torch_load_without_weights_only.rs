@@ -1,19 +1,43 @@
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
-use ruff_python_ast::ExprCall;
-use ruff_text_size::Ranged;
+use crate::registry::Severity;
+use crate::rules::correctness::helpers::for_each_stmt;
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+use std::cell::RefCell;
+use std::rc::Rc;
 use torchvet_semantic::helpers;
+use torchvet_semantic::saves::{
+    all_weights_only, file_saves, saves_for_load, weights_only_load_fails, SaveSite, Saved,
+};
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks for `torch.load(...)` calls that do not pass `weights_only`.
+    /// Checks `torch.load(...)` calls against the torch version the project targets:
+    /// - before torch 2.6, a call without `weights_only` (the full unpickler is the default);
+    /// - at any version, an explicit `weights_only=False`.
+    ///
+    /// Targets older than torch 1.13, whose `torch.load` has no `weights_only`, are not
+    /// checked.
+    ///
+    /// From torch 2.6 on, `weights_only=True` is the default: a bare `torch.load(path)` no
+    /// longer runs a pickle and is not reported. (Whether such a load fails on the project's
+    /// own checkpoints is the question of `checkpoint-fails-weights-only-load`; the two rules
+    /// never report the same call.)
+    ///
+    /// The target torch is `--target-torch`, the `target-torch` setting, or else the torch
+    /// requirement declared nearest to each file (pyproject.toml, requirements*.txt,
+    /// setup.cfg, ... in the file's directory or above); without any, the latest torch.
+    /// Every message names the target version it assumed.
     ///
     /// ## Why is this bad?
-    /// Before torch 2.6, `torch.load` unpickles whatever the file contains, and unpickling
-    /// runs code: a checkpoint downloaded from the internet can execute arbitrary commands on
-    /// the machine that loads it. `weights_only=True` restricts loading to tensors, primitive
-    /// containers and allow-listed types. Torch 2.6 made `True` the default, so code that
-    /// relies on the old default also breaks on upgrade.
+    /// Unpickling runs code: a checkpoint from the internet (a URL, a download, a path given
+    /// on the command line or typed by a user) can execute arbitrary commands on the machine
+    /// that loads it. `weights_only=True` restricts loading to tensors, primitive values and
+    /// containers of them, which is all a `state_dict` needs. Loads of a file that the same
+    /// code writes itself (the path matches one of its `torch.save` calls) are a warning, not
+    /// critical; loads from outside stay critical.
     ///
     /// ## Example
     /// ```python
@@ -26,14 +50,21 @@ crate::declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// The fix adds `weights_only=True`. When the target torch is 2.6 or later (the default
-    /// target), that is the default already and the fix only makes it explicit: safe. For an
-    /// older target it changes behaviour (checkpoints holding custom classes stop loading until
-    /// they are registered with `torch.serialization.add_safe_globals`), so it is unsafe.
+    /// The fix adds `weights_only=True`. It is safe only when the file's own `torch.save` calls
+    /// for that checkpoint (the saves with the same path expression, or else every save of
+    /// the file or notebook) hold nothing but tensors, `state_dict()`s, numbers, strings and
+    /// dict/list/tuple containers of them: then the weights-only load reads exactly what the
+    /// full unpickler did. When a save writes a whole `nn.Module`, an optimizer or scheduler
+    /// object, an `argparse.Namespace`, a NumPy value or an instance of a project class, the
+    /// weights-only load would raise `UnpicklingError` on that checkpoint: the fix is offered
+    /// as unsafe and its message names the object and the save. When the file saves nothing
+    /// (the checkpoint comes from elsewhere), its content is unknown and the fix is unsafe.
+    /// An explicit `weights_only=False` gets no fix.
     ///
     /// ## References
     /// - [torch.load](https://pytorch.org/docs/stable/generated/torch.load.html)
     /// - [Serialization semantics: weights_only](https://pytorch.org/docs/stable/notes/serialization.html)
+    /// - [torch 2.6: weights_only=True by default](https://dev-discuss.pytorch.org/t/bc-breaking-change-torch-load-is-being-flipped-to-use-weights-only-true-by-default-in-the-nightlies-after-137602/2573)
     pub(crate) static TORCH_LOAD_WITHOUT_WEIGHTS_ONLY = {
         name: "torch-load-without-weights-only",
         code: "TV007",
@@ -42,30 +73,350 @@ crate::declare_rule! {
         title: "torch.load without weights_only=True (pickle can run arbitrary code)",
         autofix: Yes,
         torchfix: ["TOR102"],
-        hooks: { call: check_call },
+        hooks: { call: check_call, end: clear },
     };
+}
+
+/// A file's saves, keyed by the file (its text's address and length), so that a file whose
+/// `end` hook never ran (a panic) cannot leak its saves into the next one.
+type SavesCache = Option<((usize, usize), Rc<Vec<SaveSite>>)>;
+
+thread_local! {
+    /// The file's saves, computed on the first load of the file.
+    static SAVES: RefCell<SavesCache> = const { RefCell::new(None) };
+}
+
+fn clear(_checker: &mut Checker) {
+    SAVES.with_borrow_mut(|s| *s = None);
+}
+
+fn saves(checker: &Checker) -> Rc<Vec<SaveSite>> {
+    let key = (
+        checker.source.text.as_ptr() as usize,
+        checker.source.text.len(),
+    );
+    if let Some(s) = SAVES.with_borrow(|s| {
+        s.as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+    }) {
+        return s;
+    }
+    let s = Rc::new(file_saves(
+        &checker.module().body,
+        &checker.source.text,
+        &checker.scopes,
+        &checker.classes,
+    ));
+    SAVES.with_borrow_mut(|slot| *slot = Some((key, s.clone())));
+    s
+}
+
+/// The target version as messages say it.
+fn target_label(checker: &Checker) -> String {
+    match checker.settings.target_torch {
+        Some(v) => format!("target torch {v}"),
+        None => "target: latest torch".to_string(),
+    }
+}
+
+/// Where a loaded path comes from.
+enum Origin {
+    /// A URL, a download, the command line or user input: what and where.
+    Outside(&'static str, TextRange),
+    /// A file this code writes itself: the save.
+    OwnSave(TextRange),
+    /// Not known.
+    Unknown,
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !matches!(name, Some("torch.load" | "torch.serialization.load")) {
         return;
     }
-    if helpers::keyword(call, "weights_only").is_some() || helpers::has_kwargs_splat(call) {
+    if helpers::has_kwargs_splat(call) {
         return;
     }
-    let edit = add_keyword_argument(call, "weights_only=True");
-    let fix = if checker.torch_at_least(2, 6) {
-        RawFix::safe("Add `weights_only=True`", vec![edit])
+    let explicit = helpers::keyword(call, "weights_only");
+    let explicit_false = match explicit {
+        None => false,
+        Some(v) => match helpers::is_truthy(v) {
+            Some(false) => true,
+            // `weights_only=True`, or a value decided elsewhere.
+            _ => return,
+        },
+    };
+    // `weights_only` exists since torch 1.13: recommending it to an older target is wrong.
+    if !checker.torch_at_least(1, 13) {
+        return;
+    }
+    let modern = checker.torch_at_least(2, 6);
+    if !explicit_false && modern {
+        // weights_only=True is the default: nothing is unpickled.
+        return;
+    }
+    let path = helpers::argument(call, "f", 0);
+    let path_text = path.map(|p| checker.text(p.range()).to_string());
+    let saves = saves(checker);
+    let paired = saves_for_load(&saves, path_text.as_deref());
+    let origin = match path {
+        Some(p) => origin_of(checker, p, &saves),
+        None => Origin::Unknown,
+    };
+    let target = target_label(checker);
+    let (severity, source) = match &origin {
+        Origin::Outside(what, _) => (Severity::Critical, format!("the path comes from {what}")),
+        Origin::OwnSave(_) => (
+            Severity::Warning,
+            "this file writes the checkpoint itself, so it is not an outside file, but".to_string(),
+        ),
+        Origin::Unknown => (
+            if explicit_false {
+                Severity::Warning
+            } else {
+                Severity::Critical
+            },
+            "a malicious checkpoint runs code when loaded".to_string(),
+        ),
+    };
+    let message = if explicit_false {
+        match &origin {
+            Origin::Outside(..) => format!(
+                "`weights_only=False` unpickles arbitrary objects and {source}: a malicious checkpoint runs code when loaded ({target})"
+            ),
+            Origin::OwnSave(_) => format!(
+                "`weights_only=False` unpickles arbitrary objects; {source} any file placed at that path runs code when loaded: save `state_dict()`s and load with `weights_only=True` ({target})"
+            ),
+            Origin::Unknown => format!(
+                "`weights_only=False` unpickles arbitrary objects: a malicious checkpoint runs code when loaded; load trusted files only, or save `state_dict()`s and use `weights_only=True` ({target})"
+            ),
+        }
     } else {
-        RawFix::unsafe_edit(
-            "Add `weights_only=True` (changes behaviour before torch 2.6)",
-            vec![edit],
-        )
+        match &origin {
+            Origin::Outside(..) => format!(
+                "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6, and {source}: a malicious checkpoint runs code when loaded ({target})"
+            ),
+            Origin::OwnSave(_) => format!(
+                "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6; {source} any file placed at that path runs code when loaded ({target})"
+            ),
+            Origin::Unknown => format!(
+                "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6: {source} ({target})"
+            ),
+        }
+    };
+    let fix = (!explicit_false).then(|| {
+        let edit = add_keyword_argument(call, "weights_only=True");
+        if let Some(site) = weights_only_load_fails(&paired) {
+            let Saved::Rejected(what, _) = &site.content else {
+                unreachable!("weights_only_load_fails returns rejected saves")
+            };
+            let row = checker.source.position(site.call.start()).1;
+            RawFix::unsafe_edit(
+                format!(
+                    "Add `weights_only=True` (unsafe: the `torch.save` on line {row} writes {}, which a weights-only load rejects; {} first)",
+                    what.describe(),
+                    what.remedy()
+                ),
+                vec![edit],
+            )
+        } else if all_weights_only(&paired) {
+            RawFix::safe(
+                "Add `weights_only=True` (this file's saves hold only tensors, state_dicts and plain containers)",
+                vec![edit],
+            )
+        } else {
+            RawFix::unsafe_edit(
+                "Add `weights_only=True` (unsafe: what the checkpoint holds is not known here; whole modules, optimizer objects or custom classes in it would fail to load)",
+                vec![edit],
+            )
+        }
+    });
+    let failing = weights_only_load_fails(&paired).map(|s| (s.call, s.content.clone()));
+    let anchor = match explicit {
+        Some(v) if explicit_false => call
+            .arguments
+            .find_keyword("weights_only")
+            .map_or(v.range(), Ranged::range),
+        _ => call.func.range(),
+    };
+    let d = checker.report(anchor, message);
+    d.set_severity(severity);
+    match origin {
+        Origin::Outside(what, range) => {
+            d.add_related(range, format!("the path comes from {what} here"));
+        }
+        Origin::OwnSave(range) => {
+            d.add_related(range, "the checkpoint is written here");
+        }
+        Origin::Unknown => {}
+    }
+    if let Some((range, Saved::Rejected(what, _))) = failing {
+        d.add_related(
+            range,
+            format!(
+                "this save writes {}: a weights-only load rejects it",
+                what.describe()
+            ),
+        );
+    }
+    if let Some(f) = fix {
+        d.set_fix(f);
+    }
+}
+
+/// Calls whose result is downloaded data or a downloaded file.
+const DOWNLOADS: &[&str] = &[
+    "urlopen",
+    "urlretrieve",
+    "download",
+    "hf_hub_download",
+    "cached_download",
+    "cached_path",
+    "download_url",
+    "download_url_to_file",
+    "get_file",
+    "snapshot_download",
+];
+
+/// Where the loaded path comes from: a URL, a download, the command line or user input
+/// (looked up through the assignments of the function and the module), a save of this file,
+/// or unknown.
+fn origin_of(checker: &Checker, path: &Expr, saves: &[SaveSite]) -> Origin {
+    let text = checker.text(path.range());
+    if let Some(s) = saves.iter().find(|s| s.path_text.as_deref() == Some(text)) {
+        if let Some(o) = outside(checker, path, 0) {
+            return Origin::Outside(o.0, o.1);
+        }
+        return Origin::OwnSave(s.call);
+    }
+    match outside(checker, path, 0) {
+        Some((what, range)) => Origin::Outside(what, range),
+        None => Origin::Unknown,
+    }
+}
+
+/// Does `e` (or a part of it, or the value of a name in it) come from outside?
+fn outside(checker: &Checker, e: &Expr, depth: u32) -> Option<(&'static str, TextRange)> {
+    if depth > 4 {
+        return None;
+    }
+    struct Parts<'e>(Vec<&'e Expr>);
+    impl<'e> Visitor<'e> for Parts<'e> {
+        fn visit_expr(&mut self, e: &'e Expr) {
+            self.0.push(e);
+            if !matches!(e, Expr::Lambda(_)) {
+                visitor::walk_expr(self, e);
+            }
+        }
+    }
+    let mut parts = Parts(Vec::new());
+    parts.visit_expr(e);
+    for part in parts.0 {
+        match part {
+            Expr::StringLiteral(s) => {
+                let v = s.value.to_str();
+                if v.starts_with("http://") || v.starts_with("https://") || v.starts_with("s3://") {
+                    return Some(("a URL", part.range()));
+                }
+            }
+            Expr::Call(c) => {
+                let q = checker.resolve(&c.func);
+                let last = q
+                    .as_deref()
+                    .map(helpers::last_segment)
+                    .or_else(|| match &*c.func {
+                        Expr::Attribute(a) => Some(a.attr.as_str()),
+                        Expr::Name(n) => Some(n.id.as_str()),
+                        _ => None,
+                    })
+                    .unwrap_or("");
+                if DOWNLOADS.contains(&last)
+                    || q.as_deref()
+                        .is_some_and(|q| q.starts_with("requests.") || q.starts_with("urllib."))
+                {
+                    return Some(("a download", part.range()));
+                }
+                if q.as_deref() == Some("input") || (q.is_none() && last == "input") {
+                    return Some(("user input", part.range()));
+                }
+                if matches!(last, "parse_args" | "parse_known_args") {
+                    return Some(("the command line", part.range()));
+                }
+            }
+            Expr::Subscript(s) => {
+                if checker.resolve(&s.value).as_deref() == Some("sys.argv") {
+                    return Some(("the command line", part.range()));
+                }
+            }
+            Expr::Attribute(a) => {
+                if let Expr::Name(n) = &*a.value {
+                    if is_cli_namespace(checker, n.id.as_str()) {
+                        return Some(("the command line", part.range()));
+                    }
+                }
+            }
+            Expr::Name(n) => {
+                if let Some(v) = last_assignment(checker, n.id.as_str(), e.start()) {
+                    if let Some(o) = outside(checker, v, depth + 1) {
+                        return Some((o.0, part.range()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Is `name` the namespace of parsed command-line arguments (`args = parser.parse_args()`
+/// in this function or the module, or a parameter called `args`/`opt`/`opts`)?
+fn is_cli_namespace(checker: &Checker, name: &str) -> bool {
+    if let Some(v) = last_assignment(checker, name, ruff_text_size::TextSize::new(u32::MAX)) {
+        let call = match v {
+            Expr::Call(c) => Some(c),
+            Expr::Subscript(s) => match &*s.value {
+                Expr::Call(c) => Some(c),
+                _ => None,
+            },
+            _ => None,
+        };
+        return call.is_some_and(|c| {
+            matches!(
+                helpers::method_call(c),
+                Some(("parse_args" | "parse_known_args", _))
+            )
+        });
+    }
+    matches!(name, "args" | "opt" | "opts")
+        && checker
+            .function()
+            .is_some_and(|f| f.parameters.iter().any(|p| p.name().as_str() == name))
+}
+
+/// The value last assigned to `name` before `at` in the current function, or else at module
+/// level.
+fn last_assignment<'a>(
+    checker: &Checker<'a>,
+    name: &str,
+    at: ruff_text_size::TextSize,
+) -> Option<&'a Expr> {
+    let find = |body: &'a [Stmt]| {
+        let mut found: Option<&'a Expr> = None;
+        for_each_stmt(body, &mut |s| {
+            if let Stmt::Assign(a) = s {
+                let binds = |t: &Expr| match t {
+                    Expr::Tuple(t) => t.elts.iter().any(|e| helpers::name_of(e) == Some(name)),
+                    t => helpers::name_of(t) == Some(name),
+                };
+                if a.value.start() < at && a.targets.iter().any(binds) {
+                    found = Some(&a.value);
+                }
+            }
+        });
+        found
     };
     checker
-        .report(
-            call.func.range(),
-            "`torch.load` without `weights_only=True` unpickles arbitrary objects: a malicious checkpoint runs code when loaded",
-        )
-        .set_fix(fix);
+        .function()
+        .and_then(|f| find(&f.body))
+        .or_else(|| find(&checker.module().body))
 }

@@ -1,0 +1,3 @@
+import torch
+
+state = torch.load("model.pt", map_location="cpu")
