@@ -5,7 +5,7 @@ use crate::registry::{all_rules, CallHook, EndHook, ExprHook, Hooks, Rule, StmtH
 use crate::settings::{LintSettings, Version};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, CmpOp, ExceptHandler, Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashMap;
 use torchvet_python::SourceFile;
 use torchvet_semantic::kinds::{Kind, KindContext, KindTable};
@@ -1000,11 +1000,113 @@ pub fn call_range(call: &ExprCall) -> TextRange {
 
 // ----- flow analysis -----
 
+/// What a region's code is (for collecting the names it binds).
+enum RegionBody<'a> {
+    Stmts(&'a [Stmt]),
+    Expr(&'a Expr),
+}
+
+/// Names a region binds or grows (`x = ...`, `x += ...`, `xs.append(...)`), which a later
+/// backward might consume.
+fn names_bound_in(body: RegionBody) -> Vec<String> {
+    struct Names(Vec<String>);
+    impl<'x> Visitor<'x> for Names {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            match stmt {
+                Stmt::Assign(a) => {
+                    for t in &a.targets {
+                        collect_target(t, &mut self.0);
+                    }
+                }
+                Stmt::AugAssign(a) => collect_target(&a.target, &mut self.0),
+                Stmt::AnnAssign(a) => collect_target(&a.target, &mut self.0),
+                _ => {}
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Call(c) = expr {
+                if let Some((m, recv)) = helpers::method_call(c) {
+                    if matches!(m, "append" | "extend" | "add" | "insert") {
+                        if let Some(n) = helpers::name_of(recv) {
+                            self.0.push(n.to_string());
+                        }
+                    }
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    fn collect_target(t: &Expr, out: &mut Vec<String>) {
+        match t {
+            Expr::Name(n) => out.push(n.id.to_string()),
+            Expr::Tuple(tt) => tt.elts.iter().for_each(|e| collect_target(e, out)),
+            Expr::List(tt) => tt.elts.iter().for_each(|e| collect_target(e, out)),
+            _ => {}
+        }
+    }
+    let mut n = Names(Vec::new());
+    match body {
+        RegionBody::Stmts(s) => n.visit_body(s),
+        RegionBody::Expr(e) => n.visit_expr(e),
+    }
+    n.0
+}
+
+/// Does an expression mention any of these names?
+fn mentions_any(expr: &Expr, names: &[String]) -> bool {
+    struct Find<'n> {
+        names: &'n [String],
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Find<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Name(n) = expr {
+                if self.names.iter().any(|m| m == n.id.as_str()) {
+                    self.found = true;
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut f = Find {
+        names,
+        found: false,
+    };
+    f.visit_expr(expr);
+    f.found
+}
+
+/// Why a region counts as evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// It iterates validation / test data (`val_loader`, `loaders["test"]`).
+    Data,
+    /// It is in an evaluation-named function (`validate`, `evaluate`, `test`).
+    Function,
+    /// An `eval()` call precedes it in the same scope.
+    EvalMode,
+    /// It computes a loss or metric from outputs.
+    Metric,
+}
+
+/// An evaluation region (see [`Checker::eval_region`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EvalRegion<'a> {
+    /// The loop or comprehension.
+    pub range: TextRange,
+    /// The loop statement (`None` for a comprehension).
+    pub loop_stmt: Option<&'a Stmt>,
+    /// Why it counts as evaluation.
+    pub evidence: Evidence,
+}
+
 /// Per-file state of the flow analysis: analysed loops (each at most once) and the
 /// functions callable from loops.
 #[derive(Default)]
 pub struct FlowState<'a> {
     loops: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>>,
+    functions: FxHashMap<u32, std::rc::Rc<Vec<torchvet_semantic::flow::Event<'a>>>>,
     module_functions: Option<std::rc::Rc<Vec<&'a ast::StmtFunctionDef>>>,
 }
 
@@ -1043,10 +1145,56 @@ impl<'a> Checker<'a> {
     }
 
     fn flow_of(&mut self, stmt: &'a Stmt) -> std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>> {
-        use torchvet_semantic::flow::{analyze_loop, FlowInput};
+        use torchvet_semantic::flow::analyze_loop;
         if let Some(f) = self.flow.loops.get(&stmt.start()) {
             return f.clone();
         }
+        let flow = std::rc::Rc::new(self.with_flow_input(|input| analyze_loop(stmt, input)));
+        self.flow.loops.insert(stmt.start(), flow.clone());
+        flow
+    }
+
+    /// The training events of the whole function being visited (or of the module body), in
+    /// source order, loops and project helpers included. Cached per function.
+    pub fn function_events(&mut self) -> std::rc::Rc<Vec<torchvet_semantic::flow::Event<'a>>> {
+        let key = self.function().map_or(u32::MAX, |f| f.range.start().to_u32());
+        if let Some(e) = self.flow.functions.get(&key) {
+            return e.clone();
+        }
+        let events = match (self.function(), self.current_def_stmt()) {
+            (Some(f), Some(anchor)) => {
+                self.with_flow_input(|input| torchvet_semantic::flow::analyze_suite(&f.body, anchor, input))
+            }
+            _ => match self.module.body.first() {
+                Some(anchor) => {
+                    let body = &self.module.body;
+                    self.with_flow_input(|input| {
+                        torchvet_semantic::flow::analyze_suite(body, anchor, input)
+                    })
+                }
+                None => Vec::new(),
+            },
+        };
+        let rc = std::rc::Rc::new(events);
+        self.flow.functions.insert(key, rc.clone());
+        rc
+    }
+
+    /// The `def` statement of the function being visited.
+    fn current_def_stmt(&self) -> Option<&'a Stmt> {
+        let f = self.function()?;
+        self.stmt_stack
+            .iter()
+            .rev()
+            .find(|s| matches!(s, Stmt::FunctionDef(d) if d.range == f.range))
+            .copied()
+    }
+
+    fn with_flow_input<R>(
+        &mut self,
+        run: impl FnOnce(&torchvet_semantic::flow::FlowInput<'a, '_>) -> R,
+    ) -> R {
+        use torchvet_semantic::flow::FlowInput;
         let module_functions = match &self.flow.module_functions {
             Some(f) => f.clone(),
             None => {
@@ -1103,9 +1251,120 @@ impl<'a> Checker<'a> {
             current,
             class: self.frames[last].method_of.map(|c| c.def),
         };
-        let flow = std::rc::Rc::new(analyze_loop(stmt, &input));
-        self.flow.loops.insert(stmt.start(), flow.clone());
-        flow
+        run(&input)
+    }
+
+    /// The evaluation region the node being visited is in, if any: the innermost loop (or
+    /// comprehension) of the current function that runs no backward pass or optimizer step,
+    /// directly, in nested loops or in the project functions it calls; after which the same
+    /// iteration of the enclosing loop (or the rest of the function) runs none either; that
+    /// uses no gradients on purpose; and that says evaluation: it iterates validation / test
+    /// data, sits in an evaluation-named function, follows an `eval()` call, or computes a loss
+    /// or metric. Wherever it is written: a function, a notebook cell, or nested in the epoch
+    /// loop right after the training loop.
+    pub fn eval_region(&mut self) -> Option<EvalRegion<'a>> {
+        use torchvet_semantic::flow::EventKind;
+        use torchvet_semantic::regions::{computes_metric, is_eval_name, iterates_eval_data, uses_gradients};
+        let trains = |k: EventKind| {
+            matches!(
+                k,
+                EventKind::Backward
+                    | EventKind::Step
+                    | EventKind::ZeroGrad
+                    | EventKind::ClipGrad
+                    | EventKind::ScalerScale
+                    | EventKind::OptimizerCreated
+            )
+        };
+        // The innermost comprehension over data, else the innermost loop.
+        let comprehension = self.expr_stack.iter().rev().find_map(|e| match e {
+            Expr::ListComp(c) => c.generators.first().map(|g| (e.range(), &g.iter)),
+            Expr::SetComp(c) => c.generators.first().map(|g| (e.range(), &g.iter)),
+            Expr::Generator(c) => c.generators.first().map(|g| (e.range(), &g.iter)),
+            Expr::DictComp(c) => c.generators.first().map(|g| (e.range(), &g.iter)),
+            _ => None,
+        });
+        let innermost_loop = self.frame().loops.last().copied();
+        let (range, iter, loop_stmt): (TextRange, &Expr, Option<&'a Stmt>) =
+            match (comprehension, innermost_loop) {
+                (Some((r, it)), Some(l)) if l.range().contains_range(r) => (r, it, None),
+                (Some((r, it)), None) => (r, it, None),
+                (_, Some(l @ Stmt::For(f))) => (l.range(), &*f.iter, Some(l)),
+                _ => return None,
+            };
+        let text = self.text(range);
+        if uses_gradients(text) {
+            return None;
+        }
+        if let Some(l) = loop_stmt {
+            if self.flow_relevant() && self.flow_of(l).events.iter().any(|e| trains(e.kind)) {
+                return None;
+            }
+        }
+        // Nothing trains after the region in the same iteration of the enclosing loop (or in
+        // the rest of the function): the outputs do not feed a backward pass.
+        let events = self.function_events();
+        let enclosing = self
+            .frame()
+            .loops
+            .iter()
+            .rev()
+            .find(|l| l.range().contains_range(range) && l.range() != range)
+            .map(|l| l.range());
+        let scope_end = enclosing.map_or(TextSize::new(u32::MAX), |r| r.end());
+        let produced = names_bound_in(self.region_body(range, loop_stmt));
+        if events.iter().any(|e| {
+            if !trains(e.kind) || e.site().start() < range.end() {
+                return false;
+            }
+            match e.loss {
+                // A later backward whose loss uses what the region produced (`losses` appended
+                // in the loop, then `sum(losses).backward()`).
+                Some(loss) => mentions_any(loss, &produced),
+                // A backward in a helper: anywhere in the same iteration counts.
+                None => e.site().start() < scope_end,
+            }
+        }) {
+            return None;
+        }
+        if events
+            .iter()
+            .any(|e| trains(e.kind) && range.contains_range(e.site()))
+        {
+            return None;
+        }
+        let scope_start = enclosing.map_or(TextSize::new(0), |r| r.start());
+        let evidence = if iterates_eval_data(iter) {
+            Evidence::Data
+        } else if self.function().is_some_and(|f| is_eval_name(f.name.as_str())) {
+            Evidence::Function
+        } else if events.iter().any(|e| {
+            e.kind == EventKind::Eval
+                && e.site().start() < range.start()
+                && e.site().start() >= scope_start
+        }) {
+            Evidence::EvalMode
+        } else if computes_metric(text) {
+            Evidence::Metric
+        } else {
+            return None;
+        };
+        Some(EvalRegion {
+            range,
+            loop_stmt,
+            evidence,
+        })
+    }
+
+    /// The statements (or the comprehension's element) of a region, for name collection.
+    fn region_body(&self, range: TextRange, loop_stmt: Option<&'a Stmt>) -> RegionBody<'a> {
+        match loop_stmt {
+            Some(l) => RegionBody::Stmts(torchvet_semantic::regions::loop_body(l)),
+            None => match self.expr_stack.iter().rev().find(|e| e.range() == range) {
+                Some(e) => RegionBody::Expr(e),
+                None => RegionBody::Stmts(&[]),
+            },
+        }
     }
 
     /// Inside code whose training loop a framework owns (a Lightning / HF Trainer subclass, or

@@ -27,12 +27,24 @@ pub struct FixtureRun {
 
 /// Run `rule` alone over the fixture at `path`.
 pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun, String> {
-    let source = SourceFile::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Through the project model, as `check` runs: a fixture is a one-file project (imports of
+    // siblings on disk resolve, as they would for a single checked file).
+    let (loaded, _model) = crate::project::load_project(&[path.to_path_buf()], &[], true);
+    let file = match loaded.into_iter().next().map(|l| l.state) {
+        Some(Ok(f)) => f,
+        Some(Err(e)) => return Err(format!("{}: {e}", path.display())),
+        None => return Err(format!("{}: not read", path.display())),
+    };
+    let source = &file.source;
     let mut settings = LintSettings::only(rule.name);
     settings.target_torch = header_target(&source.text);
     let linter = Linter::new(settings);
+    let ctx = crate::FileContext {
+        project: file.project.clone(),
+        target: None,
+    };
     let diagnostics: Vec<Diagnostic> = linter
-        .lint(&source, display)
+        .lint_file(source, file.parsed.as_ref(), display, &ctx)
         .into_iter()
         .filter(|d| d.name == rule.name)
         .collect();
@@ -92,13 +104,22 @@ pub fn run_fix(rule: &Rule, path: &Path, display: &str) -> Result<Option<FixRun>
     let mut settings = LintSettings::only(rule.name);
     settings.target_torch = header_target(&source.text);
     let linter = Linter::new(settings);
-    let first = linter.fix(&source, display, true);
+    let (loaded, _model) = crate::project::load_project(&[path.to_path_buf()], &[], true);
+    let project = loaded
+        .first()
+        .and_then(|l| l.state.as_ref().ok())
+        .and_then(|f| f.project.clone());
+    let ctx = crate::FileContext {
+        project,
+        target: None,
+    };
+    let first = linter.fix_in(&source, display, true, &ctx);
     if first.applied.is_empty() && first.dropped.is_empty() {
         return Ok(None);
     }
     let fixed = SourceFile::from_python(path.to_path_buf(), first.text.clone());
     let parses = fixed.parse().errors().is_empty();
-    let second = linter.fix(&fixed, display, true);
+    let second = linter.fix_in(&fixed, display, true, &ctx);
     let diff = similar::TextDiff::from_lines(&source.text, &first.text)
         .unified_diff()
         .context_radius(1)

@@ -10,10 +10,11 @@ pub mod flow;
 pub mod helpers;
 pub mod kinds;
 pub mod project;
+pub mod regions;
 pub mod saves;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
-pub use classes::{is_dataset_base, is_module_base, ModuleClasses};
+pub use classes::{is_dataset_base, is_module_base, mode_layer, ModuleClasses};
 
 /// Does this text mention torch or its ecosystem at all? (The fast path: a file that never
 /// does is parsed for syntax errors and nothing else.)

@@ -201,6 +201,9 @@ pub struct FlatEvent {
     pub in_loop: bool,
     /// Where the event itself is.
     pub at: (FileId, ruff_text_size::TextRange),
+    /// Where it happens in the function whose events these are: the event itself, or the
+    /// call it comes through.
+    pub site: ruff_text_size::TextRange,
     /// The chain depth it came through (0 = the function's own).
     pub depth: u32,
 }
@@ -223,6 +226,9 @@ pub struct ProjectModel {
     events: Vec<Vec<Vec<FlatEvent>>>,
     /// Per file, per function: whether any call site in the project calls it.
     called: Vec<Vec<bool>>,
+    /// Per callee: its call sites (caller, index of the call in the caller, parameters the
+    /// call does not pass).
+    sites: FxHashMap<FuncId, Vec<(FuncId, usize, usize)>>,
     /// Files each file depends on (resolved imports and callees), and the reverse.
     deps: Vec<FxHashSet<FileId>>,
     rdeps: Vec<FxHashSet<FileId>>,
@@ -276,6 +282,7 @@ impl ProjectModel {
             params: Vec::new(),
             events: Vec::new(),
             called: Vec::new(),
+            sites: FxHashMap::default(),
             deps: Vec::new(),
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
@@ -315,6 +322,7 @@ impl ProjectModel {
             params: Vec::new(),
             events: Vec::new(),
             called: Vec::new(),
+            sites: FxHashMap::default(),
             deps: Vec::new(),
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
@@ -787,6 +795,7 @@ impl ProjectModel {
                 break;
             }
         }
+        self.sites = sites;
     }
 
     fn param_seed(&self, f: FuncId, pi: usize) -> Resolved {
@@ -852,6 +861,7 @@ impl ProjectModel {
                 periodic: e.periodic,
                 in_loop: e.in_loop,
                 at: (id.file, e.range),
+                site: e.range,
                 depth: 0,
             })
             .collect();
@@ -901,6 +911,7 @@ impl ProjectModel {
                     conditional: e.conditional || call.conditional,
                     in_loop: e.in_loop || call.in_loop,
                     depth: e.depth + 1,
+                    site: call.range,
                     ..e
                 });
             }
@@ -1323,6 +1334,55 @@ impl ProjectModel {
     /// What parameter `i` of a function holds (call sites, else annotation or usage).
     pub fn param(&self, f: FuncId, i: usize) -> Resolved {
         self.param_at(f, i)
+    }
+
+    /// How many call sites in the project call the function, and how many of them run with
+    /// autograd off (`with torch.no_grad():` or a no-grad decorated caller).
+    pub fn call_sites_no_grad(&self, f: FuncId) -> (usize, usize) {
+        let Some(list) = self.sites.get(&f) else {
+            return (0, 0);
+        };
+        let no_grad = list
+            .iter()
+            .filter(|(caller, ci, _)| {
+                self.func(*caller).calls[*ci].no_grad || self.func(*caller).no_grad
+            })
+            .count();
+        (list.len(), no_grad)
+    }
+
+    /// Does some caller of `f` switch the object it passes as parameter `i` to eval mode
+    /// before the call (`model.eval(); evaluate(model, loader)`)? `None` when `f` has no
+    /// call sites in the project.
+    pub fn param_evaled_by_callers(&self, f: FuncId, i: usize) -> Option<bool> {
+        let list = self.sites.get(&f)?;
+        let mut any = false;
+        for &(caller, ci, shift) in list {
+            let g = self.func(caller);
+            let call = &g.calls[ci];
+            let key = if i >= shift {
+                call.arg_keys.get(i - shift).cloned().flatten()
+            } else {
+                None
+            };
+            let Some(key) = key else { continue };
+            let matches = |t: &Target| match t {
+                Target::Param(j, path) => {
+                    path.is_empty() && g.params.get(*j as usize).is_some_and(|p| **p == *key)
+                }
+                Target::SelfAttr(a) => key.strip_prefix("self.") == Some(&**a),
+                Target::Local(k) | Target::Global(k) => **k == *key,
+                Target::None => false,
+            };
+            if self.events(caller).iter().any(|e| {
+                e.kind == EventKind::Eval
+                    && e.site.start() < call.range.start()
+                    && matches(&e.target)
+            }) {
+                any = true;
+            }
+        }
+        Some(any)
     }
 
     /// Is the function called anywhere in the project?

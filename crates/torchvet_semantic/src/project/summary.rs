@@ -180,6 +180,9 @@ pub struct SumCall {
     pub args: Vec<Val>,
     /// Keyword arguments.
     pub kwargs: Vec<(Box<str>, Val)>,
+    /// How each positional argument is spelled when it names an object (`model`,
+    /// `self.net`, `models["G"]`): events of the caller on that object match it.
+    pub arg_keys: Vec<Option<Box<str>>>,
     /// The call, in the summarised file.
     pub range: TextRange,
     /// Inside a loop of the caller.
@@ -1530,10 +1533,17 @@ impl BodyWalker<'_, '_> {
                             })
                         })
                         .collect();
+                    let arg_keys = call
+                        .arguments
+                        .args
+                        .iter()
+                        .map(|a| flow::object_key(a).map(Box::from))
+                        .collect();
                     self.calls.push(SumCall {
                         callee,
                         args,
                         kwargs,
+                        arg_keys,
                         range: call.range(),
                         in_loop: self.loop_depth > 0,
                         conditional: self.cond_depth > 0,

@@ -26,9 +26,12 @@ crate::declare_rule! {
     /// scores become noisy and pessimistic, predictions change from run to run, and small
     /// inference batches give wrong outputs.
     ///
-    /// This rule is in preview: it only knows the layers of models built in the same file
-    /// (same-file classes, `nn.Sequential`, torchvision/timm/Hugging Face builders) and it
-    /// cannot see `eval()` calls made by code in other files.
+    /// The model may be built in another file, passed in as a parameter, or kept in
+    /// `self.<attr>`: the project model knows its class, the layers of the class, of its
+    /// sub-modules and of its base classes, and whether the callers switch it to eval mode
+    /// before passing it. Evaluation is a `no_grad` region, an evaluation-named function, or an
+    /// evaluation loop wherever it is written (including the validation loop nested in the
+    /// epoch loop).
     ///
     /// ## Example
     /// ```python
@@ -66,16 +69,26 @@ crate::declare_rule! {
         severity: Warning,
         title: "Model evaluated without model.eval()",
         autofix: Suggest,
-        preview: true,
+        preview: false,
         hooks: { call: check_call, end: finish },
     };
+}
+
+/// Where the model with train/eval-sensitive layers comes from.
+enum Created {
+    /// Built in this file.
+    Here(TextRange),
+    /// A class of another file of the project (the class, where its layer is built).
+    Project(torchvet_semantic::project::ClassId),
+    /// A library model passed in (a torchvision / timm builder).
+    Library,
 }
 
 struct Candidate {
     call: TextRange,
     model: String,
     layers: &'static str,
-    created: TextRange,
+    created: Created,
     context: String,
     /// The enclosing `with torch.no_grad()` statement.
     with_stmt: Option<TextRange>,
@@ -119,9 +132,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let in_no_grad = checker.in_no_grad();
     let fname = checker.function().map(|f| f.name.as_str());
     let named = frame_is_eval_named(checker);
-    if !in_no_grad && !named {
-        return;
-    }
     if fname.is_some_and(is_framework_hook) || in_model_class(checker) || in_test_code(checker) {
         return;
     }
@@ -135,9 +145,28 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }) {
         return;
     }
+    let in_comprehension = checker.expr_stack().iter().any(|e| {
+        matches!(
+            e,
+            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_)
+        )
+    });
+    if !in_no_grad && !named && !checker.in_loop() && !in_comprehension {
+        return;
+    }
     if checker.kind_of(func) != Kind::Module {
         return;
     }
+    // Evaluation: under no_grad, in an evaluation-named function, or in an evaluation loop
+    // (wherever it is written, e.g. the validation loop nested in the epoch loop).
+    let region = if in_no_grad || named {
+        None
+    } else {
+        match checker.eval_region() {
+            Some(r) => Some(r),
+            None => return,
+        }
+    };
     // Teacher / target networks queried inside a training loop are not evaluation. Only the
     // innermost loop counts: a validation loop nested in the epoch loop (whose other inner
     // loop trains) is evaluation.
@@ -169,14 +198,19 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         }
         if let Expr::Call(c) = base {
             if let Some(k) = mode_dependent(checker, c, 0) {
-                found = Some((k, range));
+                found = Some((k, Created::Here(range)));
             }
         }
+    }
+    if found.is_none() {
+        found = project_model_class(checker, func);
     }
     let Some((layers, created)) = found else {
         return;
     };
-    let context = if in_no_grad {
+    let context = if region.is_some() {
+        "in this evaluation loop".to_string()
+    } else if in_no_grad {
         if checker.regions().inference_mode > 0 {
             "under `torch.inference_mode()`".to_string()
         } else {
@@ -204,6 +238,48 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             key,
         })
     });
+}
+
+/// The model's class from the project model, when the file alone does not show where it is
+/// built: a parameter (the classes passed at the function's call sites), `self.<attr>` set from
+/// an `__init__` parameter, an object imported from another module. Its train/eval-sensitive
+/// layer family. `None` when the model is switched to eval mode by every caller.
+fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, Created)> {
+    use torchvet_semantic::project::{ClassRef, Entity};
+    let p = checker.project()?.clone();
+    let resolved = match func {
+        Expr::Name(n) => {
+            let f = checker.function()?;
+            let i = f
+                .parameters
+                .iter()
+                .position(|prm| prm.name().as_str() == n.id.as_str())?;
+            let id = p.function_at(f.range.start())?;
+            // A caller put it in eval mode before passing it.
+            if p.model.param_evaled_by_callers(id, i) == Some(true) {
+                return None;
+            }
+            p.model.param(id, i)
+        }
+        Expr::Attribute(a) => {
+            let class = checker.frame().method_of?;
+            let Some(Entity::Class(c)) = p.local(class.def.name.as_str()) else {
+                return None;
+            };
+            p.model.class_attr(c, a.attr.as_str(), 0)
+        }
+        _ => return None,
+    };
+    match resolved.class? {
+        ClassRef::Project(c) => {
+            let (k, _) = p.model.mode_layer(c)?;
+            Some((k, Created::Project(c)))
+        }
+        ClassRef::External(q) => {
+            let k = torchvet_semantic::mode_layer(&q)?;
+            Some((k, Created::Library))
+        }
+    }
 }
 
 /// Is `model` put in eval mode anywhere in the file (same spelling, same attribute name, or
@@ -303,11 +379,30 @@ fn report_pending(checker: &mut Checker) {
             c.context, c.layers
         );
         let fix = build_fix(checker, &c, trains);
+        let project = checker.project().cloned();
         let d = checker.report(c.call, message);
-        d.add_related(
-            c.created,
-            format!("`{model}` is created here (it has {} layers)", c.layers),
-        );
+        match (&c.created, &project) {
+            (Created::Here(r), _) => {
+                d.add_related(
+                    *r,
+                    format!("`{model}` is created here (it has {} layers)", c.layers),
+                );
+            }
+            (Created::Project(class), Some(p)) => {
+                if let Some((_, at)) = p.model.mode_layer(*class) {
+                    let cs = &p.model.file(at.file).classes[at.index as usize];
+                    let range = cs.mode_layer_at.unwrap_or(cs.range);
+                    let name = cs.name.clone();
+                    d.add_remote(
+                        p,
+                        at.file,
+                        range,
+                        format!("`{name}` has {} layers here", c.layers),
+                    );
+                }
+            }
+            (Created::Project(_), None) | (Created::Library, _) => {}
+        }
         if let Some(fix) = fix {
             d.set_fix(fix);
         }

@@ -1,7 +1,4 @@
-use super::modes_helpers::{
-    calls_in, events_of, is_training, local_function, loop_body, next_line_start, own_line_indent,
-    summary, Event, Found,
-};
+use super::modes_helpers::{next_line_start, own_line_indent};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Stmt, StmtFunctionDef};
@@ -21,8 +18,10 @@ crate::declare_rule! {
     /// regularisation, frozen normalisation statistics, and in distributed runs ranks that
     /// validated and ranks that did not diverge. Nothing fails; the accuracy is just worse.
     ///
-    /// This rule is in preview: whether a call really puts the trained model in eval mode is
-    /// inferred from same-file functions only.
+    /// The evaluation and training helpers may live in other files: the project model follows
+    /// the calls (a `train_one_epoch` in `engine.py` that calls `model.train()` at its start
+    /// restores the mode; a `validate` in `evaluation.py` that calls `model.eval()` switches
+    /// it).
     ///
     /// ## Example
     /// ```python
@@ -63,18 +62,21 @@ crate::declare_rule! {
         severity: Warning,
         title: "model.eval() inside a training loop and model.train() never restored",
         autofix: Yes,
-        preview: true,
+        preview: false,
         hooks: { stmt: check_stmt, end: finish },
     };
 }
 
 /// A finding waiting for whole-file facts.
+/// An eval() that leaves the trained model in eval mode.
 struct Candidate {
-    /// The call in the loop that puts the model in eval mode.
-    eval: Found,
-    /// The model's text in the loop.
+    /// Where the loop switches the mode: the `eval()` call, or the helper call carrying it.
+    site: TextRange,
+    /// The `eval()` call inside a same-file helper, when it comes through one.
+    inner: Option<TextRange>,
+    /// The `eval()` call in another file, when it comes through a project helper.
+    remote: Option<(torchvet_semantic::project::FileId, TextRange)>,
     model: String,
-    /// The first optimizer step of the loop.
     step: TextRange,
 }
 
@@ -83,57 +85,67 @@ thread_local! {
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
+    use torchvet_semantic::flow::EventKind;
     if !matches!(stmt, Stmt::For(_) | Stmt::While(_)) {
         return;
     }
-    if !checker.mentions("eval(") && !checker.mentions(".train(") {
-        return;
-    }
-    // Cheap pre-check: an eval in the loop's own text, or a local function that evals.
-    let text = checker.text(stmt.range());
-    if !text.contains("eval(")
-        && !text.contains(".train(")
-        && !calls_in(loop_body(stmt)).into_iter().any(|c| {
-            local_function(checker, c).is_some_and(|f| !summary(checker, f).evals.is_empty())
-        })
-    {
-        return;
-    }
-    let events = events_of(checker, loop_body(stmt));
-    if !events.iter().any(|f| matches!(f.event, Event::Eval(_))) || !is_training(&events) {
-        return;
-    }
-    // Any train() in the loop (direct or in a called function) restores the mode.
-    if events.iter().any(|f| matches!(f.event, Event::Train(_))) {
-        return;
-    }
-    let Some(step) = events
-        .iter()
-        .find(|f| f.event == Event::OptStep)
-        .map(|f| f.call)
-    else {
+    let Some(flow) = checker.loop_flow() else {
         return;
     };
+    if !flow.has(EventKind::Eval) || !flow.has(EventKind::Backward) {
+        return;
+    }
+    // Any train() in the iteration (direct, in a helper, at the top of the epoch or after the
+    // validation) restores the mode.
+    if flow.has(EventKind::Train) {
+        return;
+    }
+    let Some(step) = flow.of_kind(EventKind::Step).map(|(_, e)| e.site()).next() else {
+        return;
+    };
+    // Models that a training call of this loop receives (`train_one_epoch(model, ...)`).
+    let trained_args: Vec<String> = flow
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
+        .filter_map(|e| e.via)
+        .flat_map(|c| c.arguments.args.iter())
+        .filter_map(torchvet_semantic::flow::object_key)
+        .collect();
     PENDING.with_borrow_mut(|p| {
-        for f in &events {
-            let Event::Eval(model) = &f.event else {
+        for (_, e) in flow.of_kind(EventKind::Eval) {
+            let Some(model) = e.target.as_ref().map(|o| o.key.clone()) else {
                 continue;
             };
-            if model == "self" || model.is_empty() || p.iter().any(|c| c.eval.call == f.call) {
+            if model == "self" || model.is_empty() || e.target.as_ref().is_some_and(|o| o.helper_local) {
+                continue;
+            }
+            if p.iter().any(|c| c.site == e.site()) {
                 continue;
             }
             p.push(Candidate {
-                eval: f.clone(),
+                site: e.site(),
+                inner: e.via.filter(|_| e.remote.is_none()).map(|_| e.range),
+                remote: e.remote,
                 model: model.clone(),
                 step,
             });
+            if trained_args.contains(&model) {
+                TRAINED.with_borrow_mut(|t| t.push(model));
+            }
         }
     });
 }
 
-/// Is `model` the trained model: its parameters are handed to something (an optimizer) or
-/// its mode is toggled with `train()` somewhere in the file?
+thread_local! {
+    /// Models passed to a training call of some loop of the file.
+    static TRAINED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
 fn is_trained_model(checker: &Checker, model: &str) -> bool {
+    if TRAINED.with_borrow(|t| t.iter().any(|m| m == model)) {
+        return true;
+    }
     ["parameters", "named_parameters", "train"]
         .iter()
         .flat_map(|m| checker.facts.method_calls_of(m).iter())
@@ -174,13 +186,13 @@ fn find_suite(body: &[Stmt], range: TextRange) -> Option<(&[Stmt], usize)> {
 }
 
 fn build_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
-    let (suite, i) = find_suite(&checker.module().body, c.eval.call)?;
+    let (suite, i) = find_suite(&checker.module().body, c.site)?;
     let stmt = suite.get(i)?;
     if !matches!(stmt, Stmt::Expr(_) | Stmt::Assign(_) | Stmt::AnnAssign(_)) {
         return None;
     }
     let indent = own_line_indent(checker, stmt.start())?;
-    let after = if c.eval.inner.is_some() {
+    let after = if c.inner.is_some() || c.remote.is_some() {
         // `validate(model)`: restore right after the call.
         stmt
     } else {
@@ -217,7 +229,7 @@ fn build_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
 
 fn finish(checker: &mut Checker) {
     report_pending(checker);
-    super::modes_helpers::reset(checker);
+    TRAINED.with_borrow_mut(Vec::clear);
 }
 
 fn report_pending(checker: &mut Checker) {
@@ -226,9 +238,9 @@ fn report_pending(checker: &mut Checker) {
         if !is_trained_model(checker, &c.model) {
             continue;
         }
-        let call_text = checker.text(c.eval.call);
+        let call_text = checker.text(c.site);
         let model = &c.model;
-        let message = if c.eval.inner.is_some() {
+        let message = if c.inner.is_some() || c.remote.is_some() {
             format!(
                 "`{call_text}` puts `{model}` in eval mode inside this training loop and `{model}.train()` is never called again: the following optimizer steps train with Dropout off and BatchNorm frozen to its running statistics"
             )
@@ -238,9 +250,13 @@ fn report_pending(checker: &mut Checker) {
             )
         };
         let fix = build_fix(checker, &c);
-        let d = checker.report(c.eval.call, message);
-        if let Some(inner) = c.eval.inner {
+        let project = checker.project().cloned();
+        let d = checker.report(c.site, message);
+        if let Some(inner) = c.inner {
             d.add_related(inner, "`eval()` is called here");
+        }
+        if let (Some((file, range)), Some(p)) = (c.remote, &project) {
+            d.add_remote(p, file, range, "`eval()` is called here");
         }
         d.add_related(c.step, "this optimizer step then runs in eval mode");
         if let Some(fix) = fix {

@@ -700,29 +700,7 @@ pub(crate) fn strip_module_chain(mut expr: &Expr) -> (&Expr, bool) {
 }
 
 fn layer_kind(q: &str) -> Option<&'static str> {
-    if let Some(rest) = q.strip_prefix("torch.nn.functional.") {
-        return rest.starts_with("dropout").then_some("dropout");
-    }
-    if let Some(rest) = q.strip_prefix("torch.nn.") {
-        let last = helpers::last_segment(rest);
-        if last.contains("Dropout") || last.starts_with("Transformer") {
-            return Some("Dropout");
-        }
-        if last.contains("BatchNorm") {
-            return Some("BatchNorm");
-        }
-        return None;
-    }
-    if let Some(rest) = q.strip_prefix("torchvision.models.") {
-        let last = helpers::last_segment(rest);
-        return (last.chars().next().is_some_and(char::is_lowercase)
-            && !matches!(last, "get_model_weights" | "get_weight" | "list_models"))
-        .then_some("BatchNorm/Dropout");
-    }
-    (q == "timm.create_model"
-        || q == "torch.hub.load"
-        || (q.starts_with("transformers.") && q.ends_with(".from_pretrained")))
-    .then_some("Dropout")
+    torchvet_semantic::mode_layer(q)
 }
 
 /// Does the module built by `call` behave differently in train and eval mode (has Dropout or
@@ -748,7 +726,8 @@ pub(crate) fn mode_dependent(
                 .into_iter()
                 .find_map(|c| mode_dependent(checker, c, depth + 1));
         }
-        return None;
+        // A class or builder of another file of the project.
+        return project_mode(checker, checker.project()?.entity(&q)?);
     }
     let Expr::Name(n) = &*call.func else {
         return None;
@@ -756,9 +735,19 @@ pub(crate) fn mode_dependent(
     let class = checker.module().body.iter().find_map(|s| match s {
         Stmt::ClassDef(c) if c.name.as_str() == n.id.as_str() => Some(c),
         _ => None,
-    })?;
+    });
+    let Some(class) = class else {
+        // A same-file builder function, or a name a star import brings.
+        return project_mode(checker, checker.project()?.local(n.id.as_str())?);
+    };
     if !checker.classes.is_module(n.id.as_str()) {
         return None;
+    }
+    if let Some(p) = checker.project() {
+        // The project model knows the class's layers, sub-modules and bases in every file.
+        if let Some(c) = p.class_at(class.range.start()) {
+            return p.model.mode_layer(c).map(|(k, _)| k);
+        }
     }
     for st in &class.body {
         let Stmt::FunctionDef(f) = st else { continue };
@@ -775,6 +764,24 @@ pub(crate) fn mode_dependent(
         }
     }
     None
+}
+
+/// The train/eval-sensitive layer family of what calling a project entity builds.
+fn project_mode(
+    checker: &Checker,
+    e: torchvet_semantic::project::Entity,
+) -> Option<&'static str> {
+    use torchvet_semantic::project::{ClassRef, Entity};
+    let p = checker.project()?;
+    let r = match e {
+        Entity::Class(c) => return p.model.mode_layer(c).map(|(k, _)| k),
+        e @ Entity::Function(_) => p.resolve_entity_call(e),
+        _ => return None,
+    };
+    match r.class? {
+        ClassRef::Project(c) => p.model.mode_layer(c).map(|(k, _)| k),
+        ClassRef::External(q) => layer_kind(&q),
+    }
 }
 
 fn calls_in_args(call: &ExprCall) -> Vec<&ExprCall> {
@@ -854,13 +861,3 @@ pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
 
-/// Inside a loop or a comprehension of the current function?
-pub(crate) fn in_loop_or_comprehension(checker: &Checker) -> bool {
-    checker.in_loop()
-        || checker.expr_stack().iter().any(|e| {
-            matches!(
-                e,
-                Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_)
-            )
-        })
-}

@@ -1,23 +1,27 @@
-use crate::checker::Checker;
+use crate::checker::{Checker, Evidence};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, classify, frame_is_eval_named, grad_off_here, in_loop_or_comprehension,
-    in_model_class, in_test_code, is_framework_hook, loop_has_backward, own_line_indent,
-    result_discarded, summary, Event,
+    assigned_values, grad_off_here, in_model_class, in_test_code, is_framework_hook,
+    own_line_indent, result_discarded,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use std::cell::RefCell;
+use torchvet_semantic::flow::{object_key, EventKind};
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks for evaluation or inference code (after `model.eval()`, or in a function named
-    /// like `validate`, `evaluate`, `test` or `predict`) that runs the model with autograd
-    /// still enabled: no `torch.no_grad()` / `torch.inference_mode()` around it, no such
-    /// decorator, and no caller that wraps it in one.
+    /// Checks for evaluation loops that run the model with autograd still enabled: no
+    /// `torch.no_grad()` / `torch.inference_mode()` around them, no such decorator, and no
+    /// caller anywhere in the project that wraps the function in one. An evaluation loop is a
+    /// loop (or comprehension) that runs no backward pass or optimizer step, directly or in the
+    /// functions it calls, feeds none after it, and says evaluation: it iterates validation or
+    /// test data, follows `model.eval()`, sits in a function named like `validate`,
+    /// `evaluate`, `test` or `predict`, or computes a loss or metric. That includes the
+    /// validation loop written inside the epoch loop, right after the training loop.
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
@@ -27,8 +31,8 @@ crate::declare_rule! {
     /// runs slower. Outputs kept across iterations (metrics, predictions) keep their graphs
     /// alive too.
     ///
-    /// This rule is in preview: whether a function is evaluation is inferred from its name
-    /// and its `eval()` calls, and callers in other files are not seen.
+    /// The model may come from another file, and the caller that wraps the evaluation
+    /// function in `no_grad` may be in another file: the project model sees both.
     ///
     /// ## Example
     /// ```python
@@ -66,42 +70,14 @@ crate::declare_rule! {
         severity: Warning,
         title: "Evaluation forward pass executed with autograd enabled",
         autofix: Yes,
-        preview: true,
+        preview: false,
         hooks: { call: check_call, end: finish },
     };
 }
 
-struct Candidate {
-    call: TextRange,
-    model: String,
-    eval_call: Option<TextRange>,
-    /// The function (name, def range, first decorator start) or `None` at module level.
-    function: Option<(String, TextRange, TextSize)>,
-    /// The outermost loop at module level (for the `with` fix).
-    module_loop: Option<TextRange>,
-}
-
-#[derive(Default)]
-struct State {
-    /// Last mode call per (frame, model text): `Some(eval call)` or `None` after `train()`.
-    modes: FxHashMap<(u32, String), Option<TextRange>>,
-    /// Names of functions called somewhere under no_grad / inference_mode.
-    no_grad_callees: FxHashSet<String>,
-    /// Frames where some model was put in eval mode.
-    eval_frames: FxHashSet<u32>,
-    /// Frames already reported.
-    done: FxHashSet<u32>,
-    pending: Vec<Candidate>,
-}
-
 thread_local! {
-    static STATE: RefCell<State> = RefCell::new(State::default());
-}
-
-fn frame_key(checker: &Checker) -> u32 {
-    checker
-        .function()
-        .map_or(u32::MAX, |f| f.range().start().to_u32())
+    /// Functions (by start offset) already reported in this file: one finding per function.
+    static REPORTED: RefCell<FxHashSet<u32>> = RefCell::new(FxHashSet::default());
 }
 
 fn loss_like(checker: &Checker, func: &Expr) -> bool {
@@ -115,121 +91,110 @@ fn loss_like(checker: &Checker, func: &Expr) -> bool {
     })
 }
 
-fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
-    // Only calls of names and `self.<attr>` matter below (models, local functions).
-    let callee = match &*call.func {
-        Expr::Name(n) => Some(n.id.as_str()),
-        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => Some(a.attr.as_str()),
-        Expr::Attribute(a) if matches!(a.attr.as_str(), "eval" | "train") => None,
-        _ => return,
+/// Does every caller, or some caller, run this function with autograd off? (Some caller is
+/// enough to stay silent: the finding would be about the other call sites.)
+fn callers_disable_grad(checker: &Checker) -> bool {
+    let (Some(f), Some(p)) = (checker.function(), checker.project()) else {
+        return false;
     };
-    let in_no_grad = grad_off_here(checker);
-    // Remember functions that callers run under no_grad.
-    if let (true, Some(c)) = (in_no_grad, callee) {
-        STATE.with_borrow_mut(|s| {
-            if !s.no_grad_callees.contains(c) {
-                s.no_grad_callees.insert(c.to_string());
-            }
-        });
-    }
-    let frame = frame_key(checker);
-    // Track eval()/train() calls in visiting order.
-    match classify(checker, call) {
-        Event::Eval(m) => {
-            STATE.with_borrow_mut(|s| {
-                s.modes.insert((frame, m), Some(call.range()));
-                s.eval_frames.insert(frame);
-            });
-            return;
-        }
-        Event::Train(m) => {
-            STATE.with_borrow_mut(|s| {
-                s.modes.insert((frame, m), None);
-            });
-            return;
-        }
-        _ => {}
-    }
-    if in_no_grad {
-        return;
-    }
+    let Some(id) = p.function_at(f.range.start()) else {
+        return false;
+    };
+    p.model.call_sites_no_grad(id).1 > 0
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {
         Expr::Name(_) => {}
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
         _ => return,
     }
-    let fdef = checker.function();
-    let named = frame_is_eval_named(checker);
-    if STATE.with_borrow(|s| s.done.contains(&frame) || (!named && !s.eval_frames.contains(&frame)))
-    {
+    if grad_off_here(checker) || result_discarded(checker, call) {
         return;
     }
-    let model = checker.text(func.range()).to_string();
-    let eval_call = STATE.with_borrow(|s| s.modes.get(&(frame, model.clone())).copied().flatten());
-    if eval_call.is_none() && !named {
+    let key = checker
+        .function()
+        .map_or(u32::MAX, |f| f.range().start().to_u32());
+    if REPORTED.with_borrow(|r| r.contains(&key)) {
         return;
     }
-    if fdef.is_some_and(|f| is_framework_hook(f.name.as_str()))
+    if checker
+        .function()
+        .is_some_and(|f| is_framework_hook(f.name.as_str()))
         || in_model_class(checker)
         || in_test_code(checker)
     {
         return;
     }
-    // Evaluation loops only; single calls whose result is dropped are warm-up or calibration.
-    if !in_loop_or_comprehension(checker) || result_discarded(checker, call) {
+    if checker.kind_of(func) != Kind::Module || loss_like(checker, func) {
         return;
     }
-    if eval_call.is_none() && checker.kind_of(func) != Kind::Module {
+    let Some(region) = checker.eval_region() else {
         return;
-    }
-    if loss_like(checker, func) {
-        return;
-    }
-    // Gradient-based evaluation (saliency, adversarial examples, TTA with updates).
-    let loops = checker.frame().loops.clone();
-    if loops.iter().any(|l| loop_has_backward(checker, l)) {
-        return;
-    }
-    match fdef {
-        Some(f) => {
-            let s = summary(checker, f);
-            if s.backward.is_some() || s.uses_grad || s.opt_step.is_some() {
-                return;
-            }
-        }
-        // Module level: only evaluation loops.
-        None if loops.is_empty() => return,
-        None => {}
-    }
-    let function = fdef.map(|f| {
-        let first = f
-            .decorator_list
-            .first()
-            .map_or(f.range().start(), |d| d.range().start());
-        (f.name.to_string(), f.range(), first)
-    });
-    let module_loop = if fdef.is_none() {
-        loops.first().map(|l| l.range())
-    } else {
-        None
     };
-    STATE.with_borrow_mut(|s| {
-        s.done.insert(frame);
-        s.pending.push(Candidate {
-            call: call.range(),
-            model,
-            eval_call,
-            function,
-            module_loop,
-        });
-    });
+    if callers_disable_grad(checker) {
+        return;
+    }
+    let model = checker.text(func.range()).to_string();
+    // The eval() call on this model before the region, if any.
+    let events = checker.function_events();
+    let eval_call = events
+        .iter()
+        .filter(|e| {
+            e.kind == EventKind::Eval
+                && e.site().start() < region.range.start()
+                && e.target.as_ref().map(|o| o.key.as_str()) == object_key(func).as_deref()
+        })
+        .map(|e| e.site())
+        .next_back();
+    let trains = events
+        .iter()
+        .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step));
+    REPORTED.with_borrow_mut(|r| r.insert(key));
+    let place = match checker.function() {
+        Some(f) => format!("`{}()`", f.name),
+        None => "this loop".to_string(),
+    };
+    let why = match (eval_call.is_some(), region.evidence) {
+        (true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
+        (false, Evidence::Data) => format!("{place} evaluates `{model}` on held-out data but runs it"),
+        (false, Evidence::Function) => format!("{place} looks like evaluation but runs `{model}`"),
+        (false, _) => format!("this evaluation loop runs `{model}`"),
+    };
+    let message = format!(
+        "{why} with autograd enabled: every forward pass records a graph and keeps its activations for a backward pass that never comes, using several times the memory; wrap it in `torch.no_grad()`"
+    );
+    let fix = match (checker.function(), region.loop_stmt) {
+        // A whole function that only evaluates: decorate it.
+        (Some(f), _) if !trains => decorator_fix(checker, f, eval_call.is_some()),
+        // A loop (module level, or nested in a function that also trains): wrap it.
+        (_, Some(l)) => with_fix(checker, l.range()),
+        _ => None,
+    };
+    let d = checker.report(call.range(), message);
+    if let Some(e) = eval_call {
+        d.add_related(
+            e,
+            format!("`{model}` is put in eval mode here, but grad mode stays on"),
+        );
+    }
+    if let Some(fix) = fix {
+        d.set_fix(fix);
+    }
 }
 
-fn decorator_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
-    let (_, _, at) = c.function.as_ref()?;
-    let indent = own_line_indent(checker, *at)?;
-    let line_start = *at - TextSize::of(indent);
+fn decorator_fix(
+    checker: &Checker,
+    f: &ruff_python_ast::StmtFunctionDef,
+    evaled: bool,
+) -> Option<RawFix> {
+    let at = f
+        .decorator_list
+        .first()
+        .map_or(f.range().start(), |d| d.range().start());
+    let indent = own_line_indent(checker, at)?;
+    let line_start = at - TextSize::of(indent);
     let (torch, import) = checker.import_module("torch");
     let nl = if checker.source.text.contains("\r\n") {
         "\r\n"
@@ -242,7 +207,7 @@ fn decorator_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
     )];
     edits.extend(import);
     let msg = format!("Decorate with `@{torch}.no_grad()`");
-    Some(if c.eval_call.is_some() {
+    Some(if evaled {
         RawFix::safe(msg, edits)
     } else {
         RawFix::unsafe_edit(msg, edits)
@@ -255,7 +220,7 @@ fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {
         return None;
     }
     let text = checker.text(loop_range);
-    if text.contains("\"\"\"") || text.contains("'''") || text.contains('\r') {
+    if text.contains("\"\"\"") || text.contains("\'\'\'") || text.contains('\r') {
         return None;
     }
     let (torch, import) = checker.import_module("torch");
@@ -284,46 +249,6 @@ fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {
     ))
 }
 
-fn finish(checker: &mut Checker) {
-    report_pending(checker);
-    crate::rules::correctness::modes_helpers::reset(checker);
-}
-
-fn report_pending(checker: &mut Checker) {
-    let state = STATE.with_borrow_mut(std::mem::take);
-    for c in &state.pending {
-        if let Some((name, _, _)) = &c.function {
-            if state.no_grad_callees.contains(name) {
-                continue;
-            }
-        }
-        let model = &c.model;
-        let place = match &c.function {
-            Some((name, _, _)) => format!("`{name}()`"),
-            None => "this loop".to_string(),
-        };
-        let head = if c.eval_call.is_some() {
-            format!("`{model}` is in eval mode, but {place} still runs it")
-        } else {
-            format!("{place} looks like evaluation but runs `{model}`")
-        };
-        let message = format!(
-            "{head} with autograd enabled: every forward pass records a graph and keeps its activations for a backward pass that never comes, using several times the memory; wrap it in `torch.no_grad()`"
-        );
-        let fix = match (&c.function, c.module_loop) {
-            (Some(_), _) => decorator_fix(checker, c),
-            (None, Some(l)) => with_fix(checker, l),
-            _ => None,
-        };
-        let d = checker.report(c.call, message);
-        if let Some(e) = c.eval_call {
-            d.add_related(
-                e,
-                format!("`{model}` is put in eval mode here, but grad mode stays on"),
-            );
-        }
-        if let Some(fix) = fix {
-            d.set_fix(fix);
-        }
-    }
+fn finish(_checker: &mut Checker) {
+    REPORTED.with_borrow_mut(|r| r.clear());
 }
