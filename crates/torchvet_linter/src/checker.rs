@@ -335,6 +335,21 @@ impl<'a> Checker<'a> {
                 .is_some_and(|p| p.model.sees_probabilities(p.file))
     }
 
+    /// Is this file unit-test code, by path and pytest / unittest conventions (under `tests/`,
+    /// `test_*.py`, `*_test.py`, `conftest.py`, or importing pytest / unittest)? Tests run
+    /// models in every mode on purpose. A function's name never decides it: `def test(model,
+    /// loader)` in a training script is its evaluation function.
+    pub fn is_test_file(&self) -> bool {
+        match self.project() {
+            Some(p) => p.is_test_code(),
+            None => {
+                torchvet_semantic::project::is_test_path(&self.source.path)
+                    || self.mentions("import pytest")
+                    || self.mentions("import unittest")
+            }
+        }
+    }
+
     /// The file's view of the project model, when the run built one.
     pub fn project(&self) -> Option<&ProjectFile> {
         self.classes.project()

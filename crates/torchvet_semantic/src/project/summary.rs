@@ -456,18 +456,20 @@ fn is_builtin(name: &str) -> bool {
     )
 }
 
-/// Is this path unit-test code by the conventions pytest and unittest use?
+/// Is this path unit-test code by the conventions pytest uses: a module named `test_*.py`,
+/// `*_test.py` or `conftest.py`, or any file under a `tests/` directory?
 pub fn is_test_path(path: &Path) -> bool {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name
+        .strip_suffix(".py")
+        .or_else(|| name.strip_suffix(".ipynb"))
+        .unwrap_or(name);
     stem.starts_with("test_")
         || stem.ends_with("_test")
         || stem == "conftest"
-        || path.components().any(|c| {
-            matches!(
-                c.as_os_str().to_str(),
-                Some("tests" | "test" | "testing" | "unittests")
-            )
-        })
+        || path
+            .components()
+            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")))
 }
 
 /// Summarise one parsed file.

@@ -177,7 +177,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // A function that also calls backward() may be gradient-based evaluation (saliency,
     // adversarial examples), unless this call runs with autograd off: then the backward()
     // belongs to the training part of a fit-and-validate function.
-    if let Some(f) = checker.function().filter(|_| !in_no_grad) {
+    // (An evaluation loop has been checked already: its backward-free iteration and the
+    // absence of a backward consuming its outputs.)
+    if let Some(f) = checker.function().filter(|_| !in_no_grad && region.is_none()) {
         if summary(checker, f).backward.is_some() {
             return;
         }

@@ -836,24 +836,12 @@ pub(crate) fn in_model_class(checker: &Checker) -> bool {
     })
 }
 
-/// Test code: a `test*` function, or a file under `tests/` or named `test_*.py` /
-/// `*_test.py`. Tests run models in every mode on purpose.
+/// Unit-test code, by path and pytest / unittest conventions (a file under `tests/`, named
+/// `test_*.py` / `*_test.py` / `conftest.py`, or importing pytest / unittest): tests run models
+/// in every mode on purpose. A `def test(model, loader)` in a training script is its
+/// evaluation function, not a test.
 pub(crate) fn in_test_code(checker: &Checker) -> bool {
-    if checker.function().is_some_and(|f| {
-        let n = f.name.as_str();
-        n.starts_with("test") || n.starts_with("_test")
-    }) {
-        return true;
-    }
-    let path = &checker.source.path;
-    let name_is_test = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .is_some_and(|s| s.starts_with("test_") || s.ends_with("_test") || s == "conftest");
-    name_is_test
-        || path
-            .components()
-            .any(|c| c.as_os_str().to_str() == Some("tests"))
+    checker.is_test_file()
 }
 
 /// Is the call the whole of an expression statement (its result discarded)?

@@ -24,19 +24,9 @@ pub(crate) const DEVICE_FACTORIES: &[&str] = &[
 ];
 use rustc_hash::FxHashSet;
 
-/// Is the file a test module (`test_*.py`, `*_test.py`, `conftest.py`)?
+/// Is the file unit-test code ([`Checker::is_test_file`])?
 pub(crate) fn is_test_file(checker: &Checker) -> bool {
-    is_test_path(&checker.source.path)
-}
-
-/// Is this path a test module (`test_*.py`, `*_test.py`, `conftest.py`)?
-pub(crate) fn is_test_path(path: &std::path::Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let stem = name
-        .strip_suffix(".py")
-        .or_else(|| name.strip_suffix(".ipynb"))
-        .unwrap_or(name);
-    stem.starts_with("test_") || stem.ends_with("_test") || stem == "conftest"
+    checker.is_test_file()
 }
 
 /// Finds method calls by name in a suite, without entering nested functions, classes and
@@ -304,7 +294,9 @@ mod tests {
     #[test]
     fn recognises_test_files() {
         use std::path::Path;
+        use torchvet_semantic::project::is_test_path;
         assert!(is_test_path(Path::new("tests/test_train.py")));
+        assert!(is_test_path(Path::new("tests/helpers.py")));
         assert!(is_test_path(Path::new("loader_test.py")));
         assert!(is_test_path(Path::new("conftest.py")));
         assert!(!is_test_path(Path::new("train.py")));

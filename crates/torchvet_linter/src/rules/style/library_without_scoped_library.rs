@@ -59,12 +59,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     );
 }
 
-/// A file named `test_*.py` / `*_test.py`, or inside a `test`/`tests` directory.
+/// A test module by pytest's conventions, or any file under PyTorch's own `test/` directory.
 fn is_test_file(path: &std::path::Path) -> bool {
-    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-    if stem.starts_with("test_") || stem.ends_with("_test") {
-        return true;
-    }
-    path.components()
-        .any(|c| matches!(c.as_os_str().to_str(), Some("test" | "tests")))
+    torchvet_semantic::project::is_test_path(path)
+        || path
+            .components()
+            .any(|c| c.as_os_str().to_str() == Some("test"))
 }
