@@ -3,7 +3,7 @@ use super::text::{Document, Encoding};
 use super::{to_lsp, Session, FIX_ALL_KIND};
 use lsp_types::{
     CodeAction, CodeActionKind, CodeActionOrCommand, CodeActionParams, Hover, HoverContents,
-    MarkupContent, MarkupKind, Position, TextEdit, Uri, WorkspaceEdit,
+    MarkupContent, MarkupKind, NumberOrString, Position, TextEdit, Uri, WorkspaceEdit,
 };
 use std::collections::HashMap;
 use torchvet_diagnostics::{Applicability, Diagnostic};
@@ -49,8 +49,20 @@ pub(crate) fn code_actions(
     let doc = &open.doc;
     let start = doc.offset(params.range.start, enc);
     let end = doc.offset(params.range.end, enc);
+    // The findings under the range, and those the client names in the context (editors send
+    // the cursor's line diagnostics with an empty range at the cursor).
+    let named = |d: &Diagnostic| {
+        params.context.diagnostics.iter().any(|c| {
+            c.code == Some(NumberOrString::String(d.code.to_string()))
+                && c.range == doc.range(d.range.0, d.range.1, enc)
+        })
+    };
     if wants(only, &CodeActionKind::QUICKFIX) {
-        for d in open.diagnostics.iter().filter(|d| overlaps(d, start, end)) {
+        for d in open
+            .diagnostics
+            .iter()
+            .filter(|d| overlaps(d, start, end) || named(d))
+        {
             let lsp_diag = to_lsp(d, doc, uri, enc);
             if let Some(fix) = &d.fix {
                 if fix.applicability != Applicability::DisplayOnly && !fix.edits.is_empty() {

@@ -172,9 +172,24 @@ impl Session<'_> {
                         if self.connection.handle_shutdown(&req)? {
                             return Ok(());
                         }
-                        self.on_request(req)?;
+                        // A request the server cannot read is answered with an error; the
+                        // server goes on.
+                        let id = req.id.clone();
+                        let method = req.method.clone();
+                        if let Err(e) = self.on_request(req) {
+                            self.send(Response::new_err(
+                                id,
+                                lsp_server::ErrorCode::InvalidParams as i32,
+                                format!("{method}: {e}"),
+                            ))?;
+                        }
                     }
-                    Message::Notification(n) => self.on_notification(n)?,
+                    Message::Notification(n) => {
+                        let method = n.method.clone();
+                        if let Err(e) = self.on_notification(n) {
+                            eprintln!("torchvet server: {method}: {e}");
+                        }
+                    }
                     Message::Response(_) => {}
                 }
             }
@@ -279,9 +294,9 @@ impl Session<'_> {
     fn settings_changed(&mut self) -> anyhow::Result<()> {
         self.settings.clear();
         let now = Instant::now();
-        let uris: Vec<Uri> = self.documents.keys().cloned().collect();
-        for uri in uris {
-            self.pending.insert(uri, now);
+        for (uri, open) in self.documents.iter_mut() {
+            open.checked_version = None;
+            self.pending.insert(uri.clone(), now);
         }
         Ok(())
     }
