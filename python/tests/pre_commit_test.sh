@@ -51,7 +51,7 @@ grep -q "torchvet.*Failed" run1.log || { cat run1.log; fail "pre-commit did not 
 "$PRE_COMMIT" run --files util.py > run2.log 2>&1 || { cat run2.log; fail "a clean file must pass"; }
 grep -q "torchvet.*Passed" run2.log || { cat run2.log; fail "no Passed line"; }
 
-"$PRE_COMMIT" install -q >/dev/null
+"$PRE_COMMIT" install >/dev/null
 if git commit -qm "add a bug" > commit.log 2>&1; then
   fail "git commit went through despite the finding"
 fi
