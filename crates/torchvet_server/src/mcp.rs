@@ -592,6 +592,7 @@ impl McpServer {
     }
 }
 
+/// The same record as `torchvet rule NAME --format json` (plus the docs URL).
 fn rule_json(rule: &torchvet_linter::Rule, docs: Option<&str>) -> Value {
     let mut v = json!({
         "name": rule.name,
@@ -599,9 +600,9 @@ fn rule_json(rule: &torchvet_linter::Rule, docs: Option<&str>) -> Value {
         "group": rule.group.as_str(),
         "severity": rule.severity.as_str(),
         "title": rule.title,
-        "fix": rule.autofix.as_str(),
-        "default": rule.default_on,
-        "preview": rule.preview,
+        "default": rule.default_on && !rule.preview,
+        "status": if rule.preview { "preview" } else { "stable" },
+        "autofix": rule.autofix.as_str(),
         "torchfix": rule.torchfix,
         "url": torchvet_diagnostics::rule_url(rule.name),
     });

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use torchvet_diagnostics::progress::{Progress, MANY_FILES};
 use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Severity};
 use torchvet_linter::{expand_selector, LintSettings, Linter, Version};
 use torchvet_python::SourceFile;
@@ -273,11 +274,26 @@ pub fn run(args: &CheckArgs) -> u8 {
     } else {
         Mode::Lint
     };
+    let progress = Progress::items(
+        found.files.len(),
+        "files",
+        found.files.len() >= MANY_FILES
+            && matches!(
+                args.output_format,
+                None | Some(OutputFormatArg::Full | OutputFormatArg::Concise)
+            ),
+    )
+    .with_prefix("Checking");
     let outcomes: Vec<Outcome> = found
         .files
         .par_iter()
-        .map(|p| lint_one(&resolved.linter, p, mode))
+        .map(|p| {
+            let outcome = lint_one(&resolved.linter, p, mode);
+            progress.inc(1);
+            outcome
+        })
         .collect();
+    progress.finish();
     let mut diagnostics = Vec::new();
     let mut applied = Vec::new();
     let mut dropped = Vec::new();
