@@ -20,7 +20,9 @@ python3 -m venv "$OUT/tools"
 
 echo "-- maturin build --release"
 start=$(date +%s)
-"$OUT/tools/bin/maturin" build --release --quiet -o "$OUT/wheels" 2>&1 | grep -v "^\s*Compiling" || true
+"$OUT/tools/bin/maturin" build --release -o "$OUT/wheels" > "$OUT/maturin.log" 2>&1 \
+  || { tail -40 "$OUT/maturin.log"; echo "maturin build failed"; exit 1; }
+grep -E "Built wheel|manylinux" "$OUT/maturin.log" | tail -2
 wheel=$(ls "$OUT"/wheels/torchvet-*.whl)
 echo "built $(basename "$wheel") in $(( $(date +%s) - start ))s ($(du -h "$wheel" | cut -f1))"
 

@@ -111,6 +111,9 @@ pub struct CheckArgs {
     /// List the fixes that were applied.
     #[arg(long)]
     pub show_fixes: bool,
+    /// Do not read or write the result cache (.torchvet_cache/).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Benchmark baseline: only read and parse the files, run no rules.
     #[arg(long, hide = true)]
     pub parse_only: bool,

@@ -3,6 +3,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 mod args;
+mod cache;
 mod commands;
 mod printer;
 

@@ -1,5 +1,6 @@
 //! `torchvet check`: resolve settings, discover files, lint them in parallel, print.
 use crate::args::{CheckArgs, OutputFormatArg};
+use crate::cache::{self, Cache};
 use crate::printer;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
@@ -212,24 +213,36 @@ fn install_panic_hook() {
     }));
 }
 
-fn lint_one(linter: &Linter, path: &Path, mode: Mode) -> Outcome {
+fn lint_one(linter: &Linter, path: &Path, mode: Mode, cache: Option<&Cache>) -> Outcome {
     let name = display_name(path);
     IN_FILE.with(|f| f.set(true));
-    let result = std::panic::catch_unwind(AssertUnwindSafe(|| match SourceFile::load(path) {
-        Ok(source) => match mode {
-            Mode::ParseOnly => {
-                let _ = Linter::parse_only(&source);
-                Ok(FileResult::default())
-            }
-            Mode::Lint => Ok(FileResult {
-                diagnostics: linter.lint(&source, &name),
-                ..FileResult::default()
-            }),
-            Mode::Fix { unsafe_fixes, diff } => {
-                fix_file(linter, &source, &name, unsafe_fixes, diff)
-            }
+    let cached = || {
+        let (Mode::Lint, Some(c)) = (mode, cache) else {
+            return None;
+        };
+        cache::lint_cached(linter, c, &cache::NoDependencies, path, &name)
+    };
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| match cached() {
+        Some(r) => r.map(|diagnostics| FileResult {
+            diagnostics,
+            ..FileResult::default()
+        }),
+        None => match SourceFile::load(path) {
+            Ok(source) => match mode {
+                Mode::ParseOnly => {
+                    let _ = Linter::parse_only(&source);
+                    Ok(FileResult::default())
+                }
+                Mode::Lint => Ok(FileResult {
+                    diagnostics: linter.lint(&source, &name),
+                    ..FileResult::default()
+                }),
+                Mode::Fix { unsafe_fixes, diff } => {
+                    fix_file(linter, &source, &name, unsafe_fixes, diff)
+                }
+            },
+            Err(e) => Err(e.to_string()),
         },
-        Err(e) => Err(e.to_string()),
     }));
     IN_FILE.with(|f| f.set(false));
     match result {
@@ -274,6 +287,9 @@ pub fn run(args: &CheckArgs) -> u8 {
     } else {
         Mode::Lint
     };
+    let cache = (mode == Mode::Lint && !args.no_cache)
+        .then(|| Cache::open(&resolved.root, resolved.linter.settings(), VERSION))
+        .flatten();
     let progress = Progress::items(
         found.files.len(),
         "files",
@@ -288,7 +304,7 @@ pub fn run(args: &CheckArgs) -> u8 {
         .files
         .par_iter()
         .map(|p| {
-            let outcome = lint_one(&resolved.linter, p, mode);
+            let outcome = lint_one(&resolved.linter, p, mode, cache.as_ref());
             progress.inc(1);
             outcome
         })
