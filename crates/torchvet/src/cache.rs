@@ -2,20 +2,25 @@
 //!
 //! An entry holds one file's findings (before per-file-ignores, without the file name, which
 //! is filled in on reading) under a key made of:
-//! - the torchvet version and the effective lint settings (the directory the entries live in:
-//!   `.torchvet_cache/<version>/<settings fingerprint>/`);
+//! - the torchvet version and build, and the effective lint settings (the directory the
+//!   entries live in: `.torchvet_cache/<version>-<build>/<settings fingerprint>/`);
 //! - the file's content (xxh3-128 of its bytes, and whether it is a notebook);
 //! - the fingerprint of the facts the file's findings depend on from other files
 //!   ([`DependencyFingerprint`]). With the per-file linter that is nothing; once rules read
 //!   the whole-project model, it is the hash of the summaries of the modules the file
 //!   depends on, so an edit elsewhere invalidates exactly the files that read it.
 //!
-//! Writes go through a temporary file renamed into place, so a reader never sees half an
-//! entry; an entry that cannot be read or decoded is treated as missing and rewritten. Only
-//! plain lint runs use the cache (never `--fix`, `--diff` or the benchmark modes).
+//! Entries live in 256 shard files (by key), each read at most once and written at most once
+//! per run, through a temporary file renamed into place, so a reader never sees half a shard;
+//! a shard that cannot be read or decoded counts as empty and is rewritten. Two runs at once
+//! may each write a shard: the last one wins, and the other's new entries are simply missed
+//! next time. Only plain lint runs use the cache (never `--fix`, `--diff` or the benchmark
+//! modes).
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use torchvet_diagnostics::{Applicability, Diagnostic, Edit, Fix, Location, Related};
 use torchvet_linter::{all_rules, find_rule, LintSettings, Linter};
 use torchvet_python::SourceFile;
@@ -41,9 +46,22 @@ impl DependencyFingerprint for NoDependencies {
     }
 }
 
+/// Entries are spread over this many shard files, each read once and written once per run
+/// (one file per source file costs an inode creation each: slower than linting).
+const SHARDS: usize = 256;
+
 /// An open cache directory for one version and one set of settings.
 pub struct Cache {
     dir: PathBuf,
+    shards: Vec<Mutex<Shard>>,
+}
+
+/// One shard: its entries (loaded on first use), and whether it must be written back.
+#[derive(Default)]
+struct Shard {
+    loaded: bool,
+    dirty: bool,
+    entries: HashMap<String, Vec<CachedDiagnostic>>,
 }
 
 /// Which build of the binary this is (its size and modification time): a rebuilt or
@@ -102,12 +120,31 @@ impl Cache {
                 "Signature: 8a477f597d28d172789f06886806bc55\n# torchvet's result cache\n",
             );
         }
-        Some(Self { dir })
+        Some(Self {
+            dir,
+            shards: (0..SHARDS).map(|_| Mutex::default()).collect(),
+        })
     }
 
-    fn entry_path(&self, key: u128) -> PathBuf {
-        let hex = format!("{key:032x}");
-        self.dir.join(&hex[..2]).join(&hex[2..])
+    fn shard_path(&self, shard: usize) -> PathBuf {
+        self.dir.join(format!("{shard:02x}.json"))
+    }
+
+    /// The shard of a key, loaded from disk on first use (an unreadable or corrupt shard file
+    /// counts as empty and is rewritten at the next flush).
+    fn shard(&self, key: u128) -> MutexGuard<'_, Shard> {
+        let i = (key as usize) % SHARDS;
+        let mut shard = self.shards[i].lock().unwrap_or_else(|e| e.into_inner());
+        if !shard.loaded {
+            shard.loaded = true;
+            if let Ok(bytes) = std::fs::read(self.shard_path(i)) {
+                match serde_json::from_slice::<ShardFile>(&bytes) {
+                    Ok(f) if f.format == FORMAT => shard.entries = f.entries,
+                    _ => shard.dirty = true,
+                }
+            }
+        }
+        shard
     }
 
     /// The key of a file's content (and what it depends on).
@@ -122,41 +159,55 @@ impl Cache {
     }
 
     /// The cached findings for `key`, with `filename` filled in; `None` when there is no
-    /// entry or it is unreadable.
+    /// entry or it is unusable (a rule this binary does not know).
     pub fn get(&self, key: u128, filename: &str) -> Option<Vec<Diagnostic>> {
-        let bytes = std::fs::read(self.entry_path(key)).ok()?;
-        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
-        if entry.format != FORMAT {
-            return None;
-        }
+        let shard = self.shard(key);
+        let entry = shard.entries.get(&format!("{key:032x}"))?;
         entry
-            .diagnostics
-            .into_iter()
-            .map(|d| d.into_diagnostic(filename))
+            .iter()
+            .map(|d| d.clone().into_diagnostic(filename))
             .collect()
     }
 
-    /// Store a file's findings (atomically; failures are ignored: the cache is an
-    /// optimisation).
+    /// Remember a file's findings; written by [`Cache::flush`].
     pub fn put(&self, key: u128, diagnostics: &[Diagnostic]) {
-        let entry = Entry {
-            format: FORMAT,
-            diagnostics: diagnostics.iter().map(CachedDiagnostic::from).collect(),
-        };
-        let path = self.entry_path(key);
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        let Ok(json) = serde_json::to_vec(&entry) else {
-            return;
-        };
-        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
-            if tmp.write_all(&json).is_ok() {
-                let _ = tmp.persist(&path);
+        let mut shard = self.shard(key);
+        shard.entries.insert(
+            format!("{key:032x}"),
+            diagnostics.iter().map(CachedDiagnostic::from).collect(),
+        );
+        shard.dirty = true;
+    }
+
+    /// Write the shards that changed, each atomically (temporary file renamed into place).
+    /// Failures are ignored: the cache is an optimisation.
+    pub fn flush(&self) {
+        for (i, shard) in self.shards.iter().enumerate() {
+            let mut shard = shard.lock().unwrap_or_else(|e| e.into_inner());
+            if !shard.dirty {
+                continue;
             }
+            let file = ShardFile {
+                format: FORMAT,
+                entries: std::mem::take(&mut shard.entries),
+            };
+            if let Ok(json) = serde_json::to_vec(&file) {
+                if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(&self.dir) {
+                    if tmp.write_all(&json).is_ok() {
+                        let _ = tmp.persist(self.shard_path(i));
+                    }
+                }
+            }
+            shard.entries = file.entries;
+            shard.dirty = false;
         }
     }
+}
+
+#[derive(Serialize, Deserialize)]
+struct ShardFile {
+    format: u32,
+    entries: HashMap<String, Vec<CachedDiagnostic>>,
 }
 
 /// Lint one file through the cache: its findings from the cache when its content (and what
@@ -184,13 +235,7 @@ pub fn lint_cached(
     Some(Ok(diagnostics))
 }
 
-#[derive(Serialize, Deserialize)]
-struct Entry {
-    format: u32,
-    diagnostics: Vec<CachedDiagnostic>,
-}
-
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct CachedDiagnostic {
     code: String,
     message: String,
@@ -203,14 +248,14 @@ struct CachedDiagnostic {
     source_line: Option<String>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct CachedFix {
     applicability: u8,
     message: String,
     edits: Vec<CachedEdit>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct CachedEdit {
     content: String,
     start: usize,
@@ -219,7 +264,7 @@ struct CachedEdit {
     end_location: (usize, usize),
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct CachedRelated {
     message: String,
     location: (usize, usize),
@@ -347,13 +392,16 @@ mod tests {
     #[test]
     fn round_trip_keeps_every_field() {
         let d = tempfile::tempdir().unwrap();
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
         let text = "import torch\nm = torch.load('x.pt')\nfor x, y in loader:\n    loss = model(x)\n    loss.backward()\n    opt.step()\n";
         let diags = lint(text);
         assert!(diags.iter().any(|d| d.fix.is_some()));
         let key = Cache::key(text.as_bytes(), false, None);
+        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
         assert!(cache.get(key, "t.py").is_none());
         cache.put(key, &diags);
+        cache.flush();
+        // A new run reads what the last one wrote.
+        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
         assert_eq!(cache.get(key, "t.py").unwrap(), diags);
         // Another name for the same content: same findings, that name.
         assert!(cache
@@ -381,24 +429,25 @@ mod tests {
     }
 
     #[test]
-    fn corrupt_entries_are_misses_and_get_rewritten() {
+    fn corrupt_shards_and_stale_entries_are_misses_and_get_rewritten() {
         let d = tempfile::tempdir().unwrap();
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
         let key = Cache::key(b"import torch\n", false, None);
-        let path = cache.entry_path(key);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, b"{\"format\": 1, \"diagnostics\": [{\"code\": ").unwrap();
+        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        let path = cache.shard_path((key as usize) % SHARDS);
+        std::fs::write(&path, b"{\"format\": 1, \"entries\": {\"").unwrap();
         assert!(cache.get(key, "t.py").is_none());
-        std::fs::write(
-            &path,
-            br#"{"format":1,"diagnostics":[{"code":"TV99999","message":"","location":[1,1],"end_location":[1,1],"cell":null,"fix":null,"related":[],"range":[0,0],"source_line":null}]}"#,
-        )
-        .unwrap();
+        cache.put(key, &[]);
+        cache.flush();
+        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        assert_eq!(cache.get(key, "t.py").unwrap(), vec![]);
+        let stale = format!(
+            r#"{{"format":1,"entries":{{"{key:032x}":[{{"code":"TV99999","message":"","location":[1,1],"end_location":[1,1],"cell":null,"fix":null,"related":[],"range":[0,0],"source_line":null}}]}}}}"#
+        );
+        std::fs::write(&path, stale).unwrap();
+        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
         assert!(
             cache.get(key, "t.py").is_none(),
             "unknown rule: stale entry"
         );
-        cache.put(key, &[]);
-        assert_eq!(cache.get(key, "t.py").unwrap(), vec![]);
     }
 }

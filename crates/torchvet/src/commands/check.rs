@@ -310,6 +310,9 @@ pub fn run(args: &CheckArgs) -> u8 {
         })
         .collect();
     progress.finish();
+    if let Some(c) = &cache {
+        c.flush();
+    }
     let mut diagnostics = Vec::new();
     let mut applied = Vec::new();
     let mut dropped = Vec::new();
