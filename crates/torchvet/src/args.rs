@@ -114,6 +114,10 @@ pub struct CheckArgs {
     /// Do not read or write the result cache (.torchvet_cache/).
     #[arg(long)]
     pub no_cache: bool,
+    /// Where to keep the result cache [default: .torchvet_cache next to the configuration
+    /// file, else in the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// Benchmark baseline: only read and parse the files, run no rules.
     #[arg(long, hide = true)]
     pub parse_only: bool,

@@ -100,10 +100,10 @@ fn settings_fingerprint(settings: &LintSettings) -> u128 {
 }
 
 impl Cache {
-    /// The cache under `root/.torchvet_cache` for these settings. `None` when the directory
-    /// cannot be created (read-only checkout...): the run goes on without a cache.
-    pub fn open(root: &Path, settings: &LintSettings, version: &str) -> Option<Self> {
-        let base = root.join(".torchvet_cache");
+    /// The cache under `base` (by default `<project root>/.torchvet_cache`) for these
+    /// settings. `None` when the directory cannot be created (read-only checkout...): the run
+    /// goes on without a cache.
+    pub fn open(base: &Path, settings: &LintSettings, version: &str) -> Option<Self> {
         let dir = base
             .join(format!("{version}-{:016x}", build_id()))
             .join(format!("{:032x}", settings_fingerprint(settings)));
@@ -396,12 +396,22 @@ mod tests {
         let diags = lint(text);
         assert!(diags.iter().any(|d| d.fix.is_some()));
         let key = Cache::key(text.as_bytes(), false, None);
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        let cache = Cache::open(
+            &d.path().join(".torchvet_cache"),
+            &LintSettings::default(),
+            "test",
+        )
+        .unwrap();
         assert!(cache.get(key, "t.py").is_none());
         cache.put(key, &diags);
         cache.flush();
         // A new run reads what the last one wrote.
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        let cache = Cache::open(
+            &d.path().join(".torchvet_cache"),
+            &LintSettings::default(),
+            "test",
+        )
+        .unwrap();
         assert_eq!(cache.get(key, "t.py").unwrap(), diags);
         // Another name for the same content: same findings, that name.
         assert!(cache
@@ -432,19 +442,34 @@ mod tests {
     fn corrupt_shards_and_stale_entries_are_misses_and_get_rewritten() {
         let d = tempfile::tempdir().unwrap();
         let key = Cache::key(b"import torch\n", false, None);
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        let cache = Cache::open(
+            &d.path().join(".torchvet_cache"),
+            &LintSettings::default(),
+            "test",
+        )
+        .unwrap();
         let path = cache.shard_path((key as usize) % SHARDS);
         std::fs::write(&path, b"{\"format\": 1, \"entries\": {\"").unwrap();
         assert!(cache.get(key, "t.py").is_none());
         cache.put(key, &[]);
         cache.flush();
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        let cache = Cache::open(
+            &d.path().join(".torchvet_cache"),
+            &LintSettings::default(),
+            "test",
+        )
+        .unwrap();
         assert_eq!(cache.get(key, "t.py").unwrap(), vec![]);
         let stale = format!(
             r#"{{"format":1,"entries":{{"{key:032x}":[{{"code":"TV99999","message":"","location":[1,1],"end_location":[1,1],"cell":null,"fix":null,"related":[],"range":[0,0],"source_line":null}}]}}}}"#
         );
         std::fs::write(&path, stale).unwrap();
-        let cache = Cache::open(d.path(), &LintSettings::default(), "test").unwrap();
+        let cache = Cache::open(
+            &d.path().join(".torchvet_cache"),
+            &LintSettings::default(),
+            "test",
+        )
+        .unwrap();
         assert!(
             cache.get(key, "t.py").is_none(),
             "unknown rule: stale entry"

@@ -355,6 +355,14 @@ fn the_result_cache_is_used_and_can_be_turned_off() {
     assert_eq!(code, 0);
     let (code, out, _) = run(dir.path(), &["check", "--output-format", "json"]);
     assert_eq!((code, out.trim()), (0, "[]"));
+    // --cache-dir puts it elsewhere.
+    let other = dir.path().join("elsewhere");
+    let (code, _, _) = run(
+        dir.path(),
+        &["check", "--cache-dir", other.to_str().unwrap()],
+    );
+    assert_eq!(code, 0);
+    assert!(other.join("CACHEDIR.TAG").is_file());
 }
 
 fn walk_files(dir: &Path) -> Vec<PathBuf> {

@@ -288,7 +288,11 @@ pub fn run(args: &CheckArgs) -> u8 {
         Mode::Lint
     };
     let cache = (mode == Mode::Lint && !args.no_cache)
-        .then(|| Cache::open(&resolved.root, resolved.linter.settings(), VERSION))
+        .then(|| {
+            let base =
+                (args.cache_dir.clone()).unwrap_or_else(|| resolved.root.join(".torchvet_cache"));
+            Cache::open(&base, resolved.linter.settings(), VERSION)
+        })
         .flatten();
     let progress = Progress::items(
         found.files.len(),
