@@ -76,6 +76,7 @@ async def main(binary: str) -> None:
                 assert data["count"] == len(data["findings"])
                 assert "missing-zero-grad" in result.content[0].text
                 assert train.read_text() == BUGGY, "check without fix: true must not write"
+                assert sorted(p.name for p in root.iterdir()) == ["train.py"], list(root.iterdir())
 
                 refused = await session.call_tool("check", {"paths": ["../outside.py"]})
                 assert refused.is_error, refused

@@ -291,6 +291,23 @@ impl McpServer {
     }
 }
 
+/// The user's cache directory for this workspace (`$XDG_CACHE_HOME/torchvet/mcp/<hash>`, or
+/// `~/.cache/...`), or `None` when there is no such directory.
+fn cache_dir(root: &Path) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut h);
+    Some(
+        base.join("torchvet")
+            .join("mcp")
+            .join(format!("{:016x}", h.finish())),
+    )
+}
+
 fn strings(list: &[String]) -> String {
     list.join(",")
 }
@@ -332,6 +349,12 @@ impl McpServer {
         }
         if p.fix {
             args.push("--fix".into());
+        }
+        // The result cache lives outside the workspace: without `fix`, nothing is written
+        // there.
+        match cache_dir(&self.roots[0]) {
+            Some(dir) => args.push(format!("--cache-dir={}", dir.display())),
+            None => args.push("--no-cache".into()),
         }
         let (value, errors) = match self.run_json(&args).await {
             Ok(v) => v,
