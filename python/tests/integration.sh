@@ -63,6 +63,9 @@ echo
 
 if [ "${TORCHVET_PRECOMMIT_TEST:-0}" = 1 ]; then
   echo "-- pre-commit"
-  CARGO_TARGET_DIR="$REPO/target" python/tests/pre_commit_test.sh "$REPO/$OUT/tools/bin/pre-commit"
+  # Its own target directory: a second checkout of the same workspace must never share one
+  # (cargo matches units by workspace-relative paths and source mtimes, so the other
+  # checkout's binary can be taken as up to date for this one).
+  CARGO_TARGET_DIR="$REPO/target/pre-commit" python/tests/pre_commit_test.sh "$REPO/$OUT/tools/bin/pre-commit"
 fi
 echo "reach tests passed"

@@ -7,6 +7,9 @@
 #      changes files); the next run passes and the commit goes through.
 # pre-commit installs the hook by building this repository (committed HEAD) with pip and
 # maturin: the first run compiles torchvet (minutes); PRE_COMMIT_HOME keeps the result.
+# CARGO_TARGET_DIR may point at a dedicated directory to reuse compiled dependencies between
+# runs, but never at this checkout's own target/: cargo would take the clone's binary for
+# this checkout's (same workspace-relative paths; freshness judged by source mtimes).
 # Usage: python/tests/pre_commit_test.sh [pre-commit executable]
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
