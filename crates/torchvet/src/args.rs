@@ -29,6 +29,21 @@ pub enum Command {
     Project(torchvet_project::cli::ProjectArgs),
     /// A static model card for each nn.Module subclass: layer tree, parameter counts, expected state_dict.
     Summary(torchvet_summary::cli::SummaryArgs),
+    /// Run the language server (LSP) over stdio, for editors.
+    Server(ServerArgs),
+    /// Run the Model Context Protocol server over stdio, for AI coding agents.
+    Mcp(McpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServerArgs {}
+
+#[derive(Args, Debug)]
+pub struct McpArgs {
+    /// Directories the tools may read (repeatable) [default: the current directory]. Paths
+    /// outside them are refused.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -96,6 +111,13 @@ pub struct CheckArgs {
     /// List the fixes that were applied.
     #[arg(long)]
     pub show_fixes: bool,
+    /// Do not read or write the result cache (.torchvet_cache/).
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Where to keep the result cache [default: .torchvet_cache next to the configuration
+    /// file, else in the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// Benchmark baseline: only read and parse the files, run no rules.
     #[arg(long, hide = true)]
     pub parse_only: bool,

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod args;
+mod cache;
 mod commands;
 mod printer;
 
@@ -50,6 +51,8 @@ fn main() -> ExitCode {
         args::Command::Review(a) => u8::try_from(torchvet_review::cli::run(&a)).unwrap_or(2),
         args::Command::Project(a) => u8::try_from(torchvet_project::cli::run(&a)).unwrap_or(2),
         args::Command::Summary(a) => u8::try_from(torchvet_summary::cli::run(&a)).unwrap_or(2),
+        args::Command::Server(_) => commands::serve::lsp(),
+        args::Command::Mcp(a) => commands::serve::mcp(&a),
     };
     ExitCode::from(code)
 }

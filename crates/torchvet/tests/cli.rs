@@ -464,4 +464,68 @@ fn safe_fixes_keep_behaviour_on_a_project_that_saves_whole_objects() {
             .unwrap();
         assert!(status.success());
     }
+#[test]
+fn the_result_cache_is_used_and_can_be_turned_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("train.py");
+    std::fs::write(&file, "import torch\nm = torch.load('x.pt')\n").unwrap();
+    let cache = dir.path().join(".torchvet_cache");
+    // --no-cache writes nothing.
+    let (code, plain, _) = run(
+        dir.path(),
+        &["check", "--no-cache", "--output-format", "json"],
+    );
+    assert_eq!(code, 1);
+    assert!(!cache.exists());
+    // First run fills the cache, the second reads it: the same output.
+    let (_, first, _) = run(dir.path(), &["check", "--output-format", "json"]);
+    assert!(cache.join(".gitignore").is_file());
+    let entries = walk_files(&cache);
+    assert!(
+        entries
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "json")),
+        "{entries:?}"
+    );
+    let (_, second, _) = run(dir.path(), &["check", "--output-format", "json"]);
+    assert_eq!(first, plain);
+    assert_eq!(second, plain);
+    // Corrupt entries are ignored and rewritten.
+    for e in walk_files(&cache)
+        .iter()
+        .filter(|p| !p.ends_with(".gitignore") && !p.ends_with("CACHEDIR.TAG"))
+    {
+        std::fs::write(e, b"{not json").unwrap();
+    }
+    let (code, third, err) = run(dir.path(), &["check", "--output-format", "json"]);
+    assert_eq!(
+        (code, third.as_str(), err.as_str()),
+        (1, plain.as_str(), "")
+    );
+    // An edit is seen (entries are keyed by content), and --fix never reads the cache.
+    let (code, _, _) = run(dir.path(), &["check", "--fix", "--quiet"]);
+    assert_eq!(code, 0);
+    let (code, out, _) = run(dir.path(), &["check", "--output-format", "json"]);
+    assert_eq!((code, out.trim()), (0, "[]"));
+    // --cache-dir puts it elsewhere.
+    let other = dir.path().join("elsewhere");
+    let (code, _, _) = run(
+        dir.path(),
+        &["check", "--cache-dir", other.to_str().unwrap()],
+    );
+    assert_eq!(code, 0);
+    assert!(other.join("CACHEDIR.TAG").is_file());
+}
+
+fn walk_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk_files(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

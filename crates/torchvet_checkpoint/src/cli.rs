@@ -1,7 +1,7 @@
 //! The `torchvet ckpt` subcommand: scan, inspect, convert, diff.
 
 use crate::convert::{ConvertOptions, SharedPolicy};
-use crate::scan::{collect_files, scan_many, ScanOptions};
+use crate::scan::{collect_files, ScanOptions};
 use crate::{output, Verdict};
 use std::io::Write;
 use std::path::PathBuf;
@@ -177,6 +177,8 @@ pub fn run(args: &CkptArgs) -> i32 {
     }
 }
 
+use torchvet_diagnostics::progress::{Progress, LARGE_FILE, MANY_CHECKPOINTS};
+
 fn run_scan(a: &ScanArgs) -> i32 {
     for p in &a.paths {
         if !p.exists() {
@@ -188,7 +190,15 @@ fn run_scan(a: &ScanArgs) -> i32 {
         }
     }
     let files = collect_files(&a.paths);
-    let reports = scan_many(&files, &ScanOptions::default());
+    let bar = Progress::items(
+        files.len(),
+        "checkpoints",
+        a.format == ScanFormat::Text && files.len() >= MANY_CHECKPOINTS,
+    )
+    .with_prefix("Scanning");
+    let reports =
+        crate::scan::scan_many_with_progress(&files, &ScanOptions::default(), &|| bar.inc(1));
+    bar.finish();
     let text = match a.format {
         ScanFormat::Json => output::render_json(&reports),
         ScanFormat::Sarif => output::render_sarif(&reports),
@@ -283,7 +293,21 @@ fn run_convert(a: &ConvertArgs) -> i32 {
         verify: a.verify,
     };
     let start = std::time::Instant::now();
-    match crate::convert::convert(&a.input, &a.output, &opts) {
+    let mut bar: Option<Progress> = None;
+    let converted =
+        crate::convert::convert_with_progress(&a.input, &a.output, &opts, &mut |done, total| {
+            match &bar {
+                Some(b) => b.set(done),
+                None => {
+                    bar =
+                        Some(Progress::bytes(total, total >= LARGE_FILE).with_prefix("Converting"));
+                }
+            }
+        });
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    match converted {
         Ok(s) => {
             for n in &s.notes {
                 eprintln!("note: {n}");

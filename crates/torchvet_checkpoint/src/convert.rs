@@ -94,6 +94,16 @@ pub fn convert(
     output: &Path,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary, Error> {
+    convert_with_progress(input, output, opts, &mut |_, _| {})
+}
+
+/// [`convert`], calling `progress(written, total)` as tensor bytes are written.
+pub fn convert_with_progress(
+    input: &Path,
+    output: &Path,
+    opts: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary, Error> {
     let ck = Checkpoint::open(input)?;
     let src = FileSource::open(input).map_err(|e| Error::io(input, e))?;
     let named = tensors_under(&ck, opts.key.as_deref())?;
@@ -230,10 +240,15 @@ pub fn convert(
         w.write_all(&(hbytes.len() as u64).to_le_bytes())
             .map_err(|e| Error::io(&tmp, e))?;
         w.write_all(&hbytes).map_err(|e| Error::io(&tmp, e))?;
+        let total = off;
+        let mut done = 0u64;
+        progress(0, total);
         for (n, t) in &entries {
             let mut written = 0u64;
             ck.stream_tensor(&src, t, &mut |b: &[u8]| {
                 written += b.len() as u64;
+                done += b.len() as u64;
+                progress(done, total);
                 w.write_all(b)
             })
             .map_err(|e| Error::Invalid(format!("{n}: {e}")))?;

@@ -1090,6 +1090,22 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: u32) {
 
 /// Scan many files in parallel, results in input order.
 pub fn scan_many(files: &[PathBuf], opts: &ScanOptions) -> Vec<ScanReport> {
+    scan_many_with_progress(files, opts, &|| {})
+}
+
+/// [`scan_many`], calling `done()` after each file.
+pub fn scan_many_with_progress(
+    files: &[PathBuf],
+    opts: &ScanOptions,
+    done: &(dyn Fn() + Sync),
+) -> Vec<ScanReport> {
     use rayon::prelude::*;
-    files.par_iter().map(|f| scan_path_with(f, opts)).collect()
+    files
+        .par_iter()
+        .map(|f| {
+            let r = scan_path_with(f, opts);
+            done();
+            r
+        })
+        .collect()
 }

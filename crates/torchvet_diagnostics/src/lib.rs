@@ -5,6 +5,7 @@
 //! notebook cell when there is one), and an optional fix. Renderers know nothing of the CLI.
 #![deny(missing_docs)]
 
+pub mod progress;
 mod render;
 
 pub use render::{render, OutputFormat, RenderOptions};

@@ -23,6 +23,8 @@ pub struct ReviewArgs {
     pub format: ReviewFormat,
 }
 
+use torchvet_diagnostics::progress::{Progress, MANY_FILES};
+
 /// Run the command: print the review to stdout. Returns the exit code: 0 when the review was
 /// produced, 2 when it could not be (error on stderr).
 pub fn run(args: &ReviewArgs) -> i32 {
@@ -31,7 +33,19 @@ pub fn run(args: &ReviewArgs) -> i32 {
     } else {
         args.paths.clone()
     };
-    match crate::review(&paths) {
+    // A bar for long reviews (created once the number of files is known), never for JSON.
+    let mut bar: Option<Progress> = None;
+    let json = matches!(args.format, ReviewFormat::Json);
+    let result = crate::review_with_progress(&paths, &mut |_, total| {
+        bar.get_or_insert_with(|| {
+            Progress::items(total, "files", !json && total >= MANY_FILES).with_prefix("Reviewing")
+        })
+        .inc(1);
+    });
+    if let Some(b) = &bar {
+        b.finish();
+    }
+    match result {
         Ok(r) => {
             let text = match args.format {
                 ReviewFormat::Markdown => crate::render_markdown(&r),

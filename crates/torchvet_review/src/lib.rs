@@ -284,6 +284,14 @@ fn display_path(path: &Path) -> String {
 
 /// Review `paths` (files or directories).
 pub fn review(paths: &[PathBuf]) -> Result<Review, ReviewError> {
+    review_with_progress(paths, &mut |_, _| {})
+}
+
+/// Review `paths`, calling `progress(done, total)` after each file.
+pub fn review_with_progress(
+    paths: &[PathBuf],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Review, ReviewError> {
     if paths.is_empty() {
         return Err(ReviewError::NoPaths);
     }
@@ -315,7 +323,9 @@ pub fn review(paths: &[PathBuf]) -> Result<Review, ReviewError> {
     let mut files = Vec::new();
     let mut diagnostics = Vec::new();
     let mut cards = Vec::new();
-    for path in &found.files {
+    let total = found.files.len();
+    for (done, path) in found.files.iter().enumerate() {
+        progress(done, total);
         let display = display_path(path);
         let source = match SourceFile::load(path) {
             Ok(s) => s,

@@ -1,11 +1,13 @@
 //! `torchvet check`: resolve settings, discover files, lint them in parallel, print.
 use crate::args::{CheckArgs, OutputFormatArg};
+use crate::cache::{self, Cache};
 use crate::printer;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
+use torchvet_diagnostics::progress::{Progress, MANY_FILES};
 use torchvet_diagnostics::{render, Diagnostic, OutputFormat, RenderOptions, Severity};
 use torchvet_linter::project::{load_project, Loaded};
 use torchvet_linter::{expand_selector, FileContext, LintSettings, Linter, Version};
@@ -239,6 +241,23 @@ fn catch_file(name: String, f: impl FnOnce() -> Result<FileResult, String>) -> O
     }
 }
 
+/// Every file's findings from the cache under the whole-tree hash, when all are there.
+fn cached_tree(cache: &Cache, tree: &cache::TreeState, files: &[PathBuf]) -> Option<Vec<Outcome>> {
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let key = tree.tree_key(i)?;
+            cache.get(key, &display_name(p)).map(|d| {
+                Outcome::Findings(FileResult {
+                    diagnostics: d,
+                    ..FileResult::default()
+                })
+            })
+        })
+        .collect()
+}
+
 /// The benchmark baseline: read and parse, nothing else.
 fn parse_one(path: &Path) -> Outcome {
     catch_file(display_name(path), || {
@@ -303,8 +322,45 @@ pub fn run(args: &CheckArgs) -> u8 {
         Mode::Lint
     };
     let targets = resolved.per_file_targets.as_ref();
+    let cache = (mode == Mode::Lint && !args.no_cache)
+        .then(|| {
+            let base =
+                (args.cache_dir.clone()).unwrap_or_else(|| resolved.root.join(".torchvet_cache"));
+            Cache::open(&base, resolved.linter.settings(), VERSION)
+        })
+        .flatten();
+    let progress = Progress::items(
+        found.files.len(),
+        "files",
+        found.files.len() >= MANY_FILES
+            && matches!(
+                args.output_format,
+                None | Some(OutputFormatArg::Full | OutputFormatArg::Concise)
+            ),
+    )
+    .with_prefix("Checking");
+    // The target torch of each file is part of what its findings depend on.
+    let target_of = |p: &Path| -> Option<Option<Version>> {
+        targets.map(|t| t.for_path(p).and_then(|d| d.max))
+    };
+    let tree = cache.as_ref().map(|_| {
+        cache::TreeState::read(&found.files, &|p| {
+            use std::hash::{Hash, Hasher};
+            let mut h = rustc_hash::FxHasher::default();
+            format!("{:?}", target_of(p)).hash(&mut h);
+            h.finish()
+        })
+    });
     let outcomes: Vec<Outcome> = if mode == Mode::ParseOnly {
         found.files.par_iter().map(|p| parse_one(p)).collect()
+    } else if let Some(hits) = cache
+        .as_ref()
+        .zip(tree.as_ref())
+        .and_then(|(c, t)| cached_tree(c, t, &found.files))
+    {
+        // Nothing in the checked tree changed since a cached run: every file's findings come
+        // back without reading a syntax tree.
+        hits
     } else if args.no_project {
         // Each file alone, in one pass (read, parse, lint).
         found
@@ -312,25 +368,65 @@ pub fn run(args: &CheckArgs) -> u8 {
             .par_iter()
             .map(|p| {
                 let (loaded, _) = load_project(std::slice::from_ref(p), &[], false);
-                loaded
+                let outcome = loaded
                     .first()
                     .map(|l| lint_loaded(&resolved.linter, l, mode, targets))
-                    .unwrap_or_else(|| Outcome::Error(display_name(p), "not read".into()))
+                    .unwrap_or_else(|| Outcome::Error(display_name(p), "not read".into()));
+                progress.inc(1);
+                outcome
             })
             .collect()
     } else {
         // Phase 1: every file read, parsed and summarised once; the project model linked.
-        // Phase 2: the rules, per file, against the model.
+        // Phase 2: the rules, per file, against the model (through the cache when on: a file
+        // whose content and view of the project are unchanged is not analysed again).
         let (loaded, model) = load_project(&found.files, &paths, true);
         let outcomes = loaded
             .par_iter()
-            .map(|l| lint_loaded(&resolved.linter, l, mode, targets))
+            .enumerate()
+            .map(|(i, l)| {
+                let outcome = match (&cache, &tree, &l.state) {
+                    (Some(c), Some(t), Ok(f)) => {
+                        let deps = f.project.as_ref().map_or(0, |p| p.model.view_digest(p.file));
+                        match t.file_key(i, u128::from(deps)) {
+                            Some(key) => {
+                                let name = display_name(&l.path);
+                                let outcome = match c.get(key, &name) {
+                                    Some(d) => Outcome::Findings(FileResult {
+                                        diagnostics: d,
+                                        ..FileResult::default()
+                                    }),
+                                    None => {
+                                        let o = lint_loaded(&resolved.linter, l, mode, targets);
+                                        if let Outcome::Findings(r) = &o {
+                                            c.put(key, &r.diagnostics);
+                                        }
+                                        o
+                                    }
+                                };
+                                if let (Outcome::Findings(r), Some(tk)) = (&outcome, t.tree_key(i)) {
+                                    c.put(tk, &r.diagnostics);
+                                }
+                                outcome
+                            }
+                            None => lint_loaded(&resolved.linter, l, mode, targets),
+                        }
+                    }
+                    _ => lint_loaded(&resolved.linter, l, mode, targets),
+                };
+                progress.inc(1);
+                outcome
+            })
             .collect();
         // Freeing every tree and summary one by one costs time for nothing at exit.
         std::mem::forget(loaded);
         std::mem::forget(model);
         outcomes
     };
+    progress.finish();
+    if let Some(c) = &cache {
+        c.flush();
+    }
     let mut diagnostics = Vec::new();
     let mut applied = Vec::new();
     let mut dropped = Vec::new();

@@ -1,3 +1,4 @@
 pub mod check;
 pub mod checkpoints;
 pub mod rule;
+pub mod serve;

@@ -88,7 +88,7 @@ pub enum Entity {
 }
 
 /// A class, in the project or outside it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ClassRef {
     /// A project class.
     Project(ClassId),
@@ -97,7 +97,7 @@ pub enum ClassRef {
 }
 
 /// DataLoader facts.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LoaderFacts {
     /// `shuffle=` literal value.
     pub shuffle: Option<bool>,
@@ -106,7 +106,7 @@ pub struct LoaderFacts {
 }
 
 /// What a value resolves to.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, Hash)]
 pub struct Resolved {
     /// Its kind.
     pub kind: Kind,
@@ -185,7 +185,7 @@ impl Resolved {
 }
 
 /// A training event of a function, composed through the functions it calls.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct FlatEvent {
     /// What.
     pub kind: EventKind,
@@ -1397,6 +1397,139 @@ impl ProjectModel {
             .and_then(|e| e.get(f.index as usize))
             .map(Vec::as_slice)
             .unwrap_or(&[])
+    }
+
+    /// A digest of everything the analysis of file `id` can read from the rest of the project:
+    /// what its imports and references resolve to (and those classes' and functions' facts),
+    /// what its parameters receive at call sites in other files, which of its functions are
+    /// called under `no_grad` or after `eval()`, and its gates. Two runs where this digest and
+    /// the file's own content are equal give the same findings for the file, whatever else
+    /// changed (the cache's dependency fingerprint; an edit that changes no fact another file
+    /// reads re-checks only the edited file).
+    pub fn view_digest(&self, id: FileId) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        let f = &self.files[id as usize];
+        let entity_facts = |e: &Option<Entity>, h: &mut rustc_hash::FxHasher| match e {
+            None => 0u8.hash(h),
+            Some(Entity::External(q)) => {
+                1u8.hash(h);
+                q.hash(h);
+            }
+            Some(Entity::Module(m)) => {
+                2u8.hash(h);
+                self.files[*m as usize].path.hash(h);
+            }
+            Some(Entity::Class(c)) => {
+                3u8.hash(h);
+                self.class_facts(*c, h);
+            }
+            Some(Entity::Function(g)) => {
+                4u8.hash(h);
+                self.files[g.file as usize].path.hash(h);
+                self.func(*g).name.hash(h);
+                let r = self.resolve_val_in(*g, &self.func(*g).returns, 1, &|_| {
+                    Resolved::default()
+                });
+                self.hash_resolved(&r, h);
+                self.func(*g).return_props.hash(h);
+                self.events(*g).hash(h);
+            }
+            Some(Entity::Global(m, name)) => {
+                5u8.hash(h);
+                self.files[*m as usize].path.hash(h);
+                self.hash_resolved(&self.global(*m, name, 0), h);
+            }
+        };
+        for q in qualified_refs(f) {
+            q.hash(&mut h);
+            entity_facts(&self.qualified(id, q, 0), &mut h);
+        }
+        for (name, _) in &f.imports {
+            name.hash(&mut h);
+            entity_facts(&self.name_in_file(id, name, 0), &mut h);
+        }
+        for g in &f.functions {
+            for c in &g.calls {
+                if let Ref::Local(n) = &c.callee {
+                    n.hash(&mut h);
+                    entity_facts(&self.name_in_file(id, n, 0), &mut h);
+                }
+            }
+        }
+        for (gi, _) in f.functions.iter().enumerate() {
+            let fid = FuncId {
+                file: id,
+                index: gi as u32,
+            };
+            for r in self.params[id as usize][gi].iter() {
+                self.hash_resolved(r, &mut h);
+            }
+            self.call_sites_no_grad(fid).hash(&mut h);
+            for i in 0..f.functions[gi].params.len() {
+                self.param_evaled_by_callers(fid, i).hash(&mut h);
+            }
+            self.is_called(fid).hash(&mut h);
+            self.events(fid).hash(&mut h);
+        }
+        for ci in 0..f.classes.len() {
+            self.class_facts(
+                ClassId {
+                    file: id,
+                    index: ci as u32,
+                },
+                &mut h,
+            );
+        }
+        (
+            self.relevant[id as usize],
+            self.sees_probabilities[id as usize],
+            self.trains[id as usize],
+            f.test_code,
+        )
+            .hash(&mut h);
+        h.finish()
+    }
+
+    fn class_facts(&self, c: ClassId, h: &mut rustc_hash::FxHasher) {
+        use std::hash::Hash;
+        let cs = self.class_summary(c);
+        self.files[c.file as usize].path.hash(h);
+        cs.name.hash(h);
+        self.is_module(c).hash(h);
+        self.is_dataset(c).hash(h);
+        self.mode_layer(c)
+            .map(|(k, at)| (k, self.files[at.file as usize].path.clone(), at.index))
+            .hash(h);
+        self.forward_props(c).0.hash(h);
+        for (a, _, _) in &cs.attrs {
+            a.hash(h);
+            self.hash_resolved(&self.class_attr(c, a, 0), h);
+        }
+    }
+
+    /// Hash a resolved value with paths in place of file ids (ids are not stable across runs).
+    fn hash_resolved(&self, r: &Resolved, h: &mut rustc_hash::FxHasher) {
+        use std::hash::Hash;
+        r.kind.hash(h);
+        match &r.class {
+            Some(ClassRef::Project(c)) => {
+                self.files[c.file as usize].path.hash(h);
+                c.index.hash(h);
+                self.class_summary(*c).name.hash(h);
+            }
+            other => other.hash(h),
+        }
+        r.loader.hash(h);
+        r.props.hash(h);
+        r.props_from
+            .map(|g| (self.files[g.file as usize].path.clone(), g.index))
+            .hash(h);
+        if let Some(els) = &r.elements {
+            for e in els {
+                self.hash_resolved(e, h);
+            }
+        }
     }
 
     /// Every file id.
