@@ -321,7 +321,7 @@ const AUTOMAGICS: &[&str] = &[
 /// Is this top-level line an automagic call (`ls -l text.txt`): a magic's name, then
 /// arguments that do not make it Python?
 fn is_automagic(code: &str) -> bool {
-    let Some((word, rest)) = code.split_once(|c: char| c == ' ' || c == '\t') else {
+    let Some((word, rest)) = code.split_once([' ', '\t']) else {
         return false;
     };
     if !AUTOMAGICS.contains(&word) || rest.trim().is_empty() {

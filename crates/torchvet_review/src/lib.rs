@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use torchvet_diagnostics::{Applicability, Diagnostic, Severity};
 use torchvet_linter::{all_rules, find_rule, Group, LintSettings, Linter};
 use torchvet_python::SourceFile;
-use torchvet_workspace::{declared_torch_version, discover, DiscoveryOptions};
+use torchvet_workspace::{declared_torch_version, discover, DiscoveryOptions, TorchTargets};
 
 pub use render::{render_html, render_json, render_markdown};
 
@@ -319,6 +319,8 @@ pub fn review_with_progress(
     let settings = LintSettings::from_selectors(Some(&["ALL".to_string()]), &[], &[], false)
         .map_err(|e| ReviewError::Settings(format!("{e:?}")))?;
     let linter = Linter::new(settings);
+    // Each file is judged against the torch version declared nearest to it, as `check` does.
+    let targets = TorchTargets::new();
 
     let mut files = Vec::new();
     let mut diagnostics = Vec::new();
@@ -334,7 +336,8 @@ pub fn review_with_progress(
                 continue;
             }
         };
-        let diags = linter.lint(&source, &display);
+        let target = targets.for_path(path).and_then(|d| d.max);
+        let diags = linter.lint_for_target(&source, &display, target);
         let facts = FileFacts::new(display, &source.text, source.cells().cloned());
         if let Ok(found_cards) = torchvet_summary::summarize(&source.text, None) {
             for card in found_cards {

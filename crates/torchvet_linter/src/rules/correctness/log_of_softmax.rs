@@ -15,7 +15,8 @@ crate::declare_rule! {
     /// Softmax and sigmoid outputs underflow to exactly 0 for large negative logits, and
     /// `log(0)` is `-inf`: the loss becomes `inf`/`nan` and training diverges. `1 + x` loses
     /// the digits of a small `x` before the log, `exp(x) - 1` cancels them after the exp, and
-    /// `sum(exp(x))` overflows for large `x`. The fused ops compute the same values without
+    /// `sum(exp(x))` overflows for large `x` (`log(sum(exp(x - x_max))) + x_max`, already
+    /// shifted by hand, is not reported). The fused ops compute the same values without
     /// these failures (and usually faster).
     ///
     /// ## Example
@@ -172,7 +173,10 @@ fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: 
             } else {
                 None
             };
-            if let Some((x, skip)) = sum_parts {
+            // `log(sum(exp(x - x_max))) + x_max` is the hand-written stable form already.
+            let shifted = sum_parts
+                .is_some_and(|(x, _)| matches!(x, Expr::BinOp(b) if matches!(b.op, Operator::Sub)));
+            if let Some((x, skip)) = sum_parts.filter(|_| !shifted) {
                 let rest: Vec<&str> = c
                     .arguments
                     .args

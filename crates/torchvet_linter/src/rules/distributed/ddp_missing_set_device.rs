@@ -204,6 +204,43 @@ fn statement_indent(checker: &Checker, offset: TextSize) -> Option<String> {
         .then(|| prefix.to_string())
 }
 
+/// Is the init call inside a function this file never calls (`def setup():
+/// dist.init_process_group("nccl")` in a utilities module)? Its callers live in other files,
+/// which are the ones that select the device.
+fn in_helper_for_other_files(checker: &Checker, call: &ExprCall) -> bool {
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    fn enclosing(body: &[Stmt], at: ruff_text_size::TextRange) -> Option<&str> {
+        for stmt in body {
+            if !stmt.range().contains_range(at) {
+                continue;
+            }
+            return match stmt {
+                Stmt::FunctionDef(f) => enclosing(&f.body, at).or(Some(f.name.as_str())),
+                Stmt::ClassDef(c) => enclosing(&c.body, at),
+                _ => None,
+            };
+        }
+        None
+    }
+    let Some(name) = enclosing(&checker.module().body, call.range()) else {
+        return false;
+    };
+    let text = checker.source.text.as_bytes();
+    let needle = format!("{name}(");
+    let calls = memchr::memmem::find_iter(text, needle.as_bytes())
+        .filter(|&i| {
+            let before = &text[..i];
+            // Not the definition itself, and not the tail of a longer name.
+            !before.ends_with(b"def ")
+                && before
+                    .last()
+                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        })
+        .count();
+    calls == 0
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{LintSettings, Linter};
@@ -246,41 +283,4 @@ mod tests {
             0
         );
     }
-}
-
-/// Is the init call inside a function this file never calls (`def setup():
-/// dist.init_process_group("nccl")` in a utilities module)? Its callers live in other files,
-/// which are the ones that select the device.
-fn in_helper_for_other_files(checker: &Checker, call: &ExprCall) -> bool {
-    use ruff_python_ast::Stmt;
-    use ruff_text_size::Ranged;
-    fn enclosing<'a>(body: &'a [Stmt], at: ruff_text_size::TextRange) -> Option<&'a str> {
-        for stmt in body {
-            if !stmt.range().contains_range(at) {
-                continue;
-            }
-            return match stmt {
-                Stmt::FunctionDef(f) => enclosing(&f.body, at).or(Some(f.name.as_str())),
-                Stmt::ClassDef(c) => enclosing(&c.body, at),
-                _ => None,
-            };
-        }
-        None
-    }
-    let Some(name) = enclosing(&checker.module().body, call.range()) else {
-        return false;
-    };
-    let text = checker.source.text.as_bytes();
-    let needle = format!("{name}(");
-    let calls = memchr::memmem::find_iter(text, needle.as_bytes())
-        .filter(|&i| {
-            let before = &text[..i];
-            // Not the definition itself, and not the tail of a longer name.
-            !before.ends_with(b"def ")
-                && before
-                    .last()
-                    .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-        })
-        .count();
-    calls == 0
 }

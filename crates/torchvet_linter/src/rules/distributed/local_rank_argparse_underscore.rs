@@ -140,26 +140,6 @@ fn check_end(checker: &mut Checker) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
-
-    fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("local-rank-argparse-underscore"));
-        let file = SourceFile::from_python("train.py", src.to_string());
-        linter.lint(&file, "train.py").len()
-    }
-
-    #[test]
-    fn deepspeed_scripts_and_non_distributed_scripts_stay_silent() {
-        let base = "import argparse\nimport torch\nimport torch.distributed as dist\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\ndist.init_process_group('nccl')\n";
-        assert_eq!(count(base), 1);
-        assert_eq!(count(&format!("import deepspeed\n{base}")), 0);
-        assert_eq!(count("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"), 0);
-    }
-}
-
 /// The body ranges of `if` statements (anywhere, functions included) whose test reads a
 /// version (`PYTORCH_MAJOR_VERSION == 1`, `torch.__version__ < "2"`, `TORCH_MAJOR < 2`).
 fn version_gated_ifs(body: &[Stmt]) -> Vec<ruff_text_size::TextRange> {
@@ -194,4 +174,24 @@ fn version_gated_ifs(body: &[Stmt]) -> Vec<ruff_text_size::TextRange> {
     let mut v = V(Vec::new());
     v.visit_body(body);
     v.0
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str) -> usize {
+        let linter = Linter::new(LintSettings::only("local-rank-argparse-underscore"));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        linter.lint(&file, "train.py").len()
+    }
+
+    #[test]
+    fn deepspeed_scripts_and_non_distributed_scripts_stay_silent() {
+        let base = "import argparse\nimport torch\nimport torch.distributed as dist\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\ndist.init_process_group('nccl')\n";
+        assert_eq!(count(base), 1);
+        assert_eq!(count(&format!("import deepspeed\n{base}")), 0);
+        assert_eq!(count("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"), 0);
+    }
 }

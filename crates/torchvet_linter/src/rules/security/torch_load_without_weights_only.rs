@@ -343,10 +343,8 @@ fn outside(checker: &Checker, e: &Expr, depth: u32) -> Option<(&'static str, Tex
                     return Some(("the command line", part.range()));
                 }
             }
-            Expr::Subscript(s) => {
-                if checker.resolve(&s.value).as_deref() == Some("sys.argv") {
-                    return Some(("the command line", part.range()));
-                }
+            Expr::Subscript(s) if checker.resolve(&s.value).as_deref() == Some("sys.argv") => {
+                return Some(("the command line", part.range()));
             }
             Expr::Attribute(a) => {
                 if let Expr::Name(n) = &*a.value {
