@@ -478,11 +478,18 @@ fn safe_fixes_keep_behaviour_on_a_project_that_saves_whole_objects() {
             .unwrap();
         assert!(status.success());
     }
+}
+
 #[test]
 fn the_result_cache_is_used_and_can_be_turned_off() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("train.py");
-    std::fs::write(&file, "import torch\nm = torch.load('x.pt')\n").unwrap();
+    std::fs::write(
+        &file,
+        "import torch\nfrom torch import nn\n\nm = nn.Linear(2, 2)\ntorch.save(m.state_dict(), 'x.pt')\nsd = torch.load('x.pt')\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("requirements.txt"), "torch==2.4.1\n").unwrap();
     let cache = dir.path().join(".torchvet_cache");
     // --no-cache writes nothing.
     let (code, plain, _) = run(

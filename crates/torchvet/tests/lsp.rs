@@ -11,6 +11,7 @@ const BUGGY: &str = "import torch
 from torch import nn, optim
 
 model = nn.Linear(10, 2)
+torch.save(model.state_dict(), \"ckpt.pt\")
 state = torch.load(\"ckpt.pt\")
 opt = optim.SGD(model.parameters(), lr=0.1)
 for x, y in loader:
@@ -185,6 +186,12 @@ fn diagnostics_code_actions_hover_and_edits() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("train.py");
     std::fs::write(&path, BUGGY).unwrap();
+    // Before torch 2.6 a bare `torch.load` unpickles whatever the file holds.
+    std::fs::write(
+        dir.path().join("pyproject.toml"),
+        "[tool.torchvet]\ntarget-torch = \"2.4\"\n",
+    )
+    .unwrap();
     let uri = uri_of(&path);
     let mut c = Client::start(json!({"debounceMs": 10}));
     open(&mut c, &uri, BUGGY);
@@ -199,7 +206,7 @@ fn diagnostics_code_actions_hover_and_edits() {
         .as_str()
         .unwrap()
         .contains("torch-load-without-weights-only"));
-    assert_eq!(load["range"]["start"]["line"], 4);
+    assert_eq!(load["range"]["start"]["line"], 5);
     let zero = find(&d, "missing-zero-grad").expect("missing-zero-grad finding");
     assert_eq!(zero["severity"], 1, "critical is an error");
     let related = zero["relatedInformation"]
@@ -208,7 +215,7 @@ fn diagnostics_code_actions_hover_and_edits() {
     assert!(
         related
             .iter()
-            .any(|r| r["location"]["range"]["start"]["line"] == 8),
+            .any(|r| r["location"]["range"]["start"]["line"] == 9),
         "{related:?}"
     );
 
@@ -259,7 +266,7 @@ fn diagnostics_code_actions_hover_and_edits() {
     // Hover on the finding shows the rule's documentation.
     let r = c.request(
         "textDocument/hover",
-        json!({"textDocument": {"uri": uri}, "position": {"line": 4, "character": 12}}),
+        json!({"textDocument": {"uri": uri}, "position": {"line": 5, "character": 12}}),
     );
     let hover = r["result"]["contents"]["value"].as_str().unwrap();
     assert!(
@@ -300,7 +307,11 @@ fn configuration_is_read_and_reloaded_on_change() {
     let path = dir.path().join("train.py");
     std::fs::write(&path, BUGGY).unwrap();
     let cfg = dir.path().join("pyproject.toml");
-    std::fs::write(&cfg, "[tool.torchvet]\nignore = [\"missing-zero-grad\"]\n").unwrap();
+    std::fs::write(
+        &cfg,
+        "[tool.torchvet]\ntarget-torch = \"2.4\"\nignore = [\"missing-zero-grad\"]\n",
+    )
+    .unwrap();
     let uri = uri_of(&path);
     let mut c = Client::start(json!({}));
     // The server asks to be told about configuration files.
@@ -315,7 +326,7 @@ fn configuration_is_read_and_reloaded_on_change() {
 
     std::fs::write(
         &cfg,
-        "[tool.torchvet]\nignore = [\"torch-load-without-weights-only\"]\n",
+        "[tool.torchvet]\ntarget-torch = \"2.4\"\nignore = [\"torch-load-without-weights-only\"]\n",
     )
     .unwrap();
     c.notify(
