@@ -11,27 +11,9 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 /// CRC-32 (IEEE) of `data`, continuing from `crc`.
 pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
-    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
-    let t = TABLE.get_or_init(|| {
-        let mut t = [0u32; 256];
-        for (i, e) in t.iter_mut().enumerate() {
-            let mut c = i as u32;
-            for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-            }
-            *e = c;
-        }
-        t
-    });
-    let mut c = !crc;
-    for &b in data {
-        c = t[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8);
-    }
-    !c
+    let mut h = crc32fast::Hasher::new_with_initial(crc);
+    h.update(data);
+    h.finalize()
 }
 
 /// A random-access byte source (a file or a slice).
@@ -694,24 +676,30 @@ pub fn read_entry<S: Source + ?Sized>(src: &S, e: &Entry, max: u64) -> Result<Ve
 
 /// Inflate raw deflate data with an output limit.
 pub fn inflate(raw: &[u8], max: u64) -> Result<Vec<u8>, String> {
-    miniz_oxide::inflate::decompress_to_vec_with_limit(raw, max as usize)
-        .map_err(|e| format!("deflate data is invalid or too large: {e:?}"))
+    miniz_oxide::inflate::decompress_to_vec_with_limit(
+        raw,
+        usize::try_from(max).unwrap_or(usize::MAX),
+    )
+    .map_err(|e| format!("deflate data is invalid or too large: {e:?}"))
 }
 
 /// A reader over a stored member's bytes, for streaming.
 pub struct EntryReader<'a, S: Source + ?Sized> {
     src: &'a S,
+    start: u64,
     pos: u64,
     end: u64,
 }
 
 impl<'a, S: Source + ?Sized> EntryReader<'a, S> {
-    /// A reader over `[start, start+len)` of `src`.
+    /// A reader over `[start, start+len)` of `src` (clipped to the source).
     pub fn new(src: &'a S, start: u64, len: u64) -> Self {
+        let end = start.saturating_add(len).min(src.len());
         EntryReader {
             src,
-            pos: start,
-            end: start.saturating_add(len),
+            start: start.min(end),
+            pos: start.min(end),
+            end,
         }
     }
 }
@@ -730,34 +718,61 @@ impl<S: Source + ?Sized> Read for EntryReader<'_, S> {
 
 impl<S: Source + ?Sized> Seek for EntryReader<'_, S> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        if let SeekFrom::Current(d) = pos {
-            self.pos = self.pos.saturating_add_signed(d);
+        let len = self.end - self.start;
+        let rel = self.pos - self.start;
+        let new = match pos {
+            SeekFrom::Start(o) => Some(o),
+            SeekFrom::Current(d) => rel.checked_add_signed(d),
+            SeekFrom::End(d) => len.checked_add_signed(d),
         }
-        Ok(self.pos)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        self.pos = self.start.saturating_add(new.min(len));
+        Ok(new.min(len))
     }
 }
 
-/// The CRC-32 of a member's stored bytes, streaming.
-pub fn entry_crc<S: Source + ?Sized>(src: &S, e: &Entry) -> io::Result<u32> {
-    let mut crc = 0u32;
-    let size = e.compressed_size.min(src.len());
-    // Most checked members are small pickles: a buffer of their size, not a zeroed 64 KiB.
-    let mut buf = vec![0u8; size.clamp(1, 1 << 16) as usize];
-    let mut r = EntryReader::new(src, e.data_offset, size);
-    if e.method == 8 {
-        let mut raw = Vec::new();
-        r.read_to_end(&mut raw)?;
-        let d = inflate(&raw, 1 << 32).map_err(io::Error::other)?;
-        return Ok(crc32_update(0, &d));
+/// A streaming reader of a member's uncompressed bytes (stored or deflate), at most `max` bytes:
+/// nothing is inflated before it is read, so a bomb costs what the reader asks for.
+pub fn entry_reader<'s, S: Source + ?Sized>(
+    src: &'s S,
+    e: &Entry,
+    max: u64,
+) -> Result<Box<dyn Read + 's>, ZipError> {
+    let raw = EntryReader::new(src, e.data_offset, e.compressed_size);
+    match e.method {
+        0 => Ok(Box::new(raw.take(max))),
+        8 => Ok(Box::new(flate2::read::DeflateDecoder::new(raw).take(max))),
+        m => Err(ZipError::Invalid(format!(
+            "member {} uses compression method {m}, which torch cannot read",
+            e.name
+        ))),
     }
+}
+
+/// The CRC-32 of a member's uncompressed bytes, streaming (at most `max` bytes are inflated;
+/// `None` when the member is larger or cannot be read).
+pub fn entry_crc<S: Source + ?Sized>(src: &S, e: &Entry) -> io::Result<u32> {
+    entry_crc_max(src, e, u64::MAX)
+}
+
+/// [`entry_crc`] with a limit on the bytes inflated.
+pub fn entry_crc_max<S: Source + ?Sized>(src: &S, e: &Entry, max: u64) -> io::Result<u32> {
+    let mut r = entry_reader(src, e, max.saturating_add(1)).map_err(io::Error::other)?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; (e.size.min(e.compressed_size.max(e.size))).clamp(1, 1 << 16) as usize];
+    let mut total = 0u64;
     loop {
         let n = r.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        crc = crc32_update(crc, &buf[..n]);
+        total += n as u64;
+        if total > max {
+            return Err(io::Error::other("member larger than the CRC limit"));
+        }
+        h.update(&buf[..n]);
     }
-    Ok(crc)
+    Ok(h.finalize())
 }
 
 #[cfg(test)]

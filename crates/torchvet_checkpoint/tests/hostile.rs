@@ -46,10 +46,11 @@ fn c1_7z_container_is_flagged() {
     b.extend_from_slice(&[0u8; 24]);
     b.extend_from_slice(&reduce("os", "system")); // stored (uncompressed) content
     let r = scan(&b);
+    // Not a readable 7z: malformed, and the byte search still finds the payload.
     assert_eq!(r.verdict, Verdict::Dangerous, "{:#?}", r.findings);
-    assert!(has(&r, "7z-archive"));
+    assert!(has(&r, "bad-7z"));
     let r = scan(b"7z\xbc\xaf\x27\x1c\x00\x04 compressed bytes");
-    assert_eq!(r.verdict, Verdict::Unsafe);
+    assert_eq!(r.verdict, Verdict::Malformed);
 }
 
 #[test]
@@ -475,7 +476,9 @@ fn memo_bomb_in_a_checkpoint_is_cheap() {
     let z = torch_zip("m", &w.finish(), &[]);
     let t = std::time::Instant::now();
     let r = scan(&z);
-    assert_eq!(r.verdict, Verdict::Safe);
+    // 3^200 objects once expanded: a policy finding (unsafe), never dangerous.
+    assert_eq!(r.verdict, Verdict::Unsafe, "{:#?}", r.findings);
+    assert!(has(&r, "memo-expansion"));
     assert!(t.elapsed().as_secs() < 5);
     // inspect-style tree building is bounded too
     let dir = tempfile::tempdir().unwrap();

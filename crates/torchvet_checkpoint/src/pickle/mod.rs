@@ -3,8 +3,11 @@
 //! cycles cost nothing), every declared length is checked against the bytes that remain, and hard
 //! limits bound operations, stack, mark depth, memo and node count.
 
+pub mod input;
 pub mod names;
 pub mod opcodes;
+
+pub use input::Input;
 
 use crate::policy;
 use crate::Level;
@@ -27,6 +30,26 @@ pub struct Limits {
     pub max_memo: usize,
     /// Maximum graph nodes.
     pub max_nodes: usize,
+    /// Longest str/bytes/long value kept whole; longer ones keep a prefix of this size (the rest
+    /// is streamed past). Bounds the input window.
+    pub max_value_bytes: usize,
+    /// Total bytes of str/bytes values kept; past it, new values keep a 4 KiB prefix.
+    pub max_retained_bytes: usize,
+    /// Longest text line (protocol 0 opcodes) accepted.
+    pub max_line: usize,
+}
+
+impl Limits {
+    /// Limits for scanning: values and the window are bounded so that memory follows the
+    /// machine's own state, not the input.
+    pub fn scan() -> Self {
+        Limits {
+            max_value_bytes: 16 << 20,
+            max_retained_bytes: 256 << 20,
+            max_line: 1 << 20,
+            ..Limits::default()
+        }
+    }
 }
 
 impl Default for Limits {
@@ -37,6 +60,9 @@ impl Default for Limits {
             max_marks: 100_000,
             max_memo: 10_000_000,
             max_nodes: 30_000_000,
+            max_value_bytes: usize::MAX,
+            max_retained_bytes: usize::MAX,
+            max_line: usize::MAX,
         }
     }
 }
@@ -192,9 +218,8 @@ pub struct PickleError {
 
 /// The symbolic machine and its results.
 pub struct Machine<'a> {
-    data: &'a [u8],
-    pos: usize,
-    base: u64,
+    inp: Input<'a>,
+    start: u64,
     limits: Limits,
     /// All value nodes.
     pub nodes: Vec<Value>,
@@ -204,15 +229,22 @@ pub struct Machine<'a> {
     /// Highest PROTO seen.
     pub proto: u8,
     protos_seen: u32,
-    frame_end: Option<usize>,
+    frame_end: Option<u64>,
     ops: u64,
+    retained: usize,
+    /// Number of str/bytes/long values that were kept only in part.
+    pub truncated_values: u32,
+    /// Memo reads (GET, BINGET, LONG_BINGET).
+    pub memo_gets: u64,
+    /// DUP opcodes.
+    pub dups: u64,
     /// Imported names, in order of appearance.
     pub globals: Vec<GlobalUse>,
     /// Structural findings.
     pub findings: Vec<PickleFinding>,
     /// Nested pickles to scan.
     pub nested: Vec<NestedPickle>,
-    op_start: usize,
+    op_start: u64,
     cur_op: u8,
 }
 
@@ -221,7 +253,8 @@ pub struct Machine<'a> {
 pub struct RunOutcome {
     /// The value left by STOP.
     pub root: Option<Id>,
-    /// Bytes consumed (relative to the slice), up to and including STOP or the failing opcode.
+    /// Bytes consumed (relative to where the machine started), up to and including STOP or the
+    /// failing opcode.
     pub end: usize,
     /// The error, if the pickle did not reach STOP cleanly.
     pub error: Option<PickleError>,
@@ -232,10 +265,16 @@ type R<T> = Result<T, String>;
 impl<'a> Machine<'a> {
     /// A machine over `data`, whose first byte lies at absolute offset `base` of its member.
     pub fn new(data: &'a [u8], base: u64, limits: Limits) -> Self {
+        Self::with_input(Input::from_slice(data, base), limits)
+    }
+
+    /// A machine reading `inp` from its current position (stacked pickles hand the input from
+    /// one machine to the next with [`Machine::into_input`]).
+    pub fn with_input(inp: Input<'a>, limits: Limits) -> Self {
+        let start = inp.position();
         Machine {
-            data,
-            pos: 0,
-            base,
+            inp,
+            start,
             limits,
             nodes: Vec::new(),
             stack: Vec::new(),
@@ -245,6 +284,10 @@ impl<'a> Machine<'a> {
             protos_seen: 0,
             frame_end: None,
             ops: 0,
+            retained: 0,
+            truncated_values: 0,
+            memo_gets: 0,
+            dups: 0,
             globals: Vec::new(),
             findings: Vec::new(),
             nested: Vec::new(),
@@ -253,23 +296,42 @@ impl<'a> Machine<'a> {
         }
     }
 
-    /// Run one pickle from the start of the slice until STOP or an error.
+    /// Run one pickle from the start of the input until STOP or an error.
     pub fn run(&mut self) -> RunOutcome {
         match self.run_inner() {
             Ok(root) => RunOutcome {
                 root: Some(root),
-                end: self.pos,
+                end: (self.inp.position() - self.start) as usize,
                 error: None,
             },
-            Err(message) => RunOutcome {
-                root: None,
-                end: self.pos.max(self.op_start + 1).min(self.data.len()),
-                error: Some(PickleError {
-                    offset: self.base + self.op_start as u64,
-                    message,
-                }),
-            },
+            Err(mut message) => {
+                if let Some(e) = &self.inp.io_error {
+                    message = format!("{message} (read error: {e})");
+                }
+                let mut pos = self.inp.position().max(self.op_start + 1);
+                if let Some(rem) = self.inp.remaining() {
+                    pos = pos.min(self.inp.position() + rem);
+                }
+                RunOutcome {
+                    root: None,
+                    end: (pos.max(self.start) - self.start) as usize,
+                    error: Some(PickleError {
+                        offset: self.inp.abs(self.op_start),
+                        message,
+                    }),
+                }
+            }
         }
+    }
+
+    /// The input, positioned after the last byte this machine read.
+    pub fn into_input(self) -> Input<'a> {
+        self.inp
+    }
+
+    /// The input (e.g. to look at what follows a pickle).
+    pub fn input(&mut self) -> &mut Input<'a> {
+        &mut self.inp
     }
 
     /// The node behind an id.
@@ -292,7 +354,7 @@ impl<'a> Machine<'a> {
     }
 
     fn abs(&self) -> u64 {
-        self.base + self.op_start as u64
+        self.inp.abs(self.op_start)
     }
 
     fn note(&mut self, level: Level, code: &'static str, message: String, global: Option<String>) {
@@ -359,49 +421,86 @@ impl<'a> Machine<'a> {
         Ok(self.stack.split_off(m))
     }
 
-    fn take(&mut self, n: usize) -> R<&'a [u8]> {
-        let rem = self.data.len() - self.pos;
-        if n > rem {
-            return Err(format!(
-                "declared length {n} exceeds the {rem} bytes that remain"
-            ));
+    fn check_len(&self, n: u64) -> R<()> {
+        if let Some(rem) = self.inp.remaining() {
+            if n > rem {
+                return Err(format!(
+                    "declared length {n} exceeds the {rem} bytes that remain"
+                ));
+            }
         }
-        let s = &self.data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
+        Ok(())
+    }
+
+    /// A fixed-size field (at most 8 bytes).
+    #[inline]
+    fn fixed<const N: usize>(&mut self) -> R<[u8; N]> {
+        match self.inp.take(N) {
+            Some(b) => {
+                let mut a = [0u8; N];
+                a.copy_from_slice(b);
+                Ok(a)
+            }
+            None => Err(format!(
+                "declared length {N} exceeds the {} bytes that remain",
+                self.inp.remaining().unwrap_or(0)
+            )),
+        }
+    }
+
+    /// A value of `n` bytes: whole when it fits the limits, else a prefix (the rest is skipped).
+    fn value(&mut self, n: usize) -> R<std::borrow::Cow<'_, [u8]>> {
+        self.check_len(n as u64)?;
+        let budget_left = self.limits.max_retained_bytes.saturating_sub(self.retained);
+        let keep = n
+            .min(self.limits.max_value_bytes)
+            .min(budget_left.max(4096));
+        self.retained = self.retained.saturating_add(keep);
+        if keep == n {
+            return match self.inp.take(n) {
+                Some(b) => Ok(std::borrow::Cow::Borrowed(b)),
+                None => Err(format!("declared length {n} exceeds the bytes that remain")),
+            };
+        }
+        let prefix = match self.inp.take(keep) {
+            Some(b) => b.to_vec(),
+            None => return Err(format!("declared length {n} exceeds the bytes that remain")),
+        };
+        if !self.inp.skip((n - keep) as u64) {
+            return Err(format!("declared length {n} exceeds the bytes that remain"));
+        }
+        self.truncated_values += 1;
+        if self.truncated_values == 1 {
+            self.note(
+                Level::Info,
+                "value-truncated",
+                format!("a {n}-byte value is longer than the scan keeps: only its first {keep} bytes were inspected"),
+                None,
+            );
+        }
+        Ok(std::borrow::Cow::Owned(prefix))
     }
 
     fn u8(&mut self) -> R<u8> {
-        Ok(self.take(1)?[0])
+        Ok(self.fixed::<1>()?[0])
     }
     fn u16(&mut self) -> R<u16> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
+        Ok(u16::from_le_bytes(self.fixed::<2>()?))
     }
     fn u32(&mut self) -> R<u32> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_le_bytes(self.fixed::<4>()?))
     }
     fn u64(&mut self) -> R<u64> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
+        Ok(u64::from_le_bytes(self.fixed::<8>()?))
     }
     fn len_u64(&mut self) -> R<usize> {
         let n = self.u64()?;
         usize::try_from(n).map_err(|_| format!("declared length {n} too large"))
     }
 
-    fn line(&mut self) -> R<&'a [u8]> {
-        let rest = &self.data[self.pos..];
-        match memchr::memchr(b'\n', rest) {
-            Some(i) => {
-                self.pos += i + 1;
-                Ok(&rest[..i])
-            }
-            None => Err("line not terminated by a newline".into()),
-        }
+    fn line(&mut self) -> R<&[u8]> {
+        let max = self.limits.max_line;
+        self.inp.line(max).map_err(str::to_string)
     }
 
     fn line_str(&mut self) -> R<String> {
@@ -418,6 +517,7 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_get(&mut self, key: u64) -> R<()> {
+        self.memo_gets += 1;
         match self.memo.get(&key) {
             Some(&id) => self.push(id),
             None => Err(format!("memo key {key} not found")),
@@ -483,6 +583,7 @@ impl<'a> Machine<'a> {
 
     /// Create the object for a call and evaluate harmless calls symbolically.
     fn call(&mut self, callee: Id, args: Id, kwargs: Option<Id>, kind: CallKind) -> R<()> {
+        let callee = self.module_class(callee).unwrap_or(callee);
         match self.get(callee) {
             Value::Global { .. } => {}
             Value::Ext(code) => {
@@ -526,6 +627,26 @@ impl<'a> Machine<'a> {
             }
         }
         self.push_new(Value::Object(Box::new(obj)))
+    }
+
+    /// A legacy whole-model save stores each module class as the persistent id
+    /// `('module', <class>, <source file>, <source>)`, which `torch.load` resolves to the class
+    /// itself: a call of it is a call of that named class.
+    pub fn module_class(&self, id: Id) -> Option<Id> {
+        let Value::Persistent(pid) = self.get(id) else {
+            return None;
+        };
+        let Value::Tuple(items) = self.get(*pid) else {
+            return None;
+        };
+        match (items.first().map(|&f| self.get(f)), items.get(1)) {
+            (Some(Value::Str(s)), Some(&cls))
+                if &**s == "module" && matches!(self.get(cls), Value::Global { .. }) =>
+            {
+                Some(cls)
+            }
+            _ => None,
+        }
     }
 
     fn tuple_items(&self, id: Id) -> Vec<Id> {
@@ -639,27 +760,25 @@ impl<'a> Machine<'a> {
             }
             // Frame bookkeeping: an opcode must not straddle the end of a FRAME.
             if let Some(fe) = self.frame_end {
-                if self.pos >= fe {
+                if self.inp.position() >= fe {
                     self.frame_end = None;
                 }
             }
-            self.op_start = self.pos;
-            if self.pos >= self.data.len() {
+            self.op_start = self.inp.position();
+            let Some(code) = self.inp.byte() else {
                 return Err("pickle data was truncated (no STOP)".into());
-            }
-            let code = self.data[self.pos];
+            };
             self.cur_op = code;
-            self.pos += 1;
             let done = self.step(code)?;
             if let Some(fe) = self.frame_end {
-                if self.op_start < fe && self.pos > fe && code != op::FRAME {
+                if self.op_start < fe && self.inp.position() > fe && code != op::FRAME {
                     self.note(
                         Level::Dangerous,
                         "frame-straddle",
                         format!(
                             "{} straddles the end of its FRAME (frame ends at byte {}): unpicklers disagree on what follows",
                             op::name(code),
-                            self.base + fe as u64
+                            self.inp.abs(fe)
                         ),
                         None,
                     );
@@ -692,17 +811,27 @@ impl<'a> Machine<'a> {
                 self.proto = p;
             }
             op::FRAME => {
-                let n = self.len_u64()?;
+                let n = self.u64()?;
                 if let Some(fe) = self.frame_end {
                     if self.op_start < fe {
                         return Err("FRAME inside an unfinished frame".into());
                     }
                 }
-                let rem = self.data.len() - self.pos;
-                if n > rem {
-                    return Err(format!("FRAME declares {n} bytes but only {rem} remain"));
+                match self.inp.remaining() {
+                    Some(rem) if n > rem => {
+                        // CPython's C unpickler (torch.load, pickle.load) refuses the file here;
+                        // the pure-Python one (pickle._Unpickler, joblib) reads the short frame and
+                        // runs what is in it. Keep reading, so that what it imports is judged.
+                        self.note(
+                            Level::Malformed,
+                            "frame-truncated",
+                            format!("FRAME declares {n} bytes but only {rem} remain: the C unpickler refuses the file, the pure-Python unpickler runs what the frame holds"),
+                            None,
+                        );
+                        self.frame_end = None;
+                    }
+                    _ => self.frame_end = Some(self.inp.position().saturating_add(n)),
                 }
-                self.frame_end = Some(self.pos + n);
             }
             op::STOP => {
                 let root = self.pop()?;
@@ -735,6 +864,7 @@ impl<'a> Machine<'a> {
                 self.pop_mark()?;
             }
             op::DUP => {
+                self.dups += 1;
                 let t = self.top()?;
                 self.push(t)?;
             }
@@ -770,16 +900,16 @@ impl<'a> Machine<'a> {
             }
             op::LONG1 => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(long_from_bytes(b))?
+                let v = long_from_bytes(&self.value(n)?);
+                self.push_new(v)?
             }
             op::LONG4 => {
                 let n = self.u32()? as i32;
                 if n < 0 {
                     return Err("LONG4 with negative byte count".into());
                 }
-                let b = self.take(n as usize)?;
-                self.push_new(long_from_bytes(b))?
+                let v = long_from_bytes(&self.value(n as usize)?);
+                self.push_new(v)?
             }
             op::FLOAT => {
                 let l = self.line_str()?;
@@ -790,63 +920,62 @@ impl<'a> Machine<'a> {
                 self.push_new(Value::Float(v))?
             }
             op::BINFLOAT => {
-                let b = self.take(8)?;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(b);
+                let a = self.fixed::<8>()?;
                 self.push_new(Value::Float(f64::from_be_bytes(a)))?
             }
             op::STRING => {
                 let l = self.line()?;
                 let s = parse_py_string_literal(l)?;
-                self.push_new(Value::Str(latin1(&s).into()))?
+                let v = Value::Str(latin1(&s).into());
+                self.push_new(v)?
             }
             op::BINSTRING => {
                 let n = self.u32()? as i32;
                 if n < 0 {
                     return Err("BINSTRING pickle has negative byte count".into());
                 }
-                let b = self.take(n as usize)?;
-                self.push_new(Value::Str(latin1(b).into()))?
+                let v = Value::Str(latin1(&self.value(n as usize)?).into());
+                self.push_new(v)?
             }
             op::SHORT_BINSTRING => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(latin1(b).into()))?
+                let v = Value::Str(latin1(&self.value(n)?).into());
+                self.push_new(v)?
             }
             op::UNICODE => {
                 let l = self.line()?;
-                let s = raw_unicode_escape(l);
-                self.push_new(Value::Str(s.into()))?
+                let v = Value::Str(raw_unicode_escape(l).into());
+                self.push_new(v)?
             }
             op::BINUNICODE => {
                 let n = self.u32()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(utf8_surrogatepass(b)?.into()))?
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                self.push_new(v)?
             }
             op::SHORT_BINUNICODE => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(utf8_surrogatepass(b)?.into()))?
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                self.push_new(v)?
             }
             op::BINUNICODE8 => {
                 let n = self.len_u64()?;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(utf8_surrogatepass(b)?.into()))?
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                self.push_new(v)?
             }
             op::BINBYTES => {
                 let n = self.u32()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Bytes(b.into()))?
+                let v = Value::Bytes(self.value(n)?.into());
+                self.push_new(v)?
             }
             op::SHORT_BINBYTES => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Bytes(b.into()))?
+                let v = Value::Bytes(self.value(n)?.into());
+                self.push_new(v)?
             }
             op::BINBYTES8 | op::BYTEARRAY8 => {
                 let n = self.len_u64()?;
-                let b = self.take(n)?;
-                self.push_new(Value::Bytes(b.into()))?
+                let v = Value::Bytes(self.value(n)?.into());
+                self.push_new(v)?
             }
             op::NEXT_BUFFER => {
                 self.note(
@@ -1194,12 +1323,24 @@ impl<'a> Machine<'a> {
                 );
                 Ok(())
             }
-            _ => {
+            Value::Ext(_) | Value::Persistent(_) | Value::Buffer => {
                 let d = self.describe(target);
                 self.note(
                     Level::Dangerous,
                     "build-on-non-object",
-                    format!("BUILD on a {d}: no checkpoint does this"),
+                    format!("BUILD on a {d}: sets attributes on an object the file does not name"),
+                    None,
+                );
+                Ok(())
+            }
+            _ => {
+                // Built-in values (list, dict, str, int, ...) have neither `__setstate__` nor a
+                // `__dict__`: the unpickler raises, nothing runs.
+                let d = self.describe(target);
+                self.note(
+                    Level::Malformed,
+                    "build-on-builtin",
+                    format!("BUILD on a {d}: the unpickler raises here (a {d} takes no state)"),
                     None,
                 );
                 Ok(())
