@@ -1,7 +1,7 @@
 //! The `torchvet ckpt` subcommand: scan, inspect, convert, diff.
 
 use crate::convert::{ConvertOptions, SharedPolicy};
-use crate::scan::{scan_many, walk, ScanOptions, WalkOptions};
+use crate::scan::{scan_paths, ScanOptions, WalkOptions};
 use crate::{output, Verdict};
 use std::io::Write;
 use std::path::PathBuf;
@@ -199,19 +199,19 @@ fn run_scan(a: &ScanArgs) -> i32 {
             return 2;
         }
     }
-    let w = walk(
-        &a.paths,
-        &WalkOptions {
-            extensions: a.extensions.clone(),
-        },
-    );
     let opts = ScanOptions {
         strict: a.strict,
         ..ScanOptions::default()
     };
-    let reports = scan_many(&w.files, &opts);
+    let (reports, skipped_counts) = scan_paths(
+        &a.paths,
+        &WalkOptions {
+            extensions: a.extensions.clone(),
+        },
+        &opts,
+    );
     let skipped = (a.verbose && a.paths.iter().any(|p| p.is_dir()))
-        .then(|| format!("{}\n", w.skipped.describe()));
+        .then(|| format!("{}\n", skipped_counts.describe()));
     let text = match a.format {
         ScanFormat::Json => format!("{}\n", output::render_json(&reports)),
         ScanFormat::Jsonl => output::render_jsonl(&reports),

@@ -229,7 +229,10 @@ fn scan_container(ctx: &mut Ctx, src: &dyn Source, label: Option<&str>, depth: u
             fmt
         }
         Format::Pickle | Format::TorchLegacy => {
-            let inp = Input::from_reader(zip::EntryReader::new(src, 0, len), 0, Some(len));
+            let inp = match src.as_slice() {
+                Some(s) => Input::from_slice(s, 0),
+                None => Input::from_reader(zip::EntryReader::new(src, 0, len), 0, Some(len)),
+            };
             scan_pickle_stream(ctx, inp, Some(src), label, depth)
         }
         Format::Empty => {
@@ -249,6 +252,15 @@ fn scan_container(ctx: &mut Ctx, src: &dyn Source, label: Option<&str>, depth: u
         | Format::TorchZip
         | Format::TorchScript
         | Format::TorchTar => {
+            // A zip with something in front of it (self-extracting archives, polyglots): zip
+            // readers find it from its end record, and so does this scan.
+            if len > 22 {
+                if let Ok(arch) = ZipArchive::open(src) {
+                    if !arch.entries.is_empty() {
+                        return scan_zip_archive(ctx, src, &arch, label, depth);
+                    }
+                }
+            }
             let found = embedded_search(ctx, src, label, depth);
             if !found {
                 ctx.add(
@@ -1173,8 +1185,38 @@ fn scan_zip_archive(
     fmt
 }
 
-/// A pickle member of a zip: streamed through the machine while its CRC is computed on the way.
+/// A pickle member of a zip: streamed through the machine while its CRC is computed on the way
+/// (read in place when the member is stored and the archive is in memory).
 fn scan_zip_pickle(ctx: &mut Ctx, src: &dyn Source, e: &zip::Entry, member: &str, depth: u32) {
+    if e.method == 0 && e.size == e.compressed_size {
+        let bytes = src.as_slice().and_then(|s| {
+            let a = usize::try_from(e.data_offset).ok()?;
+            let b = usize::try_from(e.data_offset.checked_add(e.size)?).ok()?;
+            s.get(a..b)
+        });
+        if let Some(bytes) = bytes {
+            analyze_input(
+                ctx,
+                Input::from_slice(bytes, 0),
+                member,
+                depth,
+                Level::Malformed,
+            );
+            let crc = zip::crc32_update(0, bytes);
+            if crc != e.crc32 {
+                ctx.add(
+                    Level::Unsafe,
+                    "zip-crc-mismatch",
+                    format!("CRC-32 of {} is 0x{crc:08x} but the archive says 0x{:08x}: Python's zipfile refuses it, torch loads it", e.name, e.crc32),
+                    Some(member),
+                    Some(e.header_offset),
+                    None,
+                    None,
+                );
+            }
+            return;
+        }
+    }
     let r = match zip::entry_reader(src, e, ctx.opts.max_pickle_bytes) {
         Ok(r) => r,
         Err(err) => {
@@ -1263,6 +1305,10 @@ impl<S: Source + ?Sized> Source for SubSource<'_, S> {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
         self.src.read_at(self.start + offset, buf)
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        let s = self.src.as_slice()?;
+        s.get(usize::try_from(self.start).ok()?..usize::try_from(self.start + self.len).ok()?)
     }
 }
 
@@ -1573,6 +1619,96 @@ fn embedded_search(ctx: &mut Ctx, src: &dyn Source, label: Option<&str>, depth: 
         }
     }
     found
+}
+
+/// Walk `paths` and scan what the walk finds, sniffing each file once: a directory's files are
+/// opened once each, their first bytes decide whether they are scanned (see [`crate::walk`]).
+/// Files named directly are always scanned. Returns the reports (in walk order) and what was
+/// skipped.
+pub fn scan_paths(
+    paths: &[PathBuf],
+    walk_opts: &WalkOptions,
+    opts: &ScanOptions,
+) -> (Vec<ScanReport>, SkipCounts) {
+    let (entries, mut skipped) = crate::walk::list(paths, walk_opts);
+    let run = |e: &crate::walk::Entry| -> Result<ScanReport, crate::walk::Kind> {
+        if e.sniff {
+            scan_path_sniffed(&e.path, opts)
+        } else {
+            Ok(scan_path_with(&e.path, opts))
+        }
+    };
+    let results: Vec<_> = if entries.len() <= SEQUENTIAL_MAX {
+        entries.iter().map(run).collect()
+    } else {
+        use rayon::prelude::*;
+        entries.par_iter().map(run).collect()
+    };
+    let mut reports = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(r) => reports.push(r),
+            Err(k) => skipped.add(k),
+        }
+    }
+    (reports, skipped)
+}
+
+/// Up to this many files are scanned on the calling thread: starting a pool costs more than
+/// they take.
+const SEQUENTIAL_MAX: usize = 16;
+
+/// Scan a file found by a directory walk if its content is a format the scanner reads.
+fn scan_path_sniffed(path: &Path, opts: &ScanOptions) -> Result<ScanReport, crate::walk::Kind> {
+    use crate::walk::Kind;
+    let p = path.to_path_buf();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Err(Kind::Unreadable);
+        };
+        let len = f.metadata().map_err(|_| Kind::Unreadable)?.len();
+        if len == 0 {
+            return Err(Kind::Empty);
+        }
+        let (whole, head) = if len <= zip::READ_WHOLE_LIMIT {
+            let mut buf = Vec::with_capacity(len as usize);
+            f.read_to_end(&mut buf).map_err(|_| Kind::Unreadable)?;
+            (Some(buf), None)
+        } else {
+            let mut h = vec![0u8; crate::walk::HEAD];
+            f.read_exact(&mut h).map_err(|_| Kind::Unreadable)?;
+            (None, Some(h))
+        };
+        let kind = match (&whole, &head) {
+            (Some(w), _) => {
+                let k = crate::walk::classify_head(&w[..w.len().min(crate::walk::HEAD)], len);
+                if k == Kind::Binary && memchr::memmem::rfind(w, b"PK\x05\x06").is_some() {
+                    Kind::Candidate(Format::Zip)
+                } else {
+                    k
+                }
+            }
+            (None, Some(h)) => match crate::walk::classify_head(h, len) {
+                Kind::Binary if crate::walk::has_zip_end(&mut f, len) => {
+                    Kind::Candidate(Format::Zip)
+                }
+                k => k,
+            },
+            _ => Kind::Unreadable,
+        };
+        if !matches!(kind, Kind::Candidate(_)) {
+            return Err(kind);
+        }
+        let src = zip::FileSource::from_parts(f, len, whole);
+        Ok(scan_source(p.clone(), &src, opts))
+    }));
+    match r {
+        Ok(r) => r,
+        Err(_) => Ok(ScanReport::error(
+            path.to_path_buf(),
+            "internal error while scanning (please report)".into(),
+        )),
+    }
 }
 
 /// Scan many files, results in input order. Small inputs are scanned on the calling thread (a

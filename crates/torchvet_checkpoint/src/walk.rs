@@ -87,80 +87,26 @@ pub struct Walk {
 }
 
 /// Expand files and directories (recursively, sorted) into the files to scan. Files named
-/// directly are always scanned.
+/// directly are always scanned; directory entries are sniffed ([`classify`]).
 pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Walk {
-    let mut w = Walk::default();
-    let exts: Option<Vec<String>> = opts.extensions.as_ref().map(|v| {
-        v.iter()
-            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
-            .collect()
-    });
-    for p in paths {
-        if p.is_dir() {
-            walk_dir(p, &mut w, exts.as_deref(), 0);
-        } else {
-            w.files.push(p.clone());
+    let (entries, mut skipped) = list(paths, opts);
+    let mut files = Vec::with_capacity(entries.len());
+    for e in entries {
+        if !e.sniff {
+            files.push(e.path);
+            continue;
+        }
+        match classify(&e.path) {
+            Kind::Candidate(_) => files.push(e.path),
+            k => skipped.add(k),
         }
     }
-    w
+    Walk { files, skipped }
 }
 
 /// [`walk`] with default options: the files to scan.
 pub fn collect_files(paths: &[PathBuf]) -> Vec<PathBuf> {
     walk(paths, &WalkOptions::default()).files
-}
-
-fn walk_dir(dir: &Path, w: &mut Walk, exts: Option<&[String]>, depth: u32) {
-    if depth > 64 {
-        return;
-    }
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        w.skipped.unreadable += 1;
-        return;
-    };
-    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let p = e.path();
-        let Ok(ft) = e.file_type() else {
-            w.skipped.unreadable += 1;
-            continue;
-        };
-        if ft.is_dir() {
-            let name = e.file_name();
-            let n = name.to_string_lossy();
-            if n == ".git" || n == "node_modules" || n == "__pycache__" {
-                w.skipped.ignored_dirs += 1;
-                continue;
-            }
-            walk_dir(&p, w, exts, depth + 1);
-            continue;
-        }
-        if !ft.is_file() {
-            w.skipped.not_regular += 1;
-            continue;
-        }
-        if let Some(exts) = exts {
-            let ext = p
-                .extension()
-                .and_then(|x| x.to_str())
-                .map(|x| x.to_ascii_lowercase())
-                .unwrap_or_default();
-            if exts.contains(&ext) {
-                w.files.push(p);
-            } else {
-                w.skipped.extension += 1;
-            }
-            continue;
-        }
-        match classify(&p) {
-            Kind::Candidate(_) => w.files.push(p),
-            Kind::Text => w.skipped.text += 1,
-            Kind::Binary => w.skipped.not_a_checkpoint += 1,
-            Kind::Empty => w.skipped.empty += 1,
-            Kind::Unreadable => w.skipped.unreadable += 1,
-        }
-    }
 }
 
 /// What a file's first bytes say.
@@ -179,9 +125,126 @@ pub enum Kind {
 }
 
 /// Bytes read from the start of each file.
-const HEAD: usize = 4096;
+pub const HEAD: usize = 4096;
 /// A zip's end record lies within this many bytes of the end (22 + a 64 KiB comment).
 const EOCD_WINDOW: u64 = 22 + 65535;
+
+/// One file a walk lists.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The file.
+    pub path: PathBuf,
+    /// Found in a directory without an extension filter: scan it only if its content says so.
+    pub sniff: bool,
+}
+
+impl SkipCounts {
+    /// Count one file skipped for `k`.
+    pub fn add(&mut self, k: Kind) {
+        match k {
+            Kind::Text => self.text += 1,
+            Kind::Binary => self.not_a_checkpoint += 1,
+            Kind::Empty => self.empty += 1,
+            Kind::Unreadable => self.unreadable += 1,
+            Kind::Candidate(_) => {}
+        }
+    }
+}
+
+/// List files without reading them: directory entries to sniff (or, with `--extensions`, the
+/// matching names), and files named directly.
+pub fn list(paths: &[PathBuf], opts: &WalkOptions) -> (Vec<Entry>, SkipCounts) {
+    let exts: Option<Vec<String>> = opts.extensions.as_ref().map(|v| {
+        v.iter()
+            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            .collect()
+    });
+    let mut out = Vec::new();
+    let mut skipped = SkipCounts::default();
+    for p in paths {
+        if p.is_dir() {
+            list_dir(p, &mut out, &mut skipped, exts.as_deref(), 0);
+        } else {
+            out.push(Entry {
+                path: p.clone(),
+                sniff: false,
+            });
+        }
+    }
+    (out, skipped)
+}
+
+fn list_dir(
+    dir: &Path,
+    out: &mut Vec<Entry>,
+    skipped: &mut SkipCounts,
+    exts: Option<&[String]>,
+    depth: u32,
+) {
+    if depth > 64 {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        skipped.unreadable += 1;
+        return;
+    };
+    let mut entries: Vec<_> = rd.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let Ok(ft) = e.file_type() else {
+            skipped.unreadable += 1;
+            continue;
+        };
+        if ft.is_dir() {
+            let name = e.file_name();
+            let n = name.to_string_lossy();
+            if n == ".git" || n == "node_modules" || n == "__pycache__" {
+                skipped.ignored_dirs += 1;
+                continue;
+            }
+            list_dir(&p, out, skipped, exts, depth + 1);
+            continue;
+        }
+        if !ft.is_file() {
+            skipped.not_regular += 1;
+            continue;
+        }
+        match exts {
+            Some(exts) => {
+                let ext = p
+                    .extension()
+                    .and_then(|x| x.to_str())
+                    .map(|x| x.to_ascii_lowercase())
+                    .unwrap_or_default();
+                if exts.contains(&ext) {
+                    out.push(Entry {
+                        path: p,
+                        sniff: false,
+                    });
+                } else {
+                    skipped.extension += 1;
+                }
+            }
+            None => out.push(Entry {
+                path: p,
+                sniff: true,
+            }),
+        }
+    }
+}
+
+/// True when the last 64 KiB of an open file hold a zip end-of-central-directory record.
+pub fn has_zip_end(f: &mut std::fs::File, len: u64) -> bool {
+    if len < 22 {
+        return false;
+    }
+    let n = len.min(EOCD_WINDOW);
+    let mut tail = vec![0u8; n as usize];
+    f.seek(SeekFrom::Start(len - n)).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && memchr::memmem::rfind(&tail, b"PK\x05\x06").is_some()
+}
 
 /// Sniff one file.
 pub fn classify(path: &Path) -> Kind {
@@ -204,13 +267,8 @@ pub fn classify(path: &Path) -> Kind {
         return k;
     }
     // A zip with something before it (self-extracting archives, polyglots): its end record.
-    if len >= 22 && len > head.len() as u64 {
-        let n = len.min(EOCD_WINDOW);
-        let mut tail = vec![0u8; n as usize];
-        if f.seek(SeekFrom::Start(len - n)).is_ok()
-            && f.read_exact(&mut tail).is_ok()
-            && memchr::memmem::rfind(&tail, b"PK\x05\x06").is_some()
-        {
+    if len > head.len() as u64 {
+        if has_zip_end(&mut f, len) {
             return Kind::Candidate(Format::Zip);
         }
     } else if memchr::memmem::rfind(&head, b"PK\x05\x06").is_some() {

@@ -26,11 +26,18 @@ pub trait Source {
     }
     /// Read exactly `buf.len()` bytes at `offset`.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// All bytes, when the source holds them in memory (lets readers skip copies).
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 impl Source for [u8] {
     fn len(&self) -> u64 {
         <[u8]>::len(self) as u64
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
@@ -47,6 +54,9 @@ impl Source for &[u8] {
     fn len(&self) -> u64 {
         <[u8]>::len(self) as u64
     }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         (**self).read_at(offset, buf)
     }
@@ -55,6 +65,9 @@ impl Source for &[u8] {
 impl Source for Vec<u8> {
     fn len(&self) -> u64 {
         self.as_slice().len() as u64
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.as_slice().read_at(offset, buf)
@@ -88,6 +101,12 @@ impl FileSource {
         let len = whole.as_ref().map(|w| w.len() as u64).unwrap_or(len);
         Ok(FileSource { file, len, whole })
     }
+
+    /// A source from an open file of `len` bytes, with its content when already read whole.
+    pub fn from_parts(file: std::fs::File, len: u64, whole: Option<Vec<u8>>) -> Self {
+        let len = whole.as_ref().map(|w| w.len() as u64).unwrap_or(len);
+        FileSource { file, len, whole }
+    }
 }
 
 fn read_from_memory(data: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<()> {
@@ -104,6 +123,9 @@ fn read_from_memory(data: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<()> 
 impl Source for FileSource {
     fn len(&self) -> u64 {
         self.len
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.whole.as_deref()
     }
     #[cfg(unix)]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
