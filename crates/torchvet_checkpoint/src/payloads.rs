@@ -163,6 +163,14 @@ fn hex_decode(t: &[u8]) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// Cheap test: could this be a base64 or hex spelling of a binary pickle?
+fn maybe_encoded_pickle(t: &[u8]) -> bool {
+    let t = t.trim_ascii_start();
+    t.len() >= 12
+        && (t.starts_with(b"gA")
+            || (t[..3].eq_ignore_ascii_case(b"800") && (b'1'..=b'5').contains(&t[3])))
+}
+
 /// A binary pickle spelled as base64 or hex text (`gAJ…`/`gASV…`, `8002…`/`8004…`).
 fn decode_pickle_text(t: &[u8]) -> Option<Vec<u8>> {
     let t = t.trim_ascii();
@@ -199,28 +207,50 @@ pub(crate) fn check_values(ctx: &mut Ctx, m: &Machine, member: &str) {
     let mut code = 0;
     // Source text stored with a legacy whole-model save (`('module', cls, source)`) is compared
     // with the class's current source by torch, never run.
-    let mut skip: rustc_hash::FxHashSet<u32> = rustc_hash::FxHashSet::default();
-    for v in &m.nodes {
-        if let Value::Persistent(pid) = v {
-            if let Value::Tuple(items) = m.get(*pid) {
-                skip.extend(items.iter().copied());
+    let mut skip: Option<rustc_hash::FxHashSet<u32>> = None;
+    let persistent_items = |m: &Machine| {
+        let mut set = rustc_hash::FxHashSet::default();
+        for v in &m.nodes {
+            if let Value::Persistent(pid) = v {
+                if let Value::Tuple(items) = m.get(*pid) {
+                    set.extend(items.iter().copied());
+                }
             }
         }
-    }
+        set
+    };
     for (id, v) in m.nodes.iter().enumerate() {
         let (bytes, is_text): (&[u8], bool) = match v {
             Value::Str(s) => (s.as_bytes(), true),
             Value::Bytes(b) => (b, false),
             _ => continue,
         };
-        if bytes.len() < 5 || skip.contains(&(id as u32)) {
+        if bytes.len() < 5 {
+            continue;
+        }
+        // Only strings that look like a payload are checked against the persistent ids.
+        let candidate = (embedded < 16
+            && ((!is_text && pickle::looks_like_pickle(bytes))
+                || (is_text && bytes.starts_with("\u{80}".as_bytes()))
+                || maybe_encoded_pickle(bytes)))
+            || (code < 16 && code_in_text(bytes).is_some());
+        if !candidate {
+            continue;
+        }
+        if skip
+            .get_or_insert_with(|| persistent_items(m))
+            .contains(&(id as u32))
+        {
             continue;
         }
         // A pickle inside the pickle: raw, base64 or hex.
         if embedded < 16 {
             let raw = if !is_text && pickle::looks_like_pickle(bytes) {
                 Some((bytes.to_vec(), "raw bytes"))
-            } else if is_text && pickle::looks_like_pickle(&latin1_bytes(bytes)) {
+            } else if is_text
+                && bytes.starts_with("\u{80}".as_bytes())
+                && pickle::looks_like_pickle(&latin1_bytes(bytes))
+            {
                 Some((latin1_bytes(bytes), "a latin-1 string"))
             } else {
                 decode_pickle_text(bytes).map(|d| {
@@ -263,7 +293,9 @@ pub(crate) fn check_values(ctx: &mut Ctx, m: &Machine, member: &str) {
             }
         }
     }
-    if m.memo_gets + m.dups >= 32 {
+    // A graph that expands 10^7-fold needs at least ~24 extra references to containers
+    // (fan-out 2 over 24 levels; wider fan-outs need more).
+    if m.container_refs >= 20 {
         check_expansion(ctx, m, member);
     }
 }

@@ -61,6 +61,10 @@ pub(crate) struct Ctx<'o> {
     pub(crate) globals: Vec<String>,
     pub(crate) seen: FxHashSet<String>,
     torchscript: bool,
+    /// The next pickle run should collect its storage ids (legacy object pickle).
+    want_storages: bool,
+    /// Judgements of the names seen so far in this file.
+    judged: rustc_hash::FxHashMap<String, policy::Judgement>,
 }
 
 impl Ctx<'_> {
@@ -87,6 +91,18 @@ impl Ctx<'_> {
             opcode: opcode.map(str::to_string),
             global,
         });
+    }
+
+    /// [`policy::judge`], once per name and file.
+    fn judge(&mut self, q: &str, module: &str, name: &str) -> policy::Judgement {
+        if let Some(j) = self.judged.get(q) {
+            return j.clone();
+        }
+        let j = policy::judge(module, name);
+        if self.judged.len() < 4096 {
+            self.judged.insert(q.to_string(), j.clone());
+        }
+        j
     }
 
     fn note_global(&mut self, q: &str) {
@@ -139,6 +155,8 @@ fn scan_source(path: PathBuf, src: &dyn Source, opts: &ScanOptions) -> ScanRepor
         globals: Vec::new(),
         seen: FxHashSet::default(),
         torchscript: false,
+        want_storages: false,
+        judged: rustc_hash::FxHashMap::default(),
     };
     let fmt = scan_container(&mut ctx, src, None, 0);
     let mut findings = ctx.findings;
@@ -464,23 +482,48 @@ fn scan_7z(ctx: &mut Ctx, src: &dyn Source, label: Option<&str>, depth: u32) -> 
         return Format::SevenZip;
     }
     let max = ctx.opts.max_pickle_bytes;
+    let total = ar.archive().files.len();
     let mut count = 0usize;
-    let res = ar.for_each_entries(|entry, r| {
+    let mut abandoned = false;
+    let res = ar.for_each_entries_with_decision(|entry, r| {
+        use sevenz_rust2::EntryDecision;
         count += 1;
-        if entry.is_directory() || count > 10_000 {
-            return Ok(count <= 10_000);
+        if count > 10_000 {
+            return Ok(EntryDecision::Stop);
+        }
+        if entry.is_directory() {
+            return Ok(EntryDecision::Continue);
         }
         let member = join(label, entry.name());
         let size = entry.size();
-        let limited: Box<dyn Read + '_> = Box::new(r.take(max));
-        scan_stream(ctx, limited, Some(size.min(max)), Some(&member), depth + 1);
-        Ok(true)
+        let mut counted = Counting { inner: r, n: 0 };
+        {
+            let limited: Box<dyn Read + '_> = Box::new((&mut counted).take(max));
+            scan_stream(ctx, limited, Some(size.min(max)), Some(&member), depth + 1);
+        }
+        // The library drains what the scan did not read; never a bomb's worth.
+        if size.saturating_sub(counted.n) > CRC_DRAIN_MAX {
+            abandoned = true;
+            return Ok(EntryDecision::SkipBlock);
+        }
+        Ok(EntryDecision::Continue)
     });
     if let Err(e) = res {
         ctx.add(
             Level::Malformed,
             "bad-7z",
             format!("7z member cannot be unpacked: {e}"),
+            label,
+            Some(0),
+            None,
+            None,
+        );
+    }
+    if abandoned && count < total {
+        ctx.add(
+            Level::Unsafe,
+            "7z-members-not-scanned",
+            format!("{} of {total} members were not scanned: they share a compressed block with a member whose scan stopped early, and unpacking past it would cost more than the bomb limit", total - count),
             label,
             Some(0),
             None,
@@ -556,7 +599,7 @@ fn analyze_input<'a>(
         {
             continue; // resolved by TorchScript's C++ type resolver, never imported from Python
         }
-        let j = policy::judge(&g.module, &g.name);
+        let j = ctx.judge(&q, &g.module, &g.name);
         if j.level > Level::Info {
             let mut msg = j.reason;
             if let Some((wm, wn)) = &g.written {
@@ -597,7 +640,7 @@ fn analyze_input<'a>(
         let suspicious = m
             .globals
             .iter()
-            .any(|g| policy::judge(&g.module, &g.name).level > Level::Info);
+            .any(|g| ctx.judge(&g.qualified(), &g.module, &g.name).level > Level::Info);
         let msg = if suspicious {
             format!("pickle fails after importing names outside the allowlist ({}): a loader would already have run them", e.message)
         } else {
@@ -638,7 +681,11 @@ fn analyze_input<'a>(
         Value::BigInt(b) => b.as_ref() == format::LEGACY_MAGIC_LE,
         _ => false,
     });
-    let storages = storage_ids(&m);
+    let storages = if std::mem::take(&mut ctx.want_storages) {
+        storage_ids(&m)
+    } else {
+        Vec::new()
+    };
     let root_strings = out
         .root
         .map(|r| match m.get(r) {
@@ -790,6 +837,7 @@ fn scan_pickle_stream(
         } else {
             Level::Info
         };
+        ctx.want_storages = legacy && count == 3;
         let (s, back) = analyze_input(ctx, inp, &member, depth, err_level);
         inp = back;
         if count == 0 && s.root_is_legacy_magic {

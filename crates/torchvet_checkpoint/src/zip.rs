@@ -533,7 +533,7 @@ impl ZipArchive {
             }
         }
         // Duplicates and prefix.
-        let mut seen = std::collections::HashMap::new();
+        let mut seen: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
         for e in &entries {
             if let Some(first) = seen.insert(e.name.clone(), e.index) {
                 seen.insert(e.name.clone(), first);

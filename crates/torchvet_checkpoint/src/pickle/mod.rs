@@ -134,6 +134,9 @@ pub enum Value {
         name: Box<str>,
         /// Index into [`Machine::globals`].
         index: u32,
+        /// What calling it means to the machine ([`GLOBAL_ALLOWED`], [`GLOBAL_LOADER`],
+        /// [`GLOBAL_SYMBOLIC`]), decided once when the name is imported.
+        flags: u8,
     },
     /// A call result.
     Object(Box<Object>),
@@ -143,6 +146,30 @@ pub enum Value {
     Ext(u32),
     /// An out-of-band buffer.
     Buffer,
+}
+
+/// The name is in torch's weights_only allowlist.
+pub const GLOBAL_ALLOWED: u8 = 1;
+/// The name unpickles its bytes argument (nested pickles are scanned).
+pub const GLOBAL_LOADER: u8 = 2;
+/// The machine evaluates calls of this name symbolically (`_codecs.encode`, `bytes`, ...).
+pub const GLOBAL_SYMBOLIC: u8 = 4;
+
+fn global_flags(q: &str) -> u8 {
+    let mut f = 0;
+    if policy::is_allowed(q) {
+        f |= GLOBAL_ALLOWED;
+    }
+    if policy::is_pickle_loader(q) {
+        f |= GLOBAL_LOADER;
+    }
+    if matches!(
+        q,
+        "_codecs.encode" | "codecs.encode" | "builtins.bytes" | "builtins.bytearray"
+    ) {
+        f |= GLOBAL_SYMBOLIC;
+    }
+    f
 }
 
 /// One use of an importable name.
@@ -238,6 +265,9 @@ pub struct Machine<'a> {
     pub memo_gets: u64,
     /// DUP opcodes.
     pub dups: u64,
+    /// Memo reads and DUPs that yield a container (tuple, list, dict, set, object): only these
+    /// can make a value graph expand when copied.
+    pub container_refs: u64,
     /// Imported names, in order of appearance.
     pub globals: Vec<GlobalUse>,
     /// Structural findings.
@@ -246,6 +276,9 @@ pub struct Machine<'a> {
     pub nested: Vec<NestedPickle>,
     op_start: u64,
     cur_op: u8,
+    /// Shared nodes of immutable small values (None, True, False, BININT1 0-255), allocated on
+    /// first use: most pickles push the same few thousand of them over and over.
+    consts: [Id; 259],
 }
 
 /// Result of [`Machine::run`].
@@ -288,11 +321,13 @@ impl<'a> Machine<'a> {
             truncated_values: 0,
             memo_gets: 0,
             dups: 0,
+            container_refs: 0,
             globals: Vec::new(),
             findings: Vec::new(),
             nested: Vec::new(),
             op_start: 0,
             cur_op: 0,
+            consts: [Id::MAX; 259],
         }
     }
 
@@ -389,6 +424,20 @@ impl<'a> Machine<'a> {
 
     fn push_new(&mut self, v: Value) -> R<()> {
         let id = self.alloc(v)?;
+        self.push(id)
+    }
+
+    /// Push the shared node of small constant `slot` (0 None, 1 True, 2 False, 3+n int n).
+    #[inline]
+    fn push_const(&mut self, slot: usize, v: Value) -> R<()> {
+        let id = match self.consts[slot] {
+            Id::MAX => {
+                let id = self.alloc(v)?;
+                self.consts[slot] = id;
+                id
+            }
+            id => id,
+        };
         self.push(id)
     }
 
@@ -516,10 +565,22 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    fn is_container(&self, id: Id) -> bool {
+        matches!(
+            self.get(id),
+            Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Object(_)
+        )
+    }
+
     fn memo_get(&mut self, key: u64) -> R<()> {
         self.memo_gets += 1;
         match self.memo.get(&key) {
-            Some(&id) => self.push(id),
+            Some(&id) => {
+                if self.is_container(id) {
+                    self.container_refs += 1;
+                }
+                self.push(id)
+            }
             None => Err(format!("memo key {key} not found")),
         }
     }
@@ -547,10 +608,12 @@ impl<'a> Machine<'a> {
             opcode: op::name(self.cur_op),
             computed,
         });
+        let flags = global_flags(&qualified(&m, &n));
         self.push_new(Value::Global {
             module: m.into(),
             name: n.into(),
             index,
+            flags,
         })
     }
 
@@ -617,13 +680,20 @@ impl<'a> Machine<'a> {
             dict_items: Vec::new(),
             result: None,
         };
-        if let Some(q) = self.qualified_of(callee) {
-            obj.result = self.symbolic(&q, args)?;
-            if policy::is_pickle_loader(&q) {
-                self.collect_nested(&q, args, 0);
-            } else if !policy::is_allowed(&q) {
-                // Generic: bytes that look like a pickle handed to any non-allowlisted call.
-                self.collect_nested_generic(&q, args);
+        if let Value::Global { flags, .. } = *self.get(callee) {
+            // Allowlisted, non-symbolic callees (the rebuild functions of every tensor) need
+            // nothing more: no name is built for them.
+            if flags & (GLOBAL_SYMBOLIC | GLOBAL_LOADER) != 0 || flags & GLOBAL_ALLOWED == 0 {
+                let q = self.qualified_of(callee).unwrap_or_default();
+                if flags & GLOBAL_SYMBOLIC != 0 {
+                    obj.result = self.symbolic(&q, args)?;
+                }
+                if flags & GLOBAL_LOADER != 0 {
+                    self.collect_nested(&q, args, 0);
+                } else if flags & GLOBAL_ALLOWED == 0 {
+                    // Generic: bytes that look like a pickle handed to any non-allowlisted call.
+                    self.collect_nested_generic(&q, args);
+                }
             }
         }
         self.push_new(Value::Object(Box::new(obj)))
@@ -866,18 +936,21 @@ impl<'a> Machine<'a> {
             op::DUP => {
                 self.dups += 1;
                 let t = self.top()?;
+                if self.is_container(t) {
+                    self.container_refs += 1;
+                }
                 self.push(t)?;
             }
-            op::NONE => self.push_new(Value::None)?,
-            op::NEWTRUE => self.push_new(Value::Bool(true))?,
-            op::NEWFALSE => self.push_new(Value::Bool(false))?,
+            op::NONE => self.push_const(0, Value::None)?,
+            op::NEWTRUE => self.push_const(1, Value::Bool(true))?,
+            op::NEWFALSE => self.push_const(2, Value::Bool(false))?,
             op::BININT => {
                 let v = self.u32()? as i32;
                 self.push_new(Value::Int(v as i64))?
             }
             op::BININT1 => {
                 let v = self.u8()?;
-                self.push_new(Value::Int(v as i64))?
+                self.push_const(3 + v as usize, Value::Int(v as i64))?
             }
             op::BININT2 => {
                 let v = self.u16()?;
@@ -1140,6 +1213,7 @@ impl<'a> Machine<'a> {
                             module: "?".into(),
                             name: "?".into(),
                             index,
+                            flags: 0,
                         })?;
                     }
                 }
