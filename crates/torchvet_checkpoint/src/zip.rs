@@ -240,8 +240,17 @@ impl ZipArchive {
             return Err(ZipError::NoEocd);
         }
         let tail_len = len.min(22 + 65535);
-        let mut tail = vec![0u8; tail_len as usize];
-        src.read_at(len - tail_len, &mut tail)?;
+        // In-memory archives are read in place; files through one read of the tail.
+        let tail_buf;
+        let tail: &[u8] = match src.as_slice() {
+            Some(s) => &s[(len - tail_len) as usize..],
+            None => {
+                let mut t = vec![0u8; tail_len as usize];
+                src.read_at(len - tail_len, &mut t)?;
+                tail_buf = t;
+                &tail_buf
+            }
+        };
         let pos = (0..=tail.len() - 22)
             .rev()
             .find(|&i| tail[i..i + 4] == *b"PK\x05\x06")
@@ -323,8 +332,16 @@ impl ZipArchive {
             }
         }
         let cd_offset = cd_offset + shift;
-        let mut cd = vec![0u8; cd_size as usize];
-        src.read_at(cd_offset, &mut cd)?;
+        let cd_buf;
+        let cd: &[u8] = match src.as_slice() {
+            Some(s) => &s[cd_offset as usize..(cd_offset + cd_size) as usize],
+            None => {
+                let mut c = vec![0u8; cd_size as usize];
+                src.read_at(cd_offset, &mut c)?;
+                cd_buf = c;
+                &cd_buf
+            }
+        };
         let mut entries = Vec::with_capacity(count.min(65536) as usize);
         let mut p = 0usize;
         for index in 0..count as usize {

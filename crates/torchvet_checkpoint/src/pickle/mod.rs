@@ -252,7 +252,7 @@ pub struct Machine<'a> {
     pub nodes: Vec<Value>,
     stack: Vec<Id>,
     marks: Vec<usize>,
-    memo: FxHashMap<u64, Id>,
+    memo: Memo,
     /// Highest PROTO seen.
     pub proto: u8,
     protos_seen: u32,
@@ -279,6 +279,50 @@ pub struct Machine<'a> {
     /// Shared nodes of immutable small values (None, True, False, BININT1 0-255), allocated on
     /// first use: most pickles push the same few thousand of them over and over.
     consts: [Id; 259],
+}
+
+/// The memo: a dense table for the small keys every pickler writes (0, 1, 2, ...), a map for
+/// the rest.
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Id>,
+    sparse: FxHashMap<u64, Id>,
+    count: usize,
+}
+
+/// Keys below this live in the dense table (at most 4 MiB of it).
+const MEMO_DENSE: u64 = 1 << 20;
+
+impl Memo {
+    #[inline]
+    fn get(&self, k: u64) -> Option<Id> {
+        if k < MEMO_DENSE {
+            self.dense
+                .get(k as usize)
+                .copied()
+                .filter(|&i| i != Id::MAX)
+        } else {
+            self.sparse.get(&k).copied()
+        }
+    }
+    #[inline]
+    fn insert(&mut self, k: u64, id: Id) {
+        if k < MEMO_DENSE {
+            let i = k as usize;
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, Id::MAX);
+            }
+            if self.dense[i] == Id::MAX {
+                self.count += 1;
+            }
+            self.dense[i] = id;
+        } else if self.sparse.insert(k, id).is_none() {
+            self.count += 1;
+        }
+    }
+    fn len(&self) -> usize {
+        self.count
+    }
 }
 
 /// Result of [`Machine::run`].
@@ -312,7 +356,7 @@ impl<'a> Machine<'a> {
             nodes: Vec::new(),
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: FxHashMap::default(),
+            memo: Memo::default(),
             proto: 0,
             protos_seen: 0,
             frame_end: None,
@@ -558,7 +602,7 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_put(&mut self, key: u64, id: Id) -> R<()> {
-        if self.memo.len() >= self.limits.max_memo && !self.memo.contains_key(&key) {
+        if self.memo.len() >= self.limits.max_memo && self.memo.get(key).is_none() {
             return Err("memo limit exceeded".into());
         }
         self.memo.insert(key, id);
@@ -574,8 +618,8 @@ impl<'a> Machine<'a> {
 
     fn memo_get(&mut self, key: u64) -> R<()> {
         self.memo_gets += 1;
-        match self.memo.get(&key) {
-            Some(&id) => {
+        match self.memo.get(key) {
+            Some(id) => {
                 if self.is_container(id) {
                     self.container_refs += 1;
                 }
