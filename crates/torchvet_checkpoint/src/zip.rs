@@ -350,15 +350,15 @@ impl ZipArchive {
                     "central directory entry {index} is damaged"
                 )));
             }
-            let flags = le16(&cd, p + 8);
-            let method = le16(&cd, p + 10);
-            let crc32 = le32(&cd, p + 16);
-            let mut compressed_size = le32(&cd, p + 20) as u64;
-            let mut size = le32(&cd, p + 24) as u64;
-            let nlen = le16(&cd, p + 28) as usize;
-            let xlen = le16(&cd, p + 30) as usize;
-            let clen = le16(&cd, p + 32) as usize;
-            let mut header_offset = le32(&cd, p + 42) as u64;
+            let flags = le16(cd, p + 8);
+            let method = le16(cd, p + 10);
+            let crc32 = le32(cd, p + 16);
+            let mut compressed_size = le32(cd, p + 20) as u64;
+            let mut size = le32(cd, p + 24) as u64;
+            let nlen = le16(cd, p + 28) as usize;
+            let xlen = le16(cd, p + 30) as usize;
+            let clen = le16(cd, p + 32) as usize;
+            let mut header_offset = le32(cd, p + 42) as u64;
             let end = p + 46 + nlen + xlen + clen;
             if end > cd.len() {
                 return Err(ZipError::Invalid(format!(
