@@ -13,68 +13,82 @@ use crate::policy;
 use crate::scan::Ctx;
 use crate::Level;
 use memchr::memmem;
-use std::sync::OnceLock;
 
 /// Strings longer than this are not searched for code (they are data).
 const MAX_TEXT: usize = 1 << 20;
 
-/// Code spelled in text: `(needle, needs a word boundary before it)`.
-const CODE_NEEDLES: &[(&str, bool)] = &[
-    ("exec(", true),
-    ("eval(", true),
-    ("os.system(", true),
-    ("os.popen(", true),
-    ("subprocess.Popen(", true),
-    ("subprocess.run(", true),
-    ("subprocess.call(", true),
-    ("subprocess.check_output(", true),
-    ("subprocess.getoutput(", true),
-    ("__import__(", true),
-    ("import os;", true),
-    ("import os\n", true),
-    ("import subprocess", true),
-    ("import socket", true),
-    ("pty.spawn(", true),
-    ("/bin/sh -c", false),
-    ("/bin/bash -c", false),
-    ("/bin/sh -i", false),
-    ("| sh", false),
-    ("|sh", false),
-    ("| bash", false),
+/// Calls spelled in text: the name before a `(` (with a word boundary before the name).
+const CALLS: &[(&str, &str)] = &[
+    ("exec", "exec("),
+    ("eval", "eval("),
+    ("os.system", "os.system("),
+    ("os.popen", "os.popen("),
+    ("subprocess.Popen", "subprocess.Popen("),
+    ("subprocess.run", "subprocess.run("),
+    ("subprocess.call", "subprocess.call("),
+    ("subprocess.check_output", "subprocess.check_output("),
+    ("subprocess.getoutput", "subprocess.getoutput("),
+    ("__import__", "__import__("),
+    ("pty.spawn", "pty.spawn("),
 ];
-
-fn finders() -> &'static [(memmem::Finder<'static>, bool, &'static str)] {
-    static F: OnceLock<Vec<(memmem::Finder<'static>, bool, &'static str)>> = OnceLock::new();
-    F.get_or_init(|| {
-        CODE_NEEDLES
-            .iter()
-            .map(|(n, b)| (memmem::Finder::new(n.as_bytes()), *b, *n))
-            .collect()
-    })
-}
 
 fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'.'
 }
 
-/// The first code needle in `text` (word-bounded where it matters: `model.eval()` is not code).
+fn bounded_before(text: &[u8], at: usize) -> bool {
+    at == 0 || !is_ident_byte(text[at - 1])
+}
+
+/// The first piece of code spelled in `text`: a call of `exec`, `eval`, `os.system`, ... (word
+/// bounded: `model.eval()` is not code), an `import` of os/subprocess/socket, a shell invocation
+/// (`/bin/sh -c`) or a pipe into a shell (`| sh`). One pass per anchor byte, whatever the length.
 pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     if text.len() < 5 || text.len() > MAX_TEXT {
         return None;
     }
-    // Cheap gate: every needle has '(' or '/' or '|' or "import".
-    if memchr::memchr3(b'(', b'/', b'|', text).is_none() && memmem::find(text, b"import").is_none()
-    {
-        return None;
-    }
-    for (f, bounded, name) in finders() {
-        let mut start = 0;
-        while let Some(i) = f.find(&text[start..]) {
-            let at = start + i;
-            if !bounded || at == 0 || !is_ident_byte(text[at - 1]) {
-                return Some(name);
+    for i in memchr::memchr_iter(b'(', text) {
+        let before = &text[..i];
+        for (name, label) in CALLS {
+            if before.ends_with(name.as_bytes()) && bounded_before(text, i - name.len()) {
+                return Some(label);
             }
-            start = at + 1;
+        }
+    }
+    for i in memmem::find_iter(text, b"import ") {
+        if !bounded_before(text, i) {
+            continue;
+        }
+        let rest = &text[i + 7..];
+        for (m, label) in [
+            (&b"os"[..], "import os"),
+            (b"subprocess", "import subprocess"),
+            (b"socket", "import socket"),
+        ] {
+            if rest.starts_with(m)
+                && rest
+                    .get(m.len())
+                    .is_none_or(|&c| !is_ident_byte(c) || c == b'.')
+            {
+                return Some(label);
+            }
+        }
+    }
+    for i in memmem::find_iter(text, b"/bin/") {
+        let rest = &text[i + 5..];
+        if rest.starts_with(b"sh -") || rest.starts_with(b"bash -") {
+            return Some("/bin/sh -c");
+        }
+    }
+    for i in memchr::memchr_iter(b'|', text) {
+        let mut rest = &text[i + 1..];
+        if rest.first() == Some(&b' ') {
+            rest = &rest[1..];
+        }
+        for sh in [&b"sh"[..], b"bash"] {
+            if rest.starts_with(sh) && rest.get(sh.len()).is_none_or(|&c| !is_ident_byte(c)) {
+                return Some("| sh");
+            }
         }
     }
     None
@@ -533,6 +547,10 @@ mod tests {
             None
         );
         assert_eq!(code_in_text(b"curl http://x | sh"), Some("| sh"));
+        assert_eq!(code_in_text(b"a || shape"), None);
+        assert_eq!(code_in_text(b"import os\nos.remove(p)"), Some("import os"));
+        assert_eq!(code_in_text(b"import osmnx as ox"), None);
+        assert_eq!(code_in_text(b"sh -c: /bin/sh -c 'id'"), Some("/bin/sh -c"));
     }
 
     #[test]

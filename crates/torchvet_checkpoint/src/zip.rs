@@ -251,9 +251,8 @@ impl ZipArchive {
                 &tail_buf
             }
         };
-        let pos = (0..=tail.len() - 22)
-            .rev()
-            .find(|&i| tail[i..i + 4] == *b"PK\x05\x06")
+        // The last end record that leaves room for its 22 bytes.
+        let pos = memchr::memmem::rfind(&tail[..tail.len() - 18], b"PK\x05\x06")
             .ok_or(ZipError::NoEocd)?;
         let eocd_offset = len - tail_len + pos as u64;
         let e = &tail[pos..];
