@@ -13,6 +13,7 @@ use crate::policy;
 use crate::scan::Ctx;
 use crate::Level;
 use memchr::memmem;
+use std::sync::OnceLock;
 
 /// Strings longer than this are not searched for code (they are data).
 const MAX_TEXT: usize = 1 << 20;
@@ -47,6 +48,14 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     if text.len() < 5 || text.len() > MAX_TEXT {
         return None;
     }
+    static IMPORT: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    static BIN: OnceLock<memmem::Finder<'static>> = OnceLock::new();
+    let import = IMPORT.get_or_init(|| memmem::Finder::new(b"import "));
+    let bin = BIN.get_or_init(|| memmem::Finder::new(b"/bin/"));
+    // Most strings (parameter names, dtypes, devices) have none of the anchors.
+    if memchr::memchr3(b'(', b'|', b'/', text).is_none() && import.find(text).is_none() {
+        return None;
+    }
     for i in memchr::memchr_iter(b'(', text) {
         let before = &text[..i];
         for (name, label) in CALLS {
@@ -55,7 +64,7 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
             }
         }
     }
-    for i in memmem::find_iter(text, b"import ") {
+    for i in import.find_iter(text) {
         if !bounded_before(text, i) {
             continue;
         }
@@ -74,7 +83,7 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
             }
         }
     }
-    for i in memmem::find_iter(text, b"/bin/") {
+    for i in bin.find_iter(text) {
         let rest = &text[i + 5..];
         if rest.starts_with(b"sh -") || rest.starts_with(b"bash -") {
             return Some("/bin/sh -c");
