@@ -14,6 +14,10 @@ use crate::Level;
 use opcodes as op;
 use rustc_hash::FxHashMap;
 
+/// How far a FRAME is looked ahead in a stream of unknown length to see whether the data ends
+/// inside it (CPython's picklers write frames of about 64 KiB).
+const FRAME_LOOKAHEAD: u64 = 1 << 20;
+
 /// Index of a node in [`Machine::nodes`].
 pub type Id = u32;
 
@@ -387,13 +391,15 @@ impl<'a> Machine<'a> {
                 if let Some(e) = &self.inp.io_error {
                     message = format!("{message} (read error: {e})");
                 }
-                let mut pos = self.inp.position().max(self.op_start + 1);
+                // Up to and including the failing opcode (the same whether the input is a slice
+                // or a stream that read further while failing).
+                let mut end = self.op_start + 1;
                 if let Some(rem) = self.inp.remaining() {
-                    pos = pos.min(self.inp.position() + rem);
+                    end = end.min(self.inp.position() + rem);
                 }
                 RunOutcome {
                     root: None,
-                    end: (pos.max(self.start) - self.start) as usize,
+                    end: end.saturating_sub(self.start) as usize,
                     error: Some(PickleError {
                         offset: self.inp.abs(self.op_start),
                         message,
@@ -931,7 +937,16 @@ impl<'a> Machine<'a> {
                         return Err("FRAME inside an unfinished frame".into());
                     }
                 }
-                match self.inp.remaining() {
+                let rem = match self.inp.remaining() {
+                    Some(r) => Some(r),
+                    None => {
+                        // A stream of unknown length: look ahead (bounded) for the frame's end.
+                        let want = n.min(FRAME_LOOKAHEAD) as usize;
+                        let got = self.inp.peek_upto(want).len();
+                        (got < want).then_some(got as u64)
+                    }
+                };
+                match rem {
                     Some(rem) if n > rem => {
                         // CPython's C unpickler (torch.load, pickle.load) refuses the file here;
                         // the pure-Python one (pickle._Unpickler, joblib) reads the short frame and
