@@ -53,7 +53,7 @@ impl Default for ScanOptions {
 const CRC_DRAIN_MAX: u64 = 16 << 20;
 
 /// Bytes after a pickle error searched for dangerous names.
-const SWEEP_BYTES: usize = 1 << 20;
+const SWEEP_BYTES: usize = 64 << 10;
 
 pub(crate) struct Ctx<'o> {
     pub(crate) opts: &'o ScanOptions,
