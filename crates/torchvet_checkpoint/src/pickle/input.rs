@@ -214,6 +214,9 @@ impl<'a> Input<'a> {
             let cur = &self.cur()[self.pos..];
             if let Some(i) = memchr::memchr(b'\n', &cur[from..]) {
                 let end = from + i;
+                if end > max {
+                    return Err("line too long");
+                }
                 let s = self.pos;
                 self.pos += end + 1;
                 return Ok(&self.cur()[s..s + end]);
@@ -273,6 +276,13 @@ mod tests {
             assert_eq!(inp.byte(), None);
             assert!(!inp.skip(1));
             assert_eq!(inp.abs(inp.position()), 10 + data.len() as u64);
+        }
+        // The line limit holds whether the newline is in the window or not.
+        for mut inp in [
+            Input::from_slice(b"abcdef\n", 0),
+            Input::from_reader(Trickle(b"abcdef\n"), 0, None),
+        ] {
+            assert_eq!(inp.line(2), Err("line too long"));
         }
     }
 
