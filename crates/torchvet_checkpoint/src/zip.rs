@@ -675,7 +675,10 @@ impl ZipArchive {
         if !self.prefix.is_empty()
             && e.name.len() > self.prefix.len()
             && e.name.starts_with(&self.prefix)
+            && e.name.as_bytes()[self.prefix.len()] == b'/'
         {
+            // After an ASCII '/': always a character boundary (fuzz-found: a multi-byte
+            // character right after the prefix made this slice panic).
             &e.name[self.prefix.len() + 1..]
         } else {
             &e.name
