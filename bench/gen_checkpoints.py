@@ -21,6 +21,8 @@ Layout under OUT:
   large/llm-1g.pt      a ~1 GB bf16 decoder state_dict with tied embeddings (shared storage)
   unsafe/*             a few files whose pickle calls builtins.eval('1+1') (harmless; never
                        loaded by anything here), a legacy-format file and a raw pickle
+  bomb/zip-bomb-*.pt   a torch zip whose data.pkl inflates to 1 GiB of zeros (128 MiB with
+                       --no-large): ~1 MB on disk, invalid from its first byte
 """
 
 from __future__ import annotations
@@ -257,6 +259,36 @@ def write_zip_checkpoint(path: str, obj, alloc: StorageAllocator) -> int:
     return os.path.getsize(path)
 
 
+def write_zip_bomb(path: str, mib: int) -> int:
+    """A torch zip whose data.pkl is `mib` MiB of zeros, deflated (about 1 KiB per MiB): it fails
+    at its first byte, so a scanner that inflates before reading pays for nothing."""
+    archive = os.path.splitext(os.path.basename(path))[0]
+    name = f"{archive}/data.pkl".encode()
+    comp = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chunk = bytes(1 << 20)
+    block = comp.compress(chunk) + comp.flush(zlib.Z_SYNC_FLUSH)
+    # Every later MiB compresses to the same bytes: repeat them instead of compressing again.
+    steady = comp.compress(chunk) + comp.flush(zlib.Z_SYNC_FLUSH)
+    body = block + steady * (mib - 1) + comp.flush(zlib.Z_FINISH)
+    crc = 0
+    for _ in range(mib):
+        crc = zlib.crc32(chunk, crc)
+    size = mib << 20
+    entries = []
+    with open(path, "wb") as fh:
+        for n, data, method, c, usize in ((name, body, 8, crc, size), (f"{archive}/version".encode(), b"3\n", 0, zlib.crc32(b"3\n"), 2)):
+            off = fh.tell()
+            fh.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, c, len(data), usize, len(n), 0) + n)
+            fh.write(data)
+            entries.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, 20, 0, method, 0, 0x21, c, len(data), usize,
+                                       len(n), 0, 0, 0, 0, 0o100644 << 16, off) + n)
+        cd = fh.tell()
+        for e in entries:
+            fh.write(e)
+        fh.write(struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), fh.tell() - cd, cd, 0))
+    return os.path.getsize(path)
+
+
 def write_legacy_checkpoint(path: str, obj, alloc: StorageAllocator) -> int:
     with open(path, "wb") as fh:
         for head in (
@@ -449,6 +481,13 @@ def generate(out: str, n_small: int, large: bool, log) -> dict:
         fh.write(pickle.dumps({"config": {"lr": 0.1}, "x": Payload()}, protocol=4))
     record("unsafe", path, os.path.getsize(path))
     log("  unsafe: 5 files, medium legacy: 1 file")
+
+    bomb = os.path.join(out, "bomb")
+    os.makedirs(bomb, exist_ok=True)
+    mib = 1024 if large else 128
+    path = os.path.join(bomb, f"zip-bomb-{mib}m.pt")
+    record("bomb", path, write_zip_bomb(path, mib))
+    log(f"  bomb: data.pkl of {mib} MiB of zeros, {os.path.getsize(path) / 1e6:.1f} MB on disk")
 
     if large:
         big = os.path.join(out, "large")

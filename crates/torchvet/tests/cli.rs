@@ -259,8 +259,22 @@ fn check_reports_checkpoint_files_through_the_scanner() {
     }
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        let expected = if name.ends_with(".zip") || name.ends_with(".py") {
-            continue; // not a checkpoint extension for `check` (`ckpt scan` reads them)
+        // `check` picks checkpoints by extension (`ckpt scan` sniffs every file's content).
+        let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+        let checked = [
+            "pt",
+            "pth",
+            "ckpt",
+            "bin",
+            "pkl",
+            "pickle",
+            "npy",
+            "npz",
+            "safetensors",
+            "pt2",
+        ];
+        let expected = if !checked.contains(&ext) {
+            continue;
         } else if name == "bad_not_a_checkpoint.bin" {
             None // a `.bin` that is not a checkpoint at all is not reported
         } else if name.starts_with("mal_") {

@@ -1,7 +1,7 @@
 //! The `torchvet ckpt` subcommand: scan, inspect, convert, diff.
 
 use crate::convert::{ConvertOptions, SharedPolicy};
-use crate::scan::{collect_files, ScanOptions};
+use crate::scan::{scan_paths_with_progress, ScanOptions, WalkOptions};
 use crate::{output, Verdict};
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,6 +50,8 @@ pub enum ScanFormat {
     Text,
     /// JSON array, one object per file.
     Json,
+    /// JSON lines: one object per file and line (for pipelines and batch jobs).
+    Jsonl,
     /// SARIF 2.1.0.
     Sarif,
 }
@@ -70,16 +72,26 @@ pub enum FailOn {
 /// Arguments of `scan`.
 #[derive(Debug, clap::Args)]
 pub struct ScanArgs {
-    /// Files or directories (directories are walked for checkpoint files).
+    /// Files or directories. Directories are walked and every file is sniffed by content (zip,
+    /// pickle 0-5, tar, 7z, gzip/bzip2/xz/zstd, npy/npz, safetensors); names are not trusted.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Walk only files with these extensions (comma-separated, e.g. `pt,bin,pkl`); they are
+    /// scanned whatever their content. Files named on the command line are always scanned.
+    #[arg(long, value_delimiter = ',', value_name = "EXT,...")]
+    pub extensions: Option<Vec<String>>,
+    /// Verify the CRC-32 of every zip member, tensor data included (default: pickle members
+    /// only, whose CRC decides which loaders accept them).
+    #[arg(long)]
+    pub strict: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ScanFormat,
     /// Exit with status 1 when a file is at least this bad.
     #[arg(long, value_enum, default_value = "unsafe")]
     pub fail_on: FailOn,
-    /// Also print informational findings (text output).
+    /// Also print informational findings, and how many files a directory walk skipped and why
+    /// (on stderr for json/jsonl/sarif).
     #[arg(long, short)]
     pub verbose: bool,
     /// Print only files that are not safe (text output).
@@ -189,21 +201,40 @@ fn run_scan(a: &ScanArgs) -> i32 {
             return 2;
         }
     }
-    let files = collect_files(&a.paths);
-    let bar = Progress::items(
-        files.len(),
-        "checkpoints",
-        a.format == ScanFormat::Text && files.len() >= MANY_CHECKPOINTS,
-    )
-    .with_prefix("Scanning");
-    let reports =
-        crate::scan::scan_many_with_progress(&files, &ScanOptions::default(), &|| bar.inc(1));
-    bar.finish();
+    let opts = ScanOptions {
+        strict: a.strict,
+        ..ScanOptions::default()
+    };
+    let bar = std::sync::OnceLock::new();
+    let (reports, skipped_counts) = scan_paths_with_progress(
+        &a.paths,
+        &WalkOptions {
+            extensions: a.extensions.clone(),
+        },
+        &opts,
+        &|total| {
+            let b = bar.get_or_init(|| {
+                Progress::items(
+                    total,
+                    "checkpoints",
+                    a.format == ScanFormat::Text && total >= MANY_CHECKPOINTS,
+                )
+                .with_prefix("Scanning")
+            });
+            b.inc(1);
+        },
+    );
+    if let Some(b) = bar.get() {
+        b.finish();
+    }
+    let skipped = (a.verbose && a.paths.iter().any(|p| p.is_dir()))
+        .then(|| format!("{}\n", skipped_counts.describe()));
     let text = match a.format {
-        ScanFormat::Json => output::render_json(&reports),
-        ScanFormat::Sarif => output::render_sarif(&reports),
+        ScanFormat::Json => format!("{}\n", output::render_json(&reports)),
+        ScanFormat::Jsonl => output::render_jsonl(&reports),
+        ScanFormat::Sarif => format!("{}\n", output::render_sarif(&reports)),
         ScanFormat::Text => {
-            if a.quiet {
+            let mut t = if a.quiet {
                 let bad: Vec<_> = reports
                     .iter()
                     .filter(|r| r.verdict != Verdict::Safe)
@@ -214,8 +245,6 @@ fn run_scan(a: &ScanArgs) -> i32 {
                     // keep the totals of everything scanned
                     let start = t[..pos].rfind('\n').map(|i| i + 1).unwrap_or(0);
                     t.truncate(start);
-                    let all = output::render_text(&[], false);
-                    let _ = all;
                     let count = |v: Verdict| reports.iter().filter(|r| r.verdict == v).count();
                     t.push_str(&format!(
                         "{} files scanned: {} dangerous, {} unsafe, {} malformed, {} safe\n",
@@ -229,12 +258,18 @@ fn run_scan(a: &ScanArgs) -> i32 {
                 t
             } else {
                 output::render_text(&reports, a.verbose)
+            };
+            if let Some(s) = &skipped {
+                t.push_str(s);
             }
+            t
         }
     };
     out(&text);
     if a.format != ScanFormat::Text {
-        out("\n");
+        if let Some(s) = &skipped {
+            eprint!("{s}");
+        }
     }
     let threshold = match a.fail_on {
         FailOn::Dangerous => Some(Verdict::Dangerous),

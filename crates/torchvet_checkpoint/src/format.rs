@@ -167,6 +167,26 @@ pub struct TarMember {
     pub kind: u8,
 }
 
+/// Parse one 512-byte tar header (None when it is not a valid header).
+pub fn tar_header(h: &[u8]) -> Option<TarMember> {
+    if h.len() < 512 || !is_tar(h) {
+        return None;
+    }
+    let name_end = h[..100].iter().position(|&b| b == 0).unwrap_or(100);
+    let mut name = String::from_utf8_lossy(&h[..name_end]).into_owned();
+    if &h[257..262] == b"ustar" && h[345] != 0 {
+        let pe = h[345..500].iter().position(|&b| b == 0).unwrap_or(155);
+        name = format!("{}/{}", String::from_utf8_lossy(&h[345..345 + pe]), name);
+    }
+    let size = parse_octal(&h[124..136])?;
+    Some(TarMember {
+        name,
+        offset: 0,
+        size,
+        kind: h[156],
+    })
+}
+
 /// List tar members (regular files) from the whole file's bytes.
 pub fn tar_members(data: &[u8]) -> Result<Vec<TarMember>, String> {
     let mut out = Vec::new();
@@ -176,31 +196,23 @@ pub fn tar_members(data: &[u8]) -> Result<Vec<TarMember>, String> {
         if h.iter().all(|&b| b == 0) {
             break;
         }
-        if !is_tar(h) {
+        let Some(mut m) = tar_header(h) else {
             return Err(format!("invalid tar header at byte {p}"));
-        }
-        let name_end = h[..100].iter().position(|&b| b == 0).unwrap_or(100);
-        let mut name = String::from_utf8_lossy(&h[..name_end]).into_owned();
-        if &h[257..262] == b"ustar" && h[345] != 0 {
-            let pe = h[345..500].iter().position(|&b| b == 0).unwrap_or(155);
-            name = format!("{}/{}", String::from_utf8_lossy(&h[345..345 + pe]), name);
-        }
-        let size = parse_octal(&h[124..136]).ok_or("bad tar size")?;
-        let kind = h[156];
+        };
         let offset = (p + 512) as u64;
         if offset
-            .checked_add(size)
+            .checked_add(m.size)
             .is_none_or(|e| e > data.len() as u64)
         {
-            return Err(format!("tar member {name} runs past the end of the file"));
+            return Err(format!(
+                "tar member {} runs past the end of the file",
+                m.name
+            ));
         }
-        if kind == b'0' || kind == 0 {
-            out.push(TarMember {
-                name,
-                offset,
-                size,
-                kind,
-            });
+        let size = m.size;
+        if m.kind == b'0' || m.kind == 0 {
+            m.offset = offset;
+            out.push(m);
         }
         let blocks = size.div_ceil(512) as usize;
         p = p + 512 + blocks * 512;

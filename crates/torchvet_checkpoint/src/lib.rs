@@ -18,12 +18,14 @@ pub mod format;
 pub mod inspect;
 pub mod model;
 pub mod output;
+pub mod payloads;
 pub mod pickle;
 pub mod policy;
 pub mod safetensors;
 pub mod scan;
 #[doc(hidden)]
 pub mod testing;
+pub mod walk;
 pub mod zip;
 
 use serde::Serialize;

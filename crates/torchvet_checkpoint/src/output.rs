@@ -85,6 +85,16 @@ pub fn render_json(reports: &[ScanReport]) -> String {
     serde_json::to_string_pretty(reports).unwrap_or_else(|_| "[]".into())
 }
 
+/// JSON lines: one report per line.
+pub fn render_jsonl(reports: &[ScanReport]) -> String {
+    let mut s = String::new();
+    for r in reports {
+        s.push_str(&serde_json::to_string(r).unwrap_or_default());
+        s.push('\n');
+    }
+    s
+}
+
 /// SARIF 2.1.0.
 pub fn render_sarif(reports: &[ScanReport]) -> String {
     let mut rules = std::collections::BTreeMap::new();

@@ -298,6 +298,30 @@ const BENIGN_BUILTINS: &[&str] = &[
     "object",
     "Ellipsis",
     "NotImplemented",
+    // Pure functions of their arguments: they call no user-chosen callable.
+    "len",
+    "abs",
+    "round",
+    "divmod",
+    "pow",
+    "chr",
+    "ord",
+    "hex",
+    "oct",
+    "bin",
+    "sum",
+    "min",
+    "max",
+    "all",
+    "any",
+    "hash",
+    "repr",
+    "ascii",
+    "format",
+    "isinstance",
+    "issubclass",
+    "callable",
+    "id",
     "True",
     "False",
     "None",
@@ -401,7 +425,9 @@ pub fn judge(module: &str, name: &str) -> Judgement {
         if BENIGN_BUILTINS.contains(&name) {
             return Judgement {
                 level: Level::Unsafe,
-                reason: format!("builtins.{name} is a data type outside torch's allowlist"),
+                reason: format!(
+                    "builtins.{name} is a plain data type or function, outside torch's allowlist"
+                ),
             };
         }
         return dangerous(format!(
@@ -409,8 +435,16 @@ pub fn judge(module: &str, name: &str) -> Judgement {
         ));
     }
     if let Some(d) = DANGEROUS_MODULES.iter().find(|d| in_module(&q, d)) {
+        let alias = match *d {
+            "nt" | "posix" => {
+                format!(" (`{d}` is the platform module behind `os`: {q} is os.{name})")
+            }
+            "ntpath" | "posixpath" => format!(" (`{d}` is `os.path`)"),
+            "__builtin__" => " (`__builtin__` is `builtins`)".to_string(),
+            _ => String::new(),
+        };
         return dangerous(format!(
-            "{q} belongs to `{d}`, which can run code or reach files, processes or the network"
+            "{q} belongs to `{d}`, which can run code or reach files, processes or the network{alias}"
         ));
     }
     if name.contains('.') || name.starts_with("__") {
@@ -461,6 +495,11 @@ mod tests {
         assert_eq!(judge("builtins", "eval").level, Level::Dangerous);
         assert_eq!(judge("builtins", "set").level, Level::Info);
         assert_eq!(judge("builtins", "slice").level, Level::Unsafe);
+        assert_eq!(judge("builtins", "len").level, Level::Unsafe);
+        assert_eq!(judge("builtins", "getattr").level, Level::Dangerous);
+        assert_eq!(judge("builtins", "map").level, Level::Dangerous);
+        assert_eq!(judge("nt", "system").level, Level::Dangerous);
+        assert!(judge("nt", "system").reason.contains("os.system"));
         assert_eq!(judge("torch", "load").level, Level::Dangerous);
         assert_eq!(
             judge("torch.storage", "_load_from_bytes").level,

@@ -208,6 +208,40 @@ impl ZipBuilder {
     pub fn add(&mut self, name: &str, data: &[u8]) {
         self.add_with(name, data, |_| {});
     }
+    /// Add a deflate member from already-compressed bytes (`size` and `crc` of the inflated
+    /// data), e.g. a bomb too large to build in memory.
+    pub fn add_deflated(&mut self, name: &str, payload: &[u8], crc: u32, size: u32) {
+        let header_offset = self.out.len() as u64;
+        let mut h = Vec::new();
+        h.extend_from_slice(b"PK\x03\x04");
+        h.extend_from_slice(&20u16.to_le_bytes());
+        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(&8u16.to_le_bytes());
+        h.extend_from_slice(&[0, 0, 0x21, 0]);
+        h.extend_from_slice(&crc.to_le_bytes());
+        h.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        h.extend_from_slice(&size.to_le_bytes());
+        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(&h);
+        self.out.extend_from_slice(payload);
+        let c = &mut self.central;
+        c.extend_from_slice(b"PK\x01\x02");
+        c.extend_from_slice(&20u16.to_le_bytes());
+        c.extend_from_slice(&20u16.to_le_bytes());
+        c.extend_from_slice(&0u16.to_le_bytes());
+        c.extend_from_slice(&8u16.to_le_bytes());
+        c.extend_from_slice(&[0, 0, 0x21, 0]);
+        c.extend_from_slice(&crc.to_le_bytes());
+        c.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        c.extend_from_slice(&size.to_le_bytes());
+        c.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        c.extend_from_slice(&[0u8; 12]);
+        c.extend_from_slice(&(header_offset as u32).to_le_bytes());
+        c.extend_from_slice(name.as_bytes());
+        self.count += 1;
+    }
     /// Add a member with options.
     pub fn add_with(&mut self, name: &str, data: &[u8], f: impl FnOnce(&mut MemberOpts)) {
         let mut o = MemberOpts::default();
@@ -331,4 +365,122 @@ pub fn state_dict_pickle(tensors: &[(&str, &[i64])]) -> Vec<u8> {
     w.op(op::SETITEMS);
     w.stop();
     w.finish()
+}
+
+/// A raw deflate stream of `mib` MiB of zeros (about 1 KiB per MiB), and the CRC-32 of what it
+/// inflates to: one sync-flushed block of 1 MiB of zeros, repeated, then an empty final block.
+pub fn zero_bomb(mib: u32) -> (Vec<u8>, u32) {
+    let chunk = vec![0u8; 1 << 20];
+    let mut c = flate2::Compress::new(flate2::Compression::best(), false);
+    let mut block = Vec::with_capacity(1 << 16);
+    let _ = c.compress_vec(&chunk, &mut block, flate2::FlushCompress::Sync);
+    let mut out = Vec::with_capacity(block.len() * mib as usize + 2);
+    let mut crc = crc32fast::Hasher::new();
+    for _ in 0..mib {
+        out.extend_from_slice(&block);
+        crc.update(&chunk);
+    }
+    out.extend_from_slice(&[0x03, 0x00]);
+    (out, crc.finalize())
+}
+
+/// A reader that hands out at most `step` bytes per call (exercises stream windows).
+pub struct Trickle<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl<'a> Trickle<'a> {
+    /// Read `data` `step` bytes at a time (at least 1).
+    pub fn new(data: &'a [u8], step: usize) -> Self {
+        Trickle {
+            data,
+            step: step.max(1),
+        }
+    }
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.step).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+/// Fuzz harness (also run on every saved crash input by the regression tests): the machine must
+/// finish within its limits, and reading the same bytes from a slice or from a stream that hands
+/// out a few bytes at a time must give the same result.
+pub fn fuzz_pickle_machine(data: &[u8]) {
+    use crate::pickle::{Input, Limits, Machine};
+    let limits = Limits {
+        max_ops: 100_000,
+        max_nodes: 100_000,
+        max_value_bytes: 4096,
+        max_retained_bytes: 1 << 16,
+        max_line: 4096,
+        ..Limits::default()
+    };
+    let mut a = Machine::new(data, 0, limits);
+    let oa = a.run();
+    if let Some(root) = oa.root {
+        let _ = a.resolve(root);
+    }
+    assert!(oa.end <= data.len());
+    let step = data.first().map_or(1, |&b| (b as usize % 7) + 1);
+    let mut b = Machine::with_input(
+        Input::from_reader(Trickle::new(data, step), 0, None),
+        limits,
+    );
+    let ob = b.run();
+    assert_eq!(
+        oa.error.is_some(),
+        ob.error.is_some(),
+        "{:?} / {:?}",
+        oa.error,
+        ob.error
+    );
+    if let (Some(ea), Some(eb)) = (&oa.error, &ob.error) {
+        assert_eq!(ea.offset, eb.offset, "{ea:?} / {eb:?}");
+    }
+    assert_eq!(oa.end, ob.end);
+    assert_eq!(a.globals.len(), b.globals.len());
+    assert_eq!(a.nodes.len(), b.nodes.len());
+    for (x, y) in a.globals.iter().zip(&b.globals) {
+        assert_eq!(x.qualified(), y.qualified());
+        assert_eq!(x.offset, y.offset);
+    }
+    // The payload checks and the name sweep over the same bytes.
+    let _ = crate::payloads::sweep_names(data);
+}
+
+/// Fuzz harness for the zip reader: directory parsing, whole and streamed member reads, CRCs,
+/// and the scanner over the archive.
+pub fn fuzz_zip_reader(data: &[u8]) {
+    use crate::zip::{entry_crc_max, entry_reader, read_entry, ZipArchive};
+    use std::io::Read;
+    if let Ok(a) = ZipArchive::open(data) {
+        for e in a.entries.iter().take(16) {
+            let whole = read_entry(data, e, 1 << 20).ok();
+            if let Ok(mut r) = entry_reader(data, e, 1 << 20) {
+                let mut v = Vec::new();
+                let streamed = r.read_to_end(&mut v).ok().map(|_| v);
+                if let (Some(w), Some(s)) = (&whole, &streamed) {
+                    if e.method == 0 {
+                        assert_eq!(w, s);
+                    }
+                }
+            }
+            let _ = entry_crc_max(data, e, 1 << 20);
+        }
+        let _ = a.record("data.pkl");
+    }
+    let opts = crate::ScanOptions {
+        max_pickle_bytes: 1 << 22,
+        max_nested_bytes: 1 << 20,
+        ..crate::ScanOptions::default()
+    };
+    let r = crate::scan::scan_bytes_with("fuzz.pt", data, &opts);
+    assert!(!r.format.is_empty());
 }

@@ -11,27 +11,9 @@ use std::io::{self, Read, Seek, SeekFrom};
 
 /// CRC-32 (IEEE) of `data`, continuing from `crc`.
 pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
-    static TABLE: std::sync::OnceLock<[u32; 256]> = std::sync::OnceLock::new();
-    let t = TABLE.get_or_init(|| {
-        let mut t = [0u32; 256];
-        for (i, e) in t.iter_mut().enumerate() {
-            let mut c = i as u32;
-            for _ in 0..8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-            }
-            *e = c;
-        }
-        t
-    });
-    let mut c = !crc;
-    for &b in data {
-        c = t[((c ^ b as u32) & 0xff) as usize] ^ (c >> 8);
-    }
-    !c
+    let mut h = crc32fast::Hasher::new_with_initial(crc);
+    h.update(data);
+    h.finalize()
 }
 
 /// A random-access byte source (a file or a slice).
@@ -44,11 +26,18 @@ pub trait Source {
     }
     /// Read exactly `buf.len()` bytes at `offset`.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+    /// All bytes, when the source holds them in memory (lets readers skip copies).
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 impl Source for [u8] {
     fn len(&self) -> u64 {
         <[u8]>::len(self) as u64
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
@@ -65,6 +54,9 @@ impl Source for &[u8] {
     fn len(&self) -> u64 {
         <[u8]>::len(self) as u64
     }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
+    }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         (**self).read_at(offset, buf)
     }
@@ -73,6 +65,9 @@ impl Source for &[u8] {
 impl Source for Vec<u8> {
     fn len(&self) -> u64 {
         self.as_slice().len() as u64
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
     }
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         self.as_slice().read_at(offset, buf)
@@ -106,6 +101,12 @@ impl FileSource {
         let len = whole.as_ref().map(|w| w.len() as u64).unwrap_or(len);
         Ok(FileSource { file, len, whole })
     }
+
+    /// A source from an open file of `len` bytes, with its content when already read whole.
+    pub fn from_parts(file: std::fs::File, len: u64, whole: Option<Vec<u8>>) -> Self {
+        let len = whole.as_ref().map(|w| w.len() as u64).unwrap_or(len);
+        FileSource { file, len, whole }
+    }
 }
 
 fn read_from_memory(data: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<()> {
@@ -122,6 +123,9 @@ fn read_from_memory(data: &[u8], offset: u64, buf: &mut [u8]) -> io::Result<()> 
 impl Source for FileSource {
     fn len(&self) -> u64 {
         self.len
+    }
+    fn as_slice(&self) -> Option<&[u8]> {
+        self.whole.as_deref()
     }
     #[cfg(unix)]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
@@ -236,11 +240,19 @@ impl ZipArchive {
             return Err(ZipError::NoEocd);
         }
         let tail_len = len.min(22 + 65535);
-        let mut tail = vec![0u8; tail_len as usize];
-        src.read_at(len - tail_len, &mut tail)?;
-        let pos = (0..=tail.len() - 22)
-            .rev()
-            .find(|&i| tail[i..i + 4] == *b"PK\x05\x06")
+        // In-memory archives are read in place; files through one read of the tail.
+        let tail_buf;
+        let tail: &[u8] = match src.as_slice() {
+            Some(s) => &s[(len - tail_len) as usize..],
+            None => {
+                let mut t = vec![0u8; tail_len as usize];
+                src.read_at(len - tail_len, &mut t)?;
+                tail_buf = t;
+                &tail_buf
+            }
+        };
+        // The last end record that leaves room for its 22 bytes.
+        let pos = memchr::memmem::rfind(&tail[..tail.len() - 18], b"PK\x05\x06")
             .ok_or(ZipError::NoEocd)?;
         let eocd_offset = len - tail_len + pos as u64;
         let e = &tail[pos..];
@@ -319,8 +331,16 @@ impl ZipArchive {
             }
         }
         let cd_offset = cd_offset + shift;
-        let mut cd = vec![0u8; cd_size as usize];
-        src.read_at(cd_offset, &mut cd)?;
+        let cd_buf;
+        let cd: &[u8] = match src.as_slice() {
+            Some(s) => &s[cd_offset as usize..(cd_offset + cd_size) as usize],
+            None => {
+                let mut c = vec![0u8; cd_size as usize];
+                src.read_at(cd_offset, &mut c)?;
+                cd_buf = c;
+                &cd_buf
+            }
+        };
         let mut entries = Vec::with_capacity(count.min(65536) as usize);
         let mut p = 0usize;
         for index in 0..count as usize {
@@ -329,15 +349,15 @@ impl ZipArchive {
                     "central directory entry {index} is damaged"
                 )));
             }
-            let flags = le16(&cd, p + 8);
-            let method = le16(&cd, p + 10);
-            let crc32 = le32(&cd, p + 16);
-            let mut compressed_size = le32(&cd, p + 20) as u64;
-            let mut size = le32(&cd, p + 24) as u64;
-            let nlen = le16(&cd, p + 28) as usize;
-            let xlen = le16(&cd, p + 30) as usize;
-            let clen = le16(&cd, p + 32) as usize;
-            let mut header_offset = le32(&cd, p + 42) as u64;
+            let flags = le16(cd, p + 8);
+            let method = le16(cd, p + 10);
+            let crc32 = le32(cd, p + 16);
+            let mut compressed_size = le32(cd, p + 20) as u64;
+            let mut size = le32(cd, p + 24) as u64;
+            let nlen = le16(cd, p + 28) as usize;
+            let xlen = le16(cd, p + 30) as usize;
+            let clen = le16(cd, p + 32) as usize;
+            let mut header_offset = le32(cd, p + 42) as u64;
             let end = p + 46 + nlen + xlen + clen;
             if end > cd.len() {
                 return Err(ZipError::Invalid(format!(
@@ -529,7 +549,7 @@ impl ZipArchive {
             }
         }
         // Duplicates and prefix.
-        let mut seen = std::collections::HashMap::new();
+        let mut seen: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
         for e in &entries {
             if let Some(first) = seen.insert(e.name.clone(), e.index) {
                 seen.insert(e.name.clone(), first);
@@ -655,7 +675,10 @@ impl ZipArchive {
         if !self.prefix.is_empty()
             && e.name.len() > self.prefix.len()
             && e.name.starts_with(&self.prefix)
+            && e.name.as_bytes()[self.prefix.len()] == b'/'
         {
+            // After an ASCII '/': always a character boundary (fuzz-found: a multi-byte
+            // character right after the prefix made this slice panic).
             &e.name[self.prefix.len() + 1..]
         } else {
             &e.name
@@ -694,24 +717,30 @@ pub fn read_entry<S: Source + ?Sized>(src: &S, e: &Entry, max: u64) -> Result<Ve
 
 /// Inflate raw deflate data with an output limit.
 pub fn inflate(raw: &[u8], max: u64) -> Result<Vec<u8>, String> {
-    miniz_oxide::inflate::decompress_to_vec_with_limit(raw, max as usize)
-        .map_err(|e| format!("deflate data is invalid or too large: {e:?}"))
+    miniz_oxide::inflate::decompress_to_vec_with_limit(
+        raw,
+        usize::try_from(max).unwrap_or(usize::MAX),
+    )
+    .map_err(|e| format!("deflate data is invalid or too large: {e:?}"))
 }
 
 /// A reader over a stored member's bytes, for streaming.
 pub struct EntryReader<'a, S: Source + ?Sized> {
     src: &'a S,
+    start: u64,
     pos: u64,
     end: u64,
 }
 
 impl<'a, S: Source + ?Sized> EntryReader<'a, S> {
-    /// A reader over `[start, start+len)` of `src`.
+    /// A reader over `[start, start+len)` of `src` (clipped to the source).
     pub fn new(src: &'a S, start: u64, len: u64) -> Self {
+        let end = start.saturating_add(len).min(src.len());
         EntryReader {
             src,
-            pos: start,
-            end: start.saturating_add(len),
+            start: start.min(end),
+            pos: start.min(end),
+            end,
         }
     }
 }
@@ -730,34 +759,61 @@ impl<S: Source + ?Sized> Read for EntryReader<'_, S> {
 
 impl<S: Source + ?Sized> Seek for EntryReader<'_, S> {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        if let SeekFrom::Current(d) = pos {
-            self.pos = self.pos.saturating_add_signed(d);
+        let len = self.end - self.start;
+        let rel = self.pos - self.start;
+        let new = match pos {
+            SeekFrom::Start(o) => Some(o),
+            SeekFrom::Current(d) => rel.checked_add_signed(d),
+            SeekFrom::End(d) => len.checked_add_signed(d),
         }
-        Ok(self.pos)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        self.pos = self.start.saturating_add(new.min(len));
+        Ok(new.min(len))
     }
 }
 
-/// The CRC-32 of a member's stored bytes, streaming.
-pub fn entry_crc<S: Source + ?Sized>(src: &S, e: &Entry) -> io::Result<u32> {
-    let mut crc = 0u32;
-    let size = e.compressed_size.min(src.len());
-    // Most checked members are small pickles: a buffer of their size, not a zeroed 64 KiB.
-    let mut buf = vec![0u8; size.clamp(1, 1 << 16) as usize];
-    let mut r = EntryReader::new(src, e.data_offset, size);
-    if e.method == 8 {
-        let mut raw = Vec::new();
-        r.read_to_end(&mut raw)?;
-        let d = inflate(&raw, 1 << 32).map_err(io::Error::other)?;
-        return Ok(crc32_update(0, &d));
+/// A streaming reader of a member's uncompressed bytes (stored or deflate), at most `max` bytes:
+/// nothing is inflated before it is read, so a bomb costs what the reader asks for.
+pub fn entry_reader<'s, S: Source + ?Sized>(
+    src: &'s S,
+    e: &Entry,
+    max: u64,
+) -> Result<Box<dyn Read + 's>, ZipError> {
+    let raw = EntryReader::new(src, e.data_offset, e.compressed_size);
+    match e.method {
+        0 => Ok(Box::new(raw.take(max))),
+        8 => Ok(Box::new(flate2::read::DeflateDecoder::new(raw).take(max))),
+        m => Err(ZipError::Invalid(format!(
+            "member {} uses compression method {m}, which torch cannot read",
+            e.name
+        ))),
     }
+}
+
+/// The CRC-32 of a member's uncompressed bytes, streaming (at most `max` bytes are inflated;
+/// `None` when the member is larger or cannot be read).
+pub fn entry_crc<S: Source + ?Sized>(src: &S, e: &Entry) -> io::Result<u32> {
+    entry_crc_max(src, e, u64::MAX)
+}
+
+/// [`entry_crc`] with a limit on the bytes inflated.
+pub fn entry_crc_max<S: Source + ?Sized>(src: &S, e: &Entry, max: u64) -> io::Result<u32> {
+    let mut r = entry_reader(src, e, max.saturating_add(1)).map_err(io::Error::other)?;
+    let mut h = crc32fast::Hasher::new();
+    let mut buf = vec![0u8; (e.size.min(e.compressed_size.max(e.size))).clamp(1, 1 << 16) as usize];
+    let mut total = 0u64;
     loop {
         let n = r.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        crc = crc32_update(crc, &buf[..n]);
+        total += n as u64;
+        if total > max {
+            return Err(io::Error::other("member larger than the CRC limit"));
+        }
+        h.update(&buf[..n]);
     }
-    Ok(crc)
+    Ok(h.finalize())
 }
 
 #[cfg(test)]

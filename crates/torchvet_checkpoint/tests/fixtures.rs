@@ -7,7 +7,7 @@ use torchvet_checkpoint::cli::{run, CkptArgs};
 use torchvet_checkpoint::model::Checkpoint;
 use torchvet_checkpoint::safetensors::SafeFile;
 use torchvet_checkpoint::zip::{FileSource, Source};
-use torchvet_checkpoint::{scan_path, Verdict};
+use torchvet_checkpoint::{scan_path, Level, Verdict};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../resources/test/checkpoints")
@@ -444,4 +444,174 @@ fn directory_walk_finds_checkpoints_only() {
     assert!(!files
         .iter()
         .any(|f| f.extension().is_some_and(|e| e == "py")));
+}
+
+#[test]
+fn directory_walk_goes_by_content_not_names() {
+    let w = torchvet_checkpoint::scan::walk(&[dir()], &Default::default());
+    let names: Vec<String> = w
+        .files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    // Every checkpoint-like fixture is found, whatever its name says.
+    for e in std::fs::read_dir(dir()).unwrap() {
+        let n = e.unwrap().file_name().to_string_lossy().to_string();
+        if ["benign_", "unsafe_", "mal_"]
+            .iter()
+            .any(|p| n.starts_with(p))
+        {
+            assert!(names.contains(&n), "{n} not walked");
+        }
+    }
+    // The two generator scripts are text; the random bytes are no checkpoint format.
+    assert_eq!(w.skipped.text, 2, "{:?}", w.skipped);
+    assert_eq!(w.skipped.not_a_checkpoint, 1, "{:?}", w.skipped);
+    assert!(w.skipped.describe().contains("2 text or source"));
+    // Directory mode gives every file the verdict it gets when named directly.
+    let reports = torchvet_checkpoint::scan::scan_many(&w.files, &Default::default());
+    for r in &reports {
+        let n = r.path.file_name().unwrap().to_string_lossy().to_string();
+        assert_eq!(r.verdict, scan_path(&r.path).verdict, "{n}");
+    }
+    // The CLI's single pass (sniff while scanning) agrees with the walk.
+    let (fused, skipped) =
+        torchvet_checkpoint::scan::scan_paths(&[dir()], &Default::default(), &Default::default());
+    assert_eq!(skipped, w.skipped);
+    assert_eq!(fused.len(), reports.len());
+    for (a, b) in fused.iter().zip(&reports) {
+        assert_eq!((&a.path, a.verdict), (&b.path, b.verdict));
+    }
+    // --extensions restricts the walk.
+    let w = torchvet_checkpoint::scan::walk(
+        &[dir()],
+        &torchvet_checkpoint::scan::WalkOptions {
+            extensions: Some(vec!["dill".into(), ".ZIP".into()]),
+        },
+    );
+    let mut names: Vec<_> = w
+        .files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "mal_nested_archive.zip",
+            "mal_plain_zip_of_pickle.zip",
+            "mal_protocol0_named.dill"
+        ]
+    );
+    assert!(w.skipped.extension > 40);
+}
+
+fn has_code(name: &str, code: &str) -> bool {
+    codes(name).iter().any(|c| c == code)
+}
+
+#[test]
+fn scan_hardening_fixtures_name_their_findings() {
+    // False alarms of the past stay below dangerous, for the right reason.
+    let r = scan_path(&fixture("unsafe_legacy_whole_model.pt"));
+    assert!(r.findings.iter().all(|f| f.code != "computed-callee"));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.global.as_deref() == Some("__main__.TinyNet")));
+    assert!(has_code("bad_build_on_list.pkl", "build-on-builtin"));
+    // The miss: a truncated FRAME hides nt.system.
+    let r = scan_path(&fixture("mal_truncated_frame_nt_system.pkl"));
+    assert!(r
+        .findings
+        .iter()
+        .any(|f| f.code == "dangerous-global" && f.global.as_deref() == Some("nt.system")));
+    assert!(has_code(
+        "mal_truncated_frame_nt_system.pkl",
+        "frame-truncated"
+    ));
+    // Legacy trailing data names what it imports.
+    let r = scan_path(&fixture("unsafe_legacy_trailing_data.pt"));
+    let t = r
+        .findings
+        .iter()
+        .find(|f| f.code == "trailing-data")
+        .unwrap();
+    assert_eq!(t.level, Level::Unsafe);
+    assert!(t.message.contains("torch.nn.modules.linear.Linear"));
+    assert!(has_code("mal_legacy_trailing_payload.pt", "trailing-data"));
+    assert!(!has_code("benign_legacy_state_dict.pt", "trailing-data"));
+    assert!(!has_code("benign_legacy.pt", "trailing-data"));
+    // Compressed payloads are unpacked and scanned.
+    for f in [
+        "mal_payload.pkl.bz2",
+        "mal_payload.pkl.xz",
+        "mal_payload.pkl.zst",
+        "mal_7z_lzma.7z",
+    ] {
+        let r = scan_path(&fixture(f));
+        assert!(
+            r.globals.iter().any(|g| g == "builtins.print"),
+            "{f}: {:#?}",
+            r.findings
+        );
+    }
+    // Policy findings are unsafe, never dangerous.
+    for (f, code) in [
+        ("unsafe_embedded_base64_pickle.pkl", "embedded-pickle"),
+        ("unsafe_embedded_hex_pickle.pkl", "embedded-pickle"),
+        ("unsafe_embedded_raw_pickle.pkl", "embedded-pickle"),
+        ("unsafe_exec_in_string.pkl", "code-in-string"),
+        (
+            "unsafe_metadata_code.safetensors",
+            "safetensors-metadata-code",
+        ),
+        (
+            "unsafe_metadata_url.safetensors",
+            "safetensors-metadata-url",
+        ),
+        ("unsafe_memo_expansion.pkl", "memo-expansion"),
+    ] {
+        let r = scan_path(&fixture(f));
+        let hit = r.findings.iter().find(|x| x.code == code);
+        assert_eq!(
+            hit.map(|h| h.level),
+            Some(Level::Unsafe),
+            "{f}: {:#?}",
+            r.findings
+        );
+    }
+    // A zip behind junk is read from its end record.
+    assert_eq!(
+        scan_path(&fixture("mal_zip_after_junk.bin")).format,
+        "torch-zip"
+    );
+}
+
+#[test]
+fn policy_findings_stay_silent_on_benign_files() {
+    let policy = [
+        "embedded-pickle",
+        "code-in-string",
+        "safetensors-metadata-code",
+        "safetensors-metadata-url",
+        "safetensors-metadata-pickle",
+        "memo-expansion",
+        "trailing-data",
+        "dangerous-name-after-error",
+    ];
+    for e in std::fs::read_dir(dir()).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.file_name().unwrap().to_string_lossy().to_string();
+        if n.starts_with("benign_") {
+            let r = scan_path(&p);
+            assert!(
+                r.findings
+                    .iter()
+                    .all(|f| !policy.contains(&f.code.as_str())),
+                "{n}: {:#?}",
+                r.findings
+            );
+        }
+    }
 }

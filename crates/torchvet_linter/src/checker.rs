@@ -499,7 +499,10 @@ impl<'a> Checker<'a> {
     /// function nested in another (a closure in `main()`), the enclosing function's over them.
     fn outer_kinds(&mut self, index: usize) -> std::rc::Rc<KindTable> {
         let module = self.frame_kinds(0);
-        if index >= 2 && self.frames[index - 1].function.is_some() && self.frames[index].method_of.is_none() {
+        if index >= 2
+            && self.frames[index - 1].function.is_some()
+            && self.frames[index].method_of.is_none()
+        {
             let enclosing = self.frame_kinds(index - 1);
             return std::rc::Rc::new(KindTable::chained(&enclosing, Some(&module)));
         }
@@ -1132,8 +1135,7 @@ impl<'a> Checker<'a> {
         // Every training event the flow rules reason about sits in a file that runs a
         // backward pass (`loss.backward()`, `accelerator.backward`, `manual_backward`...);
         // inference pipelines that only call `scheduler.step(...)` are skipped.
-        self.mentions("backward")
-            || self.project().is_some_and(|p| p.model.trains(p.file))
+        self.mentions("backward") || self.project().is_some_and(|p| p.model.trains(p.file))
     }
 
     /// The per-iteration training events of the loop being visited (the current statement
@@ -1172,14 +1174,16 @@ impl<'a> Checker<'a> {
     /// The training events of the whole function being visited (or of the module body), in
     /// source order, loops and project helpers included. Cached per function.
     pub fn function_events(&mut self) -> std::rc::Rc<Vec<torchvet_semantic::flow::Event<'a>>> {
-        let key = self.function().map_or(u32::MAX, |f| f.range.start().to_u32());
+        let key = self
+            .function()
+            .map_or(u32::MAX, |f| f.range.start().to_u32());
         if let Some(e) = self.flow.functions.get(&key) {
             return e.clone();
         }
         let events = match (self.function(), self.current_def_stmt()) {
-            (Some(f), Some(anchor)) => {
-                self.with_flow_input(|input| torchvet_semantic::flow::analyze_suite(&f.body, anchor, input))
-            }
+            (Some(f), Some(anchor)) => self.with_flow_input(|input| {
+                torchvet_semantic::flow::analyze_suite(&f.body, anchor, input)
+            }),
             _ => match self.module.body.first() {
                 Some(anchor) => {
                     let body = &self.module.body;
@@ -1279,7 +1283,9 @@ impl<'a> Checker<'a> {
     /// loop right after the training loop.
     pub fn eval_region(&mut self) -> Option<EvalRegion<'a>> {
         use torchvet_semantic::flow::EventKind;
-        use torchvet_semantic::regions::{computes_metric, is_eval_name, iterates_eval_data, uses_gradients};
+        use torchvet_semantic::regions::{
+            computes_metric, is_eval_name, iterates_eval_data, uses_gradients,
+        };
         let trains = |k: EventKind| {
             matches!(
                 k,
@@ -1351,7 +1357,10 @@ impl<'a> Checker<'a> {
         let scope_start = enclosing.map_or(TextSize::new(0), |r| r.start());
         let evidence = if iterates_eval_data(iter) {
             Evidence::Data
-        } else if self.function().is_some_and(|f| is_eval_name(f.name.as_str())) {
+        } else if self
+            .function()
+            .is_some_and(|f| is_eval_name(f.name.as_str()))
+        {
             Evidence::Function
         } else if events.iter().any(|e| {
             e.kind == EventKind::Eval

@@ -18,10 +18,10 @@ pub use registry::{all_rules, expand_selector, find_rule, Autofix, Group, Rule};
 pub use settings::{LintSettings, Version};
 
 use checker::Dispatch;
-use ruff_text_size::{Ranged, TextRange, TextSize};
-use torchvet_diagnostics::{rule_url, Diagnostic, Edit, Fix, Location, Related};
 use ruff_python_ast::ModModule;
 use ruff_python_parser::Parsed;
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use torchvet_diagnostics::{rule_url, Diagnostic, Edit, Fix, Location, Related};
 use torchvet_python::SourceFile;
 pub use torchvet_semantic::project::ProjectFile;
 
@@ -116,7 +116,13 @@ impl Linter {
                 };
                 self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())
             }
-            _ => self.lint_with(&self.settings, source, parsed, filename, ctx.project.as_ref()),
+            _ => self.lint_with(
+                &self.settings,
+                source,
+                parsed,
+                filename,
+                ctx.project.as_ref(),
+            ),
         }
     }
 
@@ -188,8 +194,8 @@ impl Linter {
             return syntax;
         }
         let module = parsed.syntax();
-        let raws = Checker::new(source, settings, &self.dispatch, module, project.cloned())
-            .run(module);
+        let raws =
+            Checker::new(source, settings, &self.dispatch, module, project.cloned()).run(module);
         if raws.is_empty() {
             return syntax;
         }

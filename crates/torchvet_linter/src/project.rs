@@ -173,12 +173,20 @@ pub fn load_project(
             for f in &s.functions {
                 calls += f.calls.len();
                 events += f.events.len();
-                args += f.calls.iter().map(|c| c.args.len() + c.kwargs.len()).sum::<usize>();
+                args += f
+                    .calls
+                    .iter()
+                    .map(|c| c.args.len() + c.kwargs.len())
+                    .sum::<usize>();
             }
         }
         let rss = std::fs::read_to_string("/proc/self/status")
             .ok()
-            .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS")).map(str::to_string))
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmRSS"))
+                    .map(str::to_string)
+            })
             .unwrap_or_default();
         eprintln!("after phase 1: {rss}");
         eprintln!("summaries: {fns} functions, {classes} classes, {globals} globals, {calls} calls ({args} arguments), {events} events, {lines} lines");

@@ -172,14 +172,32 @@ impl SourceFile {
     }
 
     /// Parse once. Notebooks parse cell by cell so one broken cell does not hide the others.
+    ///
+    /// The parser's IPython mode can panic while recovering from some syntax errors next to
+    /// escape commands (found by fuzzing: a `;` auto-quote line after an unexpected indent). A
+    /// notebook that trips it is parsed as plain Python instead: escape commands then read as
+    /// syntax errors, and nothing panics.
     pub fn parse(&self) -> Parsed<ModModule> {
         match &self.kind {
             SourceKind::Python => parse_unchecked_source(&self.text, PySourceType::Python),
-            SourceKind::Notebook(nb) => parse_cells_unchecked(
-                &self.text,
-                nb.cell_ranges(),
-                &ParseOptions::from(PySourceType::Ipynb),
-            ),
+            SourceKind::Notebook(nb) => {
+                let ranges = nb.cell_ranges();
+                let ipython = quiet_catch_unwind(|| {
+                    parse_cells_unchecked(
+                        &self.text,
+                        ranges.clone(),
+                        &ParseOptions::from(PySourceType::Ipynb),
+                    )
+                });
+                match ipython {
+                    Ok(parsed) => parsed,
+                    Err(_) => parse_cells_unchecked(
+                        &self.text,
+                        ranges,
+                        &ParseOptions::from(PySourceType::Python),
+                    ),
+                }
+            }
         }
     }
 
@@ -250,4 +268,26 @@ impl SourceFile {
     pub fn line_text(&self, offset: TextSize) -> &str {
         self.line_index.line_text(&self.text, offset)
     }
+}
+
+thread_local! {
+    static QUIET_PANICS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `catch_unwind` without the panic hook's message for panics caught here (other panics still
+/// reach the previous hook).
+fn quiet_catch_unwind<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET_PANICS.with(std::cell::Cell::get) {
+                prev(info);
+            }
+        }));
+    });
+    QUIET_PANICS.with(|q| q.set(true));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    QUIET_PANICS.with(|q| q.set(false));
+    r
 }

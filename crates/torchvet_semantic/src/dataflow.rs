@@ -287,7 +287,11 @@ pub fn value_of_resolved(
             let (name, _) = p.model.class_name(*c);
             let returns = match owner {
                 Some(o) => Value {
-                    facts: remote_facts(props, o.file, &format!("{}.forward", p.model.class_name(o).0)),
+                    facts: remote_facts(
+                        props,
+                        o.file,
+                        &format!("{}.forward", p.model.class_name(o).0),
+                    ),
                     instance: None,
                     elements: None,
                 },
@@ -1079,7 +1083,11 @@ impl<'c> FlowContext<'c> {
                         let local = self.summaries.and_then(|s| s.forward(c)).cloned();
                         let returns = match local {
                             Some(v) => v,
-                            None => match self.classes.project().and_then(|p| p.local(c).map(|e| (p, e))) {
+                            None => match self
+                                .classes
+                                .project()
+                                .and_then(|p| p.local(c).map(|e| (p, e)))
+                            {
                                 Some((p, crate::project::Entity::Class(id))) => {
                                     let r = crate::project::Resolved {
                                         class: Some(crate::project::ClassRef::Project(id)),
@@ -1095,7 +1103,8 @@ impl<'c> FlowContext<'c> {
                         };
                         let mut v = returns;
                         if !no_grad && v.get(Prop::GraphCarrying).is_none() {
-                            v.facts.push(fact(Prop::GraphCarrying, call.range(), "model output"));
+                            v.facts
+                                .push(fact(Prop::GraphCarrying, call.range(), "model output"));
                         }
                         return v;
                     }

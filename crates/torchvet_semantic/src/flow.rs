@@ -1098,7 +1098,13 @@ impl<'a> Walker<'a, '_, '_> {
             // `engine.train_one_epoch(...)`: a function of a project module.
             if !matches!(
                 method,
-                "backward" | "step" | "zero_grad" | "eval" | "train" | "update" | "scale"
+                "backward"
+                    | "step"
+                    | "zero_grad"
+                    | "eval"
+                    | "train"
+                    | "update"
+                    | "scale"
                     | "unscale_"
             ) {
                 if let Some(q) = self.input.kinds.scopes.resolve(&call.func) {

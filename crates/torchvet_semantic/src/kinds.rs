@@ -479,7 +479,8 @@ impl KindContext<'_> {
                 // A same-file function, or a name a star import brings.
                 if let Some(p) = self.classes.project() {
                     if let Some(
-                        e @ (crate::project::Entity::Function(_) | crate::project::Entity::Class(_)),
+                        e
+                        @ (crate::project::Entity::Function(_) | crate::project::Entity::Class(_)),
                     ) = p.local(id)
                     {
                         return p.resolve_entity_call(e).kind;
@@ -509,7 +510,6 @@ impl KindContext<'_> {
         Kind::Unknown
     }
 }
-
 
 /// What calling a qualified name gives, from the name alone: `torch.optim.SGD` an optimizer,
 /// `torch.nn.Linear` a module, `torch.zeros` a tensor, `torch.utils.data.DataLoader` a

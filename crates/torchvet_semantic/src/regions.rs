@@ -45,11 +45,21 @@ pub fn is_eval_data_name(name: &str) -> bool {
         .any(|tok| {
             matches!(
                 tok,
-                "val" | "valid" | "validation" | "test" | "testing" | "eval" | "evaluation"
-                    | "dev" | "holdout"
+                "val"
+                    | "valid"
+                    | "validation"
+                    | "test"
+                    | "testing"
+                    | "eval"
+                    | "evaluation"
+                    | "dev"
+                    | "holdout"
             ) || ((tok.starts_with("val") || tok.starts_with("test") || tok.starts_with("eval"))
-                && (tok.ends_with("loader") || tok.ends_with("dl") || tok.ends_with("set")
-                    || tok.ends_with("data") || tok.ends_with("iter")))
+                && (tok.ends_with("loader")
+                    || tok.ends_with("dl")
+                    || tok.ends_with("set")
+                    || tok.ends_with("data")
+                    || tok.ends_with("iter")))
         })
 }
 
@@ -69,8 +79,10 @@ pub fn iterates_eval_data(iter: &Expr) -> bool {
                 Expr::Attribute(a) => a.attr.as_str(),
                 _ => "",
             };
-            matches!(wrapper, "tqdm" | "enumerate" | "zip" | "iter" | "track" | "progress_bar")
-                && c.arguments.args.iter().any(iterates_eval_data)
+            matches!(
+                wrapper,
+                "tqdm" | "enumerate" | "zip" | "iter" | "track" | "progress_bar"
+            ) && c.arguments.args.iter().any(iterates_eval_data)
         }
         _ => false,
     }
@@ -79,8 +91,24 @@ pub fn iterates_eval_data(iter: &Expr) -> bool {
 /// Words in a loop's text that say it computes a metric or a loss from outputs (the second kind
 /// of evidence for an evaluation loop).
 const METRIC_WORDS: &[&str] = &[
-    "argmax", "correct", "accura", "loss", "crit", "metric", ".eq(", "==", "score", "precision",
-    "recall", "f1", "iou", "psnr", "bleu", "perplexity", "confusion", "topk",
+    "argmax",
+    "correct",
+    "accura",
+    "loss",
+    "crit",
+    "metric",
+    ".eq(",
+    "==",
+    "score",
+    "precision",
+    "recall",
+    "f1",
+    "iou",
+    "psnr",
+    "bleu",
+    "perplexity",
+    "confusion",
+    "topk",
 ];
 
 /// Does a loop's source text compute a metric or a loss?
@@ -92,9 +120,15 @@ pub fn computes_metric(text: &str) -> bool {
 /// Words that say the code uses gradients on purpose (saliency, adversarial examples,
 /// test-time adaptation): such loops are not evaluation regions for the grad-mode rules.
 pub fn uses_gradients(text: &str) -> bool {
-    ["requires_grad", "autograd.grad", "enable_grad", "set_grad_enabled(True", ".grad("]
-        .iter()
-        .any(|w| text.contains(w))
+    [
+        "requires_grad",
+        "autograd.grad",
+        "enable_grad",
+        "set_grad_enabled(True",
+        ".grad(",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
 }
 
 /// The body of a `for`/`while` loop.
@@ -124,7 +158,14 @@ mod tests {
         ] {
             assert!(is_eval_data_name(n), "{n}");
         }
-        for n in ["train_loader", "loader", "data", "batches", "interval", "trainval_loader"] {
+        for n in [
+            "train_loader",
+            "loader",
+            "data",
+            "batches",
+            "interval",
+            "trainval_loader",
+        ] {
             assert!(!is_eval_data_name(n), "{n}");
         }
         assert!(is_eval_name("validate"));

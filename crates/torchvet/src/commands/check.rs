@@ -387,7 +387,10 @@ pub fn run(args: &CheckArgs) -> u8 {
             .map(|(i, l)| {
                 let outcome = match (&cache, &tree, &l.state) {
                     (Some(c), Some(t), Ok(f)) => {
-                        let deps = f.project.as_ref().map_or(0, |p| p.model.view_digest(p.file));
+                        let deps = f
+                            .project
+                            .as_ref()
+                            .map_or(0, |p| p.model.view_digest(p.file));
                         match t.file_key(i, u128::from(deps)) {
                             Some(key) => {
                                 let name = display_name(&l.path);
@@ -404,7 +407,8 @@ pub fn run(args: &CheckArgs) -> u8 {
                                         o
                                     }
                                 };
-                                if let (Outcome::Findings(r), Some(tk)) = (&outcome, t.tree_key(i)) {
+                                if let (Outcome::Findings(r), Some(tk)) = (&outcome, t.tree_key(i))
+                                {
                                     c.put(tk, &r.diagnostics);
                                 }
                                 outcome

@@ -3,13 +3,20 @@
 //! cycles cost nothing), every declared length is checked against the bytes that remain, and hard
 //! limits bound operations, stack, mark depth, memo and node count.
 
+pub mod input;
 pub mod names;
 pub mod opcodes;
+
+pub use input::Input;
 
 use crate::policy;
 use crate::Level;
 use opcodes as op;
 use rustc_hash::FxHashMap;
+
+/// How far a FRAME is looked ahead in a stream of unknown length to see whether the data ends
+/// inside it (CPython's picklers write frames of about 64 KiB).
+const FRAME_LOOKAHEAD: u64 = 1 << 20;
 
 /// Index of a node in [`Machine::nodes`].
 pub type Id = u32;
@@ -27,6 +34,26 @@ pub struct Limits {
     pub max_memo: usize,
     /// Maximum graph nodes.
     pub max_nodes: usize,
+    /// Longest str/bytes/long value kept whole; longer ones keep a prefix of this size (the rest
+    /// is streamed past). Bounds the input window.
+    pub max_value_bytes: usize,
+    /// Total bytes of str/bytes values kept; past it, new values keep a 4 KiB prefix.
+    pub max_retained_bytes: usize,
+    /// Longest text line (protocol 0 opcodes) accepted.
+    pub max_line: usize,
+}
+
+impl Limits {
+    /// Limits for scanning: values and the window are bounded so that memory follows the
+    /// machine's own state, not the input.
+    pub fn scan() -> Self {
+        Limits {
+            max_value_bytes: 16 << 20,
+            max_retained_bytes: 256 << 20,
+            max_line: 1 << 20,
+            ..Limits::default()
+        }
+    }
 }
 
 impl Default for Limits {
@@ -37,6 +64,9 @@ impl Default for Limits {
             max_marks: 100_000,
             max_memo: 10_000_000,
             max_nodes: 30_000_000,
+            max_value_bytes: usize::MAX,
+            max_retained_bytes: usize::MAX,
+            max_line: usize::MAX,
         }
     }
 }
@@ -108,6 +138,9 @@ pub enum Value {
         name: Box<str>,
         /// Index into [`Machine::globals`].
         index: u32,
+        /// What calling it means to the machine ([`GLOBAL_ALLOWED`], [`GLOBAL_LOADER`],
+        /// [`GLOBAL_SYMBOLIC`]), decided once when the name is imported.
+        flags: u8,
     },
     /// A call result.
     Object(Box<Object>),
@@ -117,6 +150,30 @@ pub enum Value {
     Ext(u32),
     /// An out-of-band buffer.
     Buffer,
+}
+
+/// The name is in torch's weights_only allowlist.
+pub const GLOBAL_ALLOWED: u8 = 1;
+/// The name unpickles its bytes argument (nested pickles are scanned).
+pub const GLOBAL_LOADER: u8 = 2;
+/// The machine evaluates calls of this name symbolically (`_codecs.encode`, `bytes`, ...).
+pub const GLOBAL_SYMBOLIC: u8 = 4;
+
+fn global_flags(q: &str) -> u8 {
+    let mut f = 0;
+    if policy::is_allowed(q) {
+        f |= GLOBAL_ALLOWED;
+    }
+    if policy::is_pickle_loader(q) {
+        f |= GLOBAL_LOADER;
+    }
+    if matches!(
+        q,
+        "_codecs.encode" | "codecs.encode" | "builtins.bytes" | "builtins.bytearray"
+    ) {
+        f |= GLOBAL_SYMBOLIC;
+    }
+    f
 }
 
 /// One use of an importable name.
@@ -192,28 +249,84 @@ pub struct PickleError {
 
 /// The symbolic machine and its results.
 pub struct Machine<'a> {
-    data: &'a [u8],
-    pos: usize,
-    base: u64,
+    inp: Input<'a>,
+    start: u64,
     limits: Limits,
     /// All value nodes.
     pub nodes: Vec<Value>,
     stack: Vec<Id>,
     marks: Vec<usize>,
-    memo: FxHashMap<u64, Id>,
+    memo: Memo,
     /// Highest PROTO seen.
     pub proto: u8,
     protos_seen: u32,
-    frame_end: Option<usize>,
+    frame_end: Option<u64>,
     ops: u64,
+    retained: usize,
+    /// Number of str/bytes/long values that were kept only in part.
+    pub truncated_values: u32,
+    /// Memo reads (GET, BINGET, LONG_BINGET).
+    pub memo_gets: u64,
+    /// DUP opcodes.
+    pub dups: u64,
+    /// Memo reads and DUPs that yield a container (tuple, list, dict, set, object): only these
+    /// can make a value graph expand when copied.
+    pub container_refs: u64,
     /// Imported names, in order of appearance.
     pub globals: Vec<GlobalUse>,
     /// Structural findings.
     pub findings: Vec<PickleFinding>,
     /// Nested pickles to scan.
     pub nested: Vec<NestedPickle>,
-    op_start: usize,
+    op_start: u64,
     cur_op: u8,
+    /// Shared nodes of immutable small values (None, True, False, BININT1 0-255), allocated on
+    /// first use: most pickles push the same few thousand of them over and over.
+    consts: [Id; 259],
+}
+
+/// The memo: a dense table for the small keys every pickler writes (0, 1, 2, ...), a map for
+/// the rest.
+#[derive(Default)]
+struct Memo {
+    dense: Vec<Id>,
+    sparse: FxHashMap<u64, Id>,
+    count: usize,
+}
+
+/// Keys below this live in the dense table (at most 4 MiB of it).
+const MEMO_DENSE: u64 = 1 << 20;
+
+impl Memo {
+    #[inline]
+    fn get(&self, k: u64) -> Option<Id> {
+        if k < MEMO_DENSE {
+            self.dense
+                .get(k as usize)
+                .copied()
+                .filter(|&i| i != Id::MAX)
+        } else {
+            self.sparse.get(&k).copied()
+        }
+    }
+    #[inline]
+    fn insert(&mut self, k: u64, id: Id) {
+        if k < MEMO_DENSE {
+            let i = k as usize;
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, Id::MAX);
+            }
+            if self.dense[i] == Id::MAX {
+                self.count += 1;
+            }
+            self.dense[i] = id;
+        } else if self.sparse.insert(k, id).is_none() {
+            self.count += 1;
+        }
+    }
+    fn len(&self) -> usize {
+        self.count
+    }
 }
 
 /// Result of [`Machine::run`].
@@ -221,7 +334,8 @@ pub struct Machine<'a> {
 pub struct RunOutcome {
     /// The value left by STOP.
     pub root: Option<Id>,
-    /// Bytes consumed (relative to the slice), up to and including STOP or the failing opcode.
+    /// Bytes consumed (relative to where the machine started), up to and including STOP or the
+    /// failing opcode.
     pub end: usize,
     /// The error, if the pickle did not reach STOP cleanly.
     pub error: Option<PickleError>,
@@ -232,44 +346,77 @@ type R<T> = Result<T, String>;
 impl<'a> Machine<'a> {
     /// A machine over `data`, whose first byte lies at absolute offset `base` of its member.
     pub fn new(data: &'a [u8], base: u64, limits: Limits) -> Self {
+        Self::with_input(Input::from_slice(data, base), limits)
+    }
+
+    /// A machine reading `inp` from its current position (stacked pickles hand the input from
+    /// one machine to the next with [`Machine::into_input`]).
+    pub fn with_input(inp: Input<'a>, limits: Limits) -> Self {
+        let start = inp.position();
         Machine {
-            data,
-            pos: 0,
-            base,
+            inp,
+            start,
             limits,
             nodes: Vec::new(),
             stack: Vec::new(),
             marks: Vec::new(),
-            memo: FxHashMap::default(),
+            memo: Memo::default(),
             proto: 0,
             protos_seen: 0,
             frame_end: None,
             ops: 0,
+            retained: 0,
+            truncated_values: 0,
+            memo_gets: 0,
+            dups: 0,
+            container_refs: 0,
             globals: Vec::new(),
             findings: Vec::new(),
             nested: Vec::new(),
             op_start: 0,
             cur_op: 0,
+            consts: [Id::MAX; 259],
         }
     }
 
-    /// Run one pickle from the start of the slice until STOP or an error.
+    /// Run one pickle from the start of the input until STOP or an error.
     pub fn run(&mut self) -> RunOutcome {
         match self.run_inner() {
             Ok(root) => RunOutcome {
                 root: Some(root),
-                end: self.pos,
+                end: (self.inp.position() - self.start) as usize,
                 error: None,
             },
-            Err(message) => RunOutcome {
-                root: None,
-                end: self.pos.max(self.op_start + 1).min(self.data.len()),
-                error: Some(PickleError {
-                    offset: self.base + self.op_start as u64,
-                    message,
-                }),
-            },
+            Err(mut message) => {
+                if let Some(e) = &self.inp.io_error {
+                    message = format!("{message} (read error: {e})");
+                }
+                // Up to and including the failing opcode (the same whether the input is a slice
+                // or a stream that read further while failing).
+                let mut end = self.op_start + 1;
+                if let Some(rem) = self.inp.remaining() {
+                    end = end.min(self.inp.position() + rem);
+                }
+                RunOutcome {
+                    root: None,
+                    end: end.saturating_sub(self.start) as usize,
+                    error: Some(PickleError {
+                        offset: self.inp.abs(self.op_start),
+                        message,
+                    }),
+                }
+            }
         }
+    }
+
+    /// The input, positioned after the last byte this machine read.
+    pub fn into_input(self) -> Input<'a> {
+        self.inp
+    }
+
+    /// The input (e.g. to look at what follows a pickle).
+    pub fn input(&mut self) -> &mut Input<'a> {
+        &mut self.inp
     }
 
     /// The node behind an id.
@@ -292,7 +439,7 @@ impl<'a> Machine<'a> {
     }
 
     fn abs(&self) -> u64 {
-        self.base + self.op_start as u64
+        self.inp.abs(self.op_start)
     }
 
     fn note(&mut self, level: Level, code: &'static str, message: String, global: Option<String>) {
@@ -330,6 +477,20 @@ impl<'a> Machine<'a> {
         self.push(id)
     }
 
+    /// Push the shared node of small constant `slot` (0 None, 1 True, 2 False, 3+n int n).
+    #[inline]
+    fn push_const(&mut self, slot: usize, v: Value) -> R<()> {
+        let id = match self.consts[slot] {
+            Id::MAX => {
+                let id = self.alloc(v)?;
+                self.consts[slot] = id;
+                id
+            }
+            id => id,
+        };
+        self.push(id)
+    }
+
     fn pop(&mut self) -> R<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
@@ -359,49 +520,86 @@ impl<'a> Machine<'a> {
         Ok(self.stack.split_off(m))
     }
 
-    fn take(&mut self, n: usize) -> R<&'a [u8]> {
-        let rem = self.data.len() - self.pos;
-        if n > rem {
-            return Err(format!(
-                "declared length {n} exceeds the {rem} bytes that remain"
-            ));
+    fn check_len(&self, n: u64) -> R<()> {
+        if let Some(rem) = self.inp.remaining() {
+            if n > rem {
+                return Err(format!(
+                    "declared length {n} exceeds the {rem} bytes that remain"
+                ));
+            }
         }
-        let s = &self.data[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
+        Ok(())
+    }
+
+    /// A fixed-size field (at most 8 bytes).
+    #[inline]
+    fn fixed<const N: usize>(&mut self) -> R<[u8; N]> {
+        match self.inp.take(N) {
+            Some(b) => {
+                let mut a = [0u8; N];
+                a.copy_from_slice(b);
+                Ok(a)
+            }
+            None => Err(format!(
+                "declared length {N} exceeds the {} bytes that remain",
+                self.inp.remaining().unwrap_or(0)
+            )),
+        }
+    }
+
+    /// A value of `n` bytes: whole when it fits the limits, else a prefix (the rest is skipped).
+    fn value(&mut self, n: usize) -> R<std::borrow::Cow<'_, [u8]>> {
+        self.check_len(n as u64)?;
+        let budget_left = self.limits.max_retained_bytes.saturating_sub(self.retained);
+        let keep = n
+            .min(self.limits.max_value_bytes)
+            .min(budget_left.max(4096));
+        self.retained = self.retained.saturating_add(keep);
+        if keep == n {
+            return match self.inp.take(n) {
+                Some(b) => Ok(std::borrow::Cow::Borrowed(b)),
+                None => Err(format!("declared length {n} exceeds the bytes that remain")),
+            };
+        }
+        let prefix = match self.inp.take(keep) {
+            Some(b) => b.to_vec(),
+            None => return Err(format!("declared length {n} exceeds the bytes that remain")),
+        };
+        if !self.inp.skip((n - keep) as u64) {
+            return Err(format!("declared length {n} exceeds the bytes that remain"));
+        }
+        self.truncated_values += 1;
+        if self.truncated_values == 1 {
+            self.note(
+                Level::Info,
+                "value-truncated",
+                format!("a {n}-byte value is longer than the scan keeps: only its first {keep} bytes were inspected"),
+                None,
+            );
+        }
+        Ok(std::borrow::Cow::Owned(prefix))
     }
 
     fn u8(&mut self) -> R<u8> {
-        Ok(self.take(1)?[0])
+        Ok(self.fixed::<1>()?[0])
     }
     fn u16(&mut self) -> R<u16> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
+        Ok(u16::from_le_bytes(self.fixed::<2>()?))
     }
     fn u32(&mut self) -> R<u32> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        Ok(u32::from_le_bytes(self.fixed::<4>()?))
     }
     fn u64(&mut self) -> R<u64> {
-        let b = self.take(8)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
+        Ok(u64::from_le_bytes(self.fixed::<8>()?))
     }
     fn len_u64(&mut self) -> R<usize> {
         let n = self.u64()?;
         usize::try_from(n).map_err(|_| format!("declared length {n} too large"))
     }
 
-    fn line(&mut self) -> R<&'a [u8]> {
-        let rest = &self.data[self.pos..];
-        match memchr::memchr(b'\n', rest) {
-            Some(i) => {
-                self.pos += i + 1;
-                Ok(&rest[..i])
-            }
-            None => Err("line not terminated by a newline".into()),
-        }
+    fn line(&mut self) -> R<&[u8]> {
+        let max = self.limits.max_line;
+        self.inp.line(max).map_err(str::to_string)
     }
 
     fn line_str(&mut self) -> R<String> {
@@ -410,16 +608,29 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_put(&mut self, key: u64, id: Id) -> R<()> {
-        if self.memo.len() >= self.limits.max_memo && !self.memo.contains_key(&key) {
+        if self.memo.len() >= self.limits.max_memo && self.memo.get(key).is_none() {
             return Err("memo limit exceeded".into());
         }
         self.memo.insert(key, id);
         Ok(())
     }
 
+    fn is_container(&self, id: Id) -> bool {
+        matches!(
+            self.get(id),
+            Value::Tuple(_) | Value::List(_) | Value::Dict(_) | Value::Set(_) | Value::Object(_)
+        )
+    }
+
     fn memo_get(&mut self, key: u64) -> R<()> {
-        match self.memo.get(&key) {
-            Some(&id) => self.push(id),
+        self.memo_gets += 1;
+        match self.memo.get(key) {
+            Some(id) => {
+                if self.is_container(id) {
+                    self.container_refs += 1;
+                }
+                self.push(id)
+            }
             None => Err(format!("memo key {key} not found")),
         }
     }
@@ -447,10 +658,12 @@ impl<'a> Machine<'a> {
             opcode: op::name(self.cur_op),
             computed,
         });
+        let flags = global_flags(&qualified(&m, &n));
         self.push_new(Value::Global {
             module: m.into(),
             name: n.into(),
             index,
+            flags,
         })
     }
 
@@ -483,6 +696,7 @@ impl<'a> Machine<'a> {
 
     /// Create the object for a call and evaluate harmless calls symbolically.
     fn call(&mut self, callee: Id, args: Id, kwargs: Option<Id>, kind: CallKind) -> R<()> {
+        let callee = self.module_class(callee).unwrap_or(callee);
         match self.get(callee) {
             Value::Global { .. } => {}
             Value::Ext(code) => {
@@ -516,16 +730,43 @@ impl<'a> Machine<'a> {
             dict_items: Vec::new(),
             result: None,
         };
-        if let Some(q) = self.qualified_of(callee) {
-            obj.result = self.symbolic(&q, args)?;
-            if policy::is_pickle_loader(&q) {
-                self.collect_nested(&q, args, 0);
-            } else if !policy::is_allowed(&q) {
-                // Generic: bytes that look like a pickle handed to any non-allowlisted call.
-                self.collect_nested_generic(&q, args);
+        if let Value::Global { flags, .. } = *self.get(callee) {
+            // Allowlisted, non-symbolic callees (the rebuild functions of every tensor) need
+            // nothing more: no name is built for them.
+            if flags & (GLOBAL_SYMBOLIC | GLOBAL_LOADER) != 0 || flags & GLOBAL_ALLOWED == 0 {
+                let q = self.qualified_of(callee).unwrap_or_default();
+                if flags & GLOBAL_SYMBOLIC != 0 {
+                    obj.result = self.symbolic(&q, args)?;
+                }
+                if flags & GLOBAL_LOADER != 0 {
+                    self.collect_nested(&q, args, 0);
+                } else if flags & GLOBAL_ALLOWED == 0 {
+                    // Generic: bytes that look like a pickle handed to any non-allowlisted call.
+                    self.collect_nested_generic(&q, args);
+                }
             }
         }
         self.push_new(Value::Object(Box::new(obj)))
+    }
+
+    /// A legacy whole-model save stores each module class as the persistent id
+    /// `('module', <class>, <source file>, <source>)`, which `torch.load` resolves to the class
+    /// itself: a call of it is a call of that named class.
+    pub fn module_class(&self, id: Id) -> Option<Id> {
+        let Value::Persistent(pid) = self.get(id) else {
+            return None;
+        };
+        let Value::Tuple(items) = self.get(*pid) else {
+            return None;
+        };
+        match (items.first().map(|&f| self.get(f)), items.get(1)) {
+            (Some(Value::Str(s)), Some(&cls))
+                if &**s == "module" && matches!(self.get(cls), Value::Global { .. }) =>
+            {
+                Some(cls)
+            }
+            _ => None,
+        }
     }
 
     fn tuple_items(&self, id: Id) -> Vec<Id> {
@@ -639,27 +880,25 @@ impl<'a> Machine<'a> {
             }
             // Frame bookkeeping: an opcode must not straddle the end of a FRAME.
             if let Some(fe) = self.frame_end {
-                if self.pos >= fe {
+                if self.inp.position() >= fe {
                     self.frame_end = None;
                 }
             }
-            self.op_start = self.pos;
-            if self.pos >= self.data.len() {
+            self.op_start = self.inp.position();
+            let Some(code) = self.inp.byte() else {
                 return Err("pickle data was truncated (no STOP)".into());
-            }
-            let code = self.data[self.pos];
+            };
             self.cur_op = code;
-            self.pos += 1;
             let done = self.step(code)?;
             if let Some(fe) = self.frame_end {
-                if self.op_start < fe && self.pos > fe && code != op::FRAME {
+                if self.op_start < fe && self.inp.position() > fe && code != op::FRAME {
                     self.note(
                         Level::Dangerous,
                         "frame-straddle",
                         format!(
                             "{} straddles the end of its FRAME (frame ends at byte {}): unpicklers disagree on what follows",
                             op::name(code),
-                            self.base + fe as u64
+                            self.inp.abs(fe)
                         ),
                         None,
                     );
@@ -692,17 +931,36 @@ impl<'a> Machine<'a> {
                 self.proto = p;
             }
             op::FRAME => {
-                let n = self.len_u64()?;
+                let n = self.u64()?;
                 if let Some(fe) = self.frame_end {
                     if self.op_start < fe {
                         return Err("FRAME inside an unfinished frame".into());
                     }
                 }
-                let rem = self.data.len() - self.pos;
-                if n > rem {
-                    return Err(format!("FRAME declares {n} bytes but only {rem} remain"));
+                let rem = match self.inp.remaining() {
+                    Some(r) => Some(r),
+                    None => {
+                        // A stream of unknown length: look ahead (bounded) for the frame's end.
+                        let want = n.min(FRAME_LOOKAHEAD) as usize;
+                        let got = self.inp.peek_upto(want).len();
+                        (got < want).then_some(got as u64)
+                    }
+                };
+                match rem {
+                    Some(rem) if n > rem => {
+                        // CPython's C unpickler (torch.load, pickle.load) refuses the file here;
+                        // the pure-Python one (pickle._Unpickler, joblib) reads the short frame and
+                        // runs what is in it. Keep reading, so that what it imports is judged.
+                        self.note(
+                            Level::Malformed,
+                            "frame-truncated",
+                            format!("FRAME declares {n} bytes but only {rem} remain: the C unpickler refuses the file, the pure-Python unpickler runs what the frame holds"),
+                            None,
+                        );
+                        self.frame_end = None;
+                    }
+                    _ => self.frame_end = Some(self.inp.position().saturating_add(n)),
                 }
-                self.frame_end = Some(self.pos + n);
             }
             op::STOP => {
                 let root = self.pop()?;
@@ -735,19 +993,23 @@ impl<'a> Machine<'a> {
                 self.pop_mark()?;
             }
             op::DUP => {
+                self.dups += 1;
                 let t = self.top()?;
+                if self.is_container(t) {
+                    self.container_refs += 1;
+                }
                 self.push(t)?;
             }
-            op::NONE => self.push_new(Value::None)?,
-            op::NEWTRUE => self.push_new(Value::Bool(true))?,
-            op::NEWFALSE => self.push_new(Value::Bool(false))?,
+            op::NONE => self.push_const(0, Value::None)?,
+            op::NEWTRUE => self.push_const(1, Value::Bool(true))?,
+            op::NEWFALSE => self.push_const(2, Value::Bool(false))?,
             op::BININT => {
                 let v = self.u32()? as i32;
                 self.push_new(Value::Int(v as i64))?
             }
             op::BININT1 => {
                 let v = self.u8()?;
-                self.push_new(Value::Int(v as i64))?
+                self.push_const(3 + v as usize, Value::Int(v as i64))?
             }
             op::BININT2 => {
                 let v = self.u16()?;
@@ -770,16 +1032,16 @@ impl<'a> Machine<'a> {
             }
             op::LONG1 => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(long_from_bytes(b))?
+                let v = long_from_bytes(&self.value(n)?);
+                self.push_new(v)?
             }
             op::LONG4 => {
                 let n = self.u32()? as i32;
                 if n < 0 {
                     return Err("LONG4 with negative byte count".into());
                 }
-                let b = self.take(n as usize)?;
-                self.push_new(long_from_bytes(b))?
+                let v = long_from_bytes(&self.value(n as usize)?);
+                self.push_new(v)?
             }
             op::FLOAT => {
                 let l = self.line_str()?;
@@ -790,63 +1052,62 @@ impl<'a> Machine<'a> {
                 self.push_new(Value::Float(v))?
             }
             op::BINFLOAT => {
-                let b = self.take(8)?;
-                let mut a = [0u8; 8];
-                a.copy_from_slice(b);
+                let a = self.fixed::<8>()?;
                 self.push_new(Value::Float(f64::from_be_bytes(a)))?
             }
             op::STRING => {
                 let l = self.line()?;
                 let s = parse_py_string_literal(l)?;
-                self.push_new(Value::Str(latin1(&s).into()))?
+                let v = Value::Str(latin1(&s).into());
+                self.push_new(v)?
             }
             op::BINSTRING => {
                 let n = self.u32()? as i32;
                 if n < 0 {
                     return Err("BINSTRING pickle has negative byte count".into());
                 }
-                let b = self.take(n as usize)?;
-                self.push_new(Value::Str(latin1(b).into()))?
+                let v = Value::Str(latin1(&self.value(n as usize)?).into());
+                self.push_new(v)?
             }
             op::SHORT_BINSTRING => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(latin1(b).into()))?
+                let v = Value::Str(latin1(&self.value(n)?).into());
+                self.push_new(v)?
             }
             op::UNICODE => {
                 let l = self.line()?;
-                let s = raw_unicode_escape(l);
-                self.push_new(Value::Str(s.into()))?
+                let v = Value::Str(raw_unicode_escape(l).into());
+                self.push_new(v)?
             }
             op::BINUNICODE => {
                 let n = self.u32()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(utf8_surrogatepass(b)?.into()))?
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                self.push_new(v)?
             }
             op::SHORT_BINUNICODE => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(utf8_surrogatepass(b)?.into()))?
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                self.push_new(v)?
             }
             op::BINUNICODE8 => {
                 let n = self.len_u64()?;
-                let b = self.take(n)?;
-                self.push_new(Value::Str(utf8_surrogatepass(b)?.into()))?
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                self.push_new(v)?
             }
             op::BINBYTES => {
                 let n = self.u32()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Bytes(b.into()))?
+                let v = Value::Bytes(self.value(n)?.into());
+                self.push_new(v)?
             }
             op::SHORT_BINBYTES => {
                 let n = self.u8()? as usize;
-                let b = self.take(n)?;
-                self.push_new(Value::Bytes(b.into()))?
+                let v = Value::Bytes(self.value(n)?.into());
+                self.push_new(v)?
             }
             op::BINBYTES8 | op::BYTEARRAY8 => {
                 let n = self.len_u64()?;
-                let b = self.take(n)?;
-                self.push_new(Value::Bytes(b.into()))?
+                let v = Value::Bytes(self.value(n)?.into());
+                self.push_new(v)?
             }
             op::NEXT_BUFFER => {
                 self.note(
@@ -1011,6 +1272,7 @@ impl<'a> Machine<'a> {
                             module: "?".into(),
                             name: "?".into(),
                             index,
+                            flags: 0,
                         })?;
                     }
                 }
@@ -1194,12 +1456,24 @@ impl<'a> Machine<'a> {
                 );
                 Ok(())
             }
-            _ => {
+            Value::Ext(_) | Value::Persistent(_) | Value::Buffer => {
                 let d = self.describe(target);
                 self.note(
                     Level::Dangerous,
                     "build-on-non-object",
-                    format!("BUILD on a {d}: no checkpoint does this"),
+                    format!("BUILD on a {d}: sets attributes on an object the file does not name"),
+                    None,
+                );
+                Ok(())
+            }
+            _ => {
+                // Built-in values (list, dict, str, int, ...) have neither `__setstate__` nor a
+                // `__dict__`: the unpickler raises, nothing runs.
+                let d = self.describe(target);
+                self.note(
+                    Level::Malformed,
+                    "build-on-builtin",
+                    format!("BUILD on a {d}: the unpickler raises here (a {d} takes no state)"),
                     None,
                 );
                 Ok(())

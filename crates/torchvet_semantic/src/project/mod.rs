@@ -438,8 +438,7 @@ impl ProjectModel {
                     let Some(found) = self.resolver.resolve(&path, q) else {
                         continue;
                     };
-                    if !self.by_path.contains_key(&found.file) && tried.insert(found.file.clone())
-                    {
+                    if !self.by_path.contains_key(&found.file) && tried.insert(found.file.clone()) {
                         wanted.push(found.file);
                     }
                 }
@@ -563,6 +562,8 @@ impl ProjectModel {
             .collect();
     }
 
+    // The fixed points index several per-file tables in step.
+    #[allow(clippy::needless_range_loop)]
     fn link_classes(&mut self) {
         let n = self.files.len();
         self.module = self
@@ -698,6 +699,7 @@ impl ProjectModel {
         }
     }
 
+    #[allow(clippy::needless_range_loop)]
     fn link_params(&mut self) {
         let n = self.files.len();
         // Call sites per callee.
@@ -885,10 +887,7 @@ impl ProjectModel {
                         };
                         let arg = arg.or_else(|| {
                             let pname = self.func(callee).params.get(i)?;
-                            call.kwargs
-                                .iter()
-                                .find(|(k, _)| k == pname)
-                                .map(|(_, v)| v)
+                            call.kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
                         });
                         if is_method && i == 0 {
                             Target::SelfAttr(path.trim_start_matches('.').into())
@@ -1041,9 +1040,7 @@ impl ProjectModel {
         let Some(found) = self.resolver.resolve(path, q) else {
             return Some(Entity::External(q.into()));
         };
-        let Some(&target) = self.by_path.get(&found.file) else {
-            return None;
-        };
+        let &target = self.by_path.get(&found.file)?;
         match found.rest.as_slice() {
             [] => Some(Entity::Module(target)),
             [name] => self.name_in_file(target, name, depth + 1),
@@ -1092,7 +1089,7 @@ impl ProjectModel {
                     Kind::Unknown if annotation_kind(&q) != Kind::Unknown => annotation_kind(&q),
                     k => k,
                 };
-                let class = (kind == Kind::Module).then(|| ClassRef::External(q));
+                let class = (kind == Kind::Module).then_some(ClassRef::External(q));
                 Resolved {
                     kind,
                     class,
@@ -1183,7 +1180,11 @@ impl ProjectModel {
                                 && gs.params.first().is_some_and(|p| &**p == "self"),
                         );
                         let arg_of = |i: usize| -> Resolved {
-                            let a = if i >= shift { args.get(i - shift) } else { None };
+                            let a = if i >= shift {
+                                args.get(i - shift)
+                            } else {
+                                None
+                            };
                             let a = a.or_else(|| {
                                 let pname = gs.params.get(i)?;
                                 kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
@@ -1254,9 +1255,7 @@ impl ProjectModel {
                 None => r,
                 Some(prev) => {
                     // Assignments must agree (a later `self.model = None` does not count).
-                    if !r.is_known() {
-                        prev
-                    } else if prev == r {
+                    if !r.is_known() || prev == r {
                         prev
                     } else {
                         Resolved::default()
@@ -1304,12 +1303,13 @@ impl ProjectModel {
             if cs.methods.iter().any(|(n, _)| &**n == "forward") {
                 return (&cs.forward_props, Some(cur));
             }
-            let next = cs.bases.iter().find_map(|b| {
-                match self.entity_of_ref(cur.file, b, None, 0) {
-                    Some(Entity::Class(bc)) => Some(bc),
-                    _ => None,
-                }
-            });
+            let next =
+                cs.bases
+                    .iter()
+                    .find_map(|b| match self.entity_of_ref(cur.file, b, None, 0) {
+                        Some(Entity::Class(bc)) => Some(bc),
+                        _ => None,
+                    });
             match next {
                 Some(n) => cur = n,
                 None => break,
@@ -1428,9 +1428,8 @@ impl ProjectModel {
                 4u8.hash(h);
                 self.files[g.file as usize].path.hash(h);
                 self.func(*g).name.hash(h);
-                let r = self.resolve_val_in(*g, &self.func(*g).returns, 1, &|_| {
-                    Resolved::default()
-                });
+                let r =
+                    self.resolve_val_in(*g, &self.func(*g).returns, 1, &|_| Resolved::default());
                 self.hash_resolved(&r, h);
                 self.func(*g).return_props.hash(h);
                 self.events(*g).hash(h);
@@ -1605,9 +1604,9 @@ impl ProjectFile {
         match e {
             Entity::Function(g) => {
                 let gs = self.model.func(g);
-                let mut r = self.model.resolve_val_in(g, &gs.returns, 1, &|_| {
-                    Resolved::default()
-                });
+                let mut r = self
+                    .model
+                    .resolve_val_in(g, &gs.returns, 1, &|_| Resolved::default());
                 if r.props.is_empty() && !gs.return_props.is_empty() {
                     r.props = gs.return_props.clone();
                     r.props_from = Some(g);
@@ -1650,8 +1649,7 @@ impl ProjectFile {
     pub fn function_at(&self, start: ruff_text_size::TextSize) -> Option<FuncId> {
         let index = self.summary().function_at(start)?;
         let base = self.model.file(self.file);
-        (base.functions.get(index as usize)?.name
-            == self.summary().functions[index as usize].name)
+        (base.functions.get(index as usize)?.name == self.summary().functions[index as usize].name)
             .then_some(FuncId {
                 file: self.file,
                 index,
@@ -1687,7 +1685,10 @@ fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
         .classes
         .iter()
         .flat_map(|c| c.bases.iter().chain(c.submodules.iter()));
-    let calls = f.functions.iter().flat_map(|g| g.calls.iter().map(|c| &c.callee));
+    let calls = f
+        .functions
+        .iter()
+        .flat_map(|g| g.calls.iter().map(|c| &c.callee));
     let refs = bases.chain(calls).filter_map(|r| match r {
         Ref::Qualified(q) => Some(&**q),
         _ => None,

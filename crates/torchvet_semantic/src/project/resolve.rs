@@ -118,7 +118,12 @@ impl Resolver {
     }
 
     fn dir_id(&self, path: &Path) -> DirId {
-        if let Some(&id) = self.tree.read().ok().and_then(|t| t.by_path.get(path).copied()).as_ref()
+        if let Some(&id) = self
+            .tree
+            .read()
+            .ok()
+            .and_then(|t| t.by_path.get(path).copied())
+            .as_ref()
         {
             return id;
         }

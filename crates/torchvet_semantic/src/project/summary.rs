@@ -246,7 +246,8 @@ impl Usage {
             return Kind::DataLoader;
         }
         Kind::Unknown
-    }}
+    }
+}
 
 /// One function (or method, or closure) of a file. Index 0 of a file's functions is the
 /// module body itself (name `<module>`, no parameters).
@@ -328,20 +329,20 @@ impl Vocab {
         let has = |w: &str| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some();
         let torch = has("torch");
         let training = [
-                "backward(",
-                "zero_grad",
-                ".step(",
-                ".eval()",
-                "no_grad",
-                "state_dict",
-                "optimizer",
-                "DataLoader",
-                "criterion",
-                ".parameters()",
-                "inference_mode",
-            ]
-            .iter()
-            .any(|w| has(w));
+            "backward(",
+            "zero_grad",
+            ".step(",
+            ".eval()",
+            "no_grad",
+            "state_dict",
+            "optimizer",
+            "DataLoader",
+            "criterion",
+            ".parameters()",
+            "inference_mode",
+        ]
+        .iter()
+        .any(|w| has(w));
         // `softmax`, `Softmax`, `log_softmax`, `LogSoftmax`, `sigmoid`, `Sigmoid`, `logsigmoid`.
         let probabilities = torch && (has("oftmax") || has("igmoid"));
         Vocab {
@@ -446,13 +447,57 @@ impl FileSummary {
 fn is_builtin(name: &str) -> bool {
     matches!(
         name,
-        "print" | "len" | "range" | "enumerate" | "zip" | "list" | "dict" | "tuple" | "set"
-            | "int" | "float" | "str" | "bool" | "min" | "max" | "sum" | "abs" | "round"
-            | "sorted" | "reversed" | "isinstance" | "getattr" | "setattr" | "hasattr"
-            | "open" | "map" | "filter" | "iter" | "next" | "super" | "type" | "repr"
-            | "any" | "all" | "vars" | "format" | "object" | "Exception" | "ValueError"
-            | "RuntimeError" | "TypeError" | "KeyError" | "NotImplementedError" | "id"
-            | "hash" | "callable" | "divmod" | "pow" | "slice" | "bytes" | "frozenset"
+        "print"
+            | "len"
+            | "range"
+            | "enumerate"
+            | "zip"
+            | "list"
+            | "dict"
+            | "tuple"
+            | "set"
+            | "int"
+            | "float"
+            | "str"
+            | "bool"
+            | "min"
+            | "max"
+            | "sum"
+            | "abs"
+            | "round"
+            | "sorted"
+            | "reversed"
+            | "isinstance"
+            | "getattr"
+            | "setattr"
+            | "hasattr"
+            | "open"
+            | "map"
+            | "filter"
+            | "iter"
+            | "next"
+            | "super"
+            | "type"
+            | "repr"
+            | "any"
+            | "all"
+            | "vars"
+            | "format"
+            | "object"
+            | "Exception"
+            | "ValueError"
+            | "RuntimeError"
+            | "TypeError"
+            | "KeyError"
+            | "NotImplementedError"
+            | "id"
+            | "hash"
+            | "callable"
+            | "divmod"
+            | "pow"
+            | "slice"
+            | "bytes"
+            | "frozenset"
     )
 }
 
@@ -606,8 +651,16 @@ type Nested = [(String, u32)];
 
 /// Words that name a training event in a function's text (cheap gate for the flow analysis).
 const EVENT_WORDS: &[&str] = &[
-    "backward", ".step(", "zero_grad", ".grad", ".eval(", ".train(", "clip_grad", "scale(",
-    "unscale_", ".update(",
+    "backward",
+    ".step(",
+    "zero_grad",
+    ".grad",
+    ".eval(",
+    ".train(",
+    "clip_grad",
+    "scale(",
+    "unscale_",
+    ".update(",
 ];
 
 impl Builder<'_> {
@@ -647,27 +700,21 @@ impl Builder<'_> {
 
     fn class(&mut self, c: &ast::StmtClassDef, parent: Option<u32>) {
         let idx = self.out.classes.len() as u32;
-        let bases = c
-            .bases()
-            .iter()
-            .filter_map(|b| self.reference(b))
-            .collect();
+        let bases = c.bases().iter().filter_map(|b| self.reference(b)).collect();
         let name = c.name.as_str();
         let forward_props = self
             .flow
             .and_then(|s| s.forward(name))
             .map(props_of)
             .unwrap_or_default();
-        let direct_torch_module = c.bases().iter().any(|b| {
-            self.scopes
-                .resolve(b)
-                .is_some_and(|q| is_module_base(&q))
-        });
-        let direct_dataset = c.bases().iter().any(|b| {
-            self.scopes
-                .resolve(b)
-                .is_some_and(|q| is_dataset_base(&q))
-        });
+        let direct_torch_module = c
+            .bases()
+            .iter()
+            .any(|b| self.scopes.resolve(b).is_some_and(|q| is_module_base(&q)));
+        let direct_dataset = c
+            .bases()
+            .iter()
+            .any(|b| self.scopes.resolve(b).is_some_and(|q| is_dataset_base(&q)));
         self.out.classes.push(ClassSummary {
             name: name.into(),
             range: c.range(),
@@ -715,8 +762,7 @@ impl Builder<'_> {
                     }
                     None => {
                         if let Expr::Name(n) = &*call.func {
-                            if self.module_defs.contains_key(n.id.as_str())
-                                && n.id.as_str() != name
+                            if self.module_defs.contains_key(n.id.as_str()) && n.id.as_str() != name
                             {
                                 subs.push(Ref::Local(n.id.as_str().into()));
                             }
@@ -744,7 +790,11 @@ impl Builder<'_> {
         nested_outer: &Nested,
     ) -> u32 {
         let idx = self.out.functions.len() as u32;
-        let params: Vec<Box<str>> = f.parameters.iter().map(|p| p.name().as_str().into()).collect();
+        let params: Vec<Box<str>> = f
+            .parameters
+            .iter()
+            .map(|p| p.name().as_str().into())
+            .collect();
         let annotations = f
             .parameters
             .iter()
@@ -898,7 +948,10 @@ impl Builder<'_> {
                 continue;
             }
             let (target, role) = match e.target.as_ref().or(e.scaler.as_ref()) {
-                Some(o) => (target_of(&o.key, params, &local, self.module_kinds), RoleTag::from(&o.role)),
+                Some(o) => (
+                    target_of(&o.key, params, &local, self.module_kinds),
+                    RoleTag::from(&o.role),
+                ),
                 None => (Target::None, RoleTag::Unknown),
             };
             out.push(SumEvent {
@@ -1069,9 +1122,12 @@ impl Builder<'_> {
                 .keywords
                 .iter()
                 .filter_map(|k| {
-                    k.arg
-                        .as_ref()
-                        .map(|n| (Box::from(n.as_str()), self.val(&k.value, params, vals, nested)))
+                    k.arg.as_ref().map(|n| {
+                        (
+                            Box::from(n.as_str()),
+                            self.val(&k.value, params, vals, nested),
+                        )
+                    })
                 })
                 .collect();
             (a, k)
@@ -1203,7 +1259,6 @@ impl Builder<'_> {
         f.has_loop = has_loop;
     }
 }
-
 
 fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
     v.facts
@@ -1509,10 +1564,7 @@ impl BodyWalker<'_, '_> {
                         self.mark(recv, bits);
                     }
                 }
-                if let Some(callee) = self
-                    .b
-                    .callee_ref(call, self.params, self.vals, self.nested)
-                {
+                if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
                     let args = call
                         .arguments
                         .args

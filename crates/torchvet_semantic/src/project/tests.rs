@@ -37,7 +37,11 @@ impl Tree {
             .iter()
             .map(|p| Self::load(&self.0.join(p)).unwrap())
             .collect();
-        let roots = if single { Vec::new() } else { vec![self.0.clone()] };
+        let roots = if single {
+            Vec::new()
+        } else {
+            vec![self.0.clone()]
+        };
         Arc::new(ProjectModel::build(summaries, roots, &Self::load))
     }
 
@@ -72,7 +76,12 @@ fn classes_across_files_and_reexports() {
             "import torch\nfrom pkg import Net, build\nimport pkg.models as m\n\nmodel = build({})\nother = m.Plain()\n",
         ),
     ]);
-    let m = t.model(&["pkg/__init__.py", "pkg/models.py", "pkg/wrap.py", "train.py"]);
+    let m = t.model(&[
+        "pkg/__init__.py",
+        "pkg/models.py",
+        "pkg/wrap.py",
+        "train.py",
+    ]);
     let train = m.view(t.id(&m, "train.py"));
     let Some(Entity::Class(net)) = train.entity("pkg.Net") else {
         panic!("pkg.Net resolves through the package __init__")
@@ -80,7 +89,9 @@ fn classes_across_files_and_reexports() {
     assert!(m.is_module(net));
     assert_eq!(m.class_name(net).0, "Net");
     let (props, _) = m.forward_props(net);
-    assert!(props.iter().any(|p| p.prop == crate::dataflow::Prop::Probabilities));
+    assert!(props
+        .iter()
+        .any(|p| p.prop == crate::dataflow::Prop::Probabilities));
     assert_eq!(m.mode_layer(net).map(|(k, _)| k), Some("Dropout"));
     let Some(Entity::Class(plain)) = train.entity("pkg.models.Plain") else {
         panic!()
@@ -125,7 +136,10 @@ fn parameter_kinds_from_call_sites_and_usage() {
     assert_eq!(model.kind, Kind::Module);
     assert!(matches!(model.class, Some(ClassRef::Project(_))));
     assert_eq!(m.param(f, 1).kind, Kind::DataLoader);
-    assert_eq!(m.param(f, 1).loader.as_ref().and_then(|l| l.shuffle), Some(true));
+    assert_eq!(
+        m.param(f, 1).loader.as_ref().and_then(|l| l.shuffle),
+        Some(true)
+    );
     assert_eq!(m.param(f, 2).kind, Kind::Optimizer("SGD".into()));
     assert_eq!(m.param(f, 3).kind, Kind::Module);
     // Usage only: no call site.
@@ -156,7 +170,10 @@ fn parameter_kinds_from_call_sites_and_usage() {
 
 #[test]
 fn files_outside_the_checked_set_are_loaded_for_imports() {
-    let t = Tree::new(&[("models.py", MODELS), ("train.py", "import torch\nfrom models import Net\n")]);
+    let t = Tree::new(&[
+        ("models.py", MODELS),
+        ("train.py", "import torch\nfrom models import Net\n"),
+    ]);
     let m = t.model_with(&["train.py"], true);
     assert_eq!(m.len(), 2);
     let train = m.view(0);

@@ -179,7 +179,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // belongs to the training part of a fit-and-validate function.
     // (An evaluation loop has been checked already: its backward-free iteration and the
     // absence of a backward consuming its outputs.)
-    if let Some(f) = checker.function().filter(|_| !in_no_grad && region.is_none()) {
+    if let Some(f) = checker
+        .function()
+        .filter(|_| !in_no_grad && region.is_none())
+    {
         if summary(checker, f).backward.is_some() {
             return;
         }

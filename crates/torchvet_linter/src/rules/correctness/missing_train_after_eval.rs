@@ -117,7 +117,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             let Some(model) = e.target.as_ref().map(|o| o.key.clone()) else {
                 continue;
             };
-            if model == "self" || model.is_empty() || e.target.as_ref().is_some_and(|o| o.helper_local) {
+            if model == "self"
+                || model.is_empty()
+                || e.target.as_ref().is_some_and(|o| o.helper_local)
+            {
                 continue;
             }
             if p.iter().any(|c| c.site == e.site()) {

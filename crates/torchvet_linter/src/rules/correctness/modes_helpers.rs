@@ -401,15 +401,11 @@ pub(crate) fn receiver_in_caller(
     Some(receiver.to_string())
 }
 
-/// One training event found in a suite, with the call in the suite that causes it.
+/// One training event found in a suite.
 #[derive(Debug, Clone)]
 pub(crate) struct Found {
     /// What happens.
     pub event: Event,
-    /// The call in the suite (the local function call when inlined).
-    pub call: TextRange,
-    /// The call inside the local function, when inlined.
-    pub inner: Option<TextRange>,
 }
 
 /// The training events of a suite, with one level of same-file function inlining. Receivers
@@ -425,11 +421,7 @@ pub(crate) fn events_of_calls(checker: &Checker, calls: Vec<&ExprCall>) -> Vec<F
         match classify(checker, call) {
             Event::Other => {}
             e => {
-                out.push(Found {
-                    event: e,
-                    call: call.range(),
-                    inner: None,
-                });
+                out.push(Found { event: e });
                 continue;
             }
         }
@@ -437,36 +429,28 @@ pub(crate) fn events_of_calls(checker: &Checker, calls: Vec<&ExprCall>) -> Vec<F
             continue;
         };
         let s = summary(checker, f);
-        if let Some(r) = s.backward {
+        if s.backward.is_some() {
             out.push(Found {
                 event: Event::Backward,
-                call: call.range(),
-                inner: Some(r),
             });
         }
-        if let Some(r) = s.opt_step {
+        if s.opt_step.is_some() {
             out.push(Found {
                 event: Event::OptStep,
-                call: call.range(),
-                inner: Some(r),
             });
         }
-        for (t, r) in &s.evals {
+        for (t, _) in &s.evals {
             if let Some(t) = receiver_in_caller(checker, call, &s, t) {
                 out.push(Found {
                     event: Event::Eval(t),
-                    call: call.range(),
-                    inner: Some(*r),
                 });
             }
         }
-        for (t, r) in &s.trains {
+        for (t, _) in &s.trains {
             // A train() whose receiver cannot be mapped still counts as a restore.
             let t = receiver_in_caller(checker, call, &s, t).unwrap_or_default();
             out.push(Found {
                 event: Event::Train(t),
-                call: call.range(),
-                inner: Some(*r),
             });
         }
     }
@@ -557,32 +541,9 @@ pub(crate) fn next_line_start(checker: &Checker, at: TextSize) -> (TextSize, boo
     }
 }
 
-/// Does an identifier name an evaluation routine (`validate`, `eval_epoch`, `run_test`,
-/// `predict`, `inference`)? Pytest-style `test_*` functions are not evaluation.
+/// Does an identifier name an evaluation routine? See [`torchvet_semantic::regions::is_eval_name`].
 pub(crate) fn is_eval_name(name: &str) -> bool {
-    const WORDS: &[&str] = &[
-        "val",
-        "valid",
-        "validate",
-        "validation",
-        "eval",
-        "evaluate",
-        "evaluation",
-        "test",
-        "testing",
-        "predict",
-        "prediction",
-        "predictions",
-        "infer",
-        "inference",
-    ];
-    let b = name.as_bytes();
-    let starts = |p: &[u8]| b.len() >= p.len() && b[..p.len()].eq_ignore_ascii_case(p);
-    if starts(b"test_") || starts(b"_test") {
-        return false;
-    }
-    name.split('_')
-        .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
+    torchvet_semantic::regions::is_eval_name(name)
 }
 
 /// Does the current function's name say evaluation ([`is_eval_name`], cached per function)?
@@ -767,10 +728,7 @@ pub(crate) fn mode_dependent(
 }
 
 /// The train/eval-sensitive layer family of what calling a project entity builds.
-fn project_mode(
-    checker: &Checker,
-    e: torchvet_semantic::project::Entity,
-) -> Option<&'static str> {
+fn project_mode(checker: &Checker, e: torchvet_semantic::project::Entity) -> Option<&'static str> {
     use torchvet_semantic::project::{ClassRef, Entity};
     let p = checker.project()?;
     let r = match e {
@@ -848,4 +806,3 @@ pub(crate) fn in_test_code(checker: &Checker) -> bool {
 pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
-

@@ -158,7 +158,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     };
     let why = match (eval_call.is_some(), region.evidence) {
         (true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
-        (false, Evidence::Data) => format!("{place} evaluates `{model}` on held-out data but runs it"),
+        (false, Evidence::Data) => {
+            format!("{place} evaluates `{model}` on held-out data but runs it")
+        }
         (false, Evidence::Function) => format!("{place} looks like evaluation but runs `{model}`"),
         (false, _) => format!("this evaluation loop runs `{model}`"),
     };
