@@ -115,7 +115,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Where to keep the result cache [default: .torchvet_cache next to the configuration
-    /// file, else in the current directory].
+    /// file, else in the current directory; also TORCHVET_CACHE_DIR].
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
     /// Benchmark baseline: only read and parse the files, run no rules.

@@ -13,8 +13,20 @@ fn cli_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../resources/test/cli")
 }
 
+/// Run the binary; its result cache goes to a directory of this test process, never into
+/// the repository's fixture directories.
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = bin()
+    let cache = std::env::temp_dir().join(format!("torchvet-cli-tests-{}", std::process::id()));
+    run_with(bin().env("TORCHVET_CACHE_DIR", cache), dir, args)
+}
+
+/// Run the binary with the default cache location.
+fn run_cached(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    run_with(bin().env_remove("TORCHVET_CACHE_DIR"), dir, args)
+}
+
+fn run_with(cmd: &mut std::process::Command, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = cmd
         .current_dir(dir)
         .args(args)
         .output()
@@ -506,14 +518,14 @@ fn the_result_cache_is_used_and_can_be_turned_off() {
     std::fs::write(dir.path().join("requirements.txt"), "torch==2.4.1\n").unwrap();
     let cache = dir.path().join(".torchvet_cache");
     // --no-cache writes nothing.
-    let (code, plain, _) = run(
+    let (code, plain, _) = run_cached(
         dir.path(),
         &["check", "--no-cache", "--output-format", "json"],
     );
     assert_eq!(code, 1);
     assert!(!cache.exists());
     // First run fills the cache, the second reads it: the same output.
-    let (_, first, _) = run(dir.path(), &["check", "--output-format", "json"]);
+    let (_, first, _) = run_cached(dir.path(), &["check", "--output-format", "json"]);
     assert!(cache.join(".gitignore").is_file());
     let entries = walk_files(&cache);
     assert!(
@@ -522,7 +534,7 @@ fn the_result_cache_is_used_and_can_be_turned_off() {
             .any(|p| p.extension().is_some_and(|e| e == "json")),
         "{entries:?}"
     );
-    let (_, second, _) = run(dir.path(), &["check", "--output-format", "json"]);
+    let (_, second, _) = run_cached(dir.path(), &["check", "--output-format", "json"]);
     assert_eq!(first, plain);
     assert_eq!(second, plain);
     // Corrupt entries are ignored and rewritten.
@@ -532,19 +544,19 @@ fn the_result_cache_is_used_and_can_be_turned_off() {
     {
         std::fs::write(e, b"{not json").unwrap();
     }
-    let (code, third, err) = run(dir.path(), &["check", "--output-format", "json"]);
+    let (code, third, err) = run_cached(dir.path(), &["check", "--output-format", "json"]);
     assert_eq!(
         (code, third.as_str(), err.as_str()),
         (1, plain.as_str(), "")
     );
     // An edit is seen (entries are keyed by content), and --fix never reads the cache.
-    let (code, _, _) = run(dir.path(), &["check", "--fix", "--quiet"]);
+    let (code, _, _) = run_cached(dir.path(), &["check", "--fix", "--quiet"]);
     assert_eq!(code, 0);
-    let (code, out, _) = run(dir.path(), &["check", "--output-format", "json"]);
+    let (code, out, _) = run_cached(dir.path(), &["check", "--output-format", "json"]);
     assert_eq!((code, out.trim()), (0, "[]"));
     // --cache-dir puts it elsewhere.
     let other = dir.path().join("elsewhere");
-    let (code, _, _) = run(
+    let (code, _, _) = run_cached(
         dir.path(),
         &["check", "--cache-dir", other.to_str().unwrap()],
     );

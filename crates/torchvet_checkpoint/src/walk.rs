@@ -32,7 +32,7 @@ pub struct SkipCounts {
     pub not_regular: usize,
     /// Files or directories that could not be read.
     pub unreadable: usize,
-    /// `.git`, `__pycache__`, `node_modules` directories.
+    /// `.git`, `__pycache__`, `node_modules`, `.torchvet_cache` directories.
     pub ignored_dirs: usize,
 }
 
@@ -199,7 +199,7 @@ fn list_dir(
         if ft.is_dir() {
             let name = e.file_name();
             let n = name.to_string_lossy();
-            if n == ".git" || n == "node_modules" || n == "__pycache__" {
+            if n == ".git" || n == "node_modules" || n == "__pycache__" || n == ".torchvet_cache" {
                 skipped.ignored_dirs += 1;
                 continue;
             }

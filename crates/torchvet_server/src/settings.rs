@@ -215,7 +215,7 @@ mod tests {
         let mut cache = SettingsCache::default();
         let file = d.path().join("tests/t.py");
         let (ws, _) = cache.for_file(&file);
-        let src = "import torch\nm = torch.load('x.pt')\n";
+        let src = "import torch\nm = torch.load('x.pt', weights_only=False)\n";
         let source =
             torchvet_python::SourceFile::from_bytes(file.clone(), src.into(), false).unwrap();
         let mut diags = ws.linter.lint(&source, "tests/t.py");

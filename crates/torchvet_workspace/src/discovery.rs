@@ -10,6 +10,7 @@ pub const DEFAULT_EXCLUDES: &[&str] = &[
     "site-packages",
     "node_modules",
     "__pycache__",
+    ".torchvet_cache",
     "build",
     "dist",
     ".ipynb_checkpoints",

@@ -324,8 +324,11 @@ pub fn run(args: &CheckArgs) -> u8 {
     let targets = resolved.per_file_targets.as_ref();
     let cache = (mode == Mode::Lint && !args.no_cache)
         .then(|| {
-            let base =
-                (args.cache_dir.clone()).unwrap_or_else(|| resolved.root.join(".torchvet_cache"));
+            let base = args
+                .cache_dir
+                .clone()
+                .or_else(|| std::env::var_os("TORCHVET_CACHE_DIR").map(PathBuf::from))
+                .unwrap_or_else(|| resolved.root.join(".torchvet_cache"));
             Cache::open(&base, resolved.linter.settings(), VERSION)
         })
         .flatten();
