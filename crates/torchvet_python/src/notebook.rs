@@ -187,7 +187,8 @@ fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
         let mut code_end = line.trim_end_matches(['\n', '\r']).len();
         while i < bytes.len() {
             if let Some(q) = triple {
-                if line[i..].starts_with(q) {
+                // Byte-wise: `i` may sit inside a multi-byte character of the string.
+                if bytes[i..].starts_with(q.as_bytes()) {
                     triple = None;
                     i += 3;
                 } else {
@@ -204,7 +205,7 @@ fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
                 b')' | b']' | b'}' => depth -= 1,
                 q @ (b'"' | b'\'') => {
                     let tq = if q == b'"' { "\"\"\"" } else { "\'\'\'" };
-                    if line[i..].starts_with(tq) {
+                    if bytes[i..].starts_with(tq.as_bytes()) {
                         triple = Some(tq);
                         i += 3;
                         continue;
@@ -230,7 +231,8 @@ fn help_to_prefix(text: &str) -> (String, Vec<(String, String)>) {
         if at_top && triple.is_none() && depth == 0 && starts_plain && is_automagic(code) {
             // `ls -l data`, `cd ..`, `pip install x`: IPython runs the magic of that name
             // (automagic). Comment it out, same length.
-            let new = format!("#{}", &line[1..]);
+            let first = line.chars().next().map_or(1, char::len_utf8);
+            let new = format!("#{}{}", " ".repeat(first - 1), &line[first..]);
             swaps.push((
                 new.trim_end_matches('\n').to_string(),
                 line.trim_end_matches('\n').to_string(),
@@ -611,6 +613,19 @@ impl Notebook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn multi_byte_characters_in_strings_and_magics() {
+        // A docstring with `→` (3 bytes) scanned byte by byte; an automagic-looking line whose
+        // first character is not ASCII.
+        let cell = "class A:\n    \"\"\"Process one octave: response → NMS → top-K.\n    \"\"\"\n    x = 1\nécrire = 2\n";
+        let (out, _) = help_to_prefix(cell);
+        assert_eq!(out, cell);
+        let (out, swaps) = help_to_prefix("ls -l données\n");
+        assert_eq!(out.len(), "ls -l données\n".len());
+        assert!(out.starts_with('#'));
+        assert_eq!(swaps.len(), 1);
+    }
 
     #[test]
     fn joins_code_cells_and_maps_rows() {

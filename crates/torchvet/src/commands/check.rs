@@ -559,6 +559,7 @@ pub fn run(args: &CheckArgs) -> u8 {
         printer::out(&summary(
             &diagnostics,
             found.files.len() + found.extra.len(),
+            errors.len(),
         ));
     }
     if !errors.is_empty() && !args.exit_zero {
@@ -592,10 +593,16 @@ fn statistics(diags: &[Diagnostic]) -> String {
     s
 }
 
-fn summary(diags: &[Diagnostic], files: usize) -> String {
-    if diags.is_empty() {
+fn summary(diags: &[Diagnostic], files: usize, errors: usize) -> String {
+    if diags.is_empty() && errors == 0 {
         return format!(
             "All checks passed! ({files} file{} checked)\n",
+            if files == 1 { "" } else { "s" }
+        );
+    }
+    if diags.is_empty() {
+        return format!(
+            "No findings, but {errors} of {files} file{} could not be checked (see the errors above).\n",
             if files == 1 { "" } else { "s" }
         );
     }
@@ -621,6 +628,12 @@ fn summary(diags: &[Diagnostic], files: usize) -> String {
     if fixable > 0 {
         s.push_str(&format!(
             "[*] {fixable} fixable with `torchvet check --fix`.\n"
+        ));
+    }
+    if errors > 0 {
+        s.push_str(&format!(
+            "{errors} file{} could not be checked (see the errors above).\n",
+            if errors == 1 { "" } else { "s" }
         ));
     }
     s
