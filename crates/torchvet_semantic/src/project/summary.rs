@@ -280,6 +280,11 @@ pub struct FunctionSummary {
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
     pub has_loop: bool,
+    /// A train/eval-sensitive layer it builds (`nn.Dropout(...)`, `F.dropout`), and where.
+    pub mode_layer: Option<(&'static str, TextRange)>,
+    /// Project classes and builders it calls (for the train/eval sensitivity of the classes
+    /// whose methods these are).
+    pub builds: Vec<Ref>,
 }
 
 /// One class of a file.
@@ -316,7 +321,8 @@ pub struct Vocab {
     /// Mentions `torch`.
     pub torch: bool,
     /// Uses training vocabulary (`backward`, `zero_grad`, `.step(`, `.eval()`, `no_grad`,
-    /// `state_dict`, `optimizer`, `DataLoader`, `criterion`, `.parameters()`).
+    /// `state_dict`, `optimizer`, `DataLoader`, `criterion`, `.parameters()`); only looked for
+    /// in files that do not say torch (those are analysed anyway).
     pub training: bool,
     /// Mentions softmax / sigmoid (in any spelling): forward outputs and returns may carry
     /// probabilities.
@@ -328,7 +334,9 @@ impl Vocab {
     pub fn of(text: &str) -> Self {
         let has = |w: &str| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some();
         let torch = has("torch");
-        let training = [
+        // Files that say torch are analysed anyway; the training words matter for the others.
+        let training = !torch
+            && [
             "backward(",
             "zero_grad",
             ".step(",
@@ -584,6 +592,8 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         calls: Vec::new(),
         usage: Vec::new(),
         has_loop: false,
+        mode_layer: None,
+        builds: Vec::new(),
     });
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
@@ -732,7 +742,8 @@ impl Builder<'_> {
         self.scopes.push(scope);
         self.defs(&c.body, parent, Some(idx), &[]);
         self.scopes.pop();
-        // Train/eval-sensitive layers and sub-modules built in the methods.
+        // Train/eval-sensitive layers and sub-modules built in the methods (recorded while
+        // each method's body was walked).
         let methods: Vec<u32> = self.out.classes[idx as usize]
             .methods
             .iter()
@@ -740,37 +751,12 @@ impl Builder<'_> {
             .collect();
         let mut layer = None;
         let mut subs: Vec<Ref> = Vec::new();
-        for st in &c.body {
-            let Stmt::FunctionDef(f) = st else { continue };
-            let scope = Scope::collect(
-                ScopeKind::Function,
-                &f.body,
-                Some(&f.parameters),
-                &self.scopes,
-            );
-            self.scopes.push(scope);
-            let mut calls = Vec::new();
-            collect_calls(&f.body, &mut calls);
-            for call in calls {
-                match self.scopes.resolve(&call.func) {
-                    Some(q) => {
-                        if let Some(k) = mode_layer(&q) {
-                            layer.get_or_insert((k, call.range()));
-                        } else if !q.starts_with("torch.") {
-                            subs.push(Ref::Qualified(q.into()));
-                        }
-                    }
-                    None => {
-                        if let Expr::Name(n) = &*call.func {
-                            if self.module_defs.contains_key(n.id.as_str()) && n.id.as_str() != name
-                            {
-                                subs.push(Ref::Local(n.id.as_str().into()));
-                            }
-                        }
-                    }
-                }
+        for m in methods {
+            let f = &self.out.functions[m as usize];
+            if layer.is_none() {
+                layer = f.mode_layer;
             }
-            self.scopes.pop();
+            subs.extend(f.builds.iter().filter(|r| !matches!(r, Ref::Local(n) if &**n == name)).cloned());
         }
         subs.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
         subs.dedup();
@@ -778,7 +764,6 @@ impl Builder<'_> {
         cs.mode_layer = layer.map(|(k, _)| k);
         cs.mode_layer_at = layer.map(|(_, r)| r);
         cs.submodules = subs;
-        let _ = methods;
     }
 
     fn function(
@@ -829,6 +814,8 @@ impl Builder<'_> {
             events: Vec::new(),
             calls: Vec::new(),
             has_loop: false,
+            mode_layer: None,
+            builds: Vec::new(),
         });
         if let Some(c) = class {
             self.out.classes[c as usize]
@@ -879,7 +866,7 @@ impl Builder<'_> {
         self.fill_body(idx, &f.body, &param_names, Some(&nested), &vals, no_grad);
         // Training events (the flow analysis of the body, without inlining), in functions
         // whose text names one.
-        if self.out.vocab.training && self.names_training_event(f) {
+        if (self.out.vocab.torch || self.out.vocab.training) && self.names_training_event(f) {
             self.events(idx, anchor, f, class, &param_names);
         }
         // `self.<attr> = value` in methods.
@@ -976,7 +963,8 @@ impl Builder<'_> {
         nested: Option<&Nested>,
     ) -> FxHashMap<String, Val> {
         let mut vals: FxHashMap<String, Val> = FxHashMap::default();
-        for _ in 0..2 {
+        // One round in source order: names are assigned before they are used.
+        for _ in 0..1 {
             let mut next: FxHashMap<String, Option<Val>> = FxHashMap::default();
             for_each_own_stmt(body, &mut |st| {
                 let mut bind = |name: &str, v: Val| {
@@ -1183,6 +1171,24 @@ impl Builder<'_> {
         }
     }
 
+    /// The train/eval-sensitive layer family a call builds (`nn.Dropout(...)`, a pretrained
+    /// torchvision model), without allocating for calls not rooted in a torch import.
+    fn layer_of_call(&self, func: &Expr) -> Option<&'static str> {
+        let mut cur = func;
+        let root = loop {
+            match cur {
+                Expr::Name(n) => break n.id.as_str(),
+                Expr::Attribute(a) => cur = &a.value,
+                _ => return None,
+            }
+        };
+        let q = self.scopes.lookup_str(root)?;
+        if !(q.starts_with("torch") || q.starts_with("timm") || q.starts_with("transformers")) {
+            return None;
+        }
+        mode_layer(&self.scopes.resolve(func)?)
+    }
+
     /// The project-resolvable callee of a call, if any.
     fn callee_ref(
         &self,
@@ -1215,8 +1221,22 @@ impl Builder<'_> {
                 if helpers::name_of(&a.value) == Some("self") {
                     return Some(Ref::Method(a.attr.as_str().into()));
                 }
+                // Cheap rejection first: a method of an object, or an external module's
+                // function (`torch.cat`), needs no qualified name.
+                let mut cur = &*call.func;
+                let root = loop {
+                    match cur {
+                        Expr::Name(n) => break n.id.as_str(),
+                        Expr::Attribute(a) => cur = &a.value,
+                        _ => return None,
+                    }
+                };
+                let rq = self.scopes.lookup_str(root)?;
+                if super::summary_is_external(rq) {
+                    return None;
+                }
                 let q = self.scopes.resolve(&call.func)?;
-                (!super::summary_is_external(&q)).then(|| Ref::Qualified(q.into()))
+                Some(Ref::Qualified(q.into()))
             }
             _ => None,
         }
@@ -1243,12 +1263,16 @@ impl Builder<'_> {
             calls: Vec::new(),
             usage: vec![Usage::default(); params.len()],
             has_loop: false,
+            mode_layer: None,
+            builds: Vec::new(),
         };
         w.suite(body);
         let BodyWalker {
             calls,
             usage,
             has_loop,
+            mode_layer,
+            builds,
             ..
         } = w;
         let f = &mut self.out.functions[idx as usize];
@@ -1257,6 +1281,8 @@ impl Builder<'_> {
             f.usage = usage;
         }
         f.has_loop = has_loop;
+        f.mode_layer = mode_layer;
+        f.builds = builds;
     }
 }
 
@@ -1357,27 +1383,6 @@ pub(crate) fn for_each_own_stmt<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stm
     }
 }
 
-fn collect_calls<'a>(body: &'a [Stmt], out: &mut Vec<&'a ExprCall>) {
-    struct C<'a, 'o> {
-        out: &'o mut Vec<&'a ExprCall>,
-    }
-    impl<'a> Visitor<'a> for C<'a, '_> {
-        fn visit_stmt(&mut self, stmt: &'a Stmt) {
-            match stmt {
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-                _ => visitor::walk_stmt(self, stmt),
-            }
-        }
-        fn visit_expr(&mut self, expr: &'a Expr) {
-            if let Expr::Call(c) = expr {
-                self.out.push(c);
-            }
-            visitor::walk_expr(self, expr);
-        }
-    }
-    let mut c = C { out };
-    c.visit_body(body);
-}
 
 struct BodyWalker<'w, 'b> {
     b: &'w Builder<'b>,
@@ -1390,6 +1395,8 @@ struct BodyWalker<'w, 'b> {
     calls: Vec<SumCall>,
     usage: Vec<Usage>,
     has_loop: bool,
+    mode_layer: Option<(&'static str, TextRange)>,
+    builds: Vec<Ref>,
 }
 
 impl BodyWalker<'_, '_> {
@@ -1564,7 +1571,15 @@ impl BodyWalker<'_, '_> {
                         self.mark(recv, bits);
                     }
                 }
+                if self.mode_layer.is_none() {
+                    if let Some(k) = self.b.layer_of_call(&call.func) {
+                        self.mode_layer = Some((k, call.range()));
+                    }
+                }
                 if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
+                    if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
+                        self.builds.push(callee.clone());
+                    }
                     let args = call
                         .arguments
                         .args
