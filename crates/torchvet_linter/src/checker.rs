@@ -602,6 +602,18 @@ impl<'a> Checker<'a> {
         self.frame().loop_depth > 0
     }
 
+    /// Inside a loop, or a comprehension, of the current function (cheap: the first test of
+    /// anything about evaluation loops)?
+    pub fn in_loop_or_comprehension(&self) -> bool {
+        self.in_loop()
+            || self.expr_stack.iter().any(|e| {
+                matches!(
+                    e,
+                    Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_)
+                )
+            })
+    }
+
     /// Regions in effect.
     pub fn regions(&self) -> Regions {
         self.frame().regions

@@ -242,6 +242,11 @@ pub struct ProjectModel {
     trains: Vec<bool>,
     /// Cache of lint-time resolutions, per file: qualified name -> entity.
     cache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
+    /// Memo of [`ProjectModel::qualified`], per file.
+    qcache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
+    /// Per file, per function, per call: the function the call runs and the parameters it
+    /// does not pass (resolved once while linking).
+    targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -290,6 +295,8 @@ impl ProjectModel {
             sees_probabilities: Vec::new(),
             trains: Vec::new(),
             cache: Vec::new(),
+            qcache: Vec::new(),
+            targets: Vec::new(),
         };
         m.load_imported(load);
         m.link();
@@ -330,6 +337,8 @@ impl ProjectModel {
             sees_probabilities: Vec::new(),
             trains: Vec::new(),
             cache: Vec::new(),
+            qcache: Vec::new(),
+            targets: Vec::new(),
         };
         m.link();
         Some(m)
@@ -463,6 +472,7 @@ impl ProjectModel {
     fn link(&mut self) {
         let n = self.files.len();
         self.cache = (0..n).map(|_| RwLock::default()).collect();
+        self.qcache = (0..n).map(|_| RwLock::default()).collect();
         // Top-level names that are project modules (for a cheap reject at lint time).
         let mut tops = FxHashSet::default();
         for f in &self.files {
@@ -485,8 +495,9 @@ impl ProjectModel {
         self.rdeps = vec![FxHashSet::default(); n];
         for i in 0..n {
             let path = self.files[i].path.clone();
+            let mut seen: FxHashSet<&str> = FxHashSet::default();
             let targets: Vec<FileId> = qualified_refs(&self.files[i])
-                .filter(|q| !summary_is_external(q))
+                .filter(|q| !summary_is_external(q) && seen.insert(q))
                 .filter_map(|q| self.resolver.resolve(&path, q))
                 .filter_map(|f| self.by_path.get(&f.file).copied())
                 .filter(|&t| t as usize != i)
@@ -709,14 +720,34 @@ impl ProjectModel {
             .iter()
             .map(|f| vec![false; f.functions.len()])
             .collect();
+        let targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>> = (0..n)
+            .map(|fi| {
+                self.files[fi]
+                    .functions
+                    .iter()
+                    .enumerate()
+                    .map(|(gi, g)| {
+                        let caller = FuncId {
+                            file: fi as FileId,
+                            index: gi as u32,
+                        };
+                        g.calls
+                            .iter()
+                            .map(|c| self.callee_function(caller, &c.callee))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
+        self.targets = targets;
         for fi in 0..n {
             for (gi, g) in self.files[fi].functions.iter().enumerate() {
                 let caller = FuncId {
                     file: fi as FileId,
                     index: gi as u32,
                 };
-                for (ci, call) in g.calls.iter().enumerate() {
-                    let Some((callee, shift)) = self.callee_function(caller, &call.callee) else {
+                for (ci, _) in g.calls.iter().enumerate() {
+                    let Some((callee, shift)) = self.targets[fi][gi][ci] else {
                         continue;
                     };
                     self.called[callee.file as usize][callee.index as usize] = true;
@@ -867,8 +898,9 @@ impl ProjectModel {
                 depth: 0,
             })
             .collect();
-        for call in &f.calls {
-            let Some((callee, shift)) = self.callee_function(id, &call.callee) else {
+        for (ci, call) in f.calls.iter().enumerate() {
+            let Some((callee, shift)) = self.targets[id.file as usize][id.index as usize][ci]
+            else {
                 continue;
             };
             if callee == id {
@@ -1036,6 +1068,21 @@ impl ProjectModel {
         if summary_is_external(q) {
             return Some(Entity::External(q.into()));
         }
+        // Memoised per file (linking resolves the same names many times).
+        if let Some(cache) = self.qcache.get(file as usize) {
+            if let Some(e) = cache.read().ok().and_then(|c| c.get(q).cloned()) {
+                return e;
+            }
+            let e = self.qualified_uncached(file, q, depth);
+            if let Ok(mut c) = cache.write() {
+                c.insert(q.into(), e.clone());
+            }
+            return e;
+        }
+        self.qualified_uncached(file, q, depth)
+    }
+
+    fn qualified_uncached(&self, file: FileId, q: &str, depth: u32) -> Option<Entity> {
         let path = &self.files[file as usize].path;
         let Some(found) = self.resolver.resolve(path, q) else {
             return Some(Entity::External(q.into()));

@@ -337,20 +337,20 @@ impl Vocab {
         // Files that say torch are analysed anyway; the training words matter for the others.
         let training = !torch
             && [
-            "backward(",
-            "zero_grad",
-            ".step(",
-            ".eval()",
-            "no_grad",
-            "state_dict",
-            "optimizer",
-            "DataLoader",
-            "criterion",
-            ".parameters()",
-            "inference_mode",
-        ]
-        .iter()
-        .any(|w| has(w));
+                "backward(",
+                "zero_grad",
+                ".step(",
+                ".eval()",
+                "no_grad",
+                "state_dict",
+                "optimizer",
+                "DataLoader",
+                "criterion",
+                ".parameters()",
+                "inference_mode",
+            ]
+            .iter()
+            .any(|w| has(w));
         // `softmax`, `Softmax`, `log_softmax`, `LogSoftmax`, `sigmoid`, `Sigmoid`, `logsigmoid`.
         let probabilities = torch && (has("oftmax") || has("igmoid"));
         Vocab {
@@ -756,7 +756,12 @@ impl Builder<'_> {
             if layer.is_none() {
                 layer = f.mode_layer;
             }
-            subs.extend(f.builds.iter().filter(|r| !matches!(r, Ref::Local(n) if &**n == name)).cloned());
+            subs.extend(
+                f.builds
+                    .iter()
+                    .filter(|r| !matches!(r, Ref::Local(n) if &**n == name))
+                    .cloned(),
+            );
         }
         subs.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
         subs.dedup();
@@ -1382,7 +1387,6 @@ pub(crate) fn for_each_own_stmt<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stm
         }
     }
 }
-
 
 struct BodyWalker<'w, 'b> {
     b: &'w Builder<'b>,

@@ -132,6 +132,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let in_no_grad = checker.in_no_grad();
     let fname = checker.function().map(|f| f.name.as_str());
     let named = frame_is_eval_named(checker);
+    if !in_no_grad && !named && !checker.in_loop_or_comprehension() {
+        return;
+    }
     if fname.is_some_and(is_framework_hook) || in_model_class(checker) || in_test_code(checker) {
         return;
     }
@@ -143,15 +146,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             .any(|i| checker.text(i.context_expr.range()).contains("eval_mode")),
         _ => false,
     }) {
-        return;
-    }
-    let in_comprehension = checker.expr_stack().iter().any(|e| {
-        matches!(
-            e,
-            Expr::ListComp(_) | Expr::SetComp(_) | Expr::DictComp(_) | Expr::Generator(_)
-        )
-    });
-    if !in_no_grad && !named && !checker.in_loop() && !in_comprehension {
         return;
     }
     if checker.kind_of(func) != Kind::Module {

@@ -110,7 +110,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
         _ => return,
     }
-    if grad_off_here(checker) || result_discarded(checker, call) {
+    if !checker.in_loop_or_comprehension()
+        || grad_off_here(checker)
+        || result_discarded(checker, call)
+    {
         return;
     }
     let key = checker
