@@ -29,6 +29,7 @@
 //! The model holds summaries, never syntax trees, so one edited file is re-summarised and the
 //! links rebuilt from the summaries ([`ProjectModel::rebuild_with`]); the files to re-check are
 //! the edited one and its dependents ([`ProjectModel::dependents`]).
+pub mod facts;
 pub mod resolve;
 pub mod summary;
 
@@ -236,6 +237,8 @@ pub struct ProjectModel {
     trains: Vec<bool>,
     /// Cache of lint-time resolutions, per file: qualified name -> entity.
     cache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
+    /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
+    facts_index: std::sync::OnceLock<facts::FactsIndex>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -283,6 +286,7 @@ impl ProjectModel {
             sees_probabilities: Vec::new(),
             trains: Vec::new(),
             cache: Vec::new(),
+            facts_index: std::sync::OnceLock::new(),
         };
         m.load_imported(load);
         m.link();
@@ -322,6 +326,7 @@ impl ProjectModel {
             sees_probabilities: Vec::new(),
             trains: Vec::new(),
             cache: Vec::new(),
+            facts_index: std::sync::OnceLock::new(),
         };
         m.link();
         Some(m)

@@ -20,6 +20,8 @@ use rustc_hash::FxHashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
+mod facts_extract;
+
 /// A name as one file spells it, before the model resolves it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Ref {
@@ -276,6 +278,10 @@ pub struct FunctionSummary {
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
     pub has_loop: bool,
+    // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
+    // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
+    /// Where its values go, its loops, saves, optimizers, loaders and returns.
+    pub facts: super::facts::FunctionFacts,
 }
 
 /// One class of a file.
@@ -375,6 +381,9 @@ pub struct FileSummary {
     pub fingerprint: u64,
     /// Offsets of line starts (to show locations in this file from other files' findings).
     pub line_starts: Vec<u32>,
+    // ----- project facts of the wave-3 rules (see `super::facts`) -----
+    /// Whole-file facts (allow-listed classes for the weights-only unpickler).
+    pub facts: super::facts::FileFacts,
 }
 
 impl FileSummary {
@@ -534,9 +543,12 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         calls: Vec::new(),
         usage: Vec::new(),
         has_loop: false,
+        facts: Default::default(),
     });
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
+    // Wave-3 facts of the module body, before the functions (they follow its names).
+    b.module_facts(&module.body, &module_vals);
     b.out.globals = module_vals
         .iter()
         .filter(|(_, v)| v.is_known())
@@ -552,6 +564,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     out.functions.hash(&mut h);
     out.globals.hash(&mut h);
     out.vocab.hash(&mut h);
+    out.facts.hash(&mut h);
     out.fingerprint = h.finish();
     out
 }
@@ -774,6 +787,7 @@ impl Builder<'_> {
             events: Vec::new(),
             calls: Vec::new(),
             has_loop: false,
+            facts: Default::default(),
         });
         if let Some(c) = class {
             self.out.classes[c as usize]
@@ -827,6 +841,8 @@ impl Builder<'_> {
         if self.out.vocab.training && self.names_training_event(f) {
             self.events(idx, anchor, f, class, &param_names);
         }
+        // Wave-3 facts (see `facts_extract`).
+        self.function_facts(idx, f, class, &param_names, &vals, Some(&nested), no_grad);
         // `self.<attr> = value` in methods.
         if let Some(c) = class {
             let mut attrs = Vec::new();
