@@ -252,16 +252,7 @@ impl Linter {
                 break;
             }
             current = next;
-            if let Some(p) = &ctx.project {
-                let parsed = current.parse();
-                let summary = torchvet_semantic::project::summarise(
-                    &p.summary().path,
-                    &current.text,
-                    parsed.syntax(),
-                    p.summary().notebook,
-                );
-                ctx.project = Some(p.with_overlay(summary));
-            }
+            ctx = ctx.for_text(&current);
             diags = self.lint_file(&current, None, filename, &ctx);
         }
         // Dropped fixes are still reported among the remaining findings.

@@ -228,6 +228,8 @@ pub struct Checker<'a> {
     taint: TaintCache,
     /// Answers of [`Checker::mentions`], per word.
     mentions: std::cell::RefCell<FxHashMap<&'static str, bool>>,
+    /// A model of this file alone, for [`Checker::project_or_file`] when the run built none.
+    single_file_model: std::cell::OnceCell<Option<ProjectFile>>,
 }
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
@@ -289,6 +291,7 @@ impl<'a> Checker<'a> {
             diagnostics: Vec::new(),
             taint: TaintCache::default(),
             mentions: std::cell::RefCell::default(),
+            single_file_model: std::cell::OnceCell::new(),
         }
     }
 
@@ -353,6 +356,34 @@ impl<'a> Checker<'a> {
     /// The file's view of the project model, when the run built one.
     pub fn project(&self) -> Option<&ProjectFile> {
         self.classes.project()
+    }
+
+    /// The file's view of the project model; when the run built none (one file linted alone,
+    /// `--no-project`), a model of this file alone, built on first use. The rules of
+    /// whole-project facts (checkpoints, schedulers, loaders) ask this: a file checked alone is
+    /// a project of one file.
+    pub fn project_or_file(&self) -> Option<&ProjectFile> {
+        if let Some(p) = self.project() {
+            return Some(p);
+        }
+        self.single_file_model
+            .get_or_init(|| {
+                let path = std::path::absolute(&self.source.path)
+                    .unwrap_or_else(|_| self.source.path.clone());
+                let summary = torchvet_semantic::project::summarise(
+                    &path,
+                    &self.source.text,
+                    self.module,
+                    matches!(self.source.kind, torchvet_python::SourceKind::Notebook(_)),
+                );
+                let model = std::sync::Arc::new(torchvet_semantic::project::ProjectModel::build(
+                    vec![summary],
+                    Vec::new(),
+                    &|_| None,
+                ));
+                Some(model.view(0))
+            })
+            .as_ref()
     }
 
     /// The rule currently running.

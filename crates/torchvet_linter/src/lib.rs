@@ -35,6 +35,25 @@ pub struct FileContext {
     pub target: Option<Option<Version>>,
 }
 
+impl FileContext {
+    /// The same context for a new text of the file (after edits): the file is summarised
+    /// again and overlaid on the model, so positions the model holds match the new text.
+    pub fn for_text(&self, source: &SourceFile) -> FileContext {
+        let mut ctx = self.clone();
+        if let Some(p) = &self.project {
+            let parsed = source.parse();
+            let summary = torchvet_semantic::project::summarise(
+                &p.summary().path,
+                &source.text,
+                parsed.syntax(),
+                p.summary().notebook,
+            );
+            ctx.project = Some(p.with_overlay(summary));
+        }
+        ctx
+    }
+}
+
 /// A configured linter, reusable across files and threads.
 pub struct Linter {
     settings: LintSettings,

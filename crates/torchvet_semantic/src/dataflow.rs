@@ -276,6 +276,15 @@ pub fn value_of_resolved(
             })
             .collect()
     };
+    // What calling a module returned by a project function gives.
+    let forward_value = || match &r.forward {
+        Some((g, props)) => Value {
+            facts: remote_facts(props, g.file, &p.model.function(*g).name),
+            instance: None,
+            elements: None,
+        },
+        None => Value::default(),
+    };
     let mut v = Value::default();
     if let Some(g) = r.props_from {
         let name = p.model.function(g).name.clone();
@@ -308,7 +317,15 @@ pub fn value_of_resolved(
             v.instance = Some(Rc::new(Instance {
                 class: Rc::from(&**q),
                 ctor: at,
-                returns: Rc::new(Value::default()),
+                returns: Rc::new(forward_value()),
+                local: false,
+            }));
+        }
+        _ if r.forward.is_some() => {
+            v.instance = Some(Rc::new(Instance {
+                class: Rc::from("torch.nn.Module"),
+                ctor: at,
+                returns: Rc::new(forward_value()),
                 local: false,
             }));
         }
@@ -593,7 +610,19 @@ fn summarise(
 
 fn strip_graph(mut v: Value) -> Value {
     v.facts.retain(|f| f.prop != Prop::GraphCarrying);
-    v.instance = None;
+    // A returned module is kept only for what calling it gives (`return nn.Sequential(...,
+    // nn.Sigmoid())`): its tensor properties, without the graph.
+    v.instance = v.instance.and_then(|i| {
+        let returns = strip_graph((*i.returns).clone());
+        (!returns.facts.is_empty()).then(|| {
+            Rc::new(Instance {
+                class: i.class.clone(),
+                ctor: i.ctor,
+                returns: Rc::new(returns),
+                local: i.local,
+            })
+        })
+    });
     if let Some(els) = &v.elements {
         v.elements = Some(Rc::new(els.iter().cloned().map(strip_graph).collect()));
     }

@@ -27,7 +27,7 @@ use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
 /// An object the weights-only unpickler rejects.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum RejectedKind {
     /// A whole `nn.Module` (not its `state_dict()`).
     Module,
@@ -79,7 +79,7 @@ impl RejectedKind {
 }
 
 /// What a saved expression holds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Saved {
     /// Only tensors, state_dicts, primitive values and containers of them: loads with
     /// `weights_only=True`.
@@ -92,7 +92,7 @@ pub enum Saved {
 
 impl Saved {
     /// Combine the contents of two parts of one container: a rejection wins, then unknown.
-    fn and(self, other: Saved) -> Saved {
+    pub fn and(self, other: Saved) -> Saved {
         match (self, other) {
             (r @ Saved::Rejected(..), _) | (_, r @ Saved::Rejected(..)) => r,
             (Saved::Unknown, _) | (_, Saved::Unknown) => Saved::Unknown,
@@ -142,6 +142,79 @@ const MAX_DEPTH: u32 = 6;
 /// What `obj`, saved at offset `at`, holds. See the module docs.
 pub fn classify(obj: &Expr, cx: &SaveContext, at: TextSize) -> Saved {
     classify_at(obj, cx, at, 0)
+}
+
+/// The string-keyed items of a saved dict: a dict literal, `dict(k=v, ...)`, or a name bound
+/// to one before `at` (items stored later with `name["k"] = v` included). `None` when the
+/// object is not such a dict (or has a non-literal key or a `**` splat).
+pub fn dict_items<'e>(
+    obj: &'e Expr,
+    cx: &SaveContext<'e>,
+    at: TextSize,
+) -> Option<Vec<(String, &'e Expr)>> {
+    dict_items_at(obj, cx, at, 0)
+}
+
+fn dict_items_at<'e>(
+    obj: &'e Expr,
+    cx: &SaveContext<'e>,
+    at: TextSize,
+    depth: u32,
+) -> Option<Vec<(String, &'e Expr)>> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    match obj {
+        Expr::Dict(d) => {
+            let mut out = Vec::new();
+            for item in &d.items {
+                let key = helpers::str_value(item.key.as_ref()?)?;
+                out.push((key.to_string(), &item.value));
+            }
+            Some(out)
+        }
+        Expr::Call(c) => {
+            let q = cx.scopes.resolve(&c.func);
+            let name = q.as_deref().or_else(|| helpers::name_of(&c.func))?;
+            if !matches!(name, "dict" | "collections.OrderedDict" | "OrderedDict")
+                || !c.arguments.args.is_empty()
+            {
+                return None;
+            }
+            c.arguments
+                .keywords
+                .iter()
+                .map(|k| Some((k.arg.as_ref()?.to_string(), &k.value)))
+                .collect()
+        }
+        Expr::Name(n) => match assigned_value(cx.body, n.id.as_str(), at)? {
+            Assigned::Value(v) => {
+                let mut items = dict_items_at(v, cx, v.start(), depth + 1)?;
+                let mut extra = Vec::new();
+                for_each_assign(cx.body, &mut |target, value| {
+                    if let Expr::Subscript(s) = target {
+                        if value.start() >= v.end()
+                            && value.start() < at
+                            && helpers::name_of(&s.value) == Some(n.id.as_str())
+                        {
+                            match helpers::str_value(&s.slice) {
+                                Some(k) => extra.push(Some((k.to_string(), value))),
+                                None => extra.push(None),
+                            }
+                        }
+                    }
+                });
+                for e in extra {
+                    let (k, v) = e?;
+                    items.retain(|(old, _)| *old != k);
+                    items.push((k, v));
+                }
+                Some(items)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn classify_at(obj: &Expr, cx: &SaveContext, at: TextSize, depth: u32) -> Saved {

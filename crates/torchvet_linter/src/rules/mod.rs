@@ -6,6 +6,7 @@ pub mod correctness;
 pub mod data_loading;
 pub mod deprecated_api;
 pub mod distributed;
+pub(crate) mod facts;
 pub mod memory;
 pub mod performance;
 pub mod reproducibility;

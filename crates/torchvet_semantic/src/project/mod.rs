@@ -29,6 +29,7 @@
 //! The model holds summaries, never syntax trees, so one edited file is re-summarised and the
 //! links rebuilt from the summaries ([`ProjectModel::rebuild_with`]); the files to re-check are
 //! the edited one and its dependents ([`ProjectModel::dependents`]).
+pub mod facts;
 pub mod resolve;
 pub mod summary;
 
@@ -120,6 +121,9 @@ pub struct Resolved {
     pub props: Vec<PropFact>,
     /// The function whose return value carries `props`.
     pub props_from: Option<FuncId>,
+    /// For a module returned by a project function: the properties of what calling it gives,
+    /// with that function (`return nn.Sequential(..., nn.Sigmoid())`).
+    pub forward: Option<(FuncId, Vec<PropFact>)>,
 }
 
 impl Resolved {
@@ -136,6 +140,7 @@ impl Resolved {
             || self.class.is_some()
             || self.elements.is_some()
             || !self.props.is_empty()
+            || self.forward.is_some()
     }
 
     /// Join the values one parameter gets at different call sites: a fact survives when every
@@ -173,6 +178,11 @@ impl Resolved {
         } else {
             (Vec::new(), None)
         };
+        let forward = if self.forward == other.forward {
+            self.forward
+        } else {
+            None
+        };
         Resolved {
             kind,
             class,
@@ -180,6 +190,7 @@ impl Resolved {
             elements,
             props,
             props_from,
+            forward,
         }
     }
 }
@@ -247,6 +258,8 @@ pub struct ProjectModel {
     /// Per file, per function, per call: the function the call runs and the parameters it
     /// does not pass (resolved once while linking).
     targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>>,
+    /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
+    facts_index: std::sync::OnceLock<facts::FactsIndex>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -297,6 +310,7 @@ impl ProjectModel {
             cache: Vec::new(),
             qcache: Vec::new(),
             targets: Vec::new(),
+            facts_index: std::sync::OnceLock::new(),
         };
         m.load_imported(load);
         m.link();
@@ -339,6 +353,7 @@ impl ProjectModel {
             cache: Vec::new(),
             qcache: Vec::new(),
             targets: Vec::new(),
+            facts_index: std::sync::OnceLock::new(),
         };
         m.link();
         Some(m)
@@ -546,6 +561,7 @@ impl ProjectModel {
             }
             *seen = self.params[fi].iter().flatten().any(|r| {
                 r.props_from.is_some()
+                    || r.forward.is_some()
                     || match &r.class {
                         Some(ClassRef::Project(c)) => self.forward_props(*c).0.iter().any(|p| {
                             matches!(
@@ -1170,6 +1186,20 @@ impl ProjectModel {
             })
     }
 
+    /// The result of calling function `g`, with the properties its same-file dataflow
+    /// summary knows (of the value, and of what calling a returned module gives).
+    fn with_return_props(&self, mut r: Resolved, g: FuncId) -> Resolved {
+        let gs = self.func(g);
+        if r.props.is_empty() && !gs.return_props.is_empty() {
+            r.props = gs.return_props.clone();
+            r.props_from = Some(g);
+        }
+        if r.forward.is_none() && !gs.return_forward_props.is_empty() {
+            r.forward = Some((g, gs.return_forward_props.clone()));
+        }
+        r
+    }
+
     fn resolve_val_in(
         &self,
         ctx: FuncId,
@@ -1241,12 +1271,8 @@ impl ProjectModel {
                                 None => Resolved::default(),
                             }
                         };
-                        let mut r = self.resolve_val_in(g, &gs.returns, depth + 1, &arg_of);
-                        if r.props.is_empty() && !gs.return_props.is_empty() {
-                            r.props = gs.return_props.clone();
-                            r.props_from = Some(g);
-                        }
-                        r
+                        let r = self.resolve_val_in(g, &gs.returns, depth + 1, &arg_of);
+                        self.with_return_props(r, g)
                     }
                     e @ (Entity::Class(_) | Entity::External(_)) => self.instance_of(e),
                     Entity::Global(f, name) => self.global(f, &name, depth + 1),
@@ -1479,6 +1505,7 @@ impl ProjectModel {
                     self.resolve_val_in(*g, &self.func(*g).returns, 1, &|_| Resolved::default());
                 self.hash_resolved(&r, h);
                 self.func(*g).return_props.hash(h);
+                self.func(*g).return_forward_props.hash(h);
                 self.events(*g).hash(h);
             }
             Some(Entity::Global(m, name)) => {
@@ -1571,6 +1598,10 @@ impl ProjectModel {
         r.props_from
             .map(|g| (self.files[g.file as usize].path.clone(), g.index))
             .hash(h);
+        if let Some((g, props)) = &r.forward {
+            (self.files[g.file as usize].path.clone(), g.index).hash(h);
+            props.hash(h);
+        }
         if let Some(els) = &r.elements {
             for e in els {
                 self.hash_resolved(e, h);
@@ -1651,14 +1682,10 @@ impl ProjectFile {
         match e {
             Entity::Function(g) => {
                 let gs = self.model.func(g);
-                let mut r = self
+                let r = self
                     .model
                     .resolve_val_in(g, &gs.returns, 1, &|_| Resolved::default());
-                if r.props.is_empty() && !gs.return_props.is_empty() {
-                    r.props = gs.return_props.clone();
-                    r.props_from = Some(g);
-                }
-                r
+                self.model.with_return_props(r, g)
             }
             e @ (Entity::Class(_) | Entity::External(_)) => self.model.instance_of(e),
             Entity::Global(f, name) => self.model.global(f, &name, 0),

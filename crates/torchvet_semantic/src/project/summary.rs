@@ -20,6 +20,8 @@ use rustc_hash::FxHashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
+mod facts_extract;
+
 /// A name as one file spells it, before the model resolves it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Ref {
@@ -272,6 +274,9 @@ pub struct FunctionSummary {
     pub returns: Val,
     /// Tensor properties of what it returns (same-file dataflow summary).
     pub return_props: Vec<PropFact>,
+    /// When it returns a module: the tensor properties of what calling that module gives
+    /// (`return nn.Sequential(..., nn.Sigmoid())` gives probabilities).
+    pub return_forward_props: Vec<PropFact>,
     /// Its own training events (not those of the functions it calls).
     pub events: Vec<SumEvent>,
     /// Calls it makes that the model may resolve.
@@ -285,6 +290,10 @@ pub struct FunctionSummary {
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
     /// whose methods these are).
     pub builds: Vec<Ref>,
+    // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
+    // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
+    /// Where its values go, its loops, saves, optimizers, loaders and returns.
+    pub facts: super::facts::FunctionFacts,
 }
 
 /// One class of a file.
@@ -387,6 +396,9 @@ pub struct FileSummary {
     pub fingerprint: u64,
     /// Offsets of line starts (to show locations in this file from other files' findings).
     pub line_starts: Vec<u32>,
+    // ----- project facts of the wave-3 rules (see `super::facts`) -----
+    /// Whole-file facts (allow-listed classes for the weights-only unpickler).
+    pub facts: super::facts::FileFacts,
 }
 
 impl FileSummary {
@@ -588,15 +600,19 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         no_grad: false,
         returns: Val::Unknown,
         return_props: Vec::new(),
+        return_forward_props: Vec::new(),
         events: Vec::new(),
         calls: Vec::new(),
         usage: Vec::new(),
         has_loop: false,
         mode_layer: None,
         builds: Vec::new(),
+        facts: Default::default(),
     });
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
+    // Wave-3 facts of the module body, before the functions (they follow its names).
+    b.module_facts(&module.body, &module_vals);
     b.out.globals = module_vals
         .iter()
         .filter(|(_, v)| v.is_known())
@@ -612,6 +628,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     out.functions.hash(&mut h);
     out.globals.hash(&mut h);
     out.vocab.hash(&mut h);
+    out.facts.hash(&mut h);
     out.fingerprint = h.finish();
     out
 }
@@ -797,14 +814,15 @@ impl Builder<'_> {
             })
             .collect();
         let no_grad = dataflow::decorated_no_grad(f, &self.scopes);
-        let return_props = match (class, parent) {
-            (None, Some(0)) => self
-                .flow
-                .and_then(|s| s.function(f.name.as_str()))
-                .map(props_of)
-                .unwrap_or_default(),
-            _ => Vec::new(),
+        let flow_return = match (class, parent) {
+            (None, Some(0)) => self.flow.and_then(|s| s.function(f.name.as_str())),
+            _ => None,
         };
+        let return_props = flow_return.map(props_of).unwrap_or_default();
+        let return_forward_props = flow_return
+            .and_then(|v| v.instance.as_ref())
+            .map(|i| props_of(&i.returns))
+            .unwrap_or_default();
         self.out.functions.push(FunctionSummary {
             name: f.name.as_str().into(),
             range: f.range(),
@@ -816,11 +834,13 @@ impl Builder<'_> {
             no_grad,
             returns: Val::Unknown,
             return_props,
+            return_forward_props,
             events: Vec::new(),
             calls: Vec::new(),
             has_loop: false,
             mode_layer: None,
             builds: Vec::new(),
+            facts: Default::default(),
         });
         if let Some(c) = class {
             self.out.classes[c as usize]
@@ -874,6 +894,8 @@ impl Builder<'_> {
         if (self.out.vocab.torch || self.out.vocab.training) && self.names_training_event(f) {
             self.events(idx, anchor, f, class, &param_names);
         }
+        // Wave-3 facts (see `facts_extract`).
+        self.function_facts(idx, f, class, &param_names, &vals, Some(&nested), no_grad);
         // `self.<attr> = value` in methods.
         if let Some(c) = class {
             let mut attrs = Vec::new();

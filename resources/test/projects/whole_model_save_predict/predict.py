@@ -17,7 +17,7 @@ TF = transforms.Compose([
 
 def main(paths):
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = torch.load(config.MODEL_PATH, map_location=device)  # expect: checkpoint-fails-weights-only-load, torch-load-without-weights-only
+    model = torch.load(config.MODEL_PATH, map_location=device)  # expect: checkpoint-fails-weights-only-load
     model.eval()
     batch = torch.stack([TF(Image.open(p).convert("RGB")) for p in paths]).to(device)
     with torch.inference_mode():

@@ -10,6 +10,7 @@ mod batchnorm_hyperparam_misuse;
 mod bce_after_sigmoid;
 mod bce_with_logits_on_probabilities;
 mod best_state_dict_not_copied;
+mod checkpoint_fails_weights_only_load;
 mod clip_grad_after_step;
 mod clip_grad_norm_amp_without_unscale;
 mod cross_entropy_after_softmax;
@@ -17,6 +18,7 @@ mod cuda_is_available_not_called;
 mod cuda_timing_without_synchronize;
 mod discarded_tensor_op_result;
 mod epoch_scheduler_stepped_per_batch;
+mod eval_loader_shuffled;
 mod flatten_includes_batch_dim;
 mod float64_numpy_into_model;
 mod flow_helpers;
@@ -51,7 +53,9 @@ mod optimizer_step_between_shared_backward;
 mod parameter_moved_in_init;
 mod plateau_scheduler_step_without_metric;
 mod requires_grad_leaf_then_moved;
+mod resume_without_optimizer_state;
 mod rnn_hidden_state_not_detached;
+mod scheduler_never_stepped;
 mod scheduler_step_before_optimizer_step;
 mod submodules_in_python_list;
 mod taint_helpers;
@@ -124,4 +128,8 @@ pub(crate) static RULES: &[&Rule] = &[
     &backward_on_non_scalar::BACKWARD_ON_NON_SCALAR,
     &view_used_as_transpose::VIEW_USED_AS_TRANSPOSE,
     &mse_target_shape_broadcast::MSE_TARGET_SHAPE_BROADCAST,
+    &checkpoint_fails_weights_only_load::CHECKPOINT_FAILS_WEIGHTS_ONLY_LOAD,
+    &resume_without_optimizer_state::RESUME_WITHOUT_OPTIMIZER_STATE,
+    &scheduler_never_stepped::SCHEDULER_NEVER_STEPPED,
+    &eval_loader_shuffled::EVAL_LOADER_SHUFFLED,
 ];

@@ -323,7 +323,7 @@ it = iter()\nit.next()\nsched.step(epoch=1, extra=2)\ntorch._six\nF.interpolate(
         .filter(|r| r.group == crate::Group::DeprecatedApi)
         .map(|r| r.name)
         .collect();
-    assert_eq!(rules.len(), 19);
+    assert_eq!(rules.len(), 22);
     for rule in rules {
         let _ = apply(rule, None, src);
         let _ = apply(rule, Some("1.0"), src);

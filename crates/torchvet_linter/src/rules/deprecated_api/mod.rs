@@ -2,6 +2,7 @@
 use crate::registry::Rule;
 
 mod autograd_variable_deprecated;
+mod backward_retain_variables_removed;
 mod checkpoint_use_reentrant_implicit;
 mod dataiter_next_method;
 mod deprecated_api_misc;
@@ -16,6 +17,8 @@ mod helpers;
 mod implicit_default_warnings;
 mod loss_size_average_reduce;
 mod lr_scheduler_deprecated_calls;
+mod mnist_legacy_data_attributes;
+mod pack_padded_sequence_unpacked;
 mod set_default_tensor_type_deprecated;
 mod softmax_implicit_dim;
 mod stft_return_complex_required;
@@ -46,4 +49,7 @@ pub(crate) static RULES: &[&Rule] = &[
     &dataiter_next_method::DATAITER_NEXT_METHOD,
     &tensor_data_zero_index::TENSOR_DATA_ZERO_INDEX,
     &lr_scheduler_deprecated_calls::LR_SCHEDULER_DEPRECATED_CALLS,
+    &backward_retain_variables_removed::BACKWARD_RETAIN_VARIABLES_REMOVED,
+    &pack_padded_sequence_unpacked::PACK_PADDED_SEQUENCE_UNPACKED,
+    &mnist_legacy_data_attributes::MNIST_LEGACY_DATA_ATTRIBUTES,
 ];

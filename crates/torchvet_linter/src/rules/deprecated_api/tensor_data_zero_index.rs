@@ -10,7 +10,10 @@ crate::declare_rule! {
     /// Checks for `loss.data[0]` and `loss[0]` where `loss` is a reduced (0-dimensional)
     /// tensor: the result of a loss module or loss function with the default reduction,
     /// `torch.mean(x)` / `torch.sum(x)`, or (for `.data[0]`) `x.mean()` / `x.sum()`, directly
-    /// or through a variable assigned from one.
+    /// or through a variable assigned from one. The loss may also come from a project
+    /// function, in this file or another (`loss = classification_loss(out, y)` whose body
+    /// returns `F.nll_loss(...)`), or from a project loss module whose `forward` returns one
+    /// or a tuple of them (`loss_l, loss_c = criterion(out, targets)`).
     ///
     /// ## Why is this bad?
     /// Before torch 0.4 losses were 1-element vectors and `loss.data[0]` read the number.
@@ -180,6 +183,7 @@ fn check_subscript(checker: &mut Checker, expr: &Expr) {
     let hit = match kind {
         Some(REDUCED_TORCH) => true,
         Some(REDUCED_METHOD) => via_data,
+        None => project_zero_dim(checker, tensor),
         _ => false,
     };
     if !hit || !helpers::active(checker, 0, 5) {
@@ -196,4 +200,88 @@ fn check_subscript(checker: &mut Checker, expr: &Expr) {
             format!("Replace with `{receiver}.item()`"),
             vec![RawEdit::replace(expr.range(), format!("{receiver}.item()"))],
         ));
+}
+
+/// A 0-dim tensor from the project: a call of a project function that returns one (in any
+/// file), or a name bound from such a call, from an element of a tuple such a function (or a
+/// project loss module's `forward`) returns, or from a call of a project loss module.
+fn project_zero_dim(checker: &Checker, tensor: &Expr) -> bool {
+    use torchvet_semantic::project::facts::ZeroDim;
+    use torchvet_semantic::project::Entity;
+    // Only projects (or files) that define functions can return losses from them.
+    if !checker.mentions("def ") && checker.project().is_none() {
+        return false;
+    }
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(func) = crate::rules::facts::current_function(checker, p) else {
+        return false;
+    };
+    let element_of = |z: ZeroDim, element: Option<u16>| match (z, element) {
+        (ZeroDim::Whole, None) => true,
+        (ZeroDim::Elements(v), Some(k)) => v.get(k as usize).copied().unwrap_or(false),
+        _ => false,
+    };
+    let entity_zero_dim = |q: &str| -> ZeroDim {
+        match p.entity(q).or_else(|| p.local(q)) {
+            Some(Entity::Function(g)) => p.model.returns_zero_dim(g),
+            _ => ZeroDim::No,
+        }
+    };
+    match tensor {
+        Expr::Call(c) => {
+            let q = checker
+                .resolve(&c.func)
+                .or_else(|| sem::name_of(&c.func).map(str::to_string));
+            q.is_some_and(|q| entity_zero_dim(&q) == ZeroDim::Whole)
+        }
+        Expr::Name(n) => {
+            let Some((at, bindings)) = p.model.bindings_of(func, n.id.as_str()) else {
+                return false;
+            };
+            !bindings.is_empty()
+                && bindings.iter().all(|b| {
+                    if b.project {
+                        let Some(call) = p
+                            .model
+                            .function(at)
+                            .calls
+                            .iter()
+                            .find(|c| c.range == b.call)
+                        else {
+                            return false;
+                        };
+                        let z = match p.model.callee_entity(at, &call.callee) {
+                            Some(Entity::Function(g)) => p.model.returns_zero_dim(g),
+                            _ => ZeroDim::No,
+                        };
+                        return element_of(z, b.element);
+                    }
+                    // `criterion(out, y)` with `criterion = ProjectLoss()`.
+                    match p.model.bindings_of(at, &b.callee) {
+                        Some((cat, cb)) => {
+                            cb.iter().all(|inst| {
+                                inst.project && inst.element.is_none() && {
+                                    let call = p
+                                        .model
+                                        .function(cat)
+                                        .calls
+                                        .iter()
+                                        .find(|c| c.range == inst.call);
+                                    match call.and_then(|c| p.model.callee_entity(cat, &c.callee)) {
+                                        Some(Entity::Class(cls)) => {
+                                            element_of(p.model.forward_zero_dim(cls), b.element)
+                                        }
+                                        _ => false,
+                                    }
+                                }
+                            }) && !cb.is_empty()
+                        }
+                        None => false,
+                    }
+                })
+        }
+        _ => false,
+    }
 }

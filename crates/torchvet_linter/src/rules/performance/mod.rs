@@ -9,6 +9,7 @@ mod dataloader_num_workers_zero;
 mod dataloader_pin_memory_missing;
 mod detect_anomaly_left_enabled;
 mod division_by_sqrt;
+mod gan_discriminator_on_undetached_fake;
 mod hardcoded_device_in_forward;
 pub(crate) mod helpers;
 mod model_to_device_in_loop;
@@ -37,4 +38,5 @@ pub(crate) static RULES: &[&Rule] = &[
     &sync_in_training_loop::SYNC_IN_TRAINING_LOOP,
     &python_loop_over_tensor_elements::PYTHON_LOOP_OVER_TENSOR_ELEMENTS,
     &cudnn_benchmark_not_enabled::CUDNN_BENCHMARK_NOT_ENABLED,
+    &gan_discriminator_on_undetached_fake::GAN_DISCRIMINATOR_ON_UNDETACHED_FAKE,
 ];

@@ -2,14 +2,17 @@ use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
 use crate::registry::Severity;
 use crate::rules::correctness::helpers::for_each_stmt;
+use crate::rules::facts::{file_label, load_fails_weights_only, load_info, row_of};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
 use std::rc::Rc;
 use torchvet_semantic::helpers;
+use torchvet_semantic::project::{FileId, ProjectFile};
 use torchvet_semantic::saves::{
-    all_weights_only, file_saves, saves_for_load, weights_only_load_fails, SaveSite, Saved,
+    all_weights_only, file_saves, saves_for_load, weights_only_load_fails, RejectedKind, SaveSite,
+    Saved,
 };
 
 crate::declare_rule! {
@@ -130,6 +133,76 @@ enum Origin {
     Unknown,
 }
 
+/// Where a save that decides the fix is.
+enum SaveAt {
+    /// In this file.
+    Here(TextRange),
+    /// In another file of the project.
+    Other(ProjectFile, FileId, TextRange),
+}
+
+/// What the checkpoint a load reads holds, as far as the fix is concerned.
+enum Verdict {
+    /// A save writes an object a weights-only load rejects.
+    Fails {
+        what: RejectedKind,
+        site: String,
+        at: SaveAt,
+    },
+    /// Every save holds only weights-only content (all of them in this file).
+    WeightsOnly(bool),
+    /// Not known.
+    Unknown,
+}
+
+/// The verdict from the project's saves this load may read (any file), `None` when the
+/// project pairs it with none.
+fn project_verdict(checker: &Checker, call: &ExprCall) -> Option<Verdict> {
+    let info = load_info(checker, call)?;
+    if info.pairs.is_empty() {
+        return None;
+    }
+    let p = &info.project;
+    if let Some(ps) = info
+        .pairs
+        .iter()
+        .find(|ps| matches!(ps.content.saved, Saved::Rejected(..)))
+    {
+        let Saved::Rejected(what, _) = &ps.content.saved else {
+            unreachable!("filtered on rejected content")
+        };
+        let save = ps.call(&p.model).call;
+        let file = ps.func.file;
+        let (site, at) = if file == p.file {
+            (
+                format!("line {}", row_of(p, file, save)),
+                SaveAt::Here(save),
+            )
+        } else {
+            (
+                format!("{}:{}", file_label(p, file), row_of(p, file, save)),
+                SaveAt::Other(p.clone(), file, save),
+            )
+        };
+        return Some(Verdict::Fails {
+            what: what.clone(),
+            site,
+            at,
+        });
+    }
+    Some(
+        if info
+            .pairs
+            .iter()
+            .all(|ps| ps.content.saved == Saved::WeightsOnly)
+        {
+            Verdict::WeightsOnly(info.pairs.iter().all(|ps| ps.func.file == p.file))
+        } else {
+            Verdict::Unknown
+        },
+    )
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !matches!(name, Some("torch.load" | "torch.serialization.load")) {
         return;
@@ -153,6 +226,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let modern = checker.torch_at_least(2, 6);
     if !explicit_false && modern {
         // weights_only=True is the default: nothing is unpickled.
+        return;
+    }
+    // A load that `checkpoint-fails-weights-only-load` reports (the weights-only load fails
+    // on the project's own checkpoint) is that rule's: the two never report one call.
+    if load_fails_weights_only(checker, call) {
         return;
     }
     let path = helpers::argument(call, "f", 0);
@@ -204,34 +282,46 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             ),
         }
     };
+    // What the checkpoint holds: the project's saves this load may read (any file), else the
+    // saves of this file (a file's loads usually read what it saves).
+    let verdict =
+        project_verdict(checker, call).unwrap_or_else(|| match weights_only_load_fails(&paired) {
+            Some(site) => match &site.content {
+                Saved::Rejected(what, _) => Verdict::Fails {
+                    what: what.clone(),
+                    site: format!("line {}", checker.source.position(site.call.start()).1),
+                    at: SaveAt::Here(site.call),
+                },
+                _ => Verdict::Unknown,
+            },
+            None if all_weights_only(&paired) => Verdict::WeightsOnly(true),
+            None => Verdict::Unknown,
+        });
     let fix = (!explicit_false).then(|| {
         let edit = add_keyword_argument(call, "weights_only=True");
-        if let Some(site) = weights_only_load_fails(&paired) {
-            let Saved::Rejected(what, _) = &site.content else {
-                unreachable!("weights_only_load_fails returns rejected saves")
-            };
-            let row = checker.source.position(site.call.start()).1;
-            RawFix::unsafe_edit(
+        match &verdict {
+            Verdict::Fails { what, site, .. } => RawFix::unsafe_edit(
                 format!(
-                    "Add `weights_only=True` (unsafe: the `torch.save` on line {row} writes {}, which a weights-only load rejects; {} first)",
+                    "Add `weights_only=True` (unsafe: the `torch.save` on {site} writes {}, which a weights-only load rejects; {} first)",
                     what.describe(),
                     what.remedy()
                 ),
                 vec![edit],
-            )
-        } else if all_weights_only(&paired) {
-            RawFix::safe(
+            ),
+            Verdict::WeightsOnly(true) => RawFix::safe(
                 "Add `weights_only=True` (this file's saves hold only tensors, state_dicts and plain containers)",
                 vec![edit],
-            )
-        } else {
-            RawFix::unsafe_edit(
+            ),
+            Verdict::WeightsOnly(false) => RawFix::safe(
+                "Add `weights_only=True` (the project's saves of this checkpoint hold only tensors, state_dicts and plain containers)",
+                vec![edit],
+            ),
+            Verdict::Unknown => RawFix::unsafe_edit(
                 "Add `weights_only=True` (unsafe: what the checkpoint holds is not known here; whole modules, optimizer objects or custom classes in it would fail to load)",
                 vec![edit],
-            )
+            ),
         }
     });
-    let failing = weights_only_load_fails(&paired).map(|s| (s.call, s.content.clone()));
     let anchor = match explicit {
         Some(v) if explicit_false => call
             .arguments
@@ -250,14 +340,19 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         }
         Origin::Unknown => {}
     }
-    if let Some((range, Saved::Rejected(what, _))) = failing {
-        d.add_related(
-            range,
-            format!(
-                "this save writes {}: a weights-only load rejects it",
-                what.describe()
-            ),
+    if let Verdict::Fails { what, at, .. } = &verdict {
+        let note = format!(
+            "this save writes {}: a weights-only load rejects it",
+            what.describe()
         );
+        match at {
+            SaveAt::Here(range) => {
+                d.add_related(*range, note);
+            }
+            SaveAt::Other(project, file, range) => {
+                d.add_remote(project, *file, *range, note);
+            }
+        }
     }
     if let Some(f) = fix {
         d.set_fix(f);

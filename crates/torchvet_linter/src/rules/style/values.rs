@@ -448,17 +448,36 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
                 if let Some(k) = wrapper_kind(&q) {
                     return Some(k);
                 }
-                return is_module_constructor(&q).then_some(ModuleKind::Plain);
+                // A library constructor, or a project builder that returns a module
+                // (`build_model(...)` in another file).
+                let project_module = || {
+                    checker
+                        .project()
+                        .is_some_and(|p| p.call_kind(&q) == torchvet_semantic::kinds::Kind::Module)
+                };
+                return (is_module_constructor(&q) || project_module())
+                    .then_some(ModuleKind::Plain);
             }
             match &*call.func {
                 Expr::Name(n) => {
                     let name = n.id.as_str();
-                    let own_class = checker.classes.is_module(name)
-                        && checker.scopes.lookup(name).is_none()
+                    let unshadowed = checker.scopes.lookup(name).is_none()
                         // Not shadowed by a local binding of a function.
                         && (env.params.is_none()
                             || frame_bindings(env, name, call.start()).is_empty());
-                    own_class.then_some(ModuleKind::Plain)
+                    let own_class = checker.classes.is_module(name) && unshadowed;
+                    // A builder function of this file that returns a module.
+                    let own_builder = || {
+                        unshadowed
+                            && checker.project().is_some_and(|p| match p.local(name) {
+                                Some(e @ torchvet_semantic::project::Entity::Function(_)) => {
+                                    p.resolve_entity_call(e).kind
+                                        == torchvet_semantic::kinds::Kind::Module
+                                }
+                                _ => false,
+                            })
+                    };
+                    (own_class || own_builder()).then_some(ModuleKind::Plain)
                 }
                 Expr::Attribute(a) if returns_self(a.attr.as_str()) => {
                     module_kind_at(checker, env, &a.value, depth + 1)

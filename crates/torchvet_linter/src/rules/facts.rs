@@ -1,0 +1,279 @@
+//! Glue between the syntax tree a rule sees and the project facts
+//! (`torchvet_semantic::project::facts`): the model's id of the function being visited, and
+//! where the value of a call goes in its statement. The facts themselves (where values go,
+//! what loops do, what checkpoints hold) are the model's; nothing here re-derives them.
+use crate::checker::Checker;
+use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+use torchvet_semantic::project::facts::Fate;
+use torchvet_semantic::project::{FuncId, ProjectFile, Target};
+
+/// Where the value a call creates goes in its statement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// Bound to a name or `self.<attr>` (a [`Target`] of the function).
+    Bound(Target),
+    /// Returned, whole or as an element of a returned tuple.
+    Returned(Option<u16>),
+}
+
+/// The model's id of the function being visited (the module body at module level).
+pub(crate) fn current_function(checker: &Checker, p: &ProjectFile) -> Option<FuncId> {
+    match checker.function() {
+        Some(f) => p.function_at(f.range.start()),
+        None => Some(FuncId {
+            file: p.file,
+            index: 0,
+        }),
+    }
+}
+
+/// Where the value of `call` goes: `x = call(...)`, `self.x = call(...)`, `return call(...)`
+/// or `return a, call(...)`. `None` for anything else (an argument, an element of a
+/// container, an expression statement...).
+pub(crate) fn origin_of(checker: &Checker, call: &ExprCall) -> Option<Origin> {
+    let stmt = checker.current_stmt()?;
+    let is_call = |e: &Expr| e.range() == call.range();
+    match stmt {
+        Stmt::Assign(a) if is_call(&a.value) => match a.targets.as_slice() {
+            [Expr::Name(n)] => Some(Origin::Bound(Target::Local(n.id.as_str().into()))),
+            [t] => helpers::self_attribute(t).map(|a| Origin::Bound(Target::SelfAttr(a.into()))),
+            _ => None,
+        },
+        Stmt::AnnAssign(a) if a.value.as_deref().is_some_and(is_call) => match &*a.target {
+            Expr::Name(n) => Some(Origin::Bound(Target::Local(n.id.as_str().into()))),
+            t => helpers::self_attribute(t).map(|a| Origin::Bound(Target::SelfAttr(a.into()))),
+        },
+        Stmt::Return(r) => match r.value.as_deref()? {
+            e if is_call(e) => Some(Origin::Returned(None)),
+            Expr::Tuple(t) => t
+                .elts
+                .iter()
+                .position(is_call)
+                .map(|i| Origin::Returned(Some(i as u16))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A 1-based row of a range in a file of the model (for messages).
+pub(crate) fn row_of(
+    p: &ProjectFile,
+    file: torchvet_semantic::project::FileId,
+    at: ruff_text_size::TextRange,
+) -> usize {
+    p.model.file(file).row_col(at.start()).0
+}
+
+/// The file name of a file of the model, as messages show it (relative when below the
+/// current directory).
+pub(crate) fn file_label(p: &ProjectFile, file: torchvet_semantic::project::FileId) -> String {
+    let path = &p.model.file(file).path;
+    let shown = crate::checker::display_path(path);
+    // The bare file name is enough when it is not ambiguous in a message.
+    std::path::Path::new(&shown)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|_| shown.len() > 40)
+        .unwrap_or(shown)
+}
+
+// ----- loads and the saves they read (TV007, TV126, TV127) -----
+
+/// Methods that only an `nn.Module` has: a loaded object they are called on is a whole module.
+const MODULE_METHODS: &[&str] = &[
+    "eval",
+    "train",
+    "to",
+    "cuda",
+    "cpu",
+    "parameters",
+    "named_parameters",
+    "modules",
+    "children",
+    "forward",
+    "half",
+    "float",
+    "state_dict",
+    "zero_grad",
+    "requires_grad_",
+];
+
+/// A `torch.load` of the file being visited, and the project's saves it may read.
+pub(crate) struct LoadInfo {
+    /// The model's view.
+    pub project: ProjectFile,
+    /// The saves it may read.
+    pub pairs: Vec<torchvet_semantic::project::facts::PairedSave>,
+    /// The keys read, where (in the function's file, or another file for a helper's caller).
+    pub key_uses: Vec<(FuncId, Box<str>, ruff_text_size::TextRange)>,
+    /// Where the loaded value ends up.
+    pub fates: Vec<Fate>,
+    /// The loaded value is used as a module (`.eval()`, called).
+    pub as_module: bool,
+}
+
+/// Why a weights-only load of a checkpoint fails.
+pub(crate) struct Failure<'i> {
+    /// The save.
+    pub pair: &'i torchvet_semantic::project::facts::PairedSave,
+    /// The object the unpickler rejects.
+    pub kind: torchvet_semantic::saves::RejectedKind,
+    /// The key that holds it, in a dict checkpoint.
+    pub key: Option<Box<str>>,
+    /// Known only from the load's use of what it reads (a model).
+    pub from_use: bool,
+}
+
+/// The load `call` (a `torch.load`): its path, what is read from its result (keys, module
+/// use; through the callers when the function returns it), and the saves it may read.
+pub(crate) fn load_info(checker: &Checker, call: &ExprCall) -> Option<LoadInfo> {
+    // `torch.load(p)["model"]`
+    let inline = match checker.parent_expr() {
+        Some(Expr::Subscript(s)) if s.value.range() == call.range() => {
+            helpers::str_value(&s.slice).map(|k| (Box::<str>::from(k), s.range()))
+        }
+        _ => None,
+    };
+    load_info_at(checker, call, origin_of(checker, call), inline)
+}
+
+/// [`load_info`] for a load that is not the node being visited: where its value goes and
+/// the key read inline, given.
+pub(crate) fn load_info_at(
+    checker: &Checker,
+    call: &ExprCall,
+    origin: Option<Origin>,
+    inline: Option<(Box<str>, ruff_text_size::TextRange)>,
+) -> Option<LoadInfo> {
+    use torchvet_semantic::project::facts::{path_shape, LoadDesc, PathShape, UseHow};
+    let p = checker.project_or_file()?.clone();
+    let func = current_function(checker, &p)?;
+    let (body, params): (&[Stmt], Vec<&str>) = match checker.function() {
+        Some(f) => (
+            &f.body,
+            f.parameters.iter().map(|p| p.name().as_str()).collect(),
+        ),
+        None => (&checker.module().body, Vec::new()),
+    };
+    let path = helpers::argument(call, "f", 0).map_or(PathShape::Unknown, |e| {
+        path_shape(e, body, &params, &checker.scopes, call.start())
+    });
+    let mut keys: Vec<Box<str>> = Vec::new();
+    let mut key_uses = Vec::new();
+    let mut as_module = false;
+    if let Some((k, r)) = inline {
+        keys.push(k.clone());
+        key_uses.push((func, k, r));
+    }
+    let fates = match origin {
+        Some(Origin::Bound(t)) => p.model.fates(func, &t),
+        Some(Origin::Returned(e)) => p.model.fates_of_return(func, e, call.range()),
+        None => Vec::new(),
+    };
+    for f in &fates {
+        if let Fate::Use {
+            func: at,
+            how,
+            at: r,
+        } = f
+        {
+            match how {
+                UseHow::Key(k) => {
+                    if !keys.contains(k) {
+                        keys.push(k.clone());
+                    }
+                    key_uses.push((*at, k.clone(), *r));
+                }
+                UseHow::Method(m) if MODULE_METHODS.contains(&&**m) => as_module = true,
+                UseHow::Called => as_module = true,
+                _ => {}
+            }
+        }
+    }
+    let desc = LoadDesc {
+        func,
+        path,
+        keys,
+        as_module,
+    };
+    let pairs = p.model.saves_for_load(&desc);
+    let as_module = desc.as_module;
+    Some(LoadInfo {
+        project: p,
+        pairs,
+        key_uses,
+        fates,
+        as_module,
+    })
+}
+
+/// Would a weights-only load of what the paired saves write fail? The save (and what it
+/// writes) that holds an object the weights-only unpickler rejects: for saves paired by path,
+/// helper module or module use, any of them; for saves paired by keys only, all of them must
+/// (the load may read any). A load whose result is used as a model reads a whole module
+/// when the paired save's content is not known otherwise.
+pub(crate) fn weights_only_failure(info: &LoadInfo) -> Option<Failure<'_>> {
+    use torchvet_semantic::project::facts::PairBy;
+    use torchvet_semantic::saves::{RejectedKind, Saved};
+    let failure = |ps: &torchvet_semantic::project::facts::PairedSave| -> Option<(RejectedKind, Option<Box<str>>, bool)> {
+        match &ps.content.saved {
+            Saved::Rejected(kind, _) => {
+                let key = ps.content.keys.as_ref().and_then(|ks| {
+                    ks.iter()
+                        .find(|(_, s, _)| matches!(s, Saved::Rejected(k, _) if k == kind))
+                        .map(|(k, _, _)| k.clone())
+                });
+                Some((kind.clone(), key, false))
+            }
+            Saved::Unknown if info.as_module && ps.content.keys.is_none() => {
+                Some((RejectedKind::Module, None, true))
+            }
+            _ => None,
+        }
+    };
+    let first = info.pairs.first()?;
+    let (pair, (kind, key, from_use)) = match first.by {
+        PairBy::Keys => {
+            let all: Option<Vec<_>> = info.pairs.iter().map(failure).collect();
+            (first, all?.into_iter().next()?)
+        }
+        _ => info
+            .pairs
+            .iter()
+            .find_map(|ps| failure(ps).map(|f| (ps, f)))?,
+    };
+    Some(Failure {
+        pair,
+        kind,
+        key,
+        from_use,
+    })
+}
+
+/// Does `checkpoint-fails-weights-only-load` apply to this load: `weights_only=True`, or no
+/// `weights_only` with a target torch of 2.6 or later (where that is the default)? The
+/// second value tells whether the argument is explicit.
+pub(crate) fn weights_only_in_effect(checker: &Checker, call: &ExprCall) -> Option<bool> {
+    if helpers::has_kwargs_splat(call) {
+        return None;
+    }
+    match helpers::keyword(call, "weights_only") {
+        Some(v) => (helpers::is_truthy(v) == Some(true)).then_some(true),
+        None => (checker.torch_at_least(2, 6) && !checker.in_version_guard()).then_some(false),
+    }
+}
+
+/// Will `checkpoint-fails-weights-only-load` report this load? (`torch-load-without-weights-only`
+/// defers to it, so the two never report one call.)
+pub(crate) fn load_fails_weights_only(checker: &Checker, call: &ExprCall) -> bool {
+    if weights_only_in_effect(checker, call).is_none() || checker.mentions("safe_globals") {
+        return false;
+    }
+    let Some(info) = load_info(checker, call) else {
+        return false;
+    };
+    !info.project.model.allows_safe_globals() && weights_only_failure(&info).is_some()
+}

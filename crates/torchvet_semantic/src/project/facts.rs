@@ -1,0 +1,1771 @@
+//! Project facts for the rules that need several files at once: checkpoints (what each
+//! `torch.save` writes, under which keys, to which path), where objects go (learning-rate
+//! schedulers, data loaders, loaded checkpoints: through names, calls, returns and
+//! `self.<attr>`), what each loop does (trains or evaluates), which modules each optimizer
+//! trains, and which functions return 0-dimensional tensors.
+//!
+//! Phase 1 records them per function ([`FunctionFacts`], extracted with the rest of the
+//! summary, see `summary/facts_extract.rs`). The queries here follow them across functions
+//! and files:
+//!
+//! - [`ProjectModel::fates`]: every place a value created in one function ends up (a method
+//!   called on it, a loop that iterates it, a call the model cannot see into, ...), following
+//!   aliases, calls into project functions (parameter by parameter), returns (into the
+//!   callers that bind the result) and `self.<attr>` (every method of the class, its bases
+//!   and subclasses). Anything the facts do not cover is an [`Fate::Unknown`]: rules stay
+//!   silent on those.
+//! - [`ProjectModel::loop_role`]: does a loop train (backward / step, directly or through the
+//!   project functions it calls) or evaluate (under `no_grad`, or after `.eval()`)?
+//! - [`ProjectModel::saves_for_load`]: the project's `torch.save` calls a `torch.load` may
+//!   read: the same path (literal, module-level constant, format template, file name), the
+//!   same helper module (a save helper and a load helper that both take the path), the same
+//!   keys, or (for a load used as a module) saves of whole modules. Their content is resolved
+//!   through call sites (a save helper that saves its parameter gets what each caller passes).
+//! - [`ProjectModel::optimizer_modules`]: the modules an optimizer trains (`Adam(D.parameters())`,
+//!   `self.opt_d = Adam(self.D.parameters())`, `{k: Adam(v.parameters()) for k, v in nets.items()}`,
+//!   and a parameter through its call sites).
+//! - [`ProjectModel::returns_zero_dim`]: does a function (or a module's `forward`) return a
+//!   reduced, 0-dimensional tensor (a loss with the default reduction, `x.mean()`)?
+//!
+//! Every query has a depth and size budget; precision first: what is not known is unknown.
+use super::summary::{FunctionSummary, Ref, RoleTag, Target, Val};
+use super::{ClassId, Entity, FileId, FuncId, ProjectModel, MAX_DEPTH};
+use crate::flow::EventKind;
+use crate::helpers;
+use crate::kinds::Kind;
+use crate::saves::{RejectedKind, Saved};
+use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+// ----- facts recorded per function (phase 1) -----
+
+/// Where an argument goes in a call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ArgPos {
+    /// Positional, 0-based (as written at the call, `self` not counted).
+    Pos(u16),
+    /// By keyword.
+    Kw(Box<str>),
+}
+
+/// One use of a followed value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UseHow {
+    /// `x.m(...)`.
+    Method(Box<str>),
+    /// `x.attr`, read without a call.
+    Attribute(Box<str>),
+    /// `x["key"]` or `x.get("key", ...)`.
+    Key(Box<str>),
+    /// `x(...)`.
+    Called,
+    /// `for ... in x` (also through `enumerate`, `tqdm`, `zip`): the loop, by index in
+    /// [`FunctionFacts::loops`].
+    Iterated(u32),
+    /// An argument of a call.
+    Arg {
+        /// The call.
+        call: TextRange,
+        /// Which argument.
+        pos: ArgPos,
+        /// The callee as written or resolved (`evaluate`, `torch.optim.lr_scheduler.SequentialLR`).
+        callee: Box<str>,
+        /// The summary records the call (a project function, class or method may run it).
+        project: bool,
+    },
+    /// Returned, whole (`None`) or as an element of a returned tuple.
+    Returned(Option<u16>),
+    /// `self.<attr> = x`.
+    StoredSelf(Box<str>),
+    /// `y = x` (or `y = tqdm(x)` / `enumerate(x)` / `iter(x)`): the new name.
+    Alias(Box<str>),
+    /// `if x`, `x is None`, a comparison, `assert x`.
+    Tested,
+    /// An operand of arithmetic or formatting.
+    Operand,
+    /// Anything else: stored in a container or another object, captured by a closure,
+    /// subscripted with a computed key, starred...
+    Escapes,
+}
+
+/// One use of a value, where.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ValueUse {
+    /// How.
+    pub how: UseHow,
+    /// The occurrence of the value.
+    pub range: TextRange,
+}
+
+/// A local bound from a call: `x = f(...)`, `a, x = f(...)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Binding {
+    /// The call.
+    pub call: TextRange,
+    /// The element of the call's result, for tuple unpacking.
+    pub element: Option<u16>,
+    /// The callee as written or resolved.
+    pub callee: Box<str>,
+    /// The summary records the call (see [`UseHow::Arg::project`]).
+    pub project: bool,
+}
+
+/// A value a function can name, and everything the function does with it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TrackedValue {
+    /// `Local(name)` (bound from a call, or an alias of one), `Param(i, "")`, `SelfAttr(attr)`,
+    /// or `Global(name)` (a module-level tracked name used in a function).
+    pub target: Target,
+    /// For a local: the calls it is bound from.
+    pub bound: Vec<Binding>,
+    /// Its uses, in source order.
+    pub uses: Vec<ValueUse>,
+}
+
+/// A `for` loop of a function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LoopFact {
+    /// The whole statement.
+    pub range: TextRange,
+    /// Inside `with torch.no_grad()` / `inference_mode()` (or a decorated function).
+    pub no_grad: bool,
+    /// A module was switched to eval mode earlier in the function (`m.eval()` /
+    /// `m.train(False)`) and not back to training before the loop.
+    pub eval_before: bool,
+    /// Its body calls `.backward(...)` itself.
+    pub backward: bool,
+}
+
+/// What a saved value (or one key of a saved dict) holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KeyContent {
+    /// The key.
+    pub key: Box<str>,
+    /// What the weights-only unpickler sees, as far as the function alone tells.
+    pub saved: Saved,
+    /// The value is a parameter or `self.<attr>` of the function (its kind comes from the
+    /// call sites / the class).
+    pub value: Option<Val>,
+    /// The value is `<x>.state_dict()`: `x` (its kind tells optimizer, scheduler or model
+    /// state).
+    pub state_of: Option<Val>,
+}
+
+/// What a saved object holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Content {
+    /// The whole object, as far as the function alone tells.
+    pub saved: Saved,
+    /// The object is this parameter of the function (a save helper): the content is what the
+    /// callers pass.
+    pub param: Option<u16>,
+    /// The object is a parameter or `self.<attr>` (resolved through the project).
+    pub value: Option<Val>,
+    /// A dict with literal string keys: each key's content.
+    pub keys: Option<Vec<KeyContent>>,
+}
+
+/// The shape of a checkpoint path expression, for pairing saves with loads.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PathShape {
+    /// A string literal.
+    Literal(Box<str>),
+    /// A module-level name (of the file, or imported from another): `MODEL_PATH`,
+    /// `config.MODEL_PATH`.
+    Global(Ref),
+    /// A parameter of the function.
+    Param(u16),
+    /// An attribute chain (`args.ckpt`, `self.ckpt_path`).
+    Attr(Box<str>),
+    /// A format template's literal text (`"./ckpt/{}-{}.t7".format(...)`, f-strings, `%`).
+    Template(Box<str>),
+    /// `os.path.join(..., "last.pt")` (or `dir / "last.pt"`): the final literal component.
+    JoinTail(Box<str>),
+    /// Anything else.
+    Unknown,
+}
+
+/// One `torch.save(obj, path)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SaveFact {
+    /// The call.
+    pub call: TextRange,
+    /// The saved object.
+    pub object: TextRange,
+    /// What it holds.
+    pub content: Content,
+    /// Where it goes.
+    pub path: PathShape,
+}
+
+/// An argument of a project call, classified as checkpoint content (for save helpers that
+/// save a parameter).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArgContent {
+    /// The call.
+    pub call: TextRange,
+    /// Which argument.
+    pub pos: ArgPos,
+    /// Its content.
+    pub content: Content,
+    /// The argument expression.
+    pub range: TextRange,
+}
+
+/// A path-like argument of a project call (`save_checkpoint(state, "last.pt")`), for save
+/// and load helpers that take the path as a parameter.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ArgPath {
+    /// The call.
+    pub call: TextRange,
+    /// Which argument.
+    pub pos: ArgPos,
+    /// Its shape.
+    pub path: PathShape,
+}
+
+/// An optimizer built in a function, and the modules whose parameters it takes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OptimizerFact {
+    /// The name it is bound to: `Local("opt_d")`, `SelfAttr("D_optimizer")`,
+    /// `Local("opts[D]")` (a dict literal), `Local("opts[*]")` (a dict comprehension).
+    pub target: Target,
+    /// The modules: `Local("D")`, `SelfAttr("D")`, `Global("disc")`, `Param(1, "")`,
+    /// `Local("nets[*]")` (with a comprehension's wildcard).
+    pub modules: Vec<Target>,
+    /// The constructor call.
+    pub range: TextRange,
+}
+
+/// The `shuffle=` argument of a `DataLoader(...)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ShuffleArg {
+    /// A literal, where.
+    Literal(bool, TextRange),
+    /// A parameter of the function (a loader factory), where.
+    Param(u16, TextRange),
+    /// Not given.
+    Absent,
+    /// Something else.
+    Other,
+}
+
+/// A `DataLoader(...)` built in a function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LoaderFact {
+    /// The call.
+    pub call: TextRange,
+    /// Its `shuffle=`.
+    pub shuffle: ShuffleArg,
+    /// A `sampler=` / `batch_sampler=` is given.
+    pub sampler: bool,
+}
+
+/// Whether a function returns a reduced, 0-dimensional tensor.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ZeroDim {
+    /// No, or not known.
+    #[default]
+    No,
+    /// Every `return` gives one.
+    Whole,
+    /// Every `return` gives a tuple; these elements are 0-dimensional.
+    Elements(Vec<bool>),
+}
+
+/// The facts of one function (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FunctionFacts {
+    /// The uses of values were recorded for this function. When `false` (methods of
+    /// `nn.Module` classes, files that are not analysed), queries that need every use of a
+    /// value treat the function as unknown.
+    pub recorded: bool,
+    /// Followed values and their uses.
+    pub values: Vec<TrackedValue>,
+    /// `for` loops, in source order.
+    pub loops: Vec<LoopFact>,
+    /// `torch.save` calls.
+    pub saves: Vec<SaveFact>,
+    /// Dict / Namespace / module arguments of project calls, as checkpoint content.
+    pub arg_contents: Vec<ArgContent>,
+    /// Path-like arguments of project calls.
+    pub arg_paths: Vec<ArgPath>,
+    /// Optimizers built here.
+    pub optimizers: Vec<OptimizerFact>,
+    /// DataLoaders built here.
+    pub loaders: Vec<LoaderFact>,
+    /// What its returns are.
+    pub zero_dim: ZeroDim,
+    /// Its `*args` / `**kwargs` parameters, by index.
+    pub star_params: Vec<u16>,
+    /// Every `return` gives the parsed command line (an `argparse.Namespace`).
+    pub returns_namespace: bool,
+}
+
+/// Facts of a whole file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FileFacts {
+    /// The file allow-lists classes for the weights-only unpickler
+    /// (`torch.serialization.add_safe_globals` / `safe_globals`).
+    pub safe_globals: bool,
+}
+
+// ----- queries -----
+
+/// Where a followed value ends up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// A use that ends the path: a method, an attribute, a key, a call of it, a test, an
+    /// operand, or an argument of a call the facts cannot follow (`project` false).
+    Use {
+        /// In which function.
+        func: FuncId,
+        /// How.
+        how: UseHow,
+        /// Where (in `func`'s file).
+        at: TextRange,
+    },
+    /// Iterated by a loop.
+    Loop {
+        /// The function.
+        func: FuncId,
+        /// The loop, by index in its [`FunctionFacts::loops`].
+        index: u32,
+        /// Where the value is iterated.
+        at: TextRange,
+    },
+    /// Returned from a framework hook that takes it over (`configure_optimizers`,
+    /// `train_dataloader`, `val_dataloader`, ...): the hook's name.
+    Framework {
+        /// The hook.
+        func: FuncId,
+        /// Its name.
+        hook: Box<str>,
+        /// Where it is returned.
+        at: TextRange,
+    },
+    /// Not followed: why and where.
+    Unknown {
+        /// The function.
+        func: FuncId,
+        /// Where.
+        at: TextRange,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+impl Fate {
+    /// The function and range of the fate.
+    pub fn place(&self) -> (FuncId, TextRange) {
+        match self {
+            Fate::Use { func, at, .. }
+            | Fate::Loop { func, at, .. }
+            | Fate::Framework { func, at, .. }
+            | Fate::Unknown { func, at, .. } => (*func, *at),
+        }
+    }
+}
+
+/// What a loop does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopRole {
+    /// A backward pass or an optimizer step runs in it (directly or through project calls).
+    Train,
+    /// No training, and it runs under `no_grad` or after `.eval()`.
+    Eval,
+    /// Not known.
+    Unknown,
+}
+
+/// What a saved value holds, resolved through the project (kinds of parameters from their
+/// call sites).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedContent {
+    /// The whole object.
+    pub saved: Saved,
+    /// For a dict: each key, what it holds, and whose state it is when it is a
+    /// `state_dict()`.
+    pub keys: Option<Vec<(Box<str>, Saved, StateRole)>>,
+    /// Where the object (or the rejected part of it) is written in the code: the file and
+    /// range, when it is not the save's own file (a helper's caller).
+    pub origin: Option<(FileId, TextRange)>,
+}
+
+/// Whose `state_dict()` a checkpoint key holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StateRole {
+    /// An optimizer's.
+    Optimizer,
+    /// An LR scheduler's.
+    Scheduler,
+    /// A GradScaler's.
+    Scaler,
+    /// A module's.
+    Module,
+    /// Not a state_dict, or not known.
+    None,
+}
+
+/// How a load was paired with a save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairBy {
+    /// The same path (literal, constant, template or file name).
+    Path,
+    /// A save helper and a load helper of one module, both taking the path as a parameter.
+    Helper,
+    /// The keys the load reads are all keys the save writes.
+    Keys,
+    /// The load is used as a module, and the save writes a whole module.
+    ModuleUse,
+}
+
+/// A load, as the pairing query needs it.
+#[derive(Clone, Debug)]
+pub struct LoadDesc {
+    /// The function the load is in.
+    pub func: FuncId,
+    /// Its path.
+    pub path: PathShape,
+    /// The keys read from what it returns (here and in the callers it is returned to).
+    pub keys: Vec<Box<str>>,
+    /// What it returns is used as an `nn.Module` (`.eval()`, called, `.parameters()`).
+    pub as_module: bool,
+}
+
+/// A save a load may read.
+#[derive(Clone, Debug)]
+pub struct PairedSave {
+    /// The function holding the `torch.save`.
+    pub func: FuncId,
+    /// The save, by index in the function's [`FunctionFacts::saves`].
+    pub index: usize,
+    /// How it was paired.
+    pub by: PairBy,
+    /// What it writes (one variant per call site of a save helper).
+    pub content: ResolvedContent,
+}
+
+impl PairedSave {
+    /// The save's call range (in `func`'s file).
+    pub fn call<'m>(&self, model: &'m ProjectModel) -> &'m SaveFact {
+        &model.func(self.func).facts.saves[self.index]
+    }
+}
+
+/// Indices built on first use (callers of each function, subclasses of each class).
+#[derive(Debug, Default)]
+pub struct FactsIndex {
+    callers: FxHashMap<FuncId, Vec<(FuncId, usize)>>,
+    subclasses: FxHashMap<ClassId, Vec<ClassId>>,
+    /// Attribute names read on followed values anywhere in the project (`trainer.scheduler`).
+    outside_attrs: FxHashSet<Box<str>>,
+}
+
+/// Most fates a query collects before giving up (the rest is one `Unknown`).
+const MAX_FATES: usize = 512;
+
+/// Builtins whose arguments are only looked at.
+pub const HARMLESS_CALLEES: &[&str] = &[
+    "len",
+    "print",
+    "str",
+    "repr",
+    "isinstance",
+    "type",
+    "id",
+    "format",
+    "bool",
+    "hash",
+    "logging.info",
+    "logging.debug",
+    "logging.warning",
+];
+
+impl ProjectModel {
+    fn index(&self) -> &FactsIndex {
+        self.facts_index.get_or_init(|| {
+            let mut idx = FactsIndex::default();
+            for fi in 0..self.files.len() {
+                for (gi, g) in self.files[fi].functions.iter().enumerate() {
+                    let caller = FuncId {
+                        file: fi as FileId,
+                        index: gi as u32,
+                    };
+                    for (ci, call) in g.calls.iter().enumerate() {
+                        if let Some((callee, _)) = self.callee_function(caller, &call.callee) {
+                            idx.callers.entry(callee).or_default().push((caller, ci));
+                        }
+                    }
+                    for v in &g.facts.values {
+                        if matches!(v.target, Target::Local(_) | Target::Param(..)) {
+                            for u in &v.uses {
+                                if let UseHow::Attribute(a) = &u.how {
+                                    idx.outside_attrs.insert(a.clone());
+                                }
+                            }
+                        }
+                    }
+                }
+                for (ci, c) in self.files[fi].classes.iter().enumerate() {
+                    let id = ClassId {
+                        file: fi as FileId,
+                        index: ci as u32,
+                    };
+                    for b in &c.bases {
+                        if let Some(Entity::Class(base)) =
+                            self.entity_of_ref(fi as FileId, b, None, 0)
+                        {
+                            idx.subclasses.entry(base).or_default().push(id);
+                        }
+                    }
+                }
+            }
+            idx
+        })
+    }
+
+    /// The facts of a function.
+    pub fn facts(&self, f: FuncId) -> &FunctionFacts {
+        &self.func(f).facts
+    }
+
+    /// The project calls of a function: (caller, index in the caller's `calls`).
+    pub fn callers(&self, f: FuncId) -> &[(FuncId, usize)] {
+        self.index()
+            .callers
+            .get(&f)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// The class of a method.
+    pub fn class_of(&self, f: FuncId) -> Option<ClassId> {
+        self.func(f).class.map(|index| ClassId {
+            file: f.file,
+            index,
+        })
+    }
+
+    /// A class, its project bases and its project subclasses (transitively, bounded).
+    pub fn class_family(&self, c: ClassId) -> Vec<ClassId> {
+        let mut out = vec![c];
+        let mut i = 0;
+        while i < out.len() && out.len() < 64 {
+            let cur = out[i];
+            let cs = self.class_summary(cur);
+            for b in &cs.bases {
+                if let Some(Entity::Class(bc)) = self.entity_of_ref(cur.file, b, None, 0) {
+                    if !out.contains(&bc) {
+                        out.push(bc);
+                    }
+                }
+            }
+            if let Some(subs) = self.index().subclasses.get(&cur) {
+                for s in subs {
+                    if !out.contains(s) {
+                        out.push(*s);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The methods defined in a class (not its bases).
+    pub fn class_methods(&self, c: ClassId) -> Vec<FuncId> {
+        self.class_summary(c)
+            .methods
+            .iter()
+            .map(|(_, i)| FuncId {
+                file: c.file,
+                index: *i,
+            })
+            .collect()
+    }
+
+    /// The methods of a class family.
+    fn family_methods(&self, c: ClassId) -> Vec<FuncId> {
+        self.class_family(c)
+            .into_iter()
+            .flat_map(|c| {
+                self.class_summary(c)
+                    .methods
+                    .iter()
+                    .map(move |(_, i)| FuncId {
+                        file: c.file,
+                        index: *i,
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// Every place the value `target` of function `func` ends up (see [`Fate`]). For a
+    /// `SelfAttr` target, the uses of `self.<attr>` in every method of the class family; for a
+    /// module-level local (`func` is the module body), its uses in the file's functions too.
+    pub fn fates(&self, func: FuncId, target: &Target) -> Vec<Fate> {
+        let mut out = Vec::new();
+        let mut seen: FxHashSet<(FuncId, Target)> = FxHashSet::default();
+        self.follow(func, target, 0, &mut seen, &mut out);
+        out
+    }
+
+    /// The fates of what a function returns (whole, or one element of a returned tuple).
+    pub fn fates_of_return(&self, func: FuncId, element: Option<u16>, at: TextRange) -> Vec<Fate> {
+        let mut out = Vec::new();
+        let mut seen: FxHashSet<(FuncId, Target)> = FxHashSet::default();
+        self.follow_return(func, element, at, 0, &mut seen, &mut out);
+        out
+    }
+
+    fn follow(
+        &self,
+        func: FuncId,
+        target: &Target,
+        depth: u32,
+        seen: &mut FxHashSet<(FuncId, Target)>,
+        out: &mut Vec<Fate>,
+    ) {
+        if out.len() >= MAX_FATES || !seen.insert((func, target.clone())) {
+            return;
+        }
+        let whole = self.func(func).range;
+        if depth > MAX_DEPTH * 2 {
+            out.push(Fate::Unknown {
+                func,
+                at: whole,
+                why: "too deep",
+            });
+            return;
+        }
+        if let Target::SelfAttr(attr) = target {
+            if !seen.insert((func, Target::SelfAttr(format!("<family>{attr}").into()))) {
+                return;
+            }
+            self.follow_self_attr(func, attr, depth, seen, out);
+            return;
+        }
+        let facts = self.facts(func);
+        if !facts.recorded {
+            out.push(Fate::Unknown {
+                func,
+                at: whole,
+                why: "the function's uses are not recorded",
+            });
+            return;
+        }
+        let tracked = facts.values.iter().find(|v| v.target == *target);
+        match (tracked, target) {
+            (Some(v), _) => {
+                for u in &v.uses {
+                    self.follow_use(func, u, depth, seen, out);
+                }
+            }
+            (None, Target::Param(..)) => {}
+            (None, _) => out.push(Fate::Unknown {
+                func,
+                at: whole,
+                why: "the value is not followed",
+            }),
+        }
+        // A module-level name: its uses in the file's functions (and other files importing it).
+        if func.index == 0 {
+            if let Target::Local(name) = target {
+                self.follow_global(func.file, name, depth, seen, out);
+            }
+        }
+    }
+
+    fn follow_global(
+        &self,
+        file: FileId,
+        name: &str,
+        depth: u32,
+        seen: &mut FxHashSet<(FuncId, Target)>,
+        out: &mut Vec<Fate>,
+    ) {
+        let f = &self.files[file as usize];
+        let global = Target::Global(name.into());
+        for gi in 1..f.functions.len() {
+            let g = FuncId {
+                file,
+                index: gi as u32,
+            };
+            let facts = &f.functions[gi].facts;
+            if let Some(v) = facts.values.iter().find(|v| v.target == global) {
+                if !seen.insert((g, global.clone())) {
+                    continue;
+                }
+                for u in &v.uses {
+                    self.follow_use(g, u, depth + 1, seen, out);
+                }
+            }
+        }
+        // Imported elsewhere (`from train import scheduler`): not followed.
+        for (other, of) in self.files.iter().enumerate() {
+            if other == file as usize {
+                continue;
+            }
+            if of.imports.iter().any(|(n, q)| {
+                &**n == name
+                    && q.rsplit('.').next() == Some(name)
+                    && matches!(self.qualified(other as FileId, q, 0), Some(Entity::Global(gf, ref gn)) if gf == file && &**gn == name)
+            }) {
+                out.push(Fate::Unknown {
+                    func: FuncId { file, index: 0 },
+                    at: f.functions[0].range,
+                    why: "imported by another file",
+                });
+            }
+        }
+    }
+
+    fn follow_self_attr(
+        &self,
+        func: FuncId,
+        attr: &str,
+        depth: u32,
+        seen: &mut FxHashSet<(FuncId, Target)>,
+        out: &mut Vec<Fate>,
+    ) {
+        let whole = self.func(func).range;
+        let Some(class) = self.class_of(func) else {
+            out.push(Fate::Unknown {
+                func,
+                at: whole,
+                why: "self outside a class",
+            });
+            return;
+        };
+        if self.index().outside_attrs.contains(attr) {
+            out.push(Fate::Unknown {
+                func,
+                at: whole,
+                why: "the attribute is read from outside the class",
+            });
+        }
+        let target = Target::SelfAttr(attr.into());
+        for m in self.family_methods(class) {
+            let facts = self.facts(m);
+            let g = self.func(m);
+            if !facts.recorded {
+                out.push(Fate::Unknown {
+                    func: m,
+                    at: g.range,
+                    why: "a method's uses are not recorded",
+                });
+                continue;
+            }
+            // `self` handed to other code: it may reach the attribute.
+            if let Some(selfv) = facts
+                .values
+                .iter()
+                .find(|v| v.target == Target::Param(0, "".into()))
+            {
+                if g.params.first().is_some_and(|p| &**p == "self") {
+                    for u in &selfv.uses {
+                        let harmless = matches!(&u.how, UseHow::Arg { callee, .. } if HARMLESS_CALLEES.contains(&&**callee) || &**callee == "super")
+                            || matches!(u.how, UseHow::Tested | UseHow::Operand);
+                        if !harmless {
+                            out.push(Fate::Unknown {
+                                func: m,
+                                at: u.range,
+                                why: "self is passed on",
+                            });
+                        }
+                    }
+                }
+            }
+            if let Some(v) = facts.values.iter().find(|v| v.target == target) {
+                seen.insert((m, target.clone()));
+                for u in &v.uses {
+                    self.follow_use(m, u, depth + 1, seen, out);
+                }
+            }
+        }
+    }
+
+    fn follow_use(
+        &self,
+        func: FuncId,
+        u: &ValueUse,
+        depth: u32,
+        seen: &mut FxHashSet<(FuncId, Target)>,
+        out: &mut Vec<Fate>,
+    ) {
+        match &u.how {
+            UseHow::Alias(name) => {
+                self.follow(func, &Target::Local(name.clone()), depth + 1, seen, out);
+            }
+            UseHow::Iterated(i) => out.push(Fate::Loop {
+                func,
+                index: *i,
+                at: u.range,
+            }),
+            UseHow::Returned(k) => self.follow_return(func, *k, u.range, depth + 1, seen, out),
+            UseHow::StoredSelf(attr) => match self.class_of(func) {
+                Some(_) => self.follow(func, &Target::SelfAttr(attr.clone()), depth + 1, seen, out),
+                None => out.push(Fate::Unknown {
+                    func,
+                    at: u.range,
+                    why: "stored outside a class",
+                }),
+            },
+            UseHow::Escapes => out.push(Fate::Unknown {
+                func,
+                at: u.range,
+                why: "escapes",
+            }),
+            UseHow::Arg {
+                call,
+                pos,
+                project: true,
+                ..
+            } => {
+                let g = self.func(func);
+                let Some(sc) = g.calls.iter().find(|c| c.range == *call) else {
+                    out.push(Fate::Unknown {
+                        func,
+                        at: u.range,
+                        why: "call not summarised",
+                    });
+                    return;
+                };
+                let Some((callee, shift)) = self.callee_function(func, &sc.callee) else {
+                    out.push(Fate::Use {
+                        func,
+                        how: u.how.clone(),
+                        at: u.range,
+                    });
+                    return;
+                };
+                let cs = self.func(callee);
+                let index = match pos {
+                    ArgPos::Pos(i) => Some(*i as usize + shift),
+                    ArgPos::Kw(k) => cs.params.iter().position(|p| p == k),
+                };
+                // `*args` / `**kwargs` parameters are not named in `params`: beyond them, unknown.
+                match index {
+                    Some(i) if i < cs.params.len() && !self.star_at_or_before(callee, i) => self
+                        .follow(
+                            callee,
+                            &Target::Param(i as u16, "".into()),
+                            depth + 1,
+                            seen,
+                            out,
+                        ),
+                    _ => out.push(Fate::Unknown {
+                        func,
+                        at: u.range,
+                        why: "argument not matched to a parameter",
+                    }),
+                }
+            }
+            how => out.push(Fate::Use {
+                func,
+                how: how.clone(),
+                at: u.range,
+            }),
+        }
+    }
+
+    /// Is parameter `i` of the function, or one before it, a `*args` / `**kwargs`?
+    fn star_at_or_before(&self, f: FuncId, i: usize) -> bool {
+        self.func(f)
+            .facts
+            .star_params
+            .iter()
+            .any(|&s| s as usize <= i)
+    }
+
+    fn follow_return(
+        &self,
+        func: FuncId,
+        element: Option<u16>,
+        at: TextRange,
+        depth: u32,
+        seen: &mut FxHashSet<(FuncId, Target)>,
+        out: &mut Vec<Fate>,
+    ) {
+        let g = self.func(func);
+        if g.class.is_some()
+            && matches!(
+                &*g.name,
+                "configure_optimizers"
+                    | "train_dataloader"
+                    | "val_dataloader"
+                    | "test_dataloader"
+                    | "predict_dataloader"
+            )
+        {
+            out.push(Fate::Framework {
+                func,
+                hook: g.name.clone(),
+                at,
+            });
+            return;
+        }
+        if !seen.insert((func, Target::Local(format!("<return {element:?}>").into()))) {
+            return;
+        }
+        let callers = self.callers(func);
+        if callers.is_empty() {
+            out.push(Fate::Unknown {
+                func,
+                at,
+                why: "returned, and no caller in the project",
+            });
+            return;
+        }
+        for &(caller, ci) in callers {
+            let call = &self.func(caller).calls[ci];
+            let facts = self.facts(caller);
+            let mut bound = false;
+            for v in &facts.values {
+                for b in &v.bound {
+                    if b.call != call.range {
+                        continue;
+                    }
+                    match (element, b.element) {
+                        (None, None) => {}
+                        (Some(k), Some(e)) if k == e => {}
+                        _ => continue,
+                    }
+                    bound = true;
+                    self.follow(caller, &v.target, depth + 1, seen, out);
+                }
+            }
+            if !bound {
+                out.push(Fate::Unknown {
+                    func: caller,
+                    at: call.range,
+                    why: "the returned value is not bound to a name",
+                });
+            }
+        }
+    }
+
+    /// What a loop does (see [`LoopRole`]).
+    pub fn loop_role(&self, func: FuncId, index: u32) -> LoopRole {
+        let g = self.func(func);
+        let Some(l) = g.facts.loops.get(index as usize) else {
+            return LoopRole::Unknown;
+        };
+        let inside = |r: TextRange| l.range.contains_range(r);
+        let trains = l.backward
+            || g.events.iter().any(|e| {
+                inside(e.range) && matches!(e.kind, EventKind::Backward | EventKind::Step)
+            })
+            || g.calls.iter().any(|c| {
+                inside(c.range)
+                    && self
+                        .callee_function(func, &c.callee)
+                        .is_some_and(|(callee, _)| {
+                            self.events(callee)
+                                .iter()
+                                .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
+                        })
+            });
+        if trains {
+            return LoopRole::Train;
+        }
+        let callers = self.callers(func);
+        let called_without_grad = !callers.is_empty()
+            && callers
+                .iter()
+                .all(|&(c, ci)| self.func(c).calls[ci].no_grad);
+        if l.no_grad || g.no_grad || l.eval_before || called_without_grad {
+            LoopRole::Eval
+        } else {
+            LoopRole::Unknown
+        }
+    }
+
+    // ----- optimizers -----
+
+    /// The modules an optimizer trains, as targets in the function `func` where `opt` is
+    /// named: its construction in `func` (or at module level for a global, in `__init__` and
+    /// the other methods of the class for `self.<attr>`), or for a parameter, what every call
+    /// site passes (translated back when the callers' modules are the callee's own
+    /// parameters or module-level names). `None` when not known.
+    pub fn optimizer_modules(&self, func: FuncId, opt: &Target) -> Option<Vec<Target>> {
+        self.optimizer_modules_at(func, opt, 0)
+    }
+
+    fn optimizer_modules_at(&self, func: FuncId, opt: &Target, depth: u32) -> Option<Vec<Target>> {
+        if depth > 3 {
+            return None;
+        }
+        let find = |f: FuncId, t: &Target| -> Option<Vec<Target>> {
+            let facts = self.facts(f);
+            let hits: Vec<&OptimizerFact> =
+                facts.optimizers.iter().filter(|o| o.target == *t).collect();
+            match hits.as_slice() {
+                [] => None,
+                [one] => Some(one.modules.clone()),
+                many => {
+                    // Rebound: every construction must agree.
+                    let first = &many[0].modules;
+                    many.iter()
+                        .all(|o| o.modules == *first)
+                        .then(|| first.clone())
+                }
+            }
+        };
+        let wildcard = |t: &Target| -> Option<(Box<str>, Box<str>)> {
+            // `opts[D]` -> ("opts", "D")
+            let (Target::Local(k) | Target::Global(k)) = t else {
+                return None;
+            };
+            let (base, rest) = k.split_once('[')?;
+            Some((base.into(), rest.trim_end_matches(']').into()))
+        };
+        match opt {
+            Target::SelfAttr(attr) => {
+                let class = self.class_of(func)?;
+                let t = Target::SelfAttr(attr.clone());
+                let mut found: Option<Vec<Target>> = None;
+                for m in self.family_methods(class) {
+                    if let Some(ms) = find(m, &t) {
+                        match &found {
+                            Some(prev) if *prev != ms => return None,
+                            _ => found = Some(ms),
+                        }
+                    }
+                }
+                found
+            }
+            Target::Param(i, path) if path.is_empty() => {
+                let callers = self.callers(func);
+                if callers.is_empty() {
+                    return None;
+                }
+                let g = self.func(func);
+                let mut found: Option<Vec<Target>> = None;
+                for &(caller, ci) in callers {
+                    let call = &self.func(caller).calls[ci];
+                    let shift = usize::from(
+                        matches!(call.callee, Ref::Method(_))
+                            && g.params.first().is_some_and(|p| &**p == "self"),
+                    );
+                    let i = *i as usize;
+                    // Which name the caller passes: its use of that name as this argument.
+                    let pname = g.params.get(i)?;
+                    let passed = self.facts(caller).values.iter().find(|v| {
+                        v.uses.iter().any(|u| match &u.how {
+                            UseHow::Arg { call: c, pos, .. } if *c == call.range => match pos {
+                                ArgPos::Pos(p) => *p as usize + shift == i,
+                                ArgPos::Kw(k) => k == pname,
+                            },
+                            _ => false,
+                        })
+                    });
+                    let passed = passed?.target.clone();
+                    let ms = self.optimizer_modules_at(caller, &passed, depth + 1)?;
+                    // Translate the caller's module targets into the callee's terms: module-level
+                    // names stay (same file), arguments passed to the callee become its
+                    // parameters.
+                    let mut translated = Vec::new();
+                    for m in ms {
+                        let t = match &m {
+                            Target::Global(_) if caller.file == func.file => m.clone(),
+                            Target::Local(n) if caller.index == 0 && caller.file == func.file => {
+                                Target::Global(n.clone())
+                            }
+                            _ => {
+                                // Passed as an argument of the same call?
+                                let mut as_param = None;
+                                if let Some(v) =
+                                    self.facts(caller).values.iter().find(|v| v.target == m)
+                                {
+                                    for u in &v.uses {
+                                        if let UseHow::Arg { call: c, pos, .. } = &u.how {
+                                            if *c == call.range {
+                                                let j = match pos {
+                                                    ArgPos::Pos(p) => Some(*p as usize + shift),
+                                                    ArgPos::Kw(k) => {
+                                                        g.params.iter().position(|q| q == k)
+                                                    }
+                                                };
+                                                if let Some(j) = j {
+                                                    as_param =
+                                                        Some(Target::Param(j as u16, "".into()));
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                                as_param?
+                            }
+                        };
+                        translated.push(t);
+                    }
+                    match &found {
+                        Some(prev) if *prev != translated => return None,
+                        _ => found = Some(translated),
+                    }
+                }
+                found
+            }
+            Target::Local(_) | Target::Global(_) => {
+                if let Some(ms) = find(func, opt) {
+                    return Some(ms);
+                }
+                // `opts["D"]` built by a comprehension `{k: Adam(v.parameters()) for k, v in nets.items()}`.
+                if let Some((base, key)) = wildcard(opt) {
+                    let star = Target::Local(format!("{base}[*]").into());
+                    let ms = find(func, &star).or_else(|| {
+                        (func.index != 0)
+                            .then(|| {
+                                find(
+                                    FuncId {
+                                        file: func.file,
+                                        index: 0,
+                                    },
+                                    &star,
+                                )
+                            })
+                            .flatten()
+                    })?;
+                    return Some(
+                        ms.into_iter()
+                            .map(|m| match &m {
+                                Target::Local(n) | Target::Global(n) if n.ends_with("[*]") => {
+                                    Target::Local(
+                                        format!("{}[{key}]", n.trim_end_matches("[*]")).into(),
+                                    )
+                                }
+                                _ => m,
+                            })
+                            .collect(),
+                    );
+                }
+                // A module-level optimizer used in a function.
+                if func.index != 0 {
+                    let name = match opt {
+                        Target::Local(n) | Target::Global(n) => n.clone(),
+                        _ => return None,
+                    };
+                    let ms = find(
+                        FuncId {
+                            file: func.file,
+                            index: 0,
+                        },
+                        &Target::Local(name),
+                    )?;
+                    return Some(
+                        ms.into_iter()
+                            .map(|m| match m {
+                                Target::Local(n) => Target::Global(n),
+                                t => t,
+                            })
+                            .collect(),
+                    );
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    // ----- 0-dim returns -----
+
+    /// Does calling this function give a reduced 0-dim tensor (`Whole`), or a tuple with
+    /// 0-dim elements? Follows returns of other project functions and module calls.
+    pub fn returns_zero_dim(&self, f: FuncId) -> ZeroDim {
+        self.zero_dim_at(f, 0)
+    }
+
+    fn zero_dim_at(&self, f: FuncId, depth: u32) -> ZeroDim {
+        if depth > MAX_DEPTH {
+            return ZeroDim::No;
+        }
+        let g = self.func(f);
+        if g.facts.zero_dim != ZeroDim::No {
+            return g.facts.zero_dim.clone();
+        }
+        if let Val::Call { callee, .. } = &g.returns {
+            match self.entity_of_ref(f.file, callee, Some(f), 0) {
+                Some(Entity::Function(h)) if h != f => return self.zero_dim_at(h, depth + 1),
+                _ => {}
+            }
+        }
+        ZeroDim::No
+    }
+
+    /// What calling an instance of a module class gives (its `forward`).
+    pub fn forward_zero_dim(&self, c: ClassId) -> ZeroDim {
+        match self.method(c, "forward", 0) {
+            Some(f) => self.returns_zero_dim(f),
+            None => ZeroDim::No,
+        }
+    }
+
+    // ----- checkpoints -----
+
+    /// Does any file of the project allow-list classes for the weights-only unpickler?
+    pub fn allows_safe_globals(&self) -> bool {
+        self.files.iter().any(|f| f.facts.safe_globals)
+    }
+
+    /// The saves a load may read (see the module docs). Precedence: path matches, else saves
+    /// of the same helper module, else key matches, else (for a load used as a module) saves
+    /// of whole modules.
+    pub fn saves_for_load(&self, load: &LoadDesc) -> Vec<PairedSave> {
+        let mut by_path = Vec::new();
+        let mut by_helper = Vec::new();
+        let mut by_keys = Vec::new();
+        let mut by_module = Vec::new();
+        for fi in 0..self.files.len() {
+            if !self.checked[fi] {
+                continue;
+            }
+            for (gi, g) in self.files[fi].functions.iter().enumerate() {
+                if g.facts.saves.is_empty() {
+                    continue;
+                }
+                let sf = FuncId {
+                    file: fi as FileId,
+                    index: gi as u32,
+                };
+                for (si, s) in g.facts.saves.iter().enumerate() {
+                    let path_match = self.same_path(load.func, &load.path, sf, &s.path);
+                    let helper = !path_match
+                        && sf.file == load.func.file
+                        && matches!(load.path, PathShape::Param(_))
+                        && matches!(s.path, PathShape::Param(_));
+                    for content in self.resolve_content(sf, &s.content, 0) {
+                        let keys_match = !load.keys.is_empty()
+                            && content.keys.as_ref().is_some_and(|ks| {
+                                load.keys
+                                    .iter()
+                                    .all(|k| ks.iter().any(|(sk, _, _)| sk == k))
+                            });
+                        // A helper pair must not contradict the keys the load reads.
+                        let keys_contradict =
+                            !load.keys.is_empty() && content.keys.is_some() && !keys_match;
+                        let paired = |by| PairedSave {
+                            func: sf,
+                            index: si,
+                            by,
+                            content: content.clone(),
+                        };
+                        if path_match && !keys_contradict {
+                            by_path.push(paired(PairBy::Path));
+                        } else if helper && !keys_contradict {
+                            by_helper.push(paired(PairBy::Helper));
+                        } else if keys_match {
+                            by_keys.push(paired(PairBy::Keys));
+                        } else if load.as_module
+                            && matches!(content.saved, Saved::Rejected(RejectedKind::Module, _))
+                            && content.keys.is_none()
+                        {
+                            by_module.push(paired(PairBy::ModuleUse));
+                        }
+                    }
+                }
+            }
+        }
+        for v in [by_path, by_helper, by_keys, by_module] {
+            if !v.is_empty() {
+                return v;
+            }
+        }
+        Vec::new()
+    }
+
+    /// Do two path shapes (each seen from its function) name the same file? A parameter
+    /// stands for what the callers pass (`save_checkpoint(state, "last.pt")`).
+    pub fn same_path(&self, a_in: FuncId, a: &PathShape, b_in: FuncId, b: &PathShape) -> bool {
+        let va = self.path_variants(a_in, a, 0);
+        let vb = self.path_variants(b_in, b, 0);
+        va.iter().any(|(fa, pa)| {
+            vb.iter()
+                .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
+        })
+    }
+
+    /// The shapes a path may take: itself, or for a parameter what each caller passes.
+    fn path_variants(&self, f: FuncId, p: &PathShape, depth: u32) -> Vec<(FuncId, PathShape)> {
+        let PathShape::Param(i) = p else {
+            return vec![(f, p.clone())];
+        };
+        if depth > 3 {
+            return Vec::new();
+        }
+        let g = self.func(f);
+        let pname = g.params.get(*i as usize).cloned();
+        let mut out = Vec::new();
+        for &(caller, ci) in self.callers(f) {
+            let call = &self.func(caller).calls[ci];
+            let shift = usize::from(
+                matches!(call.callee, Ref::Method(_))
+                    && g.params.first().is_some_and(|p| &**p == "self"),
+            );
+            for ap in &self.facts(caller).arg_paths {
+                let hit = ap.call == call.range
+                    && match &ap.pos {
+                        ArgPos::Pos(p) => *p as usize + shift == *i as usize,
+                        ArgPos::Kw(k) => Some(k) == pname.as_ref(),
+                    };
+                if hit {
+                    out.extend(self.path_variants(caller, &ap.path, depth + 1));
+                }
+            }
+        }
+        out
+    }
+
+    fn same_path_shape(&self, a_in: FuncId, a: &PathShape, b_in: FuncId, b: &PathShape) -> bool {
+        match (a, b) {
+            (PathShape::Literal(x), PathShape::Literal(y)) => x == y,
+            (PathShape::Template(x), PathShape::Template(y)) => x == y && x.len() > 3,
+            (PathShape::JoinTail(x), PathShape::JoinTail(y)) => x == y && x.contains('.'),
+            (PathShape::JoinTail(x), PathShape::Literal(y))
+            | (PathShape::Literal(y), PathShape::JoinTail(x)) => {
+                x.contains('.') && y.rsplit(['/', '\\']).next() == Some(&**x)
+            }
+            (PathShape::Attr(x), PathShape::Attr(y)) => {
+                x == y
+                    && a_in.file == b_in.file
+                    && (!x.starts_with("self.") || self.func(a_in).class == self.func(b_in).class)
+            }
+            (PathShape::Global(Ref::Qualified(x)), PathShape::Global(Ref::Qualified(y)))
+                if x == y && !x.starts_with('.') =>
+            {
+                true
+            }
+            (PathShape::Global(x), PathShape::Global(y)) => {
+                let ex = self.entity_of_ref(a_in.file, x, Some(a_in), 0);
+                let ey = self.entity_of_ref(b_in.file, y, Some(b_in), 0);
+                matches!(
+                    (&ex, &ey),
+                    (Some(Entity::Global(..)), Some(Entity::Global(..)))
+                ) && ex == ey
+            }
+            _ => false,
+        }
+    }
+
+    /// What a save's content is, through the project: one variant per call site when the
+    /// saved object is a parameter of a helper.
+    pub fn resolve_content(&self, f: FuncId, c: &Content, depth: u32) -> Vec<ResolvedContent> {
+        if let Some(i) = c.param {
+            if depth > 3 {
+                return vec![ResolvedContent {
+                    saved: Saved::Unknown,
+                    keys: None,
+                    origin: None,
+                }];
+            }
+            let g = self.func(f);
+            let pname = g.params.get(i as usize).cloned();
+            let mut out = Vec::new();
+            for &(caller, ci) in self.callers(f) {
+                let call = &self.func(caller).calls[ci];
+                let shift = usize::from(
+                    matches!(call.callee, Ref::Method(_))
+                        && g.params.first().is_some_and(|p| &**p == "self"),
+                );
+                let arg = self.facts(caller).arg_contents.iter().find(|a| {
+                    a.call == call.range
+                        && match &a.pos {
+                            ArgPos::Pos(p) => *p as usize + shift == i as usize,
+                            ArgPos::Kw(k) => Some(k) == pname.as_ref(),
+                        }
+                });
+                match arg {
+                    Some(a) => {
+                        for mut r in self.resolve_content(caller, &a.content, depth + 1) {
+                            r.origin.get_or_insert((caller.file, a.range));
+                            out.push(r);
+                        }
+                    }
+                    None => {
+                        let r = self.param_at(f, i as usize);
+                        out.push(ResolvedContent {
+                            saved: saved_of_kind(&r.kind, g.range),
+                            keys: None,
+                            origin: None,
+                        });
+                    }
+                }
+            }
+            if out.is_empty() {
+                out.push(ResolvedContent {
+                    saved: Saved::Unknown,
+                    keys: None,
+                    origin: None,
+                });
+            }
+            return out;
+        }
+        let keys = c.keys.as_ref().map(|ks| {
+            ks.iter()
+                .map(|k| {
+                    let saved = match (&k.saved, &k.value) {
+                        (Saved::Unknown, Some(Val::Param(i))) => self.param_content(f, *i, 0),
+                        (Saved::Unknown, Some(v)) => self.saved_of_val(f, v),
+                        (s, _) => s.clone(),
+                    };
+                    let role = match &k.state_of {
+                        Some(v) => match state_role(&self.resolve_val(f, v, 0).kind) {
+                            StateRole::None => self.usage_role(f, v),
+                            r => r,
+                        },
+                        None => StateRole::None,
+                    };
+                    (k.key.clone(), saved, role)
+                })
+                .collect::<Vec<_>>()
+        });
+        let whole = match (&c.saved, &c.value) {
+            (Saved::Unknown, Some(v)) if c.param.is_none() => self.saved_of_val(f, v),
+            (s, _) => s.clone(),
+        };
+        let saved = match &keys {
+            Some(ks) if matches!(whole, Saved::Unknown | Saved::WeightsOnly) => ks
+                .iter()
+                .fold(Saved::WeightsOnly, |acc, (_, s, _)| acc.and(s.clone())),
+            _ => whole,
+        };
+        vec![ResolvedContent {
+            saved,
+            keys,
+            origin: None,
+        }]
+    }
+
+    /// Whose state an object is, from what the code does with it when its kind is not known:
+    /// `self.<attr>` stepped and zeroed in the methods of its class family is an optimizer,
+    /// one whose `.step()` is a scheduler step a scheduler.
+    fn usage_role(&self, f: FuncId, v: &Val) -> StateRole {
+        let Val::SelfAttr(attr) = v else {
+            return StateRole::None;
+        };
+        let Some(c) = self.class_of(f) else {
+            return StateRole::None;
+        };
+        let target = Target::SelfAttr(attr.clone());
+        let mut seen = Vec::new();
+        for m in self.family_methods(c) {
+            for e in self.events(m) {
+                if e.target == target {
+                    seen.push((e.kind, e.role));
+                }
+            }
+        }
+        if seen.iter().any(|(k, _)| *k == EventKind::SchedulerStep)
+            || seen.iter().any(|(_, r)| *r == RoleTag::Scheduler)
+        {
+            return StateRole::Scheduler;
+        }
+        if seen.iter().any(|(k, _)| *k == EventKind::Step)
+            && seen.iter().any(|(k, _)| *k == EventKind::ZeroGrad)
+        {
+            return StateRole::Optimizer;
+        }
+        if seen.iter().any(|(_, r)| *r == RoleTag::Optimizer) {
+            return StateRole::Optimizer;
+        }
+        StateRole::None
+    }
+
+    /// What a parameter holds as checkpoint content: what the call sites pass (a Namespace,
+    /// a module...), joined; unknown when they disagree or nothing is known.
+    fn param_content(&self, f: FuncId, i: u16, depth: u32) -> Saved {
+        let g = self.func(f);
+        let pname = g.params.get(i as usize).cloned();
+        let mut acc: Option<Saved> = None;
+        for &(caller, ci) in self.callers(f) {
+            let call = &self.func(caller).calls[ci];
+            let shift = usize::from(
+                matches!(call.callee, Ref::Method(_))
+                    && g.params.first().is_some_and(|p| &**p == "self"),
+            );
+            let arg = self.facts(caller).arg_contents.iter().find(|a| {
+                a.call == call.range
+                    && match &a.pos {
+                        ArgPos::Pos(p) => *p as usize + shift == i as usize,
+                        ArgPos::Kw(k) => Some(k) == pname.as_ref(),
+                    }
+            });
+            let s = match arg {
+                Some(a) if a.content.param.is_some() && depth < 3 => {
+                    self.param_content(caller, a.content.param.unwrap_or(0), depth + 1)
+                }
+                Some(a) => match (&a.content.saved, &a.content.value) {
+                    (Saved::Rejected(k, _), _) => Saved::Rejected(k.clone(), g.range),
+                    (Saved::Unknown, Some(v)) => self.saved_of_val(caller, v),
+                    (s, _) => s.clone(),
+                },
+                None => Saved::Unknown,
+            };
+            acc = Some(match acc {
+                None => s,
+                Some(prev) if prev == s => prev,
+                Some(Saved::Rejected(k, r)) if matches!(&s, Saved::Rejected(k2, _) if *k2 == k) => {
+                    Saved::Rejected(k, r)
+                }
+                Some(_) => Saved::Unknown,
+            });
+        }
+        match acc {
+            Some(Saved::Unknown) | None => {
+                let r = self.param_at(f, i as usize);
+                saved_of_kind(&r.kind, g.range)
+            }
+            Some(s) => s,
+        }
+    }
+
+    /// A function's summary and facts, by id (for rules that need both).
+    pub fn function_summary(&self, f: FuncId) -> &FunctionSummary {
+        self.func(f)
+    }
+
+    /// The role of an object a function names, from the events it is the target of.
+    pub fn role_in(&self, f: FuncId, t: &Target) -> RoleTag {
+        self.func(f)
+            .events
+            .iter()
+            .find(|e| e.target == *t)
+            .map_or(RoleTag::Unknown, |e| e.role)
+    }
+}
+
+/// The shape of a path expression (see [`PathShape`]), following a local name to the value
+/// it was last assigned before `at` (a few steps).
+pub fn path_shape(
+    e: &Expr,
+    body: &[Stmt],
+    params: &[&str],
+    scopes: &crate::bindings::Scopes,
+    at: TextSize,
+) -> PathShape {
+    path_shape_at(e, body, params, scopes, at, 0)
+}
+
+fn path_shape_at(
+    e: &Expr,
+    body: &[Stmt],
+    params: &[&str],
+    scopes: &crate::bindings::Scopes,
+    at: TextSize,
+    depth: u32,
+) -> PathShape {
+    if depth > 4 {
+        return PathShape::Unknown;
+    }
+    match e {
+        Expr::StringLiteral(s) => PathShape::Literal(s.value.to_str().into()),
+        Expr::FString(f) => {
+            let mut lit = String::new();
+            for part in f.value.elements() {
+                match part {
+                    ast::InterpolatedStringElement::Literal(l) => lit.push_str(&l.value),
+                    ast::InterpolatedStringElement::Interpolation(_) => lit.push_str("{}"),
+                }
+            }
+            PathShape::Template(lit.into())
+        }
+        Expr::BinOp(b) if b.op == Operator::Mod => match &*b.left {
+            Expr::StringLiteral(s) => PathShape::Template(s.value.to_str().into()),
+            _ => PathShape::Unknown,
+        },
+        Expr::BinOp(b) if b.op == Operator::Div => match &*b.right {
+            // `dir / "last.pt"` (pathlib)
+            Expr::StringLiteral(s) => PathShape::JoinTail(s.value.to_str().into()),
+            _ => PathShape::Unknown,
+        },
+        Expr::Call(c) => {
+            if let Some(("format", Expr::StringLiteral(s))) = helpers::method_call(c) {
+                return PathShape::Template(s.value.to_str().into());
+            }
+            let q = scopes.resolve(&c.func);
+            match q.as_deref() {
+                Some("os.path.join") | Some("posixpath.join") => match c.arguments.args.last() {
+                    Some(Expr::StringLiteral(s)) => PathShape::JoinTail(s.value.to_str().into()),
+                    Some(last) => match path_shape_at(last, body, params, scopes, at, depth + 1) {
+                        PathShape::Literal(l) => PathShape::JoinTail(l),
+                        PathShape::Template(t) if !t.contains('/') => PathShape::Template(t),
+                        _ => PathShape::Unknown,
+                    },
+                    None => PathShape::Unknown,
+                },
+                Some("str") | None
+                    if helpers::name_of(&c.func) == Some("str") && c.arguments.args.len() == 1 =>
+                {
+                    path_shape_at(&c.arguments.args[0], body, params, scopes, at, depth + 1)
+                }
+                _ => PathShape::Unknown,
+            }
+        }
+        Expr::Name(n) => {
+            let id = n.id.as_str();
+            // The last assignment before `at` in this body.
+            let mut last: Option<&Expr> = None;
+            let mut assigned = false;
+            super::summary::for_each_own_stmt(body, &mut |s| {
+                if let Stmt::Assign(a) = s {
+                    if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) {
+                        assigned = true;
+                        if a.start() < at {
+                            last = Some(&a.value);
+                        }
+                    }
+                }
+            });
+            if let Some(v) = last {
+                return path_shape_at(v, body, params, scopes, v.start(), depth + 1);
+            }
+            if assigned {
+                return PathShape::Unknown;
+            }
+            if let Some(i) = params.iter().position(|p| *p == id) {
+                return PathShape::Param(i as u16);
+            }
+            match scopes.lookup_str(id) {
+                Some(q) => PathShape::Global(Ref::Qualified(q.into())),
+                None => PathShape::Global(Ref::Local(id.into())),
+            }
+        }
+        Expr::Attribute(_) => {
+            // `config.MODEL_PATH` through an import is a module-level name of another file.
+            if let Some(q) = scopes.resolve(e) {
+                if q.contains('.') && !q.starts_with("torch") {
+                    let first = helpers::dotted(e).unwrap_or_default();
+                    let root = first.split('.').next().unwrap_or("");
+                    if scopes.lookup_str(root).is_some() {
+                        return PathShape::Global(Ref::Qualified(q.into()));
+                    }
+                }
+            }
+            match helpers::dotted(e) {
+                Some(t) => PathShape::Attr(t.into()),
+                None => PathShape::Unknown,
+            }
+        }
+        _ => PathShape::Unknown,
+    }
+}
+
+impl ProjectModel {
+    /// Checkpoint content of a summary value seen from `f`: an instance of a project class
+    /// that is not a module (a vocabulary, a config object), the parsed command line (a
+    /// project function returning `parser.parse_args()`), or what its kind implies.
+    pub fn saved_of_val(&self, f: FuncId, v: &Val) -> Saved {
+        let at = self.func(f).range;
+        if let Val::Call { callee, .. } = v {
+            if let Some(Entity::Function(g)) = self.entity_of_ref(f.file, callee, Some(f), 0) {
+                if self.func(g).facts.returns_namespace {
+                    return Saved::Rejected(RejectedKind::Namespace, at);
+                }
+            }
+        }
+        let r = self.resolve_val(f, v, 0);
+        if let Some(super::ClassRef::Project(c)) = &r.class {
+            if !self.is_module(*c) {
+                let name = self.class_summary(*c).name.to_string();
+                return Saved::Rejected(RejectedKind::CustomClass(name), at);
+            }
+        }
+        saved_of_kind(&r.kind, at)
+    }
+}
+
+/// Checkpoint content implied by a value kind (from call sites): whole modules, optimizer and
+/// scheduler objects are rejected by the weights-only unpickler.
+fn saved_of_kind(kind: &Kind, at: TextRange) -> Saved {
+    match kind {
+        Kind::Module => Saved::Rejected(RejectedKind::Module, at),
+        Kind::Optimizer(_) => Saved::Rejected(RejectedKind::Optimizer, at),
+        Kind::Scheduler(_) => Saved::Rejected(RejectedKind::Scheduler, at),
+        Kind::GradScaler => Saved::Rejected(RejectedKind::GradScaler, at),
+        Kind::DataLoader => Saved::Rejected(RejectedKind::DataLoader, at),
+        Kind::Tensor => Saved::WeightsOnly,
+        _ => Saved::Unknown,
+    }
+}
+
+fn state_role(kind: &Kind) -> StateRole {
+    match kind {
+        Kind::Optimizer(_) => StateRole::Optimizer,
+        Kind::Scheduler(_) => StateRole::Scheduler,
+        Kind::GradScaler => StateRole::Scaler,
+        Kind::Module => StateRole::Module,
+        _ => StateRole::None,
+    }
+}
+
+impl ProjectModel {
+    /// The library class (qualified name) a call bound in function `func` creates: the
+    /// callee itself (`torchvision.datasets.MNIST`), or what the project function it calls
+    /// returns (followed through project functions). `None` for project classes and anything
+    /// not known.
+    pub fn binding_class(&self, func: FuncId, b: &Binding) -> Option<Box<str>> {
+        if b.element.is_some() {
+            return None;
+        }
+        if !b.project {
+            return Some(b.callee.clone());
+        }
+        let call = self.func(func).calls.iter().find(|c| c.range == b.call)?;
+        self.ref_class(func, &call.callee, 0)
+    }
+
+    fn ref_class(&self, ctx: FuncId, r: &Ref, depth: u32) -> Option<Box<str>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match self.entity_of_ref(ctx.file, r, Some(ctx), 0)? {
+            Entity::External(q) => Some(q),
+            Entity::Function(g) => match &self.func(g).returns {
+                Val::Call { callee, .. } => self.ref_class(g, callee, depth + 1),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The bindings of a followed local of a function (or of the module-level name a
+    /// function uses), with the function they are in.
+    pub fn bindings_of(&self, func: FuncId, name: &str) -> Option<(FuncId, &[Binding])> {
+        let facts = self.facts(func);
+        if let Some(v) = facts
+            .values
+            .iter()
+            .find(|v| matches!(&v.target, Target::Local(n) if &**n == name))
+        {
+            return Some((func, &v.bound));
+        }
+        if facts
+            .values
+            .iter()
+            .any(|v| matches!(&v.target, Target::Global(n) if &**n == name))
+            || func.index == 0
+        {
+            let module = FuncId {
+                file: func.file,
+                index: 0,
+            };
+            let v = self
+                .facts(module)
+                .values
+                .iter()
+                .find(|v| matches!(&v.target, Target::Local(n) if &**n == name))?;
+            return Some((module, &v.bound));
+        }
+        None
+    }
+}
+
+impl ProjectModel {
+    /// What a callee of a summarised call of function `ctx` refers to.
+    pub fn callee_entity(&self, ctx: FuncId, callee: &Ref) -> Option<Entity> {
+        self.entity_of_ref(ctx.file, callee, Some(ctx), 0)
+    }
+}

@@ -1,0 +1,1464 @@
+//! Phase 1 of the wave-3 project facts ([`crate::project::facts`]): what one function does
+//! with the values it can name, its loops, `torch.save` calls, optimizers, DataLoaders and
+//! returns, read from its syntax tree while the file is summarised.
+//!
+//! Values followed: the function's parameters, `self.<attr>` (in methods of classes that are
+//! not `nn.Module`s), locals bound from calls that matter (project functions and classes,
+//! schedulers, optimizers, DataLoaders, `torch.load`, torchvision datasets) and their aliases,
+//! and the module-level followed names a function uses. Methods of `nn.Module` classes record
+//! only the module-level names they use (`recorded` stays false: queries treat their other
+//! uses as unknown).
+use super::{Builder, Nested, Val};
+use crate::helpers;
+use crate::kinds::{qualified_call_kind, Kind, KindContext, KindTable};
+use crate::project::facts::{
+    ArgContent, ArgPath, ArgPos, Binding, Content, FileFacts, FunctionFacts, KeyContent,
+    LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg, TrackedValue, UseHow,
+    ValueUse, ZeroDim,
+};
+use crate::project::summary::Target;
+use crate::saves::{self, SaveContext, Saved};
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Operator, Stmt};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Calls that wrap an iterable without consuming it (`for i, b in enumerate(tqdm(loader))`).
+const WRAPPERS: &[&str] = &[
+    "enumerate",
+    "zip",
+    "iter",
+    "tqdm",
+    "tqdm.tqdm",
+    "tqdm.auto.tqdm",
+    "tqdm.notebook.tqdm",
+    "tqdm.autonotebook.tqdm",
+    "tqdm.std.tqdm",
+];
+
+/// Loss functions of `torch.nn.functional` besides the `*_loss` ones.
+const FUNCTIONAL_LOSSES: &[&str] = &[
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+];
+
+impl Builder<'_> {
+    /// Facts of the module body (function 0) and of the whole file.
+    pub(super) fn module_facts(&mut self, body: &[Stmt], vals: &FxHashMap<String, Val>) {
+        let text = self.text.as_bytes();
+        self.out.facts = FileFacts {
+            safe_globals: memchr::memmem::find(text, b"safe_globals").is_some(),
+        };
+        if !(self.out.vocab.torch || self.out.vocab.training) {
+            return;
+        }
+        let facts = self.extract(0, body, None, &[], vals, None, None, false, true);
+        self.out.functions[0].facts = facts;
+    }
+
+    /// Facts of a function (see the module docs).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn function_facts(
+        &mut self,
+        idx: u32,
+        f: &ast::StmtFunctionDef,
+        class: Option<u32>,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+        no_grad: bool,
+    ) {
+        if !(self.out.vocab.torch || self.out.vocab.training) {
+            return;
+        }
+        let full = class.is_none_or(|c| !self.out.classes[c as usize].local_module);
+        let mut facts = self.extract(
+            idx,
+            &f.body,
+            Some(&f.parameters),
+            params,
+            vals,
+            nested,
+            class,
+            no_grad,
+            full,
+        );
+        let p = &f.parameters;
+        let mut stars = Vec::new();
+        if let Some(v) = &p.vararg {
+            if let Some(i) = params.iter().position(|n| *n == v.name.as_str()) {
+                stars.push(i as u16);
+            }
+        }
+        if let Some(k) = &p.kwarg {
+            if let Some(i) = params.iter().position(|n| *n == k.name.as_str()) {
+                stars.push(i as u16);
+            }
+        }
+        facts.star_params = stars;
+        self.out.functions[idx as usize].facts = facts;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn extract(
+        &self,
+        idx: u32,
+        body: &[Stmt],
+        parameters: Option<&ast::Parameters>,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+        class: Option<u32>,
+        no_grad: bool,
+        full: bool,
+    ) -> FunctionFacts {
+        let project_calls: FxHashSet<TextRange> = self.out.functions[idx as usize]
+            .calls
+            .iter()
+            .map(|c| c.range)
+            .collect();
+        // Module-level followed names visible here (not bound locally).
+        let mut globals: FxHashSet<String> = FxHashSet::default();
+        if idx != 0 {
+            if let Some(scope) = self.scopes.current() {
+                for v in &self.out.functions[0].facts.values {
+                    if let Target::Local(n) = &v.target {
+                        if !scope.binds_locally(n) && !params.contains(&&**n) {
+                            globals.insert(n.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        let mut x = Extract {
+            b: self,
+            params,
+            project_calls: &project_calls,
+            full,
+            self_attrs: full && class.is_some(),
+            method: class.is_some(),
+            module: idx == 0,
+            tracked: FxHashMap::default(),
+            values: Vec::new(),
+            loops: Vec::new(),
+            no_grad: u32::from(no_grad),
+            last_eval: None,
+            last_train: None,
+            saves: Vec::new(),
+            optimizers: Vec::new(),
+            loaders: Vec::new(),
+            project_arg_calls: Vec::new(),
+            comprehension_vars: FxHashMap::default(),
+        };
+        if full {
+            for (i, p) in params.iter().enumerate() {
+                x.track(p, Target::Param(i as u16, "".into()));
+            }
+        }
+        for g in &globals {
+            x.track(g, Target::Global(g.as_str().into()));
+        }
+        x.suite(body);
+        let Extract {
+            mut values,
+            loops,
+            saves: save_calls,
+            optimizers,
+            loaders,
+            project_arg_calls,
+            ..
+        } = x;
+        if !full {
+            values.retain(|v| matches!(v.target, Target::Global(_)));
+        }
+        // Saves and save-helper arguments need the function's value kinds: computed only when
+        // there is something to classify.
+        let wants_args = !project_arg_calls.is_empty()
+            && memchr::memmem::find(self.text.as_bytes(), b"save").is_some()
+            && self.function_mentions_checkpoint(idx);
+        let mut saves = Vec::new();
+        let mut arg_contents = Vec::new();
+        // Paths handed to project helpers (`save_checkpoint(state, "last.pt")`).
+        let mut arg_paths = Vec::new();
+        let text = self.text.as_bytes();
+        if !project_arg_calls.is_empty()
+            && (memchr::memmem::find(text, b"save").is_some()
+                || memchr::memmem::find(text, b"load").is_some())
+        {
+            for call in &project_arg_calls {
+                let positional = call
+                    .arguments
+                    .args
+                    .iter()
+                    .take_while(|a| !matches!(a, Expr::Starred(_)))
+                    .enumerate()
+                    .map(|(i, a)| (ArgPos::Pos(i as u16), a));
+                let keywords =
+                    call.arguments.keywords.iter().filter_map(|k| {
+                        Some((ArgPos::Kw(k.arg.as_ref()?.as_str().into()), &k.value))
+                    });
+                for (pos, a) in positional.chain(keywords) {
+                    if !path_like(a) {
+                        continue;
+                    }
+                    let path = crate::project::facts::path_shape(
+                        a,
+                        body,
+                        params,
+                        &self.scopes,
+                        call.start(),
+                    );
+                    if !matches!(path, PathShape::Unknown | PathShape::Attr(_)) {
+                        arg_paths.push(ArgPath {
+                            call: call.range(),
+                            pos,
+                            path,
+                        });
+                    }
+                }
+            }
+        }
+        if !save_calls.is_empty() || wants_args {
+            let local = KindTable::infer(
+                body,
+                parameters,
+                &self.scopes,
+                self.classes,
+                Some(self.module_kinds),
+            );
+            let outer = (idx != 0).then_some(self.module_kinds);
+            let cx = SaveContext {
+                kinds: KindContext {
+                    local: &local,
+                    outer,
+                    attrs: None,
+                    scopes: &self.scopes,
+                    classes: self.classes,
+                },
+                body,
+                scopes: &self.scopes,
+                classes: self.classes,
+            };
+            for call in save_calls {
+                let Some(obj) = helpers::argument(call, "obj", 0) else {
+                    continue;
+                };
+                let path = helpers::argument(call, "f", 1);
+                saves.push(SaveFact {
+                    call: call.range(),
+                    object: obj.range(),
+                    content: content_of(obj, &cx, params, vals, call.start()),
+                    path: path.map_or(PathShape::Unknown, |p| {
+                        crate::project::facts::path_shape(
+                            p,
+                            body,
+                            params,
+                            &self.scopes,
+                            call.start(),
+                        )
+                    }),
+                });
+            }
+            if wants_args {
+                for call in project_arg_calls {
+                    for (i, a) in call.arguments.args.iter().enumerate() {
+                        if matches!(a, Expr::Starred(_)) {
+                            break;
+                        }
+                        let c = content_of(a, &cx, params, vals, call.start());
+                        if interesting(&c) {
+                            arg_contents.push(ArgContent {
+                                call: call.range(),
+                                pos: ArgPos::Pos(i as u16),
+                                content: c,
+                                range: a.range(),
+                            });
+                        }
+                    }
+                    for k in &call.arguments.keywords {
+                        let Some(name) = &k.arg else { continue };
+                        let c = content_of(&k.value, &cx, params, vals, call.start());
+                        if interesting(&c) {
+                            arg_contents.push(ArgContent {
+                                call: call.range(),
+                                pos: ArgPos::Kw(name.as_str().into()),
+                                content: c,
+                                range: k.value.range(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let zero_dim = zero_dim_returns(body, &self.scopes);
+        let returns_namespace = idx != 0 && returns_namespace(body);
+        let _ = nested;
+        FunctionFacts {
+            recorded: full,
+            values,
+            loops,
+            saves,
+            arg_contents,
+            arg_paths,
+            optimizers,
+            loaders,
+            zero_dim,
+            star_params: Vec::new(),
+            returns_namespace,
+        }
+    }
+
+    fn function_mentions_checkpoint(&self, idx: u32) -> bool {
+        let r = self.out.functions[idx as usize].range;
+        let Some(t) = self.text.get(r.start().to_usize()..r.end().to_usize()) else {
+            return false;
+        };
+        ["save", "ckpt", "checkpoint"]
+            .iter()
+            .any(|w| memchr::memmem::find(t.as_bytes(), w.as_bytes()).is_some())
+    }
+}
+
+/// Could an argument be a file path (a string, an f-string, a join, a name)?
+fn path_like(e: &Expr) -> bool {
+    match e {
+        Expr::StringLiteral(_) | Expr::FString(_) | Expr::Name(_) => true,
+        Expr::BinOp(b) => matches!(b.op, Operator::Mod | Operator::Div),
+        Expr::Call(c) => matches!(helpers::method_call(c), Some(("format" | "join", _))),
+        Expr::Attribute(_) => true,
+        _ => false,
+    }
+}
+
+/// Is an argument's content worth keeping for save helpers?
+fn interesting(c: &Content) -> bool {
+    c.keys.is_some()
+        || matches!(c.saved, Saved::Rejected(..))
+        || c.param.is_some()
+        || c.value.is_some()
+}
+
+/// What a saved object holds (see [`Content`]).
+fn content_of(
+    obj: &Expr,
+    cx: &SaveContext,
+    params: &[&str],
+    vals: &FxHashMap<String, Val>,
+    at: TextSize,
+) -> Content {
+    let param_of = |e: &Expr| -> Option<u16> {
+        let n = helpers::name_of(e)?;
+        // A parameter not re-bound before the save.
+        let i = params.iter().position(|p| *p == n)?;
+        let mut rebound = false;
+        crate::project::summary::for_each_own_stmt(cx.body, &mut |s| {
+            if let Stmt::Assign(a) = s {
+                if a.start() < at && a.targets.iter().any(|t| helpers::name_of(t) == Some(n)) {
+                    rebound = true;
+                }
+            }
+        });
+        (!rebound).then_some(i as u16)
+    };
+    let value_of = |e: &Expr| -> Option<Val> {
+        if let Some(i) = param_of(e) {
+            return Some(Val::Param(i));
+        }
+        if let Some(n) = helpers::name_of(e) {
+            // A local bound to a project call or a known kind (`vocab = CharVocab(text)`).
+            return vals
+                .get(n)
+                .filter(|v| matches!(v, Val::Call { .. } | Val::Kind(_) | Val::Torch(_)))
+                .cloned();
+        }
+        helpers::self_attribute(e).map(|a| Val::SelfAttr(a.into()))
+    };
+    let state_of = |e: &Expr| -> Option<Val> {
+        let Expr::Call(c) = e else { return None };
+        let ("state_dict", recv) = helpers::method_call(c)? else {
+            return None;
+        };
+        if let Some(v) = value_of(recv) {
+            return Some(v);
+        }
+        match cx.kinds.kind(recv) {
+            Kind::Unknown => None,
+            k => Some(Val::Kind(k)),
+        }
+    };
+    let keys = saves::dict_items(obj, cx, at).map(|items| {
+        items
+            .into_iter()
+            .map(|(k, v)| KeyContent {
+                key: k.into(),
+                saved: saves::classify(v, cx, at),
+                value: value_of(v),
+                state_of: state_of(v),
+            })
+            .collect()
+    });
+    Content {
+        saved: saves::classify(obj, cx, at),
+        param: param_of(obj),
+        value: value_of(obj),
+        keys,
+    }
+}
+
+/// Does a function return a reduced 0-dim tensor on every path (see [`ZeroDim`])?
+fn zero_dim_returns(body: &[Stmt], scopes: &crate::bindings::Scopes) -> ZeroDim {
+    let mut acc: Option<ZeroDim> = None;
+    let mut ok = true;
+    crate::project::summary::for_each_own_stmt(body, &mut |s| {
+        let Stmt::Return(r) = s else { return };
+        let this = match r.value.as_deref() {
+            None => ZeroDim::No,
+            Some(Expr::Tuple(t)) => {
+                let els: Vec<bool> = t
+                    .elts
+                    .iter()
+                    .map(|e| is_zero_dim(e, body, scopes, 0))
+                    .collect();
+                if els.iter().any(|b| *b) {
+                    ZeroDim::Elements(els)
+                } else {
+                    ZeroDim::No
+                }
+            }
+            Some(e) => {
+                if is_zero_dim(e, body, scopes, 0) {
+                    ZeroDim::Whole
+                } else {
+                    ZeroDim::No
+                }
+            }
+        };
+        acc = Some(match acc.take() {
+            None => this,
+            Some(ZeroDim::Whole) if this == ZeroDim::Whole => ZeroDim::Whole,
+            Some(ZeroDim::Elements(a)) => match this {
+                ZeroDim::Elements(b) if a.len() == b.len() => {
+                    ZeroDim::Elements(a.iter().zip(&b).map(|(x, y)| *x && *y).collect())
+                }
+                _ => {
+                    ok = false;
+                    ZeroDim::No
+                }
+            },
+            Some(_) => {
+                ok = false;
+                ZeroDim::No
+            }
+        });
+    });
+    match acc {
+        Some(ZeroDim::Elements(e)) if ok && e.iter().any(|b| *b) => ZeroDim::Elements(e),
+        Some(ZeroDim::Whole) if ok => ZeroDim::Whole,
+        _ => ZeroDim::No,
+    }
+}
+
+/// Does every `return` give the parsed command line (`parser.parse_args()`,
+/// `parse_known_args()[0]`, or a name bound to one)?
+fn returns_namespace(body: &[Stmt]) -> bool {
+    fn parsed(e: &Expr) -> bool {
+        let call = match e {
+            Expr::Call(c) => c,
+            Expr::Subscript(s) => match &*s.value {
+                Expr::Call(c) if helpers::int_value(&s.slice) == Some(0) => c,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        matches!(
+            helpers::method_call(call),
+            Some(("parse_args" | "parse_known_args", _))
+        )
+    }
+    let mut any = false;
+    let mut all = true;
+    crate::project::summary::for_each_own_stmt(body, &mut |s| {
+        let Stmt::Return(r) = s else { return };
+        any = true;
+        let ok = match r.value.as_deref() {
+            Some(e) if parsed(e) => true,
+            Some(Expr::Name(n)) => {
+                let mut found = false;
+                let mut other = false;
+                crate::project::summary::for_each_own_stmt(body, &mut |t| {
+                    if let Stmt::Assign(a) = t {
+                        if a.targets
+                            .iter()
+                            .any(|x| helpers::name_of(x) == Some(n.id.as_str()))
+                        {
+                            if parsed(&a.value) {
+                                found = true;
+                            } else {
+                                other = true;
+                            }
+                        }
+                    }
+                });
+                found && !other
+            }
+            _ => false,
+        };
+        all &= ok;
+    });
+    any && all
+}
+
+/// Does a loss call keep the default (mean/sum) reduction?
+fn reduces(call: &ExprCall) -> bool {
+    if helpers::has_kwargs_splat(call) {
+        return false;
+    }
+    if let Some(r) = call.arguments.find_keyword("reduction") {
+        return matches!(helpers::str_value(&r.value), Some("mean" | "sum"));
+    }
+    if let Some(r) = call.arguments.find_keyword("reduce") {
+        return helpers::is_truthy(&r.value) == Some(true);
+    }
+    true
+}
+
+/// Is `e` a reduced 0-dim tensor: a loss with the default reduction, `torch.mean(x)`,
+/// `x.mean()` / `x.sum()`, arithmetic of one with numbers or names, or a name every
+/// assignment of which is one?
+fn is_zero_dim(e: &Expr, body: &[Stmt], scopes: &crate::bindings::Scopes, depth: u32) -> bool {
+    if depth > 4 {
+        return false;
+    }
+    match e {
+        Expr::Call(c) => {
+            if let Some(q) = scopes.resolve(&c.func) {
+                if let Some(name) = q.strip_prefix("torch.nn.functional.") {
+                    return (name.ends_with("_loss") || FUNCTIONAL_LOSSES.contains(&name))
+                        && reduces(c);
+                }
+                if matches!(q.as_str(), "torch.mean" | "torch.sum") {
+                    return c.arguments.args.len() == 1 && c.arguments.keywords.is_empty();
+                }
+                return false;
+            }
+            if let Expr::Call(inner) = &*c.func {
+                // `nn.MSELoss()(a, b)`
+                if let Some(q) = scopes.resolve(&inner.func) {
+                    return q.starts_with("torch.nn.") && q.ends_with("Loss") && reduces(inner);
+                }
+            }
+            matches!(helpers::method_call(c), Some(("mean" | "sum", _))) && c.arguments.is_empty()
+        }
+        Expr::BinOp(b)
+            if matches!(
+                b.op,
+                Operator::Add | Operator::Sub | Operator::Mult | Operator::Div
+            ) =>
+        {
+            let scalarish = |x: &Expr| {
+                matches!(
+                    x,
+                    Expr::NumberLiteral(_) | Expr::Name(_) | Expr::Attribute(_)
+                )
+            };
+            let l = is_zero_dim(&b.left, body, scopes, depth + 1);
+            let r = is_zero_dim(&b.right, body, scopes, depth + 1);
+            (l && (r || scalarish(&b.right))) || (r && scalarish(&b.left))
+        }
+        Expr::Name(n) => {
+            let id = n.id.as_str();
+            let mut any = false;
+            let mut all = true;
+            crate::project::summary::for_each_own_stmt(body, &mut |s| match s {
+                Stmt::Assign(a) if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) => {
+                    any = true;
+                    if a.targets.len() != 1 || !is_zero_dim(&a.value, body, scopes, depth + 1) {
+                        all = false;
+                    }
+                }
+                Stmt::Assign(a)
+                    if a.targets.iter().any(|t| match t {
+                        Expr::Tuple(tt) => tt.elts.iter().any(|e| helpers::name_of(e) == Some(id)),
+                        _ => false,
+                    }) =>
+                {
+                    all = false;
+                }
+                Stmt::AugAssign(a) if helpers::name_of(&a.target) == Some(id) => {
+                    let keeps = matches!(
+                        a.op,
+                        Operator::Add | Operator::Sub | Operator::Mult | Operator::Div
+                    ) && matches!(
+                        &*a.value,
+                        Expr::NumberLiteral(_) | Expr::Name(_) | Expr::Attribute(_)
+                    );
+                    if !keeps {
+                        all = false;
+                    }
+                }
+                Stmt::AnnAssign(a) if helpers::name_of(&a.target) == Some(id) => all = false,
+                Stmt::For(f) if helpers::name_of(&f.target) == Some(id) => all = false,
+                Stmt::With(w)
+                    if w.items.iter().any(|i| {
+                        i.optional_vars.as_deref().and_then(helpers::name_of) == Some(id)
+                    }) =>
+                {
+                    all = false
+                }
+                _ => {}
+            });
+            any && all
+        }
+        _ => false,
+    }
+}
+
+struct Extract<'x, 'b> {
+    b: &'x Builder<'b>,
+    params: &'x [&'x str],
+    project_calls: &'x FxHashSet<TextRange>,
+    /// Record the uses of parameters and locals (not only of module-level names).
+    full: bool,
+    /// Follow `self.<attr>`.
+    self_attrs: bool,
+    /// A method (parameter 0 is `self`).
+    method: bool,
+    /// The module body (function 0).
+    module: bool,
+    /// Followed names -> index in `values`.
+    tracked: FxHashMap<String, usize>,
+    values: Vec<TrackedValue>,
+    loops: Vec<LoopFact>,
+    no_grad: u32,
+    last_eval: Option<TextSize>,
+    last_train: Option<TextSize>,
+    saves: Vec<&'x ExprCall>,
+    optimizers: Vec<OptimizerFact>,
+    loaders: Vec<LoaderFact>,
+    project_arg_calls: Vec<&'x ExprCall>,
+    /// Comprehension variables bound to `X.items()` values: var -> `X`.
+    comprehension_vars: FxHashMap<String, String>,
+}
+
+impl<'x> Extract<'x, '_> {
+    fn track(&mut self, name: &str, target: Target) -> usize {
+        if let Some(&i) = self.tracked.get(name) {
+            return i;
+        }
+        let i = self.values.len();
+        self.values.push(TrackedValue {
+            target,
+            bound: Vec::new(),
+            uses: Vec::new(),
+        });
+        self.tracked.insert(name.to_string(), i);
+        i
+    }
+
+    fn self_attr_index(&mut self, attr: &str) -> usize {
+        let key = format!("self.{attr}");
+        self.track(&key, Target::SelfAttr(attr.into()))
+    }
+
+    /// The followed value an expression is, if any.
+    fn value_index(&mut self, e: &Expr) -> Option<usize> {
+        match e {
+            Expr::Name(n) => self.tracked.get(n.id.as_str()).copied(),
+            Expr::Attribute(a) if self.self_attrs && helpers::name_of(&a.value) == Some("self") => {
+                Some(self.self_attr_index(a.attr.as_str()))
+            }
+            _ => None,
+        }
+    }
+
+    fn is_self(&self, i: usize) -> bool {
+        self.method
+            && self.values[i].target == Target::Param(0, "".into())
+            && self.params.first() == Some(&"self")
+    }
+
+    fn record(&mut self, i: usize, how: UseHow, range: TextRange) {
+        // `self` itself: only what hands it to other code matters.
+        if self.is_self(i)
+            && matches!(
+                how,
+                UseHow::Method(_)
+                    | UseHow::Attribute(_)
+                    | UseHow::Called
+                    | UseHow::Key(_)
+                    | UseHow::Tested
+                    | UseHow::Operand
+            )
+        {
+            return;
+        }
+        self.values[i].uses.push(ValueUse { how, range });
+    }
+
+    fn callee_name(&self, call: &ExprCall) -> Box<str> {
+        if let Some(q) = self.b.scopes.resolve(&call.func) {
+            return q.into();
+        }
+        helpers::dotted(&call.func)
+            .unwrap_or_else(|| "?".into())
+            .into()
+    }
+
+    fn is_tracked_callee(&self, call: &ExprCall) -> bool {
+        if self.project_calls.contains(&call.range()) {
+            return true;
+        }
+        // A call of a followed object (`criterion(out, y)` with `criterion = ProjectLoss()`).
+        if let Expr::Name(n) = &*call.func {
+            if self.tracked.contains_key(n.id.as_str()) {
+                return true;
+            }
+        }
+        let Some(q) = self.b.scopes.resolve(&call.func) else {
+            return false;
+        };
+        matches!(
+            qualified_call_kind(&q),
+            Kind::Scheduler(_) | Kind::Optimizer(_) | Kind::DataLoader
+        ) || matches!(q.as_str(), "torch.load" | "torch.serialization.load")
+            || q.starts_with("torchvision.datasets.")
+            || (q.starts_with("transformers.") && q.contains("schedule"))
+    }
+
+    fn is_wrapper(&self, call: &ExprCall) -> bool {
+        let name = self
+            .b
+            .scopes
+            .resolve(&call.func)
+            .or_else(|| helpers::name_of(&call.func).map(str::to_string));
+        name.is_some_and(|n| WRAPPERS.contains(&n.as_str()))
+    }
+
+    fn suite(&mut self, body: &'x [Stmt]) {
+        for s in body {
+            self.stmt(s);
+        }
+    }
+
+    fn bind_call(&mut self, name: &str, call: &ExprCall, element: Option<u16>) {
+        let callee = self.callee_name(call);
+        let project = self.project_calls.contains(&call.range());
+        let i = self.track(name, Target::Local(name.into()));
+        self.values[i].bound.push(Binding {
+            call: call.range(),
+            element,
+            callee,
+            project,
+        });
+    }
+
+    /// A followed local assigned something else: its bindings then say so (`<other>`).
+    fn rebind_other(&mut self, name: &str, at: TextRange) {
+        if let Some(&i) = self.tracked.get(name) {
+            if matches!(self.values[i].target, Target::Local(_)) {
+                self.values[i].bound.push(Binding {
+                    call: at,
+                    element: None,
+                    callee: "<other>".into(),
+                    project: false,
+                });
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: &'x Stmt) {
+        match s {
+            Stmt::Assign(a) => {
+                self.optimizer_assign(&a.targets, &a.value);
+                self.assign(&a.targets, &a.value);
+            }
+            Stmt::AnnAssign(a) => {
+                if let Some(v) = &a.value {
+                    let targets = std::slice::from_ref(&*a.target);
+                    self.optimizer_assign(targets, v);
+                    self.assign(targets, v);
+                }
+            }
+            Stmt::AugAssign(a) => {
+                if let Some(i) = self.value_index(&a.target) {
+                    self.record(i, UseHow::Operand, a.target.range());
+                }
+                self.expr(&a.value, UseHow::Operand);
+            }
+            Stmt::For(f) => {
+                let index = self.loops.len() as u32;
+                let eval_before = match (self.last_eval, self.last_train) {
+                    (Some(e), Some(t)) => e > t,
+                    (Some(_), None) => true,
+                    _ => false,
+                };
+                self.loops.push(LoopFact {
+                    range: f.range(),
+                    no_grad: self.no_grad > 0,
+                    eval_before,
+                    backward: calls_backward(&f.body),
+                });
+                self.iterated(&f.iter, index);
+                self.suite(&f.body);
+                self.suite(&f.orelse);
+            }
+            Stmt::While(w) => {
+                self.expr(&w.test, UseHow::Tested);
+                self.suite(&w.body);
+                self.suite(&w.orelse);
+            }
+            Stmt::If(i) => {
+                self.expr(&i.test, UseHow::Tested);
+                self.suite(&i.body);
+                for c in &i.elif_else_clauses {
+                    if let Some(t) = &c.test {
+                        self.expr(t, UseHow::Tested);
+                    }
+                    self.suite(&c.body);
+                }
+            }
+            Stmt::With(w) => {
+                let mut off = 0;
+                for item in &w.items {
+                    self.expr(&item.context_expr, UseHow::Escapes);
+                    if self.grad_off(&item.context_expr) {
+                        off += 1;
+                    }
+                }
+                self.no_grad += off;
+                self.suite(&w.body);
+                self.no_grad -= off;
+            }
+            Stmt::Try(t) => {
+                self.suite(&t.body);
+                for h in &t.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    self.suite(&h.body);
+                }
+                self.suite(&t.orelse);
+                self.suite(&t.finalbody);
+            }
+            Stmt::Return(r) => match r.value.as_deref() {
+                Some(Expr::Tuple(t)) => {
+                    for (k, e) in t.elts.iter().enumerate() {
+                        self.expr(e, UseHow::Returned(Some(k as u16)));
+                    }
+                }
+                Some(e) => self.expr(e, UseHow::Returned(None)),
+                None => {}
+            },
+            Stmt::Expr(e) => self.expr(&e.value, UseHow::Operand),
+            Stmt::Assert(a) => {
+                self.expr(&a.test, UseHow::Tested);
+                if let Some(m) = &a.msg {
+                    self.expr(m, UseHow::Operand);
+                }
+            }
+            // The module body's functions record their own uses of module-level names.
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) if self.module => {}
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => self.captured(s),
+            Stmt::Global(g) => {
+                for n in &g.names {
+                    if let Some(&i) = self.tracked.get(n.as_str()) {
+                        self.record(i, UseHow::Escapes, n.range());
+                    }
+                }
+            }
+            Stmt::Delete(d) => {
+                for t in &d.targets {
+                    self.expr(t, UseHow::Escapes);
+                }
+            }
+            _ => {
+                // Raise, match, ...: anything followed in them escapes.
+                struct V<'v, 'x, 'b> {
+                    x: &'v mut Extract<'x, 'b>,
+                }
+                impl<'a> Visitor<'a> for V<'_, '_, '_> {
+                    fn visit_expr(&mut self, e: &'a Expr) {
+                        if let Some(i) = self.x.value_index(e) {
+                            self.x.record(i, UseHow::Escapes, e.range());
+                            return;
+                        }
+                        visitor::walk_expr(self, e);
+                    }
+                }
+                let mut v = V { x: self };
+                visitor::walk_stmt(&mut v, s);
+            }
+        }
+    }
+
+    fn grad_off(&self, e: &Expr) -> bool {
+        let callee = match e {
+            Expr::Call(c) => &*c.func,
+            e => e,
+        };
+        self.b.scopes.resolve(callee).is_some_and(|q| {
+            matches!(
+                q.as_str(),
+                "torch.no_grad"
+                    | "torch.autograd.no_grad"
+                    | "torch.inference_mode"
+                    | "torch.autograd.inference_mode"
+                    | "torch.autograd.grad_mode.no_grad"
+                    | "torch.autograd.grad_mode.inference_mode"
+            )
+        })
+    }
+
+    /// Names used inside a nested function or class: captured, so they escape.
+    fn captured(&mut self, s: &'x Stmt) {
+        struct V<'v, 'x, 'b> {
+            x: &'v mut Extract<'x, 'b>,
+        }
+        impl<'a> Visitor<'a> for V<'_, '_, '_> {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                if let Expr::Name(n) = e {
+                    if let Some(&i) = self.x.tracked.get(n.id.as_str()) {
+                        self.x.record(i, UseHow::Escapes, e.range());
+                    }
+                }
+                visitor::walk_expr(self, e);
+            }
+        }
+        let mut v = V { x: self };
+        visitor::walk_stmt(&mut v, s);
+    }
+
+    fn iterated(&mut self, iter: &'x Expr, index: u32) {
+        if let Some(i) = self.value_index(iter) {
+            self.record(i, UseHow::Iterated(index), iter.range());
+            return;
+        }
+        if let Expr::Call(c) = iter {
+            if self.is_wrapper(c) {
+                for a in &c.arguments.args {
+                    self.iterated(a, index);
+                }
+                for k in &c.arguments.keywords {
+                    self.expr(&k.value, UseHow::Operand);
+                }
+                return;
+            }
+        }
+        self.expr(iter, UseHow::Escapes);
+    }
+
+    fn assign(&mut self, targets: &'x [Expr], value: &'x Expr) {
+        if let [target] = targets {
+            match target {
+                Expr::Name(n) => {
+                    let name = n.id.as_str();
+                    if let Some(i) = self.value_index(value) {
+                        if self.full || self.tracked.contains_key(name) {
+                            self.record(i, UseHow::Alias(name.into()), value.range());
+                            self.track(name, Target::Local(name.into()));
+                        } else {
+                            self.record(i, UseHow::Escapes, value.range());
+                        }
+                        return;
+                    }
+                    if let Expr::Call(c) = value {
+                        if self.is_wrapper(c) {
+                            if let Some(first) = c.arguments.args.first() {
+                                if let Some(i) = self.value_index(first) {
+                                    if self.full {
+                                        self.record(i, UseHow::Alias(name.into()), first.range());
+                                        self.track(name, Target::Local(name.into()));
+                                        for a in c.arguments.args.iter().skip(1) {
+                                            self.expr(a, UseHow::Escapes);
+                                        }
+                                        return;
+                                    }
+                                }
+                            }
+                        }
+                        if self.full && self.is_tracked_callee(c) {
+                            self.bind_call(name, c, None);
+                            self.expr(value, UseHow::Escapes);
+                            return;
+                        }
+                    }
+                    self.rebind_other(name, value.range());
+                    self.expr(value, UseHow::Escapes);
+                    return;
+                }
+                Expr::Tuple(_) | Expr::List(_) => {
+                    let elts = match target {
+                        Expr::Tuple(t) => &t.elts,
+                        Expr::List(l) => &l.elts,
+                        _ => unreachable!(),
+                    };
+                    if let Expr::Call(c) = value {
+                        if self.full && self.is_tracked_callee(c) {
+                            for (k, e) in elts.iter().enumerate() {
+                                if let Expr::Name(n) = e {
+                                    self.bind_call(n.id.as_str(), c, Some(k as u16));
+                                }
+                            }
+                        }
+                    }
+                    if let Expr::Tuple(vt) = value {
+                        if vt.elts.len() == elts.len() {
+                            for (t, v) in elts.iter().zip(&vt.elts) {
+                                self.assign(std::slice::from_ref(t), v);
+                            }
+                            return;
+                        }
+                    }
+                    self.expr(value, UseHow::Escapes);
+                    return;
+                }
+                Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                    if let Some(i) = self.value_index(value) {
+                        self.record(i, UseHow::StoredSelf(a.attr.as_str().into()), value.range());
+                        return;
+                    }
+                    self.expr(value, UseHow::Escapes);
+                    return;
+                }
+                _ => {}
+            }
+        }
+        for t in targets {
+            match t {
+                Expr::Subscript(s) => {
+                    self.expr(&s.value, UseHow::Escapes);
+                    self.expr(&s.slice, UseHow::Operand);
+                }
+                Expr::Attribute(a) if helpers::name_of(&a.value) != Some("self") => {
+                    self.expr(&a.value, UseHow::Escapes);
+                }
+                _ => {}
+            }
+        }
+        self.expr(value, UseHow::Escapes);
+    }
+
+    /// Optimizers built here (`opt = Adam(m.parameters())`, dict literals and comprehensions
+    /// of them) and DataLoaders / saves in the value.
+    fn optimizer_assign(&mut self, targets: &'x [Expr], value: &'x Expr) {
+        let [target] = targets else { return };
+        let key = match target {
+            Expr::Name(n) => Target::Local(n.id.as_str().into()),
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                Target::SelfAttr(a.attr.as_str().into())
+            }
+            _ => return,
+        };
+        let base = match &key {
+            Target::Local(n) => n.to_string(),
+            _ => String::new(),
+        };
+        match value {
+            Expr::Call(c) if self.is_optimizer_ctor(c) => {
+                let modules = self.optimizer_params(c, &FxHashMap::default());
+                self.optimizers.push(OptimizerFact {
+                    target: key,
+                    modules,
+                    range: c.range(),
+                });
+            }
+            Expr::Dict(d) if !base.is_empty() => {
+                for item in &d.items {
+                    let (Some(k), Expr::Call(c)) =
+                        (item.key.as_ref().and_then(helpers::str_value), &item.value)
+                    else {
+                        continue;
+                    };
+                    if self.is_optimizer_ctor(c) {
+                        let modules = self.optimizer_params(c, &FxHashMap::default());
+                        self.optimizers.push(OptimizerFact {
+                            target: Target::Local(format!("{base}[{k}]").into()),
+                            modules,
+                            range: c.range(),
+                        });
+                    }
+                }
+            }
+            Expr::DictComp(dc) if !base.is_empty() => {
+                let Expr::Call(c) = &*dc.value else { return };
+                if !self.is_optimizer_ctor(c) {
+                    return;
+                }
+                // `{k: Opt(v.parameters()) for k, v in X.items()}` with the key being `k`.
+                let [g] = dc.generators.as_slice() else {
+                    return;
+                };
+                let (Expr::Tuple(t), Expr::Call(items)) = (&g.target, &g.iter) else {
+                    return;
+                };
+                let (Some(("items", src)), [Expr::Name(kv), Expr::Name(vv)]) =
+                    (helpers::method_call(items), t.elts.as_slice())
+                else {
+                    return;
+                };
+                if dc.key.as_deref().and_then(helpers::name_of) != Some(kv.id.as_str()) {
+                    return;
+                }
+                let Some(src) = helpers::dotted(src) else {
+                    return;
+                };
+                let mut vars = FxHashMap::default();
+                vars.insert(vv.id.to_string(), format!("{src}[*]"));
+                self.comprehension_vars = vars.clone();
+                let modules = self.optimizer_params(c, &vars);
+                self.optimizers.push(OptimizerFact {
+                    target: Target::Local(format!("{base}[*]").into()),
+                    modules,
+                    range: c.range(),
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn is_optimizer_ctor(&self, c: &ExprCall) -> bool {
+        self.b
+            .scopes
+            .resolve(&c.func)
+            .is_some_and(|q| matches!(qualified_call_kind(&q), Kind::Optimizer(_)))
+    }
+
+    /// The modules whose `.parameters()` an optimizer constructor takes.
+    fn optimizer_params(&self, c: &ExprCall, vars: &FxHashMap<String, String>) -> Vec<Target> {
+        let Some(arg) = helpers::argument(c, "params", 0) else {
+            return Vec::new();
+        };
+        struct V<'v, 'x, 'b> {
+            x: &'v Extract<'x, 'b>,
+            vars: &'v FxHashMap<String, String>,
+            out: Vec<Target>,
+        }
+        impl<'a> Visitor<'a> for V<'_, '_, '_> {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                if let Expr::Call(c) = e {
+                    if let Some(("parameters" | "named_parameters", recv)) = helpers::method_call(c)
+                    {
+                        if let Some(t) = self.x.module_target(recv, self.vars) {
+                            if !self.out.contains(&t) {
+                                self.out.push(t);
+                            }
+                        }
+                        return;
+                    }
+                }
+                visitor::walk_expr(self, e);
+            }
+        }
+        let mut v = V {
+            x: self,
+            vars,
+            out: Vec::new(),
+        };
+        v.visit_expr(arg);
+        v.out
+    }
+
+    /// A module expression as a target of this function: a parameter, `self.<attr>`, a
+    /// module-level or local name, `nets["D"]`, or a comprehension variable (`nets[*]`).
+    fn module_target(&self, e: &Expr, vars: &FxHashMap<String, String>) -> Option<Target> {
+        match e {
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if let Some(v) = vars.get(id) {
+                    return Some(Target::Local(v.as_str().into()));
+                }
+                if let Some(i) = self.params.iter().position(|p| *p == id) {
+                    return Some(Target::Param(i as u16, "".into()));
+                }
+                // A module-level name used in a function.
+                if !self.module && !self.b.scopes.current().is_some_and(|s| s.binds_locally(id)) {
+                    return Some(Target::Global(id.into()));
+                }
+                Some(Target::Local(id.into()))
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                Some(Target::SelfAttr(a.attr.as_str().into()))
+            }
+            Expr::Subscript(s) => {
+                let base = helpers::dotted(&s.value)?;
+                let key = helpers::str_value(&s.slice)?;
+                Some(Target::Local(format!("{base}[{key}]").into()))
+            }
+            Expr::Attribute(_) => helpers::dotted(e).map(|d| Target::Local(d.into())),
+            _ => None,
+        }
+    }
+
+    /// Record the use `how` of `e` if it is a followed value, and the uses inside it.
+    fn expr(&mut self, e: &'x Expr, how: UseHow) {
+        if let Some(i) = self.value_index(e) {
+            self.record(i, how, e.range());
+            return;
+        }
+        match e {
+            Expr::Name(_)
+            | Expr::NumberLiteral(_)
+            | Expr::StringLiteral(_)
+            | Expr::BooleanLiteral(_)
+            | Expr::NoneLiteral(_) => {}
+            Expr::Attribute(a) => {
+                if helpers::name_of(&a.value) == Some("self") && !self.self_attrs {
+                    return;
+                }
+                self.expr(&a.value, UseHow::Attribute(a.attr.as_str().into()));
+            }
+            Expr::Call(c) => self.call(c),
+            Expr::Subscript(s) => {
+                let how = match helpers::str_value(&s.slice) {
+                    Some(k) => UseHow::Key(k.into()),
+                    None => UseHow::Escapes,
+                };
+                self.expr(&s.value, how);
+                self.expr(&s.slice, UseHow::Operand);
+            }
+            Expr::BinOp(b) => {
+                self.expr(&b.left, UseHow::Operand);
+                self.expr(&b.right, UseHow::Operand);
+            }
+            Expr::UnaryOp(u) => self.expr(&u.operand, UseHow::Tested),
+            Expr::BoolOp(b) => {
+                for v in &b.values {
+                    self.expr(v, UseHow::Tested);
+                }
+            }
+            Expr::Compare(c) => {
+                self.expr(&c.left, UseHow::Tested);
+                for v in &c.comparators {
+                    self.expr(v, UseHow::Tested);
+                }
+            }
+            Expr::If(i) => {
+                self.expr(&i.test, UseHow::Tested);
+                self.expr(&i.body, how.clone());
+                self.expr(&i.orelse, how);
+            }
+            Expr::FString(_) => {
+                // Formatting reads the interpolated values; calls in them are calls.
+                struct V<'v, 'x, 'b> {
+                    x: &'v mut Extract<'x, 'b>,
+                }
+                impl<'x> Visitor<'x> for V<'_, 'x, '_> {
+                    fn visit_expr(&mut self, e: &'x Expr) {
+                        if matches!(e, Expr::FString(_)) {
+                            visitor::walk_expr(self, e);
+                        } else {
+                            self.x.expr(e, UseHow::Operand);
+                        }
+                    }
+                }
+                let mut v = V { x: self };
+                visitor::walk_expr(&mut v, e);
+            }
+            Expr::Lambda(_)
+            | Expr::ListComp(_)
+            | Expr::SetComp(_)
+            | Expr::DictComp(_)
+            | Expr::Generator(_) => {
+                // Closures and comprehensions: followed names in them escape.
+                struct V<'v, 'x, 'b> {
+                    x: &'v mut Extract<'x, 'b>,
+                }
+                impl<'a> Visitor<'a> for V<'_, '_, '_> {
+                    fn visit_expr(&mut self, e: &'a Expr) {
+                        if let Some(i) = self.x.value_index(e) {
+                            self.x.record(i, UseHow::Escapes, e.range());
+                            return;
+                        }
+                        visitor::walk_expr(self, e);
+                    }
+                }
+                let mut v = V { x: self };
+                visitor::walk_expr(&mut v, e);
+            }
+            Expr::Tuple(t) => {
+                for x in &t.elts {
+                    self.expr(x, UseHow::Escapes);
+                }
+            }
+            Expr::List(t) => {
+                for x in &t.elts {
+                    self.expr(x, UseHow::Escapes);
+                }
+            }
+            Expr::Set(t) => {
+                for x in &t.elts {
+                    self.expr(x, UseHow::Escapes);
+                }
+            }
+            Expr::Dict(d) => {
+                for item in &d.items {
+                    if let Some(k) = &item.key {
+                        self.expr(k, UseHow::Operand);
+                    }
+                    self.expr(&item.value, UseHow::Escapes);
+                }
+            }
+            Expr::Starred(st) => self.expr(&st.value, UseHow::Escapes),
+            Expr::Await(a) => self.expr(&a.value, UseHow::Escapes),
+            Expr::Named(n) => self.expr(&n.value, UseHow::Escapes),
+            Expr::Slice(sl) => {
+                for x in [&sl.lower, &sl.upper, &sl.step].into_iter().flatten() {
+                    self.expr(x, UseHow::Operand);
+                }
+            }
+            _ => {
+                // Anything else (yield, t-strings, ...): followed parts escape.
+                struct V<'v, 'x, 'b> {
+                    x: &'v mut Extract<'x, 'b>,
+                }
+                impl<'a> Visitor<'a> for V<'_, '_, '_> {
+                    fn visit_expr(&mut self, e: &'a Expr) {
+                        if let Some(i) = self.x.value_index(e) {
+                            self.x.record(i, UseHow::Escapes, e.range());
+                            return;
+                        }
+                        visitor::walk_expr(self, e);
+                    }
+                }
+                let mut v = V { x: self };
+                visitor::walk_expr(&mut v, e);
+            }
+        }
+    }
+
+    fn call(&mut self, c: &'x ExprCall) {
+        // Saves, loaders.
+        let q = self.b.scopes.resolve(&c.func);
+        if let Some(q) = q.as_deref() {
+            if matches!(q, "torch.save" | "torch.serialization.save") {
+                self.saves.push(c);
+            }
+            if matches!(
+                q,
+                "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+            ) {
+                self.loader(c);
+            }
+        }
+        if self.project_calls.contains(&c.range()) && !c.arguments.is_empty() {
+            self.project_arg_calls.push(c);
+        }
+        match &*c.func {
+            Expr::Attribute(a) => {
+                let m = a.attr.as_str();
+                match m {
+                    "eval" if c.arguments.is_empty() => self.last_eval = Some(c.start()),
+                    "train" => match c.arguments.args.first().and_then(helpers::is_truthy) {
+                        Some(false) => self.last_eval = Some(c.start()),
+                        _ => self.last_train = Some(c.start()),
+                    },
+                    _ => {}
+                }
+                let how = match (m, c.arguments.args.first().and_then(helpers::str_value)) {
+                    ("get", Some(k)) => UseHow::Key(k.into()),
+                    _ => UseHow::Method(m.into()),
+                };
+                if helpers::name_of(&a.value) == Some("self") && !self.self_attrs {
+                    // `self.method(...)`: `self` is not handed over.
+                } else {
+                    self.expr(&a.value, how);
+                }
+            }
+            f => self.expr(f, UseHow::Called),
+        }
+        let callee = self.callee_name(c);
+        let project = self.project_calls.contains(&c.range());
+        for (i, a) in c.arguments.args.iter().enumerate() {
+            match a {
+                Expr::Starred(s) => self.expr(&s.value, UseHow::Escapes),
+                a => self.expr(
+                    a,
+                    UseHow::Arg {
+                        call: c.range(),
+                        pos: ArgPos::Pos(i as u16),
+                        callee: callee.clone(),
+                        project,
+                    },
+                ),
+            }
+        }
+        for k in &c.arguments.keywords {
+            match &k.arg {
+                Some(name) => self.expr(
+                    &k.value,
+                    UseHow::Arg {
+                        call: c.range(),
+                        pos: ArgPos::Kw(name.as_str().into()),
+                        callee: callee.clone(),
+                        project,
+                    },
+                ),
+                None => self.expr(&k.value, UseHow::Escapes),
+            }
+        }
+    }
+
+    fn loader(&mut self, c: &ExprCall) {
+        let kw = c.arguments.find_keyword("shuffle");
+        let (arg, at) = match kw {
+            Some(k) => (Some(&k.value), k.range()),
+            None => match helpers::argument(c, "shuffle", 2) {
+                Some(a) => (Some(a), a.range()),
+                None => (None, c.range()),
+            },
+        };
+        let shuffle = match arg {
+            None => ShuffleArg::Absent,
+            Some(a) => match helpers::literal(a) {
+                Some(helpers::Literal::Bool(b)) => ShuffleArg::Literal(b, at),
+                _ => match helpers::name_of(a)
+                    .and_then(|n| self.params.iter().position(|p| *p == n))
+                {
+                    Some(i) => ShuffleArg::Param(i as u16, at),
+                    None => ShuffleArg::Other,
+                },
+            },
+        };
+        let sampler = ["sampler", "batch_sampler"]
+            .iter()
+            .any(|k| helpers::keyword(c, k).is_some_and(|v| !matches!(v, Expr::NoneLiteral(_))))
+            || helpers::argument(c, "sampler", 3)
+                .is_some_and(|v| !matches!(v, Expr::NoneLiteral(_)));
+        self.loaders.push(LoaderFact {
+            call: c.range(),
+            shuffle,
+            sampler,
+        });
+    }
+}
+
+/// Does a loop body call `.backward(...)` (any receiver: `loss`, `scaler.scale(loss)`,
+/// `accelerator`)?
+fn calls_backward(body: &[Stmt]) -> bool {
+    struct V {
+        hit: bool,
+    }
+    impl<'a> Visitor<'a> for V {
+        fn visit_stmt(&mut self, s: &'a Stmt) {
+            if self.hit || matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                return;
+            }
+            visitor::walk_stmt(self, s);
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Call(c) = e {
+                if matches!(
+                    helpers::method_call(c),
+                    Some(("backward" | "manual_backward", _))
+                ) {
+                    self.hit = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut v = V { hit: false };
+    v.visit_body(body);
+    v.hit
+}
