@@ -89,6 +89,7 @@ projects! {
         clean_engine_no_torch,
         clean_eval_in_engine,
         clean_eval_only_checkpoint,
+        clean_factories_and_helpers,
         clean_gan_detach,
         clean_lightning_scheduler,
         clean_notebook_ipython,

@@ -472,6 +472,7 @@ pub fn analyze_loop<'a>(loop_stmt: &'a Stmt, input: &FlowInput<'a, '_>) -> LoopF
         input,
         events: Vec::new(),
         guards: Vec::new(),
+        fanout: Vec::new(),
         top: loop_stmt,
         stmt: loop_stmt,
         helper: None,
@@ -496,6 +497,7 @@ pub fn analyze_suite<'a>(
         input,
         events: Vec::new(),
         guards: Vec::new(),
+        fanout: Vec::new(),
         top: anchor,
         stmt: anchor,
         helper: None,
@@ -689,6 +691,9 @@ struct Walker<'a, 'i, 's> {
     helper: Option<HelperFrame<'a>>,
     /// Names bound to `scaler.scale(...)` (or `amp.scale_loss(...) as name`) in this iteration.
     scaled: Vec<(String, Obj)>,
+    /// Loop variables of enclosing loops over a collection of optimizers (`for opt in
+    /// self.optimizers:`), with the key that stands for every element (`self.optimizers[*]`).
+    fanout: Vec<(&'a str, String)>,
 }
 
 impl<'a> Walker<'a, '_, '_> {
@@ -697,6 +702,20 @@ impl<'a> Walker<'a, '_, '_> {
     fn obj(&self, expr: &'a Expr) -> Option<Obj> {
         let key = object_key(expr)?;
         let root = root_name(expr)?;
+        // The loop variable of a loop over every optimizer stands for all of them.
+        if let Some((_, all)) = self.fanout.iter().rev().find(|(n, _)| *n == root) {
+            return Some(Obj {
+                key: format!("{all}{}", &key[root.len()..]),
+                role: if matches!(expr, Expr::Name(_)) {
+                    Role::Optimizer
+                } else {
+                    role_from_name(last_name(expr).unwrap_or(root))
+                },
+                certain: false,
+                range: expr.range(),
+                helper_local: false,
+            });
+        }
         if let Some(h) = &self.helper {
             if let Some((_, arg)) = h.params.iter().find(|(p, _)| *p == root) {
                 let arg_key = object_key(arg)?;
@@ -856,8 +875,24 @@ impl<'a> Walker<'a, '_, '_> {
             Stmt::For(f) => {
                 self.expr(&f.iter);
                 let over_params = self.iterates_params(&f.iter);
-                self.guards.push(Guard::Loop { stmt, over_params });
+                // A loop over the optimizers (`for opt in self.optimizers:`) applies the event
+                // to each of them in the same iteration: not a nested loop.
+                let fanout = match (&*f.target, self.optimizer_collection(&f.iter)) {
+                    (Expr::Name(n), Some(all)) => Some((n.id.as_str(), all)),
+                    _ => None,
+                };
+                let pushed = fanout.is_some();
+                self.guards.push(Guard::Loop {
+                    stmt,
+                    over_params: over_params || pushed,
+                });
+                if let Some(fo) = fanout {
+                    self.fanout.push(fo);
+                }
                 self.block(&f.body, false);
+                if pushed {
+                    self.fanout.pop();
+                }
                 self.guards.pop();
             }
             Stmt::While(w) => {
@@ -908,6 +943,31 @@ impl<'a> Walker<'a, '_, '_> {
             _ => {}
         }
         self.stmt = saved;
+    }
+
+    /// `self.optimizers`, `opts`, `optimizers.values()`: a collection of optimizers (by its
+    /// name), with the key standing for each element (`self.optimizers[*]`).
+    fn optimizer_collection(&self, iter: &'a Expr) -> Option<String> {
+        let inner = match iter {
+            Expr::Call(c) => match helpers::method_call(c) {
+                Some(("values", recv)) if c.arguments.is_empty() => recv,
+                _ => return None,
+            },
+            e => e,
+        };
+        if !matches!(inner, Expr::Name(_) | Expr::Attribute(_)) {
+            return None;
+        }
+        let name = last_name(inner)?.to_ascii_lowercase();
+        let plural = name.ends_with("optimizers")
+            || name.ends_with("optimisers")
+            || name.ends_with("optims")
+            || name == "opts"
+            || name.ends_with("_opts");
+        if !plural {
+            return None;
+        }
+        Some(format!("{}[*]", object_key(inner)?))
     }
 
     fn iterates_params(&self, iter: &'a Expr) -> bool {

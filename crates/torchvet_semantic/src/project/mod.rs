@@ -219,6 +219,10 @@ pub struct FlatEvent {
     pub depth: u32,
 }
 
+/// The function a call runs and the number of parameters it does not pass (see
+/// [`ProjectModel::link`]).
+type CallTarget = Option<(FuncId, usize)>;
+
 /// The linked summaries of a project.
 #[derive(Debug)]
 pub struct ProjectModel {
@@ -257,7 +261,7 @@ pub struct ProjectModel {
     qcache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
     /// Per file, per function, per call: the function the call runs and the parameters it
     /// does not pass (resolved once while linking).
-    targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>>,
+    targets: Vec<Vec<Vec<CallTarget>>>,
     /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
 }
@@ -431,6 +435,11 @@ impl ProjectModel {
     /// imports applies softmax / sigmoid, or its functions receive a model whose forward does)?
     pub fn sees_probabilities(&self, id: FileId) -> bool {
         self.sees_probabilities[id as usize]
+    }
+
+    /// Does any file of the model call `set_epoch`?
+    pub fn any_set_epoch(&self) -> bool {
+        self.files.iter().any(|f| f.vocab.set_epoch)
     }
 
     /// Does the file run training events (backward, step, zero_grad), itself or through the
@@ -736,7 +745,7 @@ impl ProjectModel {
             .iter()
             .map(|f| vec![false; f.functions.len()])
             .collect();
-        let targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>> = (0..n)
+        let targets: Vec<Vec<Vec<CallTarget>>> = (0..n)
             .map(|fi| {
                 self.files[fi]
                     .functions
@@ -1506,6 +1515,7 @@ impl ProjectModel {
                 self.hash_resolved(&r, h);
                 self.func(*g).return_props.hash(h);
                 self.func(*g).return_forward_props.hash(h);
+                self.func(*g).returns_differentiated.hash(h);
                 self.events(*g).hash(h);
             }
             Some(Entity::Global(m, name)) => {

@@ -277,6 +277,9 @@ pub struct FunctionSummary {
     /// When it returns a module: the tensor properties of what calling that module gives
     /// (`return nn.Sequential(..., nn.Sigmoid())` gives probabilities).
     pub return_forward_props: Vec<PropFact>,
+    /// Every `return` gives a name the function called `.backward()` on: a loss that still
+    /// carries its autograd graph (`loss.backward(); optimizer.step(); return loss`).
+    pub returns_differentiated: bool,
     /// Its own training events (not those of the functions it calls).
     pub events: Vec<SumEvent>,
     /// Calls it makes that the model may resolve.
@@ -336,6 +339,8 @@ pub struct Vocab {
     /// Mentions softmax / sigmoid (in any spelling): forward outputs and returns may carry
     /// probabilities.
     pub probabilities: bool,
+    /// Calls `set_epoch` (of a DistributedSampler, or anything else).
+    pub set_epoch: bool,
 }
 
 impl Vocab {
@@ -366,6 +371,7 @@ impl Vocab {
             torch,
             training,
             probabilities,
+            set_epoch: torch && has("set_epoch"),
         }
     }
 }
@@ -601,6 +607,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         returns: Val::Unknown,
         return_props: Vec::new(),
         return_forward_props: Vec::new(),
+        returns_differentiated: false,
         events: Vec::new(),
         calls: Vec::new(),
         usage: Vec::new(),
@@ -835,6 +842,7 @@ impl Builder<'_> {
             returns: Val::Unknown,
             return_props,
             return_forward_props,
+            returns_differentiated: false,
             events: Vec::new(),
             calls: Vec::new(),
             has_loop: false,
@@ -893,6 +901,14 @@ impl Builder<'_> {
         // whose text names one.
         if (self.out.vocab.torch || self.out.vocab.training) && self.names_training_event(f) {
             self.events(idx, anchor, f, class, &param_names);
+            if self.out.functions[idx as usize]
+                .events
+                .iter()
+                .any(|e| e.kind == EventKind::Backward)
+            {
+                self.out.functions[idx as usize].returns_differentiated =
+                    returns_differentiated(&f.body);
+            }
         }
         // Wave-3 facts (see `facts_extract`).
         self.function_facts(idx, f, class, &param_names, &vals, Some(&nested), no_grad);
@@ -1311,6 +1327,42 @@ impl Builder<'_> {
         f.mode_layer = mode_layer;
         f.builds = builds;
     }
+}
+
+/// Does every `return` of the body give a name that `.backward()` is called on in it?
+fn returns_differentiated(body: &[Stmt]) -> bool {
+    struct B<'b> {
+        names: Vec<&'b str>,
+    }
+    impl<'b> Visitor<'b> for B<'b> {
+        fn visit_stmt(&mut self, stmt: &'b Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'b Expr) {
+            if let Expr::Call(c) = expr {
+                if let Some(("backward", Expr::Name(n))) = helpers::method_call(c) {
+                    self.names.push(n.id.as_str());
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut b = B { names: Vec::new() };
+    b.visit_body(body);
+    if b.names.is_empty() {
+        return false;
+    }
+    let mut any = false;
+    let mut all = true;
+    for_each_own_stmt(body, &mut |st| {
+        if let Stmt::Return(r) = st {
+            any = true;
+            all &= matches!(r.value.as_deref(), Some(Expr::Name(n)) if b.names.contains(&n.id.as_str()));
+        }
+    });
+    any && all
 }
 
 fn props_of(v: &dataflow::Value) -> Vec<PropFact> {

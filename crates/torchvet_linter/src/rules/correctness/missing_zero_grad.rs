@@ -88,12 +88,18 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         reported.push(key);
         let periodic = step.periodic_guard().is_some();
         let step_text = describe(checker, step);
-        let message = if periodic {
-            format!("{step_text} runs every few iterations but `{key}`'s gradients are never cleared in this loop: each accumulation window adds to all the previous ones, so every step applies the running sum of all gradients so far")
-        } else {
-            format!("{step_text} runs every iteration but `{key}`'s gradients are never cleared in this loop: `backward()` adds to the gradients of every previous batch, so each step applies their running sum")
+        // `self.optimizers[*]`: the loop variable of a loop over every optimizer.
+        let fanout = key.strip_suffix("[*]");
+        let whose = match fanout {
+            Some(all) => format!("the gradients of every optimizer in `{all}`"),
+            None => format!("`{key}`'s gradients"),
         };
-        let fix = if opt.helper_local {
+        let message = if periodic {
+            format!("{step_text} runs every few iterations but {whose} are never cleared in this loop: each accumulation window adds to all the previous ones, so every step applies the running sum of all gradients so far")
+        } else {
+            format!("{step_text} runs every iteration but {whose} are never cleared in this loop: `backward()` adds to the gradients of every previous batch, so each step applies their running sum")
+        };
+        let fix = if opt.helper_local || fanout.is_some() {
             None
         } else if periodic {
             if step.via.is_none() {

@@ -1,11 +1,14 @@
 use super::rank_helpers::for_each_call;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
+use crate::rules::facts::{current_function, file_label, row_of};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
+use torchvet_semantic::project::facts::{Fate, LoopRole};
+use torchvet_semantic::project::{FuncId, ProjectFile};
 
 crate::declare_rule! {
     /// ## What it does
@@ -407,6 +410,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         derive(checker, b, &mut tracked);
     }
     let Some(lp) = bodies.iter().find_map(|b| epoch_loop(checker, b, &tracked)) else {
+        // A loader factory: the epoch loop is where the returned loader is used.
+        if let Some(found) = epoch_loop_elsewhere(checker, &tracked) {
+            report_elsewhere(checker, call, &binding.access, &found);
+        }
         return;
     };
     // The creation must not be inside the epoch loop (a fresh sampler per epoch would still
@@ -440,6 +447,133 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             fix,
         });
     });
+}
+
+/// A training loop over the loader of a sampler built in a loader factory, repeated by an
+/// epoch loop: in the function that iterates it, or around the call of that function.
+struct Elsewhere {
+    /// The function whose loop iterates the loader, and that loop.
+    inner: (FuncId, TextRange),
+    /// The epoch loop around it.
+    outer: (FuncId, TextRange),
+}
+
+/// The sampler (or a loader built on it) is returned by this function, no file of the project
+/// calls `set_epoch`, and every place the returned loader is iterated in a loop is a training
+/// loop repeated by an outer (epoch) loop. Framework hooks (`train_dataloader`) and values
+/// the facts cannot follow keep the rule silent.
+fn epoch_loop_elsewhere(checker: &Checker, tracked: &[String]) -> Option<Elsewhere> {
+    let p = checker.project_or_file()?;
+    if p.model.any_set_epoch() {
+        return None;
+    }
+    let f = checker.function()?;
+    let func = current_function(checker, p)?;
+    // The returned expressions that carry the sampler: `return loader`, `return
+    // DataLoader(ds, sampler=sampler)`, or one element of a returned tuple.
+    let carries = |e: &Expr| {
+        is_tracked(checker, e, tracked)
+            || matches!(e, Expr::Call(c) if c.arguments.args.iter().chain(c.arguments.keywords.iter().map(|k| &k.value)).any(|a| is_tracked(checker, a, tracked)))
+    };
+    let mut returns: Vec<(Option<u16>, TextRange)> = Vec::new();
+    collect_returns(&f.body, &mut |value| match value {
+        Expr::Tuple(t) => {
+            for (i, e) in t.elts.iter().enumerate() {
+                if carries(e) {
+                    returns.push((Some(i as u16), e.range()));
+                }
+            }
+        }
+        e if carries(e) => returns.push((None, e.range())),
+        _ => {}
+    });
+    let mut found = None;
+    for (element, at) in returns {
+        for fate in p.model.fates_of_return(func, element, at) {
+            match fate {
+                Fate::Loop { func: g, index, .. } => {
+                    if p.model.loop_role(g, index) != LoopRole::Train {
+                        return None;
+                    }
+                    let inner = p.model.facts(g).loops.get(index as usize)?.range;
+                    found.get_or_insert(Elsewhere {
+                        inner: (g, inner),
+                        outer: outer_loop(p, g, inner)?,
+                    });
+                }
+                Fate::Framework { .. } => return None,
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// The loop around `inner` in `g`, or around a call of `g` in one of its callers.
+fn outer_loop(p: &ProjectFile, g: FuncId, inner: TextRange) -> Option<(FuncId, TextRange)> {
+    let around = |f: FuncId, r: TextRange| {
+        p.model
+            .facts(f)
+            .loops
+            .iter()
+            .find(|l| l.range != r && l.range.contains_range(r))
+            .map(|l| (f, l.range))
+    };
+    around(g, inner).or_else(|| {
+        p.model
+            .callers(g)
+            .iter()
+            .find_map(|&(c, i)| around(c, p.model.function(c).calls.get(i)?.range))
+    })
+}
+
+fn collect_returns<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
+    for stmt in body {
+        match stmt {
+            Stmt::Return(r) => {
+                if let Some(v) = &r.value {
+                    f(v);
+                }
+            }
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+            _ => {
+                for b in super::rank_helpers::child_blocks(stmt) {
+                    collect_returns(b, f);
+                }
+            }
+        }
+    }
+}
+
+fn report_elsewhere(checker: &mut Checker, call: &ExprCall, access: &str, found: &Elsewhere) {
+    let Some(p) = checker.project_or_file().cloned() else {
+        return;
+    };
+    let place = |(f, r): (FuncId, TextRange)| {
+        let row = row_of(&p, f.file, r);
+        if f.file == p.file {
+            format!("line {row}")
+        } else {
+            format!("{}:{row}", file_label(&p, f.file))
+        }
+    };
+    let owner = p.model.function(found.inner.0).name.to_string();
+    let message = format!(
+        "`{access}` is a shuffling DistributedSampler but no file of the project calls `set_epoch(epoch)`: its loader is iterated for training in `{owner}` ({}) once per pass of the epoch loop at {}, so every epoch visits the data in the same order",
+        place(found.inner),
+        place(found.outer),
+    );
+    let d = checker.report(call.range(), message);
+    for ((f, r), note) in [
+        (found.outer, "the epoch loop that should call `set_epoch`"),
+        (found.inner, "the training loop over this sampler's loader"),
+    ] {
+        if f.file == p.file {
+            d.add_related(r, note);
+        } else {
+            d.add_remote(&p, f.file, r, note);
+        }
+    }
 }
 
 /// Is the sampler handed to a project function (`train(..., sampler=s)`), not a torch API?

@@ -170,7 +170,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     // Only loops that train: some enclosing loop of this function runs a backward pass.
-    if !loops.iter().any(|l| loop_has_backward(checker, l)) {
+    if !loops.iter().any(|l| loop_has_backward(checker, l))
+        && !backward_through_call(checker, outer)
+    {
         return;
     }
     let Some((acc_text, root)) = acc_root(target) else {
@@ -242,4 +244,18 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             format!("Accumulate `{replacement}`"),
             vec![RawEdit::replace(value.range(), replacement)],
         ));
+}
+
+/// Does the loop run a backward pass through a project function it calls (a training-step
+/// helper of this or another file)?
+fn backward_through_call(checker: &mut Checker, outer: &Stmt) -> bool {
+    if checker.project().is_none() {
+        return false;
+    }
+    let range = outer.range();
+    checker.function_events().iter().any(|e| {
+        e.kind == torchvet_semantic::flow::EventKind::Backward
+            && e.via.is_some()
+            && range.contains_range(e.site())
+    })
 }

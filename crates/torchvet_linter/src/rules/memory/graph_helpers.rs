@@ -150,7 +150,16 @@ pub(crate) fn graph_value(
                 {
                     return Graph::No;
                 }
+                if returns_differentiated(checker, checker.project().and_then(|p| p.entity(&q))) {
+                    return Graph::Yes(call.range(), Source::Loss);
+                }
                 return Graph::Unknown;
+            }
+            if let Expr::Name(n) = &*call.func {
+                let local = checker.project().and_then(|p| p.local(n.id.as_str()));
+                if returns_differentiated(checker, local) {
+                    return Graph::Yes(call.range(), Source::Loss);
+                }
             }
             if let Expr::Name(n) = &*call.func {
                 if matches!(
@@ -181,6 +190,20 @@ pub(crate) fn graph_value(
             Graph::Unknown
         }
         _ => Graph::Unknown,
+    }
+}
+
+/// A project function returning a loss it called `.backward()` on (a training-step helper
+/// that returns its loss tensor).
+fn returns_differentiated(
+    checker: &Checker,
+    e: Option<torchvet_semantic::project::Entity>,
+) -> bool {
+    match (checker.project(), e) {
+        (Some(p), Some(torchvet_semantic::project::Entity::Function(g))) => {
+            p.model.function(g).returns_differentiated
+        }
+        _ => false,
     }
 }
 

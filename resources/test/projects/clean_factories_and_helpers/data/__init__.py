@@ -1,0 +1,1 @@
+from .loaders import build_train_loader
