@@ -341,30 +341,78 @@ pub struct Vocab {
     pub probabilities: bool,
     /// Calls `set_epoch` (of a DistributedSampler, or anything else).
     pub set_epoch: bool,
+    /// Names what the project facts follow (checkpoints, loaders, optimizers, schedulers,
+    /// epochs, losses, legacy dataset attributes): files without any of these words have no
+    /// facts recorded (their functions count as not followed).
+    pub facts: bool,
+    /// Says `save` anywhere.
+    pub save: bool,
+    /// Says `load` anywhere.
+    pub load: bool,
+}
+
+/// The words of [`Vocab::facts`].
+const FACT_WORDS: &[&str] = &[
+    ".save(",
+    ".load(",
+    "load_state_dict",
+    "oader",
+    "optim",
+    "sched",
+    "backward",
+    ".step(",
+    "epoch",
+    "Namespace",
+    "loss",
+    "Loss",
+    ".item()",
+    "MNIST",
+    "pack_padded",
+    "_data",
+    "_labels",
+    "retain_variables",
+    "shuffle",
+];
+
+/// Words [`Vocab::of`] looks for, by group (one automaton pass over the text).
+const TRAINING_WORDS: &[&str] = &[
+    "backward(",
+    "zero_grad",
+    ".step(",
+    ".eval()",
+    "no_grad",
+    "state_dict",
+    "optimizer",
+    "DataLoader",
+    "criterion",
+    ".parameters()",
+    "inference_mode",
+];
+
+/// Prebuilt searchers for a fixed word list.
+fn finders(words: &'static [&'static str]) -> Vec<memchr::memmem::Finder<'static>> {
+    words
+        .iter()
+        .map(|w| memchr::memmem::Finder::new(w))
+        .collect()
+}
+
+fn any_of(finders: &[memchr::memmem::Finder<'static>], text: &[u8]) -> bool {
+    finders.iter().any(|f| f.find(text).is_some())
 }
 
 impl Vocab {
     /// Read the words of a text.
     pub fn of(text: &str) -> Self {
-        let has = |w: &str| memchr::memmem::find(text.as_bytes(), w.as_bytes()).is_some();
+        static TRAINING: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::OnceLock::new();
+        static FACTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::OnceLock::new();
+        let t = text.as_bytes();
+        let has = |w: &str| memchr::memmem::find(t, w.as_bytes()).is_some();
         let torch = has("torch");
         // Files that say torch are analysed anyway; the training words matter for the others.
-        let training = !torch
-            && [
-                "backward(",
-                "zero_grad",
-                ".step(",
-                ".eval()",
-                "no_grad",
-                "state_dict",
-                "optimizer",
-                "DataLoader",
-                "criterion",
-                ".parameters()",
-                "inference_mode",
-            ]
-            .iter()
-            .any(|w| has(w));
+        let training = !torch && any_of(TRAINING.get_or_init(|| finders(TRAINING_WORDS)), t);
         // `softmax`, `Softmax`, `log_softmax`, `LogSoftmax`, `sigmoid`, `Sigmoid`, `logsigmoid`.
         let probabilities = torch && (has("oftmax") || has("igmoid"));
         Vocab {
@@ -372,6 +420,9 @@ impl Vocab {
             training,
             probabilities,
             set_epoch: torch && has("set_epoch"),
+            facts: (torch || training) && any_of(FACTS.get_or_init(|| finders(FACT_WORDS)), t),
+            save: has("save"),
+            load: has("load"),
         }
     }
 }
@@ -703,9 +754,9 @@ impl Builder<'_> {
         let Some(t) = self.text.get(r.start().to_usize()..r.end().to_usize()) else {
             return false;
         };
-        EVENT_WORDS
-            .iter()
-            .any(|w| memchr::memmem::find(t.as_bytes(), w.as_bytes()).is_some())
+        static EVENTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::OnceLock::new();
+        any_of(EVENTS.get_or_init(|| finders(EVENT_WORDS)), t.as_bytes())
     }
 
     /// Walk a suite for definitions (functions, classes), summarising each.

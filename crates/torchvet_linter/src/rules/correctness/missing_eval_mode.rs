@@ -122,6 +122,33 @@ fn grad_off_with(checker: &Checker) -> Option<TextRange> {
     })
 }
 
+/// A tensor made up on the spot (`torch.randn(...)`, `torch.zeros(...)`), directly or
+/// through a name assigned only from one.
+fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
+    let made_up = |e: &Expr| match e {
+        Expr::Call(c) => checker.resolve(&c.func).is_some_and(|q| {
+            matches!(
+                q.as_str(),
+                "torch.randn"
+                    | "torch.rand"
+                    | "torch.randint"
+                    | "torch.zeros"
+                    | "torch.ones"
+                    | "torch.empty"
+                    | "torch.full"
+            )
+        }),
+        _ => false,
+    };
+    match arg {
+        Expr::Name(_) => {
+            let values = assigned_values(checker, arg);
+            !values.is_empty() && values.iter().all(|(v, _)| made_up(v))
+        }
+        e => made_up(e),
+    }
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {
@@ -149,6 +176,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     }
     if checker.kind_of(func) != Kind::Module {
+        return;
+    }
+    // A shape smoke test (`y = net(torch.randn(1, 3, 32, 32)); print(y.size())`): random or
+    // constant inputs are never evaluation data.
+    if !call.arguments.args.is_empty()
+        && call
+            .arguments
+            .args
+            .iter()
+            .all(|a| synthetic_input(checker, a))
+    {
         return;
     }
     // Evaluation: under no_grad, in an evaluation-named function, or in an evaluation loop

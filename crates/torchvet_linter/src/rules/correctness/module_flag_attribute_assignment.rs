@@ -180,6 +180,27 @@ fn check_flag(
             let Expr::BooleanLiteral(b) = value else {
                 return;
             };
+            // `m.training = True` followed by `m.train()` (or `False` by `m.eval()`) in the
+            // same function before the module is called: redundant, and the mode call sets
+            // every submodule anyway.
+            let key = torchvet_semantic::flow::object_key(receiver);
+            let after = stmt.range().end();
+            let called = format!("{recv}(");
+            let switched_later = checker.function_events().iter().any(|e| {
+                matches!(
+                    e.kind,
+                    torchvet_semantic::flow::EventKind::Train
+                        | torchvet_semantic::flow::EventKind::Eval
+                ) && e.range.start() >= after
+                    && key.is_some()
+                    && e.target_key() == key.as_deref()
+                    && !checker
+                        .text(ruff_text_size::TextRange::new(after, e.range.start()))
+                        .contains(&called)
+            });
+            if switched_later {
+                return;
+            }
             let replacement = if b.value {
                 format!("{recv}.train()")
             } else {

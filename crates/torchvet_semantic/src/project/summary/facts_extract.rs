@@ -51,7 +51,7 @@ impl Builder<'_> {
         self.out.facts = FileFacts {
             safe_globals: memchr::memmem::find(text, b"safe_globals").is_some(),
         };
-        if !(self.out.vocab.torch || self.out.vocab.training) {
+        if !self.out.vocab.facts {
             return;
         }
         let facts = self.extract(0, body, None, &[], vals, None, None, false, true);
@@ -70,7 +70,7 @@ impl Builder<'_> {
         nested: Option<&Nested>,
         no_grad: bool,
     ) {
-        if !(self.out.vocab.torch || self.out.vocab.training) {
+        if !self.out.vocab.facts {
             return;
         }
         let full = class.is_none_or(|c| !self.out.classes[c as usize].local_module);
@@ -176,17 +176,13 @@ impl Builder<'_> {
         // Saves and save-helper arguments need the function's value kinds: computed only when
         // there is something to classify.
         let wants_args = !project_arg_calls.is_empty()
-            && memchr::memmem::find(self.text.as_bytes(), b"save").is_some()
+            && self.out.vocab.save
             && self.function_mentions_checkpoint(idx);
         let mut saves = Vec::new();
         let mut arg_contents = Vec::new();
         // Paths handed to project helpers (`save_checkpoint(state, "last.pt")`).
         let mut arg_paths = Vec::new();
-        let text = self.text.as_bytes();
-        if !project_arg_calls.is_empty()
-            && (memchr::memmem::find(text, b"save").is_some()
-                || memchr::memmem::find(text, b"load").is_some())
-        {
+        if !project_arg_calls.is_empty() && (self.out.vocab.save || self.out.vocab.load) {
             for call in &project_arg_calls {
                 let positional = call
                     .arguments
