@@ -393,7 +393,7 @@ const TRAINING_WORDS: &[&str] = &[
 fn finders(words: &'static [&'static str]) -> Vec<memchr::memmem::Finder<'static>> {
     words
         .iter()
-        .map(|w| memchr::memmem::Finder::new(w))
+        .map(memchr::memmem::Finder::new)
         .collect()
 }
 
