@@ -391,10 +391,7 @@ const TRAINING_WORDS: &[&str] = &[
 
 /// Prebuilt searchers for a fixed word list.
 fn finders(words: &'static [&'static str]) -> Vec<memchr::memmem::Finder<'static>> {
-    words
-        .iter()
-        .map(memchr::memmem::Finder::new)
-        .collect()
+    words.iter().map(memchr::memmem::Finder::new).collect()
 }
 
 fn any_of(finders: &[memchr::memmem::Finder<'static>], text: &[u8]) -> bool {

@@ -76,8 +76,9 @@ crate::declare_rule! {
 }
 
 thread_local! {
-    /// Functions (by start offset) already reported in this file: one finding per function.
-    static REPORTED: RefCell<FxHashSet<u32>> = RefCell::new(FxHashSet::default());
+    /// Places already reported in this file: one finding per evaluation-only function (its
+    /// start offset), otherwise one per evaluation loop (its start offset, tagged).
+    static REPORTED: RefCell<FxHashSet<u64>> = RefCell::new(FxHashSet::default());
 }
 
 fn loss_like(checker: &Checker, func: &Expr) -> bool {
@@ -116,10 +117,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
-    let key = checker
-        .function()
-        .map_or(u32::MAX, |f| f.range().start().to_u32());
-    if REPORTED.with_borrow(|r| r.contains(&key)) {
+    let fkey = checker.function().map_or(u64::from(u32::MAX), |f| {
+        u64::from(f.range().start().to_u32())
+    });
+    if REPORTED.with_borrow(|r| r.contains(&fkey)) {
         return;
     }
     if checker
@@ -154,7 +155,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let trains = events
         .iter()
         .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step));
-    REPORTED.with_borrow_mut(|r| r.insert(key));
+    // An evaluation-only function is reported (and decorated) once; otherwise each
+    // evaluation loop of the scope is its own finding (notebooks evaluate in several cells).
+    let key = if checker.function().is_some() && !trains {
+        fkey
+    } else {
+        (1u64 << 32) | u64::from(region.range.start().to_u32())
+    };
+    if !REPORTED.with_borrow_mut(|r| r.insert(key)) {
+        return;
+    }
     let place = match checker.function() {
         Some(f) => format!("`{}()`", f.name),
         None => "this loop".to_string(),
