@@ -281,6 +281,57 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 /// built: a parameter (the classes passed at the function's call sites), `self.<attr>` set from
 /// an `__init__` parameter, an object imported from another module. Its train/eval-sensitive
 /// layer family. `None` when the model is switched to eval mode by every caller.
+/// The train/eval-sensitive layer (`Dropout`, `BatchNorm`) of the model a name or
+/// `self.<attr>` holds here, when the file or the project model knows it.
+pub(crate) fn mode_layer_of(checker: &Checker, model: &Expr) -> Option<&'static str> {
+    for (value, _) in assigned_values(checker, model) {
+        let (base, _) = strip_module_chain(value);
+        if let Expr::Call(c) = base {
+            if let Some(k) = mode_dependent(checker, c, 0) {
+                return Some(k);
+            }
+        }
+    }
+    project_model_class(checker, model).map(|(k, _)| k)
+}
+
+/// Does switching the model a name or `self.<attr>` holds to eval mode change anything?
+/// `Some(true)`: it has Dropout / BatchNorm; `Some(false)`: it is built here from torch layers
+/// or project classes, none of them train/eval-sensitive; `None`: not known.
+pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> {
+    if mode_layer_of(checker, model).is_some() {
+        return Some(true);
+    }
+    let values = assigned_values(checker, model);
+    let known = |v: &Expr| {
+        let (base, _) = strip_module_chain(v);
+        let Expr::Call(c) = base else {
+            return false;
+        };
+        if let Some(q) = checker.resolve(&c.func) {
+            if q.starts_with("torch.nn.") {
+                return true;
+            }
+            return checker.project().is_some_and(|p| {
+                matches!(
+                    p.entity(&q),
+                    Some(torchvet_semantic::project::Entity::Class(_))
+                )
+            });
+        }
+        match &*c.func {
+            Expr::Name(n) => checker.project().is_some_and(|p| {
+                matches!(
+                    p.local(n.id.as_str()),
+                    Some(torchvet_semantic::project::Entity::Class(_))
+                )
+            }),
+            _ => false,
+        }
+    };
+    (!values.is_empty() && values.iter().all(|(v, _)| known(v))).then_some(false)
+}
+
 fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, Created)> {
     use torchvet_semantic::project::{ClassRef, Entity};
     let p = checker.project()?.clone();

@@ -1,7 +1,7 @@
 use super::modes_helpers::{next_line_start, own_line_indent};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Stmt, StmtFunctionDef};
+use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
 
@@ -112,8 +112,47 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         .flat_map(|c| c.arguments.args.iter())
         .filter_map(torchvet_semantic::flow::object_key)
         .collect();
+    // Calls that both switch to eval mode and train (`train()` of a linear probe that keeps
+    // BatchNorm frozen on purpose) are deliberate.
+    let training_calls: Vec<TextRange> = flow
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
+        .filter_map(|e| e.via.map(|c| c.range()))
+        .collect();
+    // The training call sets the mode itself: the eval() of a validation is overridden.
+    if flow
+        .of_kind(EventKind::Eval)
+        .any(|(_, e)| e.via.is_some_and(|c| training_calls.contains(&c.range())))
+    {
+        return;
+    }
+    // Only models with Dropout / BatchNorm change behaviour in eval mode.
+    let sensitive: Vec<bool> = flow
+        .of_kind(EventKind::Eval)
+        .map(|(_, e)| {
+            let Some(target) = &e.target else {
+                return false;
+            };
+            let model = match e.via {
+                Some(call) => call.arguments.args.iter().find(|a| {
+                    torchvet_semantic::flow::object_key(a).as_deref() == Some(target.key.as_str())
+                }),
+                None => expr_at(stmt, target.range),
+            }
+            .or_else(|| expr_with_key(stmt, &target.key));
+            // Unknown models (a library's `fit(model, ...)`) may well have such layers.
+            model.is_none_or(|m| {
+                crate::rules::correctness::missing_eval_mode::mode_sensitivity(checker, m)
+                    != Some(false)
+            })
+        })
+        .collect();
     PENDING.with_borrow_mut(|p| {
-        for (_, e) in flow.of_kind(EventKind::Eval) {
+        for (n, (_, e)) in flow.of_kind(EventKind::Eval).enumerate() {
+            if !sensitive[n] {
+                continue;
+            }
             let Some(model) = e.target.as_ref().map(|o| o.key.clone()) else {
                 continue;
             };
@@ -143,6 +182,56 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
 thread_local! {
     /// Models passed to a training call of some loop of the file.
     static TRAINED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The expression of `stmt` at exactly `range`.
+fn expr_at(stmt: &Stmt, range: TextRange) -> Option<&Expr> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct F<'a> {
+        range: TextRange,
+        found: Option<&'a Expr>,
+    }
+    impl<'a> Visitor<'a> for F<'a> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.found.is_some() || !e.range().contains_range(self.range) {
+                return;
+            }
+            if e.range() == self.range {
+                self.found = Some(e);
+                return;
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F { range, found: None };
+    f.visit_stmt(stmt);
+    f.found
+}
+
+/// Some expression of `stmt` that names the object `key` (`model`, `self.model`).
+fn expr_with_key<'a>(stmt: &'a Stmt, key: &str) -> Option<&'a Expr> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct F<'a, 'k> {
+        key: &'k str,
+        found: Option<&'a Expr>,
+    }
+    impl<'a> Visitor<'a> for F<'a, '_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.found.is_some() {
+                return;
+            }
+            if matches!(e, Expr::Name(_) | Expr::Attribute(_))
+                && torchvet_semantic::flow::object_key(e).as_deref() == Some(self.key)
+            {
+                self.found = Some(e);
+                return;
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F { key, found: None };
+    f.visit_stmt(stmt);
+    f.found
 }
 
 fn is_trained_model(checker: &Checker, model: &str) -> bool {
