@@ -338,7 +338,7 @@ impl Facts {
             ],
             has_models,
             device,
-            format!("a device is chosen and used ({moves} places)"),
+            format!("a device is chosen and used ({})", crate::places(moves)),
             if has_models {
                 "no device chosen: everything runs where it is created (CPU)"
             } else {
@@ -350,10 +350,11 @@ impl Facts {
         modes.extend(self.train_events.iter().cloned());
         let note = match (self.eval_events.len(), self.train_events.len()) {
             (e, 0) => format!(
-                "`.eval()` in {e} places; `.train()` never called (modules start in training mode)"
+                "`.eval()` in {}; `.train()` never called (modules start in training mode)",
+                crate::places(e)
             ),
-            (0, t) => format!("`.train()` in {t} places; `.eval()` never called"),
-            (e, t) => format!("`.eval()` in {e} places, `.train()` in {t}"),
+            (0, t) => format!("`.train()` in {}; `.eval()` never called", crate::places(t)),
+            (e, t) => format!("`.eval()` in {}, `.train()` in {t}", crate::places(e)),
         };
         row(
             "train-eval-modes",
@@ -385,7 +386,7 @@ impl Facts {
             ],
             trains,
             grads,
-            format!("`zero_grad` in {zn} places; clipping in {cn}"),
+            format!("`zero_grad` in {}; clipping in {cn}", crate::places(zn)),
             if trains {
                 "no gradient clearing found"
             } else {
@@ -582,9 +583,9 @@ impl Facts {
             "torch.nn.parallel.DistributedDataParallel",
             "torch.distributed.init_process_group",
             "torch.distributed.fsdp.FullyShardedDataParallel",
-            "torch.nn.DataParallel",
-            "torch.nn.parallel.DataParallel",
         ]);
+        let data_parallel =
+            self.ev_of(&["torch.nn.DataParallel", "torch.nn.parallel.DataParallel"]);
         let amp = self.ev_of(&[
             "torch.autocast",
             "torch.amp.autocast",
@@ -636,10 +637,12 @@ impl Facts {
         if !self.loaders.is_empty() {
             parts.push(count(self.loaders.len(), "DataLoader", "DataLoaders"));
         }
-        parts.push(if distributed.is_empty() {
-            "single-process".to_string()
-        } else {
+        parts.push(if !distributed.is_empty() {
             "distributed".to_string()
+        } else if !data_parallel.is_empty() {
+            "single-process, multi-GPU through `nn.DataParallel`".to_string()
+        } else {
+            "single-process".to_string()
         });
         parts.push(if amp.is_empty() {
             "full precision".to_string()
@@ -783,7 +786,7 @@ impl Facts {
         );
         push(
             "state-dict-checkpoints",
-            "Checkpoints with optimizer and scheduler state",
+            "Checkpoints with model and optimizer state",
             "a resumed run continues where it stopped",
             self.saves
                 .iter()
@@ -836,11 +839,28 @@ impl Facts {
             if let Some(layer) = m.mode_layer {
                 tests.push(format!("in `.eval()` two calls on the same input give identical outputs (it has `{layer}`)"));
             }
+            let mut covers: Vec<String> = Vec::new();
+            let mut same_name = 0;
+            for o in &members[1..] {
+                if o.name == m.name {
+                    same_name += 1;
+                } else if !covers.contains(&o.name) {
+                    covers.push(o.name.clone());
+                }
+            }
+            if same_name > 0 {
+                covers.push(format!(
+                    "{} other definition{} of `{}`",
+                    same_name,
+                    if same_name == 1 { "" } else { "s" },
+                    m.name
+                ));
+            }
             out.push(TestRecommendation {
                 kind: "model",
                 target: m.name.clone(),
                 location: m.at.clone(),
-                covers: members[1..].iter().map(|m| m.name.clone()).collect(),
+                covers,
                 tests,
             });
         }

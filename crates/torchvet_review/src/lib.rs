@@ -370,6 +370,17 @@ pub struct Review {
     pub errors: Vec<String>,
 }
 
+/// Paths inside a single reviewed directory are shown relative to it (the title names it).
+fn display_in(base: Option<&Path>, path: &Path) -> String {
+    if let Some(rel) = base.and_then(|b| path.strip_prefix(b).ok()) {
+        let s = rel.to_string_lossy().replace('\\', "/");
+        if !s.is_empty() {
+            return s;
+        }
+    }
+    display_path(path)
+}
+
 fn display_path(path: &Path) -> String {
     let mut p = path.to_path_buf();
     if p.is_absolute() {
@@ -425,6 +436,11 @@ pub fn review_with(
     let linter = Linter::new(settings);
     let targets = TorchTargets::new();
 
+    let base = match paths {
+        [one] if one.is_dir() => Some(one.as_path()),
+        _ => None,
+    };
+    let shown = |p: &Path| display_in(base, p);
     // Phase 1, as in `check`: every file read, parsed and summarised once; the model linked.
     let (loaded, _model) = load_project(&found.files, paths, true);
 
@@ -437,20 +453,20 @@ pub fn review_with(
         match &l.state {
             Ok(f) => match first_of.get(f.source.text.as_str()) {
                 Some(&j) if !f.source.text.trim().is_empty() => {
-                    copies.entry(j).or_default().push(display_path(&l.path))
+                    copies.entry(j).or_default().push(shown(&l.path))
                 }
                 _ => {
                     first_of.insert(f.source.text.as_str(), i);
                     unique.push(i);
                 }
             },
-            Err(e) => errors.push(format!("{}: {e}", display_path(&l.path))),
+            Err(e) => errors.push(format!("{}: {e}", shown(&l.path))),
         }
     }
     let duplicates: Vec<Duplicate> = copies
         .iter()
         .map(|(&i, also)| Duplicate {
-            reviewed: display_path(&loaded[i].path),
+            reviewed: shown(&loaded[i].path),
             also_in: also.clone(),
         })
         .collect();
@@ -463,7 +479,7 @@ pub fn review_with(
         progress(done, total);
         let l = &loaded[i];
         let Ok(file) = &l.state else { continue };
-        let name = display_path(&l.path);
+        let name = shown(&l.path);
         let ctx = FileContext {
             project: file.project.clone(),
             target: Some(targets.for_path(&l.path).and_then(|d| d.max)),
@@ -494,7 +510,7 @@ pub fn review_with(
     let mut counts = Counts::default();
     // Group: one item per rule and root cause (its severity and, for loads, its exposure).
     let mut groups: BTreeMap<(String, Severity, Option<&'static str>), Finding> = BTreeMap::new();
-    let mut syntax = Vec::new();
+    let mut syntax: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (idx, d) in &raw {
         match d.severity {
             Severity::Critical => counts.critical += 1,
@@ -503,11 +519,13 @@ pub fn review_with(
         }
         let rule = find_rule(d.name).map(|i| all_rules()[i]);
         if rule.is_some_and(|r| r.group == Group::Syntax) {
-            syntax.push(format!(
-                "{}: {}",
-                location(&d.filename, d.cell, d.location.row),
-                d.message
-            ));
+            syntax
+                .entry(d.filename.clone())
+                .or_default()
+                .push(match d.cell {
+                    Some(c) => format!("cell {c}"),
+                    None => format!("line {}", d.location.row),
+                });
             continue;
         }
         let file = &files[*idx];
@@ -540,12 +558,11 @@ pub fn review_with(
             }
         }
     }
-    if !syntax.is_empty() {
-        errors.extend(
-            syntax
-                .into_iter()
-                .map(|s| format!("{s} (the rest of the file was still checked)")),
-        );
+    for (file, at) in syntax {
+        errors.push(format!(
+            "{file}: syntax error in {} (not analysed; the rest of the file was)",
+            at.join(", ")
+        ));
     }
 
     let mut critical = Vec::new();

@@ -6,6 +6,7 @@ use crate::{Check, CheckStatus, Detail, Finding, Place, Review, Severity, SECTIO
 use std::fmt::Write;
 
 /// Budget of the default detail.
+#[derive(Clone)]
 struct Budget {
     /// Places listed per item.
     places: usize,
@@ -19,15 +20,45 @@ struct Budget {
     names: usize,
 }
 
-fn budget(detail: Detail) -> Budget {
-    match detail {
-        Detail::Default => Budget {
-            places: 6,
-            full_items: 4,
-            snippet_lines: 8,
-            critical_items: 10,
-            names: 6,
-        },
+/// Lines a default review aims to stay under (a five-minute read).
+pub const LINE_BUDGET: usize = 250;
+
+/// The budgets of the default detail, loosest first: the review uses the first that fits in
+/// [`LINE_BUDGET`] (else the tightest).
+const DEFAULT_BUDGETS: [Budget; 3] = [
+    Budget {
+        places: 6,
+        full_items: 4,
+        snippet_lines: 8,
+        critical_items: 10,
+        names: 6,
+    },
+    Budget {
+        places: 4,
+        full_items: 2,
+        snippet_lines: 5,
+        critical_items: 7,
+        names: 5,
+    },
+    Budget {
+        places: 3,
+        full_items: 1,
+        snippet_lines: 4,
+        critical_items: 5,
+        names: 4,
+    },
+];
+
+fn budget(r: &Review) -> Budget {
+    match r.detail {
+        Detail::Default => {
+            for b in &DEFAULT_BUDGETS {
+                if markdown_with(r, b).lines().count() <= LINE_BUDGET {
+                    return b.clone();
+                }
+            }
+            DEFAULT_BUDGETS[2].clone()
+        }
         Detail::Full => Budget {
             places: usize::MAX,
             full_items: usize::MAX,
@@ -147,11 +178,18 @@ fn md_item(out: &mut String, n: usize, f: &Finding, b: &Budget, with_fix: bool) 
     }
     match (&f.fix, with_fix) {
         (Some(fix), true) => {
-            let how = match (fix.origin, fix.applicability) {
-                ("fix", Some(a)) => format!("`torchvet check --fix`, {a}"),
-                _ => "the rule's documented example".to_string(),
-            };
-            let _ = writeln!(out, "- **Fix** ({how}): {}\n", fix.description);
+            match (fix.origin, fix.applicability) {
+                ("fix", Some(a)) => {
+                    let _ = writeln!(
+                        out,
+                        "- **Fix** (`torchvet check --fix`, {a}): {}\n",
+                        fix.description
+                    );
+                }
+                _ => {
+                    let _ = writeln!(out, "- **Fix** (as in the rule's documentation):\n");
+                }
+            }
             let _ = writeln!(
                 out,
                 "```python\n# before\n{}\n# after\n{}\n```\n",
@@ -182,7 +220,7 @@ fn md_table(out: &mut String, rows: &[&Finding], b: &Budget) {
             f.rule,
             f.code,
             sev,
-            cell(&compact_places(&f.locations, b.places.min(3))),
+            cell(&compact_places(&f.locations, b.places.min(2))),
             cell(&f.title)
         );
     }
@@ -227,7 +265,11 @@ fn check_evidence(c: &Check, max: usize) -> String {
 
 /// The review as Markdown.
 pub fn render_markdown(r: &Review) -> String {
-    let b = budget(r.detail);
+    markdown_with(r, &budget(r))
+}
+
+fn markdown_with(r: &Review, b: &Budget) -> String {
+    let b = b.clone();
     let mut out = String::new();
     let s = &r.summary;
     let _ = writeln!(out, "# torchvet review: {}\n", r.paths.join(", "));
@@ -489,7 +531,12 @@ fn html_item(out: &mut String, n: usize, f: &Finding, b: &Budget) {
         let _ = writeln!(out, "<p><b>Project:</b> {}</p>", prose(note));
     }
     if let Some(fix) = &f.fix {
-        let _ = writeln!(out, "<p><b>Fix:</b> {}</p>", prose(&fix.description));
+        let how = if fix.origin == "fix" {
+            prose(&fix.description)
+        } else {
+            "as in the rule's documentation".to_string()
+        };
+        let _ = writeln!(out, "<p><b>Fix:</b> {how}</p>");
         let _ = writeln!(
             out,
             "<div class=\"diff\"><pre class=\"before\">{}</pre><pre class=\"after\">{}</pre></div>",
@@ -518,7 +565,7 @@ fn html_table(out: &mut String, rows: &[&Finding], b: &Budget) {
             esc(&f.rule),
             esc(&f.code),
             esc(&sev),
-            prose(&compact_places(&f.locations, b.places.min(3))),
+            prose(&compact_places(&f.locations, b.places.min(2))),
             prose(&f.title)
         );
     }
@@ -541,7 +588,7 @@ pre.before{border-left:3px solid #b00020}pre.after{border-left:3px solid #176f2c
 /// The review as one self-contained HTML page (inline CSS, printable), with the structure
 /// of the Markdown review.
 pub fn render_html(r: &Review) -> String {
-    let b = budget(r.detail);
+    let b = budget(r);
     let mut out = String::new();
     let title = format!("torchvet review: {}", r.paths.join(", "));
     let _ = writeln!(
