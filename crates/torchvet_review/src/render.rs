@@ -576,7 +576,7 @@ const CSS: &str = "body{font-family:system-ui,sans-serif;max-width:62rem;margin:
 h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-top:2rem}h3{font-size:1.05rem;margin:.3rem 0}\
 .verdict{font-size:1.1rem;padding:.6rem .8rem;border-radius:4px}.verdict.not-ready{background:#fde7ea}.verdict.ready-after-fixes{background:#fff4e0}.verdict.good{background:#e6f4ea}\
 table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.3rem;vertical-align:top;text-align:left;overflow-wrap:anywhere}\
-.pass{color:#176f2c}.fail{color:#b00020;font-weight:bold}.not-applicable,.not-shown{color:#777}\
+.pass,.fail,.not-applicable,.not-shown{white-space:nowrap}.pass{color:#176f2c}.fail{color:#b00020;font-weight:bold}.not-applicable,.not-shown{color:#777}\
 .finding{border-left:4px solid #999;padding:.2rem .8rem;margin:1rem 0;break-inside:avoid}\
 .finding.critical{border-color:#b00020}.finding.warning{border-color:#c77700}.finding.info{border-color:#1565c0}\
 .finding p{margin:.3rem 0}.sev{font-size:.8rem;color:#555;font-weight:normal}.rule{font-weight:normal;font-size:.9rem}\
