@@ -15,7 +15,7 @@ use torchvet_semantic::flow::EventKind;
 use torchvet_semantic::project::facts::{LoopRole, StateRole};
 use torchvet_semantic::project::practices::ApiUse;
 use torchvet_semantic::project::summary::{FileSummary, Ref};
-use torchvet_semantic::project::{ClassId, FuncId, ProjectFile};
+use torchvet_semantic::project::{ClassId, Entity, FuncId, ProjectFile};
 use torchvet_semantic::saves::{RejectedKind, Saved};
 
 /// A file the review looked at (one per distinct content).
@@ -75,13 +75,17 @@ struct Model {
     init_params: Vec<String>,
     mode_layer: Option<&'static str>,
     submodule_of_other: bool,
-    base: Option<String>,
+    /// Built by code that is not itself a module (a builder function, a training script).
+    built_outside: bool,
 }
 
 struct Save {
     at: Evidence,
     roles: Vec<StateRole>,
     whole: Option<RejectedKind>,
+    /// Every resolved content loads with `weights_only=True` (tensors, state_dicts, plain
+    /// values).
+    weights_only: bool,
 }
 
 /// Everything gathered, per kind, with evidence.
@@ -137,6 +141,19 @@ fn ref_name(r: &Ref) -> Option<&str> {
 }
 
 impl Facts {
+    /// The top-level models: built by non-module code (builder functions, scripts), else the
+    /// modules no other module holds.
+    fn roots(&self) -> Vec<&Model> {
+        let built: Vec<&Model> = self.models.iter().filter(|m| m.built_outside).collect();
+        if !built.is_empty() {
+            return built;
+        }
+        self.models
+            .iter()
+            .filter(|m| !m.submodule_of_other)
+            .collect()
+    }
+
     pub(crate) fn collect(files: &[ReviewedFile]) -> Facts {
         let mut out = Facts {
             files: files.len(),
@@ -145,6 +162,8 @@ impl Facts {
             ..Facts::default()
         };
         let mut submodule_names: Vec<String> = Vec::new();
+        let mut model_ids: Vec<ClassId> = Vec::new();
+        let mut built: Vec<ClassId> = Vec::new();
         for rf in files {
             let (Some(pf), Some(s)) = (rf.project.as_ref(), rf.summary()) else {
                 continue;
@@ -167,19 +186,35 @@ impl Facts {
                     .and_then(|(_, fi)| s.functions.get(*fi as usize))
                     .map(|f| f.params.iter().skip(1).map(|p| p.to_string()).collect())
                     .unwrap_or_default();
+                model_ids.push(id);
                 out.models.push(Model {
                     name: c.name.to_string(),
                     at: rf.loc(c.range.start()),
                     init_params,
                     mode_layer: model.mode_layer(id).map(|(l, _)| l),
                     submodule_of_other: false,
-                    base: c
-                        .bases
-                        .iter()
-                        .filter_map(ref_name)
-                        .find(|b| *b != "Module")
-                        .map(String::from),
+                    built_outside: false,
                 });
+            }
+            for (fi, f) in s.functions.iter().enumerate() {
+                let in_module = f.class.is_some_and(|c| {
+                    model.is_module(ClassId {
+                        file: pf.file,
+                        index: c,
+                    })
+                });
+                if !in_module {
+                    // The classes this code builds, resolved by the model.
+                    let ctx = FuncId {
+                        file: pf.file,
+                        index: fi as u32,
+                    };
+                    for c in &f.calls {
+                        if let Some(Entity::Class(cid)) = model.callee_entity(ctx, &c.callee) {
+                            built.push(cid);
+                        }
+                    }
+                }
             }
             for (fi, f) in s.functions.iter().enumerate() {
                 let id = FuncId {
@@ -224,7 +259,10 @@ impl Facts {
                 for save in &f.facts.saves {
                     let mut roles = Vec::new();
                     let mut whole = None;
-                    for rc in model.resolve_content(id, &save.content, 0) {
+                    let contents = model.resolve_content(id, &save.content, 0);
+                    let weights_only = !contents.is_empty()
+                        && contents.iter().all(|c| c.saved == Saved::WeightsOnly);
+                    for rc in contents {
                         if let Saved::Rejected(k, _) = &rc.saved {
                             whole.get_or_insert(k.clone());
                         }
@@ -238,6 +276,7 @@ impl Facts {
                         at: rf.evidence(save.call.start()),
                         roles,
                         whole,
+                        weights_only,
                     });
                 }
             }
@@ -249,8 +288,9 @@ impl Facts {
                 out.uses.push((ev, u.clone()));
             }
         }
-        for m in &mut out.models {
+        for (m, id) in out.models.iter_mut().zip(&model_ids) {
             m.submodule_of_other = submodule_names.contains(&m.name);
+            m.built_outside = built.contains(id);
         }
         out
     }
@@ -319,11 +359,20 @@ impl Facts {
             });
         };
 
+        // A device chosen (`torch.device`), then modules and batches moved to a named device
+        // (`.to(device)`, `.cuda()`), then moves that follow another tensor's device.
         let mut device = self.ev_of(&["torch.device"]);
+        let named = |u: &ApiUse| u.name.as_ref() == ".to" && u.device_arg && !u.follows_tensor;
         device.extend(
             self.uses
                 .iter()
-                .filter(|(_, u)| u.name.as_ref() == ".to" && u.device_arg)
+                .filter(|(_, u)| named(u) || u.name.as_ref() == ".cuda")
+                .map(|(e, _)| e.clone()),
+        );
+        device.extend(
+            self.uses
+                .iter()
+                .filter(|(_, u)| u.name.as_ref() == ".to" && u.device_arg && u.follows_tensor)
                 .map(|(e, _)| e.clone()),
         );
         let moves = device.len();
@@ -439,7 +488,7 @@ impl Facts {
         let mut ck: Vec<Evidence> = self
             .saves
             .iter()
-            .filter(|s| s.whole.is_none() && !s.roles.is_empty())
+            .filter(|s| s.whole.is_none() && (s.weights_only || !s.roles.is_empty()))
             .map(|s| s.at.clone())
             .collect();
         let safe_loads: Vec<Evidence> = self
@@ -454,7 +503,7 @@ impl Facts {
             .filter(|s| s.roles.contains(&StateRole::Optimizer))
             .count();
         let ck_note = format!(
-            "{} save(s) of state_dicts ({with_opt} with optimizer state); {} load(s) with `weights_only=True`",
+            "{} save(s) of state_dicts / tensors ({with_opt} with optimizer state); {} load(s) with `weights_only=True`",
             ck.len(),
             safe_loads.len()
         );
@@ -597,11 +646,7 @@ impl Facts {
         let mut parts = Vec::new();
         let count =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        let roots: Vec<&Model> = self
-            .models
-            .iter()
-            .filter(|m| !m.submodule_of_other)
-            .collect();
+        let roots = self.roots();
         if !self.models.is_empty() {
             let names: Vec<String> = roots
                 .iter()
@@ -811,18 +856,32 @@ impl Facts {
     /// shared base class), one per training loop (at most two), one for evaluation.
     pub(crate) fn testing(&self) -> Vec<TestRecommendation> {
         let mut out = Vec::new();
-        let mut families: Vec<(String, Vec<&Model>)> = Vec::new();
-        for m in self.models.iter().filter(|m| !m.submodule_of_other) {
-            let key = m.base.clone().unwrap_or_else(|| m.name.clone());
-            match families.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => v.push(m),
-                None => families.push((key, vec![m])),
+        let roots = self.roots();
+        if roots.len() > 3 {
+            // A model zoo: one parametrised test over every top-level model.
+            let mut names: Vec<String> = Vec::new();
+            for m in &roots {
+                if !names.contains(&m.name) {
+                    names.push(m.name.clone());
+                }
             }
+            let with_modes = roots.iter().any(|m| m.mode_layer.is_some());
+            let mut tests = vec![
+                format!("one test parametrised over the {} top-level models: each, built as the code builds it, returns the expected output shape on a batch of 2, and `loss.backward()` gives every parameter a gradient", names.len()),
+                "`state_dict()` saved and loaded into a fresh instance gives identical outputs".to_string(),
+            ];
+            if with_modes {
+                tests.push("in `.eval()` two calls on the same input give identical outputs (dropout / batch norm in inference mode)".to_string());
+            }
+            out.push(TestRecommendation {
+                kind: "model",
+                target: "every top-level model".to_string(),
+                location: roots[0].at.clone(),
+                covers: names,
+                tests,
+            });
         }
-        // Largest families first.
-        families.sort_by_key(|(_, v)| std::cmp::Reverse(v.len()));
-        for (_, members) in families.iter().take(3) {
-            let m = members[0];
+        for m in roots.iter().filter(|_| roots.len() <= 3) {
             let args = if m.init_params.is_empty() {
                 String::new()
             } else {
@@ -839,28 +898,11 @@ impl Facts {
             if let Some(layer) = m.mode_layer {
                 tests.push(format!("in `.eval()` two calls on the same input give identical outputs (it has `{layer}`)"));
             }
-            let mut covers: Vec<String> = Vec::new();
-            let mut same_name = 0;
-            for o in &members[1..] {
-                if o.name == m.name {
-                    same_name += 1;
-                } else if !covers.contains(&o.name) {
-                    covers.push(o.name.clone());
-                }
-            }
-            if same_name > 0 {
-                covers.push(format!(
-                    "{} other definition{} of `{}`",
-                    same_name,
-                    if same_name == 1 { "" } else { "s" },
-                    m.name
-                ));
-            }
             out.push(TestRecommendation {
                 kind: "model",
                 target: m.name.clone(),
                 location: m.at.clone(),
-                covers,
+                covers: Vec::new(),
                 tests,
             });
         }

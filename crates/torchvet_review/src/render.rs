@@ -431,13 +431,18 @@ fn markdown_with(r: &Review, b: &Budget) -> String {
             } else {
                 String::new()
             };
-            format!("; the same tests for {}{tail}", names.join(", "))
+            if t.target.contains(' ') {
+                format!(": {}{tail}", names.join(", "))
+            } else {
+                format!("; the same tests for {}{tail}", names.join(", "))
+            }
         };
-        let _ = writeln!(
-            out,
-            "- **`{}`** ({}, {}{covers}):",
-            t.target, t.kind, t.location
-        );
+        let target = if t.target.contains(' ') {
+            t.target.clone()
+        } else {
+            format!("`{}`", t.target)
+        };
+        let _ = writeln!(out, "- **{target}** ({}, {}{covers}):", t.kind, t.location);
         for test in &t.tests {
             let _ = writeln!(out, "  - {test}");
         }

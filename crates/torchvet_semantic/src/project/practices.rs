@@ -69,6 +69,9 @@ pub struct ApiUse {
     /// For `.to(...)`: the first argument names a device (`device`, `self.device`,
     /// `"cuda"`, `torch.device(...)`, `args.device`), not a dtype.
     pub device_arg: bool,
+    /// For `.to(...)`: the device is another object's (`.to(x.device)`), not one the code
+    /// chose.
+    pub follows_tensor: bool,
 }
 
 impl ApiUse {
@@ -233,6 +236,11 @@ impl Collector<'_> {
                     .keywords
                     .iter()
                     .any(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "device")));
+        let follows_tensor = device_arg
+            && call.arguments.args.first().is_some_and(|a| {
+                matches!(a, Expr::Attribute(at) if at.attr.as_str() == "device"
+                    && !matches!(&*at.value, Expr::Name(n) if n.id.as_str() == "self" || n.id.as_str() == "args"))
+            });
         self.out.uses.push(ApiUse {
             name: name.into(),
             range: call.range(),
@@ -244,6 +252,7 @@ impl Collector<'_> {
                 .collect(),
             nargs: call.arguments.args.len() as u16,
             device_arg,
+            follows_tensor,
         });
     }
 }
