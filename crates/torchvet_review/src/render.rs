@@ -229,11 +229,7 @@ fn md_table(out: &mut String, rows: &[&Finding], b: &Budget) {
 
 /// Split a section into items shown in full and table rows (info findings and items past
 /// the budget).
-fn split<'a>(
-    list: &'a [Finding],
-    full: usize,
-    info_as_rows: bool,
-) -> (Vec<&'a Finding>, Vec<&'a Finding>) {
+fn split(list: &[Finding], full: usize, info_as_rows: bool) -> (Vec<&Finding>, Vec<&Finding>) {
     let mut items = Vec::new();
     let mut rows = Vec::new();
     for f in list {

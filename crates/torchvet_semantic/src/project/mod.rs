@@ -56,6 +56,9 @@ pub const MAX_EXTRA_FILES: usize = 512;
 /// A file of the model.
 pub type FileId = u32;
 
+/// Per file, per function, per call: the resolved project callee and its index, if any.
+type CallTargets = Vec<Vec<Vec<Option<(FuncId, usize)>>>>;
+
 /// A class of the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ClassId {
@@ -258,7 +261,7 @@ pub struct ProjectModel {
     qcache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
     /// Per file, per function, per call: the function the call runs and the parameters it
     /// does not pass (resolved once while linking).
-    targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>>,
+    targets: CallTargets,
     /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
 }
@@ -737,7 +740,7 @@ impl ProjectModel {
             .iter()
             .map(|f| vec![false; f.functions.len()])
             .collect();
-        let targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>> = (0..n)
+        let targets: CallTargets = (0..n)
             .map(|fi| {
                 self.files[fi]
                     .functions

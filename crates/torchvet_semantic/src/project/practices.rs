@@ -155,13 +155,9 @@ fn dotted(e: &Expr, out: &mut Vec<String>) -> bool {
             out.push(n.id.to_string());
             true
         }
-        Expr::Attribute(a) => {
-            if dotted(&a.value, out) {
-                out.push(a.attr.to_string());
-                true
-            } else {
-                false
-            }
+        Expr::Attribute(a) if dotted(&a.value, out) => {
+            out.push(a.attr.to_string());
+            true
         }
         _ => false,
     }
