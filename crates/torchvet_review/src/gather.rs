@@ -217,12 +217,19 @@ impl Facts {
                 }
             }
             for (fi, f) in s.functions.iter().enumerate() {
+                let in_module = f.class.is_some_and(|c| {
+                    model.is_module(ClassId {
+                        file: pf.file,
+                        index: c,
+                    })
+                });
                 let id = FuncId {
                     file: pf.file,
                     index: fi as u32,
                 };
                 let label = func_label(s, fi);
                 let mut trains = false;
+                let switches_to_eval = f.events.iter().any(|e| e.kind == EventKind::Eval);
                 for e in &f.events {
                     let ev = || rf.evidence(e.range.start());
                     match e.kind {
@@ -241,16 +248,20 @@ impl Facts {
                         location: rf.loc(f.range.start()),
                     });
                 }
+                // An evaluation: a loop that evaluates after a switch to eval mode (not a
+                // parameter update under `no_grad`, not a metric helper).
                 let mut evaluates = false;
                 for (li, l) in f.facts.loops.iter().enumerate() {
-                    if model.loop_role(id, li as u32) == LoopRole::Eval {
+                    if model.loop_role(id, li as u32) == LoopRole::Eval
+                        && (l.eval_before || switches_to_eval)
+                    {
                         evaluates = true;
                         if l.no_grad {
                             out.eval_no_grad_loops.push(rf.evidence(l.range.start()));
                         }
                     }
                 }
-                if fi > 0 && !trains && (evaluates || (f.no_grad && f.has_loop)) {
+                if fi > 0 && !trains && !in_module && evaluates {
                     out.evaluation.push(Item {
                         name: label,
                         location: rf.loc(f.range.start()),

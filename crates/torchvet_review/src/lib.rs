@@ -713,13 +713,14 @@ fn rank(list: &mut [Finding]) {
     });
 }
 
-/// Is the finding a blocker: a critical bug that changes results or a load of an outside or
-/// unknown file, from a stable (high-confidence) rule?
+/// Is the finding a blocker: a critical bug that changes results, code that fails on the
+/// target torch, or a load of an outside or unknown file, from a stable (high-confidence)
+/// rule?
 fn blocks(f: &Finding) -> bool {
     f.severity == Severity::Critical
         && f.confidence == "high"
         && match f.impact {
-            Impact::Results => true,
+            Impact::Results | Impact::Breaks => true,
             Impact::Security => f.exposure != Some("own-file"),
             _ => false,
         }
@@ -744,7 +745,11 @@ fn verdict(
         let named: Vec<String> = blockers
             .iter()
             .take(3)
-            .map(|f| format!("{} ({})", lower_first(&f.title), places(f.locations.len())))
+            .map(|f| {
+                // The title without its parenthetical examples.
+                let title = f.title.split(" (").next().unwrap_or(&f.title);
+                format!("{} ({})", lower_first(title), places(f.locations.len()))
+            })
             .collect();
         let more = blockers.len().saturating_sub(3);
         let tail = if more > 0 {
@@ -847,6 +852,11 @@ fn new_finding(
 fn fix_snippet(d: &Diagnostic, text: &str) -> Option<Snippet> {
     let fix = d.fix.as_ref()?;
     let (before, after) = apply_fix(text, fix)?;
+    // An insertion on an empty line shows nothing to compare with: the documented example
+    // says more.
+    if before.trim().is_empty() {
+        return None;
+    }
     Some(Snippet {
         origin: "fix",
         applicability: Some(match fix.applicability {
