@@ -747,7 +747,11 @@ fn verdict(
             .take(3)
             .map(|f| {
                 // The title without its parenthetical examples.
-                let title = f.title.split(" (").next().unwrap_or(&f.title);
+                let title = f
+                    .title
+                    .match_indices(" (")
+                    .find(|(i, _)| !f.title[i + 2..].starts_with(')'))
+                    .map_or(f.title.as_str(), |(i, _)| &f.title[..i]);
                 format!("{} ({})", lower_first(title), places(f.locations.len()))
             })
             .collect();
@@ -802,7 +806,17 @@ fn verdict(
     ("good", format!("Good: {reason}.{tail}"))
 }
 
+/// Lower-case the first letter of a sentence start, unless the first word is a name
+/// (`CrossEntropyLoss`, `torch.load`, `F.dropout`).
 fn lower_first(s: &str) -> String {
+    let first = s.split(' ').next().unwrap_or("");
+    if first
+        .chars()
+        .skip(1)
+        .any(|c| c.is_uppercase() || c == '.' || c == '_')
+    {
+        return s.to_string();
+    }
     let mut c = s.chars();
     match c.next() {
         Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
@@ -971,6 +985,13 @@ mod tests {
     #[test]
     fn dedent_keeps_relative_indent() {
         assert_eq!(dedent("    if x:\n        y"), "if x:\n    y");
+    }
+
+    #[test]
+    fn names_keep_their_case() {
+        assert_eq!(lower_first("CrossEntropyLoss fed"), "CrossEntropyLoss fed");
+        assert_eq!(lower_first("F.dropout in"), "F.dropout in");
+        assert_eq!(lower_first("Result of"), "result of");
     }
 
     #[test]
