@@ -21,6 +21,9 @@ pub struct ReviewArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: ReviewFormat,
+    /// How much to show: `default` keeps to a reading budget, `full` shows every place and fix.
+    #[arg(long, value_enum, default_value = "default")]
+    pub detail: crate::Detail,
 }
 
 use torchvet_diagnostics::progress::{Progress, MANY_FILES};
@@ -36,7 +39,7 @@ pub fn run(args: &ReviewArgs) -> i32 {
     // A bar for long reviews (created once the number of files is known), never for JSON.
     let mut bar: Option<Progress> = None;
     let json = matches!(args.format, ReviewFormat::Json);
-    let result = crate::review_with_progress(&paths, &mut |_, total| {
+    let result = crate::review_with(&paths, args.detail, &mut |_, total| {
         bar.get_or_insert_with(|| {
             Progress::items(total, "files", !json && total >= MANY_FILES).with_prefix("Reviewing")
         })

@@ -1,20 +1,26 @@
 //! The structured code review behind `torchvet review PATH...`.
 //!
 //! A review has seven sections, always in the same order (see [`SECTIONS`]): a summary with the
-//! expert checklist, the findings of the linter grouped by what they mean for the reader
-//! (critical, performance, best practice, code quality), the good practices the code already
-//! follows, and concrete tests to write. Every statement points to code (`file:line`).
+//! expert checklist, the findings of the linter grouped and ranked by what they do to this
+//! code (results first, then security by exposure, performance, hygiene), the good practices
+//! the code already follows, and the few tests most worth writing.
+//!
+//! One source of facts: the review loads the project once, like `check`
+//! ([`torchvet_linter::project::load_project`]), runs every rule (preview rules too, labelled
+//! with their confidence) through the project model, and reads its checklist, positives and
+//! test recommendations from the same model ([`torchvet_semantic::project`]). Nothing is
+//! re-derived from the text.
 
 pub mod cli;
-mod facts;
+mod gather;
 mod render;
 
-use facts::FileFacts;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use torchvet_diagnostics::{Applicability, Diagnostic, Severity};
-use torchvet_linter::{all_rules, find_rule, Group, LintSettings, Linter};
-use torchvet_python::SourceFile;
+use torchvet_linter::project::load_project;
+use torchvet_linter::{all_rules, find_rule, FileContext, Group, LintSettings, Linter, Rule};
 use torchvet_workspace::{declared_torch_version, discover, DiscoveryOptions, TorchTargets};
 
 pub use render::{render_html, render_json, render_markdown};
@@ -29,6 +35,18 @@ pub const SECTIONS: [&str; 7] = [
     "Positive aspects",
     "Testing recommendations",
 ];
+
+/// How much a review shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Detail {
+    /// A budget: a few locations per item, fixes for the items that matter, the rest in
+    /// tables.
+    #[default]
+    Default,
+    /// Everything: every location, every fix.
+    Full,
+}
 
 /// Why a review could not be produced.
 #[derive(Debug, thiserror::Error)]
@@ -81,21 +99,37 @@ impl Evidence {
 pub enum CheckStatus {
     /// The code does it.
     Pass,
-    /// The code should do it and does not (or does it wrong).
+    /// Findings show the code does not do it (or does it wrong).
     Fail,
+    /// Nothing in the code shows it either way.
+    NotShown,
     /// Nothing in the code makes the check relevant.
     NotApplicable,
 }
 
 impl CheckStatus {
-    /// `pass`, `fail` or `not-applicable`.
+    /// `pass`, `fail`, `not-shown` or `not-applicable`.
     pub fn as_str(self) -> &'static str {
         match self {
             CheckStatus::Pass => "pass",
             CheckStatus::Fail => "fail",
+            CheckStatus::NotShown => "not-shown",
             CheckStatus::NotApplicable => "not-applicable",
         }
     }
+}
+
+/// A finding group a checklist row links to.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckFinding {
+    /// Rule code.
+    pub code: String,
+    /// Rule name.
+    pub rule: String,
+    /// How many places.
+    pub count: usize,
+    /// The first place.
+    pub first: String,
 }
 
 /// One item of the expert checklist.
@@ -109,8 +143,10 @@ pub struct Check {
     pub status: CheckStatus,
     /// Why, in a few words.
     pub note: String,
-    /// The lines that decided it.
+    /// The code that passed (or was looked at).
     pub evidence: Vec<Evidence>,
+    /// For a fail: the findings that justify it.
+    pub findings: Vec<CheckFinding>,
 }
 
 /// A named thing found in the code (model, loop, data loader).
@@ -122,7 +158,7 @@ pub struct Item {
     pub location: String,
 }
 
-/// Counts of findings by severity.
+/// Counts of findings by severity (over every location).
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct Counts {
     /// Critical findings.
@@ -133,20 +169,29 @@ pub struct Counts {
     pub info: usize,
 }
 
+/// A file reviewed once for several identical copies.
+#[derive(Debug, Clone, Serialize)]
+pub struct Duplicate {
+    /// The copy that was reviewed.
+    pub reviewed: String,
+    /// The identical copies (same code after dropping notebook outputs).
+    pub also_in: Vec<String>,
+}
+
 /// Section 1.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
-    /// Python files and notebooks reviewed.
+    /// Python files and notebooks reviewed (distinct contents).
     pub files: usize,
-    /// Total lines.
+    /// Total lines of the distinct files.
     pub lines: usize,
     /// The declared torch requirement (`torch>=2.1 (pyproject.toml)`), if any.
     pub torch_requirement: Option<String>,
     /// `nn.Module` subclasses.
     pub models: Vec<Item>,
-    /// Functions that call `backward()`.
+    /// Functions that run a backward pass.
     pub training_loops: Vec<Item>,
-    /// Evaluation functions and `no_grad`/`inference_mode` blocks.
+    /// Evaluation functions (loops under `no_grad`/after `.eval()`).
     pub evaluation: Vec<Item>,
     /// `DataLoader(...)` constructions.
     pub data_loaders: Vec<Item>,
@@ -156,19 +201,23 @@ pub struct Summary {
     pub amp: Vec<Evidence>,
     /// What the code is, in one sentence.
     pub description: String,
-    /// The overall verdict.
+    /// The overall verdict: `not-ready`, `ready-after-fixes` or `good`.
+    pub verdict_level: &'static str,
+    /// The overall verdict, in a sentence.
     pub verdict: String,
     /// Findings by severity.
     pub counts: Counts,
     /// The expert checklist.
     pub checklist: Vec<Check>,
+    /// Identical files reviewed once.
+    pub duplicates: Vec<Duplicate>,
 }
 
 /// A before/after code change.
 #[derive(Debug, Clone, Serialize)]
 pub struct Snippet {
-    /// `fix` (the rule's own fix applied to this code), `docs` (the rule's documented
-    /// example) or `suggestion` (a review-level change).
+    /// `fix` (the rule's own fix applied to this code) or `docs` (the rule's documented
+    /// example).
     pub origin: &'static str,
     /// `safe`, `unsafe` or `display-only` for fixes; absent for docs examples.
     pub applicability: Option<&'static str>,
@@ -180,17 +229,9 @@ pub struct Snippet {
     pub after: String,
 }
 
-/// One finding of sections 2 to 5.
+/// One place of a grouped finding.
 #[derive(Debug, Clone, Serialize)]
-pub struct Finding {
-    /// Rule code (`TV076`), or `REVIEW` for review-level observations.
-    pub code: String,
-    /// Rule name.
-    pub rule: String,
-    /// Severity.
-    pub severity: Severity,
-    /// Rule title.
-    pub title: String,
+pub struct Place {
     /// File as displayed.
     pub file: String,
     /// 1-based notebook cell, for notebooks.
@@ -201,22 +242,77 @@ pub struct Finding {
     /// 1-based column.
     pub column: usize,
     /// Enclosing class / function (`Classifier.forward`), when inside one.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    /// The finding's message.
+    /// The finding's message at this place.
+    pub message: String,
+}
+
+impl Place {
+    /// `file:line` (or `file:cell N:line`).
+    pub fn location(&self) -> String {
+        location(&self.file, self.cell, self.line)
+    }
+}
+
+/// What a finding does to the code, in ranking order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Impact {
+    /// Changes results (wrong loss input, gradients, modes, graphs kept alive, state lost).
+    Results,
+    /// Runs code from a file an attacker may control.
+    Security,
+    /// Breaks at run time on the target torch (removed API, invalid argument combination).
+    Breaks,
+    /// Slower or larger than it needs to be.
+    Performance,
+    /// Deprecations, reproducibility, distributed setup, checkpoint hygiene.
+    Hygiene,
+    /// Style.
+    Style,
+}
+
+/// One grouped finding of sections 2 to 5: one rule and root cause, every place.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// Rule code (`TV076`).
+    pub code: String,
+    /// Rule name.
+    pub rule: String,
+    /// Severity.
+    pub severity: Severity,
+    /// `high` for stable rules, `preview` for preview rules (lower confidence).
+    pub confidence: &'static str,
+    /// The impact class that ranks it.
+    pub impact: Impact,
+    /// For security findings: how exposed the load is (`outside`, `unknown`, `own-file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<&'static str>,
+    /// Rule title.
+    pub title: String,
+    /// The first place's message.
     pub message: String,
     /// What goes wrong and why it matters (from the rule documentation).
     pub why: Option<String>,
-    /// The change to make.
+    /// The change to make (at the first place that has a fix).
     pub fix: Option<Snippet>,
     /// Context from the project (for deprecated APIs: the declared torch requirement).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Every place.
+    pub locations: Vec<Place>,
+    /// Distinct files among the places.
+    pub files: usize,
 }
 
 impl Finding {
-    /// `file:line` (or `file:cell N:line`).
+    /// The first place, `file:line`.
     pub fn location(&self) -> String {
-        location(&self.file, self.cell, self.line)
+        self.locations
+            .first()
+            .map(Place::location)
+            .unwrap_or_default()
     }
 }
 
@@ -233,15 +329,18 @@ pub struct Positive {
     pub evidence: Vec<Evidence>,
 }
 
-/// Tests to write for one module or loop.
+/// Tests to write for one model family or loop.
 #[derive(Debug, Clone, Serialize)]
 pub struct TestRecommendation {
-    /// `module`, `training-loop` or `evaluation`.
+    /// `model`, `training-loop` or `evaluation`.
     pub kind: &'static str,
     /// Class or function name.
     pub target: String,
     /// `file:line`.
     pub location: String,
+    /// Other classes / functions the same tests cover (same family).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub covers: Vec<String>,
     /// The tests, one sentence each.
     pub tests: Vec<String>,
 }
@@ -251,9 +350,11 @@ pub struct TestRecommendation {
 pub struct Review {
     /// The paths as given.
     pub paths: Vec<String>,
+    /// How much is shown.
+    pub detail: Detail,
     /// Section 1.
     pub summary: Summary,
-    /// Section 2.
+    /// Section 2: what changes results or exposes code execution, ranked by impact.
     pub critical: Vec<Finding>,
     /// Section 3.
     pub performance: Vec<Finding>,
@@ -267,6 +368,17 @@ pub struct Review {
     pub testing: Vec<TestRecommendation>,
     /// Files that could not be read or parsed.
     pub errors: Vec<String>,
+}
+
+/// Paths inside a single reviewed directory are shown relative to it (the title names it).
+fn display_in(base: Option<&Path>, path: &Path) -> String {
+    if let Some(rel) = base.and_then(|b| path.strip_prefix(b).ok()) {
+        let s = rel.to_string_lossy().replace('\\', "/");
+        if !s.is_empty() {
+            return s;
+        }
+    }
+    display_path(path)
 }
 
 fn display_path(path: &Path) -> String {
@@ -284,12 +396,13 @@ fn display_path(path: &Path) -> String {
 
 /// Review `paths` (files or directories).
 pub fn review(paths: &[PathBuf]) -> Result<Review, ReviewError> {
-    review_with_progress(paths, &mut |_, _| {})
+    review_with(paths, Detail::Default, &mut |_, _| {})
 }
 
-/// Review `paths`, calling `progress(done, total)` after each file.
-pub fn review_with_progress(
+/// Review `paths`, calling `progress(done, total)` as files are linted.
+pub fn review_with(
     paths: &[PathBuf],
+    detail: Detail,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Review, ReviewError> {
     if paths.is_empty() {
@@ -316,39 +429,72 @@ pub fn review_with_progress(
     if found.files.is_empty() {
         return Err(ReviewError::NoPythonFiles);
     }
-    let settings = LintSettings::from_selectors(Some(&["ALL".to_string()]), &[], &[], false)
+    // Every rule, preview ones included: a person reads the review, and each finding says
+    // how confident its rule is.
+    let settings = LintSettings::from_selectors(Some(&["ALL".to_string()]), &[], &[], true)
         .map_err(|e| ReviewError::Settings(format!("{e:?}")))?;
     let linter = Linter::new(settings);
-    // Each file is judged against the torch version declared nearest to it, as `check` does.
     let targets = TorchTargets::new();
 
-    let mut files = Vec::new();
-    let mut diagnostics = Vec::new();
-    let mut cards = Vec::new();
-    let total = found.files.len();
-    for (done, path) in found.files.iter().enumerate() {
-        progress(done, total);
-        let display = display_path(path);
-        let source = match SourceFile::load(path) {
-            Ok(s) => s,
-            Err(e) => {
-                errors.push(format!("{display}: {e}"));
-                continue;
-            }
-        };
-        let target = targets.for_path(path).and_then(|d| d.max);
-        let diags = linter.lint_for_target(&source, &display, target);
-        let facts = FileFacts::new(display, &source.text, source.cells().cloned());
-        if let Ok(found_cards) = torchvet_summary::summarize(&source.text, None) {
-            for card in found_cards {
-                cards.push((facts.loc(card.line as usize), card));
-            }
+    let base = match paths {
+        [one] if one.is_dir() => Some(one.as_path()),
+        _ => None,
+    };
+    let shown = |p: &Path| display_in(base, p);
+    // Phase 1, as in `check`: every file read, parsed and summarised once; the model linked.
+    let (loaded, _model) = load_project(&found.files, paths, true);
+
+    // Identical files (same code; notebook outputs are not part of the code) are reviewed
+    // once.
+    let mut first_of: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut copies: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let mut unique = Vec::new();
+    for (i, l) in loaded.iter().enumerate() {
+        match &l.state {
+            Ok(f) => match first_of.get(f.source.text.as_str()) {
+                Some(&j) if !f.source.text.trim().is_empty() => {
+                    copies.entry(j).or_default().push(shown(&l.path))
+                }
+                _ => {
+                    first_of.insert(f.source.text.as_str(), i);
+                    unique.push(i);
+                }
+            },
+            Err(e) => errors.push(format!("{}: {e}", shown(&l.path))),
         }
-        for d in diags {
-            diagnostics.push((files.len(), d));
-        }
-        files.push((facts, source));
     }
+    let duplicates: Vec<Duplicate> = copies
+        .iter()
+        .map(|(&i, also)| Duplicate {
+            reviewed: shown(&loaded[i].path),
+            also_in: also.clone(),
+        })
+        .collect();
+
+    // Phase 2: the rules, per distinct file, against the model.
+    let total = unique.len();
+    let mut files = Vec::new();
+    let mut raw: Vec<(usize, Diagnostic)> = Vec::new();
+    for (done, &i) in unique.iter().enumerate() {
+        progress(done, total);
+        let l = &loaded[i];
+        let Ok(file) = &l.state else { continue };
+        let name = shown(&l.path);
+        let ctx = FileContext {
+            project: file.project.clone(),
+            target: Some(targets.for_path(&l.path).and_then(|d| d.max)),
+        };
+        let diags = linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx);
+        for d in diags {
+            raw.push((files.len(), d));
+        }
+        files.push(gather::ReviewedFile {
+            name,
+            source: &file.source,
+            project: file.project.clone(),
+        });
+    }
+    progress(total, total);
 
     let torch_requirement = paths.first().and_then(|p| {
         declared_torch_version(p).map(|d| {
@@ -360,43 +506,86 @@ pub fn review_with_progress(
             format!("torch{} ({file})", d.specifier)
         })
     });
-    let mut critical = Vec::new();
-    let mut performance = Vec::new();
-    let mut best_practices = Vec::new();
-    let mut code_quality = Vec::new();
+
     let mut counts = Counts::default();
-    for (idx, d) in &diagnostics {
-        let (facts, source) = &files[*idx];
+    // Group: one item per rule and root cause (its severity and, for loads, its exposure).
+    let mut groups: BTreeMap<(String, Severity, Option<&'static str>), Finding> = BTreeMap::new();
+    let mut syntax: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (idx, d) in &raw {
         match d.severity {
             Severity::Critical => counts.critical += 1,
             Severity::Warning => counts.warning += 1,
             Severity::Info => counts.info += 1,
         }
-        let group = find_rule(d.name).map(|i| all_rules()[i].group);
-        let mut finding = to_finding(d, facts, &source.text);
-        if group == Some(Group::DeprecatedApi) {
-            finding.note = Some(match &torch_requirement {
-                Some(t) => format!("the project declares `{t}`: check the deprecation against it"),
-                None => "no torch version is declared; pin one to know which deprecations apply"
-                    .to_string(),
-            });
+        let rule = find_rule(d.name).map(|i| all_rules()[i]);
+        if rule.is_some_and(|r| r.group == Group::Syntax) {
+            syntax
+                .entry(d.filename.clone())
+                .or_default()
+                .push(match d.cell {
+                    Some(c) => format!("cell {c}"),
+                    None => format!("line {}", d.location.row),
+                });
+            continue;
         }
-        if d.severity == Severity::Critical {
-            critical.push(finding);
-        } else {
-            match group {
-                Some(Group::Performance | Group::Memory | Group::DataLoading) => {
-                    performance.push(finding)
+        let file = &files[*idx];
+        let exposure = exposure(d);
+        let place = Place {
+            file: d.filename.clone(),
+            cell: d.cell,
+            line: d.location.row,
+            column: d.location.column,
+            scope: file.scope_at(d.range.0),
+            message: d.message.clone(),
+        };
+        let key = (d.code.to_string(), d.severity, exposure);
+        match groups.get_mut(&key) {
+            Some(g) => {
+                if g.fix.is_none() {
+                    g.fix = fix_snippet(d, &file.source.text);
                 }
-                Some(Group::Style) => code_quality.push(finding),
-                _ => best_practices.push(finding),
+                g.locations.push(place);
+            }
+            None => {
+                let mut f = new_finding(d, rule, exposure, &file.source.text, place);
+                if rule.is_some_and(|r| r.group == Group::DeprecatedApi) {
+                    f.note = Some(match &torch_requirement {
+                        Some(t) => format!("judged against the declared `{t}`"),
+                        None => "no torch version is declared: judged against the latest torch; pin one to know which deprecations apply".to_string(),
+                    });
+                }
+                groups.insert(key, f);
             }
         }
     }
-    for (facts, _) in &files {
-        for f in facts::missing_type_hints(facts) {
-            counts.info += 1;
-            code_quality.push(f);
+    for (file, at) in syntax {
+        errors.push(format!(
+            "{file}: syntax error in {} (not analysed; the rest of the file was)",
+            at.join(", ")
+        ));
+    }
+
+    let mut critical = Vec::new();
+    let mut performance = Vec::new();
+    let mut best_practices = Vec::new();
+    let mut code_quality = Vec::new();
+    for (_, mut f) in groups {
+        f.locations.sort_by(|a, b| {
+            (a.file.as_str(), a.cell, a.line, a.column).cmp(&(
+                b.file.as_str(),
+                b.cell,
+                b.line,
+                b.column,
+            ))
+        });
+        let mut names: Vec<&str> = f.locations.iter().map(|p| p.file.as_str()).collect();
+        names.dedup();
+        f.files = names.len();
+        match section_of(&f) {
+            1 => critical.push(f),
+            2 => performance.push(f),
+            3 => best_practices.push(f),
+            _ => code_quality.push(f),
         }
     }
     for list in [
@@ -405,15 +594,25 @@ pub fn review_with_progress(
         &mut best_practices,
         &mut code_quality,
     ] {
-        sort_findings(list);
+        rank(list);
     }
 
-    let all_facts: Vec<&FileFacts> = files.iter().map(|(f, _)| f).collect();
-    let summary = facts::summarize(&all_facts, &cards, counts, torch_requirement);
-    let positive = facts::positives(&all_facts);
-    let testing = facts::testing(&all_facts, &cards);
+    let facts = gather::Facts::collect(&files);
+    let checklist = facts.checklist(&[&critical, &performance, &best_practices, &code_quality]);
+    let (verdict_level, verdict) = verdict(&critical, &performance, &best_practices, &checklist);
+    let summary = facts.summary(gather::SummaryInput {
+        counts,
+        torch_requirement,
+        verdict_level,
+        verdict,
+        checklist,
+        duplicates,
+    });
+    let positive = facts.positives();
+    let testing = facts.testing();
     Ok(Review {
         paths: paths.iter().map(|p| display_path(p)).collect(),
+        detail,
         summary,
         critical,
         performance,
@@ -425,66 +624,264 @@ pub fn review_with_progress(
     })
 }
 
-fn sort_findings(list: &mut [Finding]) {
+/// Rules whose findings change results even though the catalog files them under memory or
+/// data loading (graphs kept alive, evaluation with autograd on, shuffled evaluation).
+const RESULTS_RULES: &[&str] = &[
+    "accumulate-loss-tensor",
+    "store-outputs-without-detach",
+    "retain-graph-in-loop",
+    "eval-without-no-grad",
+    "eval-loader-shuffled",
+    "cuda-in-dataset-getitem",
+];
+
+/// Correctness rules that are advice rather than bugs (they stay with best practices).
+const ADVICE_RULES: &[&str] = &[
+    "torch-load-without-map-location",
+    "load-state-dict-strict-false",
+    "adam-weight-decay-not-decoupled",
+    "weight-decay-on-norm-and-bias",
+    "torch-version-string-compare",
+    "cuda-timing-without-synchronize",
+];
+
+fn impact_of(rule: Option<&Rule>, severity: Severity) -> Impact {
+    let Some(rule) = rule else {
+        return Impact::Hygiene;
+    };
+    if RESULTS_RULES.contains(&rule.name) {
+        return Impact::Results;
+    }
+    match rule.group {
+        Group::Correctness if ADVICE_RULES.contains(&rule.name) => Impact::Hygiene,
+        Group::Correctness => Impact::Results,
+        Group::Security | Group::Checkpoint => Impact::Security,
+        Group::DeprecatedApi | Group::DataLoading | Group::Distributed
+            if severity == Severity::Critical =>
+        {
+            Impact::Breaks
+        }
+        Group::Performance | Group::Memory | Group::DataLoading => Impact::Performance,
+        Group::Style => Impact::Style,
+        _ => Impact::Hygiene,
+    }
+}
+
+/// How exposed a `torch.load` finding is, from the rule's own verdict (its severity and
+/// whether it traced the path to an outside source or to the project's own save).
+fn exposure(d: &Diagnostic) -> Option<&'static str> {
+    if d.name != "torch-load-without-weights-only" && d.name != "torch-hub-load-untrusted" {
+        return None;
+    }
+    Some(if d.message.contains("the path comes from") {
+        "outside"
+    } else if d.message.contains("writes the checkpoint itself") {
+        "own-file"
+    } else {
+        "unknown"
+    })
+}
+
+fn section_of(f: &Finding) -> u8 {
+    match f.impact {
+        Impact::Results if f.severity == Severity::Info && f.rule != "eval-loader-shuffled" => 3,
+        Impact::Results | Impact::Security | Impact::Breaks => 1,
+        Impact::Performance => 2,
+        Impact::Hygiene => 3,
+        Impact::Style => 4,
+    }
+}
+
+fn exposure_rank(e: Option<&str>) -> u8 {
+    match e {
+        Some("outside") => 0,
+        Some("unknown") | None => 1,
+        _ => 2,
+    }
+}
+
+/// Impact first, then (for security) exposure, then severity, confidence, and how often.
+fn rank(list: &mut [Finding]) {
     list.sort_by(|a, b| {
-        b.severity
-            .cmp(&a.severity)
-            .then_with(|| a.file.cmp(&b.file))
-            .then(a.cell.cmp(&b.cell))
-            .then(a.line.cmp(&b.line))
-            .then(a.column.cmp(&b.column))
+        a.impact
+            .cmp(&b.impact)
+            .then(exposure_rank(a.exposure).cmp(&exposure_rank(b.exposure)))
+            .then(b.severity.cmp(&a.severity))
+            .then(a.confidence.cmp(b.confidence))
+            .then(b.locations.len().cmp(&a.locations.len()))
             .then_with(|| a.code.cmp(&b.code))
     });
 }
 
-fn to_finding(d: &Diagnostic, facts: &FileFacts, text: &str) -> Finding {
-    let rule = find_rule(d.name).map(|i| all_rules()[i]);
+/// Is the finding a blocker: a critical bug that changes results, code that fails on the
+/// target torch, or a load of an outside or unknown file, from a stable (high-confidence)
+/// rule?
+fn blocks(f: &Finding) -> bool {
+    f.severity == Severity::Critical
+        && f.confidence == "high"
+        && match f.impact {
+            Impact::Results | Impact::Breaks => true,
+            Impact::Security => f.exposure != Some("own-file"),
+            _ => false,
+        }
+}
+
+fn places(n: usize) -> String {
+    if n == 1 {
+        "1 place".to_string()
+    } else {
+        format!("{n} places")
+    }
+}
+
+fn verdict(
+    critical: &[Finding],
+    performance: &[Finding],
+    best: &[Finding],
+    checklist: &[Check],
+) -> (&'static str, String) {
+    let blockers: Vec<&Finding> = critical.iter().filter(|f| blocks(f)).collect();
+    if !blockers.is_empty() {
+        let named: Vec<String> = blockers
+            .iter()
+            .take(3)
+            .map(|f| {
+                // The title without its parenthetical examples.
+                let title = f
+                    .title
+                    .match_indices(" (")
+                    .find(|(i, _)| !f.title[i + 2..].starts_with(')'))
+                    .map_or(f.title.as_str(), |(i, _)| &f.title[..i]);
+                format!("{} ({})", lower_first(title), places(f.locations.len()))
+            })
+            .collect();
+        let more = blockers.len().saturating_sub(3);
+        let tail = if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        };
+        return (
+            "not-ready",
+            format!("Not ready: {}{tail}.", named.join("; ")),
+        );
+    }
+    if !critical.is_empty() {
+        let n: usize = critical.iter().map(|f| f.locations.len()).sum();
+        let first: Vec<String> = critical
+            .iter()
+            .take(2)
+            .map(|f| format!("`{}`", f.rule))
+            .collect();
+        return (
+            "ready-after-fixes",
+            format!(
+                "Ready after these fixes: {} issue{} in {} that may change results or expose code execution (first: {}); none is a high-confidence critical bug.",
+                critical.len(),
+                if critical.len() == 1 { "" } else { "s" },
+                places(n),
+                first.join(", ")
+            ),
+        );
+    }
+    let passed: Vec<&str> = checklist
+        .iter()
+        .filter(|c| c.status == CheckStatus::Pass)
+        .map(|c| c.id)
+        .collect();
+    let rest = performance.len() + best.len();
+    let reason = if passed.is_empty() {
+        "no rule found a correctness or security issue".to_string()
+    } else {
+        format!(
+            "no rule found a correctness or security issue, and the checklist passes on {}",
+            passed.join(", ")
+        )
+    };
+    let tail = if rest > 0 {
+        format!(" {rest} optional improvement(s) below.")
+    } else {
+        String::new()
+    };
+    ("good", format!("Good: {reason}.{tail}"))
+}
+
+/// Lower-case the first letter of a sentence start, unless the first word is a name
+/// (`CrossEntropyLoss`, `torch.load`, `F.dropout`).
+fn lower_first(s: &str) -> String {
+    let first = s.split(' ').next().unwrap_or("");
+    if first
+        .chars()
+        .skip(1)
+        .any(|c| c.is_uppercase() || c == '.' || c == '_')
+    {
+        return s.to_string();
+    }
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn new_finding(
+    d: &Diagnostic,
+    rule: Option<&Rule>,
+    exposure: Option<&'static str>,
+    text: &str,
+    place: Place,
+) -> Finding {
     let docs = rule.map(|r| r.docs_text()).unwrap_or_default();
-    let joined_row = text
-        .get(..d.range.0)
-        .map_or(d.location.row, |t| t.matches('\n').count() + 1);
-    let fix = d
-        .fix
-        .as_ref()
-        .and_then(|fix| {
-            let (before, after) = apply_fix(text, fix)?;
-            Some(Snippet {
-                origin: "fix",
-                applicability: Some(match fix.applicability {
-                    Applicability::Safe => "safe",
-                    Applicability::Unsafe => "unsafe",
-                    Applicability::DisplayOnly => "display-only",
-                }),
-                description: fix.message.clone(),
-                before,
-                after,
-            })
+    let fix = fix_snippet(d, text).or_else(|| {
+        let (before, after) = docs_example(&docs)?;
+        Some(Snippet {
+            origin: "docs",
+            applicability: None,
+            description: "the rule's documented example".to_string(),
+            before,
+            after,
         })
-        .or_else(|| {
-            let (before, after) = docs_example(&docs)?;
-            Some(Snippet {
-                origin: "docs",
-                applicability: None,
-                description: "the rule's documented example".to_string(),
-                before,
-                after,
-            })
-        });
+    });
     Finding {
         code: d.code.to_string(),
         rule: d.name.to_string(),
         severity: d.severity,
+        confidence: if rule.is_some_and(|r| r.preview) {
+            "preview"
+        } else {
+            "high"
+        },
+        impact: impact_of(rule, d.severity),
+        exposure,
         title: d.title.to_string(),
-        file: d.filename.clone(),
-        cell: d.cell,
-        line: d.location.row,
-        column: d.location.column,
-        scope: facts.scope_at(joined_row),
         message: d.message.clone(),
         why: docs_section(&docs, "## Why is this bad?"),
         fix,
         note: None,
+        locations: vec![place],
+        files: 1,
     }
+}
+
+fn fix_snippet(d: &Diagnostic, text: &str) -> Option<Snippet> {
+    let fix = d.fix.as_ref()?;
+    let (before, after) = apply_fix(text, fix)?;
+    // An insertion on an empty line shows nothing to compare with: the documented example
+    // says more.
+    if before.trim().is_empty() {
+        return None;
+    }
+    Some(Snippet {
+        origin: "fix",
+        applicability: Some(match fix.applicability {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+            Applicability::DisplayOnly => "display-only",
+        }),
+        description: fix.message.clone(),
+        before,
+        after,
+    })
 }
 
 /// Apply a fix's edits to the lines they touch: `(before, after)`.
@@ -588,5 +985,20 @@ mod tests {
     #[test]
     fn dedent_keeps_relative_indent() {
         assert_eq!(dedent("    if x:\n        y"), "if x:\n    y");
+    }
+
+    #[test]
+    fn names_keep_their_case() {
+        assert_eq!(lower_first("CrossEntropyLoss fed"), "CrossEntropyLoss fed");
+        assert_eq!(lower_first("F.dropout in"), "F.dropout in");
+        assert_eq!(lower_first("Result of"), "result of");
+    }
+
+    #[test]
+    fn graphs_kept_alive_rank_with_correctness() {
+        let r = find_rule("accumulate-loss-tensor").map(|i| all_rules()[i]);
+        assert_eq!(impact_of(r, Severity::Warning), Impact::Results);
+        let r = find_rule("dataloader-num-workers-zero").map(|i| all_rules()[i]);
+        assert_eq!(impact_of(r, Severity::Info), Impact::Performance);
     }
 }

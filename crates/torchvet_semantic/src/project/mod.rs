@@ -30,6 +30,7 @@
 //! links rebuilt from the summaries ([`ProjectModel::rebuild_with`]); the files to re-check are
 //! the edited one and its dependents ([`ProjectModel::dependents`]).
 pub mod facts;
+pub mod practices;
 pub mod resolve;
 pub mod summary;
 

@@ -257,11 +257,30 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         format!("in `{}()`", fname.unwrap_or("?"))
     };
     let with_stmt = grad_off_with(checker);
+    // Where `model.eval()` goes when there is no `no_grad` block: first in the function, or
+    // right after the statement that binds the model there (`net = ResNet18()`).
+    let root = model.split(['.', '[']).next().unwrap_or(&model).to_string();
     let first_stmt = checker.function().and_then(|f| {
-        f.body
+        let body: Vec<&Stmt> = f
+            .body
             .iter()
-            .find(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_))))
-            .map(Ranged::range)
+            .filter(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_))))
+            .collect();
+        let binds = |s: &Stmt| {
+            let named = |t: &Expr| matches!(t, Expr::Name(n) if n.id.as_str() == root);
+            match s {
+                Stmt::Assign(a) => a.targets.iter().any(named),
+                Stmt::AnnAssign(a) => named(&a.target),
+                _ => false,
+            }
+        };
+        match body
+            .iter()
+            .rposition(|s| s.start() < call.start() && binds(s))
+        {
+            Some(i) => body.get(i + 1).map(|s| s.range()),
+            None => body.first().map(|s| s.range()),
+        }
     });
     PENDING.with_borrow_mut(|p| {
         p.push(Candidate {
