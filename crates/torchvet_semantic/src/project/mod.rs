@@ -219,6 +219,10 @@ pub struct FlatEvent {
     pub depth: u32,
 }
 
+/// Per file, per function, per call: the function the call runs and the parameters it does not
+/// pass.
+type CallTargets = Vec<Vec<Vec<Option<(FuncId, usize)>>>>;
+
 /// The linked summaries of a project.
 #[derive(Debug)]
 pub struct ProjectModel {
@@ -257,7 +261,7 @@ pub struct ProjectModel {
     qcache: Vec<RwLock<FxHashMap<Box<str>, Option<Entity>>>>,
     /// Per file, per function, per call: the function the call runs and the parameters it
     /// does not pass (resolved once while linking).
-    targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>>,
+    targets: CallTargets,
     /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
 }
@@ -320,9 +324,17 @@ impl ProjectModel {
     /// Rebuild after one file changed (its new summary), keeping everything else: summaries
     /// are kept, links are recomputed (cheap: no syntax tree is touched).
     pub fn rebuild_with(&self, summary: FileSummary) -> Option<Self> {
-        let id = *self.by_path.get(&summary.path)?;
+        self.rebuild_with_all(vec![summary])
+    }
+
+    /// [`ProjectModel::rebuild_with`] for several changed files at once (one relink). `None`
+    /// when one of them is not in the model (a new file needs [`ProjectModel::build`]).
+    pub fn rebuild_with_all(&self, summaries: Vec<FileSummary>) -> Option<Self> {
         let mut files = self.files.clone();
-        files[id as usize] = summary;
+        for summary in summaries {
+            let id = *self.by_path.get(&summary.path)?;
+            files[id as usize] = summary;
+        }
         let roots = self.resolver_roots();
         let resolver = Resolver::new(
             files
@@ -361,6 +373,11 @@ impl ProjectModel {
 
     fn resolver_roots(&self) -> Vec<PathBuf> {
         self.resolver.roots().to_vec()
+    }
+
+    /// The walked directories the model was built for.
+    pub fn roots(&self) -> &[PathBuf] {
+        self.resolver.roots()
     }
 
     /// The file with this path.
@@ -736,7 +753,7 @@ impl ProjectModel {
             .iter()
             .map(|f| vec![false; f.functions.len()])
             .collect();
-        let targets: Vec<Vec<Vec<Option<(FuncId, usize)>>>> = (0..n)
+        let targets: CallTargets = (0..n)
             .map(|fi| {
                 self.files[fi]
                     .functions
