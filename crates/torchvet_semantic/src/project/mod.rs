@@ -226,7 +226,8 @@ type CallTargets = Vec<Vec<Vec<Option<(FuncId, usize)>>>>;
 /// The linked summaries of a project.
 #[derive(Debug)]
 pub struct ProjectModel {
-    files: Vec<FileSummary>,
+    /// Shared between a model and the models rebuilt from it (an edit replaces one).
+    files: Vec<Arc<FileSummary>>,
     by_path: FxHashMap<PathBuf, FileId>,
     checked: Vec<bool>,
     resolver: Resolver,
@@ -295,7 +296,7 @@ impl ProjectModel {
                 .enumerate()
                 .map(|(i, f)| (f.path.clone(), i as FileId))
                 .collect(),
-            files: checked,
+            files: checked.into_iter().map(Arc::new).collect(),
             checked: vec![true; n],
             resolver,
             module: Vec::new(),
@@ -333,7 +334,7 @@ impl ProjectModel {
         let mut files = self.files.clone();
         for summary in summaries {
             let id = *self.by_path.get(&summary.path)?;
-            files[id as usize] = summary;
+            files[id as usize] = Arc::new(summary);
         }
         let roots = self.resolver_roots();
         let resolver = Resolver::new(
@@ -494,7 +495,7 @@ impl ProjectModel {
             for s in loaded {
                 let id = self.files.len() as FileId;
                 self.by_path.insert(s.path.clone(), id);
-                self.files.push(s);
+                self.files.push(Arc::new(s));
                 self.checked.push(false);
                 frontier.push(id);
             }

@@ -38,14 +38,13 @@ use project::ProjectState;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use text::{path_to_uri, uri_to_path, Document, Encoding};
 use torchvet_diagnostics::{Diagnostic, Severity};
-use torchvet_linter::project::{summary_of, update_model};
+use torchvet_linter::project::summary_of;
 use torchvet_linter::FileContext;
 use torchvet_python::SourceFile;
-use torchvet_semantic::project::{FileSummary, ProjectModel};
+use torchvet_semantic::project::ProjectModel;
 
 /// The code action kind of "fix all safe fixes".
 pub const FIX_ALL_KIND: &str = "source.fixAll.torchvet";
@@ -185,6 +184,10 @@ pub(crate) struct OpenDocument {
     /// Findings for `doc` at `checked_version` (fixes included, for the code actions).
     pub(crate) diagnostics: Vec<Diagnostic>,
     pub(crate) checked_version: Option<i32>,
+    /// The version whose findings the client was last sent.
+    pub(crate) published_version: Option<i32>,
+    /// The next check is a re-check because the project changed (see [`Session::mark_stale`]).
+    pub(crate) quiet: bool,
 }
 
 pub(crate) struct Session<'c> {
@@ -220,6 +223,11 @@ impl Session<'_> {
                 recv(self.project.rx) -> built => {
                     if let Ok(built) = built {
                         self.model_built(built)?;
+                    }
+                }
+                recv(self.project.relink_rx) -> r => {
+                    if let Ok(r) = r {
+                        self.relinked(r);
                     }
                 }
                 recv(timer) -> _ => {}
@@ -302,6 +310,8 @@ impl Session<'_> {
                         path,
                         diagnostics: Vec::new(),
                         checked_version: None,
+                        published_version: None,
+                        quiet: false,
                     },
                 );
                 self.check_now(&uri)?;
@@ -410,40 +420,51 @@ impl Session<'_> {
     }
 
     /// Re-check the given open documents now (their text did not change, their context did).
-    fn mark_stale(&mut self, uris: Vec<Uri>) {
+    /// With `quiet`, findings equal to those already published are not published again.
+    fn mark_stale(&mut self, uris: Vec<Uri>, quiet: bool) {
         let now = Instant::now();
         for uri in uris {
             if let Some(open) = self.documents.get_mut(&uri) {
+                if open.checked_version.is_some() {
+                    open.quiet = quiet;
+                }
                 open.checked_version = None;
                 self.pending.insert(uri, now);
             }
         }
     }
 
-    /// Put new summaries (and removed files) into the model, and re-check the open documents
-    /// they affect. A panic in the model leaves the model as it was.
-    fn update_project(&mut self, changed: Vec<FileSummary>, removed: Vec<PathBuf>) {
-        let Some(old) = self.project.model.clone() else {
+    /// A background relink finished: take the new model, and re-check the open documents it
+    /// changes (quietly: only different findings are published again).
+    fn relinked(&mut self, r: project::Relinked) {
+        let Some(new) = self.project.finish_relink(&r) else {
+            if r.new.is_none() {
+                eprintln!(
+                    "torchvet server: internal error while updating the project model (please report it)"
+                );
+            }
             return;
         };
-        if changed.is_empty() && removed.is_empty() {
-            return;
+        let t0 = Instant::now();
+        let mut stale = self.recheck_set(&r.paths, &r.old, &new);
+        // The changed documents themselves were checked against the previous model with
+        // their new summaries overlaid; once more against the relinked one.
+        stale.extend(
+            self.documents
+                .iter()
+                .filter(|(_, o)| r.paths.contains(&o.path))
+                .map(|(u, _)| u.clone()),
+        );
+        if timing() {
+            eprintln!(
+                "torchvet server: relink of {} files {:.1} ms (background), recheck set {:.1} ms ({} documents)",
+                r.paths.len(),
+                r.elapsed.as_secs_f64() * 1e3,
+                t0.elapsed().as_secs_f64() * 1e3,
+                stale.len()
+            );
         }
-        let mut paths: Vec<PathBuf> = changed.iter().map(|s| s.path.clone()).collect();
-        paths.extend(removed.iter().cloned());
-        let new =
-            std::panic::catch_unwind(AssertUnwindSafe(|| update_model(&old, changed, &removed)));
-        match new {
-            Ok(new) => {
-                let new = Arc::new(new);
-                let stale = self.recheck_set(&paths, &old, &new);
-                self.project.model = Some(new);
-                self.mark_stale(stale);
-            }
-            Err(_) => eprintln!(
-                "torchvet server: internal error while updating the project model (please report it)"
-            ),
-        }
+        self.mark_stale(stale, true);
     }
 
     /// Files changed on disk (or an open document was closed): read the ones that are not
@@ -456,18 +477,16 @@ impl Session<'_> {
         let Some(model) = self.project.model.clone() else {
             return;
         };
-        let open: FxHashSet<&Path> = self.documents.values().map(|o| o.path.as_path()).collect();
-        let mut changed = Vec::new();
-        let mut removed = Vec::new();
+        let open: FxHashSet<PathBuf> = self.documents.values().map(|o| o.path.clone()).collect();
         for path in paths {
-            if open.contains(path.as_path()) {
+            if open.contains(&path) {
                 // The model follows the buffer while it is open.
                 continue;
             }
             let known = model.file_id(&path);
             if !path.exists() {
-                if known.is_some_and(|id| model.is_checked(id)) {
-                    removed.push(path);
+                if known.is_some_and(|id| model.is_checked(id)) || self.project.is_pending(&path) {
+                    self.project.queue(path, None);
                 }
                 continue;
             }
@@ -481,27 +500,27 @@ impl Session<'_> {
             })
             .ok()
             .flatten();
+            let pending = self.project.is_pending(&path);
             match (summary, known) {
-                (Some(s), Some(id)) if s.fingerprint == model.file(id).fingerprint => {}
-                (Some(s), _) => changed.push(s),
-                (None, Some(id)) if model.is_checked(id) => removed.push(path),
+                (Some(s), Some(id)) if s.fingerprint == model.file(id).fingerprint && !pending => {}
+                (Some(s), _) => self.project.queue(path, Some(s)),
+                (None, Some(id)) if model.is_checked(id) => self.project.queue(path, None),
                 (None, _) => {}
             }
         }
-        self.update_project(changed, removed);
     }
 
-    /// A background build finished: overlay the open documents' buffers, apply what changed
-    /// on disk meanwhile, and check every open document against the model.
+    /// A background build finished: check every open document against the model (each
+    /// one's buffer is overlaid as it is checked), and apply what changed on disk meanwhile.
     fn model_built(&mut self, built: project::Built) -> anyhow::Result<()> {
         let files = built.files;
         let elapsed = built.elapsed;
-        let Some(model) = self.project.finish(built) else {
+        if self.project.finish(built).is_none() {
             if let Some(reason) = self.project.off_reason.clone() {
                 self.show_config_error(reason)?;
             }
             return Ok(());
-        };
+        }
         self.send(Notification::new(
             notification::LogMessage::METHOD.into(),
             lsp_types::LogMessageParams {
@@ -512,55 +531,19 @@ impl Session<'_> {
                 ),
             },
         ))?;
-        let mut overlays = Vec::new();
-        for open in self.documents.values() {
-            if model.file_id(&open.path).is_none() && !self.project.covers(&open.path) {
-                continue;
-            }
-            let summary = std::panic::catch_unwind(|| {
-                let source = SourceFile::from_bytes(
-                    open.path.clone(),
-                    open.doc.text.clone().into_bytes(),
-                    false,
-                )
-                .ok()?;
-                let parsed = source.parse();
-                Some(summary_of(&source, &parsed))
-            })
-            .ok()
-            .flatten();
-            if let Some(s) = summary {
-                let same = model
-                    .file_id(&s.path)
-                    .is_some_and(|id| model.file(id).fingerprint == s.fingerprint);
-                if !same {
-                    overlays.push(s);
-                }
-            }
-        }
-        let model = if overlays.is_empty() {
-            model
-        } else {
-            match std::panic::catch_unwind(AssertUnwindSafe(|| update_model(&model, overlays, &[])))
-            {
-                Ok(m) => Arc::new(m),
-                Err(_) => model,
-            }
-        };
-        self.project.model = Some(model);
         let changed = std::mem::take(&mut self.project.changed_while_building);
         if !changed.is_empty() {
             self.disk_changed(changed);
         }
         let all: Vec<Uri> = self.documents.keys().cloned().collect();
-        self.mark_stale(all);
+        self.mark_stale(all, true);
         Ok(())
     }
 
     fn settings_changed(&mut self) -> anyhow::Result<()> {
         self.settings.clear();
         let all: Vec<Uri> = self.documents.keys().cloned().collect();
-        self.mark_stale(all);
+        self.mark_stale(all, false);
         Ok(())
     }
 
@@ -603,19 +586,35 @@ impl Session<'_> {
         }
         let open = &self.documents[uri];
         let version = open.doc.version;
-        let lsp = diagnostics
-            .iter()
-            .map(|d| to_lsp(d, &open.doc, uri, self.encoding, &self.documents))
-            .collect();
+        // A quiet re-check (the project changed, not the text) that finds the same as what
+        // the client has is not published again.
+        let unchanged = open.quiet
+            && open.published_version == Some(version)
+            && open.diagnostics == diagnostics;
+        let lsp: Vec<_> = if unchanged {
+            Vec::new()
+        } else {
+            diagnostics
+                .iter()
+                .map(|d| to_lsp(d, &open.doc, uri, self.encoding, &self.documents))
+                .collect()
+        };
         let open = self.documents.get_mut(uri).expect("checked above");
         open.checked_version = Some(version);
+        open.quiet = false;
         open.diagnostics = diagnostics;
+        if unchanged {
+            return Ok(());
+        }
+        open.published_version = Some(version);
         self.publish(uri.clone(), lsp, Some(version))
     }
 
-    /// The document's context in the project: the model's view of it, after the model took
-    /// the summary of its current text (which re-checks the open documents this changes).
-    /// Without a model (not ready yet, no workspace, a file outside it): linted alone.
+    /// The document's context in the project: the model's view of it with the summary of its
+    /// current text overlaid. When that summary differs from the model's, it is queued for a
+    /// background relink (which then re-checks the open documents it changes).
+    /// Without a model (not ready yet, no workspace, a file outside it, a new file before its
+    /// first relink): linted alone.
     fn context_for(&mut self, path: &Path, source: &SourceFile, parsed: &Parsed) -> FileContext {
         let Some(model) = self.project.model.clone() else {
             return FileContext::default();
@@ -628,22 +627,15 @@ impl Session<'_> {
         else {
             return FileContext::default();
         };
-        if let Some(id) = known {
-            if model.file(id).fingerprint == summary.fingerprint {
-                return FileContext {
-                    project: Some(model.view(id).with_overlay(summary)),
-                    ..FileContext::default()
-                };
-            }
+        let same = known.is_some_and(|id| model.file(id).fingerprint == summary.fingerprint);
+        if !same || self.project.is_pending(path) {
+            self.project
+                .queue(path.to_path_buf(), Some(summary.clone()));
         }
-        self.update_project(vec![summary], Vec::new());
-        match &self.project.model {
-            Some(m) => match m.file_id(path) {
-                Some(id) => FileContext {
-                    project: Some(m.view(id)),
-                    ..FileContext::default()
-                },
-                None => FileContext::default(),
+        match known {
+            Some(id) => FileContext {
+                project: Some(model.view(id).with_overlay(summary)),
+                ..FileContext::default()
             },
             None => FileContext::default(),
         }
@@ -670,13 +662,25 @@ impl Session<'_> {
                 )
             }
         };
+        let t0 = Instant::now();
         let parsed = source.parse();
+        let t1 = Instant::now();
         let ctx = self.context_for(&path, &source, &parsed);
+        let t2 = Instant::now();
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             let mut d = ws.linter.lint_file(&source, Some(&parsed), &name, &ctx);
             ws.apply_per_file_ignores(&path, &mut d);
             d
         }));
+        if timing() {
+            let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+            eprintln!(
+                "torchvet server: {name}: parse {:.1} ms, summary and model {:.1} ms, rules {:.1} ms",
+                ms(t0, t1),
+                ms(t1, t2),
+                ms(t2, Instant::now())
+            );
+        }
         match result {
             Ok(d) => (d, error),
             Err(_) => (
@@ -706,6 +710,12 @@ impl Session<'_> {
 }
 
 type Parsed = ruff_python_parser::Parsed<ruff_python_ast::ModModule>;
+
+/// `TORCHVET_TIMING=1`: where the time of each check goes, on stderr.
+fn timing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("TORCHVET_TIMING").is_some())
+}
 
 fn is_config(path: &Path) -> bool {
     matches!(

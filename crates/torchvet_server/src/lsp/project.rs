@@ -5,17 +5,22 @@
 //! Until it is ready each open document is linted alone; once it is, the summaries of the
 //! open documents' buffers are overlaid on it and every open document is checked again.
 //!
-//! After that the model always holds the summary of each open document's buffer (unsaved
-//! text included) and of every other file as it is on disk. An edit re-summarises the buffer;
-//! when the summary changed, the links are rebuilt from the summaries (no other file is read
-//! or parsed) and the open documents whose view of the project changed
-//! ([`ProjectModel::view_digest`]) among the edited file's dependents are re-checked.
+//! After that the model follows the summary of each open document's buffer (unsaved text
+//! included) and of every other file as it is on disk. An edit re-summarises the buffer and
+//! the document is checked at once against the current model with its new summary overlaid
+//! (as `check --fix` does between rounds of fixes). When the summary changed, the links are
+//! rebuilt from the summaries on a background thread ([`ProjectState::queue`]; no other file
+//! is read or parsed; changes that arrive meanwhile are merged into the next relink). Then the
+//! open documents whose view of the project changed ([`ProjectModel::view_digest`]) among the
+//! dependents of the changed files are checked again, and the edited documents themselves
+//! (their findings are published again only if they differ).
 use crossbeam_channel::{Receiver, Sender};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use torchvet_linter::project::load_project;
-use torchvet_semantic::project::ProjectModel;
+use torchvet_linter::project::{load_project, update_model};
+use torchvet_semantic::project::{FileSummary, ProjectModel};
 use torchvet_workspace::{discover, find_config, DiscoveryOptions};
 
 /// Above this many files in the workspace no model is built (each document is linted alone);
@@ -28,6 +33,16 @@ pub(crate) struct Built {
     result: Result<Arc<ProjectModel>, String>,
     /// Files in the model, and the wall time the build took.
     pub(crate) files: usize,
+    pub(crate) elapsed: Duration,
+}
+
+/// A finished background relink.
+pub(crate) struct Relinked {
+    /// The model it started from, and the new one (`None` after an internal error).
+    pub(crate) old: Arc<ProjectModel>,
+    pub(crate) new: Option<Arc<ProjectModel>>,
+    /// The files that changed.
+    pub(crate) paths: Vec<PathBuf>,
     pub(crate) elapsed: Duration,
 }
 
@@ -48,12 +63,26 @@ pub(crate) struct ProjectState {
     tx: Sender<Built>,
     /// Finished builds.
     pub(crate) rx: Receiver<Built>,
+    /// Changes waiting for the next relink: a new summary, or `None` for a removed file.
+    queued: FxHashMap<PathBuf, Option<FileSummary>>,
+    /// The files of the relink running now (none running: empty and `relinking` false).
+    in_flight: FxHashSet<PathBuf>,
+    relinking: bool,
+    relink_tx: Sender<Relinked>,
+    /// Finished relinks.
+    pub(crate) relink_rx: Receiver<Relinked>,
 }
 
 impl ProjectState {
     pub(crate) fn new(roots: Vec<PathBuf>, max_files: usize) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
+        let (relink_tx, relink_rx) = crossbeam_channel::unbounded();
         Self {
+            queued: FxHashMap::default(),
+            in_flight: FxHashSet::default(),
+            relinking: false,
+            relink_tx,
+            relink_rx,
             roots,
             max_files,
             model: None,
@@ -117,6 +146,78 @@ impl ProjectState {
         }
     }
 
+    /// Does the model lag behind a change of this file (queued or being relinked)?
+    pub(crate) fn is_pending(&self, path: &Path) -> bool {
+        self.queued.contains_key(path) || self.in_flight.contains(path)
+    }
+
+    /// Queue a new summary (or a removal, `None`) for the next relink, and start one when none
+    /// is running.
+    pub(crate) fn queue(&mut self, path: PathBuf, summary: Option<FileSummary>) {
+        self.queued.insert(path, summary);
+        self.start_relink();
+    }
+
+    fn start_relink(&mut self) {
+        if self.relinking || self.building || self.queued.is_empty() {
+            return;
+        }
+        let Some(old) = self.model.clone() else {
+            return;
+        };
+        let mut changed = Vec::new();
+        let mut removed = Vec::new();
+        let mut paths = Vec::new();
+        for (path, s) in self.queued.drain() {
+            paths.push(path.clone());
+            match s {
+                Some(s) => changed.push(s),
+                None => removed.push(path),
+            }
+        }
+        self.in_flight = paths.iter().cloned().collect();
+        self.relinking = true;
+        let tx = self.relink_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("torchvet-relink".into())
+            .spawn(move || {
+                let start = Instant::now();
+                let new = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    update_model(&old, changed, &removed)
+                }))
+                .ok()
+                .map(Arc::new);
+                let _ = tx.send(Relinked {
+                    old,
+                    new,
+                    paths,
+                    elapsed: start.elapsed(),
+                });
+            });
+        if spawned.is_err() {
+            self.relinking = false;
+            self.in_flight.clear();
+        }
+    }
+
+    /// Take a finished relink: the new model when it still applies (no full build replaced
+    /// the model meanwhile). The next relink starts if changes are queued.
+    pub(crate) fn finish_relink(&mut self, r: &Relinked) -> Option<Arc<ProjectModel>> {
+        self.relinking = false;
+        self.in_flight.clear();
+        let current = self.model.as_ref()?;
+        let applies = Arc::ptr_eq(current, &r.old);
+        let new = match (&r.new, applies) {
+            (Some(new), true) => {
+                self.model = Some(new.clone());
+                Some(new.clone())
+            }
+            _ => None,
+        };
+        self.start_relink();
+        new
+    }
+
     /// Take a finished build. Returns the new model when it is the latest build's and
     /// succeeded (the caller overlays the open documents and re-checks them).
     pub(crate) fn finish(&mut self, built: Built) -> Option<Arc<ProjectModel>> {
@@ -127,6 +228,10 @@ impl ProjectState {
         match built.result {
             Ok(m) => {
                 self.off_reason = None;
+                // Changes queued against the previous model are taken up again by the
+                // caller (open buffers are summarised anew, disk changes re-read).
+                self.queued.clear();
+                self.model = Some(m.clone());
                 Some(m)
             }
             Err(e) => {
