@@ -13,8 +13,15 @@ file's summary changes and the model is relinked every time). For each edit it t
   re-checked (its dependents whose view of the project changed), taken after a quiet period
   of 300 ms with no further publication (the quiet period itself is not counted).
 
+With --cross-file it measures the other direction too: two small files are added at the
+workspace root, `tv_bench_models.py` (a module whose forward ends in softmax) and
+`tv_bench_train.py` (which feeds it to CrossEntropyLoss: `cross-entropy-after-softmax`). Both
+are opened; each edit removes or restores the softmax in the models file, and the time is
+taken from that didChange until train's publishDiagnostics shows the finding gone or back.
+That path includes the relink of the whole model (the edited file alone does not).
+
 Usage: bench/lsp_project_latency.py [--binary target/release/torchvet]
-       [--package diffusers-0.42.1] [--edited path/in/package.py] [--edits 200]
+       [--package diffusers-0.42.1] [--edited path/in/package.py] [--edits 200] [--cross-file]
 """
 
 import argparse
@@ -58,6 +65,64 @@ def importers(root: Path, edited: Path, files):
     return out
 
 
+MODELS = """import torch
+from torch import nn
+
+
+class BenchNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=-1)
+"""
+
+TRAIN = """import torch
+from torch import nn
+
+from tv_bench_models import BenchNet
+
+model = BenchNet()
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def has_finding(m, name):
+    return any(d.get("data", {}).get("name") == name for d in m["params"]["diagnostics"])
+
+
+def cross_file(s, ws, edits):
+    """didChange of the models file until the open train file's finding flips."""
+    models, train = ws / "tv_bench_models.py", ws / "tv_bench_train.py"
+    for p, text in ((models, MODELS), (train, TRAIN)):
+        s.notify("textDocument/didOpen",
+                 {"textDocument": {"uri": p.as_uri(), "languageId": "python", "version": 1,
+                                   "text": text}})
+    name = "cross-entropy-after-softmax"
+    s.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+           and m["params"]["uri"] == train.as_uri() and has_finding(m, name), timeout=60)
+    plain = MODELS.replace("torch.softmax(self.fc(x), dim=-1)", "self.fc(x)")
+    times = []
+    for version in range(2, edits + 2):
+        text, want = (plain, False) if version % 2 == 0 else (MODELS, True)
+        start = time.perf_counter()
+        s.notify("textDocument/didChange",
+                 {"textDocument": {"uri": models.as_uri(), "version": version},
+                  "contentChanges": [{"text": text}]})
+        t, _ = s.wait(lambda m, w=want: m.get("method") == "textDocument/publishDiagnostics"
+                      and m["params"]["uri"] == train.as_uri() and has_finding(m, name) == w,
+                      timeout=60)
+        times.append((t - start) * 1000)
+    return times
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", default="target/release/torchvet")
@@ -66,6 +131,7 @@ def main():
     ap.add_argument("--edits", type=int, default=200)
     ap.add_argument("--open-dependents", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cross-file", action="store_true")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     src = CORPUS / args.package
@@ -74,6 +140,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / args.package
         shutil.copytree(src, ws)
+        if args.cross_file:
+            (ws / "tv_bench_models.py").write_text(MODELS)
+            (ws / "tv_bench_train.py").write_text(TRAIN)
         files = sorted(p for p in ws.rglob("*.py") if p.is_file())
         if args.edited:
             edited = ws / args.edited
@@ -167,6 +236,7 @@ def main():
                 others.add(m2["params"]["uri"])
             all_ms.append((end - start) * 1000)
             rechecked.append(len(others))
+        cross = cross_file(s, ws, max(20, args.edits // 5)) if args.cross_file else None
         s.request("shutdown", None)
         s.notify("exit", None)
         s.proc.wait(timeout=10)
@@ -184,6 +254,10 @@ def main():
               f"max {max(xs):.1f} ms, mean {statistics.mean(xs):.1f} ms over {len(xs)} edits")
     print(f"open dependents re-checked per edit: mean {statistics.mean(rechecked):.1f}, "
           f"max {max(rechecked)}")
+    if cross:
+        print(f"{'cross-file':>20}: p50 {pct(cross, 0.5):.1f} ms, p95 {pct(cross, 0.95):.1f} ms, "
+              f"max {max(cross):.1f} ms, mean {statistics.mean(cross):.1f} ms over {len(cross)} "
+              f"edits of tv_bench_models.py until tv_bench_train.py's finding flips")
 
 
 if __name__ == "__main__":

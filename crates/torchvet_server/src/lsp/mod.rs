@@ -457,8 +457,11 @@ impl Session<'_> {
         );
         if timing() {
             eprintln!(
-                "torchvet server: relink of {} files {:.1} ms (background), recheck set {:.1} ms ({} documents)",
-                r.paths.len(),
+                "torchvet server: relink of {:?} {:.1} ms (background), recheck set {:.1} ms ({} documents)",
+                r.paths
+                    .iter()
+                    .filter_map(|p| p.file_name())
+                    .collect::<Vec<_>>(),
                 r.elapsed.as_secs_f64() * 1e3,
                 t0.elapsed().as_secs_f64() * 1e3,
                 stale.len()
@@ -500,9 +503,12 @@ impl Session<'_> {
             })
             .ok()
             .flatten();
-            let pending = self.project.is_pending(&path);
+            let expected = self
+                .project
+                .pending_fingerprint(&path)
+                .unwrap_or_else(|| known.map(|id| model.file(id).fingerprint));
             match (summary, known) {
-                (Some(s), Some(id)) if s.fingerprint == model.file(id).fingerprint && !pending => {}
+                (Some(s), _) if expected == Some(s.fingerprint) => {}
                 (Some(s), _) => self.project.queue(path, Some(s)),
                 (None, Some(id)) if model.is_checked(id) => self.project.queue(path, None),
                 (None, _) => {}
@@ -627,8 +633,13 @@ impl Session<'_> {
         else {
             return FileContext::default();
         };
-        let same = known.is_some_and(|id| model.file(id).fingerprint == summary.fingerprint);
-        if !same || self.project.is_pending(path) {
+        // What the model holds for the file, or will once the pending relinks are done: a
+        // re-check while a relink of this very text runs must not queue it again.
+        let expected = self
+            .project
+            .pending_fingerprint(path)
+            .unwrap_or_else(|| known.map(|id| model.file(id).fingerprint));
+        if expected != Some(summary.fingerprint) {
             self.project
                 .queue(path.to_path_buf(), Some(summary.clone()));
         }

@@ -15,7 +15,7 @@
 //! dependents of the changed files are checked again, and the edited documents themselves
 //! (their findings are published again only if they differ).
 use crossbeam_channel::{Receiver, Sender};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,8 +65,9 @@ pub(crate) struct ProjectState {
     pub(crate) rx: Receiver<Built>,
     /// Changes waiting for the next relink: a new summary, or `None` for a removed file.
     queued: FxHashMap<PathBuf, Option<FileSummary>>,
-    /// The files of the relink running now (none running: empty and `relinking` false).
-    in_flight: FxHashSet<PathBuf>,
+    /// The files of the relink running now, with the fingerprints of their new summaries
+    /// (`None`: removed).
+    in_flight: FxHashMap<PathBuf, Option<u64>>,
     relinking: bool,
     relink_tx: Sender<Relinked>,
     /// Finished relinks.
@@ -79,7 +80,7 @@ impl ProjectState {
         let (relink_tx, relink_rx) = crossbeam_channel::unbounded();
         Self {
             queued: FxHashMap::default(),
-            in_flight: FxHashSet::default(),
+            in_flight: FxHashMap::default(),
             relinking: false,
             relink_tx,
             relink_rx,
@@ -148,7 +149,16 @@ impl ProjectState {
 
     /// Does the model lag behind a change of this file (queued or being relinked)?
     pub(crate) fn is_pending(&self, path: &Path) -> bool {
-        self.queued.contains_key(path) || self.in_flight.contains(path)
+        self.queued.contains_key(path) || self.in_flight.contains_key(path)
+    }
+
+    /// The fingerprint the model will have for `path` once the queued and running relinks
+    /// are done (`Some(None)`: removed; `None`: nothing pending, the model's is current).
+    pub(crate) fn pending_fingerprint(&self, path: &Path) -> Option<Option<u64>> {
+        match self.queued.get(path) {
+            Some(s) => Some(s.as_ref().map(|s| s.fingerprint)),
+            None => self.in_flight.get(path).copied(),
+        }
     }
 
     /// Queue a new summary (or a removal, `None`) for the next relink, and start one when none
@@ -168,14 +178,16 @@ impl ProjectState {
         let mut changed = Vec::new();
         let mut removed = Vec::new();
         let mut paths = Vec::new();
+        let mut in_flight = FxHashMap::default();
         for (path, s) in self.queued.drain() {
             paths.push(path.clone());
+            in_flight.insert(path.clone(), s.as_ref().map(|s| s.fingerprint));
             match s {
                 Some(s) => changed.push(s),
                 None => removed.push(path),
             }
         }
-        self.in_flight = paths.iter().cloned().collect();
+        self.in_flight = in_flight;
         self.relinking = true;
         let tx = self.relink_tx.clone();
         let spawned = std::thread::Builder::new()
