@@ -55,7 +55,7 @@ if ! command -v nvim >/dev/null; then
     || { cat "$OUT/apt.log"; echo "cannot install neovim"; exit 1; }
 fi
 mkdir -p "$OUT/nvim"
-cp resources/test/editor/train.py "$OUT/nvim/train.py"
+cp resources/test/editor/train.py resources/test/editor/pyproject.toml "$OUT/nvim/"
 TORCHVET="$(command -v torchvet)" TORCHVET_TEST_FILE="$REPO/$OUT/nvim/train.py" \
   XDG_STATE_HOME="$REPO/$OUT/nvim" XDG_CACHE_HOME="$REPO/$OUT/nvim" \
   timeout 120 nvim --headless -u NONE -i NONE -c "luafile editors/nvim/test_quickfix.lua" 2>&1

@@ -29,6 +29,11 @@ struct Client {
 
 impl Client {
     fn start(init_options: Value) -> Self {
+        Self::start_in(None, init_options)
+    }
+
+    /// Start with `root` as the workspace (the server models the project there).
+    fn start_in(root: Option<&Path>, init_options: Value) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_torchvet"))
             .arg("server")
             .stdin(Stdio::piped())
@@ -76,9 +81,10 @@ impl Client {
             "workspace": {"didChangeWatchedFiles": {"dynamicRegistration": true}},
             "textDocument": {"publishDiagnostics": {"relatedInformation": true, "versionSupport": true}},
         });
+        let root_uri = root.map(uri_of);
         let r = c.request(
             "initialize",
-            json!({"processId": null, "rootUri": null, "capabilities": caps, "initializationOptions": init_options}),
+            json!({"processId": null, "rootUri": root_uri, "capabilities": caps, "initializationOptions": init_options}),
         );
         assert_eq!(r["result"]["serverInfo"]["name"], "torchvet");
         assert_eq!(r["result"]["capabilities"]["hoverProvider"], true);
@@ -376,5 +382,163 @@ fn other_documents_and_unknown_requests() {
         json!({"textDocument": {"uri": bad}, "position": {"line": 0, "character": 0}}),
     );
     assert_eq!(r["error"]["code"], -32601);
+    c.shutdown();
+}
+
+const MODELS: &str = "import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(10, 3)
+
+    def forward(self, x):
+        return torch.softmax(self.fc(x), dim=-1)
+";
+
+const TRAIN: &str = "import torch
+from torch import nn
+
+from models import Net
+
+model = Net()
+criterion = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+";
+
+const CROSS_FILE: &str = "cross-entropy-after-softmax";
+
+/// The next diagnostics of `uri` whose having the finding `name` is `present` (earlier
+/// publications, e.g. before the project model is ready, are skipped).
+fn diagnostics_until(c: &mut Client, uri: &str, name: &str, present: bool) -> Value {
+    let m = c.wait_for(|m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri
+            && find(&m["params"], name).is_some() == present
+    });
+    m["params"].clone()
+}
+
+#[test]
+fn project_model_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let models = root.join("models.py");
+    let train = root.join("train.py");
+    std::fs::write(&models, MODELS).unwrap();
+    std::fs::write(&train, TRAIN).unwrap();
+    let (models_uri, train_uri) = (uri_of(&models), uri_of(&train));
+    let mut c = Client::start_in(Some(&root), json!({"debounceMs": 10}));
+
+    // The softmax is in models.py, the loss in train.py: found through the project model.
+    open(&mut c, &train_uri, TRAIN);
+    let d = diagnostics_until(&mut c, &train_uri, CROSS_FILE, true);
+    assert_eq!(d["version"], 1);
+    let f = find(&d, CROSS_FILE).unwrap();
+    assert_eq!(f["range"]["start"]["line"], 10, "{f}");
+
+    // Editing models.py in the editor (unsaved) re-checks the open train.py.
+    open(&mut c, &models_uri, MODELS);
+    c.diagnostics(&models_uri);
+    let without_softmax = MODELS.replace("torch.softmax(self.fc(x), dim=-1)", "self.fc(x)");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": models_uri, "version": 2},
+               "contentChanges": [{"text": without_softmax}]}),
+    );
+    let d = diagnostics_until(&mut c, &train_uri, CROSS_FILE, false);
+    assert_eq!(d["version"], 1, "train.py itself did not change");
+    assert!(find(&d, "syntax-error").is_none(), "{d}");
+
+    // An edit that changes nothing other files see re-checks only the edited document.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": models_uri, "version": 3},
+               "contentChanges": [{"text": format!("{without_softmax}# a comment\n")}]}),
+    );
+    let m = c.wait_for(|m| m["method"] == "textDocument/publishDiagnostics");
+    assert_eq!(m["params"]["uri"], models_uri.as_str(), "{m}");
+    assert_eq!(m["params"]["version"], 3);
+
+    // Closing models.py without saving: the model goes back to the file on disk.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": models_uri}}),
+    );
+    diagnostics_until(&mut c, &train_uri, CROSS_FILE, true);
+
+    // A change on disk of a file that is not open (the client watches files for us).
+    std::fs::write(&models, &without_softmax).unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": models_uri, "type": 2}]}),
+    );
+    diagnostics_until(&mut c, &train_uri, CROSS_FILE, false);
+
+    // A new file that train.py imports from, created on disk.
+    let helpers = root.join("helpers.py");
+    std::fs::write(
+        &helpers,
+        "import torch\n\n\ndef build():\n    return torch.nn.Sequential(torch.nn.Linear(10, 3), torch.nn.Softmax(dim=-1))\n",
+    )
+    .unwrap();
+    c.notify(
+        "workspace/didChangeWatchedFiles",
+        json!({"changes": [{"uri": uri_of(&helpers), "type": 1}]}),
+    );
+    let train2 = TRAIN
+        .replace("from models import Net", "from helpers import build")
+        .replace("model = Net()", "model = build()");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": train_uri, "version": 2},
+               "contentChanges": [{"text": train2}]}),
+    );
+    let d = diagnostics_until(&mut c, &train_uri, CROSS_FILE, true);
+    assert_eq!(d["version"], 2);
+    c.shutdown();
+}
+
+#[test]
+fn related_locations_in_other_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(
+        root.join("pyproject.toml"),
+        "[tool.torchvet]\ntarget-torch = \"2.6\"\n",
+    )
+    .unwrap();
+    let save = root.join("save.py");
+    std::fs::write(
+        &save,
+        "import torch\nfrom torch import nn\n\nmodel = nn.Linear(10, 2)\ntorch.save(model, \"ckpt.pt\")\n",
+    )
+    .unwrap();
+    let load = root.join("load.py");
+    let text = "import torch\n\nmodel = torch.load(\"ckpt.pt\")\n";
+    std::fs::write(&load, text).unwrap();
+    let mut c = Client::start_in(Some(&root), json!({}));
+    let uri = uri_of(&load);
+    open(&mut c, &uri, text);
+    // The whole module saved in save.py cannot be read back with weights_only (torch 2.6).
+    let d = diagnostics_until(&mut c, &uri, "checkpoint-fails-weights-only-load", true);
+    let f = find(&d, "checkpoint-fails-weights-only-load").unwrap();
+    let related = f["relatedInformation"]
+        .as_array()
+        .expect("related locations");
+    assert!(
+        related
+            .iter()
+            .any(|r| r["location"]["uri"] == uri_of(&save).as_str()
+                && r["location"]["range"]["start"]["line"] == 4),
+        "the save site is in save.py: {f}"
+    );
     c.shutdown();
 }

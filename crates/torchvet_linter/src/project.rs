@@ -208,3 +208,37 @@ pub fn load_project(
     }
     (loaded, Some(model))
 }
+
+/// The model after files changed (on disk or in an editor's buffer): `changed` summaries
+/// replace the files of the same path or join the checked set, `removed` paths leave it.
+/// When every changed file is already in the model and none leaves, only the links are
+/// rebuilt ([`ProjectModel::rebuild_with_all`]); otherwise the model is linked again from the
+/// summaries it holds (no file of the checked set is read again).
+pub fn update_model(
+    model: &ProjectModel,
+    mut changed: Vec<FileSummary>,
+    removed: &[PathBuf],
+) -> ProjectModel {
+    let all_known = changed.iter().all(|s| model.file_id(&s.path).is_some());
+    if removed.is_empty() && all_known {
+        match model.rebuild_with_all(changed) {
+            Some(m) => return m,
+            // Not reached: every path was found above.
+            None => changed = Vec::new(),
+        }
+    }
+    let mut by_path: rustc_hash::FxHashMap<PathBuf, FileSummary> = model
+        .files()
+        .filter(|&id| model.is_checked(id))
+        .map(|id| (model.file(id).path.clone(), model.file(id).clone()))
+        .collect();
+    for p in removed {
+        by_path.remove(p);
+    }
+    for s in changed {
+        by_path.insert(s.path.clone(), s);
+    }
+    let mut summaries: Vec<FileSummary> = by_path.into_values().collect();
+    summaries.sort_by(|a, b| a.path.cmp(&b.path));
+    ProjectModel::build(summaries, model.roots().to_vec(), &load_extra)
+}

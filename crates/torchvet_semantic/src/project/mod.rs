@@ -227,7 +227,8 @@ type CallTarget = Option<(FuncId, usize)>;
 /// The linked summaries of a project.
 #[derive(Debug)]
 pub struct ProjectModel {
-    files: Vec<FileSummary>,
+    /// Shared between a model and the models rebuilt from it (an edit replaces one).
+    files: Vec<Arc<FileSummary>>,
     by_path: FxHashMap<PathBuf, FileId>,
     checked: Vec<bool>,
     resolver: Resolver,
@@ -296,7 +297,7 @@ impl ProjectModel {
                 .enumerate()
                 .map(|(i, f)| (f.path.clone(), i as FileId))
                 .collect(),
-            files: checked,
+            files: checked.into_iter().map(Arc::new).collect(),
             checked: vec![true; n],
             resolver,
             module: Vec::new(),
@@ -325,9 +326,17 @@ impl ProjectModel {
     /// Rebuild after one file changed (its new summary), keeping everything else: summaries
     /// are kept, links are recomputed (cheap: no syntax tree is touched).
     pub fn rebuild_with(&self, summary: FileSummary) -> Option<Self> {
-        let id = *self.by_path.get(&summary.path)?;
+        self.rebuild_with_all(vec![summary])
+    }
+
+    /// [`ProjectModel::rebuild_with`] for several changed files at once (one relink). `None`
+    /// when one of them is not in the model (a new file needs [`ProjectModel::build`]).
+    pub fn rebuild_with_all(&self, summaries: Vec<FileSummary>) -> Option<Self> {
         let mut files = self.files.clone();
-        files[id as usize] = summary;
+        for summary in summaries {
+            let id = *self.by_path.get(&summary.path)?;
+            files[id as usize] = Arc::new(summary);
+        }
         let roots = self.resolver_roots();
         let resolver = Resolver::new(
             files
@@ -366,6 +375,11 @@ impl ProjectModel {
 
     fn resolver_roots(&self) -> Vec<PathBuf> {
         self.resolver.roots().to_vec()
+    }
+
+    /// The walked directories the model was built for.
+    pub fn roots(&self) -> &[PathBuf] {
+        self.resolver.roots()
     }
 
     /// The file with this path.
@@ -487,7 +501,7 @@ impl ProjectModel {
             for s in loaded {
                 let id = self.files.len() as FileId;
                 self.by_path.insert(s.path.clone(), id);
-                self.files.push(s);
+                self.files.push(Arc::new(s));
                 self.checked.push(false);
                 frontier.push(id);
             }

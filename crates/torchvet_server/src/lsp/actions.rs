@@ -63,7 +63,7 @@ pub(crate) fn code_actions(
             .iter()
             .filter(|d| overlaps(d, start, end) || named(d))
         {
-            let lsp_diag = to_lsp(d, doc, uri, enc);
+            let lsp_diag = to_lsp(d, doc, uri, enc, &session.documents);
             if let Some(fix) = &d.fix {
                 if fix.applicability != Applicability::DisplayOnly && !fix.edits.is_empty() {
                     let safe = fix.applicability == Applicability::Safe;
@@ -116,8 +116,9 @@ pub(crate) fn code_actions(
         let path = open.path.clone();
         let text = doc.text.clone();
         let (ws, _) = session.settings.for_file(&path);
-        if let Ok(source) = SourceFile::from_bytes(path, text.clone().into_bytes(), false) {
-            let outcome = ws.linter.fix(&source, "", false);
+        if let Ok(source) = SourceFile::from_bytes(path.clone(), text.clone().into_bytes(), false) {
+            let ctx = session.fix_context(&path, &source);
+            let outcome = ws.linter.fix_in(&source, "", false, &ctx);
             if outcome.text != text {
                 let open = &session.documents[uri];
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
