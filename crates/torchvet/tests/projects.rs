@@ -77,6 +77,7 @@ projects! {
         seg_import_alias,
         src_layout_sentiment,
         star_import_kws,
+        star_import_torch,
         step_helper_engine,
         trainer_base_other_file,
         value_kinds_factories,

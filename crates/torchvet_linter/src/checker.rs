@@ -261,7 +261,15 @@ impl<'a> Checker<'a> {
         project: Option<ProjectFile>,
     ) -> Self {
         let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        let mut scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        if let Some(p) = project
+            .as_ref()
+            .filter(|p| !p.summary().star_imports.is_empty())
+        {
+            for (name, q) in p.star_imported_torch_names() {
+                scope.import_if_unbound(&name, &q);
+            }
+        }
         scopes.push(scope);
         let classes = ModuleClasses::compute_in(&module.body, &scopes, project);
         Self {

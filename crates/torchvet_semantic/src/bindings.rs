@@ -223,6 +223,14 @@ impl Scope {
         self.imports.get(name).map(String::as_str)
     }
 
+    /// Bind `name` as an import of `q` unless the scope binds it already (names a star import
+    /// of a project module brings in: `from utils import *` where utils does `import torch`).
+    pub fn import_if_unbound(&mut self, name: &str, q: &str) {
+        if !self.imports.contains_key(name) && !self.locals.contains(name) {
+            self.imports.insert(name.to_string(), q.to_string());
+        }
+    }
+
     /// Whether the scope binds `name` other than by import.
     pub fn binds_locally(&self, name: &str) -> bool {
         self.locals.contains(name)

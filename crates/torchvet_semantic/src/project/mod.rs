@@ -515,7 +515,8 @@ impl ProjectModel {
         // Top-level names that are project modules (for a cheap reject at lint time).
         let mut tops = FxHashSet::default();
         for f in &self.files {
-            for (_, q) in &f.imports {
+            let stars = f.star_imports.iter();
+            for q in f.imports.iter().map(|(_, q)| q).chain(stars) {
                 if q.starts_with('.') {
                     continue;
                 }
@@ -1641,6 +1642,23 @@ impl ProjectModel {
 }
 
 impl ProjectFile {
+    /// The torch names (`torch`, `nn`, `F`, `optim`...) that the file's module-level star
+    /// imports of project modules bring in, with their qualified names (one level).
+    pub fn star_imported_torch_names(&self) -> Vec<(Box<str>, Box<str>)> {
+        let mut out = Vec::new();
+        for star in &self.summary().star_imports {
+            let Some(Entity::Module(m)) = self.entity(star) else {
+                continue;
+            };
+            for (name, q) in &self.model.file(m).imports {
+                if q.starts_with("torch") {
+                    out.push((name.clone(), q.clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// The same view, with a newer summary of this file (its text changed since the model
     /// was built, e.g. between rounds of fixes).
     pub fn with_overlay(&self, summary: FileSummary) -> ProjectFile {
