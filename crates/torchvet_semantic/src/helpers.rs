@@ -145,3 +145,47 @@ pub fn dotted(expr: &Expr) -> Option<String> {
         _ => None,
     }
 }
+
+/// Every statement of a suite, descending into compound statements but not into nested
+/// definitions.
+pub fn for_each_own_stmt<'a>(
+    body: &'a [ruff_python_ast::Stmt],
+    f: &mut impl FnMut(&'a ruff_python_ast::Stmt),
+) {
+    use ruff_python_ast::Stmt;
+    for stmt in body {
+        f(stmt);
+        match stmt {
+            Stmt::For(s) => {
+                for_each_own_stmt(&s.body, f);
+                for_each_own_stmt(&s.orelse, f);
+            }
+            Stmt::While(s) => {
+                for_each_own_stmt(&s.body, f);
+                for_each_own_stmt(&s.orelse, f);
+            }
+            Stmt::If(s) => {
+                for_each_own_stmt(&s.body, f);
+                for c in &s.elif_else_clauses {
+                    for_each_own_stmt(&c.body, f);
+                }
+            }
+            Stmt::With(s) => for_each_own_stmt(&s.body, f),
+            Stmt::Try(s) => {
+                for_each_own_stmt(&s.body, f);
+                for h in &s.handlers {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    for_each_own_stmt(&h.body, f);
+                }
+                for_each_own_stmt(&s.orelse, f);
+                for_each_own_stmt(&s.finalbody, f);
+            }
+            Stmt::Match(m) => {
+                for c in &m.cases {
+                    for_each_own_stmt(&c.body, f);
+                }
+            }
+            _ => {}
+        }
+    }
+}

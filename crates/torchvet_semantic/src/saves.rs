@@ -438,42 +438,8 @@ fn is_loop_counter(body: &[Stmt], name: &str, at: TextSize) -> bool {
             _ => false,
         };
     };
-    walk_stmts(body, &mut visit);
+    helpers::for_each_own_stmt(body, &mut visit);
     hit
-}
-
-/// Every statement of `body`, nested blocks included (not nested defs), in order.
-fn walk_stmts<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
-    for stmt in body {
-        f(stmt);
-        match stmt {
-            Stmt::If(i) => {
-                walk_stmts(&i.body, f);
-                for c in &i.elif_else_clauses {
-                    walk_stmts(&c.body, f);
-                }
-            }
-            Stmt::For(l) => {
-                walk_stmts(&l.body, f);
-                walk_stmts(&l.orelse, f);
-            }
-            Stmt::While(l) => {
-                walk_stmts(&l.body, f);
-                walk_stmts(&l.orelse, f);
-            }
-            Stmt::With(w) => walk_stmts(&w.body, f),
-            Stmt::Try(t) => {
-                walk_stmts(&t.body, f);
-                for h in &t.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    walk_stmts(&h.body, f);
-                }
-                walk_stmts(&t.orelse, f);
-                walk_stmts(&t.finalbody, f);
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Values stored into items of `name` between `from` and `to`: `name["k"] = v`.
@@ -494,45 +460,19 @@ fn item_stores<'a>(body: &'a [Stmt], name: &str, from: TextSize, to: TextSize) -
 
 /// Every single-target assignment of `body` (nested blocks, not nested defs), in order.
 fn for_each_assign<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr, &'a Expr)) {
-    for stmt in body {
-        match stmt {
-            Stmt::Assign(a) => {
-                if let [t] = a.targets.as_slice() {
-                    f(t, &a.value);
-                }
+    helpers::for_each_own_stmt(body, &mut |stmt| match stmt {
+        Stmt::Assign(a) => {
+            if let [t] = a.targets.as_slice() {
+                f(t, &a.value);
             }
-            Stmt::AnnAssign(a) => {
-                if let Some(v) = &a.value {
-                    f(&a.target, v);
-                }
-            }
-            Stmt::If(i) => {
-                for_each_assign(&i.body, f);
-                for c in &i.elif_else_clauses {
-                    for_each_assign(&c.body, f);
-                }
-            }
-            Stmt::For(l) => {
-                for_each_assign(&l.body, f);
-                for_each_assign(&l.orelse, f);
-            }
-            Stmt::While(l) => {
-                for_each_assign(&l.body, f);
-                for_each_assign(&l.orelse, f);
-            }
-            Stmt::With(w) => for_each_assign(&w.body, f),
-            Stmt::Try(t) => {
-                for_each_assign(&t.body, f);
-                for h in &t.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    for_each_assign(&h.body, f);
-                }
-                for_each_assign(&t.orelse, f);
-                for_each_assign(&t.finalbody, f);
-            }
-            _ => {}
         }
-    }
+        Stmt::AnnAssign(a) => {
+            if let Some(v) = &a.value {
+                f(&a.target, v);
+            }
+        }
+        _ => {}
+    });
 }
 
 /// One `torch.save` of a file and what it writes.

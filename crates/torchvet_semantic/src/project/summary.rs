@@ -1476,45 +1476,7 @@ fn collect_defs<'a>(body: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
     }
 }
 
-/// Every statement of a suite, descending into compound statements but not into nested
-/// definitions.
-pub(crate) fn for_each_own_stmt<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
-    for stmt in body {
-        f(stmt);
-        match stmt {
-            Stmt::For(s) => {
-                for_each_own_stmt(&s.body, f);
-                for_each_own_stmt(&s.orelse, f);
-            }
-            Stmt::While(s) => {
-                for_each_own_stmt(&s.body, f);
-                for_each_own_stmt(&s.orelse, f);
-            }
-            Stmt::If(s) => {
-                for_each_own_stmt(&s.body, f);
-                for c in &s.elif_else_clauses {
-                    for_each_own_stmt(&c.body, f);
-                }
-            }
-            Stmt::With(s) => for_each_own_stmt(&s.body, f),
-            Stmt::Try(s) => {
-                for_each_own_stmt(&s.body, f);
-                for h in &s.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    for_each_own_stmt(&h.body, f);
-                }
-                for_each_own_stmt(&s.orelse, f);
-                for_each_own_stmt(&s.finalbody, f);
-            }
-            Stmt::Match(m) => {
-                for c in &m.cases {
-                    for_each_own_stmt(&c.body, f);
-                }
-            }
-            _ => {}
-        }
-    }
-}
+pub(crate) use crate::helpers::for_each_own_stmt;
 
 struct BodyWalker<'w, 'b> {
     b: &'w Builder<'b>,

@@ -206,45 +206,7 @@ impl<K: Copy> LocalKinds<K> {
     }
 }
 
-/// The statements of `body` and of every suite nested in them (not nested defs/classes),
-/// in source order.
-pub(crate) fn for_each_stmt<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Stmt)) {
-    for stmt in body {
-        f(stmt);
-        match stmt {
-            Stmt::For(s) => {
-                for_each_stmt(&s.body, f);
-                for_each_stmt(&s.orelse, f);
-            }
-            Stmt::While(s) => {
-                for_each_stmt(&s.body, f);
-                for_each_stmt(&s.orelse, f);
-            }
-            Stmt::If(s) => {
-                for_each_stmt(&s.body, f);
-                for c in &s.elif_else_clauses {
-                    for_each_stmt(&c.body, f);
-                }
-            }
-            Stmt::With(s) => for_each_stmt(&s.body, f),
-            Stmt::Try(s) => {
-                for_each_stmt(&s.body, f);
-                for h in &s.handlers {
-                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
-                    for_each_stmt(&h.body, f);
-                }
-                for_each_stmt(&s.orelse, f);
-                for_each_stmt(&s.finalbody, f);
-            }
-            Stmt::Match(m) => {
-                for c in &m.cases {
-                    for_each_stmt(&c.body, f);
-                }
-            }
-            _ => {}
-        }
-    }
-}
+pub(crate) use torchvet_semantic::helpers::for_each_own_stmt as for_each_stmt;
 
 /// The method of a class body with this name.
 pub(crate) fn class_method<'a>(

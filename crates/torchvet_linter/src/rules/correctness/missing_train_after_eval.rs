@@ -138,9 +138,16 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                 Some(call) => call.arguments.args.iter().find(|a| {
                     torchvet_semantic::flow::object_key(a).as_deref() == Some(target.key.as_str())
                 }),
-                None => expr_at(stmt, target.range),
+                None => find_expr(stmt, &|x| x.range() == target.range),
             }
-            .or_else(|| expr_with_key(stmt, &target.key));
+            .or_else(|| {
+                // Some mention of the same object in the loop (`self.model(x)`).
+                find_expr(stmt, &|x| {
+                    matches!(x, Expr::Name(_) | Expr::Attribute(_))
+                        && torchvet_semantic::flow::object_key(x).as_deref()
+                            == Some(target.key.as_str())
+                })
+            });
             // Unknown models (a library's `fit(model, ...)`) may well have such layers.
             model.is_none_or(|m| {
                 crate::rules::correctness::missing_eval_mode::mode_sensitivity(checker, m)
@@ -184,35 +191,11 @@ thread_local! {
     static TRAINED: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The expression of `stmt` at exactly `range`.
-fn expr_at(stmt: &Stmt, range: TextRange) -> Option<&Expr> {
+/// The first expression of `stmt` (in source order) that satisfies `pred`.
+fn find_expr<'a>(stmt: &'a Stmt, pred: &dyn Fn(&Expr) -> bool) -> Option<&'a Expr> {
     use ruff_python_ast::visitor::{self, Visitor};
-    struct F<'a> {
-        range: TextRange,
-        found: Option<&'a Expr>,
-    }
-    impl<'a> Visitor<'a> for F<'a> {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            if self.found.is_some() || !e.range().contains_range(self.range) {
-                return;
-            }
-            if e.range() == self.range {
-                self.found = Some(e);
-                return;
-            }
-            visitor::walk_expr(self, e);
-        }
-    }
-    let mut f = F { range, found: None };
-    f.visit_stmt(stmt);
-    f.found
-}
-
-/// Some expression of `stmt` that names the object `key` (`model`, `self.model`).
-fn expr_with_key<'a>(stmt: &'a Stmt, key: &str) -> Option<&'a Expr> {
-    use ruff_python_ast::visitor::{self, Visitor};
-    struct F<'a, 'k> {
-        key: &'k str,
+    struct F<'a, 'p> {
+        pred: &'p dyn Fn(&Expr) -> bool,
         found: Option<&'a Expr>,
     }
     impl<'a> Visitor<'a> for F<'a, '_> {
@@ -220,16 +203,14 @@ fn expr_with_key<'a>(stmt: &'a Stmt, key: &str) -> Option<&'a Expr> {
             if self.found.is_some() {
                 return;
             }
-            if matches!(e, Expr::Name(_) | Expr::Attribute(_))
-                && torchvet_semantic::flow::object_key(e).as_deref() == Some(self.key)
-            {
+            if (self.pred)(e) {
                 self.found = Some(e);
                 return;
             }
             visitor::walk_expr(self, e);
         }
     }
-    let mut f = F { key, found: None };
+    let mut f = F { pred, found: None };
     f.visit_stmt(stmt);
     f.found
 }

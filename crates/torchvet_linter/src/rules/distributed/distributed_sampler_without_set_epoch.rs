@@ -528,21 +528,13 @@ fn outer_loop(p: &ProjectFile, g: FuncId, inner: TextRange) -> Option<(FuncId, T
 }
 
 fn collect_returns<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
-    for stmt in body {
-        match stmt {
-            Stmt::Return(r) => {
-                if let Some(v) = &r.value {
-                    f(v);
-                }
-            }
-            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-            _ => {
-                for b in super::rank_helpers::child_blocks(stmt) {
-                    collect_returns(b, f);
-                }
+    helpers::for_each_own_stmt(body, &mut |stmt| {
+        if let Stmt::Return(r) = stmt {
+            if let Some(v) = &r.value {
+                f(v);
             }
         }
-    }
+    });
 }
 
 fn report_elsewhere(checker: &mut Checker, call: &ExprCall, access: &str, found: &Elsewhere) {

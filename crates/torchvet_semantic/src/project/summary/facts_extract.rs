@@ -869,20 +869,7 @@ impl<'x> Extract<'x, '_> {
             }
             _ => {
                 // Raise, match, ...: anything followed in them escapes.
-                struct V<'v, 'x, 'b> {
-                    x: &'v mut Extract<'x, 'b>,
-                }
-                impl<'a> Visitor<'a> for V<'_, '_, '_> {
-                    fn visit_expr(&mut self, e: &'a Expr) {
-                        if let Some(i) = self.x.value_index(e) {
-                            self.x.record(i, UseHow::Escapes, e.range());
-                            return;
-                        }
-                        visitor::walk_expr(self, e);
-                    }
-                }
-                let mut v = V { x: self };
-                visitor::walk_stmt(&mut v, s);
+                visitor::walk_stmt(&mut Escaping { x: self }, s);
             }
         }
     }
@@ -1304,20 +1291,7 @@ impl<'x> Extract<'x, '_> {
             }
             _ => {
                 // Anything else (yield, t-strings, ...): followed parts escape.
-                struct V<'v, 'x, 'b> {
-                    x: &'v mut Extract<'x, 'b>,
-                }
-                impl<'a> Visitor<'a> for V<'_, '_, '_> {
-                    fn visit_expr(&mut self, e: &'a Expr) {
-                        if let Some(i) = self.x.value_index(e) {
-                            self.x.record(i, UseHow::Escapes, e.range());
-                            return;
-                        }
-                        visitor::walk_expr(self, e);
-                    }
-                }
-                let mut v = V { x: self };
-                visitor::walk_expr(&mut v, e);
+                visitor::walk_expr(&mut Escaping { x: self }, e);
             }
         }
     }
@@ -1457,4 +1431,20 @@ fn calls_backward(body: &[Stmt]) -> bool {
     let mut v = V { hit: false };
     v.visit_body(body);
     v.hit
+}
+
+/// Records every followed value met in the visited code as escaping (code the extractor does
+/// not model).
+struct Escaping<'v, 'x, 'b> {
+    x: &'v mut Extract<'x, 'b>,
+}
+
+impl<'a> Visitor<'a> for Escaping<'_, '_, '_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if let Some(i) = self.x.value_index(e) {
+            self.x.record(i, UseHow::Escapes, e.range());
+            return;
+        }
+        visitor::walk_expr(self, e);
+    }
 }
