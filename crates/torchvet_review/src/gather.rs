@@ -562,18 +562,7 @@ impl Facts {
             },
         );
 
-        let seeds = self.ev_of(&[
-            "torch.manual_seed",
-            "torch.cuda.manual_seed",
-            "torch.cuda.manual_seed_all",
-            "torch.random.manual_seed",
-            "numpy.random.seed",
-            "random.seed",
-            "pytorch_lightning.seed_everything",
-            "lightning.seed_everything",
-            "lightning.pytorch.seed_everything",
-            "transformers.set_seed",
-        ]);
+        let seeds = self.ev_of(torchvet_semantic::project::practices::SEEDS);
         let sn = seeds.len();
         row(
             "seeds",

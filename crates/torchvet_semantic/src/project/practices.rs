@@ -93,10 +93,8 @@ pub struct Practices {
     pub main_guard: bool,
 }
 
-/// Qualified callees recorded (prefix match on the last segments is not used: exact names,
-/// after resolution through the imports).
-pub const RECORDED: &[&str] = &[
-    // seeds
+/// Calls that seed a random generator.
+pub const SEEDS: &[&str] = &[
     "torch.manual_seed",
     "torch.cuda.manual_seed",
     "torch.cuda.manual_seed_all",
@@ -107,6 +105,11 @@ pub const RECORDED: &[&str] = &[
     "lightning.seed_everything",
     "lightning.pytorch.seed_everything",
     "transformers.set_seed",
+];
+
+/// Qualified callees recorded besides [`SEEDS`] (exact names, after resolution through the
+/// imports).
+pub const RECORDED: &[&str] = &[
     "torch.use_deterministic_algorithms",
     // device
     "torch.device",
@@ -205,7 +208,7 @@ impl Collector<'_> {
             Expr::Attribute(a) if METHODS.contains(&a.attr.as_str()) => {
                 // A method, unless the receiver is an imported module (`torch.cuda(...)`).
                 match self.resolve(&call.func) {
-                    Some(q) if RECORDED.contains(&q.as_str()) => q,
+                    Some(q) if is_recorded(&q) => q,
                     _ => format!(".{}", a.attr),
                 }
             }
@@ -216,11 +219,16 @@ impl Collector<'_> {
                     _ => return,
                 };
                 let aliased = matches!(func, Expr::Name(_)) && self.imports.contains_key(last);
-                if !aliased && !RECORDED.iter().any(|r| r.rsplit('.').next() == Some(last)) {
+                if !aliased
+                    && !RECORDED
+                        .iter()
+                        .chain(SEEDS)
+                        .any(|r| r.rsplit('.').next() == Some(last))
+                {
                     return;
                 }
                 match self.resolve(func) {
-                    Some(q) if RECORDED.contains(&q.as_str()) => q,
+                    Some(q) if is_recorded(&q) => q,
                     _ => return,
                 }
             }
@@ -338,6 +346,10 @@ pub fn extract(body: &[Stmt]) -> Practices {
         c.visit_stmt(s);
     }
     c.out
+}
+
+fn is_recorded(q: &str) -> bool {
+    RECORDED.contains(&q) || SEEDS.contains(&q)
 }
 
 #[cfg(test)]
