@@ -125,6 +125,11 @@ fn grad_off_with(checker: &Checker) -> Option<TextRange> {
 /// A tensor made up on the spot (`torch.randn(...)`, `torch.zeros(...)`), directly or
 /// through a name assigned only from one.
 fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
+    // Cheap exit (this runs per module call): no tensor factory in the file.
+    const FACTORIES: &[&str] = &["rand", "zeros(", "ones(", "empty(", "full("];
+    if !FACTORIES.iter().any(|w| checker.mentions(w)) {
+        return false;
+    }
     let made_up = |e: &Expr| match e {
         Expr::Call(c) => checker.resolve(&c.func).is_some_and(|q| {
             matches!(
