@@ -54,6 +54,7 @@ projects! {
         char_rnn_vocab_checkpoint,
         cifar_pkg_reexport,
         closures_in_main,
+        ddp_checkpoint_bare_load,
         ddp_sampler_factory,
         distill_validate_other_file,
         engine_without_torch,
@@ -86,6 +87,8 @@ projects! {
     ],
     clean: [
         clean_custom_dataset_attrs,
+        clean_dataparallel_checkpoints,
+        clean_ddp_checkpoint_prefix_strip,
         clean_ddp_loaders,
         clean_engine_no_torch,
         clean_eval_in_engine,
