@@ -1483,6 +1483,36 @@ impl ProjectModel {
         Some(any)
     }
 
+    /// Does some caller of `f` freeze the object it passes as parameter `i` before the call
+    /// (`model.requires_grad_(False); evaluate(model, loader)`)?
+    pub fn param_frozen_by_callers(&self, f: FuncId, i: usize) -> bool {
+        let Some(list) = self.sites.get(&f) else {
+            return false;
+        };
+        list.iter().any(|&(caller, ci, shift)| {
+            let g = self.func(caller);
+            let call = &g.calls[ci];
+            let key = if i >= shift {
+                call.arg_keys.get(i - shift).cloned().flatten()
+            } else {
+                None
+            };
+            key.is_some_and(|key| {
+                g.frozen
+                    .iter()
+                    .any(|(n, at)| **n == *key && at.start() < call.range.start())
+            })
+        })
+    }
+
+    /// Does function `f` freeze the module named `name` (dotted) before `at`?
+    pub fn frozen_before(&self, f: FuncId, name: &str, at: ruff_text_size::TextSize) -> bool {
+        self.func(f)
+            .frozen
+            .iter()
+            .any(|(n, r)| &**n == name && r.start() < at)
+    }
+
     /// Is the function called anywhere in the project?
     pub fn is_called(&self, f: FuncId) -> bool {
         self.called[f.file as usize][f.index as usize]
