@@ -185,6 +185,8 @@ pub struct SumCall {
     /// How each positional argument is spelled when it names an object (`model`,
     /// `self.net`, `models["G"]`): events of the caller on that object match it.
     pub arg_keys: Vec<Option<Box<str>>>,
+    /// The object keys of the keyword arguments that name an object, by keyword.
+    pub kwarg_keys: Vec<(Box<str>, Box<str>)>,
     /// The call, in the summarised file.
     pub range: TextRange,
     /// Inside a loop of the caller.
@@ -1775,11 +1777,23 @@ impl BodyWalker<'_, '_> {
                         .iter()
                         .map(|a| flow::object_key(a).map(Box::from))
                         .collect();
+                    let kwarg_keys = call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .filter_map(|k| {
+                            Some((
+                                Box::from(k.arg.as_ref()?.as_str()),
+                                Box::from(flow::object_key(&k.value)?),
+                            ))
+                        })
+                        .collect();
                     self.calls.push(SumCall {
                         callee,
                         args,
                         kwargs,
                         arg_keys,
+                        kwarg_keys,
                         range: call.range(),
                         in_loop: self.loop_depth > 0,
                         conditional: self.cond_depth > 0,
