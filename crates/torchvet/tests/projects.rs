@@ -98,6 +98,7 @@ projects! {
         clean_lightning_scheduler,
         clean_notebook_ipython,
         clean_pytest_suite,
+        clean_pytest_weights_fixture,
         clean_src_accumulation,
         clean_trainer_resume,
     ],
