@@ -1394,9 +1394,20 @@ impl Builder<'_> {
 
 /// The modules a body freezes whole (see [`FunctionSummary::frozen`]).
 fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
-    /// `X.requires_grad_(False)` -> `X` (through `.eval()` / `.to(..)` chains).
+    /// `X.requires_grad_(False)` -> `X` (through `.eval()` / `.to(..)` chains on either side:
+    /// `sampler.eval().requires_grad_(False).to(device)`).
     fn frozen_receiver(e: &Expr) -> Option<&Expr> {
         let Expr::Call(c) = e else { return None };
+        let mut c: &ExprCall = c;
+        loop {
+            match helpers::method_call(c)? {
+                ("requires_grad_", _) => break,
+                (m, Expr::Call(inner)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => {
+                    c = inner;
+                }
+                _ => return None,
+            }
+        }
         let ("requires_grad_", mut recv) = helpers::method_call(c)? else {
             return None;
         };
