@@ -692,6 +692,40 @@ impl<'a> Checker<'a> {
         &self.stmt_stack
     }
 
+    /// Inside the body of a `try` whose handlers catch one of `errors` (by last name segment,
+    /// `Exception`, or a bare `except:`)? Code that shows an error on purpose
+    /// (`try: z.backward() except RuntimeError as e: print(e)`) sits there.
+    pub fn in_try_catching(&self, errors: &[&str]) -> bool {
+        let at = self
+            .expr_stack
+            .last()
+            .map(|e| e.start())
+            .or_else(|| self.stmt_stack.last().map(|s| s.start()));
+        let Some(at) = at else { return false };
+        self.stmt_stack.iter().any(|s| {
+            let Stmt::Try(t) = s else { return false };
+            let in_body = t
+                .body
+                .first()
+                .zip(t.body.last())
+                .is_some_and(|(a, b)| a.start() <= at && at < b.end());
+            in_body
+                && t.handlers.iter().any(|h| {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    let Some(ty) = h.type_.as_deref() else {
+                        return true;
+                    };
+                    let caught = |e: &Expr| {
+                        helpers_last(e).is_some_and(|n| n == "Exception" || errors.contains(&n))
+                    };
+                    match ty {
+                        Expr::Tuple(t) => t.elts.iter().any(caught),
+                        e => caught(e),
+                    }
+                })
+        })
+    }
+
     /// The expression enclosing the one being visited.
     pub fn parent_expr(&self) -> Option<&'a Expr> {
         let n = self.expr_stack.len();
@@ -1575,5 +1609,14 @@ impl<'a> Checker<'a> {
             }
         }
         out
+    }
+}
+
+/// The last segment of a dotted name expression (`RuntimeError`, `torch.cuda.OutOfMemoryError`).
+fn helpers_last(e: &Expr) -> Option<&str> {
+    match e {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => Some(a.attr.as_str()),
+        _ => None,
     }
 }

@@ -78,16 +78,39 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
         }
         return None;
     }
-    if let Some(rest) = q.strip_prefix("torchvision.models.") {
-        let last = crate::helpers::last_segment(rest);
-        return (last.chars().next().is_some_and(char::is_lowercase)
-            && !matches!(last, "get_model_weights" | "get_weight" | "list_models"))
-        .then_some("BatchNorm/Dropout");
+    if is_torchvision_model_builder(q) {
+        return Some("BatchNorm/Dropout");
     }
     (q == "timm.create_model"
         || q == "torch.hub.load"
         || (q.starts_with("transformers.") && q.ends_with(".from_pretrained")))
     .then_some("Dropout")
+}
+
+/// Is a qualified name a `torchvision.models` function that builds a model (`resnet50`,
+/// `detection.fasterrcnn_resnet50_fpn`, `get_model`)? Not a weights enum or anything reached
+/// through one (`ResNet50_Weights.DEFAULT.transforms()` builds a preprocessing transform),
+/// not a private name and not a registry helper (`get_weight`, `list_models`, ...).
+pub fn is_torchvision_model_builder(q: &str) -> bool {
+    let Some(rest) = q.strip_prefix("torchvision.models.") else {
+        return false;
+    };
+    if rest
+        .split('.')
+        .any(|s| s.ends_with("Weights") || s.starts_with('_'))
+    {
+        return false;
+    }
+    let last = crate::helpers::last_segment(rest);
+    last.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && !matches!(
+            last,
+            "get_weight"
+                | "get_model_weights"
+                | "get_model_builder"
+                | "list_models"
+                | "get_graph_node_names"
+        )
 }
 
 /// Is a qualified name a known map-style or iterable `Dataset` base class?
@@ -235,4 +258,133 @@ impl ModuleClasses {
     pub fn project(&self) -> Option<&ProjectFile> {
         self.project.as_ref()
     }
+}
+
+/// Is `self.<attr>` of this class a lookup table that picks one entry, which the class then
+/// registers under another attribute? Every use of `self.<attr>` in the class's methods
+/// (besides its one assignment) reads a single entry (`self.<attr>[key]`), and such an entry
+/// reaches `self.<other> = ...` directly or through a method of the class that returns it:
+///
+/// ```python
+/// self.resnet_dict = {"resnet18": models.resnet18(), "resnet50": models.resnet50()}
+/// self.backbone = self._get_basemodel(base_model)  # returns self.resnet_dict[name]
+/// ```
+///
+/// The entries left out are unused, so leaving them unregistered loses nothing.
+pub fn attr_is_selection_table(class: &StmtClassDef, attr: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+
+    /// `self.<attr>[...]`.
+    fn is_entry(expr: &Expr, attr: &str) -> bool {
+        matches!(expr, Expr::Subscript(s) if crate::helpers::self_attribute(&s.value) == Some(attr))
+    }
+
+    struct Uses<'n> {
+        attr: &'n str,
+        /// Uses of `self.<attr>` that are not single-entry reads.
+        other: usize,
+        /// Assignments to `self.<attr>`.
+        assigned: usize,
+    }
+    impl<'x> Visitor<'x> for Uses<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if let Stmt::Assign(a) = stmt {
+                for t in &a.targets {
+                    if crate::helpers::self_attribute(t) == Some(self.attr) {
+                        self.assigned += 1;
+                    } else {
+                        self.visit_expr(t);
+                    }
+                }
+                self.visit_expr(&a.value);
+                return;
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if is_entry(expr, self.attr) {
+                if let Expr::Subscript(s) = expr {
+                    // The key may mention the table too (rare); read it.
+                    self.visit_expr(&s.slice);
+                }
+                return;
+            }
+            if crate::helpers::self_attribute(expr) == Some(self.attr) {
+                self.other += 1;
+                return;
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+
+    let methods: Vec<&ruff_python_ast::StmtFunctionDef> = class
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let mut uses = Uses {
+        attr,
+        other: 0,
+        assigned: 0,
+    };
+    for m in &methods {
+        uses.visit_body(&m.body);
+    }
+    if uses.other > 0 || uses.assigned != 1 {
+        return false;
+    }
+    // Methods that return an entry: `return self.<attr>[k]`, or a local bound to one.
+    let returns_entry = |f: &ruff_python_ast::StmtFunctionDef| {
+        let mut locals: FxHashSet<&str> = FxHashSet::default();
+        let mut found = false;
+        crate::helpers::for_each_own_stmt(&f.body, &mut |s| match s {
+            Stmt::Assign(a) if is_entry(&a.value, attr) => {
+                for t in &a.targets {
+                    if let Some(n) = crate::helpers::name_of(t) {
+                        locals.insert(n);
+                    }
+                }
+            }
+            Stmt::Return(r) => {
+                if let Some(v) = &r.value {
+                    if is_entry(v, attr)
+                        || crate::helpers::name_of(v).is_some_and(|n| locals.contains(n))
+                    {
+                        found = true;
+                    }
+                }
+            }
+            _ => {}
+        });
+        found
+    };
+    let pickers: FxHashSet<&str> = methods
+        .iter()
+        .filter(|f| returns_entry(f))
+        .map(|f| f.name.as_str())
+        .collect();
+    // An entry (or a picker's result) registered as another attribute.
+    let mut registered = false;
+    for m in &methods {
+        crate::helpers::for_each_own_stmt(&m.body, &mut |s| {
+            let Stmt::Assign(a) = s else { return };
+            let to_other_attr = a
+                .targets
+                .iter()
+                .any(|t| crate::helpers::self_attribute(t).is_some_and(|n| n != attr));
+            if !to_other_attr {
+                return;
+            }
+            let picked = is_entry(&a.value, attr)
+                || matches!(&*a.value, Expr::Call(c)
+                    if matches!(&*c.func, Expr::Attribute(f)
+                        if crate::helpers::name_of(&f.value) == Some("self")
+                            && pickers.contains(f.attr.as_str())));
+            registered |= picked;
+        });
+    }
+    registered
 }

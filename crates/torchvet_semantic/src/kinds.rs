@@ -157,11 +157,8 @@ pub(crate) const MODULE_SELF_METHODS: &[&str] = &[
 ];
 
 fn model_factory(q: &str) -> bool {
-    if let Some(rest) = q.strip_prefix("torchvision.models.") {
-        let last = rest.rsplit('.').next().unwrap_or(rest);
-        return last.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-            && last != "get_weight"
-            && last != "list_models";
+    if q.starts_with("torchvision.models.") {
+        return crate::classes::is_torchvision_model_builder(q);
     }
     matches!(
         q,

@@ -14,7 +14,10 @@ pub mod regions;
 pub mod saves;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
-pub use classes::{is_dataset_base, is_module_base, mode_layer, ModuleClasses};
+pub use classes::{
+    attr_is_selection_table, is_dataset_base, is_module_base, is_torchvision_model_builder,
+    mode_layer, ModuleClasses,
+};
 
 /// Does this text mention torch or its ecosystem at all? (The fast path: a file that never
 /// does is parsed for syntax errors and nothing else.)

@@ -83,22 +83,18 @@ pub(crate) fn file_label(p: &ProjectFile, file: torchvet_semantic::project::File
 // ----- loads and the saves they read (TV007, TV126, TV127) -----
 
 /// Methods that only an `nn.Module` has: a loaded object they are called on is a whole module.
+/// (`to`, `cuda`, `cpu`, `half`, `float` and `requires_grad_` are Tensor methods too: a loaded
+/// feature tensor moved with `.cuda()` is no module.)
 const MODULE_METHODS: &[&str] = &[
     "eval",
     "train",
-    "to",
-    "cuda",
-    "cpu",
     "parameters",
     "named_parameters",
     "modules",
     "children",
     "forward",
-    "half",
-    "float",
     "state_dict",
     "zero_grad",
-    "requires_grad_",
 ];
 
 /// A `torch.load` of the file being visited, and the project's saves it may read.

@@ -309,6 +309,25 @@ pub struct FileFacts {
     /// The file allow-lists classes for the weights-only unpickler
     /// (`torch.serialization.add_safe_globals` / `safe_globals`).
     pub safe_globals: bool,
+    /// How the file loads model state dicts (see [`StateDictLoads`]).
+    pub state_dict_loads: StateDictLoads,
+}
+
+/// How one file loads model state dicts: tells whether checkpoints saved from a wrapper
+/// (keys prefixed `module.` / `_orig_mod.`) load back in this project.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StateDictLoads {
+    /// `m.load_state_dict(..)` where `m` was last bound (in the same function, before the
+    /// call) to a `DataParallel` / `DistributedDataParallel` wrapper.
+    pub into_wrapper: u32,
+    /// Other `m.load_state_dict(..)` of what may be a model: not an optimizer, scheduler or
+    /// scaler by its name, and not a copy of an in-memory `other.state_dict()`.
+    pub into_other: u32,
+    /// Strips the `module.` prefix from loaded keys (a `"module."` string literal, as in
+    /// `k.replace("module.", "")`, or `consume_prefix_in_state_dict_if_present`).
+    pub strips_module_prefix: bool,
+    /// Strips the `_orig_mod.` prefix of `torch.compile` wrappers (a `"_orig_mod."` literal).
+    pub strips_compile_prefix: bool,
 }
 
 // ----- queries -----
@@ -1209,6 +1228,30 @@ impl ProjectModel {
     /// Does any file of the project allow-list classes for the weights-only unpickler?
     pub fn allows_safe_globals(&self) -> bool {
         self.files.iter().any(|f| f.facts.safe_globals)
+    }
+
+    /// Do checkpoints whose keys carry the `module.` prefix of a DataParallel/DDP wrapper load
+    /// in this project? True when some file strips the prefix, or when the project loads
+    /// state dicts into wrapped models and into nothing else that may be a model.
+    pub fn loads_wrapper_prefixed_state_dicts(&self) -> bool {
+        let (mut wrapped, mut other) = (0u32, 0u32);
+        for f in &self.files {
+            let l = &f.facts.state_dict_loads;
+            if l.strips_module_prefix {
+                return true;
+            }
+            wrapped += l.into_wrapper;
+            other += l.into_other;
+        }
+        wrapped > 0 && other == 0
+    }
+
+    /// Does some file of the project strip the `_orig_mod.` prefix of `torch.compile`d
+    /// models from loaded keys?
+    pub fn strips_compile_prefix(&self) -> bool {
+        self.files
+            .iter()
+            .any(|f| f.facts.state_dict_loads.strips_compile_prefix)
     }
 
     /// The saves a load may read (see the module docs). Precedence: path matches, else saves

@@ -1458,12 +1458,9 @@ impl ProjectModel {
         for &(caller, ci, shift) in list {
             let g = self.func(caller);
             let call = &g.calls[ci];
-            let key = if i >= shift {
-                call.arg_keys.get(i - shift).cloned().flatten()
-            } else {
-                None
+            let Some(key) = self.arg_key(f, call, i, shift) else {
+                continue;
             };
-            let Some(key) = key else { continue };
             let matches = |t: &Target| match t {
                 Target::Param(j, path) => {
                     path.is_empty() && g.params.get(*j as usize).is_some_and(|p| **p == *key)
@@ -1481,6 +1478,46 @@ impl ProjectModel {
             }
         }
         Some(any)
+    }
+
+    /// The object key (`model`, `self.net`) a call of `f` passes as parameter `i`, by position
+    /// (`shift` parameters are bound before the positional ones: `self`) or by keyword.
+    fn arg_key(&self, f: FuncId, call: &SumCall, i: usize, shift: usize) -> Option<Box<str>> {
+        if i >= shift {
+            if let Some(k) = call.arg_keys.get(i - shift) {
+                return k.clone();
+            }
+        }
+        let name = self.func(f).params.get(i)?;
+        call.kwarg_keys
+            .iter()
+            .find(|(kw, _)| kw == name)
+            .map(|(_, k)| k.clone())
+    }
+
+    /// Does some caller of `f` freeze the object it passes as parameter `i` before the call
+    /// (`model.requires_grad_(False); evaluate(model, loader)`)?
+    pub fn param_frozen_by_callers(&self, f: FuncId, i: usize) -> bool {
+        let Some(list) = self.sites.get(&f) else {
+            return false;
+        };
+        list.iter().any(|&(caller, ci, shift)| {
+            let g = self.func(caller);
+            let call = &g.calls[ci];
+            self.arg_key(f, call, i, shift).is_some_and(|key| {
+                g.frozen
+                    .iter()
+                    .any(|(n, at)| **n == *key && at.start() < call.range.start())
+            })
+        })
+    }
+
+    /// Does function `f` freeze the module named `name` (dotted) before `at`?
+    pub fn frozen_before(&self, f: FuncId, name: &str, at: ruff_text_size::TextSize) -> bool {
+        self.func(f)
+            .frozen
+            .iter()
+            .any(|(n, r)| &**n == name && r.start() < at)
     }
 
     /// Is the function called anywhere in the project?

@@ -185,6 +185,8 @@ pub struct SumCall {
     /// How each positional argument is spelled when it names an object (`model`,
     /// `self.net`, `models["G"]`): events of the caller on that object match it.
     pub arg_keys: Vec<Option<Box<str>>>,
+    /// The object keys of the keyword arguments that name an object, by keyword.
+    pub kwarg_keys: Vec<(Box<str>, Box<str>)>,
     /// The call, in the summarised file.
     pub range: TextRange,
     /// Inside a loop of the caller.
@@ -293,6 +295,10 @@ pub struct FunctionSummary {
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
     /// whose methods these are).
     pub builds: Vec<Ref>,
+    /// Modules it freezes whole, by dotted name, and where: `X.requires_grad_(False)`, or
+    /// `for p in X.parameters(): p.requires_grad = False`. A forward pass of a frozen module
+    /// on inputs that do not require grad records no graph.
+    pub frozen: Vec<(Box<str>, TextRange)>,
     // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
     // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
     /// Where its values go, its loops, saves, optimizers, loaders and returns.
@@ -665,6 +671,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         has_loop: false,
         mode_layer: None,
         builds: Vec::new(),
+        frozen: Vec::new(),
         facts: Default::default(),
     });
     let module_vals = b.assignments(&module.body, &[], None);
@@ -902,6 +909,7 @@ impl Builder<'_> {
             has_loop: false,
             mode_layer: None,
             builds: Vec::new(),
+            frozen: Vec::new(),
             facts: Default::default(),
         });
         if let Some(c) = class {
@@ -1380,7 +1388,85 @@ impl Builder<'_> {
         f.has_loop = has_loop;
         f.mode_layer = mode_layer;
         f.builds = builds;
+        f.frozen = frozen_modules(body);
     }
+}
+
+/// The modules a body freezes whole (see [`FunctionSummary::frozen`]).
+fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
+    /// `X.requires_grad_(False)` -> `X` (through `.eval()` / `.to(..)` chains on either side:
+    /// `sampler.eval().requires_grad_(False).to(device)`).
+    fn frozen_receiver(e: &Expr) -> Option<&Expr> {
+        let Expr::Call(c) = e else { return None };
+        let mut c: &ExprCall = c;
+        loop {
+            match helpers::method_call(c)? {
+                ("requires_grad_", _) => break,
+                (m, Expr::Call(inner)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => {
+                    c = inner;
+                }
+                _ => return None,
+            }
+        }
+        let ("requires_grad_", mut recv) = helpers::method_call(c)? else {
+            return None;
+        };
+        let off = matches!(c.arguments.args.first(), Some(a) if helpers::is_truthy(a) == Some(false))
+            || helpers::keyword(c, "requires_grad")
+                .is_some_and(|a| helpers::is_truthy(a) == Some(false));
+        if !off {
+            return None;
+        }
+        while let Expr::Call(inner) = recv {
+            match helpers::method_call(inner) {
+                Some((m, r)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => recv = r,
+                _ => return None,
+            }
+        }
+        Some(recv)
+    }
+    let mut out = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |s| match s {
+        Stmt::Expr(e) => {
+            if let Some(name) = frozen_receiver(&e.value).and_then(helpers::dotted) {
+                out.push((name.into(), e.range()));
+            }
+        }
+        Stmt::Assign(a) => {
+            if let Some(name) = frozen_receiver(&a.value).and_then(helpers::dotted) {
+                out.push((name.into(), a.range()));
+            }
+        }
+        Stmt::For(f) => {
+            let (Some(p), Expr::Call(c)) = (helpers::name_of(&f.target), &*f.iter) else {
+                return;
+            };
+            let Some(("parameters", recv)) = helpers::method_call(c) else {
+                return;
+            };
+            let Some(name) = helpers::dotted(recv) else {
+                return;
+            };
+            let freezes = f.body.iter().any(|b| match b {
+                Stmt::Assign(a) => {
+                    a.targets.iter().any(|t| {
+                        matches!(t, Expr::Attribute(at)
+                            if at.attr.as_str() == "requires_grad"
+                                && helpers::name_of(&at.value) == Some(p))
+                    }) && helpers::is_truthy(&a.value) == Some(false)
+                }
+                Stmt::Expr(e) => {
+                    frozen_receiver(&e.value).is_some_and(|r| helpers::name_of(r) == Some(p))
+                }
+                _ => false,
+            });
+            if freezes {
+                out.push((name.into(), f.range()));
+            }
+        }
+        _ => {}
+    });
+    out
 }
 
 /// Does every `return` of the body give a name that `.backward()` is called on in it?
@@ -1702,11 +1788,23 @@ impl BodyWalker<'_, '_> {
                         .iter()
                         .map(|a| flow::object_key(a).map(Box::from))
                         .collect();
+                    let kwarg_keys = call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .filter_map(|k| {
+                            Some((
+                                Box::from(k.arg.as_ref()?.as_str()),
+                                Box::from(flow::object_key(&k.value)?),
+                            ))
+                        })
+                        .collect();
                     self.calls.push(SumCall {
                         callee,
                         args,
                         kwargs,
                         arg_keys,
+                        kwarg_keys,
                         range: call.range(),
                         in_loop: self.loop_depth > 0,
                         conditional: self.cond_depth > 0,

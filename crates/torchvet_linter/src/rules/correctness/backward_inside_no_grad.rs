@@ -12,7 +12,9 @@ crate::declare_rule! {
     /// Checks for `loss.backward()` where `loss` was computed inside a `torch.no_grad()` /
     /// `torch.inference_mode()` block (or a function decorated with them), or was detached
     /// (`.detach()`, re-wrapped with `torch.tensor(...)`), and for the
-    /// `loss.requires_grad = True` "fix" that silences the resulting error.
+    /// `loss.requires_grad = True` "fix" that silences the resulting error. A backward inside
+    /// a `try` whose handler catches `RuntimeError` (a tutorial showing the error on purpose)
+    /// is not reported.
     ///
     /// ## Why is this bad?
     /// Under `no_grad` PyTorch records no graph, so the loss has no `grad_fn`: `backward()`
@@ -348,6 +350,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(target) = backward_target(checker, call) else {
         return;
     };
+    // A tutorial showing the error on purpose: `try: z.backward() except RuntimeError: ...`.
+    if checker.in_try_catching(&["RuntimeError"]) {
+        return;
+    }
     let Some(name) = helpers::name_of(target) else {
         return;
     };

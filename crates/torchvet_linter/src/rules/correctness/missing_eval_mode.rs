@@ -1,7 +1,7 @@
 use super::modes_helpers::{
     assigned_values, frame_is_eval_named, in_model_class, in_test_code, is_framework_hook,
     loop_has_backward, mode_dependent, next_line_start, own_line_indent, strip_module_chain,
-    summary, Event,
+    summary, synthetic_input, Event,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -120,38 +120,6 @@ fn grad_off_with(checker: &Checker) -> Option<TextRange> {
             })
             .then(|| st.range())
     })
-}
-
-/// A tensor made up on the spot (`torch.randn(...)`, `torch.zeros(...)`), directly or
-/// through a name assigned only from one.
-fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
-    // Cheap exit (this runs per module call): no tensor factory in the file.
-    const FACTORIES: &[&str] = &["rand", "zeros(", "ones(", "empty(", "full("];
-    if !FACTORIES.iter().any(|w| checker.mentions(w)) {
-        return false;
-    }
-    let made_up = |e: &Expr| match e {
-        Expr::Call(c) => checker.resolve(&c.func).is_some_and(|q| {
-            matches!(
-                q.as_str(),
-                "torch.randn"
-                    | "torch.rand"
-                    | "torch.randint"
-                    | "torch.zeros"
-                    | "torch.ones"
-                    | "torch.empty"
-                    | "torch.full"
-            )
-        }),
-        _ => false,
-    };
-    match arg {
-        Expr::Name(_) => {
-            let values = assigned_values(checker, arg);
-            !values.is_empty() && values.iter().all(|(v, _)| made_up(v))
-        }
-        e => made_up(e),
-    }
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {

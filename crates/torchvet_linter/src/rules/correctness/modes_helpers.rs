@@ -806,3 +806,35 @@ pub(crate) fn in_test_code(checker: &Checker) -> bool {
 pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
+
+/// A tensor made up on the spot (`torch.randn(...)`, `torch.zeros(...)`), directly or
+/// through a name assigned only from one.
+pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
+    // Cheap exit (this runs per module call): no tensor factory in the file.
+    const FACTORIES: &[&str] = &["rand", "zeros(", "ones(", "empty(", "full("];
+    if !FACTORIES.iter().any(|w| checker.mentions(w)) {
+        return false;
+    }
+    let made_up = |e: &Expr| match e {
+        Expr::Call(c) => checker.resolve(&c.func).is_some_and(|q| {
+            matches!(
+                q.as_str(),
+                "torch.randn"
+                    | "torch.rand"
+                    | "torch.randint"
+                    | "torch.zeros"
+                    | "torch.ones"
+                    | "torch.empty"
+                    | "torch.full"
+            )
+        }),
+        _ => false,
+    };
+    match arg {
+        Expr::Name(_) => {
+            let values = assigned_values(checker, arg);
+            !values.is_empty() && values.iter().all(|(v, _)| made_up(v))
+        }
+        e => made_up(e),
+    }
+}

@@ -17,6 +17,10 @@ crate::declare_rule! {
     /// `model.parameters()`, so the optimizer never updates it, and it is missing from
     /// `state_dict()`. Nothing warns; the value just stays at its initialisation.
     ///
+    /// A conversion that changes nothing returns the Parameter itself and is not reported:
+    /// `nn.Parameter(torch.ones(n)).float()` on float32 data (no `dtype=`, and the file does
+    /// not change the default dtype).
+    ///
     /// ## Example
     /// ```python
     /// self.alpha = nn.Parameter(torch.randn(1)).cuda()
@@ -67,6 +71,34 @@ fn moved_parameter<'a>(checker: &Checker, value: &'a Expr) -> Option<(&'a ExprCa
     is_parameter_class(&q).then_some((outer, param))
 }
 
+/// Factories that build a tensor of the default dtype (float32) when no `dtype=` is given.
+const FLOAT_FACTORIES: &[&str] = &[
+    "torch.ones",
+    "torch.zeros",
+    "torch.randn",
+    "torch.rand",
+    "torch.empty",
+    "torch.eye",
+    "torch.Tensor",
+    "torch.FloatTensor",
+];
+
+/// `nn.Parameter(torch.ones(n)).float()`: the data is float32 already, so `Tensor.float()`
+/// returns the Parameter itself (a no-op), which stays registered. Not when the file changes
+/// the default dtype.
+fn float32_already(checker: &Checker, param: &ExprCall) -> bool {
+    if checker.mentions("set_default_dtype") || checker.mentions("set_default_tensor_type") {
+        return false;
+    }
+    let Some(Expr::Call(data)) = helpers::argument(param, "data", 0) else {
+        return false;
+    };
+    helpers::keyword(data, "dtype").is_none()
+        && checker
+            .resolve(&data.func)
+            .is_some_and(|q| FLOAT_FACTORIES.contains(&q.as_str()))
+}
+
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if checker.module_method().is_none() {
         return;
@@ -115,6 +147,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some((method, _)) = helpers::method_call(outer) else {
         return;
     };
+    if method == "float" && float32_already(checker, param) {
+        return;
+    }
     let mut fix = None;
     // nn.Parameter(x).cuda() -> nn.Parameter(x.cuda())
     if param.arguments.args.len() == 1 && !helpers::has_args_splat(param) {

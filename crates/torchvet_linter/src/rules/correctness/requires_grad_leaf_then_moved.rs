@@ -141,6 +141,116 @@ fn copies(factory: &ExprCall, method: &str, call: &ExprCall) -> bool {
     }
 }
 
+/// Is the tensor bound to `name` by `stmt` used only as an input of `torch.autograd.grad`
+/// (and as an operand, a call argument, ...) after `stmt`, never for its `.grad`, an
+/// optimizer, a return or a store? A non-leaf is fine there: the gradient penalty of
+/// WGAN-GP (`interpolated = Variable(x, requires_grad=True).cuda()`, then
+/// `autograd.grad(outputs=D(interpolated), inputs=interpolated)`).
+fn only_differentiated_against(checker: &Checker, stmt: &Stmt, name: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    struct Uses<'c, 'a, 'n> {
+        checker: &'c Checker<'a>,
+        name: &'n str,
+        after: ruff_text_size::TextSize,
+        grad_input: bool,
+        harmful: bool,
+    }
+    impl<'x> Visitor<'x> for Uses<'_, '_, '_> {
+        fn visit_stmt(&mut self, st: &'x Stmt) {
+            if st.start() < self.after {
+                // Only what follows the binding (compound statements may contain it).
+                if st.end() <= self.after {
+                    return;
+                }
+            }
+            match st {
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                Stmt::Return(r) => {
+                    // The tensor itself returned (alone or in a tuple/list).
+                    let returned = |v: &Expr| helpers::name_of(v) == Some(self.name);
+                    if r.value.as_deref().is_some_and(|v| match v {
+                        Expr::Tuple(t) => t.elts.iter().any(returned),
+                        Expr::List(t) => t.elts.iter().any(returned),
+                        v => returned(v),
+                    }) {
+                        self.harmful = true;
+                    }
+                    if let Some(v) = r.value.as_deref() {
+                        self.visit_expr(v);
+                    }
+                }
+                Stmt::Assign(a)
+                    if a.targets.iter().any(|t| !matches!(t, Expr::Name(_)))
+                        && super::super::memory::graph_helpers::mentions_name(
+                            &a.value, self.name,
+                        ) =>
+                {
+                    self.harmful = true;
+                }
+                _ => visitor::walk_stmt(self, st),
+            }
+        }
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if e.start() < self.after {
+                visitor::walk_expr(self, e);
+                return;
+            }
+            match e {
+                Expr::Attribute(a)
+                    if a.attr.as_str() == "grad"
+                        && helpers::name_of(&a.value) == Some(self.name) =>
+                {
+                    self.harmful = true;
+                }
+                Expr::Call(c) => {
+                    let mentioned = c
+                        .arguments
+                        .args
+                        .iter()
+                        .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                        .any(|a| super::super::memory::graph_helpers::mentions_name(a, self.name));
+                    if mentioned {
+                        if let Some(q) = self.checker.resolve(&c.func) {
+                            if q == "torch.autograd.grad" {
+                                let inputs = helpers::argument(c, "inputs", 1);
+                                if inputs.is_some_and(|i| {
+                                    super::super::memory::graph_helpers::mentions_name(i, self.name)
+                                }) {
+                                    self.grad_input = true;
+                                }
+                            } else if q.starts_with("torch.optim.") || q.ends_with("Parameter") {
+                                self.harmful = true;
+                            }
+                        }
+                        if let Some(("append" | "extend" | "add_param_group", _)) =
+                            helpers::method_call(c)
+                        {
+                            self.harmful = true;
+                        }
+                    }
+                    visitor::walk_expr(self, e);
+                }
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    let mut u = Uses {
+        checker,
+        name,
+        after: stmt.end(),
+        grad_input: false,
+        harmful: false,
+    };
+    for st in body {
+        u.visit_stmt(st);
+    }
+    u.grad_input && !u.harmful
+}
+
 fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
     leaf_creation(checker, value).map(|_| value.range())
 }
@@ -156,7 +266,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                         "to" | "cuda" | "double" | "half" | "bfloat16" | "type"
                     )
                 {
-                    if let Some(created) = KINDS.with_borrow(|k| k.get(checker, &a.targets[0])) {
+                    if let Some(created) = KINDS
+                        .with_borrow(|k| k.get(checker, &a.targets[0]))
+                        .filter(|_| !only_differentiated_against(checker, stmt, &target.id))
+                    {
                         let name = target.id.as_str();
                         let text = checker.text(call.range());
                         checker
@@ -188,6 +301,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     };
     if !copies(factory, method, call) {
         return;
+    }
+    if let Some(Stmt::Assign(a)) = checker.current_stmt() {
+        if let ([Expr::Name(t)], true) = (a.targets.as_slice(), a.value.range() == call.range()) {
+            let stmt = checker.current_stmt().expect("matched above");
+            if only_differentiated_against(checker, stmt, &t.id) {
+                return;
+            }
+        }
     }
     // Move a device into the factory: `.cuda()`, `.to("cuda")`, `.to(device=d)`.
     let direct_factory = matches!(receiver, Expr::Call(c) if std::ptr::eq(c, factory));

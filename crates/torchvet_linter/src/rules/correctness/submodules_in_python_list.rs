@@ -10,7 +10,10 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for sub-modules or Parameters kept in a plain Python `list`, `tuple` or `dict`
     /// attribute of an `nn.Module` (`self.layers = [nn.Linear(d, d) for _ in range(n)]`, or
-    /// `self.layers = []` filled with `append`).
+    /// `self.layers = []` filled with `append`). A dict that only serves to pick one entry,
+    /// which the module then registers under another attribute
+    /// (`self.backbone = self.resnet_dict[name]`), is not reported: the entries left out are
+    /// unused.
     ///
     /// ## Why is this bad?
     /// `nn.Module` only registers sub-modules and Parameters assigned directly as attributes
@@ -246,6 +249,15 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let empty_list = matches!(value, Expr::List(l) if l.elts.is_empty());
     let u = usage(checker, &func.body, name);
     if u.wrapped || u.assignments > 1 {
+        return;
+    }
+    // A table of candidates of which one is picked and registered under another attribute
+    // (`self.backbone = self._get_basemodel(name)` reading `self.resnet_dict[name]`).
+    if dict
+        && checker
+            .module_method()
+            .is_some_and(|c| torchvet_semantic::attr_is_selection_table(c.def, name))
+    {
         return;
     }
     if empty_list {

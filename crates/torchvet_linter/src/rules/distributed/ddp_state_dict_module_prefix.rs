@@ -20,7 +20,12 @@ crate::declare_rule! {
     ///
     /// The receiver must be bound to the wrapper in the same function (or module), e.g.
     /// `model = DDP(model, ...)`; `model.module if hasattr(model, "module") else model` and
-    /// other unwrapping stays silent.
+    /// other unwrapping stays silent. It also stays silent when the project's own loads take
+    /// the prefixed keys: every `load_state_dict` of a model in the project loads into a
+    /// model wrapped the same way (`model = nn.DataParallel(model)` before
+    /// `model.load_state_dict(torch.load(path))`), or some file strips the prefix
+    /// (`k.replace("module.", "")`, `consume_prefix_in_state_dict_if_present`; for
+    /// `torch.compile`, a `"_orig_mod."` prefix).
     ///
     /// ## Example
     /// ```python
@@ -103,7 +108,25 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             })
             .collect()
     });
+    if found.is_empty() {
+        return;
+    }
+    // The project's own loads take the prefixed keys: it loads state dicts only into wrapped
+    // models, or strips the prefix when loading.
+    let (prefixed_ok, compiled_ok) = checker.project_or_file().map_or((false, false), |p| {
+        (
+            p.model.loads_wrapper_prefixed_state_dicts(),
+            p.model.strips_compile_prefix(),
+        )
+    });
     for (sd, kind) in found {
+        let handled = match kind {
+            ModuleKind::Compiled => compiled_ok,
+            _ => prefixed_ok,
+        };
+        if handled {
+            continue;
+        }
         let Some((_, receiver)) = helpers::method_call(sd) else {
             continue;
         };

@@ -44,8 +44,9 @@ crate::declare_rule! {
     /// The fix adds `.item()` to the accumulated loss, or `.detach()` when the value is a model
     /// output (not a scalar) or when the accumulator is later used as a tensor
     /// (`total.item()`, `total.cpu()`). The accumulated numbers are the same, only the graph
-    /// is dropped, and accumulators that are differentiated later (`total.backward()`) are
-    /// never reported, so the fix is safe.
+    /// is dropped, and accumulators that are differentiated later (`total.backward()`, or
+    /// `(content_loss + total).backward()` through a sum assigned to a name) are never
+    /// reported, so the fix is safe.
     ///
     /// ## References
     /// - [PyTorch FAQ: My model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
@@ -132,6 +133,23 @@ fn reassigned_in(body: &[Stmt], text: &str) -> bool {
     found
 }
 
+/// Is the accumulator part of a sum that is differentiated (`style_loss += ...` over layers,
+/// then `total_loss = content_loss + style_loss; total_loss.backward()`)?
+fn differentiated_through_sum(checker: &Checker, scope: &[Stmt], acc: &str) -> bool {
+    let mut sums: Vec<&str> = Vec::new();
+    for_each_stmt(scope, &mut |st: &Stmt| {
+        if let Stmt::Assign(a) = st {
+            if let [Expr::Name(n)] = a.targets.as_slice() {
+                if n.id.as_str() != acc && mentions_name(&a.value, acc) {
+                    sums.push(n.id.as_str());
+                }
+            }
+        }
+    });
+    sums.into_iter()
+        .any(|n| backward_mentions(checker, scope, n))
+}
+
 /// Is the accumulator used as a tensor later (`total.item()`, `total.cpu()`, `total.backward`)?
 fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
@@ -186,6 +204,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if reassigned_in(loop_body(inner), &acc_key) {
         return;
     }
+
     let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), stmt.start(), 0)
     else {
         return;
@@ -195,7 +214,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         Some(f) => &f.body,
         None => &checker.module().body,
     };
-    if matches!(target, Expr::Name(_)) && backward_mentions(checker, scope, root) {
+    if matches!(target, Expr::Name(_))
+        && (backward_mentions(checker, scope, root)
+            || differentiated_through_sum(checker, scope, root))
+    {
         return;
     }
     if !matches!(target, Expr::Name(_)) {

@@ -2,7 +2,7 @@ use crate::checker::{Checker, Evidence};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
     assigned_values, grad_off_here, in_model_class, in_test_code, is_framework_hook,
-    own_line_indent, result_discarded,
+    own_line_indent, result_discarded, synthetic_input,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -22,6 +22,11 @@ crate::declare_rule! {
     /// test data, follows `model.eval()`, sits in a function named like `validate`,
     /// `evaluate`, `test` or `predict`, or computes a loss or metric. That includes the
     /// validation loop written inside the epoch loop, right after the training loop.
+    ///
+    /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
+    /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
+    /// it in, since it records no graph; and shape smoke tests whose inputs are made up on the
+    /// spot (`v(torch.randn(2, 3, 256, 256))`).
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
@@ -104,6 +109,38 @@ fn callers_disable_grad(checker: &Checker) -> bool {
     p.model.call_sites_no_grad(id).1 > 0
 }
 
+/// Is the model frozen whole (`model.requires_grad_(False)`, or every parameter's
+/// `requires_grad = False`) before this call, here or (for a parameter) by some caller? A
+/// frozen model on inputs that need no grad records no graph.
+fn model_frozen(checker: &Checker, func: &Expr, call: &ExprCall) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(name) = helpers::dotted(func) else {
+        return false;
+    };
+    let here = match checker.function() {
+        Some(f) => p.function_at(f.range.start()),
+        None => Some(torchvet_semantic::project::FuncId {
+            file: p.file,
+            index: 0,
+        }),
+    };
+    let Some(here) = here else {
+        return false;
+    };
+    if p.model.frozen_before(here, &name, call.start()) {
+        return true;
+    }
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    f.parameters
+        .iter()
+        .position(|q| q.name().as_str() == name)
+        .is_some_and(|i| p.model.param_frozen_by_callers(here, i))
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {
@@ -134,10 +171,22 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module || loss_like(checker, func) {
         return;
     }
+    // A shape smoke test (`img = torch.randn(2, 3, 256, 256); preds = v(img)`, often in a loop
+    // over configurations under `if __name__ == "__main__":`): made-up inputs are no
+    // evaluation data.
+    if !call.arguments.args.is_empty()
+        && call
+            .arguments
+            .args
+            .iter()
+            .all(|a| synthetic_input(checker, a))
+    {
+        return;
+    }
     let Some(region) = checker.eval_region() else {
         return;
     };
-    if callers_disable_grad(checker) {
+    if callers_disable_grad(checker) || model_frozen(checker, func, call) {
         return;
     }
     let model = checker.text(func.range()).to_string();

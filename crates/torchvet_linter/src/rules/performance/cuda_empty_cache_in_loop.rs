@@ -1,7 +1,9 @@
 use super::helpers::{conditional_inside_loop, is_step_loop};
 use crate::checker::Checker;
-use ruff_python_ast::ExprCall;
+use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
@@ -14,7 +16,9 @@ crate::declare_rule! {
     /// synchronises with the GPU, and the next iteration must ask the driver for the same
     /// memory again with slow `cudaMalloc` calls. Called every step, it slows training down
     /// noticeably. Calls behind a condition (`if step % 1000 == 0:`) or in an out-of-memory
-    /// `except` handler, and calls in an outer epoch loop, are not reported.
+    /// `except` handler, and calls in an outer epoch loop, are not reported; nor are calls
+    /// after `del model, ...` in a loop where each iteration is a separate trial with its own
+    /// model (a batch-size search or benchmark).
     ///
     /// ## Example
     /// ```python
@@ -62,6 +66,43 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         return;
     };
     if !is_step_loop(innermost) || conditional_inside_loop(checker, call.range()) {
+        return;
+    }
+    // Each iteration is a separate trial that deletes its own model (a batch-size search or
+    // benchmark: `del model, input_tensor, output, loss`): releasing the cache between trials
+    // is the point.
+    let body = crate::rules::correctness::modes_helpers::loop_body(innermost);
+    let mut deleted = Vec::new();
+    // Names built in the loop by a call, and names used as a module there (`.train()`,
+    // `.eval()`, `.parameters()`).
+    let mut built: Vec<&str> = Vec::new();
+    let mut module_used: Vec<&str> = Vec::new();
+    torchvet_semantic::helpers::for_each_own_stmt(body, &mut |s| match s {
+        Stmt::Delete(d) if d.start() < call.start() => {
+            for t in &d.targets {
+                match t {
+                    Expr::Tuple(tu) => deleted.extend(tu.elts.iter()),
+                    e => deleted.push(e),
+                }
+            }
+        }
+        Stmt::Assign(a) if matches!(&*a.value, Expr::Call(_)) => {
+            built.extend(a.targets.iter().filter_map(helpers::name_of));
+        }
+        Stmt::Expr(e) => {
+            if let Expr::Call(c) = &*e.value {
+                if let Some(("train" | "eval", recv)) = helpers::method_call(c) {
+                    module_used.extend(helpers::name_of(recv));
+                }
+            }
+        }
+        _ => {}
+    });
+    if deleted.into_iter().any(|e| {
+        helpers::name_of(e).is_some_and(|n| {
+            built.contains(&n) && (module_used.contains(&n) || checker.kind_of(e) == Kind::Module)
+        })
+    }) {
         return;
     }
     let text = checker.text(call.func.range());

@@ -40,7 +40,9 @@ crate::declare_rule! {
     /// that loads it. `weights_only=True` restricts loading to tensors, primitive values and
     /// containers of them, which is all a `state_dict` needs. Loads of a file that the same
     /// code writes itself (the path matches one of its `torch.save` calls) are a warning, not
-    /// critical; loads from outside stay critical.
+    /// critical; loads from outside stay critical. In unit-test code, a bare load of a file
+    /// that the test itself writes, directly or through a pytest fixture of the same file
+    /// that saves and returns the path, is not reported.
     ///
     /// ## Example
     /// ```python
@@ -241,6 +243,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         Some(p) => origin_of(checker, p, &saves),
         None => Origin::Unknown,
     };
+    // Test code loading a file that the test itself (or its fixture) just wrote.
+    if matches!(origin, Origin::OwnSave(_)) && !explicit_false && checker.is_test_file() {
+        return;
+    }
     let target = target_label(checker);
     let (severity, source) = match &origin {
         Origin::Outside(what, _) => (Severity::Critical, format!("the path comes from {what}")),
@@ -386,8 +392,43 @@ fn origin_of(checker: &Checker, path: &Expr, saves: &[SaveSite]) -> Origin {
     }
     match outside(checker, path, 0) {
         Some((what, range)) => Origin::Outside(what, range),
-        None => Origin::Unknown,
+        None => fixture_save(checker, path, saves).map_or(Origin::Unknown, Origin::OwnSave),
     }
+}
+
+/// A test's parameter filled by a pytest fixture of the same file that saves the file it
+/// returns (`def weights_path(tmp_path_factory): ...; torch.save(sd, path); return path`, then
+/// `def test_x(weights_path): torch.load(weights_path)`): the save in the fixture.
+fn fixture_save(checker: &Checker, path: &Expr, saves: &[SaveSite]) -> Option<TextRange> {
+    let name = helpers::name_of(path)?;
+    let f = checker.function()?;
+    if !f.parameters.iter().any(|p| p.name().as_str() == name) {
+        return None;
+    }
+    checker.module().body.iter().find_map(|s| {
+        let Stmt::FunctionDef(def) = s else {
+            return None;
+        };
+        if def.name.as_str() != name {
+            return None;
+        }
+        let fixture = def.decorator_list.iter().any(|d| {
+            let e = match &d.expression {
+                Expr::Call(c) => &*c.func,
+                e => e,
+            };
+            checker
+                .resolve(e)
+                .is_some_and(|q| q == "pytest.fixture" || q == "pytest_asyncio.fixture")
+        });
+        if !fixture {
+            return None;
+        }
+        saves
+            .iter()
+            .find(|sv| def.range().contains_range(sv.call))
+            .map(|sv| sv.call)
+    })
 }
 
 /// Does `e` (or a part of it, or the value of a name in it) come from outside?

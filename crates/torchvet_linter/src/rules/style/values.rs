@@ -391,14 +391,13 @@ pub(crate) fn is_module_constructor(q: &str) -> bool {
             );
     }
     if let Some(rest) = q.strip_prefix("torchvision.models.") {
+        // A model class (`torchvision.models.ResNet`) or a builder function.
         let last = helpers::last_segment(rest);
-        if last.ends_with("Weights") || last.starts_with('_') {
-            return false;
-        }
-        return !matches!(
-            last,
-            "get_weight" | "get_model_weights" | "get_model_builder" | "list_models"
-        );
+        let class = last.chars().next().is_some_and(char::is_uppercase)
+            && !rest
+                .split('.')
+                .any(|s| s.ends_with("Weights") || s.starts_with('_'));
+        return class || torchvet_semantic::is_torchvision_model_builder(q);
     }
     if q == "timm.create_model" {
         return true;

@@ -9,12 +9,13 @@
 //! only the module-level names they use (`recorded` stays false: queries treat their other
 //! uses as unknown).
 use super::{Builder, Nested, Val};
+use crate::bindings::Scopes;
 use crate::helpers;
 use crate::kinds::{qualified_call_kind, Kind, KindContext, KindTable};
 use crate::project::facts::{
     ArgContent, ArgPath, ArgPos, Binding, Content, FileFacts, FunctionFacts, KeyContent,
-    LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg, TrackedValue, UseHow,
-    ValueUse, ZeroDim,
+    LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg, StateDictLoads,
+    TrackedValue, UseHow, ValueUse, ZeroDim,
 };
 use crate::project::summary::Target;
 use crate::saves::{self, SaveContext, Saved};
@@ -48,8 +49,24 @@ impl Builder<'_> {
     /// Facts of the module body (function 0) and of the whole file.
     pub(super) fn module_facts(&mut self, body: &[Stmt], vals: &FxHashMap<String, Val>) {
         let text = self.text.as_bytes();
+        let state_dict_loads = if memchr::memmem::find(text, b"load_state_dict").is_some()
+            || memchr::memmem::find(text, b"consume_prefix_in_state_dict").is_some()
+        {
+            let mut v = StateDictLoadVisitor {
+                scopes: &self.scopes,
+                frames: vec![Vec::new()],
+                out: StateDictLoads::default(),
+            };
+            for stmt in body {
+                v.visit_stmt(stmt);
+            }
+            v.out
+        } else {
+            StateDictLoads::default()
+        };
         self.out.facts = FileFacts {
             safe_globals: memchr::memmem::find(text, b"safe_globals").is_some(),
+            state_dict_loads,
         };
         if !self.out.vocab.facts {
             return;
@@ -1446,5 +1463,145 @@ impl<'a> Visitor<'a> for Escaping<'_, '_, '_> {
             return;
         }
         visitor::walk_expr(self, e);
+    }
+}
+
+/// Walks a whole file for [`StateDictLoads`]: per function (frame), the dotted names bound so
+/// far and whether the last binding was a DataParallel/DDP wrapper.
+struct StateDictLoadVisitor<'s> {
+    scopes: &'s Scopes,
+    frames: Vec<Vec<(String, bool)>>,
+    out: StateDictLoads,
+}
+
+/// Methods that return the module they are called on (`DataParallel(m).to(device)`).
+const MODULE_CHAIN: &[&str] = &[
+    "to", "cuda", "cpu", "float", "half", "double", "train", "eval",
+];
+
+impl StateDictLoadVisitor<'_> {
+    /// Is `value` (through `.to()`/`.cuda()`... chains) a DataParallel/DDP construction?
+    fn wraps(&self, mut value: &Expr) -> bool {
+        loop {
+            let Expr::Call(call) = value else {
+                return false;
+            };
+            if let Some((m, recv)) = helpers::method_call(call) {
+                if MODULE_CHAIN.contains(&m) {
+                    value = recv;
+                    continue;
+                }
+            }
+            return self.scopes.resolve(&call.func).is_some_and(|q| {
+                matches!(
+                    q.as_str(),
+                    "torch.nn.DataParallel"
+                        | "torch.nn.parallel.DataParallel"
+                        | "torch.nn.parallel.data_parallel.DataParallel"
+                        | "torch.nn.parallel.DistributedDataParallel"
+                        | "torch.nn.parallel.distributed.DistributedDataParallel"
+                )
+            });
+        }
+    }
+
+    fn bind(&mut self, target: &Expr, wrapped: bool) {
+        match target {
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.bind(e, false)),
+            Expr::List(t) => t.elts.iter().for_each(|e| self.bind(e, false)),
+            _ => {
+                if let (Some(name), Some(frame)) = (helpers::dotted(target), self.frames.last_mut())
+                {
+                    frame.push((name, wrapped));
+                }
+            }
+        }
+    }
+
+    fn load(&mut self, call: &ExprCall) {
+        let Some(("load_state_dict", recv)) = helpers::method_call(call) else {
+            return;
+        };
+        let Some(name) = helpers::dotted(recv) else {
+            return;
+        };
+        let last = helpers::last_segment(&name).to_ascii_lowercase();
+        if last.contains("optim")
+            || last.contains("sched")
+            || last.contains("scaler")
+            || last == "opt"
+        {
+            return;
+        }
+        // A copy between in-memory models (`target.load_state_dict(online.state_dict())`).
+        if let Some(Expr::Call(arg)) = call.arguments.args.first() {
+            let copy = matches!(helpers::method_call(arg), Some(("state_dict", _)))
+                || self
+                    .scopes
+                    .resolve(&arg.func)
+                    .is_some_and(|q| q == "copy.deepcopy");
+            if copy {
+                return;
+            }
+        }
+        let wrapped = self
+            .frames
+            .last()
+            .and_then(|f| f.iter().rev().find(|(n, _)| *n == name))
+            .is_some_and(|(_, w)| *w);
+        if wrapped {
+            self.out.into_wrapper += 1;
+        } else {
+            self.out.into_other += 1;
+        }
+    }
+}
+
+impl<'a> Visitor<'a> for StateDictLoadVisitor<'_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        match stmt {
+            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {
+                self.frames.push(Vec::new());
+                visitor::walk_stmt(self, stmt);
+                self.frames.pop();
+            }
+            Stmt::Assign(a) => {
+                self.visit_expr(&a.value);
+                let wrapped = self.wraps(&a.value);
+                for t in &a.targets {
+                    self.bind(t, wrapped);
+                }
+            }
+            Stmt::AnnAssign(a) => {
+                if let Some(v) = &a.value {
+                    self.visit_expr(v);
+                    let wrapped = self.wraps(v);
+                    self.bind(&a.target, wrapped);
+                }
+            }
+            _ => visitor::walk_stmt(self, stmt),
+        }
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => {
+                self.load(call);
+                if self
+                    .scopes
+                    .resolve(&call.func)
+                    .is_some_and(|q| q.ends_with(".consume_prefix_in_state_dict_if_present"))
+                {
+                    self.out.strips_module_prefix = true;
+                }
+            }
+            Expr::StringLiteral(s) => match s.value.to_str() {
+                "module." => self.out.strips_module_prefix = true,
+                "_orig_mod." => self.out.strips_compile_prefix = true,
+                _ => {}
+            },
+            _ => {}
+        }
+        visitor::walk_expr(self, expr);
     }
 }
