@@ -28,6 +28,9 @@ pub struct Found {
 
 type DirId = u32;
 
+/// Resolutions made from one directory: qualified name -> what it names.
+type Resolutions = FxHashMap<Box<str>, Option<Found>>;
+
 #[derive(Debug, Default)]
 struct Dir {
     path: PathBuf,
@@ -85,7 +88,7 @@ pub struct Resolver {
     search: RwLock<FxHashMap<DirId, Vec<DirId>>>,
     /// Resolutions per importing directory and qualified name (cache: every file of a
     /// package imports the same names, and the tree does not change during a model build).
-    memo: RwLock<FxHashMap<DirId, FxHashMap<Box<str>, Option<Found>>>>,
+    memo: RwLock<FxHashMap<DirId, Resolutions>>,
 }
 
 const ROOT_MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", ".git"];
