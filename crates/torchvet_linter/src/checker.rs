@@ -227,7 +227,7 @@ pub struct Checker<'a> {
     diagnostics: Vec<RawDiagnostic>,
     taint: TaintCache,
     /// Answers of [`Checker::mentions`], per word.
-    mentions: std::cell::RefCell<FxHashMap<&'static str, bool>>,
+    mentions: std::cell::RefCell<FxHashMap<(usize, usize), bool>>,
     /// A model of this file alone, for [`Checker::project_or_file`] when the run built none.
     single_file_model: std::cell::OnceCell<Option<ProjectFile>>,
 }
@@ -402,11 +402,14 @@ impl<'a> Checker<'a> {
     /// Does the file's text contain `word` anywhere? Cached per word: rules use it as a cheap
     /// exit before costlier analyses (`checker.mentions("CrossEntropyLoss")`).
     pub fn mentions(&self, word: &'static str) -> bool {
-        if let Some(&b) = self.mentions.borrow().get(word) {
+        // Keyed by the literal's address: no hashing or comparing of the text per query (a
+        // word spelled at two places is searched twice at most).
+        let key = (word.as_ptr() as usize, word.len());
+        if let Some(&b) = self.mentions.borrow().get(&key) {
             return b;
         }
         let b = memchr::memmem::find(self.source.text.as_bytes(), word.as_bytes()).is_some();
-        self.mentions.borrow_mut().insert(word, b);
+        self.mentions.borrow_mut().insert(key, b);
         b
     }
 

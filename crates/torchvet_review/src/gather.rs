@@ -13,7 +13,7 @@ use ruff_text_size::TextSize;
 use torchvet_python::SourceFile;
 use torchvet_semantic::flow::EventKind;
 use torchvet_semantic::project::facts::{LoopRole, StateRole};
-use torchvet_semantic::project::practices::ApiUse;
+use torchvet_semantic::project::practices::{ApiUse, Practices};
 use torchvet_semantic::project::summary::{FileSummary, Ref};
 use torchvet_semantic::project::{ClassId, Entity, FuncId, ProjectFile};
 use torchvet_semantic::saves::{RejectedKind, Saved};
@@ -26,6 +26,8 @@ pub(crate) struct ReviewedFile<'a> {
     pub source: &'a SourceFile,
     /// Its view of the project model.
     pub project: Option<ProjectFile>,
+    /// The calls that tell how it trains (empty for files that never say torch).
+    pub practices: Practices,
 }
 
 impl ReviewedFile<'_> {
@@ -169,7 +171,7 @@ impl Facts {
                 continue;
             };
             let model = &pf.model;
-            out.main_guard |= s.practices.main_guard;
+            out.main_guard |= rf.practices.main_guard;
             for (ci, c) in s.classes.iter().enumerate() {
                 let id = ClassId {
                     file: pf.file,
@@ -291,7 +293,7 @@ impl Facts {
                     });
                 }
             }
-            for u in &s.practices.uses {
+            for u in &rf.practices.uses {
                 let ev = rf.evidence(u.range.start());
                 if u.name.ends_with("DataLoader") {
                     out.loaders.push((ev.clone(), u.clone()));

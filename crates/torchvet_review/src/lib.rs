@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use torchvet_diagnostics::{Applicability, Diagnostic, Severity};
 use torchvet_linter::project::load_project;
 use torchvet_linter::{all_rules, find_rule, FileContext, Group, LintSettings, Linter, Rule};
+use torchvet_semantic::project::practices;
 use torchvet_workspace::{declared_torch_version, discover, DiscoveryOptions, TorchTargets};
 
 pub use render::{render_html, render_json, render_markdown};
@@ -488,10 +489,25 @@ pub fn review_with(
         for d in diags {
             raw.push((files.len(), d));
         }
+        // The practices (seeds, AMP, loaders, ...) only the review needs: read from the tree
+        // here rather than in every file's summary, which `check` builds too.
+        let practices = if file
+            .project
+            .as_ref()
+            .is_some_and(|p| p.summary().vocab.torch)
+        {
+            match file.parsed.as_ref() {
+                Some(parsed) => practices::extract(&parsed.syntax().body),
+                None => practices::extract(&file.source.parse().syntax().body),
+            }
+        } else {
+            practices::Practices::default()
+        };
         files.push(gather::ReviewedFile {
             name,
             source: &file.source,
             project: file.project.clone(),
+            practices,
         });
     }
     progress(total, total);

@@ -50,6 +50,12 @@ pub use summary::{
 pub const MAX_DEPTH: u32 = 4;
 /// Rounds of the parameter-kind fixed point over the call graph.
 const PARAM_ROUNDS: usize = 4;
+
+thread_local! {
+    /// While the parameter fixed point evaluates one callee: the functions whose parameters
+    /// the resolution read (see `ProjectModel::link_params`).
+    static PARAM_READS: std::cell::RefCell<Option<Vec<FuncId>>> = const { std::cell::RefCell::new(None) };
+}
 /// Files outside the checked set loaded to resolve imports, at most.
 pub const MAX_EXTRA_FILES: usize = 512;
 
@@ -66,7 +72,7 @@ pub struct ClassId {
 }
 
 /// A function of the model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FuncId {
     /// The file.
     pub file: FileId,
@@ -796,37 +802,67 @@ impl ProjectModel {
                 }
             }
         }
-        // Start from annotations and usage.
-        self.params = self
-            .files
-            .iter()
-            .enumerate()
-            .map(|(fi, f)| {
-                f.functions
-                    .iter()
-                    .enumerate()
-                    .map(|(gi, g)| {
-                        (0..g.params.len())
-                            .map(|pi| {
-                                self.param_seed(
-                                    FuncId {
-                                        file: fi as FileId,
-                                        index: gi as u32,
-                                    },
-                                    pi,
-                                )
-                            })
-                            .collect()
+        // Start from annotations and usage. Annotations repeat (`torch.Tensor`, `nn.Module`,
+        // `int`): each distinct one of a file is resolved once.
+        let mut annotation_memo: FxHashMap<(FileId, &Ref), Option<Resolved>> = FxHashMap::default();
+        let mut params: Vec<Vec<Vec<Resolved>>> = Vec::with_capacity(n);
+        for (fi, f) in self.files.iter().enumerate() {
+            let mut per_file = Vec::with_capacity(f.functions.len());
+            for (gi, g) in f.functions.iter().enumerate() {
+                let id = FuncId {
+                    file: fi as FileId,
+                    index: gi as u32,
+                };
+                let seeds = (0..g.params.len())
+                    .map(|pi| {
+                        if let Some(Some(r)) = g.annotations.get(pi) {
+                            // `Ref::Method` depends on the function's class: not shared.
+                            let known = if matches!(r, Ref::Method(_)) {
+                                self.annotation_instance(id, r)
+                            } else {
+                                annotation_memo
+                                    .entry((id.file, r))
+                                    .or_insert_with(|| self.annotation_instance(id, r))
+                                    .clone()
+                            };
+                            if let Some(res) = known {
+                                return res;
+                            }
+                        }
+                        Resolved::of_kind(
+                            g.usage.get(pi).map(|u| u.kind()).unwrap_or(Kind::Unknown),
+                        )
                     })
-                    .collect()
-            })
-            .collect();
+                    .collect();
+                per_file.push(seeds);
+            }
+            params.push(per_file);
+        }
+        self.params = params;
+        // The fixed point over call sites. Each callee's parameters are a function of the
+        // parameters its call sites' resolution reads (the callers', and those of whatever the
+        // arguments reach: returned values, `self.x` set in `__init__`). Those reads are
+        // recorded, so a later round re-evaluates only the callees whose inputs changed; the
+        // result is the same as evaluating every callee every round.
+        let mut order: Vec<FuncId> = sites.keys().copied().collect();
+        order.sort_unstable();
+        let mut reads: FxHashMap<FuncId, Vec<FuncId>> = FxHashMap::default();
+        let mut changed_last: Option<FxHashSet<FuncId>> = None;
         for _ in 0..PARAM_ROUNDS {
-            let mut next = self.params.clone();
-            let mut changed = false;
-            for (callee, list) in &sites {
-                let g = self.func(*callee);
+            let mut updates: Vec<(FuncId, usize, Resolved)> = Vec::new();
+            for &callee in &order {
+                if let Some(changed) = &changed_last {
+                    let stale = reads
+                        .get(&callee)
+                        .is_some_and(|r| r.iter().any(|f| changed.contains(f)));
+                    if !stale {
+                        continue;
+                    }
+                }
+                let list = &sites[&callee];
+                let g = self.func(callee);
                 let nparams = g.params.len();
+                PARAM_READS.with(|r| *r.borrow_mut() = Some(Vec::new()));
                 for pi in 0..nparams {
                     let mut acc: Option<Resolved> = None;
                     for &(caller, ci, shift) in list {
@@ -852,38 +888,42 @@ impl ProjectModel {
                     }
                     if let Some(r) = acc {
                         if r.is_known() {
-                            let slot = &mut next[callee.file as usize][callee.index as usize][pi];
+                            let slot =
+                                &self.params[callee.file as usize][callee.index as usize][pi];
                             // Call sites win over usage; annotations win over both.
-                            let annotated = self.func(*callee).annotations[pi].is_some()
-                                && slot.kind != Kind::Unknown;
+                            let annotated =
+                                g.annotations[pi].is_some() && slot.kind != Kind::Unknown;
                             if !annotated && *slot != r {
-                                *slot = r;
-                                changed = true;
+                                updates.push((callee, pi, r));
                             }
                         }
                     }
                 }
+                let mut read = PARAM_READS
+                    .with(|r| r.borrow_mut().take())
+                    .unwrap_or_default();
+                read.sort_unstable();
+                read.dedup();
+                reads.insert(callee, read);
             }
-            self.params = next;
-            if !changed {
+            if updates.is_empty() {
                 break;
             }
+            let mut changed = FxHashSet::default();
+            for (callee, pi, r) in updates {
+                self.params[callee.file as usize][callee.index as usize][pi] = r;
+                changed.insert(callee);
+            }
+            changed_last = Some(changed);
         }
         self.sites = sites;
     }
 
-    fn param_seed(&self, f: FuncId, pi: usize) -> Resolved {
-        let g = self.func(f);
-        if let Some(Some(r)) = g.annotations.get(pi) {
-            if let Some(e) = self.entity_of_ref(f.file, r, Some(f), 0) {
-                let res = self.instance_of(e);
-                if res.is_known() {
-                    return res;
-                }
-            }
-        }
-        let k = g.usage.get(pi).map(|u| u.kind()).unwrap_or(Kind::Unknown);
-        Resolved::of_kind(k)
+    /// The value an annotation names, when the project knows it (`model: Net`).
+    fn annotation_instance(&self, f: FuncId, r: &Ref) -> Option<Resolved> {
+        let e = self.entity_of_ref(f.file, r, Some(f), 0)?;
+        let res = self.instance_of(e);
+        res.is_known().then_some(res)
     }
 
     fn link_events(&mut self) {
@@ -1194,6 +1234,11 @@ impl ProjectModel {
     }
 
     fn param_at(&self, f: FuncId, i: usize) -> Resolved {
+        PARAM_READS.with(|r| {
+            if let Some(v) = r.borrow_mut().as_mut() {
+                v.push(f);
+            }
+        });
         self.params
             .get(f.file as usize)
             .and_then(|p| p.get(f.index as usize))

@@ -28,6 +28,9 @@ pub struct Found {
 
 type DirId = u32;
 
+/// Resolutions made from one directory: qualified name -> what it names.
+type Resolutions = FxHashMap<Box<str>, Option<Found>>;
+
 #[derive(Debug, Default)]
 struct Dir {
     path: PathBuf,
@@ -47,13 +50,15 @@ struct Dir {
 #[derive(Debug, Default)]
 struct Tree {
     dirs: Vec<Dir>,
-    by_path: FxHashMap<PathBuf, DirId>,
+    /// Directories by the bytes of their path (hashing bytes is much cheaper than hashing a
+    /// `Path` component by component; the paths all come from the same absolute spelling).
+    by_path: FxHashMap<Box<[u8]>, DirId>,
     roots: Vec<PathBuf>,
 }
 
 impl Tree {
     fn intern(&mut self, path: &Path) -> DirId {
-        if let Some(&id) = self.by_path.get(path) {
+        if let Some(&id) = self.by_path.get(path.as_os_str().as_encoded_bytes()) {
             return id;
         }
         let parent = path.parent().map(|p| self.intern(p));
@@ -65,7 +70,8 @@ impl Tree {
             walked,
             ..Dir::default()
         });
-        self.by_path.insert(path.to_path_buf(), id);
+        self.by_path
+            .insert(path.as_os_str().as_encoded_bytes().into(), id);
         if let (Some(p), Some(name)) = (parent, path.file_name().and_then(|n| n.to_str())) {
             self.dirs[p as usize].dirs.insert(name.into(), id);
         }
@@ -80,6 +86,9 @@ pub struct Resolver {
     roots: Vec<PathBuf>,
     /// Search directories per directory (cache).
     search: RwLock<FxHashMap<DirId, Vec<DirId>>>,
+    /// Resolutions per importing directory and qualified name (cache: every file of a
+    /// package imports the same names, and the tree does not change during a model build).
+    memo: RwLock<FxHashMap<DirId, Resolutions>>,
 }
 
 const ROOT_MARKERS: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", ".git"];
@@ -109,6 +118,7 @@ impl Resolver {
             tree: RwLock::new(tree),
             roots,
             search: RwLock::default(),
+            memo: RwLock::default(),
         }
     }
 
@@ -122,7 +132,7 @@ impl Resolver {
             .tree
             .read()
             .ok()
-            .and_then(|t| t.by_path.get(path).copied())
+            .and_then(|t| t.by_path.get(path.as_os_str().as_encoded_bytes()).copied())
             .as_ref()
         {
             return id;
@@ -301,7 +311,21 @@ impl Resolver {
     /// outside the project (`torch.nn.Linear`).
     pub fn resolve(&self, importer: &Path, qualified: &str) -> Option<Found> {
         let dir = self.dir_id(importer.parent()?);
-        self.resolve_from(dir, qualified)
+        if let Some(hit) = self
+            .memo
+            .read()
+            .ok()
+            .and_then(|m| m.get(&dir).and_then(|d| d.get(qualified)).cloned())
+        {
+            return hit;
+        }
+        let found = self.resolve_from(dir, qualified);
+        if let Ok(mut m) = self.memo.write() {
+            m.entry(dir)
+                .or_default()
+                .insert(qualified.into(), found.clone());
+        }
+        found
     }
 
     fn resolve_from(&self, dir: DirId, qualified: &str) -> Option<Found> {

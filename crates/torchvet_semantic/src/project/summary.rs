@@ -459,9 +459,6 @@ pub struct FileSummary {
     // ----- project facts of the wave-3 rules (see `super::facts`) -----
     /// Whole-file facts (allow-listed classes for the weights-only unpickler).
     pub facts: super::facts::FileFacts,
-    /// The calls that tell how the project trains (seeds, device, AMP, loaders, ...), for the
-    /// review (see [`super::practices`]).
-    pub practices: super::practices::Practices,
 }
 
 impl FileSummary {
@@ -686,9 +683,6 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
     let mut out = b.out;
-    if vocab.torch {
-        out.practices = super::practices::extract(&module.body);
-    }
     let mut h = rustc_hash::FxHasher::default();
     out.imports.hash(&mut h);
     out.star_imports.hash(&mut h);

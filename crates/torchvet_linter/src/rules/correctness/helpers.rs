@@ -144,6 +144,10 @@ impl<K: Copy> LocalKinds<K> {
     /// Record that `target` now holds a value of `kind` (`None`: something else).
     pub(crate) fn assign(&mut self, checker: &Checker, target: &Expr, kind: Option<K>) {
         self.sync(checker);
+        if kind.is_none() && self.map.is_empty() {
+            // Nothing to forget (the common case: no value of the kind in the file so far).
+            return;
+        }
         match target {
             Expr::Tuple(t) => t.elts.iter().for_each(|e| self.assign(checker, e, None)),
             Expr::List(l) => l.elts.iter().for_each(|e| self.assign(checker, e, None)),
@@ -166,7 +170,7 @@ impl<K: Copy> LocalKinds<K> {
 
     /// The kind `expr` (a name or `self.x`) was last assigned, if known.
     pub(crate) fn get(&self, checker: &Checker, expr: &Expr) -> Option<K> {
-        if self.file != file_key(checker) {
+        if self.file != file_key(checker) || self.map.is_empty() {
             return None;
         }
         let key = Self::key(checker, expr)?;
