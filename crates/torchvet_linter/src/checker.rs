@@ -1372,7 +1372,8 @@ impl<'a> Checker<'a> {
     pub fn eval_region(&mut self) -> Option<EvalRegion<'a>> {
         use torchvet_semantic::flow::EventKind;
         use torchvet_semantic::regions::{
-            computes_metric, is_eval_name, iterates_eval_data, uses_gradients,
+            computes_metric, is_eval_name, iterates_eval_data, uses_gradients_expr,
+            uses_gradients_stmt,
         };
         let trains = |k: EventKind| {
             matches!(
@@ -1401,10 +1402,19 @@ impl<'a> Checker<'a> {
                 (_, Some(l @ Stmt::For(f))) => (l.range(), &*f.iter, Some(l)),
                 _ => return None,
             };
-        let text = self.text(range);
-        if uses_gradients(text) {
+        let uses_gradients = match loop_stmt {
+            Some(l) => uses_gradients_stmt(l),
+            None => self
+                .expr_stack
+                .iter()
+                .rev()
+                .find(|e| e.range() == range)
+                .is_some_and(|e| uses_gradients_expr(e)),
+        };
+        if uses_gradients {
             return None;
         }
+        let text = self.text(range);
         if let Some(l) = loop_stmt {
             if self.flow_relevant() && self.flow_of(l).events.iter().any(|e| trains(e.kind)) {
                 return None;

@@ -3,6 +3,7 @@
 //! backward or optimizer step in the loop, none after it in the same iteration or function)
 //! to decide, wherever the loop is written (a standalone function, a notebook cell, or nested
 //! in the epoch loop right after the training loop), that a loop is an evaluation region.
+use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Stmt};
 
 /// Does an identifier name an evaluation routine (`validate`, `eval_epoch`, `run_test`,
@@ -117,18 +118,130 @@ pub fn computes_metric(text: &str) -> bool {
     METRIC_WORDS.iter().any(|w| l.contains(w))
 }
 
-/// Words that say the code uses gradients on purpose (saliency, adversarial examples,
-/// test-time adaptation): such loops are not evaluation regions for the grad-mode rules.
-pub fn uses_gradients(text: &str) -> bool {
-    [
-        "requires_grad",
-        "autograd.grad",
-        "enable_grad",
-        "set_grad_enabled(True",
-        ".grad(",
-    ]
-    .iter()
-    .any(|w| text.contains(w))
+/// Does a loop (or comprehension) use gradients on purpose (saliency, adversarial examples,
+/// test-time adaptation)? Such loops are not evaluation regions for the grad-mode rules. Read
+/// from the syntax tree, so comments do not count: it reads or enables `requires_grad`
+/// (`x.requires_grad_()`, `requires_grad=True`, `if p.requires_grad`), or calls
+/// `autograd.grad(...)` (any `.grad(...)` method), `enable_grad()` or
+/// `set_grad_enabled(True)`. Freezing (`requires_grad_(False)`, `requires_grad=False`,
+/// `p.requires_grad = False`) is not a use of gradients.
+pub fn uses_gradients_stmt(stmt: &Stmt) -> bool {
+    let mut f = GradientUse::default();
+    f.visit_stmt(stmt);
+    f.found
+}
+
+/// [`uses_gradients_stmt`] for an expression (a comprehension).
+pub fn uses_gradients_expr(expr: &Expr) -> bool {
+    let mut f = GradientUse::default();
+    f.visit_expr(expr);
+    f.found
+}
+
+#[derive(Default)]
+struct GradientUse {
+    found: bool,
+}
+
+fn is_false(e: &Expr) -> bool {
+    matches!(e, Expr::BooleanLiteral(b) if !b.value)
+}
+
+fn is_true(e: &Expr) -> bool {
+    matches!(e, Expr::BooleanLiteral(b) if b.value)
+}
+
+impl<'a> Visitor<'a> for GradientUse {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if self.found {
+            return;
+        }
+        // `p.requires_grad = False`: a freeze, not a use (the value is still visited).
+        if let Stmt::Assign(a) = stmt {
+            let freezes = is_false(&a.value)
+                && a.targets
+                    .iter()
+                    .all(|t| matches!(t, Expr::Attribute(x) if x.attr.as_str() == "requires_grad"));
+            if freezes {
+                for t in &a.targets {
+                    if let Expr::Attribute(x) = t {
+                        self.visit_expr(&x.value);
+                    }
+                }
+                return;
+            }
+        }
+        visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        if self.found {
+            return;
+        }
+        match expr {
+            Expr::Call(c) => {
+                let name = match &*c.func {
+                    Expr::Attribute(a) => Some(a.attr.as_str()),
+                    Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                };
+                let first = c.arguments.args.first();
+                let is_method = matches!(&*c.func, Expr::Attribute(_));
+                match name {
+                    Some("requires_grad_") => {
+                        let off = first.is_some_and(is_false)
+                            || c.arguments.keywords.iter().any(|k| {
+                                k.arg
+                                    .as_ref()
+                                    .is_some_and(|a| a.as_str() == "requires_grad")
+                                    && is_false(&k.value)
+                            });
+                        if !off {
+                            self.found = true;
+                            return;
+                        }
+                        // Still look inside the receiver and the arguments.
+                        if let Expr::Attribute(a) = &*c.func {
+                            self.visit_expr(&a.value);
+                        }
+                        for a in &c.arguments.args {
+                            self.visit_expr(a);
+                        }
+                        return;
+                    }
+                    Some("grad") if is_method => {
+                        self.found = true;
+                        return;
+                    }
+                    Some("enable_grad") => {
+                        self.found = true;
+                        return;
+                    }
+                    Some("set_grad_enabled") if first.is_some_and(is_true) => {
+                        self.found = true;
+                        return;
+                    }
+                    _ => {}
+                }
+                for k in &c.arguments.keywords {
+                    if k.arg
+                        .as_ref()
+                        .is_some_and(|a| a.as_str() == "requires_grad")
+                        && !is_false(&k.value)
+                    {
+                        self.found = true;
+                        return;
+                    }
+                }
+            }
+            Expr::Attribute(a) if a.attr.as_str() == "requires_grad" => {
+                self.found = true;
+                return;
+            }
+            _ => {}
+        }
+        visitor::walk_expr(self, expr);
+    }
 }
 
 /// The body of a `for`/`while` loop.
