@@ -342,7 +342,27 @@ pub struct RunOutcome {
     pub error: Option<PickleError>,
 }
 
-type R<T> = Result<T, String>;
+/// Why the machine stopped: a message behind one pointer, so that the results of the machine's
+/// steps (`R<()>`, `R<Id>`, `R<Option<Id>>`) are returned in registers, not through memory.
+// A `String` would make every `R<T>` at least 24 bytes; the box is the point.
+#[allow(clippy::box_collection)]
+struct Fail(Box<String>);
+
+impl From<String> for Fail {
+    #[cold]
+    fn from(s: String) -> Fail {
+        Fail(Box::new(s))
+    }
+}
+
+impl From<&str> for Fail {
+    #[cold]
+    fn from(s: &str) -> Fail {
+        Fail(Box::new(s.to_string()))
+    }
+}
+
+type R<T> = Result<T, Fail>;
 
 impl<'a> Machine<'a> {
     /// A machine over `data`, whose first byte lies at absolute offset `base` of its member.
@@ -395,7 +415,8 @@ impl<'a> Machine<'a> {
                 end: (self.inp.position() - self.start) as usize,
                 error: None,
             },
-            Err(mut message) => {
+            Err(Fail(message)) => {
+                let mut message = *message;
                 if let Some(e) = &self.inp.io_error {
                     message = format!("{message} (read error: {e})");
                 }
@@ -510,7 +531,7 @@ impl<'a> Machine<'a> {
         }
         self.stack
             .pop()
-            .ok_or_else(|| "stack underflow".to_string())
+            .ok_or_else(|| Fail::from("stack underflow"))
     }
 
     #[inline]
@@ -522,7 +543,7 @@ impl<'a> Machine<'a> {
         self.stack
             .last()
             .copied()
-            .ok_or_else(|| "stack underflow".to_string())
+            .ok_or_else(|| Fail::from("stack underflow"))
     }
 
     fn pop_mark(&mut self) -> R<Vec<Id>> {
@@ -536,9 +557,9 @@ impl<'a> Machine<'a> {
     fn check_len(&self, n: u64) -> R<()> {
         if let Some(rem) = self.inp.remaining() {
             if n > rem {
-                return Err(format!(
+                return Err(Fail::from(format!(
                     "declared length {n} exceeds the {rem} bytes that remain"
-                ));
+                )));
             }
         }
         Ok(())
@@ -553,7 +574,7 @@ impl<'a> Machine<'a> {
                 a.copy_from_slice(b);
                 Ok(a)
             }
-            None => Err(self.short_field(N)),
+            None => Err(Fail::from(self.short_field(N))),
         }
     }
 
@@ -578,15 +599,23 @@ impl<'a> Machine<'a> {
         if keep == n {
             return match self.inp.take(n) {
                 Some(b) => Ok(std::borrow::Cow::Borrowed(b)),
-                None => Err(format!("declared length {n} exceeds the bytes that remain")),
+                None => Err(Fail::from(format!(
+                    "declared length {n} exceeds the bytes that remain"
+                ))),
             };
         }
         let prefix = match self.inp.take(keep) {
             Some(b) => b.to_vec(),
-            None => return Err(format!("declared length {n} exceeds the bytes that remain")),
+            None => {
+                return Err(Fail::from(format!(
+                    "declared length {n} exceeds the bytes that remain"
+                )))
+            }
         };
         if !self.inp.skip((n - keep) as u64) {
-            return Err(format!("declared length {n} exceeds the bytes that remain"));
+            return Err(Fail::from(format!(
+                "declared length {n} exceeds the bytes that remain"
+            )));
         }
         self.truncated_values += 1;
         if self.truncated_values == 1 {
@@ -604,7 +633,7 @@ impl<'a> Machine<'a> {
     fn u8(&mut self) -> R<u8> {
         match self.inp.byte() {
             Some(b) => Ok(b),
-            None => Err(self.short_field(1)),
+            None => Err(Fail::from(self.short_field(1))),
         }
     }
     #[inline(always)]
@@ -621,12 +650,12 @@ impl<'a> Machine<'a> {
     }
     fn len_u64(&mut self) -> R<usize> {
         let n = self.u64()?;
-        usize::try_from(n).map_err(|_| format!("declared length {n} too large"))
+        usize::try_from(n).map_err(|_| Fail::from(format!("declared length {n} too large")))
     }
 
     fn line(&mut self) -> R<&[u8]> {
         let max = self.limits.max_line;
-        self.inp.line(max).map_err(str::to_string)
+        self.inp.line(max).map_err(Fail::from)
     }
 
     fn line_str(&mut self) -> R<String> {
@@ -661,7 +690,7 @@ impl<'a> Machine<'a> {
                 }
                 self.push(id)
             }
-            None => Err(format!("memo key {key} not found")),
+            None => Err(Fail::from(format!("memo key {key} not found"))),
         }
     }
 
@@ -962,7 +991,7 @@ impl<'a> Machine<'a> {
             op::PROTO => {
                 let p = self.u8()?;
                 if p > 5 {
-                    return Err(format!("unsupported pickle protocol {p}"));
+                    return Err(Fail::from(format!("unsupported pickle protocol {p}")));
                 }
                 self.protos_seen += 1;
                 if self.protos_seen > 1 {
@@ -1384,7 +1413,7 @@ impl<'a> Machine<'a> {
                 self.push_new(Value::Persistent(pid))?
             }
             other => {
-                return Err(format!("invalid load key, '\\x{other:02x}'"));
+                return Err(Fail::from(format!("invalid load key, '\\x{other:02x}'")));
             }
         }
         Ok(None)
@@ -1448,7 +1477,7 @@ impl<'a> Machine<'a> {
             }
             _ => {
                 let d = self.describe(target);
-                Err(format!("{what} on a {d}"))
+                Err(Fail::from(format!("{what} on a {d}")))
             }
         }
     }
@@ -1479,7 +1508,7 @@ impl<'a> Machine<'a> {
             }
             _ => {
                 let d = self.describe(target);
-                Err(format!("SETITEM on a {d}"))
+                Err(Fail::from(format!("SETITEM on a {d}")))
             }
         }
     }
@@ -1562,7 +1591,7 @@ fn parse_int_text(s: &str) -> R<Value> {
     if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
         return Ok(Value::BigInt(t.as_bytes().into()));
     }
-    Err(format!("invalid literal for int(): {s:?}"))
+    Err(Fail::from(format!("invalid literal for int(): {s:?}")))
 }
 
 fn long_from_bytes(b: &[u8]) -> Value {
