@@ -13,6 +13,44 @@ pub struct Cli {
     pub threads: Option<usize>,
 }
 
+/// The same command line as [`Cli`], with only the `ckpt` subcommand: `torchvet ckpt ...` parses
+/// through it, so that a checkpoint scan does not build the parser of every other subcommand
+/// (`check` alone has dozens of options). The help and errors of `torchvet ckpt ...` are the
+/// same either way (a test compares them).
+#[derive(Parser, Debug)]
+#[command(name = "torchvet", version, about, long_about = None, propagate_version = true)]
+pub struct CkptCli {
+    #[command(subcommand)]
+    pub command: CkptOnly,
+    /// Worker threads (default: all cores; also TORCHVET_THREADS).
+    // In `Cli`, clap numbers the root's subcommands and arguments together: `--threads` comes
+    // after the nine subcommands, which places it in every subcommand's help.
+    #[arg(long, global = true, display_order = 9)]
+    pub threads: Option<usize>,
+}
+
+/// The `ckpt` subcommand of [`Command`], alone.
+#[derive(Subcommand, Debug)]
+pub enum CkptOnly {
+    /// Read PyTorch checkpoints without executing them: scan, inspect, convert, diff.
+    Ckpt(torchvet_checkpoint::cli::CkptArgs),
+}
+
+impl Cli {
+    /// Parse the process's arguments (through [`CkptCli`] when the subcommand is `ckpt`).
+    pub fn parse_args() -> Cli {
+        if std::env::args_os().nth(1).is_some_and(|a| a == "ckpt") {
+            let c = CkptCli::parse();
+            let CkptOnly::Ckpt(a) = c.command;
+            return Cli {
+                command: Command::Ckpt(a),
+                threads: c.threads,
+            };
+        }
+        Cli::parse()
+    }
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Lint Python files and notebooks.
@@ -146,4 +184,55 @@ pub struct RuleArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Help text of `torchvet <path...> --help`, as the given parser renders it.
+    fn help(mut cmd: clap::Command, path: &[&str]) -> String {
+        cmd.build();
+        let mut c = &mut cmd;
+        for p in path {
+            c = c.find_subcommand_mut(p).expect("subcommand");
+        }
+        c.render_long_help().to_string()
+    }
+
+    #[test]
+    fn ckpt_parser_matches_the_full_one() {
+        for path in [
+            &["ckpt"][..],
+            &["ckpt", "scan"],
+            &["ckpt", "inspect"],
+            &["ckpt", "convert"],
+            &["ckpt", "diff"],
+        ] {
+            assert_eq!(
+                help(CkptCli::command(), path),
+                help(Cli::command(), path),
+                "help of {path:?}"
+            );
+        }
+        // Errors too: the same message for the same mistake.
+        for argv in [
+            &["torchvet", "ckpt", "scan", "--bogus", "x"][..],
+            &["torchvet", "ckpt", "scan"],
+            &["torchvet", "ckpt", "frobnicate"],
+            &["torchvet", "ckpt", "scan", "--threads", "nope", "x"],
+        ] {
+            let a = CkptCli::try_parse_from(argv)
+                .unwrap_err()
+                .render()
+                .to_string();
+            let b = Cli::try_parse_from(argv).unwrap_err().render().to_string();
+            assert_eq!(a, b, "error for {argv:?}");
+        }
+        let c = CkptCli::try_parse_from(["torchvet", "ckpt", "scan", "--threads", "3", "x.pt"])
+            .unwrap();
+        assert_eq!(c.threads, Some(3));
+        assert!(matches!(c.command, CkptOnly::Ckpt(_)));
+    }
 }

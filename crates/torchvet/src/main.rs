@@ -1,5 +1,4 @@
 //! `torchvet`: the PyTorch expert, as one fast program.
-use clap::Parser;
 use std::process::ExitCode;
 
 /// mimalloc, as Ruff uses: the parser and the analyses allocate many small objects, and the
@@ -33,7 +32,7 @@ fn quiet_broken_pipe() {
 
 fn main() -> ExitCode {
     quiet_broken_pipe();
-    let args = args::Cli::parse();
+    let args = args::Cli::parse_args();
     if let Some(n) = args.threads.or_else(|| {
         std::env::var("TORCHVET_THREADS")
             .ok()

@@ -697,7 +697,8 @@ impl<'m, 'c> Builder<'m, 'c> {
                         .collect(),
                 ))
             }
-            Value::Global { module, name, .. } => {
+            Value::Global { index, .. } => {
+                let (module, name) = self.m.global_name(*index);
                 Node::Global(crate::pickle::qualified(module, name))
             }
             Value::Persistent(p) => Node::Object {
@@ -708,9 +709,9 @@ impl<'m, 'c> Builder<'m, 'c> {
             Value::Buffer => Node::Elided("out-of-band buffer".into()),
             Value::Object(o) => {
                 let o = (**o).clone();
-                let callee = match self.m.get(o.callee) {
-                    Value::Global { module, name, .. } => crate::pickle::qualified(module, name),
-                    _ => "<computed>".into(),
+                let callee = match self.m.global_of(o.callee) {
+                    Some((module, name)) => crate::pickle::qualified(module, name),
+                    None => "<computed>".into(),
                 };
                 let args = match self.m.get(o.args) {
                     Value::Tuple(v) | Value::List(v) => v.clone(),
@@ -745,10 +746,9 @@ impl<'m, 'c> Builder<'m, 'c> {
     }
 
     fn global_name(&self, id: Id) -> Option<String> {
-        match self.m.get(self.m.resolve(id)) {
-            Value::Global { module, name, .. } => Some(crate::pickle::qualified(module, name)),
-            _ => None,
-        }
+        self.m
+            .global_of(self.m.resolve(id))
+            .map(|(module, name)| crate::pickle::qualified(module, name))
     }
 
     fn storage(&self, id: Id) -> Option<StorageRef> {

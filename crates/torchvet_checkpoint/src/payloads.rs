@@ -52,8 +52,15 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     static BIN: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let import = IMPORT.get_or_init(|| memmem::Finder::new(b"import "));
     let bin = BIN.get_or_init(|| memmem::Finder::new(b"/bin/"));
-    // Most strings (parameter names, dtypes, devices) have none of the anchors.
-    if memchr::memchr3(b'(', b'|', b'/', text).is_none() && import.find(text).is_none() {
+    // Most strings (parameter names, dtypes, devices) have none of the anchors. Short ones (the
+    // keys of a state_dict) are searched for `import ` byte by byte: a substring searcher costs
+    // more to start than such a string takes to read.
+    let has_import = if text.len() <= 64 {
+        memchr::memchr_iter(b'i', text).any(|i| text[i..].starts_with(b"import "))
+    } else {
+        import.find(text).is_some()
+    };
+    if memchr::memchr3(b'(', b'|', b'/', text).is_none() && !has_import {
         return None;
     }
     for i in memchr::memchr_iter(b'(', text) {
@@ -376,49 +383,30 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
     let mut size = vec![0u64; n];
     let mut worst = 0u64;
     let mut stack: Vec<(u32, bool)> = Vec::new();
-    let children = |id: u32, out: &mut Vec<u32>| {
-        out.clear();
-        match m.get(id) {
-            Value::Tuple(v) | Value::List(v) | Value::Set(v) => out.extend_from_slice(v),
-            Value::Dict(v) => {
-                for (k, x) in v {
-                    out.push(*k);
-                    out.push(*x);
-                }
-            }
-            Value::Object(o) => {
-                out.push(o.args);
-                out.extend(o.kwargs);
-                out.extend_from_slice(&o.state);
-                out.extend_from_slice(&o.items);
-                for (k, x) in &o.dict_items {
-                    out.push(*k);
-                    out.push(*x);
-                }
-            }
-            Value::Persistent(p) => out.push(*p),
-            _ => {}
-        }
-    };
-    let mut kids = Vec::new();
     for root in 0..n as u32 {
         if state[root as usize] != 0 {
+            continue;
+        }
+        // Leaves (numbers, strings, names) are done at once: most nodes are leaves.
+        if !has_children(m.get(root)) {
+            state[root as usize] = 2;
+            size[root as usize] = 1;
+            worst = worst.max(1);
             continue;
         }
         stack.push((root, false));
         while let Some((id, expanded)) = stack.pop() {
             let i = id as usize;
             if expanded {
-                children(id, &mut kids);
                 let mut s = 1u64;
-                for &c in &kids {
+                for_each_child(m.get(id), |c| {
                     let cs = if (c as usize) < n && state[c as usize] == 2 {
                         size[c as usize]
                     } else {
                         1 // a cycle or a dangling id
                     };
                     s = s.saturating_add(cs).min(CAP);
-                }
+                });
                 size[i] = s;
                 state[i] = 2;
                 worst = worst.max(s);
@@ -429,12 +417,11 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
             }
             state[i] = 1;
             stack.push((id, true));
-            children(id, &mut kids);
-            for &c in &kids {
+            for_each_child(m.get(id), |c| {
                 if (c as usize) < n && state[c as usize] == 0 {
                     stack.push((c, false));
                 }
-            }
+            });
         }
     }
     if worst >= 10_000_000 && worst >= 1000 * n as u64 {
@@ -452,6 +439,46 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
             None,
             None,
         );
+    }
+}
+
+/// True when [`for_each_child`] has something to visit.
+fn has_children(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Tuple(_)
+            | Value::List(_)
+            | Value::Set(_)
+            | Value::Dict(_)
+            | Value::Object(_)
+            | Value::Persistent(_)
+    )
+}
+
+/// The values a node refers to, in order.
+fn for_each_child(v: &Value, mut f: impl FnMut(u32)) {
+    match v {
+        Value::Tuple(v) | Value::List(v) | Value::Set(v) => v.iter().for_each(|&c| f(c)),
+        Value::Dict(v) => {
+            for &(k, x) in v {
+                f(k);
+                f(x);
+            }
+        }
+        Value::Object(o) => {
+            f(o.args);
+            if let Some(k) = o.kwargs {
+                f(k);
+            }
+            o.state.iter().for_each(|&c| f(c));
+            o.items.iter().for_each(|&c| f(c));
+            for &(k, x) in &o.dict_items {
+                f(k);
+                f(x);
+            }
+        }
+        Value::Persistent(p) => f(*p),
+        _ => {}
     }
 }
 

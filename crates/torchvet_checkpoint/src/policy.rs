@@ -6,7 +6,7 @@
 //! names that run code, touch files, processes or the network, or walk into such objects.
 
 use crate::Level;
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::sync::OnceLock;
 
 const ALLOWLIST: &str = include_str!("weights_only_allowlist.txt");

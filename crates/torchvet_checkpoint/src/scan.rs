@@ -55,6 +55,13 @@ const CRC_DRAIN_MAX: u64 = 16 << 20;
 /// Bytes after a pickle error searched for dangerous names.
 const SWEEP_BYTES: usize = 64 << 10;
 
+thread_local! {
+    /// Judgements of names already seen on this thread ([`policy::judge`] is a pure function of
+    /// the name).
+    static JUDGED: std::cell::RefCell<rustc_hash::FxHashMap<String, policy::Judgement>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+}
+
 pub(crate) struct Ctx<'o> {
     pub(crate) opts: &'o ScanOptions,
     pub(crate) findings: Vec<Finding>,
@@ -93,12 +100,23 @@ impl Ctx<'_> {
         });
     }
 
-    /// [`policy::judge`], once per name and file.
+    /// [`policy::judge`], once per name and file, and once per name and thread for the common
+    /// names (a directory of checkpoints imports the same few dozen names in every file).
     fn judge(&mut self, q: &str, module: &str, name: &str) -> policy::Judgement {
         if let Some(j) = self.judged.get(q) {
             return j.clone();
         }
-        let j = policy::judge(module, name);
+        let j = JUDGED.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some(j) = cache.get(q) {
+                return j.clone();
+            }
+            let j = policy::judge(module, name);
+            if cache.len() < 1024 {
+                cache.insert(q.to_string(), j.clone());
+            }
+            j
+        });
         if self.judged.len() < 4096 {
             self.judged.insert(q.to_string(), j.clone());
         }
@@ -742,7 +760,7 @@ fn storage_ids(m: &Machine) -> Vec<(String, String)> {
             continue;
         }
         let ty = match m.get(items[1]) {
-            Value::Global { name, .. } => name.to_string(),
+            Value::Global { index, .. } => m.global_name(*index).1.to_string(),
             Value::Str(s) => s.to_string(),
             _ => continue,
         };
@@ -761,21 +779,19 @@ fn check_trampolines(ctx: &mut Ctx, m: &Machine, member: &str) {
     let mut reported = 0;
     for v in &m.nodes {
         let Value::Object(o) = v else { continue };
-        let Value::Global { module, name, .. } = m.get(o.callee) else {
+        let Some((module, name)) = m.global_of(o.callee) else {
             continue;
         };
-        if !(&**module == "torch._tensor" && &**name == "_rebuild_from_type_v2") {
+        if !(module == "torch._tensor" && name == "_rebuild_from_type_v2") {
             continue;
         }
         let func = match m.get(o.args) {
             Value::Tuple(items) => items.first().copied(),
             _ => None,
         };
-        let ok = func.is_some_and(|f| match m.get(f) {
-            Value::Global { module, name, .. } => {
-                policy::is_allowed(&crate::pickle::qualified(module, name))
-            }
-            _ => false,
+        let ok = func.is_some_and(|f| match m.global_of(f) {
+            Some((module, name)) => policy::is_allowed(&crate::pickle::qualified(module, name)),
+            None => false,
         });
         if !ok && reported < 16 {
             reported += 1;
@@ -1152,16 +1168,16 @@ fn scan_zip_archive(
     let max = ctx.opts.max_pickle_bytes;
     for e in &arch.entries {
         let rel = arch.relative(e);
-        let member = join(label, &e.name);
         let is_pickle = e.name.ends_with(".pkl") || e.name.ends_with(".debug_pkl");
         if (has_data || is_ts) && is_data_record(rel) {
             // Raw tensor bytes are never unpickled: their CRC is not a security question and
             // reading them would make scan time depend on the size of the weights.
             if ctx.opts.strict {
-                check_crc(ctx, src, e, &member, Level::Info);
+                check_crc(ctx, src, e, &join(label, &e.name), Level::Info);
             }
             continue;
         }
+        let member = join(label, &e.name);
         if is_pickle {
             scan_zip_pickle(ctx, src, e, &member, depth);
             continue;
@@ -1733,8 +1749,7 @@ fn scan_path_sniffed(path: &Path, opts: &ScanOptions) -> Result<ScanReport, crat
             return Err(Kind::Empty);
         }
         let (whole, head) = if len <= zip::READ_WHOLE_LIMIT {
-            let mut buf = Vec::with_capacity(len as usize);
-            f.read_to_end(&mut buf).map_err(|_| Kind::Unreadable)?;
+            let buf = zip::read_known_len(&mut f, len).map_err(|_| Kind::Unreadable)?;
             (Some(buf), None)
         } else {
             let mut h = vec![0u8; crate::walk::HEAD];
@@ -1743,6 +1758,7 @@ fn scan_path_sniffed(path: &Path, opts: &ScanOptions) -> Result<ScanReport, crat
         };
         let kind = match (&whole, &head) {
             (Some(w), _) => {
+                let w = w.as_slice();
                 let k = crate::walk::classify_head(&w[..w.len().min(crate::walk::HEAD)], len);
                 if k == Kind::Binary && memchr::memmem::rfind(w, b"PK\x05\x06").is_some() {
                     Kind::Candidate(Format::Zip)

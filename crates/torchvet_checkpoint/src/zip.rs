@@ -80,30 +80,99 @@ pub struct FileSource {
     len: u64,
     /// Small files are read once, whole: scanning then costs one read instead of dozens of
     /// small positioned reads (a directory of 1,000 small checkpoints is the common case).
-    whole: Option<Vec<u8>>,
+    whole: Option<WholeFile>,
 }
 
 /// Files up to this size are read whole into memory.
 pub const READ_WHOLE_LIMIT: u64 = 1 << 20;
 
+thread_local! {
+    /// Initialised bytes kept from the last file read whole on this thread: the next one is read
+    /// into them, so a directory of small checkpoints costs neither an allocation nor zeroing
+    /// per file (at most [`READ_WHOLE_LIMIT`] bytes are kept).
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// The content of a file read whole. Its buffer goes back to a per-thread spare when dropped.
+pub struct WholeFile {
+    /// Initialised bytes, at least `len` of them (the rest is left from earlier files).
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl WholeFile {
+    /// The bytes read.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
+    /// Bytes read.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing was read.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for WholeFile {
+    fn drop(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        if buf.len() as u64 <= READ_WHOLE_LIMIT {
+            // Keep the larger of the two buffers.
+            let _ = SPARE.try_with(|s| {
+                let old = s.take();
+                s.set(if old.len() > buf.len() { old } else { buf });
+            });
+        }
+    }
+}
+
+/// Read a regular file whose size `len` is already known, in one `read` (no size probe, no read
+/// to confirm the end). A file that shrank since gives what it holds; bytes appended since are
+/// not read.
+pub fn read_known_len(file: &mut std::fs::File, len: u64) -> io::Result<WholeFile> {
+    let want = usize::try_from(len).map_err(|_| io::ErrorKind::OutOfMemory)?;
+    let mut buf = SPARE.try_with(|s| s.take()).unwrap_or_default();
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut got = 0;
+    while got < want {
+        match file.read(&mut buf[got..want]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(WholeFile { buf, len: got })
+}
+
 impl FileSource {
     /// Open `path`.
     pub fn open(path: &std::path::Path) -> io::Result<Self> {
         let mut file = std::fs::File::open(path)?;
-        let len = file.metadata()?.len();
-        let whole = if len <= READ_WHOLE_LIMIT {
-            let mut buf = Vec::with_capacity(len as usize);
+        let meta = file.metadata()?;
+        let len = meta.len();
+        let whole = if len <= READ_WHOLE_LIMIT && meta.is_file() {
+            Some(read_known_len(&mut file, len)?)
+        } else if len <= READ_WHOLE_LIMIT {
+            // A pipe or device: its size says nothing; read what it gives.
+            let mut buf = Vec::new();
             std::io::Read::read_to_end(&mut file, &mut buf)?;
-            Some(buf)
+            let len = buf.len();
+            Some(WholeFile { buf, len })
         } else {
             None
         };
-        let len = whole.as_ref().map(|w| w.len() as u64).unwrap_or(len);
-        Ok(FileSource { file, len, whole })
+        Ok(Self::from_parts(file, len, whole))
     }
 
     /// A source from an open file of `len` bytes, with its content when already read whole.
-    pub fn from_parts(file: std::fs::File, len: u64, whole: Option<Vec<u8>>) -> Self {
+    pub fn from_parts(file: std::fs::File, len: u64, whole: Option<WholeFile>) -> Self {
         let len = whole.as_ref().map(|w| w.len() as u64).unwrap_or(len);
         FileSource { file, len, whole }
     }
@@ -125,20 +194,20 @@ impl Source for FileSource {
         self.len
     }
     fn as_slice(&self) -> Option<&[u8]> {
-        self.whole.as_deref()
+        self.whole.as_ref().map(WholeFile::as_slice)
     }
     #[cfg(unix)]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         use std::os::unix::fs::FileExt;
         if let Some(whole) = &self.whole {
-            return read_from_memory(whole, offset, buf);
+            return read_from_memory(whole.as_slice(), offset, buf);
         }
         self.file.read_exact_at(buf, offset)
     }
     #[cfg(not(unix))]
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
         if let Some(whole) = &self.whole {
-            return read_from_memory(whole, offset, buf);
+            return read_from_memory(whole.as_slice(), offset, buf);
         }
         let mut f = &self.file;
         f.seek(SeekFrom::Start(offset))?;
@@ -151,8 +220,9 @@ impl Source for FileSource {
 pub struct Entry {
     /// Name in the central directory (what torch uses).
     pub name: String,
-    /// Name in the local header.
-    pub local_name: String,
+    /// Name in the local header, when it differs from [`Entry::name`] (the common equal case
+    /// costs no copy).
+    pub local_name: Option<String>,
     /// Compression method (0 stored, 8 deflate).
     pub method: u16,
     /// Central-directory flags.
@@ -227,6 +297,14 @@ fn le64(b: &[u8], o: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[o..o + 8]);
     u64::from_le_bytes(a)
+}
+
+/// Bytes as text, invalid UTF-8 replaced (the common valid case is one copy, no scan per char).
+fn lossy_string(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
 }
 
 /// Maximum number of central-directory entries we accept.
@@ -364,7 +442,7 @@ impl ZipArchive {
                     "central directory entry {index} runs past the directory"
                 )));
             }
-            let name = String::from_utf8_lossy(&cd[p + 46..p + 46 + nlen]).into_owned();
+            let name = lossy_string(&cd[p + 46..p + 46 + nlen]);
             // zip64 extra
             let extra = &cd[p + 46 + nlen..p + 46 + nlen + xlen];
             let mut q = 0;
@@ -391,7 +469,7 @@ impl ZipArchive {
             header_offset = header_offset.saturating_add(shift);
             entries.push(Entry {
                 name,
-                local_name: String::new(),
+                local_name: None,
                 method,
                 flags,
                 local_flags: 0,
@@ -424,6 +502,7 @@ impl ZipArchive {
             })
             .unwrap_or_default();
         // Local headers.
+        let mut scratch: Vec<u8> = Vec::new();
         for e in entries.iter_mut() {
             let mut h = [0u8; 30];
             if e.header_offset.checked_add(30).is_none_or(|x| x > len) {
@@ -440,7 +519,18 @@ impl ZipArchive {
                 e.data_offset = len;
                 continue;
             }
-            src.read_at(e.header_offset, &mut h)?;
+            // One read for the header and the name it should hold (the central directory's):
+            // a file source costs one positioned read per member, not two.
+            let want = (30 + e.name.len() as u64).min(len - e.header_offset) as usize;
+            let head: &[u8] = match src.as_slice() {
+                Some(s) => &s[e.header_offset as usize..e.header_offset as usize + want],
+                None => {
+                    scratch.resize(want, 0);
+                    src.read_at(e.header_offset, &mut scratch)?;
+                    &scratch
+                }
+            };
+            h.copy_from_slice(&head[..30]);
             if h[0..4] != *b"PK\x03\x04" {
                 anomalies.push(ZipAnomaly {
                     level: Level::Malformed,
@@ -459,24 +549,35 @@ impl ZipArchive {
             let lsize = le32(&h, 22) as u64;
             let nlen = le16(&h, 26) as u64;
             let xlen = le16(&h, 28) as u64;
-            let mut nb = vec![0u8; nlen as usize];
-            if e.header_offset + 30 + nlen <= len {
-                src.read_at(e.header_offset + 30, &mut nb)?;
-            }
-            e.local_name = String::from_utf8_lossy(&nb).into_owned();
+            // The local name is compared where it was read (no copy).
+            let name_at = e.header_offset + 30;
+            let in_file = name_at + nlen <= len;
+            let same = in_file
+                && nlen as usize == e.name.len()
+                && head.get(30..30 + nlen as usize) == Some(e.name.as_bytes());
+            let local_name = if same {
+                None
+            } else {
+                let mut nb = vec![0u8; nlen as usize];
+                if in_file {
+                    src.read_at(name_at, &mut nb)?;
+                }
+                Some(lossy_string(&nb)).filter(|l| *l != e.name)
+            };
             e.data_offset = e.header_offset + 30 + nlen + xlen;
-            if e.local_name != e.name {
+            if let Some(local) = &local_name {
                 anomalies.push(ZipAnomaly {
                     level: Level::Unsafe,
                     code: "zip-name-mismatch",
                     message: format!(
                         "local header names the member {:?} but the central directory says {:?} (torch uses the central name; Python's zipfile refuses)",
-                        e.local_name, e.name
+                        local, e.name
                     ),
                     member: Some(e.name.clone()),
                     offset: Some(e.header_offset),
                 });
             }
+            e.local_name = local_name;
             if lmethod != e.method {
                 anomalies.push(ZipAnomaly {
                     level: Level::Unsafe,
@@ -549,10 +650,11 @@ impl ZipArchive {
             }
         }
         // Duplicates and prefix.
-        let mut seen: rustc_hash::FxHashMap<String, usize> = rustc_hash::FxHashMap::default();
+        let mut seen: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
+        seen.reserve(entries.len());
         for e in &entries {
-            if let Some(first) = seen.insert(e.name.clone(), e.index) {
-                seen.insert(e.name.clone(), first);
+            if let Some(first) = seen.insert(e.name.as_str(), e.index) {
+                seen.insert(e.name.as_str(), first);
                 anomalies.push(ZipAnomaly {
                     level: Level::Unsafe,
                     code: "zip-duplicate-name",

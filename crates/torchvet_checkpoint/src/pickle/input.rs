@@ -110,6 +110,7 @@ impl<'a> Input<'a> {
     }
 
     /// Make at least `n` bytes available after the position (false at the end of the data).
+    #[inline(never)]
     fn fill(&mut self, n: usize) -> bool {
         if self.avail() >= n {
             return true;
@@ -150,7 +151,7 @@ impl<'a> Input<'a> {
     }
 
     /// The next byte.
-    #[inline]
+    #[inline(always)]
     pub fn byte(&mut self) -> Option<u8> {
         if self.pos < self.cur().len() || self.fill(1) {
             let b = self.cur()[self.pos];
@@ -171,7 +172,7 @@ impl<'a> Input<'a> {
     }
 
     /// The next `n` bytes (callers keep `n` small or bounded: the window grows to `n`).
-    #[inline]
+    #[inline(always)]
     pub fn take(&mut self, n: usize) -> Option<&[u8]> {
         if self.avail() >= n || self.fill(n) {
             let s = self.pos;

@@ -11,6 +11,7 @@ pub use input::Input;
 
 use crate::policy;
 use crate::Level;
+use compact_str::CompactString;
 use opcodes as op;
 use rustc_hash::FxHashMap;
 
@@ -118,8 +119,8 @@ pub enum Value {
     BigInt(Box<[u8]>),
     /// A float.
     Float(f64),
-    /// A str.
-    Str(Box<str>),
+    /// A str (inline up to 24 bytes: no allocation for the keys and names of a checkpoint).
+    Str(CompactString),
     /// bytes / bytearray.
     Bytes(Box<[u8]>),
     /// A tuple.
@@ -130,12 +131,9 @@ pub enum Value {
     Dict(Vec<(Id, Id)>),
     /// A set or frozenset.
     Set(Vec<Id>),
-    /// An imported name.
+    /// An imported name. Its module and name (after remapping) are kept once, in
+    /// [`Machine::globals`]: see [`Machine::global_name`].
     Global {
-        /// Module after remapping.
-        module: Box<str>,
-        /// Name after remapping (may be dotted).
-        name: Box<str>,
         /// Index into [`Machine::globals`].
         index: u32,
         /// What calling it means to the machine ([`GLOBAL_ALLOWED`], [`GLOBAL_LOADER`],
@@ -294,6 +292,9 @@ struct Memo {
     count: usize,
 }
 
+/// Pickle bytes that size the machine's tables up front (see [`Machine::with_input`]).
+const PRESIZE_BYTES: u64 = 1 << 19;
+
 /// Keys below this live in the dense table (at most 4 MiB of it).
 const MEMO_DENSE: u64 = 1 << 20;
 
@@ -341,7 +342,27 @@ pub struct RunOutcome {
     pub error: Option<PickleError>,
 }
 
-type R<T> = Result<T, String>;
+/// Why the machine stopped: a message behind one pointer, so that the results of the machine's
+/// steps (`R<()>`, `R<Id>`, `R<Option<Id>>`) are returned in registers, not through memory.
+// A `String` would make every `R<T>` at least 24 bytes; the box is the point.
+#[allow(clippy::box_collection)]
+struct Fail(Box<String>);
+
+impl From<String> for Fail {
+    #[cold]
+    fn from(s: String) -> Fail {
+        Fail(Box::new(s))
+    }
+}
+
+impl From<&str> for Fail {
+    #[cold]
+    fn from(s: &str) -> Fail {
+        Fail(Box::new(s.to_string()))
+    }
+}
+
+type R<T> = Result<T, Fail>;
 
 impl<'a> Machine<'a> {
     /// A machine over `data`, whose first byte lies at absolute offset `base` of its member.
@@ -353,14 +374,21 @@ impl<'a> Machine<'a> {
     /// one machine to the next with [`Machine::into_input`]).
     pub fn with_input(inp: Input<'a>, limits: Limits) -> Self {
         let start = inp.position();
+        // Room for what a pickle of this size usually builds (about one node and one memo entry
+        // per 8-10 bytes in torch checkpoints), so the tables do not grow by copying; bounded, so
+        // a large declared size reserves nothing big.
+        let hint = (inp.remaining().unwrap_or(0).min(PRESIZE_BYTES) / 8) as usize;
         Machine {
             inp,
             start,
             limits,
-            nodes: Vec::new(),
-            stack: Vec::new(),
+            nodes: Vec::with_capacity(hint.min(limits.max_nodes)),
+            stack: Vec::with_capacity(hint.min(256)),
             marks: Vec::new(),
-            memo: Memo::default(),
+            memo: Memo {
+                dense: Vec::with_capacity(hint),
+                ..Memo::default()
+            },
             proto: 0,
             protos_seen: 0,
             frame_end: None,
@@ -387,7 +415,8 @@ impl<'a> Machine<'a> {
                 end: (self.inp.position() - self.start) as usize,
                 error: None,
             },
-            Err(mut message) => {
+            Err(Fail(message)) => {
+                let mut message = *message;
                 if let Some(e) = &self.inp.io_error {
                     message = format!("{message} (read error: {e})");
                 }
@@ -456,6 +485,7 @@ impl<'a> Machine<'a> {
         });
     }
 
+    #[inline]
     fn alloc(&mut self, v: Value) -> R<Id> {
         if self.nodes.len() >= self.limits.max_nodes {
             return Err("node limit exceeded".into());
@@ -464,6 +494,7 @@ impl<'a> Machine<'a> {
         Ok((self.nodes.len() - 1) as Id)
     }
 
+    #[inline]
     fn push(&mut self, id: Id) -> R<()> {
         if self.stack.len() >= self.limits.max_stack {
             return Err("stack limit exceeded".into());
@@ -472,13 +503,14 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    #[inline]
     fn push_new(&mut self, v: Value) -> R<()> {
         let id = self.alloc(v)?;
         self.push(id)
     }
 
     /// Push the shared node of small constant `slot` (0 None, 1 True, 2 False, 3+n int n).
-    #[inline]
+    #[inline(always)]
     fn push_const(&mut self, slot: usize, v: Value) -> R<()> {
         let id = match self.consts[slot] {
             Id::MAX => {
@@ -491,6 +523,7 @@ impl<'a> Machine<'a> {
         self.push(id)
     }
 
+    #[inline]
     fn pop(&mut self) -> R<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
@@ -498,9 +531,10 @@ impl<'a> Machine<'a> {
         }
         self.stack
             .pop()
-            .ok_or_else(|| "stack underflow".to_string())
+            .ok_or_else(|| Fail::from("stack underflow"))
     }
 
+    #[inline]
     fn top(&self) -> R<Id> {
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
@@ -509,7 +543,7 @@ impl<'a> Machine<'a> {
         self.stack
             .last()
             .copied()
-            .ok_or_else(|| "stack underflow".to_string())
+            .ok_or_else(|| Fail::from("stack underflow"))
     }
 
     fn pop_mark(&mut self) -> R<Vec<Id>> {
@@ -523,16 +557,16 @@ impl<'a> Machine<'a> {
     fn check_len(&self, n: u64) -> R<()> {
         if let Some(rem) = self.inp.remaining() {
             if n > rem {
-                return Err(format!(
+                return Err(Fail::from(format!(
                     "declared length {n} exceeds the {rem} bytes that remain"
-                ));
+                )));
             }
         }
         Ok(())
     }
 
     /// A fixed-size field (at most 8 bytes).
-    #[inline]
+    #[inline(always)]
     fn fixed<const N: usize>(&mut self) -> R<[u8; N]> {
         match self.inp.take(N) {
             Some(b) => {
@@ -540,11 +574,18 @@ impl<'a> Machine<'a> {
                 a.copy_from_slice(b);
                 Ok(a)
             }
-            None => Err(format!(
-                "declared length {N} exceeds the {} bytes that remain",
-                self.inp.remaining().unwrap_or(0)
-            )),
+            None => Err(Fail::from(self.short_field(N))),
         }
+    }
+
+    /// The error of a fixed-size field that runs past the end of the data.
+    #[cold]
+    #[inline(never)]
+    fn short_field(&self, n: usize) -> String {
+        format!(
+            "declared length {n} exceeds the {} bytes that remain",
+            self.inp.remaining().unwrap_or(0)
+        )
     }
 
     /// A value of `n` bytes: whole when it fits the limits, else a prefix (the rest is skipped).
@@ -558,15 +599,23 @@ impl<'a> Machine<'a> {
         if keep == n {
             return match self.inp.take(n) {
                 Some(b) => Ok(std::borrow::Cow::Borrowed(b)),
-                None => Err(format!("declared length {n} exceeds the bytes that remain")),
+                None => Err(Fail::from(format!(
+                    "declared length {n} exceeds the bytes that remain"
+                ))),
             };
         }
         let prefix = match self.inp.take(keep) {
             Some(b) => b.to_vec(),
-            None => return Err(format!("declared length {n} exceeds the bytes that remain")),
+            None => {
+                return Err(Fail::from(format!(
+                    "declared length {n} exceeds the bytes that remain"
+                )))
+            }
         };
         if !self.inp.skip((n - keep) as u64) {
-            return Err(format!("declared length {n} exceeds the bytes that remain"));
+            return Err(Fail::from(format!(
+                "declared length {n} exceeds the bytes that remain"
+            )));
         }
         self.truncated_values += 1;
         if self.truncated_values == 1 {
@@ -580,26 +629,33 @@ impl<'a> Machine<'a> {
         Ok(std::borrow::Cow::Owned(prefix))
     }
 
+    #[inline(always)]
     fn u8(&mut self) -> R<u8> {
-        Ok(self.fixed::<1>()?[0])
+        match self.inp.byte() {
+            Some(b) => Ok(b),
+            None => Err(Fail::from(self.short_field(1))),
+        }
     }
+    #[inline(always)]
     fn u16(&mut self) -> R<u16> {
         Ok(u16::from_le_bytes(self.fixed::<2>()?))
     }
+    #[inline(always)]
     fn u32(&mut self) -> R<u32> {
         Ok(u32::from_le_bytes(self.fixed::<4>()?))
     }
+    #[inline(always)]
     fn u64(&mut self) -> R<u64> {
         Ok(u64::from_le_bytes(self.fixed::<8>()?))
     }
     fn len_u64(&mut self) -> R<usize> {
         let n = self.u64()?;
-        usize::try_from(n).map_err(|_| format!("declared length {n} too large"))
+        usize::try_from(n).map_err(|_| Fail::from(format!("declared length {n} too large")))
     }
 
     fn line(&mut self) -> R<&[u8]> {
         let max = self.limits.max_line;
-        self.inp.line(max).map_err(str::to_string)
+        self.inp.line(max).map_err(Fail::from)
     }
 
     fn line_str(&mut self) -> R<String> {
@@ -607,6 +663,7 @@ impl<'a> Machine<'a> {
         Ok(l.iter().map(|&b| b as char).collect())
     }
 
+    #[inline]
     fn memo_put(&mut self, key: u64, id: Id) -> R<()> {
         if self.memo.len() >= self.limits.max_memo && self.memo.get(key).is_none() {
             return Err("memo limit exceeded".into());
@@ -615,6 +672,7 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    #[inline]
     fn is_container(&self, id: Id) -> bool {
         matches!(
             self.get(id),
@@ -622,6 +680,7 @@ impl<'a> Machine<'a> {
         )
     }
 
+    #[inline]
     fn memo_get(&mut self, key: u64) -> R<()> {
         self.memo_gets += 1;
         match self.memo.get(key) {
@@ -631,7 +690,7 @@ impl<'a> Machine<'a> {
                 }
                 self.push(id)
             }
-            None => Err(format!("memo key {key} not found")),
+            None => Err(Fail::from(format!("memo key {key} not found"))),
         }
     }
 
@@ -650,26 +709,41 @@ impl<'a> Machine<'a> {
             None
         };
         let index = self.globals.len() as u32;
+        let flags = global_flags(&qualified(&m, &n));
         self.globals.push(GlobalUse {
-            module: m.clone(),
-            name: n.clone(),
+            module: m,
+            name: n,
             written,
             offset: self.abs(),
             opcode: op::name(self.cur_op),
             computed,
         });
-        let flags = global_flags(&qualified(&m, &n));
-        self.push_new(Value::Global {
-            module: m.into(),
-            name: n.into(),
-            index,
-            flags,
-        })
+        self.push_new(Value::Global { index, flags })
+    }
+
+    /// Module and name of the global `index` of [`Value::Global`] (`("?", "?")` for an index
+    /// this machine did not make).
+    pub fn global_name(&self, index: u32) -> (&str, &str) {
+        match self.globals.get(index as usize) {
+            Some(g) => (&g.module, &g.name),
+            None => ("?", "?"),
+        }
+    }
+
+    /// Module and name when `id` is an imported name.
+    pub fn global_of(&self, id: Id) -> Option<(&str, &str)> {
+        match self.get(id) {
+            Value::Global { index, .. } => Some(self.global_name(*index)),
+            _ => None,
+        }
     }
 
     fn qualified_of(&self, id: Id) -> Option<String> {
         match self.get(id) {
-            Value::Global { module, name, .. } => Some(qualified(module, name)),
+            Value::Global { index, .. } => {
+                let (module, name) = self.global_name(*index);
+                Some(qualified(module, name))
+            }
             _ => None,
         }
     }
@@ -799,7 +873,7 @@ impl<'a> Machine<'a> {
                         Value::Bytes(s.chars().map(|c| c as u8).collect())
                     }
                     "utf8" | "utf_8" | "ascii" => Value::Bytes(s.as_bytes().into()),
-                    "rot13" | "rot_13" => Value::Str(rot13(&s).into()),
+                    "rot13" | "rot_13" => Value::Str(CompactString::from(rot13(&s))),
                     _ => return Ok(None),
                 };
                 Ok(Some(self.alloc(v)?))
@@ -917,7 +991,7 @@ impl<'a> Machine<'a> {
             op::PROTO => {
                 let p = self.u8()?;
                 if p > 5 {
-                    return Err(format!("unsupported pickle protocol {p}"));
+                    return Err(Fail::from(format!("unsupported pickle protocol {p}")));
                 }
                 self.protos_seen += 1;
                 if self.protos_seen > 1 {
@@ -1058,7 +1132,7 @@ impl<'a> Machine<'a> {
             op::STRING => {
                 let l = self.line()?;
                 let s = parse_py_string_literal(l)?;
-                let v = Value::Str(latin1(&s).into());
+                let v = Value::Str(latin1(&s));
                 self.push_new(v)?
             }
             op::BINSTRING => {
@@ -1066,32 +1140,32 @@ impl<'a> Machine<'a> {
                 if n < 0 {
                     return Err("BINSTRING pickle has negative byte count".into());
                 }
-                let v = Value::Str(latin1(&self.value(n as usize)?).into());
+                let v = Value::Str(latin1(&self.value(n as usize)?));
                 self.push_new(v)?
             }
             op::SHORT_BINSTRING => {
                 let n = self.u8()? as usize;
-                let v = Value::Str(latin1(&self.value(n)?).into());
+                let v = Value::Str(latin1(&self.value(n)?));
                 self.push_new(v)?
             }
             op::UNICODE => {
                 let l = self.line()?;
-                let v = Value::Str(raw_unicode_escape(l).into());
+                let v = Value::Str(CompactString::from(raw_unicode_escape(l)));
                 self.push_new(v)?
             }
             op::BINUNICODE => {
                 let n = self.u32()? as usize;
-                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?));
                 self.push_new(v)?
             }
             op::SHORT_BINUNICODE => {
                 let n = self.u8()? as usize;
-                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?));
                 self.push_new(v)?
             }
             op::BINUNICODE8 => {
                 let n = self.len_u64()?;
-                let v = Value::Str(utf8_surrogatepass(&self.value(n)?)?.into());
+                let v = Value::Str(utf8_surrogatepass(&self.value(n)?));
                 self.push_new(v)?
             }
             op::BINBYTES => {
@@ -1268,12 +1342,7 @@ impl<'a> Machine<'a> {
                             opcode: "STACK_GLOBAL",
                             computed: true,
                         });
-                        self.push_new(Value::Global {
-                            module: "?".into(),
-                            name: "?".into(),
-                            index,
-                            flags: 0,
-                        })?;
+                        self.push_new(Value::Global { index, flags: 0 })?;
                     }
                 }
             }
@@ -1335,7 +1404,7 @@ impl<'a> Machine<'a> {
             }
             op::PERSID => {
                 let l = self.line_str()?;
-                let pid = self.alloc(Value::Str(l.into()))?;
+                let pid = self.alloc(Value::Str(CompactString::from(l)))?;
                 self.push_new(Value::Persistent(pid))?
             }
             op::BINPERSID => {
@@ -1344,7 +1413,7 @@ impl<'a> Machine<'a> {
                 self.push_new(Value::Persistent(pid))?
             }
             other => {
-                return Err(format!("invalid load key, '\\x{other:02x}'"));
+                return Err(Fail::from(format!("invalid load key, '\\x{other:02x}'")));
             }
         }
         Ok(None)
@@ -1394,7 +1463,9 @@ impl<'a> Machine<'a> {
                 o.items.extend(items);
                 Ok(())
             }
-            Value::Global { module, name, .. } => {
+            Value::Global { index, .. } => {
+                let index = *index;
+                let (module, name) = self.global_name(index);
                 let g = qualified(module, name);
                 self.note(
                     Level::Dangerous,
@@ -1406,7 +1477,7 @@ impl<'a> Machine<'a> {
             }
             _ => {
                 let d = self.describe(target);
-                Err(format!("{what} on a {d}"))
+                Err(Fail::from(format!("{what} on a {d}")))
             }
         }
     }
@@ -1421,7 +1492,9 @@ impl<'a> Machine<'a> {
                 o.dict_items.extend(pairs);
                 Ok(())
             }
-            Value::Global { module, name, .. } => {
+            Value::Global { index, .. } => {
+                let index = *index;
+                let (module, name) = self.global_name(index);
                 let g = qualified(module, name);
                 self.note(
                     Level::Dangerous,
@@ -1435,7 +1508,7 @@ impl<'a> Machine<'a> {
             }
             _ => {
                 let d = self.describe(target);
-                Err(format!("SETITEM on a {d}"))
+                Err(Fail::from(format!("SETITEM on a {d}")))
             }
         }
     }
@@ -1446,7 +1519,9 @@ impl<'a> Machine<'a> {
                 o.state.push(state);
                 Ok(())
             }
-            Value::Global { module, name, .. } => {
+            Value::Global { index, .. } => {
+                let index = *index;
+                let (module, name) = self.global_name(index);
                 let g = qualified(module, name);
                 self.note(
                     Level::Dangerous,
@@ -1492,14 +1567,18 @@ fn rot13(s: &str) -> String {
         .collect()
 }
 
-fn latin1(b: &[u8]) -> String {
+fn latin1(b: &[u8]) -> CompactString {
+    if b.is_ascii() {
+        // ASCII is its own latin-1 decoding (and valid UTF-8).
+        return CompactString::from(std::str::from_utf8(b).unwrap_or_default());
+    }
     b.iter().map(|&c| c as char).collect()
 }
 
-fn utf8_surrogatepass(b: &[u8]) -> R<String> {
+fn utf8_surrogatepass(b: &[u8]) -> CompactString {
     match std::str::from_utf8(b) {
-        Ok(s) => Ok(s.to_string()),
-        Err(_) => Ok(String::from_utf8_lossy(b).into_owned()),
+        Ok(s) => CompactString::from(s),
+        Err(_) => CompactString::from(String::from_utf8_lossy(b)),
     }
 }
 
@@ -1512,7 +1591,7 @@ fn parse_int_text(s: &str) -> R<Value> {
     if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
         return Ok(Value::BigInt(t.as_bytes().into()));
     }
-    Err(format!("invalid literal for int(): {s:?}"))
+    Err(Fail::from(format!("invalid literal for int(): {s:?}")))
 }
 
 fn long_from_bytes(b: &[u8]) -> Value {
