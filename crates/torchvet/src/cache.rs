@@ -73,6 +73,9 @@ fn settings_fingerprint(settings: &LintSettings) -> u128 {
         Some(v) => h.update(format!("torch {v}").as_bytes()),
         None => h.update(b"torch latest"),
     }
+    if let Some(v) = settings.min_torch {
+        h.update(format!("torch min {v}").as_bytes());
+    }
     // The rule table itself (a rebuilt binary with a renamed or added rule).
     for r in all_rules() {
         h.update(r.code.as_bytes());

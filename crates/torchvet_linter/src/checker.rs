@@ -685,6 +685,15 @@ impl<'a> Checker<'a> {
             .is_none_or(|t| t >= Version::new(major, minor))
     }
 
+    /// Does every torch the project declares it supports have `major.minor` (its declared
+    /// lower bound is at least that)? `true` when no lower bound is declared: the target is
+    /// then the latest torch. Fixes that write an API added in `major.minor` are safe only then.
+    pub fn declared_min_at_least(&self, major: u32, minor: u32) -> bool {
+        self.settings
+            .min_torch
+            .is_none_or(|m| m >= Version::new(major, minor))
+    }
+
     /// The statement being visited (innermost).
     pub fn current_stmt(&self) -> Option<&'a Stmt> {
         self.stmt_stack.last().copied()

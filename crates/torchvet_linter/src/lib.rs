@@ -33,6 +33,9 @@ pub struct FileContext {
     pub project: Option<ProjectFile>,
     /// The file's target torch (`Some(None)` = latest); `None` = the settings' target.
     pub target: Option<Option<Version>>,
+    /// The lowest torch the file's project declares (`torch>=1.7` -> 1.7); `None` = the
+    /// settings' (none declared).
+    pub min_torch: Option<Version>,
 }
 
 impl FileContext {
@@ -127,21 +130,23 @@ impl Linter {
         filename: &str,
         ctx: &FileContext,
     ) -> Vec<Diagnostic> {
-        match ctx.target {
-            Some(t) if t != self.settings.target_torch => {
-                let settings = LintSettings {
-                    target_torch: t,
-                    ..self.settings.clone()
-                };
-                self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())
-            }
-            _ => self.lint_with(
+        let target_differs = ctx.target.is_some_and(|t| t != self.settings.target_torch);
+        let min_differs = ctx.min_torch.is_some() && ctx.min_torch != self.settings.min_torch;
+        if target_differs || min_differs {
+            let settings = LintSettings {
+                target_torch: ctx.target.unwrap_or(self.settings.target_torch),
+                min_torch: ctx.min_torch.or(self.settings.min_torch),
+                ..self.settings.clone()
+            };
+            self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())
+        } else {
+            self.lint_with(
                 &self.settings,
                 source,
                 parsed,
                 filename,
                 ctx.project.as_ref(),
-            ),
+            )
         }
     }
 

@@ -42,6 +42,9 @@ pub struct LintSettings {
     pub enabled: Vec<bool>,
     /// The torch version the code targets; `None` = latest.
     pub target_torch: Option<Version>,
+    /// The lowest torch the code's project declares it supports (`torch>=1.7`); `None` = no
+    /// lower bound declared. Fixes that need a newer torch are not safe below it.
+    pub min_torch: Option<Version>,
     /// Preview rules allowed.
     pub preview: bool,
 }
@@ -51,6 +54,7 @@ impl Default for LintSettings {
         Self::from_selectors(None, &[], &[], false).unwrap_or_else(|_| Self {
             enabled: vec![false; all_rules().len()],
             target_torch: None,
+            min_torch: None,
             preview: false,
         })
     }
@@ -106,6 +110,7 @@ impl LintSettings {
         Ok(Self {
             enabled,
             target_torch: None,
+            min_torch: None,
             preview,
         })
     }
@@ -119,6 +124,7 @@ impl LintSettings {
         Self {
             enabled,
             target_torch: None,
+            min_torch: None,
             preview: true,
         }
     }

@@ -41,7 +41,7 @@ pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun
     let linter = Linter::new(settings);
     let ctx = crate::FileContext {
         project: file.project.clone(),
-        target: None,
+        ..crate::FileContext::default()
     };
     let diagnostics: Vec<Diagnostic> = linter
         .lint_file(source, file.parsed.as_ref(), display, &ctx)
@@ -111,7 +111,7 @@ pub fn run_fix(rule: &Rule, path: &Path, display: &str) -> Result<Option<FixRun>
         .and_then(|f| f.project.clone());
     let ctx = crate::FileContext {
         project,
-        target: None,
+        ..crate::FileContext::default()
     };
     let first = linter.fix_in(&source, display, true, &ctx);
     if first.applied.is_empty() && first.dropped.is_empty() {

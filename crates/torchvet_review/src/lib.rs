@@ -481,9 +481,11 @@ pub fn review_with(
         let l = &loaded[i];
         let Ok(file) = &l.state else { continue };
         let name = shown(&l.path);
+        let declared = targets.for_path(&l.path);
         let ctx = FileContext {
             project: file.project.clone(),
-            target: Some(targets.for_path(&l.path).and_then(|d| d.max)),
+            target: Some(declared.as_ref().and_then(|d| d.max)),
+            min_torch: declared.and_then(|d| d.min),
         };
         let diags = linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx);
         for d in diags {

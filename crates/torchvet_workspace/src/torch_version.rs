@@ -15,6 +15,9 @@ pub struct DeclaredVersion {
     /// The highest major.minor the declaration allows (a lock file bounds it too);
     /// `None` = unbounded (latest).
     pub max: Option<Version>,
+    /// The lowest major.minor the declaration allows (a lower bound, a pin or a lock);
+    /// `None` = no lower bound declared.
+    pub min: Option<Version>,
 }
 
 /// The torch version declared by the project that contains `start`: the nearest directory on
@@ -33,6 +36,9 @@ pub fn declared_torch_version(start: &Path) -> Option<DeclaredVersion> {
                 file: d.join(&req.source),
                 max: req
                     .max_allowed_version()
+                    .map(|(major, minor)| Version::new(major, minor)),
+                min: req
+                    .min_allowed_version()
                     .map(|(major, minor)| Version::new(major, minor)),
             });
         }
@@ -92,6 +98,9 @@ impl TorchTargets {
                     file: d.join(&req.source),
                     max: req
                         .max_allowed_version()
+                        .map(|(major, minor)| Version::new(major, minor)),
+                    min: req
+                        .min_allowed_version()
                         .map(|(major, minor)| Version::new(major, minor)),
                 });
                 break;

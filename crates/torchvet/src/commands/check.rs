@@ -280,9 +280,11 @@ fn lint_loaded(
         Ok(f) => f,
         Err(e) => return Outcome::Error(name, e.clone()),
     };
+    let declared = targets.and_then(|t| t.for_path(&loaded.path));
     let ctx = FileContext {
         project: file.project.clone(),
-        target: targets.map(|t| t.for_path(&loaded.path).and_then(|d| d.max)),
+        target: targets.map(|_| declared.as_ref().and_then(|d| d.max)),
+        min_torch: declared.and_then(|d| d.min),
     };
     catch_file(name.clone(), || match mode {
         Mode::ParseOnly => Ok(FileResult::default()),
@@ -343,8 +345,12 @@ pub fn run(args: &CheckArgs) -> u8 {
     )
     .with_prefix("Checking");
     // The target torch of each file is part of what its findings depend on.
-    let target_of = |p: &Path| -> Option<Option<Version>> {
-        targets.map(|t| t.for_path(p).and_then(|d| d.max))
+    // (The declared lowest torch too: it decides whether some fixes are safe.)
+    let target_of = |p: &Path| -> Option<(Option<Version>, Option<Version>)> {
+        targets.map(|t| {
+            let d = t.for_path(p);
+            (d.as_ref().and_then(|d| d.max), d.and_then(|d| d.min))
+        })
     };
     let tree = cache.as_ref().map(|_| {
         cache::TreeState::read(&found.files, &|p| {

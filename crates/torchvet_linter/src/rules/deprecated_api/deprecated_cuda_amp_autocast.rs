@@ -36,7 +36,11 @@ crate::declare_rule! {
     /// old `autocast` is `enabled` (the new one's is `device_type`), so positional arguments are
     /// turned into keywords (`enabled=`, `dtype=`, `cache_enabled=`). The defaults of both APIs
     /// match, so the fix is safe. It uses the file's own name for `torch` and is not offered
-    /// when `torch` is not imported, for `*args`, or for import statements.
+    /// when `torch` is not imported, for `*args`, or for import statements. The replacements
+    /// are newer than the old API (`torch.amp.GradScaler` since torch 2.3,
+    /// `custom_fwd(device_type=...)` since 2.4, `torch.amp.autocast` since 1.10): when the
+    /// project declares a lower torch bound below that (`torch>=1.7`), the fix is unsafe,
+    /// since the rewritten code would fail on torch versions the project still allows.
     ///
     /// ## References
     /// - [Automatic mixed precision: torch.amp](https://pytorch.org/docs/stable/amp.html)
@@ -173,10 +177,23 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
             }
             None => return None,
         }
-        Some(RawFix::safe(
-            format!("Use `{new_callee}` with device \"{device}\""),
-            edits,
-        ))
+        // The replacement's first release: `torch.amp.autocast(device_type, ...)` 1.10,
+        // `torch.amp.GradScaler` 2.3, `custom_fwd/custom_bwd(device_type=...)` 2.4. Below the
+        // project's declared lowest torch the new code would not run: not safe then.
+        let (major, minor) = match member {
+            "autocast" => (1, 10),
+            "GradScaler" => (2, 3),
+            _ => (2, 4),
+        };
+        let title = format!("Use `{new_callee}` with device \"{device}\"");
+        Some(if checker.declared_min_at_least(major, minor) {
+            RawFix::safe(title, edits)
+        } else {
+            RawFix::unsafe_edit(
+                format!("{title} (needs torch >= {major}.{minor}, older than the project allows)"),
+                edits,
+            )
+        })
     });
     let shown = if call.is_some() {
         format!("{text}(...)")
@@ -197,4 +214,54 @@ fn is_bare_decorator(checker: &Checker, expr: &Expr) -> bool {
     checker.parent_expr().is_none()
         && matches!(checker.current_stmt(), Some(Stmt::FunctionDef(f))
             if f.decorator_list.iter().any(|d| d.expression.range() == expr.range()))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{FileContext, LintSettings, Linter, Version};
+    use torchvet_diagnostics::Applicability;
+    use torchvet_python::SourceFile;
+
+    /// The applicability of each fix, in source order, when the project declares `min`.
+    fn fixes(min: Option<Version>) -> Vec<(String, Applicability)> {
+        let src = "import torch\n\
+                   scaler = torch.cuda.amp.GradScaler()\n\
+                   with torch.cuda.amp.autocast(enabled=True):\n    y = model(x)\n";
+        let settings = LintSettings::only("deprecated-cuda-amp-autocast");
+        let file = SourceFile::from_python("train.py", src.to_string());
+        let ctx = FileContext {
+            min_torch: min,
+            ..FileContext::default()
+        };
+        Linter::new(settings)
+            .lint_file(&file, None, "train.py", &ctx)
+            .into_iter()
+            .map(|d| {
+                let f = d.fix.expect("a fix");
+                (f.message, f.applicability)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fix_is_safe_only_when_the_declared_torch_has_the_new_api() {
+        // No lower bound declared (target: latest): both safe.
+        let none = fixes(None);
+        assert_eq!(none.len(), 2);
+        assert!(none.iter().all(|(_, a)| *a == Applicability::Safe));
+        // `torch>=1.7`: neither replacement exists there (GradScaler 2.3, autocast 1.10).
+        let old = fixes(Some(Version::new(1, 7)));
+        assert!(
+            old.iter().all(|(_, a)| *a == Applicability::Unsafe),
+            "{old:?}"
+        );
+        assert!(old[0].0.contains("needs torch >= 2.3"), "{old:?}");
+        // `torch>=2.0`: autocast is there, the new GradScaler is not.
+        let mid = fixes(Some(Version::new(2, 0)));
+        assert_eq!(mid[0].1, Applicability::Unsafe);
+        assert_eq!(mid[1].1, Applicability::Safe);
+        // `torch>=2.4`: both safe.
+        let new = fixes(Some(Version::new(2, 4)));
+        assert!(new.iter().all(|(_, a)| *a == Applicability::Safe));
+    }
 }
