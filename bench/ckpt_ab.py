@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Interleaved A/B timing of `torchvet ckpt scan` builds against picklescan.
 
-Each round runs every tool once on the same input, in turn, so that load from other processes
-falls on all of them alike; medians of wall and CPU time (user + sys of the child) are printed
+Each round runs every tool once on the same input, in turn (the order rotates from round to
+round), so that load from other processes falls on all of them alike; medians of wall and CPU time (user + sys of the child) are printed
 with the ratio picklescan / torchvet. Inputs are the bench checkpoint set made by `bench/run`.
 
     bench/ckpt_ab.py BEFORE_BINARY AFTER_BINARY [--rounds-small 15] [--rounds-large 5]
@@ -51,8 +51,9 @@ def main():
         samples = {t: [] for t, _ in tools}
         for _, cmd in tools:
             run(cmd + [path])  # warm-up
-        for _ in range(rounds):
-            for t, cmd in tools:
+        for r in range(rounds):
+            # The order rotates: whoever runs right after picklescan meets colder caches.
+            for t, cmd in tools[r % 3:] + tools[:r % 3]:
                 samples[t].append(run(cmd + [path]))
         med = {t: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v),
                    max(x[2] for x in v)) for t, v in samples.items()}
