@@ -64,7 +64,9 @@ crate::declare_rule! {
     /// weights-only load would raise `UnpicklingError` on that checkpoint: the fix is offered
     /// as unsafe and its message names the object and the save. When the file saves nothing
     /// (the checkpoint comes from elsewhere), its content is unknown and the fix is unsafe.
-    /// An explicit `weights_only=False` gets no fix.
+    /// An explicit `weights_only=False` gets no fix. When the project declares a lowest torch
+    /// older than 1.13 (`torch>=1.7`), the argument does not exist on part of the versions it
+    /// allows, so the fix is unsafe whatever the checkpoint holds.
     ///
     /// ## References
     /// - [torch.load](https://pytorch.org/docs/stable/generated/torch.load.html)
@@ -303,8 +305,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             None if all_weights_only(&paired) => Verdict::WeightsOnly(true),
             None => Verdict::Unknown,
         });
+    // `weights_only` exists since torch 1.13: a project that still allows older torch would
+    // get a TypeError there.
+    let old_torch_allowed = !checker.declared_min_at_least(1, 13);
     let fix = (!explicit_false).then(|| {
         let edit = add_keyword_argument(call, "weights_only=True");
+        if old_torch_allowed {
+            return RawFix::unsafe_edit(
+                "Add `weights_only=True` (unsafe: the project allows torch older than 1.13, whose `torch.load` has no `weights_only` argument)",
+                vec![edit],
+            );
+        }
         match &verdict {
             Verdict::Fails { what, site, .. } => RawFix::unsafe_edit(
                 format!(
@@ -553,4 +564,41 @@ fn last_assignment<'a>(
         .function()
         .and_then(|f| find(&f.body))
         .or_else(|| find(&checker.module().body))
+}
+
+#[cfg(test)]
+mod fix_safety_tests {
+    use crate::{FileContext, LintSettings, Linter, Version};
+    use torchvet_diagnostics::Applicability;
+    use torchvet_python::SourceFile;
+
+    fn applicability(min: Option<Version>) -> Applicability {
+        let src = "import torch\n\
+                   sd = torch.load(\"w.pt\")\n\
+                   model.load_state_dict(sd)\n\
+                   torch.save(model.state_dict(), \"w.pt\")\n";
+        let mut settings = LintSettings::only("torch-load-without-weights-only");
+        settings.target_torch = Some(Version::new(2, 4));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        let ctx = FileContext {
+            min_torch: min,
+            ..FileContext::default()
+        };
+        let d = Linter::new(settings).lint_file(&file, None, "train.py", &ctx);
+        assert_eq!(d.len(), 1, "{d:?}");
+        d[0].fix.as_ref().expect("a fix").applicability
+    }
+
+    #[test]
+    fn weights_only_fix_is_unsafe_when_the_project_allows_torch_before_1_13() {
+        assert_eq!(applicability(None), Applicability::Safe);
+        assert_eq!(
+            applicability(Some(Version::new(1, 13))),
+            Applicability::Safe
+        );
+        assert_eq!(
+            applicability(Some(Version::new(1, 7))),
+            Applicability::Unsafe
+        );
+    }
 }
