@@ -57,6 +57,7 @@ projects! {
         ddp_checkpoint_bare_load,
         ddp_sampler_factory,
         distill_validate_other_file,
+        own_checkpoint_other_file,
         engine_without_torch,
         eval_loader_shuffled_factory,
         gan_models_dict,

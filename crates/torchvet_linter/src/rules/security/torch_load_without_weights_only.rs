@@ -38,9 +38,10 @@ crate::declare_rule! {
     /// Unpickling runs code: a checkpoint from the internet (a URL, a download, a path given
     /// on the command line or typed by a user) can execute arbitrary commands on the machine
     /// that loads it. `weights_only=True` restricts loading to tensors, primitive values and
-    /// containers of them, which is all a `state_dict` needs. Loads of a file that the same
-    /// code writes itself (the path matches one of its `torch.save` calls) are a warning, not
-    /// critical; loads from outside stay critical. In unit-test code, a bare load of a file
+    /// containers of them, which is all a `state_dict` needs. Loads of a file that the project
+    /// writes itself (the path matches a `torch.save` of the same file, or of another file of
+    /// the project: `predict.py` loading what `train.py` saves) are a warning, not critical;
+    /// loads from outside stay critical. In unit-test code, a bare load of a file
     /// that the test itself writes, directly or through a pytest fixture of the same file
     /// that saves and returns the path, is not reported.
     ///
@@ -133,6 +134,8 @@ enum Origin {
     Outside(&'static str, TextRange),
     /// A file this code writes itself: the save.
     OwnSave(TextRange),
+    /// A file another file of the project writes (the same path): that save, and where.
+    ProjectSave(ProjectFile, FileId, TextRange, String),
     /// Not known.
     Unknown,
 }
@@ -161,6 +164,22 @@ enum Verdict {
 
 /// The verdict from the project's saves this load may read (any file), `None` when the
 /// project pairs it with none.
+/// A save in another file of the project that writes the path this load reads (paired by the
+/// same path, not by keys or use): the checkpoint is the project's own.
+fn project_save_origin(checker: &Checker, call: &ExprCall) -> Option<Origin> {
+    use torchvet_semantic::project::facts::PairBy;
+    let info = load_info(checker, call)?;
+    let p = &info.project;
+    let ps = info
+        .pairs
+        .iter()
+        .find(|ps| ps.by == PairBy::Path && ps.func.file != p.file)?;
+    let save = ps.call(&p.model).call;
+    let file = ps.func.file;
+    let at = format!("{}:{}", file_label(p, file), row_of(p, file, save));
+    Some(Origin::ProjectSave(p.clone(), file, save, at))
+}
+
 fn project_verdict(checker: &Checker, call: &ExprCall) -> Option<Verdict> {
     let info = load_info(checker, call)?;
     if info.pairs.is_empty() {
@@ -241,10 +260,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let path_text = path.map(|p| checker.text(p.range()).to_string());
     let saves = saves(checker);
     let paired = saves_for_load(&saves, path_text.as_deref());
-    let origin = match path {
+    let mut origin = match path {
         Some(p) => origin_of(checker, p, &saves),
         None => Origin::Unknown,
     };
+    if matches!(origin, Origin::Unknown) {
+        origin = project_save_origin(checker, call).unwrap_or(Origin::Unknown);
+    }
     // Test code loading a file that the test itself (or its fixture) just wrote.
     if matches!(origin, Origin::OwnSave(_)) && !explicit_false && checker.is_test_file() {
         return;
@@ -255,6 +277,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         Origin::OwnSave(_) => (
             Severity::Warning,
             "this file writes the checkpoint itself, so it is not an outside file, but".to_string(),
+        ),
+        Origin::ProjectSave(_, _, _, at) => (
+            Severity::Warning,
+            format!("the project writes this checkpoint itself ({at}), so it is not an outside file, but"),
         ),
         Origin::Unknown => (
             if explicit_false {
@@ -270,7 +296,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             Origin::Outside(..) => format!(
                 "`weights_only=False` unpickles arbitrary objects and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
-            Origin::OwnSave(_) => format!(
+            Origin::OwnSave(_) | Origin::ProjectSave(..) => format!(
                 "`weights_only=False` unpickles arbitrary objects; {source} any file placed at that path runs code when loaded: save `state_dict()`s and load with `weights_only=True` ({target})"
             ),
             Origin::Unknown => format!(
@@ -282,7 +308,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             Origin::Outside(..) => format!(
                 "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6, and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
-            Origin::OwnSave(_) => format!(
+            Origin::OwnSave(_) | Origin::ProjectSave(..) => format!(
                 "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6; {source} any file placed at that path runs code when loaded ({target})"
             ),
             Origin::Unknown => format!(
@@ -354,6 +380,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         }
         Origin::OwnSave(range) => {
             d.add_related(range, "the checkpoint is written here");
+        }
+        Origin::ProjectSave(project, file, range, _) => {
+            d.add_remote(&project, file, range, "the checkpoint is written here");
         }
         Origin::Unknown => {}
     }
