@@ -1,5 +1,3 @@
-import sys
-
 import torch
 
 from model import Classifier
@@ -10,13 +8,3 @@ def load_model():
     state = torch.load("checkpoints/classifier.pt", map_location="cpu")  # expect: torch-load-without-weights-only
     model.load_state_dict(state)
     return model.eval()
-
-
-def load_user_model(path):
-    model = Classifier()
-    model.load_state_dict(torch.load(path, map_location="cpu"))  # expect: torch-load-without-weights-only
-    return model.eval()
-
-
-if __name__ == "__main__":
-    m = load_user_model(sys.argv[1])
