@@ -1,7 +1,7 @@
 use super::modes_helpers::{
     assigned_values, frame_is_eval_named, in_model_class, in_test_code, is_framework_hook,
-    loop_has_backward, mode_dependent, next_line_start, own_line_indent, strip_module_chain,
-    summary, synthetic_input, Event,
+    loop_has_backward, mode_dependent, next_line_start, own_line_indent, smoke_test_call,
+    strip_module_chain, summary, Event,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -151,15 +151,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module {
         return;
     }
-    // A shape smoke test (`y = net(torch.randn(1, 3, 32, 32)); print(y.size())`): random or
-    // constant inputs are never evaluation data.
-    if !call.arguments.args.is_empty()
-        && call
-            .arguments
-            .args
-            .iter()
-            .all(|a| synthetic_input(checker, a))
-    {
+    if smoke_test_call(checker, call) {
         return;
     }
     // Evaluation: under no_grad, in an evaluation-named function, or in an evaluation loop

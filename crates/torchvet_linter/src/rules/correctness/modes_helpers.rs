@@ -807,6 +807,18 @@ pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
 
+/// A model called on made-up inputs only (a shape smoke test: `y = net(torch.randn(1, 3, 32,
+/// 32))`, often in a loop over configurations under `if __name__ == "__main__":`): no
+/// evaluation data.
+pub(crate) fn smoke_test_call(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
+    !call.arguments.args.is_empty()
+        && call
+            .arguments
+            .args
+            .iter()
+            .all(|a| synthetic_input(checker, a))
+}
+
 /// A tensor made up on the spot (`torch.randn(...)`, `torch.zeros(...)`), directly or
 /// through a name assigned only from one.
 pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {

@@ -2,7 +2,7 @@ use crate::checker::{Checker, Evidence};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
     assigned_values, grad_off_here, in_model_class, in_test_code, is_framework_hook,
-    own_line_indent, result_discarded, synthetic_input,
+    own_line_indent, result_discarded, smoke_test_call,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -171,16 +171,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module || loss_like(checker, func) {
         return;
     }
-    // A shape smoke test (`img = torch.randn(2, 3, 256, 256); preds = v(img)`, often in a loop
-    // over configurations under `if __name__ == "__main__":`): made-up inputs are no
-    // evaluation data.
-    if !call.arguments.args.is_empty()
-        && call
-            .arguments
-            .args
-            .iter()
-            .all(|a| synthetic_input(checker, a))
-    {
+    if smoke_test_call(checker, call) {
         return;
     }
     let Some(region) = checker.eval_region() else {
