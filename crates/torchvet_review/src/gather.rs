@@ -456,14 +456,7 @@ impl Facts {
             },
         );
 
-        let amp = self.ev_of(&[
-            "torch.autocast",
-            "torch.amp.autocast",
-            "torch.cuda.amp.autocast",
-            "torch.cpu.amp.autocast",
-            "torch.amp.GradScaler",
-            "torch.cuda.amp.GradScaler",
-        ]);
+        let amp = self.ev_of(torchvet_semantic::project::practices::AMP);
         let amp_note = if self.unscale.is_empty() {
             "autocast / GradScaler used".to_string()
         } else {
@@ -637,14 +630,7 @@ impl Facts {
         ]);
         let data_parallel =
             self.ev_of(&["torch.nn.DataParallel", "torch.nn.parallel.DataParallel"]);
-        let amp = self.ev_of(&[
-            "torch.autocast",
-            "torch.amp.autocast",
-            "torch.cuda.amp.autocast",
-            "torch.cpu.amp.autocast",
-            "torch.amp.GradScaler",
-            "torch.cuda.amp.GradScaler",
-        ]);
+        let amp = self.ev_of(torchvet_semantic::project::practices::AMP);
         let mut parts = Vec::new();
         let count =
             |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });

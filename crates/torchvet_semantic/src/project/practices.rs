@@ -107,8 +107,18 @@ pub const SEEDS: &[&str] = &[
     "transformers.set_seed",
 ];
 
-/// Qualified callees recorded besides [`SEEDS`] (exact names, after resolution through the
-/// imports).
+/// The mixed-precision calls (autocast, GradScaler, in their current and deprecated spellings).
+pub const AMP: &[&str] = &[
+    "torch.autocast",
+    "torch.amp.autocast",
+    "torch.cuda.amp.autocast",
+    "torch.cpu.amp.autocast",
+    "torch.amp.GradScaler",
+    "torch.cuda.amp.GradScaler",
+];
+
+/// Qualified callees recorded besides [`SEEDS`] and [`AMP`] (exact names, after resolution
+/// through the imports).
 pub const RECORDED: &[&str] = &[
     "torch.use_deterministic_algorithms",
     // device
@@ -120,13 +130,7 @@ pub const RECORDED: &[&str] = &[
     // checkpoints
     "torch.load",
     "torch.save",
-    // mixed precision
-    "torch.autocast",
-    "torch.amp.autocast",
-    "torch.cuda.amp.autocast",
-    "torch.cpu.amp.autocast",
-    "torch.amp.GradScaler",
-    "torch.cuda.amp.GradScaler",
+    // mixed precision: see AMP
     // data
     "torch.utils.data.DataLoader",
     "torch.utils.data.dataloader.DataLoader",
@@ -223,6 +227,7 @@ impl Collector<'_> {
                     && !RECORDED
                         .iter()
                         .chain(SEEDS)
+                        .chain(AMP)
                         .any(|r| r.rsplit('.').next() == Some(last))
                 {
                     return;
@@ -349,7 +354,7 @@ pub fn extract(body: &[Stmt]) -> Practices {
 }
 
 fn is_recorded(q: &str) -> bool {
-    RECORDED.contains(&q) || SEEDS.contains(&q)
+    RECORDED.contains(&q) || SEEDS.contains(&q) || AMP.contains(&q)
 }
 
 #[cfg(test)]
