@@ -1314,15 +1314,8 @@ impl<'a> Checker<'a> {
         let module_functions = match &self.flow.module_functions {
             Some(f) => f.clone(),
             None => {
-                let f: Vec<&'a ast::StmtFunctionDef> = self
-                    .module
-                    .body
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stmt::FunctionDef(f) => Some(f),
-                        _ => None,
-                    })
-                    .collect();
+                let f: Vec<&'a ast::StmtFunctionDef> =
+                    torchvet_semantic::helpers::function_defs(&self.module.body).collect();
                 let rc = std::rc::Rc::new(f);
                 self.flow.module_functions = Some(rc.clone());
                 rc
@@ -1331,24 +1324,12 @@ impl<'a> Checker<'a> {
         let current = self.function();
         let mut functions: Vec<&'a ast::StmtFunctionDef> = module_functions.to_vec();
         if let Some(cur) = current {
-            functions.extend(cur.body.iter().filter_map(|s| match s {
-                Stmt::FunctionDef(f) => Some(f),
-                _ => None,
-            }));
+            functions.extend(torchvet_semantic::helpers::function_defs(&cur.body));
         }
         let methods: Vec<&'a ast::StmtFunctionDef> = self
             .frame()
             .method_of
-            .map(|c| {
-                c.def
-                    .body
-                    .iter()
-                    .filter_map(|s| match s {
-                        Stmt::FunctionDef(f) => Some(f),
-                        _ => None,
-                    })
-                    .collect()
-            })
+            .map(|c| torchvet_semantic::helpers::function_defs(&c.def.body).collect())
             .unwrap_or_default();
         let last = self.frames.len() - 1;
         let local = self.frame_kinds(last);
@@ -1411,19 +1392,21 @@ impl<'a> Checker<'a> {
                 (_, Some(l @ Stmt::For(f))) => (l.range(), &*f.iter, Some(l)),
                 _ => return None,
             };
-        let uses_gradients = match loop_stmt {
-            Some(l) => uses_gradients_stmt(l),
-            None => self
-                .expr_stack
-                .iter()
-                .rev()
-                .find(|e| e.range() == range)
-                .is_some_and(|e| uses_gradients_expr(e)),
-        };
+        let text = self.text(range);
+        // Every spelling of a gradient use names "grad": the syntax walk runs only then.
+        let uses_gradients = memchr::memmem::find(text.as_bytes(), b"grad").is_some()
+            && match loop_stmt {
+                Some(l) => uses_gradients_stmt(l),
+                None => self
+                    .expr_stack
+                    .iter()
+                    .rev()
+                    .find(|e| e.range() == range)
+                    .is_some_and(|e| uses_gradients_expr(e)),
+            };
         if uses_gradients {
             return None;
         }
-        let text = self.text(range);
         if let Some(l) = loop_stmt {
             if self.flow_relevant() && self.flow_of(l).events.iter().any(|e| trains(e.kind)) {
                 return None;

@@ -317,14 +317,8 @@ pub fn attr_is_selection_table(class: &StmtClassDef, attr: &str) -> bool {
         }
     }
 
-    let methods: Vec<&ruff_python_ast::StmtFunctionDef> = class
-        .body
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::FunctionDef(f) => Some(f),
-            _ => None,
-        })
-        .collect();
+    let methods: Vec<&ruff_python_ast::StmtFunctionDef> =
+        crate::helpers::function_defs(&class.body).collect();
     let mut uses = Uses {
         attr,
         other: 0,

@@ -1579,14 +1579,8 @@ mod tests {
         scopes.push(scope);
         let classes = ModuleClasses::compute(&module.body, &scopes);
         let module_kinds = KindTable::infer(&module.body, None, &scopes, &classes, None);
-        let functions: Vec<&ast::StmtFunctionDef> = module
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::FunctionDef(f) => Some(f),
-                _ => None,
-            })
-            .collect();
+        let functions: Vec<&ast::StmtFunctionDef> =
+            crate::helpers::function_defs(&module.body).collect();
         let current = functions.iter().find(|f| f.name.as_str() == func).copied();
         let body: &[Stmt] = current.map_or(&module.body, |f| &f.body);
         let local = current.map(|f| {
@@ -1729,14 +1723,7 @@ mod tests {
         let Stmt::ClassDef(c) = &module.body[1] else {
             panic!("class")
         };
-        let methods: Vec<&ast::StmtFunctionDef> = c
-            .body
-            .iter()
-            .filter_map(|s| match s {
-                Stmt::FunctionDef(f) => Some(f),
-                _ => None,
-            })
-            .collect();
+        let methods: Vec<&ast::StmtFunctionDef> = crate::helpers::function_defs(&c.body).collect();
         let fit = methods[1];
         let input = FlowInput {
             kinds: KindContext {

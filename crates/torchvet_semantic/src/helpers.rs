@@ -189,3 +189,11 @@ pub fn for_each_own_stmt<'a>(
         }
     }
 }
+
+/// The function definitions directly in a body (a module's functions, a class's methods).
+pub fn function_defs(body: &[ast::Stmt]) -> impl Iterator<Item = &ast::StmtFunctionDef> {
+    body.iter().filter_map(|s| match s {
+        ast::Stmt::FunctionDef(f) => Some(f),
+        _ => None,
+    })
+}
