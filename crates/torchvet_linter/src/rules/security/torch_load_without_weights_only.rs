@@ -2,7 +2,7 @@ use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
 use crate::registry::Severity;
 use crate::rules::correctness::helpers::for_each_stmt;
-use crate::rules::facts::{file_label, load_fails_weights_only, load_info, row_of};
+use crate::rules::facts::{file_label, load_fails_weights_only, load_info, row_of, LoadInfo};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -166,9 +166,8 @@ enum Verdict {
 /// project pairs it with none.
 /// A save in another file of the project that writes the path this load reads (paired by the
 /// same path, not by keys or use): the checkpoint is the project's own.
-fn project_save_origin(checker: &Checker, call: &ExprCall) -> Option<Origin> {
+fn project_save_origin(info: &LoadInfo) -> Option<Origin> {
     use torchvet_semantic::project::facts::PairBy;
-    let info = load_info(checker, call)?;
     let p = &info.project;
     let ps = info
         .pairs
@@ -180,8 +179,7 @@ fn project_save_origin(checker: &Checker, call: &ExprCall) -> Option<Origin> {
     Some(Origin::ProjectSave(p.clone(), file, save, at))
 }
 
-fn project_verdict(checker: &Checker, call: &ExprCall) -> Option<Verdict> {
-    let info = load_info(checker, call)?;
+fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
     if info.pairs.is_empty() {
         return None;
     }
@@ -260,12 +258,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let path_text = path.map(|p| checker.text(p.range()).to_string());
     let saves = saves(checker);
     let paired = saves_for_load(&saves, path_text.as_deref());
+    // The project's saves this load may read (any file), asked once.
+    let info = load_info(checker, call);
     let mut origin = match path {
         Some(p) => origin_of(checker, p, &saves),
         None => Origin::Unknown,
     };
     if matches!(origin, Origin::Unknown) {
-        origin = project_save_origin(checker, call).unwrap_or(Origin::Unknown);
+        origin = info
+            .as_ref()
+            .and_then(project_save_origin)
+            .unwrap_or(Origin::Unknown);
     }
     // Test code loading a file that the test itself (or its fixture) just wrote.
     if matches!(origin, Origin::OwnSave(_)) && !explicit_false && checker.is_test_file() {
@@ -318,8 +321,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     };
     // What the checkpoint holds: the project's saves this load may read (any file), else the
     // saves of this file (a file's loads usually read what it saves).
-    let verdict =
-        project_verdict(checker, call).unwrap_or_else(|| match weights_only_load_fails(&paired) {
+    let verdict = info.as_ref().and_then(project_verdict).unwrap_or_else(|| {
+        match weights_only_load_fails(&paired) {
             Some(site) => match &site.content {
                 Saved::Rejected(what, _) => Verdict::Fails {
                     what: what.clone(),
@@ -330,7 +333,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             },
             None if all_weights_only(&paired) => Verdict::WeightsOnly(true),
             None => Verdict::Unknown,
-        });
+        }
+    });
     // `weights_only` exists since torch 1.13: a project that still allows older torch would
     // get a TypeError there.
     let old_torch_allowed = !checker.declared_min_at_least(1, 13);
