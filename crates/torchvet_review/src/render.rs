@@ -203,6 +203,15 @@ fn md_item(out: &mut String, n: usize, f: &Finding, b: &Budget, with_fix: bool) 
     }
 }
 
+/// A table row's severity: `critical`, or `warning (preview)` for a preview rule.
+fn table_severity(f: &Finding) -> String {
+    let mut sev = f.severity.to_string();
+    if f.confidence == "preview" {
+        sev.push_str(" (preview)");
+    }
+    sev
+}
+
 fn md_table(out: &mut String, rows: &[&Finding], b: &Budget) {
     if rows.is_empty() {
         return;
@@ -210,10 +219,7 @@ fn md_table(out: &mut String, rows: &[&Finding], b: &Budget) {
     let _ = writeln!(out, "| Rule | Severity | Places | What to do |");
     let _ = writeln!(out, "|---|---|---|---|");
     for f in rows {
-        let mut sev = f.severity.to_string();
-        if f.confidence == "preview" {
-            sev.push_str(" (preview)");
-        }
+        let sev = table_severity(f);
         let _ = writeln!(
             out,
             "| `{}` {} | {} | {} | {} |",
@@ -556,10 +562,7 @@ fn html_table(out: &mut String, rows: &[&Finding], b: &Budget) {
         "<table><tr><th>Rule</th><th>Severity</th><th>Places</th><th>What to do</th></tr>\n",
     );
     for f in rows {
-        let mut sev = f.severity.to_string();
-        if f.confidence == "preview" {
-            sev.push_str(" (preview)");
-        }
+        let sev = table_severity(f);
         let _ = writeln!(
             out,
             "<tr><td><code>{}</code> {}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
