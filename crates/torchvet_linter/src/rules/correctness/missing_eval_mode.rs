@@ -286,7 +286,17 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
     if mode_layer_of(checker, model).is_some() {
         return Some(true);
     }
-    let values = assigned_values(checker, model);
+    // `model = model.cuda()` (under `if use_gpu:`) moves the same object: it says nothing of
+    // its class, the other assignments do.
+    let own = checker.text(model.range());
+    let values: Vec<_> = assigned_values(checker, model)
+        .into_iter()
+        .filter(|(v, _)| {
+            let (base, _) = strip_module_chain(v);
+            !(matches!(base, Expr::Name(_) | Expr::Attribute(_))
+                && checker.text(base.range()) == own)
+        })
+        .collect();
     let known = |v: &Expr| {
         let (base, _) = strip_module_chain(v);
         let Expr::Call(c) = base else {
