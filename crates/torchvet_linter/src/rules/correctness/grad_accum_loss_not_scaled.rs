@@ -43,9 +43,12 @@ crate::declare_rule! {
     /// ## Fix safety
     /// The fix rewrites `loss.backward()` as `(loss / k).backward()` (or
     /// `scaler.scale(loss / k)`), with `k` taken from the accumulation condition or the
-    /// `range(k)` of the inner loop. It is safe in the sense of the documented recipe: the
-    /// accumulated gradient becomes the gradient of the mean loss, as with one large batch.
-    /// Logged loss values computed from the same variable before the division are unchanged.
+    /// `range(k)` of the inner loop: the accumulated gradient becomes the gradient of the mean
+    /// loss, as with one large batch. The fix is unsafe: it changes the size of every update on
+    /// purpose (with SGD it divides the effective learning rate by `k`), so a learning rate
+    /// tuned on the summed gradients needs retuning, and if the pairing of backward and step is
+    /// not what the rule believes, it scales a loss that was never accumulated. Logged loss
+    /// values computed from the same variable before the division are unchanged.
     ///
     /// ## References
     /// - [nanoGPT issue 206](https://github.com/karpathy/nanoGPT/issues/206)
@@ -93,6 +96,16 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                 .iter()
                 .any(|e| may_clear(e, opt, &stepped) && !e.is_conditional())
             {
+                continue;
+            }
+            // The step's own block clears the optimizer first (`if step % k == 0:
+            // actor_opt.zero_grad(); actor_loss.backward(); actor_opt.step()`, the delayed
+            // actor update of TD3/DDPG): gradients of other iterations never reach the step.
+            if flow.events.iter().any(|e| {
+                may_clear(e, opt, &stepped)
+                    && e.range.start() < step.range.start()
+                    && e.periodic_guard().is_some_and(|g| g.same(guard))
+            }) {
                 continue;
             }
             let k = modulus_of(test);
@@ -223,7 +236,7 @@ fn candidate(
         "the optimizer step that applies the accumulated gradients",
     );
     if let Some(edit) = fix {
-        d.set_fix(RawFix::safe(
+        d.set_fix(RawFix::unsafe_edit(
             "Divide the loss by the number of accumulation steps",
             vec![edit],
         ));
