@@ -58,6 +58,7 @@ projects! {
         ddp_sampler_factory,
         distill_validate_other_file,
         own_checkpoint_other_file,
+        eval_helper_downloaded,
         engine_without_torch,
         eval_loader_shuffled_factory,
         gan_models_dict,
@@ -100,6 +101,8 @@ projects! {
         clean_notebook_ipython,
         clean_pytest_suite,
         clean_pytest_weights_fixture,
+        clean_pretrained_weights_under_no_grad,
+        clean_two_scripts_checkpoint_dir,
         clean_src_accumulation,
         clean_trainer_resume,
     ],
@@ -299,6 +302,8 @@ struct Outcome {
     reported: BTreeSet<Key>,
     /// key -> message, for the report of unexpected findings.
     messages: BTreeMap<Key, String>,
+    /// key -> severity as reported.
+    severities: BTreeMap<Key, String>,
     /// Set when the run itself failed (exit code other than 0/1, or output that is not JSON).
     error: Option<String>,
 }
@@ -362,6 +367,7 @@ fn run_project(name: &str) -> Outcome {
         expected,
         reported: BTreeSet::new(),
         messages: BTreeMap::new(),
+        severities: BTreeMap::new(),
         error: None,
     };
     let code = out.status.code().unwrap_or(-1);
@@ -394,6 +400,7 @@ fn run_project(name: &str) -> Outcome {
             key.clone(),
             f["message"].as_str().unwrap_or_default().to_string(),
         );
+        outcome.severities.insert(key.clone(), severity.to_string());
         outcome.reported.insert(key);
     }
     outcome
@@ -438,6 +445,38 @@ fn check_project(name: &str) {
         );
     }
     panic!("{msg}");
+}
+
+/// The one finding of `rule` in a project's run: its severity and message.
+fn only_finding(name: &str, rule: &str) -> (String, String) {
+    let outcome = run_project(name);
+    assert!(outcome.error.is_none(), "{name}: {:?}", outcome.error);
+    let keys: Vec<&Key> = outcome.reported.iter().filter(|k| k.3 == rule).collect();
+    let [key] = keys.as_slice() else {
+        panic!("{name}: expected one {rule} finding, got {keys:?}");
+    };
+    (
+        outcome.severities[*key].clone(),
+        outcome.messages[*key].clone(),
+    )
+}
+
+/// Where a loaded checkpoint comes from sets the severity: a path that a caller fills with a
+/// download is critical (even though another script saves a similar path), the project's own
+/// file written by another file is a warning that names the save.
+#[test]
+fn checkpoint_origin_decides_the_severity() {
+    let (severity, message) =
+        only_finding("eval_helper_downloaded", "torch-load-without-weights-only");
+    assert_eq!(severity, "critical", "{message}");
+    assert!(message.contains("download"), "{message}");
+    assert!(!message.contains("c51.py"), "{message}");
+    let (severity, message) = only_finding(
+        "own_checkpoint_other_file",
+        "torch-load-without-weights-only",
+    );
+    assert_eq!(severity, "warning", "{message}");
+    assert!(message.contains("train.py:"), "{message}");
 }
 
 #[test]

@@ -378,12 +378,8 @@ impl<'a> Checker<'a> {
             .get_or_init(|| {
                 let path = std::path::absolute(&self.source.path)
                     .unwrap_or_else(|_| self.source.path.clone());
-                let summary = torchvet_semantic::project::summarise(
-                    &path,
-                    &self.source.text,
-                    self.module,
-                    matches!(self.source.kind, torchvet_python::SourceKind::Notebook(_)),
-                );
+                let summary =
+                    torchvet_semantic::project::summarise_source(&path, self.source, self.module);
                 let model = std::sync::Arc::new(torchvet_semantic::project::ProjectModel::build(
                     vec![summary],
                     Vec::new(),

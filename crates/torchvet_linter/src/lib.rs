@@ -45,11 +45,10 @@ impl FileContext {
         let mut ctx = self.clone();
         if let Some(p) = &self.project {
             let parsed = source.parse();
-            let summary = torchvet_semantic::project::summarise(
+            let summary = torchvet_semantic::project::summarise_source(
                 &p.summary().path,
-                &source.text,
+                source,
                 parsed.syntax(),
-                p.summary().notebook,
             );
             ctx.project = Some(p.with_overlay(summary));
         }

@@ -7,8 +7,8 @@ use ruff_python_parser::Parsed;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use torchvet_python::{SourceFile, SourceKind};
-use torchvet_semantic::project::{summarise, FileSummary, ProjectFile, ProjectModel};
+use torchvet_python::SourceFile;
+use torchvet_semantic::project::{summarise_source, FileSummary, ProjectFile, ProjectModel};
 
 /// The syntax trees of phase 1 are kept for phase 2 for the first this many bytes of source
 /// text (in the order of the files); the files beyond are parsed again in phase 2. Trees take
@@ -59,12 +59,7 @@ pub fn cpu_seconds() -> f64 {
 /// Summarise a parsed file (absolute path for the resolver).
 pub fn summary_of(source: &SourceFile, parsed: &Parsed<ModModule>) -> FileSummary {
     let abs = std::path::absolute(&source.path).unwrap_or_else(|_| source.path.clone());
-    summarise(
-        &abs,
-        &source.text,
-        parsed.syntax(),
-        matches!(source.kind, SourceKind::Notebook(_)),
-    )
+    summarise_source(&abs, source, parsed.syntax())
 }
 
 /// Read and summarise a file outside the checked set (imports resolve to it): summary only.
@@ -72,12 +67,7 @@ fn load_extra(path: &Path) -> Option<FileSummary> {
     std::panic::catch_unwind(|| {
         let source = SourceFile::load(path).ok()?;
         let parsed = source.parse();
-        Some(summarise(
-            path,
-            &source.text,
-            parsed.syntax(),
-            matches!(source.kind, SourceKind::Notebook(_)),
-        ))
+        Some(summarise_source(path, &source, parsed.syntax()))
     })
     .ok()
     .flatten()

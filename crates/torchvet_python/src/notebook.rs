@@ -39,6 +39,12 @@ impl CellMap {
             .map_or(0, |&s| s as usize)
     }
 
+    /// (1-based notebook cell number, 0-based first line in the joined text) of each analysed
+    /// cell, in order.
+    pub fn starts(&self) -> &[(usize, usize)] {
+        &self.starts
+    }
+
     /// Number of analysed cells.
     pub fn len(&self) -> usize {
         self.starts.len()

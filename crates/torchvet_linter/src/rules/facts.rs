@@ -58,18 +58,27 @@ pub(crate) fn origin_of(checker: &Checker, call: &ExprCall) -> Option<Origin> {
     }
 }
 
-/// A 1-based row of a range in a file of the model (for messages).
-pub(crate) fn row_of(
+/// Where a place of the model is, as messages name it: `line 12` in the file being checked,
+/// `train.py:12` in another; a notebook's places by cell (`cell 4, line 2`, or
+/// `demo.ipynb cell 4, line 2`), as the user finds them.
+pub(crate) fn site(
     p: &ProjectFile,
     file: torchvet_semantic::project::FileId,
     at: ruff_text_size::TextRange,
-) -> usize {
-    p.model.file(file).row_col(at.start()).0
+) -> String {
+    let (cell, row) = p.model.file(file).place(at.start());
+    let here = file == p.file;
+    match cell {
+        Some(c) if here => format!("cell {c}, line {row}"),
+        Some(c) => format!("{} cell {c}, line {row}", file_label(p, file)),
+        None if here => format!("line {row}"),
+        None => format!("{}:{row}", file_label(p, file)),
+    }
 }
 
 /// The file name of a file of the model, as messages show it (relative when below the
 /// current directory).
-pub(crate) fn file_label(p: &ProjectFile, file: torchvet_semantic::project::FileId) -> String {
+fn file_label(p: &ProjectFile, file: torchvet_semantic::project::FileId) -> String {
     let path = &p.model.file(file).path;
     let shown = crate::checker::display_path(path);
     // The bare file name is enough when it is not ambiguous in a message.
@@ -109,6 +118,8 @@ pub(crate) struct LoadInfo {
     pub fates: Vec<Fate>,
     /// The loaded value is used as a module (`.eval()`, called).
     pub as_module: bool,
+    /// The path is a download, here or at a call site that fills the parameter it is.
+    pub downloaded: bool,
 }
 
 /// Why a weights-only load of a checkpoint fails.
@@ -196,6 +207,7 @@ pub(crate) fn load_info_at(
         as_module,
     };
     let pairs = p.model.saves_for_load(&desc);
+    let downloaded = p.model.path_downloaded(func, &desc.path);
     let as_module = desc.as_module;
     Some(LoadInfo {
         project: p,
@@ -203,6 +215,7 @@ pub(crate) fn load_info_at(
         key_uses,
         fates,
         as_module,
+        downloaded,
     })
 }
 

@@ -182,8 +182,35 @@ pub enum PathShape {
     Template(Box<str>),
     /// `os.path.join(..., "last.pt")` (or `dir / "last.pt"`): the final literal component.
     JoinTail(Box<str>),
+    /// The result of a download call (`hf_hub_download(...)`, see [`DOWNLOAD_CALLS`]): a file
+    /// that comes from outside the project.
+    Download,
     /// Anything else.
     Unknown,
+}
+
+/// Calls (by their last name) whose result is downloaded data or a downloaded file.
+pub const DOWNLOAD_CALLS: &[&str] = &[
+    "urlopen",
+    "urlretrieve",
+    "download",
+    "hf_hub_download",
+    "cached_download",
+    "cached_path",
+    "download_url",
+    "download_url_to_file",
+    "get_file",
+    "snapshot_download",
+];
+
+/// Is `call` a download call (its callee's last name is one of [`DOWNLOAD_CALLS`])?
+pub fn is_download_call(call: &ast::ExprCall) -> bool {
+    let last = match &*call.func {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    DOWNLOAD_CALLS.contains(&last)
 }
 
 /// One `torch.save(obj, path)`.
@@ -1257,11 +1284,32 @@ impl ProjectModel {
     /// The saves a load may read (see the module docs). Precedence: path matches, else saves
     /// of the same helper module, else key matches, else (for a load used as a module) saves
     /// of whole modules.
+    ///
+    /// Within each kind of pairing the nearest saves win: a save in the load's own file, else
+    /// (path matches) one in the file whose call passes the path the save matches
+    /// (`evaluate(model_path)` called by the training script that wrote `model_path`), else one
+    /// in the load's directory, else any. Two entry scripts that build the same path shape from
+    /// their own arguments (`args.checkpoint_dir / "checkpoint.pth"` with different parsers) do
+    /// not read each other's checkpoints when each writes its own, and a sibling sub-project's
+    /// save is not named when the load's own directory saves one.
     pub fn saves_for_load(&self, load: &LoadDesc) -> Vec<PairedSave> {
-        let mut by_path = Vec::new();
+        let load_variants = self.path_variants(load.func, &load.path, 0);
+        let load_dir = self.files[load.func.file as usize].path.parent();
+        // 0: the load's file; 1: the file of the caller whose path matched; 2: the load's
+        // directory; 3: elsewhere.
+        let near = |file: FileId| {
+            if file == load.func.file {
+                0u8
+            } else if self.files[file as usize].path.parent() == load_dir {
+                2
+            } else {
+                3
+            }
+        };
+        let mut by_path: Vec<(u8, PairedSave)> = Vec::new();
         let mut by_helper = Vec::new();
-        let mut by_keys = Vec::new();
-        let mut by_module = Vec::new();
+        let mut by_keys: Vec<(u8, PairedSave)> = Vec::new();
+        let mut by_module: Vec<(u8, PairedSave)> = Vec::new();
         for fi in 0..self.files.len() {
             if !self.checked[fi] {
                 continue;
@@ -1275,7 +1323,24 @@ impl ProjectModel {
                     index: gi as u32,
                 };
                 for (si, s) in g.facts.saves.iter().enumerate() {
-                    let path_match = self.same_path(load.func, &load.path, sf, &s.path);
+                    let save_variants = self.path_variants(sf, &s.path, 0);
+                    // How near the save is (0 best), when its path matches the load's.
+                    let nearness = load_variants
+                        .iter()
+                        .filter(|(fa, pa)| {
+                            save_variants
+                                .iter()
+                                .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
+                        })
+                        .map(|(fa, _)| {
+                            if sf.file != load.func.file && fa.file == sf.file {
+                                1
+                            } else {
+                                near(sf.file)
+                            }
+                        })
+                        .min();
+                    let path_match = nearness.is_some();
                     let helper = !path_match
                         && sf.file == load.func.file
                         && matches!(load.path, PathShape::Param(_))
@@ -1297,22 +1362,34 @@ impl ProjectModel {
                             content: content.clone(),
                         };
                         if path_match && !keys_contradict {
-                            by_path.push(paired(PairBy::Path));
+                            by_path.push((nearness.unwrap_or(3), paired(PairBy::Path)));
                         } else if helper && !keys_contradict {
                             by_helper.push(paired(PairBy::Helper));
                         } else if keys_match {
-                            by_keys.push(paired(PairBy::Keys));
+                            by_keys.push((near(sf.file), paired(PairBy::Keys)));
                         } else if load.as_module
                             && matches!(content.saved, Saved::Rejected(RejectedKind::Module, _))
                             && content.keys.is_none()
                         {
-                            by_module.push(paired(PairBy::ModuleUse));
+                            by_module.push((near(sf.file), paired(PairBy::ModuleUse)));
                         }
                     }
                 }
             }
         }
-        for v in [by_path, by_helper, by_keys, by_module] {
+        fn nearest(v: Vec<(u8, PairedSave)>) -> Vec<PairedSave> {
+            let best = v.iter().map(|(n, _)| *n).min();
+            v.into_iter()
+                .filter(|(n, _)| Some(*n) == best)
+                .map(|(_, p)| p)
+                .collect()
+        }
+        for v in [
+            nearest(by_path),
+            by_helper,
+            nearest(by_keys),
+            nearest(by_module),
+        ] {
             if !v.is_empty() {
                 return v;
             }
@@ -1320,15 +1397,12 @@ impl ProjectModel {
         Vec::new()
     }
 
-    /// Do two path shapes (each seen from its function) name the same file? A parameter
-    /// stands for what the callers pass (`save_checkpoint(state, "last.pt")`).
-    pub fn same_path(&self, a_in: FuncId, a: &PathShape, b_in: FuncId, b: &PathShape) -> bool {
-        let va = self.path_variants(a_in, a, 0);
-        let vb = self.path_variants(b_in, b, 0);
-        va.iter().any(|(fa, pa)| {
-            vb.iter()
-                .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
-        })
+    /// Does the path come from a download, here or (for a parameter) at some call site
+    /// (`evaluate(hf_hub_download(repo, name))` in a script's `__main__`)?
+    pub fn path_downloaded(&self, f: FuncId, p: &PathShape) -> bool {
+        self.path_variants(f, p, 0)
+            .iter()
+            .any(|(_, s)| matches!(s, PathShape::Download))
     }
 
     /// The shapes a path may take: itself, or for a parameter what each caller passes.
@@ -1627,6 +1701,9 @@ fn path_shape_at(
         Expr::Call(c) => {
             if let Some(("format", Expr::StringLiteral(s))) = helpers::method_call(c) {
                 return PathShape::Template(s.value.to_str().into());
+            }
+            if is_download_call(c) {
+                return PathShape::Download;
             }
             let q = scopes.resolve(&c.func);
             match q.as_deref() {

@@ -42,8 +42,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    is_test_path, summarise, ClassSummary, FileSummary, FunctionSummary, PropFact, Ref, RoleTag,
-    SumCall, SumEvent, Target, Usage, Val, Vocab,
+    is_test_path, summarise, summarise_source, ClassSummary, FileSummary, FunctionSummary,
+    PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).
@@ -1563,6 +1563,16 @@ impl ProjectModel {
             .frozen
             .iter()
             .any(|(n, r)| &**n == name && r.start() < at)
+    }
+
+    /// Is a method of this name called as `obj.name(...)` with autograd off anywhere in the
+    /// project (see [`FileSummary::no_grad_method_calls`])?
+    pub fn method_called_in_no_grad(&self, name: &str) -> bool {
+        self.files.iter().any(|f| {
+            f.no_grad_method_calls
+                .binary_search_by(|n| (**n).cmp(name))
+                .is_ok()
+        })
     }
 
     /// Is the function called anywhere in the project?

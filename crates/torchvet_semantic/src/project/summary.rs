@@ -456,12 +456,40 @@ pub struct FileSummary {
     pub fingerprint: u64,
     /// Offsets of line starts (to show locations in this file from other files' findings).
     pub line_starts: Vec<u32>,
+    /// A notebook's analysed cells: (1-based notebook cell number, 0-based first line in the
+    /// joined text), in order; empty for a `.py` file.
+    pub cells: Vec<(u32, u32)>,
     // ----- project facts of the wave-3 rules (see `super::facts`) -----
     /// Whole-file facts (allow-listed classes for the weights-only unpickler).
     pub facts: super::facts::FileFacts,
+    /// Names of the methods called as `obj.name(...)` with autograd off (inside a `no_grad` /
+    /// `inference_mode` region or a no-grad decorated function), sorted: a method of another
+    /// file reached through a receiver the model cannot type (`for _, unit in
+    /// m.named_children(): unit.load_from(w)`) is known by name to run under no_grad.
+    pub no_grad_method_calls: Vec<Box<str>>,
 }
 
 impl FileSummary {
+    /// Where an offset of this file is, as a user finds it: the notebook cell (1-based, `None`
+    /// in a `.py` file) and the 1-based row inside it (or in the file).
+    pub fn place(&self, offset: ruff_text_size::TextSize) -> (Option<usize>, usize) {
+        let (row, _) = self.row_col(offset);
+        if self.cells.is_empty() {
+            return (None, row);
+        }
+        let line = (row - 1) as u32;
+        let i = self
+            .cells
+            .partition_point(|&(_, start)| start <= line)
+            .max(1)
+            - 1;
+        let (cell, start) = self.cells[i];
+        (
+            Some(cell as usize),
+            (line.saturating_sub(start) + 1) as usize,
+        )
+    }
+
     /// 1-based row and column of an offset of this file.
     pub fn row_col(&self, offset: ruff_text_size::TextSize) -> (usize, usize) {
         let o = offset.to_u32();
@@ -597,6 +625,29 @@ pub fn is_test_path(path: &Path) -> bool {
             .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")))
 }
 
+/// Summarise one parsed source file (a notebook's cells are recorded, see
+/// [`FileSummary::cells`]).
+pub fn summarise_source(
+    path: &Path,
+    source: &torchvet_python::SourceFile,
+    module: &ast::ModModule,
+) -> FileSummary {
+    let notebook = match &source.kind {
+        torchvet_python::SourceKind::Notebook(nb) => Some(nb),
+        torchvet_python::SourceKind::Python => None,
+    };
+    let mut s = summarise(path, &source.text, module, notebook.is_some());
+    if let Some(nb) = notebook {
+        s.cells = nb
+            .cell_map()
+            .starts()
+            .iter()
+            .map(|&(c, l)| (c as u32, l as u32))
+            .collect();
+    }
+    s
+}
+
 /// Summarise one parsed file.
 pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: bool) -> FileSummary {
     let mut scopes = Scopes::default();
@@ -683,6 +734,8 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
     let mut out = b.out;
+    out.no_grad_method_calls.sort_unstable();
+    out.no_grad_method_calls.dedup();
     let mut h = rustc_hash::FxHasher::default();
     out.imports.hash(&mut h);
     out.star_imports.hash(&mut h);
@@ -691,6 +744,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     out.globals.hash(&mut h);
     out.vocab.hash(&mut h);
     out.facts.hash(&mut h);
+    out.no_grad_method_calls.hash(&mut h);
     out.fingerprint = h.finish();
     out
 }
@@ -1364,6 +1418,7 @@ impl Builder<'_> {
             has_loop: false,
             mode_layer: None,
             builds: Vec::new(),
+            no_grad_methods: Vec::new(),
         };
         w.suite(body);
         let BodyWalker {
@@ -1372,8 +1427,10 @@ impl Builder<'_> {
             has_loop,
             mode_layer,
             builds,
+            no_grad_methods,
             ..
         } = w;
+        self.out.no_grad_method_calls.extend(no_grad_methods);
         let f = &mut self.out.functions[idx as usize];
         f.calls = calls;
         if !params.is_empty() {
@@ -1566,6 +1623,9 @@ struct BodyWalker<'w, 'b> {
     loop_depth: u32,
     cond_depth: u32,
     no_grad: u32,
+    /// Methods called as `obj.name(...)` with autograd off (see
+    /// [`FileSummary::no_grad_method_calls`]).
+    no_grad_methods: Vec<Box<str>>,
     calls: Vec<SumCall>,
     usage: Vec<Usage>,
     has_loop: bool,
@@ -1728,6 +1788,15 @@ impl BodyWalker<'_, '_> {
             Expr::Call(call) => {
                 if let Some(i) = self.param(&call.func) {
                     self.usage[i].0 |= Usage::CALLED;
+                }
+                if self.no_grad > 0 {
+                    if let Expr::Attribute(a) = &*call.func {
+                        let name = a.attr.as_str();
+                        let seen = &mut self.no_grad_methods;
+                        if seen.last().is_none_or(|l| &**l != name) {
+                            seen.push(Box::from(name));
+                        }
+                    }
                 }
                 if let Some((m, recv)) = helpers::method_call(call) {
                     let bits = match m {

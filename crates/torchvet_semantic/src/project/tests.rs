@@ -27,7 +27,7 @@ impl Tree {
     fn load(path: &Path) -> Option<FileSummary> {
         let source = SourceFile::load(path).ok()?;
         let parsed = source.parse();
-        Some(summarise(path, &source.text, parsed.syntax(), false))
+        Some(summarise_source(path, &source, parsed.syntax()))
     }
 
     /// The model of the checked files; the tree is a walked root unless `single` (the user
@@ -179,4 +179,59 @@ fn files_outside_the_checked_set_are_loaded_for_imports() {
     let train = m.view(0);
     assert!(train.is_module_class("models.Net"));
     assert!(!m.is_checked(1));
+}
+
+#[test]
+fn notebook_places_are_named_by_cell() {
+    let nb = r##"{"cells": [
+ {"cell_type": "markdown", "metadata": {}, "source": ["# Title"]},
+ {"cell_type": "code", "metadata": {}, "execution_count": 1, "outputs": [], "source": ["import torch\n", "x = 1"]},
+ {"cell_type": "code", "metadata": {}, "execution_count": 2, "outputs": [], "source": ["y = 2\n", "torch.save(x, 'm.pt')"]}
+], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##;
+    let t = Tree::new(&[
+        ("demo.ipynb", nb),
+        ("train.py", "import torch\n\ntorch.save(1, 'a.pt')\n"),
+    ]);
+    let m = t.model(&["demo.ipynb", "train.py"]);
+    let s = m.file(t.id(&m, "demo.ipynb"));
+    let text = "import torch\nx = 1\ny = 2\ntorch.save(x, 'm.pt')";
+    let at = ruff_text_size::TextSize::new(text.find("torch.save").unwrap() as u32);
+    assert_eq!(s.place(at), (Some(3), 2));
+    assert_eq!(s.place(ruff_text_size::TextSize::new(0)), (Some(2), 1));
+    let py = m.file(t.id(&m, "train.py"));
+    assert_eq!(py.place(ruff_text_size::TextSize::new(14)), (None, 3));
+}
+
+#[test]
+fn no_grad_method_calls_and_downloaded_paths_are_project_facts() {
+    let t = Tree::new(&[
+        (
+            "blocks.py",
+            "import torch\n\nclass Block(torch.nn.Module):\n    def load_from(self, w):\n        self.fc.weight.copy_(w)\n",
+        ),
+        (
+            "model.py",
+            "import torch\n\nclass Net(torch.nn.Module):\n    def load_from(self, w):\n        with torch.no_grad():\n            for _, unit in self.body.named_children():\n                unit.load_from(w)\n        self.head.reset()\n",
+        ),
+        (
+            "evals.py",
+            "import torch\nfrom huggingface_hub import hf_hub_download\n\ndef evaluate(path):\n    return torch.load(path)\n\ndef other(path):\n    return torch.load(path)\n\nif __name__ == '__main__':\n    evaluate(hf_hub_download('r', 'f'))\n    other('local.pt')\n",
+        ),
+    ]);
+    let m = t.model(&["blocks.py", "model.py", "evals.py"]);
+    assert!(m.method_called_in_no_grad("load_from"));
+    assert!(!m.method_called_in_no_grad("reset"));
+    let evals = t.id(&m, "evals.py");
+    let func = |name: &str| {
+        let index = m
+            .file(evals)
+            .functions
+            .iter()
+            .position(|f| &*f.name == name)
+            .unwrap() as u32;
+        FuncId { file: evals, index }
+    };
+    use facts::PathShape;
+    assert!(m.path_downloaded(func("evaluate"), &PathShape::Param(0)));
+    assert!(!m.path_downloaded(func("other"), &PathShape::Param(0)));
 }

@@ -1,8 +1,6 @@
 use crate::checker::Checker;
 use crate::registry::Severity;
-use crate::rules::facts::{
-    file_label, load_info, row_of, weights_only_failure, weights_only_in_effect,
-};
+use crate::rules::facts::{load_info, site, weights_only_failure, weights_only_in_effect};
 use ruff_python_ast::ExprCall;
 use ruff_text_size::Ranged;
 use torchvet_semantic::saves::RejectedKind;
@@ -111,15 +109,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         (None, false) => kind.describe(),
     };
     let save_file = paired.func.file;
-    let where_ = if save_file == p.file {
-        format!("line {}", row_of(p, save_file, save.call))
-    } else {
-        format!(
-            "{}:{}",
-            file_label(p, save_file),
-            row_of(p, save_file, save.call)
-        )
-    };
+    let where_ = site(p, save_file, save.call);
     let mode = if explicit {
         "`weights_only=True`".to_string()
     } else {

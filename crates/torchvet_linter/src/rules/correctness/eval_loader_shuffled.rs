@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::facts::{current_function, file_label, origin_of, row_of, Origin};
+use crate::rules::facts::{current_function, origin_of, site, Origin};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -244,15 +244,7 @@ fn report(
     evals: &[(FuncId, TextRange, String)],
 ) {
     let (first_func, first_at, _) = &evals[0];
-    let place = if first_func.file == p.file {
-        format!("line {}", row_of(p, first_func.file, *first_at))
-    } else {
-        format!(
-            "{}:{}",
-            file_label(p, first_func.file),
-            row_of(p, first_func.file, *first_at)
-        )
-    };
+    let place = site(p, first_func.file, *first_at);
     let message = format!(
         "`shuffle=True` on a loader used only for evaluation ({place}): metrics stay the same but the order of logged or saved batches, early-stopped evaluations and `drop_last` change from run to run; use `shuffle=False`"
     );

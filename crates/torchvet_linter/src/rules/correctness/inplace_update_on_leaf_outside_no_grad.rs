@@ -94,6 +94,8 @@ struct Pending {
     message: String,
     related: (TextRange, String),
     function: Option<String>,
+    /// Where the enclosing function starts (its id in the project model).
+    function_start: Option<TextSize>,
     /// The function is a plain function or a method of a non-Module class: its callers
     /// must be visible in this file (they may run it under no_grad).
     needs_caller: bool,
@@ -284,6 +286,7 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
     );
     let fix = make_fix(checker, stmt, param_loop);
     let function = checker.function().map(|f| f.name.to_string());
+    let function_start = checker.function().map(|f| f.range().start());
     let needs_caller = function.is_some() && checker.module_method().is_none();
     STATE.with(|s| {
         s.borrow_mut().pending.push(Pending {
@@ -291,6 +294,7 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
             message,
             related,
             function,
+            function_start,
             needs_caller,
             root,
             target: target_text,
@@ -484,12 +488,43 @@ fn is_update_stmt(s: &Stmt) -> bool {
     }
 }
 
+/// Every call site of the function in the project runs with autograd off (another file's
+/// `with torch.no_grad(): model.load_pretrained(w)`).
+fn called_only_in_no_grad(checker: &Checker, at: TextSize) -> bool {
+    let Some(p) = checker.project() else {
+        return false;
+    };
+    let Some(id) = p.function_at(at) else {
+        return false;
+    };
+    let (sites, no_grad) = p.model.call_sites_no_grad(id);
+    sites > 0 && sites == no_grad
+}
+
+/// Some file of the project calls a method of this name with autograd off, on a receiver the
+/// model cannot type (`for _, unit in body.named_children(): unit.load_from(w)` under
+/// `torch.no_grad()`): the helper is meant to run there, as a same-file caller in no_grad
+/// already tells.
+fn method_called_in_no_grad(checker: &Checker, name: &str) -> bool {
+    checker
+        .project()
+        .is_some_and(|p| p.model.method_called_in_no_grad(name))
+}
+
 fn check_end(checker: &mut Checker) {
     let state = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     for p in state.pending {
         if p.function
             .as_ref()
             .is_some_and(|f| state.called_in_no_grad.contains(f))
+        {
+            continue;
+        }
+        if p.function_start
+            .is_some_and(|at| called_only_in_no_grad(checker, at))
+            || p.function
+                .as_deref()
+                .is_some_and(|f| f != "forward" && method_called_in_no_grad(checker, f))
         {
             continue;
         }

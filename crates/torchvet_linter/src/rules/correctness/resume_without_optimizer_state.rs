@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::facts::{current_function, file_label, load_info_at, row_of, Origin};
+use crate::rules::facts::{current_function, load_info_at, site, Origin};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -191,15 +191,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let first = pairs[0];
     let save = first.call(&p.model).call;
     let save_file = first.func.file;
-    let where_ = if save_file == p.file {
-        format!("line {}", row_of(&p, save_file, save))
-    } else {
-        format!(
-            "{}:{}",
-            file_label(&p, save_file),
-            row_of(&p, save_file, save)
-        )
-    };
+    let where_ = site(&p, save_file, save);
     let what: Vec<String> = missing
         .iter()
         .map(|(k, role)| {

@@ -1,5 +1,5 @@
 use crate::checker::Checker;
-use crate::rules::facts::{current_function, file_label, origin_of, row_of, Origin};
+use crate::rules::facts::{current_function, origin_of, site, Origin};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -196,11 +196,7 @@ fn reach_note(p: &torchvet_semantic::project::ProjectFile, func: FuncId, fates: 
     let file = if first.file == p.file {
         String::new()
     } else {
-        format!(
-            " ({}:{})",
-            file_label(p, first.file),
-            row_of(p, first.file, at)
-        )
+        format!(" ({})", site(p, first.file, at))
     };
     format!(" (it reaches `{owner}`{file}, which does not step it either)")
 }

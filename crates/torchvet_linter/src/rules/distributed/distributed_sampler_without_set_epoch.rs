@@ -1,7 +1,7 @@
 use super::rank_helpers::for_each_call;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::facts::{current_function, file_label, row_of};
+use crate::rules::facts::{current_function, site};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -541,14 +541,7 @@ fn report_elsewhere(checker: &mut Checker, call: &ExprCall, access: &str, found:
     let Some(p) = checker.project_or_file().cloned() else {
         return;
     };
-    let place = |(f, r): (FuncId, TextRange)| {
-        let row = row_of(&p, f.file, r);
-        if f.file == p.file {
-            format!("line {row}")
-        } else {
-            format!("{}:{row}", file_label(&p, f.file))
-        }
-    };
+    let place = |(f, r): (FuncId, TextRange)| site(&p, f.file, r);
     let owner = p.model.function(found.inner.0).name.to_string();
     let message = format!(
         "`{access}` is a shuffling DistributedSampler but no file of the project calls `set_epoch(epoch)`: its loader is iterated for training in `{owner}` ({}) once per pass of the epoch loop at {}, so every epoch visits the data in the same order",

@@ -2,7 +2,7 @@ use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
 use crate::registry::Severity;
 use crate::rules::correctness::helpers::for_each_stmt;
-use crate::rules::facts::{file_label, load_fails_weights_only, load_info, row_of, LoadInfo};
+use crate::rules::facts::{load_fails_weights_only, load_info, site, LoadInfo};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -136,6 +136,8 @@ enum Origin {
     OwnSave(TextRange),
     /// A file another file of the project writes (the same path): that save, and where.
     ProjectSave(ProjectFile, FileId, TextRange, String),
+    /// A parameter some caller fills with a download.
+    CallerDownload,
     /// Not known.
     Unknown,
 }
@@ -175,7 +177,7 @@ fn project_save_origin(info: &LoadInfo) -> Option<Origin> {
         .find(|ps| ps.by == PairBy::Path && ps.func.file != p.file)?;
     let save = ps.call(&p.model).call;
     let file = ps.func.file;
-    let at = format!("{}:{}", file_label(p, file), row_of(p, file, save));
+    let at = site(p, file, save);
     Some(Origin::ProjectSave(p.clone(), file, save, at))
 }
 
@@ -194,20 +196,14 @@ fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
         };
         let save = ps.call(&p.model).call;
         let file = ps.func.file;
-        let (site, at) = if file == p.file {
-            (
-                format!("line {}", row_of(p, file, save)),
-                SaveAt::Here(save),
-            )
+        let at = if file == p.file {
+            SaveAt::Here(save)
         } else {
-            (
-                format!("{}:{}", file_label(p, file), row_of(p, file, save)),
-                SaveAt::Other(p.clone(), file, save),
-            )
+            SaveAt::Other(p.clone(), file, save)
         };
         return Some(Verdict::Fails {
             what: what.clone(),
-            site,
+            site: site(p, file, save),
             at,
         });
     }
@@ -264,6 +260,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         Some(p) => origin_of(checker, p, &saves),
         None => Origin::Unknown,
     };
+    // A parameter that some caller fills with a download (`evaluate(hf_hub_download(...))`
+    // in the script's `__main__`) is an outside file, whatever else the callers pass.
+    if matches!(origin, Origin::Unknown) && info.as_ref().is_some_and(|i| i.downloaded) {
+        origin = Origin::CallerDownload;
+    }
     if matches!(origin, Origin::Unknown) {
         origin = info
             .as_ref()
@@ -277,6 +278,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let target = target_label(checker);
     let (severity, source) = match &origin {
         Origin::Outside(what, _) => (Severity::Critical, format!("the path comes from {what}")),
+        Origin::CallerDownload => (
+            Severity::Critical,
+            "a caller passes it a downloaded file".to_string(),
+        ),
         Origin::OwnSave(_) => (
             Severity::Warning,
             "this file writes the checkpoint itself, so it is not an outside file, but".to_string(),
@@ -296,7 +301,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     };
     let message = if explicit_false {
         match &origin {
-            Origin::Outside(..) => format!(
+            Origin::Outside(..) | Origin::CallerDownload => format!(
                 "`weights_only=False` unpickles arbitrary objects and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
             Origin::OwnSave(_) | Origin::ProjectSave(..) => format!(
@@ -308,7 +313,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         }
     } else {
         match &origin {
-            Origin::Outside(..) => format!(
+            Origin::Outside(..) | Origin::CallerDownload => format!(
                 "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6, and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
             Origin::OwnSave(_) | Origin::ProjectSave(..) => format!(
@@ -388,7 +393,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         Origin::ProjectSave(project, file, range, _) => {
             d.add_remote(&project, file, range, "the checkpoint is written here");
         }
-        Origin::Unknown => {}
+        Origin::CallerDownload | Origin::Unknown => {}
     }
     if let Verdict::Fails { what, at, .. } = &verdict {
         let note = format!(
@@ -408,20 +413,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         d.set_fix(f);
     }
 }
-
-/// Calls whose result is downloaded data or a downloaded file.
-const DOWNLOADS: &[&str] = &[
-    "urlopen",
-    "urlretrieve",
-    "download",
-    "hf_hub_download",
-    "cached_download",
-    "cached_path",
-    "download_url",
-    "download_url_to_file",
-    "get_file",
-    "snapshot_download",
-];
 
 /// Where the loaded path comes from: a URL, a download, the command line or user input
 /// (looked up through the assignments of the function and the module), a save of this file,
@@ -510,7 +501,7 @@ fn outside(checker: &Checker, e: &Expr, depth: u32) -> Option<(&'static str, Tex
                         _ => None,
                     })
                     .unwrap_or("");
-                if DOWNLOADS.contains(&last)
+                if torchvet_semantic::project::facts::DOWNLOAD_CALLS.contains(&last)
                     || q.as_deref()
                         .is_some_and(|q| q.starts_with("requests.") || q.starts_with("urllib."))
                 {

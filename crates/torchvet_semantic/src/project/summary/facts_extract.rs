@@ -339,7 +339,10 @@ fn path_like(e: &Expr) -> bool {
     match e {
         Expr::StringLiteral(_) | Expr::FString(_) | Expr::Name(_) => true,
         Expr::BinOp(b) => matches!(b.op, Operator::Mod | Operator::Div),
-        Expr::Call(c) => matches!(helpers::method_call(c), Some(("format" | "join", _))),
+        Expr::Call(c) => {
+            matches!(helpers::method_call(c), Some(("format" | "join", _)))
+                || crate::project::facts::is_download_call(c)
+        }
         Expr::Attribute(_) => true,
         _ => false,
     }
