@@ -132,13 +132,18 @@ impl Scope {
                     if alias.name.as_str() == "*" {
                         continue;
                     }
-                    let bound = alias.asname.as_ref().unwrap_or(&alias.name).to_string();
-                    let q = if module.ends_with('.') || module.is_empty() {
-                        format!("{module}{}", alias.name)
-                    } else {
-                        format!("{module}.{}", alias.name)
-                    };
-                    self.imports.entry(bound).or_insert(q);
+                    let bound = alias.asname.as_ref().unwrap_or(&alias.name).as_str();
+                    if self.imports.contains_key(bound) {
+                        continue;
+                    }
+                    let name = alias.name.as_str();
+                    let mut q = String::with_capacity(module.len() + 1 + name.len());
+                    q.push_str(&module);
+                    if !(module.ends_with('.') || module.is_empty()) {
+                        q.push('.');
+                    }
+                    q.push_str(name);
+                    self.imports.insert(bound.to_string(), q);
                 }
             }
             Stmt::Assign(a) => {

@@ -333,6 +333,27 @@ pub struct ClassSummary {
     pub submodules: Vec<Ref>,
 }
 
+/// The order of two references as their `Debug` texts sort (`Local("a")` < `Method(..)` <
+/// `Nested(..)` < `Qualified(..)`, names by bytes, closure indices by their decimal text),
+/// without formatting them: the order the class summaries have always listed sub-modules in.
+fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
+    fn rank(r: &Ref) -> u8 {
+        match r {
+            Ref::Local(_) => 0,
+            Ref::Method(_) => 1,
+            Ref::Nested(_) => 2,
+            Ref::Qualified(_) => 3,
+        }
+    }
+    match (a, b) {
+        (Ref::Local(x), Ref::Local(y))
+        | (Ref::Method(x), Ref::Method(y))
+        | (Ref::Qualified(x), Ref::Qualified(y)) => x.cmp(y),
+        (Ref::Nested(x), Ref::Nested(y)) => x.to_string().cmp(&y.to_string()),
+        _ => rank(a).cmp(&rank(b)),
+    }
+}
+
 /// Which words a file uses (cheap gates).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Vocab {
@@ -896,7 +917,7 @@ impl Builder<'_> {
                     .cloned(),
             );
         }
-        subs.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+        subs.sort_by(ref_order);
         subs.dedup();
         let cs = &mut self.out.classes[idx as usize];
         cs.mode_layer = layer.map(|(k, _)| k);
