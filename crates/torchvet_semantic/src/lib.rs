@@ -12,6 +12,7 @@ pub mod kinds;
 pub mod project;
 pub mod regions;
 pub mod saves;
+pub mod uses;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
 pub use classes::{
