@@ -60,6 +60,14 @@ pub fn is_module_base(q: &str) -> bool {
     )
 }
 
+/// Does calling this qualified name return a model already in evaluation mode? Hugging Face
+/// `from_pretrained` (transformers' `PreTrainedModel`, diffusers' `ModelMixin`) calls
+/// `model.eval()` before returning, so Dropout is off until the code calls `.train()`.
+pub fn returns_eval_mode(q: &str) -> bool {
+    (q.starts_with("transformers.") || q.starts_with("diffusers."))
+        && q.ends_with(".from_pretrained")
+}
+
 /// Is a qualified name a `torch.nn` layer class that has no submodules (a leaf: `Dropout`,
 /// `BatchNorm2d`, `Linear`, `Conv2d`, `LSTM`, activations, pooling)? On such a layer,
 /// assigning `.training` does exactly what `.train()` / `.eval()` do. Containers
@@ -500,5 +508,17 @@ mod tests {
         ] {
             assert!(!is_leaf_layer(q), "{q}");
         }
+    }
+
+    #[test]
+    fn hugging_face_from_pretrained_returns_eval_mode() {
+        assert!(returns_eval_mode(
+            "transformers.GPT2LMHeadModel.from_pretrained"
+        ));
+        assert!(returns_eval_mode("diffusers.UNet2DModel.from_pretrained"));
+        assert!(!returns_eval_mode(
+            "efficientnet_pytorch.EfficientNet.from_pretrained"
+        ));
+        assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
     }
 }
