@@ -29,6 +29,111 @@ pub fn device_sensitive_read(body: &[Stmt], is_target: &dyn Fn(&Expr) -> bool) -
     finder.found
 }
 
+/// Can the value of the local `name` outlive the function whose `body` this is? It does when
+/// the function returns or yields it, stores it on an object or in a container
+/// (`self.total = total`, `stats["loss"] = total`, `history.append(total)`), or declares it
+/// `global` / `nonlocal`. Reads that keep only a number (`total.item()`, `float(total)`)
+/// do not count.
+pub fn local_outlives_function(body: &[Stmt], name: &str) -> bool {
+    struct Finder<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl Finder<'_> {
+        /// Does `expr` hold the value itself (not only a number read from it)?
+        fn holds(&self, expr: &Expr) -> bool {
+            struct Holds<'n> {
+                name: &'n str,
+                found: bool,
+            }
+            impl<'x> Visitor<'x> for Holds<'_> {
+                fn visit_expr(&mut self, e: &'x Expr) {
+                    if self.found {
+                        return;
+                    }
+                    match e {
+                        Expr::Name(n) if n.id.as_str() == self.name => self.found = true,
+                        Expr::Call(c)
+                            if matches!(helpers::method_call(c), Some(("item" | "tolist", _)))
+                                || matches!(
+                                    helpers::name_of(&c.func),
+                                    Some("float" | "int" | "print" | "len" | "bool")
+                                ) => {}
+                        _ => visitor::walk_expr(self, e),
+                    }
+                }
+            }
+            let mut h = Holds {
+                name: self.name,
+                found: false,
+            };
+            h.visit_expr(expr);
+            h.found
+        }
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if self.found {
+                return;
+            }
+            match stmt {
+                Stmt::Return(r) => {
+                    if r.value.as_deref().is_some_and(|v| self.holds(v)) {
+                        self.found = true;
+                    }
+                }
+                Stmt::Global(g) => {
+                    self.found |= g.names.iter().any(|n| n.as_str() == self.name);
+                }
+                Stmt::Nonlocal(g) => {
+                    self.found |= g.names.iter().any(|n| n.as_str() == self.name);
+                }
+                Stmt::Assign(a)
+                    if a.targets.iter().any(|t| !matches!(t, Expr::Name(_)))
+                        && self.holds(&a.value) =>
+                {
+                    self.found = true;
+                }
+                Stmt::AnnAssign(a)
+                    if !matches!(&*a.target, Expr::Name(_))
+                        && a.value.as_deref().is_some_and(|v| self.holds(v)) =>
+                {
+                    self.found = true;
+                }
+                Stmt::AugAssign(a)
+                    if !matches!(&*a.target, Expr::Name(_)) && self.holds(&a.value) =>
+                {
+                    self.found = true;
+                }
+                _ => visitor::walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            match expr {
+                Expr::Yield(y) if y.value.as_deref().is_some_and(|v| self.holds(v)) => {
+                    self.found = true;
+                }
+                Expr::YieldFrom(y) if self.holds(&y.value) => self.found = true,
+                Expr::Call(c)
+                    if matches!(
+                        helpers::method_call(c),
+                        Some(("append" | "extend" | "insert" | "add" | "put" | "update", _))
+                    ) && c.arguments.args.iter().any(|a| self.holds(a)) =>
+                {
+                    self.found = true;
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut f = Finder { name, found: false };
+    f.visit_body(body);
+    f.found
+}
+
 /// Is `expr` the target itself or an indexing of it (`t`, `t[i]`, `t[:, 0]`)?
 fn target_or_part(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
     match expr {
@@ -143,6 +248,25 @@ mod tests {
              buf.copy_(self.grid)\nk = len(self.grid) + self.grid.shape[0] + self.grid.dim()\n\
              self.grid = make(x)\n"
         ));
+    }
+
+    fn outlives(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        local_outlives_function(&parsed.syntax().body, "total")
+    }
+
+    #[test]
+    fn locals_that_stay_in_the_function() {
+        assert!(!outlives(
+            "total = torch.zeros([])\nfor _ in range(k):\n    total += loss\n\
+             self.avg = float(total.item() / k)\nlog(total.item())\ndel total\n"
+        ));
+        assert!(outlives("return total\n"));
+        assert!(outlives("return total / k, 3\n"));
+        assert!(outlives("self.total = total\n"));
+        assert!(outlives("history.append(total)\n"));
+        assert!(outlives("global total\n"));
+        assert!(outlives("yield total\n"));
     }
 
     #[test]
