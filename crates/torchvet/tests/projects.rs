@@ -97,6 +97,7 @@ projects! {
         clean_eval_only_checkpoint,
         clean_factories_and_helpers,
         clean_gan_detach,
+        clean_legacy_torch_scheduler,
         clean_lightning_scheduler,
         clean_notebook_ipython,
         clean_pytest_suite,

@@ -60,6 +60,102 @@ pub fn is_module_base(q: &str) -> bool {
     )
 }
 
+/// Does calling this qualified name return a model already in evaluation mode? Hugging Face
+/// `from_pretrained` (transformers' `PreTrainedModel`, diffusers' `ModelMixin`) calls
+/// `model.eval()` before returning, so Dropout is off until the code calls `.train()`.
+pub fn returns_eval_mode(q: &str) -> bool {
+    (q.starts_with("transformers.") || q.starts_with("diffusers."))
+        && q.ends_with(".from_pretrained")
+}
+
+/// Is a qualified name a `torch.nn` layer class that has no submodules (a leaf: `Dropout`,
+/// `BatchNorm2d`, `Linear`, `Conv2d`, `LSTM`, activations, pooling)? On such a layer,
+/// assigning `.training` does exactly what `.train()` / `.eval()` do. Containers
+/// (`Sequential`, `ModuleList`), `Transformer*` layers and `MultiheadAttention` (which holds
+/// its output projection) are not leaves.
+pub fn is_leaf_layer(q: &str) -> bool {
+    let Some(rest) = q
+        .strip_prefix("torch.nn.")
+        .or_else(|| q.strip_prefix("torch.ao.nn."))
+    else {
+        return false;
+    };
+    if !is_module_base(q) {
+        return false;
+    }
+    let last = crate::helpers::last_segment(rest);
+    let last = last.strip_prefix("Lazy").unwrap_or(last);
+    const LEAVES: &[&str] = &[
+        "AlphaDropout",
+        "FeatureAlphaDropout",
+        "SyncBatchNorm",
+        "LayerNorm",
+        "GroupNorm",
+        "RMSNorm",
+        "LocalResponseNorm",
+        "Linear",
+        "Bilinear",
+        "Identity",
+        "Embedding",
+        "EmbeddingBag",
+        "RNN",
+        "LSTM",
+        "GRU",
+        "RNNCell",
+        "LSTMCell",
+        "GRUCell",
+        "ReLU",
+        "ReLU6",
+        "LeakyReLU",
+        "PReLU",
+        "ELU",
+        "SELU",
+        "CELU",
+        "GELU",
+        "SiLU",
+        "Mish",
+        "Sigmoid",
+        "Tanh",
+        "Softmax",
+        "LogSoftmax",
+        "Softplus",
+        "Hardtanh",
+        "Hardswish",
+        "Hardsigmoid",
+        "Flatten",
+        "Unflatten",
+        "Upsample",
+        "PixelShuffle",
+        "MaxPool1d",
+        "MaxPool2d",
+        "MaxPool3d",
+        "AvgPool1d",
+        "AvgPool2d",
+        "AvgPool3d",
+        "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool3d",
+        "AdaptiveMaxPool1d",
+        "AdaptiveMaxPool2d",
+        "AdaptiveMaxPool3d",
+    ];
+    // The numbered families: `Dropout2d`, `BatchNorm1d`, `InstanceNorm3d`, `ConvTranspose2d`.
+    let family = [
+        "Dropout",
+        "BatchNorm",
+        "InstanceNorm",
+        "Conv",
+        "ConvTranspose",
+    ]
+    .iter()
+    .any(|f| {
+        last.strip_prefix(f).is_some_and(|n| {
+            matches!(n, "" | "1d" | "2d" | "3d") && !(n.is_empty() && *f != "Dropout")
+        })
+    });
+    family || LEAVES.contains(&last)
+}
+
 /// Does calling this qualified name build a layer (or model) that behaves differently in
 /// training and evaluation mode? The layer family: `Dropout` (also every `nn.Transformer*`
 /// layer, which has dropout), `BatchNorm`, `dropout` for the functional form, and
@@ -381,4 +477,48 @@ pub fn attr_is_selection_table(class: &StmtClassDef, attr: &str) -> bool {
         });
     }
     registered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_layers_have_no_submodules() {
+        for q in [
+            "torch.nn.Dropout",
+            "torch.nn.Dropout2d",
+            "torch.nn.BatchNorm1d",
+            "torch.nn.modules.batchnorm.BatchNorm2d",
+            "torch.nn.SyncBatchNorm",
+            "torch.nn.LazyLinear",
+            "torch.nn.ConvTranspose2d",
+            "torch.nn.LSTM",
+        ] {
+            assert!(is_leaf_layer(q), "{q}");
+        }
+        for q in [
+            "torch.nn.Sequential",
+            "torch.nn.ModuleList",
+            "torch.nn.TransformerEncoderLayer",
+            "torch.nn.MultiheadAttention",
+            "torch.nn.Conv",
+            "torchvision.models.resnet18",
+            "torch.nn.functional.dropout",
+        ] {
+            assert!(!is_leaf_layer(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn hugging_face_from_pretrained_returns_eval_mode() {
+        assert!(returns_eval_mode(
+            "transformers.GPT2LMHeadModel.from_pretrained"
+        ));
+        assert!(returns_eval_mode("diffusers.UNet2DModel.from_pretrained"));
+        assert!(!returns_eval_mode(
+            "efficientnet_pytorch.EfficientNet.from_pretrained"
+        ));
+        assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
+    }
 }

@@ -57,6 +57,12 @@ pub enum Prop {
     /// A 1-D tensor, shape `(N,)`: `torch.tensor([1.0, 2.0])`, `torch.randn(n)`,
     /// `x.view(-1)` / `x.flatten()` / `x.squeeze(-1)` of a column vector, `data[:, k]`.
     Vector,
+    /// On the CPU: made by a torch factory without a device (`torch.randn(n, n)`,
+    /// `torch.from_numpy(a)`, `torch.tensor([..])`) in a file that never changes the default
+    /// device, or moved there (`.cpu()`, `.to("cpu")`); kept through dtype casts, views,
+    /// elementwise ops, reductions and arithmetic with another CPU tensor or a number, and
+    /// cleared by `.cuda()` / `.to(...)`. Never carried out of a function by a summary.
+    OnCpu,
 }
 
 /// How sure the analysis is that a property holds.
@@ -172,6 +178,11 @@ impl Value {
         self.facts.retain(|f| !drop.contains(&f.prop));
         self.instance = None;
         self.elements = None;
+        self
+    }
+
+    fn without_device(mut self) -> Value {
+        self.facts.retain(|f| f.prop != Prop::OnCpu);
         self
     }
 
@@ -343,6 +354,10 @@ pub fn value_of_resolved(
 /// objects module-level names and `self.<attr>`s hold.
 #[derive(Debug, Default)]
 pub struct Summaries {
+    /// Torch factories without `device=` make CPU tensors: the file never calls
+    /// `torch.set_default_device` / `torch.set_default_tensor_type` nor enters
+    /// `with torch.device(...)`.
+    factories_on_cpu: bool,
     functions: FxHashMap<String, Value>,
     forwards: FxHashMap<String, Value>,
     class_attrs: FxHashMap<String, FxHashMap<String, Value>>,
@@ -356,7 +371,10 @@ impl Summaries {
         let mut scopes = Scopes::default();
         let scope = Scope::collect(ScopeKind::Module, module, None, &scopes);
         scopes.push(scope);
-        let mut s = Summaries::default();
+        let mut s = Summaries {
+            factories_on_cpu: !changes_default_device(module, &scopes),
+            ..Summaries::default()
+        };
         let mut class_defs = Vec::new();
         collect_classes(module, &mut class_defs);
         // Round 1: objects of `self.<attr>` (torch classes only; no summaries yet).
@@ -437,6 +455,104 @@ impl Summaries {
     /// The object a module-level name holds (every assignment agrees).
     pub fn global(&self, name: &str) -> Option<&Value> {
         self.globals.get(name)
+    }
+}
+
+/// Does the file change where torch factories put their tensors (`torch.set_default_device`,
+/// `torch.set_default_tensor_type`, `with torch.device(...)`), anywhere?
+fn changes_default_device(module: &[Stmt], scopes: &Scopes) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'s> {
+        scopes: &'s Scopes,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if let Stmt::With(w) = stmt {
+                for item in &w.items {
+                    if let Expr::Call(c) = &item.context_expr {
+                        if self.scopes.resolve(&c.func).as_deref() == Some("torch.device") {
+                            self.found = true;
+                        }
+                    }
+                }
+            }
+            if !self.found {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if let Expr::Call(c) = expr {
+                let q = self.scopes.resolve(&c.func);
+                let last = match (&q, &*c.func) {
+                    (Some(q), _) => helpers::last_segment(q),
+                    (None, Expr::Attribute(a)) => a.attr.as_str(),
+                    _ => "",
+                };
+                if matches!(last, "set_default_device" | "set_default_tensor_type") {
+                    self.found = true;
+                }
+            }
+            if !self.found {
+                visitor::walk_expr(self, expr);
+            }
+        }
+    }
+    let mut f = Finder {
+        scopes,
+        found: false,
+    };
+    f.visit_body(module);
+    f.found
+}
+
+/// Torch factories that make a tensor on the default device unless given `device=`.
+const CPU_FACTORIES: &[&str] = &[
+    "torch.randn",
+    "torch.rand",
+    "torch.randint",
+    "torch.randperm",
+    "torch.zeros",
+    "torch.ones",
+    "torch.empty",
+    "torch.full",
+    "torch.arange",
+    "torch.linspace",
+    "torch.logspace",
+    "torch.eye",
+    "torch.from_numpy",
+    "torch.FloatTensor",
+    "torch.LongTensor",
+    "torch.Tensor",
+];
+
+/// `torch.randn(n, n)`, `torch.from_numpy(a)`, `torch.tensor([1.0, 2.0])`: a factory call
+/// that puts its tensor on the CPU (no `device=`, or `device="cpu"`). `torch.tensor` /
+/// `torch.as_tensor` count only for literal data (given a tensor, they keep its device).
+fn cpu_factory(q: &str, call: &ExprCall) -> bool {
+    let literal_data = || {
+        matches!(
+            call.arguments.args.first(),
+            Some(Expr::List(_) | Expr::Tuple(_) | Expr::NumberLiteral(_))
+        )
+    };
+    let factory = CPU_FACTORIES.contains(&q)
+        || (matches!(q, "torch.tensor" | "torch.as_tensor") && literal_data());
+    factory
+        && !helpers::has_kwargs_splat(call)
+        && helpers::keyword(call, "device").is_none_or(|d| helpers::str_value(d) == Some("cpu"))
+}
+
+/// Does `.to(...)` / `.type(...)` name the CPU (`"cpu"`, `torch.device("cpu")`)?
+fn moves_to_cpu(call: &ExprCall) -> bool {
+    let target = helpers::argument(call, "device", 0);
+    match target {
+        Some(Expr::Call(c)) => {
+            helpers::dotted(&c.func).is_some_and(|d| d.ends_with("device"))
+                && c.arguments.args.first().and_then(helpers::str_value) == Some("cpu")
+        }
+        Some(e) => helpers::str_value(e) == Some("cpu"),
+        None => false,
     }
 }
 
@@ -609,7 +725,9 @@ fn summarise(
 }
 
 fn strip_graph(mut v: Value) -> Value {
-    v.facts.retain(|f| f.prop != Prop::GraphCarrying);
+    // The device a function's tensors end on is judged where they are used, not summarised.
+    v.facts
+        .retain(|f| !matches!(f.prop, Prop::GraphCarrying | Prop::OnCpu));
     // A returned module is kept only for what calling it gives (`return nn.Sequential(...,
     // nn.Sigmoid())`): its tensor properties, without the graph.
     v.instance = v.instance.and_then(|i| {
@@ -1101,7 +1219,14 @@ impl<'c> FlowContext<'c> {
                 .unwrap_or_default()
         };
         if let Some(q) = self.scopes.resolve(&call.func) {
-            return self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            let v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            if v.instance.is_none()
+                && self.summaries.is_some_and(|s| s.factories_on_cpu)
+                && cpu_factory(&q, call)
+            {
+                return v.with(fact(Prop::OnCpu, call.range(), "CPU factory"));
+            }
+            return v;
         }
         match &*call.func {
             Expr::Name(n) => {
@@ -1239,6 +1364,16 @@ impl<'c> FlowContext<'c> {
         let r = recv.tensor();
         let here = call.range();
         match method {
+            "cpu" => return r.with(fact(Prop::OnCpu, here, "cpu()")),
+            "to" | "type" if moves_to_cpu(call) => {
+                return r.with(fact(Prop::OnCpu, here, "to(\"cpu\")"))
+            }
+            "to" | "cuda" | "type" | "type_as" => {
+                return r.without_device();
+            }
+            _ => {}
+        }
+        match method {
             "softmax" => {
                 r.only(&[Prop::GraphCarrying])
                     .with(fact(Prop::Probabilities, here, "softmax"))
@@ -1308,7 +1443,7 @@ impl<'c> FlowContext<'c> {
                 r.without(&[Prop::Probabilities, Prop::LogProbabilities])
             }
             m if COMPARISONS.contains(&m) => r.only(&[Prop::MaybeNonContiguous]),
-            m if REDUCTIONS.contains(&m) => r.only(&[Prop::GraphCarrying]),
+            m if REDUCTIONS.contains(&m) => r.only(&[Prop::GraphCarrying, Prop::OnCpu]),
             m if DEAD.contains(&m) => Value::default(),
             _ => r.only(&[Prop::GraphCarrying]).weaken(),
         }
@@ -1479,6 +1614,19 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                     }
                 }
                 Prop::Probabilities | Prop::LogProbabilities => {}
+                // CPU with CPU, or with a plain number, stays on the CPU.
+                Prop::OnCpu => {
+                    let number = matches!(other_expr, Expr::NumberLiteral(_));
+                    if let Some(g) = other.get(Prop::OnCpu).filter(|_| !number) {
+                        let mut f = f.clone();
+                        if g.certainty == Certainty::Maybe {
+                            f.certainty = Certainty::Maybe;
+                        }
+                        out.facts.push(f);
+                    } else if number {
+                        out.facts.push(f.clone());
+                    }
+                }
             }
         }
     }

@@ -524,6 +524,38 @@ pub fn is_periodic_test(test: &Expr) -> bool {
     found
 }
 
+/// Is `stmt` a bounded micro-batch loop: `for _ in range(k)` (not `range(len(data))`, which
+/// walks a dataset) or a helper given the accumulation count (`for _ in
+/// accumulate_contexts(self.grad_accum_every, ...)`)? Such a loop runs a fixed, small number
+/// of iterations inside one training step.
+pub fn is_micro_batch_loop(stmt: &Stmt) -> bool {
+    let Stmt::For(f) = stmt else { return false };
+    let Expr::Call(c) = &*f.iter else {
+        return false;
+    };
+    let mut walks_data = false;
+    for a in &c.arguments.args {
+        walk_names(a, &mut |e| {
+            if let Expr::Call(inner) = e {
+                if matches!(&*inner.func, Expr::Name(n) if n.id.as_str() == "len") {
+                    walks_data = true;
+                }
+            }
+        });
+    }
+    if walks_data {
+        return false;
+    }
+    if matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "range") {
+        return !c.arguments.args.is_empty();
+    }
+    c.arguments.args.iter().any(|a| match a {
+        Expr::Name(n) => periodic_name(n.id.as_str()),
+        Expr::Attribute(at) => periodic_name(at.attr.as_str()),
+        _ => false,
+    })
+}
+
 /// The modulus `k` of a periodic test `... % k == 0` / `... % k != 0` / `not ... % k`
 /// (the first `%` found), e.g. `accum_steps` in `(step + 1) % accum_steps == 0`.
 pub fn modulus_of(test: &Expr) -> Option<&Expr> {
@@ -1568,6 +1600,23 @@ mod tests {
     use crate::bindings::{Scope, ScopeKind, Scopes};
     use crate::classes::ModuleClasses;
     use torchvet_python::SourceFile;
+
+    #[test]
+    fn micro_batch_loops_are_bounded_and_not_over_data() {
+        let loop_of = |src: &str| {
+            let file = SourceFile::from_python("t.py", src.to_string());
+            let module = file.parse().into_syntax();
+            is_micro_batch_loop(&module.body[0])
+        };
+        assert!(loop_of("for _ in range(accum_steps):\n    pass\n"));
+        assert!(loop_of("for _ in range(self.k):\n    pass\n"));
+        assert!(loop_of(
+            "for i in contexts(self.gradient_accumulate_every, ddps):\n    pass\n"
+        ));
+        assert!(!loop_of("for i in range(len(loader)):\n    pass\n"));
+        assert!(!loop_of("for x, y in loader:\n    pass\n"));
+        assert!(!loop_of("for x in batches(data, size):\n    pass\n"));
+    }
 
     /// Analyse the first loop found in the function named `func` (or at module level when
     /// `func` is empty), then summarise each event as `kind target`.

@@ -6,6 +6,7 @@ use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
+use torchvet_semantic::dataflow::Prop;
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 
@@ -23,7 +24,9 @@ crate::declare_rule! {
     /// and the real cost lands in whatever synchronises next. Timings that look 10-100x too
     /// fast lead to wrong conclusions about which model or setting is faster.
     /// Regions that call a project helper or another library's function are not reported
-    /// (the helper may synchronise, or its CPU work may dominate the time).
+    /// (the helper may synchronise, or its CPU work may dominate the time), and neither is
+    /// work on tensors known to be on the CPU (`torch.randn(n, n)` never moved, then
+    /// `y.sum().backward()`): CPU ops and CPU autograd run synchronously.
     ///
     /// ## Example
     /// ```python
@@ -136,12 +139,13 @@ fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, 
         }
         let is_work = match q.as_deref() {
             Some(q) => {
-                q.starts_with("torch.nn.functional.")
+                (q.starts_with("torch.nn.functional.")
                     || q.strip_prefix("torch.")
-                        .is_some_and(|f| TORCH_OPS.contains(&f))
+                        .is_some_and(|f| TORCH_OPS.contains(&f)))
+                    && !cpu_operands(checker, c)
             }
             None => match helpers::method_call(c) {
-                Some(("backward", _)) => true,
+                Some(("backward", recv)) => !checker.taint_of(recv).has(Prop::OnCpu),
                 Some(("generate" | "forward", recv)) => checker.kind_of(recv) == Kind::Module,
                 _ => checker.kind_of(&c.func) == Kind::Module,
             },
@@ -151,6 +155,22 @@ fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, 
         }
     }
     (work, false)
+}
+
+/// Does a torch op run on CPU tensors only: every positional operand is known to be on the CPU
+/// (or a plain number)? CPU ops run synchronously, so timing them needs no synchronize.
+fn cpu_operands(checker: &mut Checker, c: &ast::ExprCall) -> bool {
+    let mut any = false;
+    for a in &c.arguments.args {
+        if matches!(a, Expr::NumberLiteral(_) | Expr::StringLiteral(_)) {
+            continue;
+        }
+        if !checker.taint_of(a).has(Prop::OnCpu) {
+            return false;
+        }
+        any = true;
+    }
+    any
 }
 
 /// Python builtins that neither synchronise nor hide GPU work.

@@ -33,6 +33,10 @@ crate::declare_rule! {
     /// evaluation loop wherever it is written (including the validation loop nested in the
     /// epoch loop).
     ///
+    /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers) comes back
+    /// in eval mode, so it is not reported unless the file switches something to training
+    /// mode (`model.train()`, `trainer.train()`).
+    ///
     /// ## Example
     /// ```python
     /// model = Net()  # has nn.Dropout
@@ -199,6 +203,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             return;
         }
         if let Expr::Call(c) = base {
+            if loaded_in_eval_mode(checker, c, &model) {
+                return;
+            }
             if let Some(k) = mode_dependent(checker, c, 0) {
                 found = Some((k, Created::Here(range)));
             }
@@ -358,10 +365,49 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
             Some((k, Created::Project(c)))
         }
         ClassRef::External(q) => {
+            if torchvet_semantic::returns_eval_mode(&q)
+                && !switches_to_train(checker, checker.text(func.range()))
+            {
+                return None;
+            }
             let k = torchvet_semantic::mode_layer(&q)?;
             Some((k, Created::Library))
         }
     }
+}
+
+/// Does `call` load a model that comes back in eval mode (`AutoModel.from_pretrained(...)`)
+/// that the file never switches back to training mode?
+fn loaded_in_eval_mode(checker: &Checker, call: &ExprCall, model: &str) -> bool {
+    checker
+        .resolve(&call.func)
+        .is_some_and(|q| torchvet_semantic::returns_eval_mode(&q))
+        && !switches_to_train(checker, model)
+}
+
+/// May the file switch `model` to training mode: `model.train()` (same spelling or same
+/// attribute name), a trainer's `train()` (HF `Trainer.train()` calls `model.train()`), or a
+/// same-file helper that calls `.train()` on a parameter?
+fn switches_to_train(checker: &Checker, model: &str) -> bool {
+    let last = model.rsplit('.').next().unwrap_or(model);
+    let direct = checker.facts.method_calls_of("train").iter().any(|c| {
+        let Event::Train(r) = super::modes_helpers::classify(checker, c) else {
+            return false;
+        };
+        r == model || r.rsplit('.').next() == Some(last) || r.to_lowercase().contains("trainer")
+    });
+    direct
+        || checker.module().body.iter().any(|s| match s {
+            Stmt::FunctionDef(f) => {
+                let s = summary(checker, f);
+                s.trains.iter().any(|(r, _)| {
+                    s.params
+                        .iter()
+                        .any(|p| p == r.split('.').next().unwrap_or(r))
+                })
+            }
+            _ => false,
+        })
 }
 
 /// Is `model` put in eval mode anywhere in the file (same spelling, same attribute name, or

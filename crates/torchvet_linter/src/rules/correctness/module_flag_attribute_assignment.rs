@@ -12,7 +12,9 @@ crate::declare_rule! {
     /// `model.requires_grad = False`, `model.training = False`, and the typo
     /// `x.require_grad = ...` on anything. `training` is reported only when assigned a literal
     /// `True`/`False`: copying the flag from another module (`new.training = old.training`)
-    /// is a deliberate one-module update and stays silent.
+    /// is a deliberate one-module update and stays silent, and so does `training` on a torch
+    /// layer without submodules (`drop = nn.Dropout()`, `nn.BatchNorm2d(...)`, `nn.Linear(...)`),
+    /// where it does exactly what `.eval()` / `.train()` do.
     ///
     /// ## Why is this bad?
     /// `nn.Module` has no `requires_grad` attribute: the assignment just stores a new plain
@@ -57,8 +59,12 @@ crate::declare_rule! {
     };
 }
 
+/// A value known to be an `nn.Module`; `leaf` when it is a torch layer without submodules
+/// (`nn.Dropout()`, `nn.BatchNorm2d(...)`), where `.training = False` is exactly `.eval()`.
 #[derive(Clone, Copy)]
-struct IsModule;
+struct IsModule {
+    leaf: bool,
+}
 
 thread_local! {
     static KINDS: RefCell<LocalKinds<IsModule>> = RefCell::new(LocalKinds::default());
@@ -68,7 +74,10 @@ fn classify(checker: &Checker, kinds: &LocalKinds<IsModule>, value: &Expr) -> Op
     match value {
         Expr::Call(call) => {
             if constructs_module(checker, call) {
-                return Some(IsModule);
+                let leaf = checker
+                    .resolve(&call.func)
+                    .is_some_and(|q| torchvet_semantic::is_leaf_layer(&q));
+                return Some(IsModule { leaf });
             }
             // Module.to/cuda/eval/train/... return the module itself.
             let (method, receiver) = helpers::method_call(call)?;
@@ -113,12 +122,21 @@ fn loop_module_variable(checker: &Checker, name: &str) -> bool {
     })
 }
 
-fn is_module(checker: &Checker, receiver: &Expr) -> bool {
+fn module_kind(checker: &Checker, receiver: &Expr) -> Option<IsModule> {
     match receiver {
-        Expr::Name(n) if n.id.as_str() == "self" => checker.module_method().is_some(),
-        Expr::Name(n) if loop_module_variable(checker, n.id.as_str()) => true,
-        _ => KINDS.with_borrow(|k| k.get(checker, receiver)).is_some(),
+        Expr::Name(n) if n.id.as_str() == "self" => checker
+            .module_method()
+            .is_some()
+            .then_some(IsModule { leaf: false }),
+        Expr::Name(n) if loop_module_variable(checker, n.id.as_str()) => {
+            Some(IsModule { leaf: false })
+        }
+        _ => KINDS.with_borrow(|k| k.get(checker, receiver)),
     }
+}
+
+fn is_module(checker: &Checker, receiver: &Expr) -> bool {
+    module_kind(checker, receiver).is_some()
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
@@ -171,8 +189,12 @@ fn check_flag(
                 ));
         }
         "training" => {
-            // A module switching its own flag inside its methods is its own business.
-            if helpers::name_of(receiver) == Some("self") || !is_module(checker, receiver) {
+            // A module switching its own flag inside its methods is its own business. A torch
+            // layer without submodules (`nn.Dropout()`) has nothing else to switch: the
+            // assignment is exactly `.eval()` / `.train()`.
+            if helpers::name_of(receiver) == Some("self")
+                || module_kind(checker, receiver).is_none_or(|k| k.leaf)
+            {
                 return;
             }
             // Only a literal `True`/`False`: copying the flag from another module

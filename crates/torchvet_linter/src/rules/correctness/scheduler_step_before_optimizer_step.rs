@@ -19,7 +19,9 @@ crate::declare_rule! {
     /// shifted by one step; PyTorch warns "Detected call of `lr_scheduler.step()` before
     /// `optimizer.step()`". A scheduler step guarded by a condition (for example to skip the
     /// first iteration), with arguments (`ReduceLROnPlateau` metrics, legacy epoch numbers),
-    /// or preceded by an optimizer step before the loop is not reported.
+    /// or preceded by an optimizer step before the loop is not reported. Neither is a project
+    /// whose every allowed torch is older than 1.1 (`torch==0.4.1` in its requirements, or
+    /// `--target-torch 1.0`): there, calling the scheduler first was the documented order.
     ///
     /// ## Example
     /// ```python
@@ -56,6 +58,11 @@ crate::declare_rule! {
 }
 
 fn check(checker: &mut Checker, stmt: &Stmt) {
+    // Before torch 1.1 stepping the scheduler first was the documented order: a project whose
+    // every allowed torch is older (`torch==0.4.1`, `--target-torch 1.0`) is right to do it.
+    if !checker.torch_at_least(1, 1) {
+        return;
+    }
     let Some(flow) = current_flow(checker, stmt) else {
         return;
     };

@@ -1,17 +1,20 @@
 use super::helpers::{class_method, self_attr_use};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprContext, Stmt};
+use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
-use torchvet_semantic::helpers;
+use torchvet_semantic::{helpers, uses};
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a constant tensor stored as a plain attribute in the `__init__` of an
-    /// `nn.Module` (`self.mask = torch.tril(torch.ones(T, T))`) and read in `forward`. Only a
-    /// real read of `self.<name>` counts: a `forward` that merely stores into the attribute
-    /// (`self.att_mat = att_mat.detach()`, to expose the last value) stays silent, and so do
-    /// empty placeholders (`torch.Tensor()`) and attributes that `__init__` registers with
+    /// `nn.Module` (`self.mask = torch.tril(torch.ones(T, T))`) and used in `forward` where it
+    /// can meet the input's device: arithmetic, a torch function or a method that computes
+    /// with it. Reads that work on any device stay silent: its shape only (`self.grid.size()`,
+    /// `self.grid.shape`, `len(self.grid)`), or a copy into a tensor that `forward` allocates
+    /// (`buf[i] = self.grid`, `buf.copy_(self.grid)`). So does a `forward` that merely stores
+    /// into the attribute (`self.att_mat = att_mat.detach()`, to expose the last value), an
+    /// empty placeholder (`torch.Tensor()`), and an attribute that `__init__` registers with
     /// `register_buffer` on another path.
     ///
     /// ## Why is this bad?
@@ -117,43 +120,6 @@ fn is_constant_tensor(checker: &Checker, expr: &Expr) -> bool {
     }
 }
 
-/// Does `body` really read `self.<name>` (a load, or an augmented assignment)? Storing into
-/// it (`self.att = att.detach()`) or reading a same-named local (`att`) is not a read.
-fn loads_self_attr(body: &[Stmt], name: &str) -> bool {
-    use ruff_python_ast::visitor::{self, Visitor};
-    struct Finder<'n> {
-        name: &'n str,
-        found: bool,
-    }
-    impl<'x> Visitor<'x> for Finder<'_> {
-        fn visit_stmt(&mut self, stmt: &'x Stmt) {
-            if let Stmt::AugAssign(a) = stmt {
-                if helpers::self_attribute(&a.target) == Some(self.name) {
-                    self.found = true;
-                }
-            }
-            if !self.found {
-                visitor::walk_stmt(self, stmt);
-            }
-        }
-        fn visit_expr(&mut self, expr: &'x Expr) {
-            if let Expr::Attribute(a) = expr {
-                if matches!(a.ctx, ExprContext::Load)
-                    && helpers::self_attribute(expr) == Some(self.name)
-                {
-                    self.found = true;
-                }
-            }
-            if !self.found {
-                visitor::walk_expr(self, expr);
-            }
-        }
-    }
-    let mut f = Finder { name, found: false };
-    f.visit_body(body);
-    f.found
-}
-
 /// Does `body` call `self.register_buffer("<name>", ...)` (e.g. in the other branch of an
 /// `if`, the plain assignment being an empty placeholder)?
 fn registers_buffer(body: &[Stmt], name: &str) -> bool {
@@ -221,7 +187,15 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     }
     let usage = self_attr_use(&forward.body, name);
-    if !usage.read || usage.moved || !loads_self_attr(&forward.body, name) {
+    // Only a read that can meet the input's device counts: a shape read (`self.grid.size()`)
+    // or a copy into a tensor forward allocates (`buf[i] = self.grid`) works on any device,
+    // and storing into the attribute (`self.att = att.detach()`) is not a read.
+    if !usage.read
+        || usage.moved
+        || !uses::device_sensitive_read(&forward.body, &|e| {
+            helpers::self_attribute(e) == Some(name)
+        })
+    {
         return;
     }
     let value = checker.text(assign.value.range());

@@ -14,6 +14,11 @@ crate::declare_rule! {
     /// object on a CUDA device"), and under DDP every rank loads onto `cuda:0`, filling GPU 0
     /// with copies. Code that supports both cases should say where tensors go.
     ///
+    /// A bare load in one arm of an `if` whose other arm loads the same path with
+    /// `map_location` (`if args.gpu is None: torch.load(p) else: torch.load(p,
+    /// map_location=loc)`) is a deliberate choice of the default for that case and is not
+    /// reported.
+    ///
     /// ## Example
     /// ```python
     /// device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -78,7 +83,7 @@ fn check_end(checker: &mut Checker) {
     } else {
         Vec::new()
     };
-    for call in calls {
+    for &call in &calls {
         // Under `if rank in [-1, 0]:` only one process loads: the DDP reason does not hold.
         let why = if distributed && main_only.iter().any(|r| r.contains_range(call.range())) {
             if !cpu_fallback {
@@ -94,6 +99,11 @@ fn check_end(checker: &mut Checker) {
         {
             continue;
         }
+        // `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`: the
+        // author chose where each case loads; the bare arm is a deliberate default.
+        if sibling_arm_maps(checker, call, &calls) {
+            continue;
+        }
         checker
             .report(
                 call.func.range(),
@@ -104,6 +114,78 @@ fn check_end(checker: &mut Checker) {
                 vec![add_keyword_argument(call, "map_location=\"cpu\"")],
             ));
     }
+}
+
+/// Is `call` in one arm of an `if` whose other arm loads the same path with `map_location`?
+fn sibling_arm_maps(
+    checker: &Checker,
+    call: &ruff_python_ast::ExprCall,
+    loads: &[&ruff_python_ast::ExprCall],
+) -> bool {
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::TextRange;
+    let Some(path) = call.arguments.args.first() else {
+        return false;
+    };
+    let path = checker.text(path.range());
+    let span = |body: &[Stmt]| match (body.first(), body.last()) {
+        (Some(a), Some(b)) => Some(TextRange::new(a.start(), b.end())),
+        _ => None,
+    };
+    enclosing_ifs(&checker.module().body, call.range())
+        .iter()
+        .any(|i| {
+            let arms: Vec<TextRange> = std::iter::once(span(&i.body))
+                .chain(i.elif_else_clauses.iter().map(|c| span(&c.body)))
+                .flatten()
+                .collect();
+            let Some(own) = arms.iter().position(|r| r.contains_range(call.range())) else {
+                return false;
+            };
+            loads.iter().any(|other| {
+                helpers::argument(other, "map_location", 1).is_some()
+                    && other
+                        .arguments
+                        .args
+                        .first()
+                        .map(|a| checker.text(a.range()))
+                        == Some(path)
+                    && arms
+                        .iter()
+                        .enumerate()
+                        .any(|(k, r)| k != own && r.contains_range(other.range()))
+            })
+        })
+}
+
+/// The `if` statements (any depth, nested definitions included) that contain `at`.
+fn enclosing_ifs(
+    body: &[ruff_python_ast::Stmt],
+    at: ruff_text_size::TextRange,
+) -> Vec<&ruff_python_ast::StmtIf> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    struct V<'a> {
+        at: ruff_text_size::TextRange,
+        out: Vec<&'a ruff_python_ast::StmtIf>,
+    }
+    impl<'a> Visitor<'a> for V<'a> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !stmt.range().contains_range(self.at) {
+                return;
+            }
+            if let Stmt::If(i) = stmt {
+                self.out.push(i);
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    let mut v = V {
+        at,
+        out: Vec::new(),
+    };
+    v.visit_body(body);
+    v.out
 }
 
 /// The bodies of `if <test>:` blocks (anywhere in the file) whose test selects the main

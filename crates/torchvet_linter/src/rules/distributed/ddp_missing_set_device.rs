@@ -20,7 +20,8 @@ crate::declare_rule! {
     /// the same file counts. Files that call a `get_device`/`setup_device`-style helper, or
     /// use a framework that owns process setup (HF `Trainer`, Accelerate, Lightning,
     /// DeepSpeed, torchtune), stay silent. A backend given as a variable is only reported when
-    /// the file otherwise uses CUDA.
+    /// the file otherwise uses CUDA. A group of one process (a literal `world_size=1`) has no
+    /// other rank to share GPU 0 with and stays silent.
     ///
     /// ## Example
     /// ```python
@@ -122,6 +123,11 @@ fn check_end(checker: &mut Checker) {
     let os = bound_alias(checker, "os");
     for call in inits {
         if helpers::keyword(call, "device_id").is_some() || helpers::has_kwargs_splat(call) {
+            continue;
+        }
+        // `world_size=1`: one process (often only to make `SyncBatchNorm` usable on one GPU),
+        // so there are no ranks to crowd onto GPU 0 and no peer to hang with.
+        if helpers::argument(call, "world_size", 3).and_then(helpers::int_value) == Some(1) {
             continue;
         }
         if in_helper_for_other_files(checker, call) {

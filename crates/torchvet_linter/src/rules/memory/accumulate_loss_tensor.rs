@@ -20,6 +20,11 @@ crate::declare_rule! {
     /// across your training loop". For logging, a Python number (`loss.item()`) or a detached
     /// tensor is all that is needed.
     ///
+    /// A local of a per-step function summed over that step's bounded micro-batch loop
+    /// (`for _ in range(accum_steps)` with its own `backward()`, or a helper given the
+    /// accumulation count) and not returned or stored is not reported: it is dropped when the
+    /// step ends, so the graph does not grow across batches.
+    ///
     /// ## Example
     /// ```python
     /// total_loss = 0.0
@@ -196,6 +201,22 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some((acc_text, root)) = acc_root(target) else {
         return;
     };
+    // One training step's micro-batch loop (`for _ in range(accum_steps)`, each iteration with
+    // its own backward) summing into a local of the step function that dies with it: the
+    // linked graph lives for one step, it does not grow across batches.
+    if let (Expr::Name(n), Some(f), [only]) = (target, checker.function(), loops.as_slice()) {
+        let local = checker
+            .scopes
+            .current()
+            .is_some_and(|s| s.binds_locally(n.id.as_str()));
+        if local
+            && torchvet_semantic::flow::is_micro_batch_loop(only)
+            && loop_has_backward(checker, only)
+            && !torchvet_semantic::uses::local_outlives_function(&f.body, n.id.as_str())
+        {
+            return;
+        }
+    }
     // The accumulator must outlive the iteration: not reset inside the innermost loop.
     let acc_key = match target {
         Expr::Subscript(_) => root.to_string(),

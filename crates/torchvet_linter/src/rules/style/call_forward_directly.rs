@@ -10,11 +10,14 @@ crate::declare_rule! {
     /// Checks for `model.forward(x)` calls on `nn.Module` instances, instead of `model(x)`.
     ///
     /// ## Why is this bad?
-    /// Calling the module runs `forward` *and* everything PyTorch attaches around it: forward
-    /// pre-hooks and hooks (feature extractors, pruning and quantization observers, profilers),
-    /// and for `DistributedDataParallel`/`FSDP` wrappers the set-up that synchronises
-    /// gradients or gathers sharded parameters. `forward` called directly skips all of it:
-    /// hooks silently do nothing and DDP training can hang or stop synchronising gradients.
+    /// Calling the module runs `forward` *and* everything PyTorch attaches around it in
+    /// `__call__`: forward pre-hooks and hooks (feature extractors, pruning and quantization
+    /// observers, profilers). `forward` called directly skips them, so the hooks silently do
+    /// nothing. On a `DistributedDataParallel` / `FullyShardedDataParallel` wrapper, the
+    /// gradient synchronisation and parameter gathering live in the wrapper's own `forward`, so
+    /// `ddp.forward(x)` still synchronises; what it skips is the hooks registered on the wrapper.
+    /// Calling the wrapped module (`ddp.module.forward(x)`, or `ddp.module(x)`) is different:
+    /// it runs outside the wrapper, without its synchronisation set-up.
     ///
     /// Only receivers known to be modules are reported: names bound to `nn` constructors,
     /// `nn.Module` subclasses of the same file, torchvision/timm/transformers builders or
@@ -45,7 +48,7 @@ crate::declare_rule! {
         code: "TV061",
         group: Style,
         severity: Warning,
-        title: "model.forward(x) instead of model(x) (skips hooks and DDP/FSDP logic)",
+        title: "model.forward(x) instead of model(x) (skips the module's forward hooks)",
         autofix: Yes,
         hooks: { call: check_call },
     };
@@ -86,7 +89,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     };
     let msg = match (kind, inner) {
         (ModuleKind::Ddp | ModuleKind::Fsdp, false) => format!(
-            "`{text}.forward(...)` bypasses the DDP/FSDP wrapper's `__call__`: gradients are not synchronised (or parameters not gathered) and hooks do not run; call `{text}(...)`"
+            "`{text}.forward(...)` bypasses the DDP/FSDP wrapper's `__call__`: the forward hooks and pre-hooks registered on the wrapper do not run (its gradient synchronisation, which lives in `forward`, still does); call `{text}(...)`"
         ),
         (_, true) => format!(
             "`{text}.forward(...)` skips the inner module's hooks: call `{text}(...)` (and it runs outside the DDP/DataParallel wrapper, without gradient synchronisation: call the wrapper itself when training)"

@@ -1,0 +1,281 @@
+//! How a value is used at the places it is read: facts about one read, judged from the
+//! expression or statement around it.
+//!
+//! The question answered here is "can this read of a tensor meet another tensor's device?".
+//! Some reads never can: asking for the shape (`t.size()`, `t.shape`, `len(t)`, `t.dim()`,
+//! `t.ndim`, `t.numel()`) only reads metadata, and copying the tensor into another one
+//! (`buf[i] = t`, `buf.copy_(t)`) works across devices because a copy moves the data. Every
+//! other read (arithmetic, a torch function or a module call with other tensors, a method
+//! that computes) may meet a tensor on another device.
+use crate::helpers;
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{Expr, ExprContext, Stmt};
+
+/// Attributes that only describe a tensor's shape.
+const SHAPE_ATTRIBUTES: &[&str] = &["shape", "ndim"];
+
+/// Methods that only describe a tensor's shape.
+const SHAPE_METHODS: &[&str] = &["size", "dim", "ndimension", "numel", "nelement"];
+
+/// Does `body` (nested definitions included) read an expression matched by `is_target` in a
+/// way that can meet another device? Shape reads and copies into another tensor do not
+/// count; an augmented assignment to the target (`t += x`) does.
+pub fn device_sensitive_read(body: &[Stmt], is_target: &dyn Fn(&Expr) -> bool) -> bool {
+    let mut finder = SensitiveRead {
+        is_target,
+        found: false,
+    };
+    finder.visit_body(body);
+    finder.found
+}
+
+/// Can the value of the local `name` outlive the function whose `body` this is? It does when
+/// the function returns or yields it, stores it on an object or in a container
+/// (`self.total = total`, `stats["loss"] = total`, `history.append(total)`), or declares it
+/// `global` / `nonlocal`. Reads that keep only a number (`total.item()`, `float(total)`)
+/// do not count.
+pub fn local_outlives_function(body: &[Stmt], name: &str) -> bool {
+    struct Finder<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl Finder<'_> {
+        /// Does `expr` hold the value itself (not only a number read from it)?
+        fn holds(&self, expr: &Expr) -> bool {
+            struct Holds<'n> {
+                name: &'n str,
+                found: bool,
+            }
+            impl<'x> Visitor<'x> for Holds<'_> {
+                fn visit_expr(&mut self, e: &'x Expr) {
+                    if self.found {
+                        return;
+                    }
+                    match e {
+                        Expr::Name(n) if n.id.as_str() == self.name => self.found = true,
+                        Expr::Call(c)
+                            if matches!(helpers::method_call(c), Some(("item" | "tolist", _)))
+                                || matches!(
+                                    helpers::name_of(&c.func),
+                                    Some("float" | "int" | "print" | "len" | "bool")
+                                ) => {}
+                        _ => visitor::walk_expr(self, e),
+                    }
+                }
+            }
+            let mut h = Holds {
+                name: self.name,
+                found: false,
+            };
+            h.visit_expr(expr);
+            h.found
+        }
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if self.found {
+                return;
+            }
+            match stmt {
+                Stmt::Return(r) => {
+                    if r.value.as_deref().is_some_and(|v| self.holds(v)) {
+                        self.found = true;
+                    }
+                }
+                Stmt::Global(g) => {
+                    self.found |= g.names.iter().any(|n| n.as_str() == self.name);
+                }
+                Stmt::Nonlocal(g) => {
+                    self.found |= g.names.iter().any(|n| n.as_str() == self.name);
+                }
+                Stmt::Assign(a)
+                    if a.targets.iter().any(|t| !matches!(t, Expr::Name(_)))
+                        && self.holds(&a.value) =>
+                {
+                    self.found = true;
+                }
+                Stmt::AnnAssign(a)
+                    if !matches!(&*a.target, Expr::Name(_))
+                        && a.value.as_deref().is_some_and(|v| self.holds(v)) =>
+                {
+                    self.found = true;
+                }
+                Stmt::AugAssign(a)
+                    if !matches!(&*a.target, Expr::Name(_)) && self.holds(&a.value) =>
+                {
+                    self.found = true;
+                }
+                _ => visitor::walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            match expr {
+                Expr::Yield(y) if y.value.as_deref().is_some_and(|v| self.holds(v)) => {
+                    self.found = true;
+                }
+                Expr::YieldFrom(y) if self.holds(&y.value) => self.found = true,
+                Expr::Call(c)
+                    if matches!(
+                        helpers::method_call(c),
+                        Some(("append" | "extend" | "insert" | "add" | "put" | "update", _))
+                    ) && c.arguments.args.iter().any(|a| self.holds(a)) =>
+                {
+                    self.found = true;
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut f = Finder { name, found: false };
+    f.visit_body(body);
+    f.found
+}
+
+/// Is `expr` the target itself or an indexing of it (`t`, `t[i]`, `t[:, 0]`)?
+fn target_or_part(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
+    match expr {
+        Expr::Subscript(s) => is_target(expr) || target_or_part(&s.value, is_target),
+        _ => is_target(expr),
+    }
+}
+
+struct SensitiveRead<'t> {
+    is_target: &'t dyn Fn(&Expr) -> bool,
+    found: bool,
+}
+
+impl<'x> Visitor<'x> for SensitiveRead<'_> {
+    fn visit_stmt(&mut self, stmt: &'x Stmt) {
+        if self.found {
+            return;
+        }
+        match stmt {
+            Stmt::AugAssign(a) if (self.is_target)(&a.target) => {
+                self.found = true;
+                return;
+            }
+            // `buf[i] = t`: a copy into another tensor's storage.
+            Stmt::Assign(a)
+                if a.targets.iter().all(|t| matches!(t, Expr::Subscript(_)))
+                    && target_or_part(&a.value, self.is_target) =>
+            {
+                for t in &a.targets {
+                    self.visit_expr(t);
+                }
+                return;
+            }
+            _ => {}
+        }
+        visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'x Expr) {
+        if self.found {
+            return;
+        }
+        match expr {
+            Expr::Attribute(a)
+                if SHAPE_ATTRIBUTES.contains(&a.attr.as_str())
+                    && target_or_part(&a.value, self.is_target) =>
+            {
+                return;
+            }
+            Expr::Call(c) => {
+                if let Some((m, recv)) = helpers::method_call(c) {
+                    if SHAPE_METHODS.contains(&m) && target_or_part(recv, self.is_target) {
+                        // The arguments (`t.size(dim)`) are visited on their own.
+                        self.visit_arguments(&c.arguments);
+                        return;
+                    }
+                    // `buf.copy_(t)`: a copy from the target into the receiver.
+                    if m == "copy_" {
+                        if let [src] = &*c.arguments.args {
+                            if target_or_part(src, self.is_target) {
+                                self.visit_expr(recv);
+                                for k in &c.arguments.keywords {
+                                    self.visit_expr(&k.value);
+                                }
+                                return;
+                            }
+                        }
+                    }
+                }
+                if helpers::name_of(&c.func) == Some("len") {
+                    if let [arg] = &*c.arguments.args {
+                        if target_or_part(arg, self.is_target) {
+                            return;
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let load = match expr {
+            Expr::Attribute(a) => matches!(a.ctx, ExprContext::Load),
+            Expr::Name(n) => matches!(n.ctx, ExprContext::Load),
+            Expr::Subscript(s) => matches!(s.ctx, ExprContext::Load),
+            _ => true,
+        };
+        if load && (self.is_target)(expr) {
+            self.found = true;
+            return;
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use torchvet_python::parser::parse_module;
+
+    fn sensitive(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        device_sensitive_read(&parsed.syntax().body, &|e| {
+            helpers::self_attribute(e) == Some("grid")
+        })
+    }
+
+    #[test]
+    fn shape_reads_and_copies_are_not_sensitive() {
+        assert!(!sensitive(
+            "buf = torch.zeros(torch.Size([n]) + self.grid.size())\n\
+             for i in range(n):\n    buf[i] = self.grid\n\
+             buf[0, :, :] = self.grid[:, :]\n\
+             buf.copy_(self.grid)\nk = len(self.grid) + self.grid.shape[0] + self.grid.dim()\n\
+             self.grid = make(x)\n"
+        ));
+    }
+
+    fn outlives(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        local_outlives_function(&parsed.syntax().body, "total")
+    }
+
+    #[test]
+    fn locals_that_stay_in_the_function() {
+        assert!(!outlives(
+            "total = torch.zeros([])\nfor _ in range(k):\n    total += loss\n\
+             self.avg = float(total.item() / k)\nlog(total.item())\ndel total\n"
+        ));
+        assert!(outlives("return total\n"));
+        assert!(outlives("return total / k, 3\n"));
+        assert!(outlives("self.total = total\n"));
+        assert!(outlives("history.append(total)\n"));
+        assert!(outlives("global total\n"));
+        assert!(outlives("yield total\n"));
+    }
+
+    #[test]
+    fn arithmetic_and_calls_are_sensitive() {
+        assert!(sensitive("y = x * self.grid\n"));
+        assert!(sensitive("y = torch.cat([x, self.grid])\n"));
+        assert!(sensitive("y = self.grid.sum()\n"));
+        assert!(sensitive("self.grid += 1\n"));
+        assert!(sensitive("y = x.size(self.grid)\n"));
+        assert!(sensitive("buf[i] = self.grid * 2\n"));
+    }
+}
