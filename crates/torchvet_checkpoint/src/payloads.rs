@@ -48,19 +48,20 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     if text.len() < 5 || text.len() > MAX_TEXT {
         return None;
     }
+    // Most strings (parameter names, dtypes, devices) have none of the anchors: every needle
+    // holds `(`, `|`, `/` or the space of `import `. Short strings (the keys of a state_dict)
+    // are read in one scalar pass, which costs less than starting the vector searchers.
+    if text.len() <= 64 && !text.iter().any(|&b| matches!(b, b'(' | b'|' | b'/' | b' ')) {
+        return None;
+    }
     static IMPORT: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     static BIN: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let import = IMPORT.get_or_init(|| memmem::Finder::new(b"import "));
     let bin = BIN.get_or_init(|| memmem::Finder::new(b"/bin/"));
-    // Most strings (parameter names, dtypes, devices) have none of the anchors. Short ones (the
-    // keys of a state_dict) are searched for `import ` byte by byte: a substring searcher costs
-    // more to start than such a string takes to read.
-    let has_import = if text.len() <= 64 {
-        memchr::memchr_iter(b'i', text).any(|i| text[i..].starts_with(b"import "))
-    } else {
-        import.find(text).is_some()
-    };
-    if memchr::memchr3(b'(', b'|', b'/', text).is_none() && !has_import {
+    if text.len() > 64
+        && memchr::memchr3(b'(', b'|', b'/', text).is_none()
+        && import.find(text).is_none()
+    {
         return None;
     }
     for i in memchr::memchr_iter(b'(', text) {
@@ -388,10 +389,29 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
             continue;
         }
         // Leaves (numbers, strings, names) are done at once: most nodes are leaves.
-        if !has_children(m.get(root)) {
+        let v = m.get(root);
+        if !has_children(v) {
             state[root as usize] = 2;
             size[root as usize] = 1;
             worst = worst.max(1);
+            continue;
+        }
+        // So are nodes whose children are all done (roots are taken in id order, and a tuple,
+        // a call or a persistent id is made after its children): the walk below would give
+        // the same size.
+        let mut s = 1u64;
+        let mut direct = true;
+        for_each_child(v, |c| {
+            if (c as usize) < n && state[c as usize] == 2 {
+                s = s.saturating_add(size[c as usize]).min(CAP);
+            } else {
+                direct = false;
+            }
+        });
+        if direct {
+            state[root as usize] = 2;
+            size[root as usize] = s;
+            worst = worst.max(s);
             continue;
         }
         stack.push((root, false));
