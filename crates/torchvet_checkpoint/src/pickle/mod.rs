@@ -312,18 +312,28 @@ impl Memo {
     }
     #[inline]
     fn insert(&mut self, k: u64, id: Id) {
-        if k < MEMO_DENSE {
-            let i = k as usize;
-            if i >= self.dense.len() {
-                // Geometric growth: picklers number their entries 0, 1, 2, ..., and a resize
-                // per new key costs more than the insert itself.
-                let len = (i + 1).max(self.dense.len() * 2).max(64);
-                self.dense.resize(len.min(MEMO_DENSE as usize), Id::MAX);
-            }
-            if self.dense[i] == Id::MAX {
+        if k < self.dense.len() as u64 {
+            let slot = &mut self.dense[k as usize];
+            if *slot == Id::MAX {
                 self.count += 1;
             }
-            self.dense[i] = id;
+            *slot = id;
+        } else {
+            self.insert_outside(k, id);
+        }
+    }
+    /// A key past the dense table: grow it (picklers number their entries 0, 1, 2, ...;
+    /// geometric growth, not a resize per new key) or use the map.
+    #[cold]
+    #[inline(never)]
+    fn insert_outside(&mut self, k: u64, id: Id) {
+        if k < MEMO_DENSE {
+            let len = (k as usize + 1)
+                .max(self.dense.len() * 2)
+                .max(self.dense.capacity())
+                .max(64);
+            self.dense.resize(len.min(MEMO_DENSE as usize), Id::MAX);
+            self.insert(k, id);
         } else if self.sparse.insert(k, id).is_none() {
             self.count += 1;
         }
@@ -668,7 +678,7 @@ impl<'a> Machine<'a> {
         Ok(l.iter().map(|&b| b as char).collect())
     }
 
-    #[inline]
+    #[inline(always)]
     fn memo_put(&mut self, key: u64, id: Id) -> R<()> {
         if self.memo.len() >= self.limits.max_memo && self.memo.get(key).is_none() {
             return Err("memo limit exceeded".into());
@@ -685,7 +695,7 @@ impl<'a> Machine<'a> {
         )
     }
 
-    #[inline]
+    #[inline(always)]
     fn memo_get(&mut self, key: u64) -> R<()> {
         self.memo_gets += 1;
         match self.memo.get(key) {
@@ -968,7 +978,49 @@ impl<'a> Machine<'a> {
                 return Err("pickle data was truncated (no STOP)".into());
             };
             self.cur_op = code;
-            let done = self.step(code)?;
+            // The opcodes that make up most of a torch pickle (memo traffic, small ints, marks,
+            // `False` and `()`: about 70% of the opcodes of the bench checkpoints) are run here,
+            // without the call into the large `step`.
+            let done = match code {
+                op::BINPUT => {
+                    let k = self.u8()? as u64;
+                    let t = self.top()?;
+                    self.memo_put(k, t)?;
+                    None
+                }
+                op::BINGET => {
+                    let k = self.u8()? as u64;
+                    self.memo_get(k)?;
+                    None
+                }
+                op::BININT1 => {
+                    let v = self.u8()?;
+                    self.push_const(3 + v as usize, Value::Int(v as i64))?;
+                    None
+                }
+                op::MARK => {
+                    if self.marks.len() >= self.limits.max_marks {
+                        return Err("MARK nesting limit exceeded".into());
+                    }
+                    self.marks.push(self.stack.len());
+                    None
+                }
+                op::LONG_BINPUT => {
+                    let k = self.u32()? as u64;
+                    let t = self.top()?;
+                    self.memo_put(k, t)?;
+                    None
+                }
+                op::NEWFALSE => {
+                    self.push_const(2, Value::Bool(false))?;
+                    None
+                }
+                op::EMPTY_TUPLE => {
+                    self.push_new(Value::Tuple(Vec::new()))?;
+                    None
+                }
+                _ => self.step(code)?,
+            };
             if let Some(fe) = self.frame_end {
                 if self.op_start < fe && self.inp.position() > fe && code != op::FRAME {
                     self.note(
@@ -1053,12 +1105,6 @@ impl<'a> Machine<'a> {
                 }
                 return Ok(Some(root));
             }
-            op::MARK => {
-                if self.marks.len() >= self.limits.max_marks {
-                    return Err("MARK nesting limit exceeded".into());
-                }
-                self.marks.push(self.stack.len());
-            }
             op::POP => {
                 // CPython: POP with an empty stack above a mark pops the mark.
                 let floor = self.marks.last().copied().unwrap_or(0);
@@ -1081,14 +1127,9 @@ impl<'a> Machine<'a> {
             }
             op::NONE => self.push_const(0, Value::None)?,
             op::NEWTRUE => self.push_const(1, Value::Bool(true))?,
-            op::NEWFALSE => self.push_const(2, Value::Bool(false))?,
             op::BININT => {
                 let v = self.u32()? as i32;
                 self.push_new(Value::Int(v as i64))?
-            }
-            op::BININT1 => {
-                let v = self.u8()?;
-                self.push_const(3 + v as usize, Value::Int(v as i64))?
             }
             op::BININT2 => {
                 let v = self.u16()?;
@@ -1200,7 +1241,6 @@ impl<'a> Machine<'a> {
             op::READONLY_BUFFER => {
                 self.top()?;
             }
-            op::EMPTY_TUPLE => self.push_new(Value::Tuple(Vec::new()))?,
             op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                 let n = (code - op::TUPLE1 + 1) as usize;
                 let mut v = Vec::with_capacity(n);
@@ -1271,10 +1311,6 @@ impl<'a> Machine<'a> {
                     .map_err(|_| format!("invalid GET index {l:?}"))?;
                 self.memo_get(k)?;
             }
-            op::BINGET => {
-                let k = self.u8()? as u64;
-                self.memo_get(k)?;
-            }
             op::LONG_BINGET => {
                 let k = self.u32()? as u64;
                 self.memo_get(k)?;
@@ -1285,16 +1321,6 @@ impl<'a> Machine<'a> {
                     .trim()
                     .parse()
                     .map_err(|_| format!("invalid PUT index {l:?}"))?;
-                let t = self.top()?;
-                self.memo_put(k, t)?;
-            }
-            op::BINPUT => {
-                let k = self.u8()? as u64;
-                let t = self.top()?;
-                self.memo_put(k, t)?;
-            }
-            op::LONG_BINPUT => {
-                let k = self.u32()? as u64;
                 let t = self.top()?;
                 self.memo_put(k, t)?;
             }
