@@ -383,22 +383,13 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
     let mut state = vec![0u8; n];
     let mut size = vec![0u64; n];
     let mut worst = 0u64;
-    let mut stack: Vec<(u32, bool)> = Vec::new();
-    for root in 0..n as u32 {
-        if state[root as usize] != 0 {
-            continue;
-        }
-        // Leaves (numbers, strings, names) are done at once: most nodes are leaves.
-        let v = m.get(root);
-        if !has_children(v) {
-            state[root as usize] = 2;
-            size[root as usize] = 1;
-            worst = worst.max(1);
-            continue;
-        }
-        // So are nodes whose children are all done (roots are taken in id order, and a tuple,
-        // a call or a persistent id is made after its children): the walk below would give
-        // the same size.
+    // First pass, in id order: leaves (numbers, strings, names: most nodes), and nodes whose
+    // children are all sized already (a tuple, a call or a persistent id is made after its
+    // children). These nodes reach no cycle, so their size does not depend on the order of any
+    // walk. Everything else (a dict or list filled after it was made, an object given its
+    // state later, cycles, dangling ids) is left to the walk below.
+    for root in 0..n {
+        let v = &m.nodes[root];
         let mut s = 1u64;
         let mut direct = true;
         for_each_child(v, |c| {
@@ -409,9 +400,16 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
             }
         });
         if direct {
-            state[root as usize] = 2;
-            size[root as usize] = s;
+            state[root] = 2;
+            size[root] = s;
             worst = worst.max(s);
+        }
+    }
+    // Second pass: a depth-first walk from every node not sized yet, in id order; a child on the
+    // walk's own stack (a cycle) or a dangling id counts 1.
+    let mut stack: Vec<(u32, bool)> = Vec::new();
+    for root in 0..n as u32 {
+        if state[root as usize] != 0 {
             continue;
         }
         stack.push((root, false));
@@ -460,19 +458,6 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
             None,
         );
     }
-}
-
-/// True when [`for_each_child`] has something to visit.
-fn has_children(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Tuple(_)
-            | Value::List(_)
-            | Value::Set(_)
-            | Value::Dict(_)
-            | Value::Object(_)
-            | Value::Persistent(_)
-    )
 }
 
 /// The values a node refers to, in order.

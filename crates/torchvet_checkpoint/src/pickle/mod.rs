@@ -605,6 +605,23 @@ impl<'a> Machine<'a> {
 
     /// A value of `n` bytes: whole when it fits the limits, else a prefix (the rest is skipped).
     fn value(&mut self, n: usize) -> R<std::borrow::Cow<'_, [u8]>> {
+        // The common case, a value that is kept whole and lies in the bytes at hand: what the
+        // general path below does for it, without its length checks and truncation logic.
+        if n <= self.limits.max_value_bytes
+            && n <= self.limits.max_retained_bytes.saturating_sub(self.retained)
+            && self.inp.available() >= n
+            && self.inp.remaining().is_none_or(|r| n as u64 <= r)
+        {
+            self.retained += n;
+            // `take` cannot fail here (the bytes are at hand).
+            return self
+                .inp
+                .take(n)
+                .map(std::borrow::Cow::Borrowed)
+                .ok_or_else(|| {
+                    Fail::from(format!("declared length {n} exceeds the bytes that remain"))
+                });
+        }
         self.check_len(n as u64)?;
         let budget_left = self.limits.max_retained_bytes.saturating_sub(self.retained);
         let keep = n
