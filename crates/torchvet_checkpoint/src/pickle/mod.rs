@@ -692,6 +692,12 @@ impl<'a> Machine<'a> {
 
     fn line_str(&mut self) -> R<String> {
         let l = self.line()?;
+        // Latin-1 decoding; ASCII lines (module and class names, memo keys) are one copy.
+        if l.is_ascii() {
+            if let Ok(s) = std::str::from_utf8(l) {
+                return Ok(s.to_owned());
+            }
+        }
         Ok(l.iter().map(|&b| b as char).collect())
     }
 
