@@ -323,15 +323,14 @@ impl Memo {
         }
     }
     /// A key past the dense table: grow it (picklers number their entries 0, 1, 2, ...;
-    /// geometric growth, not a resize per new key) or use the map.
+    /// geometric growth, not a resize per new key, and not at once to the reserved capacity,
+    /// which is sized from the pickle's length and would be filled for nothing when the memo
+    /// stays small) or use the map.
     #[cold]
     #[inline(never)]
     fn insert_outside(&mut self, k: u64, id: Id) {
         if k < MEMO_DENSE {
-            let len = (k as usize + 1)
-                .max(self.dense.len() * 2)
-                .max(self.dense.capacity())
-                .max(64);
+            let len = (k as usize + 1).max(self.dense.len() * 2).max(64);
             self.dense.resize(len.min(MEMO_DENSE as usize), Id::MAX);
             self.insert(k, id);
         } else if self.sparse.insert(k, id).is_none() {
