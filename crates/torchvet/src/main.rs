@@ -5,7 +5,61 @@ use std::process::ExitCode;
 /// phase-1 trees stay alive until phase 2 (measured: about 20% less CPU than the system
 /// allocator on the bench corpus).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: Allocator = Allocator;
+
+/// mimalloc, called the way the system allocator is: `mi_malloc` for every layout whose
+/// alignment mimalloc's blocks have anyway (at most 16 and at most the size), the aligned entry
+/// points only for the rest. `mimalloc::MiMalloc` sends every request through
+/// `mi_malloc_aligned`, whose fast path gives up on blocks over 1 KiB and then over-allocates
+/// (measured on `ckpt scan` of 100 small checkpoints: 3.7% of all instructions).
+struct Allocator;
+
+/// The alignment every mimalloc block of at least this size has.
+const MI_MIN_ALIGN: usize = 16;
+
+#[inline(always)]
+fn natural(align: usize, size: usize) -> bool {
+    align <= MI_MIN_ALIGN && align <= size
+}
+
+// SAFETY: each method forwards to the mimalloc function of the same contract; the plain ones
+// are used only where mimalloc's natural alignment satisfies the layout.
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    #[inline]
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        use libmimalloc_sys as mi;
+        if natural(layout.align(), layout.size()) {
+            unsafe { mi::mi_malloc(layout.size()).cast() }
+        } else {
+            unsafe { mi::mi_malloc_aligned(layout.size(), layout.align()).cast() }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        use libmimalloc_sys as mi;
+        if natural(layout.align(), layout.size()) {
+            unsafe { mi::mi_zalloc(layout.size()).cast() }
+        } else {
+            unsafe { mi::mi_zalloc_aligned(layout.size(), layout.align()).cast() }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: std::alloc::Layout) {
+        unsafe { libmimalloc_sys::mi_free(ptr.cast()) }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        use libmimalloc_sys as mi;
+        if natural(layout.align(), new_size) {
+            unsafe { mi::mi_realloc(ptr.cast(), new_size).cast() }
+        } else {
+            unsafe { mi::mi_realloc_aligned(ptr.cast(), new_size, layout.align()).cast() }
+        }
+    }
+}
 
 mod args;
 mod cache;

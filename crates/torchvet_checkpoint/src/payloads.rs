@@ -48,19 +48,20 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     if text.len() < 5 || text.len() > MAX_TEXT {
         return None;
     }
+    // Most strings (parameter names, dtypes, devices) have none of the anchors: every needle
+    // holds `(`, `|`, `/` or the space of `import `. Short strings (the keys of a state_dict)
+    // are read in one scalar pass, which costs less than starting the vector searchers.
+    if text.len() <= 64 && !text.iter().any(|&b| matches!(b, b'(' | b'|' | b'/' | b' ')) {
+        return None;
+    }
     static IMPORT: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     static BIN: OnceLock<memmem::Finder<'static>> = OnceLock::new();
     let import = IMPORT.get_or_init(|| memmem::Finder::new(b"import "));
     let bin = BIN.get_or_init(|| memmem::Finder::new(b"/bin/"));
-    // Most strings (parameter names, dtypes, devices) have none of the anchors. Short ones (the
-    // keys of a state_dict) are searched for `import ` byte by byte: a substring searcher costs
-    // more to start than such a string takes to read.
-    let has_import = if text.len() <= 64 {
-        memchr::memchr_iter(b'i', text).any(|i| text[i..].starts_with(b"import "))
-    } else {
-        import.find(text).is_some()
-    };
-    if memchr::memchr3(b'(', b'|', b'/', text).is_none() && !has_import {
+    if text.len() > 64
+        && memchr::memchr3(b'(', b'|', b'/', text).is_none()
+        && import.find(text).is_none()
+    {
         return None;
     }
     for i in memchr::memchr_iter(b'(', text) {
@@ -382,16 +383,33 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
     let mut state = vec![0u8; n];
     let mut size = vec![0u64; n];
     let mut worst = 0u64;
+    // First pass, in id order: leaves (numbers, strings, names: most nodes), and nodes whose
+    // children are all sized already (a tuple, a call or a persistent id is made after its
+    // children). These nodes reach no cycle, so their size does not depend on the order of any
+    // walk. Everything else (a dict or list filled after it was made, an object given its
+    // state later, cycles, dangling ids) is left to the walk below.
+    for root in 0..n {
+        let v = &m.nodes[root];
+        let mut s = 1u64;
+        let mut direct = true;
+        for_each_child(v, |c| {
+            if (c as usize) < n && state[c as usize] == 2 {
+                s = s.saturating_add(size[c as usize]).min(CAP);
+            } else {
+                direct = false;
+            }
+        });
+        if direct {
+            state[root] = 2;
+            size[root] = s;
+            worst = worst.max(s);
+        }
+    }
+    // Second pass: a depth-first walk from every node not sized yet, in id order; a child on the
+    // walk's own stack (a cycle) or a dangling id counts 1.
     let mut stack: Vec<(u32, bool)> = Vec::new();
     for root in 0..n as u32 {
         if state[root as usize] != 0 {
-            continue;
-        }
-        // Leaves (numbers, strings, names) are done at once: most nodes are leaves.
-        if !has_children(m.get(root)) {
-            state[root as usize] = 2;
-            size[root as usize] = 1;
-            worst = worst.max(1);
             continue;
         }
         stack.push((root, false));
@@ -440,19 +458,6 @@ fn check_expansion(ctx: &mut Ctx, m: &Machine, member: &str) {
             None,
         );
     }
-}
-
-/// True when [`for_each_child`] has something to visit.
-fn has_children(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Tuple(_)
-            | Value::List(_)
-            | Value::Set(_)
-            | Value::Dict(_)
-            | Value::Object(_)
-            | Value::Persistent(_)
-    )
 }
 
 /// The values a node refers to, in order.

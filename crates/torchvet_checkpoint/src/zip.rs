@@ -759,12 +759,20 @@ impl ZipArchive {
 
     /// The entry torch would read for `<prefix>/<name>` (the first of duplicates).
     pub fn record(&self, name: &str) -> Option<&Entry> {
-        let full = if self.prefix.is_empty() {
-            name.to_string()
+        // `e.name == prefix + "/" + name` (or `== name` without a prefix), compared in place:
+        // this runs a few times per archive over every entry.
+        let p = &self.prefix;
+        let full_len = if p.is_empty() {
+            name.len()
         } else {
-            format!("{}/{}", self.prefix, name)
+            p.len() + 1 + name.len()
         };
-        self.entries.iter().find(|e| e.name == full)
+        self.entries.iter().find(|e| {
+            let n = e.name.as_bytes();
+            n.len() == full_len
+                && n.ends_with(name.as_bytes())
+                && (p.is_empty() || (n.starts_with(p.as_bytes()) && n[p.len()] == b'/'))
+        })
     }
 
     /// All entries with this exact full name.

@@ -82,6 +82,12 @@ impl<'a> Input<'a> {
         self.cur().len() - self.pos
     }
 
+    /// Bytes at hand after the position (without reading from the stream).
+    #[inline]
+    pub fn available(&self) -> usize {
+        self.avail()
+    }
+
     /// Logical position of the next byte.
     #[inline]
     pub fn position(&self) -> u64 {
