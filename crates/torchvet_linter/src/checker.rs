@@ -230,6 +230,8 @@ pub struct Checker<'a> {
     mentions: std::cell::RefCell<FxHashMap<(usize, usize), bool>>,
     /// A model of this file alone, for [`Checker::project_or_file`] when the run built none.
     single_file_model: std::cell::OnceCell<Option<ProjectFile>>,
+    /// The file's `torch.save` calls (see [`Checker::file_saves`]).
+    saves: std::cell::OnceCell<std::rc::Rc<Vec<torchvet_semantic::saves::SaveSite>>>,
 }
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
@@ -300,6 +302,7 @@ impl<'a> Checker<'a> {
             taint: TaintCache::default(),
             mentions: std::cell::RefCell::default(),
             single_file_model: std::cell::OnceCell::new(),
+            saves: std::cell::OnceCell::new(),
         }
     }
 
@@ -393,6 +396,21 @@ impl<'a> Checker<'a> {
     /// The rule currently running.
     pub fn rule(&self) -> &'static Rule {
         all_rules()[self.rule]
+    }
+
+    /// The file's `torch.save` calls, what each writes and where (computed once per file, on
+    /// first use): the loads of the same file are matched against them.
+    pub fn file_saves(&self) -> std::rc::Rc<Vec<torchvet_semantic::saves::SaveSite>> {
+        self.saves
+            .get_or_init(|| {
+                std::rc::Rc::new(torchvet_semantic::saves::file_saves(
+                    &self.module.body,
+                    &self.source.text,
+                    &self.scopes,
+                    &self.classes,
+                ))
+            })
+            .clone()
     }
 
     /// Does the file's text contain `word` anywhere? Cached per word: rules use it as a cheap
@@ -661,6 +679,20 @@ impl<'a> Checker<'a> {
     pub fn in_no_grad(&self) -> bool {
         let r = self.regions();
         (r.no_grad > 0 || r.inference_mode > 0) && r.enable_grad == 0
+    }
+
+    /// Is the function starting at `at` called in the project, and only with autograd off
+    /// (every call site under `torch.no_grad()` / `inference_mode` or in a no-grad decorated
+    /// caller)?
+    pub fn called_only_without_grad(&self, at: TextSize) -> bool {
+        let Some(p) = self.project() else {
+            return false;
+        };
+        let Some(id) = p.function_at(at) else {
+            return false;
+        };
+        let (sites, no_grad) = p.model.call_sites_no_grad(id);
+        sites > 0 && sites == no_grad
     }
 
     /// Inside `if __name__ == "__main__":`?

@@ -197,3 +197,32 @@ pub fn function_defs(body: &[ast::Stmt]) -> impl Iterator<Item = &ast::StmtFunct
         _ => None,
     })
 }
+
+/// Does some name or attribute of the expression (`rank` in `str(args.rank)`) satisfy `pred`?
+/// Lambdas are not entered.
+pub fn any_identifier(e: &Expr, pred: &dyn Fn(&str) -> bool) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct V<'p> {
+        pred: &'p dyn Fn(&str) -> bool,
+        found: bool,
+    }
+    impl<'a> Visitor<'a> for V<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.found {
+                return;
+            }
+            match e {
+                Expr::Name(n) => self.found = (self.pred)(n.id.as_str()),
+                Expr::Attribute(a) => {
+                    self.found = (self.pred)(a.attr.as_str());
+                    visitor::walk_expr(self, e);
+                }
+                Expr::Lambda(_) => {}
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    let mut v = V { pred, found: false };
+    v.visit_expr(e);
+    v.found
+}

@@ -235,3 +235,30 @@ fn no_grad_method_calls_and_downloaded_paths_are_project_facts() {
     assert!(m.path_downloaded(func("evaluate"), &PathShape::Param(0)));
     assert!(!m.path_downloaded(func("other"), &PathShape::Param(0)));
 }
+
+#[test]
+fn a_slice_of_seven_strips_the_wrapper_prefix() {
+    let t = Tree::new(&[
+        (
+            "main.py",
+            "import torch\n\ndef resume(model, path):\n    ckpt = torch.load(path)\n    state = {k[7:]: v for k, v in ckpt['state_dict'].items()}\n    model.load_state_dict(state)\n",
+        ),
+        (
+            "other.py",
+            "import torch\n\ndef resume(model, path):\n    ckpt = torch.load(path)\n    state = {k[8:]: v for k, v in ckpt.items()}\n    model.load_state_dict(state)\n",
+        ),
+    ]);
+    let m = t.model(&["main.py", "other.py"]);
+    assert!(
+        m.file(t.id(&m, "main.py"))
+            .facts
+            .state_dict_loads
+            .strips_module_prefix
+    );
+    assert!(
+        !m.file(t.id(&m, "other.py"))
+            .facts
+            .state_dict_loads
+            .strips_module_prefix
+    );
+}

@@ -488,19 +488,6 @@ fn is_update_stmt(s: &Stmt) -> bool {
     }
 }
 
-/// Every call site of the function in the project runs with autograd off (another file's
-/// `with torch.no_grad(): model.load_pretrained(w)`).
-fn called_only_in_no_grad(checker: &Checker, at: TextSize) -> bool {
-    let Some(p) = checker.project() else {
-        return false;
-    };
-    let Some(id) = p.function_at(at) else {
-        return false;
-    };
-    let (sites, no_grad) = p.model.call_sites_no_grad(id);
-    sites > 0 && sites == no_grad
-}
-
 /// Some file of the project calls a method of this name with autograd off, on a receiver the
 /// model cannot type (`for _, unit in body.named_children(): unit.load_from(w)` under
 /// `torch.no_grad()`): the helper is meant to run there, as a same-file caller in no_grad
@@ -521,7 +508,7 @@ fn check_end(checker: &mut Checker) {
             continue;
         }
         if p.function_start
-            .is_some_and(|at| called_only_in_no_grad(checker, at))
+            .is_some_and(|at| checker.called_only_without_grad(at))
             || p.function
                 .as_deref()
                 .is_some_and(|f| f != "forward" && method_called_in_no_grad(checker, f))

@@ -223,6 +223,30 @@ fn check_flag(
             if switched_later {
                 return;
             }
+            // `m.eval()` just before `m.training = False` (or `m.train()` before `True`): the
+            // mode call already set every submodule; the assignment is redundant.
+            let wanted = if b.value {
+                torchvet_semantic::flow::EventKind::Train
+            } else {
+                torchvet_semantic::flow::EventKind::Eval
+            };
+            let before = stmt.range().start();
+            let events = checker.function_events();
+            let last_switch = events
+                .iter()
+                .filter(|e| {
+                    matches!(
+                        e.kind,
+                        torchvet_semantic::flow::EventKind::Train
+                            | torchvet_semantic::flow::EventKind::Eval
+                    ) && e.range.end() <= before
+                        && key.is_some()
+                        && e.target_key() == key.as_deref()
+                })
+                .max_by_key(|e| e.range.start());
+            if last_switch.is_some_and(|e| e.kind == wanted) {
+                return;
+            }
             let replacement = if b.value {
                 format!("{recv}.train()")
             } else {

@@ -20,7 +20,9 @@ crate::declare_rule! {
     /// method other than `get_last_lr()`, `get_lr()`, `state_dict()`, `load_state_dict()`),
     /// a call the analysis cannot see into (a library trainer, `SequentialLR([...])`), a
     /// container, a closure, a framework hook that takes it over (`configure_optimizers`),
-    /// or a `self` handed to other code.
+    /// or a `self` handed to other code. A scheduler bound at module level in a file that
+    /// never trains (no `backward`, no `.step(`) is a configuration module's, which a runner
+    /// imports by name: it is left alone.
     ///
     /// When every `.step()` of a scheduler built under `if cfg["scheduler"] == "A":` sits
     /// under `if cfg["scheduler"] == "B":` tests of the same setting for other values, the
@@ -89,6 +91,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(origin) = origin_of(checker, call) else {
         return;
     };
+    // A module-level scheduler in a file that never trains (no `backward`, no `.step(`): a
+    // config module that a runner imports by name (`config.lr_scheduler`), which the project
+    // model cannot follow.
+    if checker.function().is_none()
+        && matches!(origin, Origin::Bound(_))
+        && !checker.mentions("backward")
+        && !checker.mentions(".step(")
+    {
+        return;
+    }
     let Some(p) = checker.project_or_file().cloned() else {
         return;
     };
@@ -275,4 +287,27 @@ fn excluded_by(checker: &Checker, g: &Guard, r: TextRange) -> bool {
         }
     });
     excluded
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str) -> usize {
+        let linter = Linter::new(LintSettings::only("scheduler-never-stepped"));
+        let file = SourceFile::from_python("config.py", src.to_string());
+        linter.lint(&file, "config.py").len()
+    }
+
+    #[test]
+    fn a_config_module_scheduler_is_left_to_its_runner() {
+        let config = "import torch\nimport torch.optim.lr_scheduler as lrs\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nlr_scheduler = lrs.MultiStepLR(optimizer, milestones=[30, 60], gamma=0.1)\n";
+        assert_eq!(count(config), 0);
+        // The same module-level scheduler in a script that trains and never steps it.
+        let script = format!(
+            "{config}for x in range(10):\n    optimizer.zero_grad()\n    model(torch.ones(2)).sum().backward()\n    optimizer.step()\n"
+        );
+        assert_eq!(count(&script), 1);
+    }
 }

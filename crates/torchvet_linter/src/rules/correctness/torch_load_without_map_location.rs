@@ -17,7 +17,11 @@ crate::declare_rule! {
     /// A bare load in one arm of an `if` whose other arm loads the same path with
     /// `map_location` (`if args.gpu is None: torch.load(p) else: torch.load(p,
     /// map_location=loc)`) is a deliberate choice of the default for that case and is not
-    /// reported.
+    /// reported. Nor are: a load of a path the same file saves (when the reason is the CPU
+    /// fallback: the process that loads it saved it, on the same machine); a per-rank file
+    /// (`"queue" + str(rank) + ".pth"`, read back by the rank that wrote it) under DDP; and a
+    /// file whose only `torch.cuda.is_available()` is asserted (CUDA-only code has no CPU
+    /// fallback).
     ///
     /// ## Example
     /// ```python
@@ -58,7 +62,13 @@ fn check_end(checker: &mut Checker) {
         return;
     }
     let facts = &checker.facts;
-    let cpu_fallback = !facts.calls_of("torch.cuda.is_available").is_empty();
+    // `torch.cuda.is_available()` chooses a device (a CPU fallback), unless it is asserted:
+    // `assert torch.cuda.is_available()` makes the file CUDA-only.
+    let asserts = assert_tests(&checker.module().body);
+    let cpu_fallback = facts
+        .calls_of("torch.cuda.is_available")
+        .iter()
+        .any(|c| !asserts.iter().any(|r| r.contains_range(c.range())));
     let distributed = [
         "torch.distributed.init_process_group",
         "torch.nn.parallel.DistributedDataParallel",
@@ -84,8 +94,13 @@ fn check_end(checker: &mut Checker) {
         Vec::new()
     };
     for &call in &calls {
-        // Under `if rank in [-1, 0]:` only one process loads: the DDP reason does not hold.
-        let why = if distributed && main_only.iter().any(|r| r.contains_range(call.range())) {
+        // Under `if rank in [-1, 0]:` only one process loads, and a per-rank file
+        // (`"queue" + str(args.rank) + ".pth"`) is read back by the rank that wrote it from
+        // its own GPU: the DDP reason does not hold.
+        let why = if distributed
+            && (main_only.iter().any(|r| r.contains_range(call.range()))
+                || per_rank_path(checker, call))
+        {
             if !cpu_fallback {
                 continue;
             }
@@ -97,6 +112,12 @@ fn check_end(checker: &mut Checker) {
             || helpers::has_kwargs_splat(call)
             || helpers::has_args_splat(call)
         {
+            continue;
+        }
+        // The CPU reason only: this file writes the path itself (`torch.save(model, path)` and
+        // later `torch.load(path)`, the test of a training script): the process that loads
+        // it is the one that saved it, on the same machine.
+        if !distributed && saved_here(checker, call) {
             continue;
         }
         // `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`: the
@@ -114,6 +135,96 @@ fn check_end(checker: &mut Checker) {
                 vec![add_keyword_argument(call, "map_location=\"cpu\"")],
             ));
     }
+}
+
+/// The test expressions of the file's `assert` statements.
+fn assert_tests(body: &[ruff_python_ast::Stmt]) -> Vec<ruff_text_size::TextRange> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    struct V(Vec<ruff_text_size::TextRange>);
+    impl<'a> Visitor<'a> for V {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if let Stmt::Assert(a) = stmt {
+                self.0.push(a.test.range());
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    let mut v = V(Vec::new());
+    v.visit_body(body);
+    v.0
+}
+
+/// Does a `torch.save` of this file write the path the load reads (the same spelling)?
+fn saved_here(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
+    let Some(path) = call.arguments.args.first() else {
+        return false;
+    };
+    let text = checker.text(path.range());
+    checker
+        .file_saves()
+        .iter()
+        .any(|s| s.path_text.as_deref() == Some(text))
+}
+
+/// Does the load's path name the process rank (`f"ckpt_rank{rank}.pt"`, or a local assigned
+/// such a path in the function): each rank reads the file it wrote itself?
+fn per_rank_path(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
+    use ruff_python_ast::{Expr, Stmt};
+    let Some(path) = call.arguments.args.first() else {
+        return false;
+    };
+    let names_rank = |e: &Expr| {
+        helpers::any_identifier(e, &|name| {
+            matches!(name, "rank" | "local_rank" | "global_rank")
+        })
+    };
+    if names_rank(path) {
+        return true;
+    }
+    let Some(var) = helpers::name_of(path) else {
+        return false;
+    };
+    let body = enclosing_function_body(&checker.module().body, call.range())
+        .unwrap_or(&checker.module().body);
+    let mut assigned_rank = false;
+    helpers::for_each_own_stmt(body, &mut |s| {
+        if let Stmt::Assign(a) = s {
+            if a.start() < call.start()
+                && a.targets.iter().any(|t| helpers::name_of(t) == Some(var))
+            {
+                assigned_rank = names_rank(&a.value);
+            }
+        }
+    });
+    assigned_rank
+}
+
+/// The body of the innermost function holding `at`.
+fn enclosing_function_body(
+    body: &[ruff_python_ast::Stmt],
+    at: ruff_text_size::TextRange,
+) -> Option<&[ruff_python_ast::Stmt]> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    struct V<'a> {
+        at: ruff_text_size::TextRange,
+        out: Option<&'a [Stmt]>,
+    }
+    impl<'a> Visitor<'a> for V<'a> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !stmt.range().contains_range(self.at) {
+                return;
+            }
+            if let Stmt::FunctionDef(f) = stmt {
+                self.out = Some(&f.body);
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    let mut v = V { at, out: None };
+    v.visit_body(body);
+    v.out
 }
 
 /// Is `call` in one arm of an `if` whose other arm loads the same path with `map_location`?
@@ -211,4 +322,55 @@ fn main_rank_blocks(body: &[ruff_python_ast::Stmt]) -> Vec<ruff_text_size::TextR
     let mut v = V(Vec::new());
     v.visit_body(body);
     v.0
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(src: &str) -> usize {
+        let linter = Linter::new(LintSettings::only("torch-load-without-map-location"));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        linter.lint(&file, "train.py").len()
+    }
+
+    #[test]
+    fn cuda_only_files_per_rank_files_and_files_saved_here_stay_silent() {
+        let fallback = "import torch\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n";
+        assert_eq!(
+            count(&format!("{fallback}state = torch.load('model.pt')\n")),
+            1
+        );
+        // `assert torch.cuda.is_available()`: CUDA-only, no CPU fallback.
+        assert_eq!(
+            count(
+                "import torch\nassert torch.cuda.is_available()\nstate = torch.load('model.pt')\n"
+            ),
+            0
+        );
+        // The file saves the path it loads (train, then test the saved model).
+        assert_eq!(
+            count(&format!(
+                "{fallback}def run(model, args):\n    torch.save(model, args.save)\n    model = torch.load(args.save)\n"
+            )),
+            0
+        );
+        // Under DDP, each rank reads back the file it wrote from its own GPU.
+        let ddp = "import os\nimport torch\nimport torch.distributed as dist\ndist.init_process_group('nccl')\n";
+        assert_eq!(count(&format!("{ddp}state = torch.load('last.pt')\n")), 1);
+        assert_eq!(
+            count(&format!(
+                "{ddp}def restore(args):\n    queue_path = os.path.join(args.dump, 'queue' + str(args.rank) + '.pth')\n    return torch.load(queue_path)['queue']\n"
+            )),
+            0
+        );
+        // A saved path under DDP still loads onto the saving GPU on every rank.
+        assert_eq!(
+            count(&format!(
+                "{ddp}def run(model):\n    torch.save(model.state_dict(), 'last.pt')\n    model.load_state_dict(torch.load('last.pt'))\n"
+            )),
+            1
+        );
+    }
 }

@@ -60,13 +60,27 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !helpers::active(checker, 0, 4) {
         return;
     }
-    let fix = helpers::delete_argument(checker, call, kw.range()).map(|e| {
-        RawFix::display_only(
-            "Remove `volatile=` and wrap the inference in `torch.no_grad()`",
-            vec![e],
-        )
-    });
-    let d = checker.report(kw.range(), format!("`volatile=` {MESSAGE}"));
+    // Under `torch.no_grad()` here, or in a function every caller runs without grad, the
+    // graph is not recorded: the argument is dead, not a leak.
+    let off = checker.in_no_grad()
+        || checker
+            .function()
+            .is_some_and(|f| checker.called_only_without_grad(f.range.start()));
+    let message = if off {
+        "`volatile=` has had no effect since torch 0.4, and autograd is already off here (`torch.no_grad()`): the argument is dead; remove it".to_string()
+    } else if !matches!(&kw.value, Expr::BooleanLiteral(b) if b.value) {
+        format!("`volatile=` has had no effect since torch 0.4: whenever `{}` is meant to be true, autograd still records the graph; run that inference under `torch.no_grad()` instead", checker.text(kw.value.range()))
+    } else {
+        format!("`volatile=` {MESSAGE}")
+    };
+    let title = if off {
+        "Remove `volatile=`"
+    } else {
+        "Remove `volatile=` and wrap the inference in `torch.no_grad()`"
+    };
+    let fix = helpers::delete_argument(checker, call, kw.range())
+        .map(|e| RawFix::display_only(title, vec![e]));
+    let d = checker.report(kw.range(), message);
     if let Some(fix) = fix {
         d.set_fix(fix);
     }

@@ -17,7 +17,9 @@ crate::declare_rule! {
     /// script working with old and new launchers; reading the `LOCAL_RANK` environment
     /// variable (set by `torchrun`) avoids the option altogether.
     ///
-    /// Scripts that use DeepSpeed are left alone: its launcher passes `--local_rank`.
+    /// Scripts that use DeepSpeed, or name it at all (a backend loaded with
+    /// `importlib.import_module("deepspeed")`), are left alone: its launcher passes
+    /// `--local_rank`.
     ///
     /// ## Example
     /// ```python
@@ -79,9 +81,12 @@ fn check_end(checker: &mut Checker) {
     if candidates.is_empty() || !uses_distributed(checker) {
         return;
     }
-    // DeepSpeed's launcher passes `--local_rank`.
+    // DeepSpeed's launcher passes `--local_rank`: a file that imports it, calls it, or names
+    // it at all (a backend loaded by `importlib.import_module("deepspeed")`, a `--deepspeed`
+    // flag, a `deepspeed_config`) serves that launcher.
     if checker.scopes.lookup("deepspeed").is_some()
         || checker.facts.any_call(|q| q.starts_with("deepspeed."))
+        || checker.mentions("deepspeed")
     {
         return;
     }
@@ -192,6 +197,11 @@ mod tests {
         let base = "import argparse\nimport torch\nimport torch.distributed as dist\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\ndist.init_process_group('nccl')\n";
         assert_eq!(count(base), 1);
         assert_eq!(count(&format!("import deepspeed\n{base}")), 0);
+        // A DeepSpeed backend imported by name (`importlib.import_module(NAME)`).
+        assert_eq!(
+            count(&format!("{base}BACKEND_MODULE_NAME = 'deepspeed'\n")),
+            0
+        );
         assert_eq!(count("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"), 0);
     }
 }

@@ -6,13 +6,11 @@ use crate::rules::facts::{load_fails_weights_only, load_info, site, LoadInfo};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
-use std::cell::RefCell;
 use std::rc::Rc;
 use torchvet_semantic::helpers;
 use torchvet_semantic::project::{FileId, ProjectFile};
 use torchvet_semantic::saves::{
-    all_weights_only, file_saves, saves_for_load, weights_only_load_fails, RejectedKind, SaveSite,
-    Saved,
+    all_weights_only, saves_for_load, weights_only_load_fails, RejectedKind, SaveSite, Saved,
 };
 
 crate::declare_rule! {
@@ -81,43 +79,12 @@ crate::declare_rule! {
         title: "torch.load without weights_only=True (pickle can run arbitrary code)",
         autofix: Yes,
         torchfix: ["TOR102"],
-        hooks: { call: check_call, end: clear },
+        hooks: { call: check_call },
     };
 }
 
-/// A file's saves, keyed by the file (its text's address and length), so that a file whose
-/// `end` hook never ran (a panic) cannot leak its saves into the next one.
-type SavesCache = Option<((usize, usize), Rc<Vec<SaveSite>>)>;
-
-thread_local! {
-    /// The file's saves, computed on the first load of the file.
-    static SAVES: RefCell<SavesCache> = const { RefCell::new(None) };
-}
-
-fn clear(_checker: &mut Checker) {
-    SAVES.with_borrow_mut(|s| *s = None);
-}
-
 fn saves(checker: &Checker) -> Rc<Vec<SaveSite>> {
-    let key = (
-        checker.source.text.as_ptr() as usize,
-        checker.source.text.len(),
-    );
-    if let Some(s) = SAVES.with_borrow(|s| {
-        s.as_ref()
-            .filter(|(k, _)| *k == key)
-            .map(|(_, v)| v.clone())
-    }) {
-        return s;
-    }
-    let s = Rc::new(file_saves(
-        &checker.module().body,
-        &checker.source.text,
-        &checker.scopes,
-        &checker.classes,
-    ));
-    SAVES.with_borrow_mut(|slot| *slot = Some((key, s.clone())));
-    s
+    checker.file_saves()
 }
 
 /// The target version as messages say it.

@@ -1560,6 +1560,22 @@ impl StateDictLoadVisitor<'_> {
     }
 }
 
+/// `name[n:]` (a slice from the literal `n` to the end)?
+fn slices_from(e: &Expr, n: i64) -> bool {
+    let Expr::Subscript(s) = e else { return false };
+    let Expr::Slice(sl) = &*s.slice else {
+        return false;
+    };
+    matches!(&*s.value, Expr::Name(_))
+        && sl.upper.is_none()
+        && sl.step.is_none()
+        && sl
+            .lower
+            .as_deref()
+            .and_then(helpers::int_value)
+            .is_some_and(|v| v == n)
+}
+
 impl<'a> Visitor<'a> for StateDictLoadVisitor<'_> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
@@ -1597,6 +1613,10 @@ impl<'a> Visitor<'a> for StateDictLoadVisitor<'_> {
                 {
                     self.out.strips_module_prefix = true;
                 }
+            }
+            // `{k[7:]: v for k, v in sd.items()}`: the keys lose the 7 bytes of `module.`.
+            Expr::DictComp(d) if d.key.as_deref().is_some_and(|k| slices_from(k, 7)) => {
+                self.out.strips_module_prefix = true
             }
             Expr::StringLiteral(s) => match s.value.to_str() {
                 "module." => self.out.strips_module_prefix = true,
