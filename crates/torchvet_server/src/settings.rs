@@ -34,9 +34,18 @@ impl Workspace {
             opts.preview.unwrap_or(false),
         );
         let mut settings = settings_result.map_err(|e| e.to_string())?;
-        settings.target_torch = match &opts.target_torch {
-            Some(v) => Version::parse(v),
-            None => declared_torch_version(start).and_then(|d| d.max),
+        // As `check` does: without a configured target, the declared requirement gives the
+        // target (its highest allowed torch) and the lowest allowed torch, which decides
+        // whether a fix's new API exists on every torch the project supports.
+        (settings.target_torch, settings.min_torch) = match &opts.target_torch {
+            Some(v) => (Version::parse(v), None),
+            None => {
+                let declared = declared_torch_version(start);
+                (
+                    declared.as_ref().and_then(|d| d.max),
+                    declared.and_then(|d| d.min),
+                )
+            }
         };
         let root = match config {
             Some(c) => c.root().to_path_buf(),
@@ -202,6 +211,37 @@ mod tests {
         assert!(err.unwrap().contains("no-such-rule"));
         let i = torchvet_linter::find_rule("missing-zero-grad").unwrap();
         assert!(ws.linter.settings().is_enabled(i));
+    }
+
+    /// The editor marks a fix safe only when its API exists on every torch the project
+    /// allows, as `check` does: GradScaler("cuda") needs torch 2.3.
+    #[test]
+    fn fixes_are_judged_against_the_lowest_declared_torch() {
+        let src = "import torch\nscaler = torch.cuda.amp.GradScaler()\n";
+        let applicability = |requirement: &str| {
+            let d = tempfile::tempdir().unwrap();
+            std::fs::create_dir_all(d.path().join(".git")).unwrap();
+            std::fs::write(d.path().join("requirements.txt"), requirement).unwrap();
+            let file = d.path().join("train.py");
+            let mut cache = SettingsCache::default();
+            let (ws, _) = cache.for_file(&file);
+            let source =
+                torchvet_python::SourceFile::from_bytes(file.clone(), src.into(), false).unwrap();
+            let diags = ws.linter.lint(&source, "train.py");
+            let d = diags
+                .iter()
+                .find(|d| d.name == "deprecated-cuda-amp-autocast")
+                .expect("the deprecated GradScaler is reported");
+            d.fix.as_ref().map(|f| f.applicability)
+        };
+        assert_eq!(
+            applicability("torch>=1.7,<2.5\n"),
+            Some(torchvet_diagnostics::Applicability::Unsafe)
+        );
+        assert_eq!(
+            applicability("torch>=2.3\n"),
+            Some(torchvet_diagnostics::Applicability::Safe)
+        );
     }
 
     #[test]
