@@ -59,6 +59,7 @@ projects! {
         distill_validate_other_file,
         own_checkpoint_other_file,
         eval_helper_downloaded,
+        checkpoint_also_exported,
         engine_without_torch,
         eval_loader_shuffled_factory,
         gan_models_dict,
@@ -305,6 +306,8 @@ struct Outcome {
     messages: BTreeMap<Key, String>,
     /// key -> severity as reported.
     severities: BTreeMap<Key, String>,
+    /// key -> the fix's applicability (`safe`, `unsafe`, `display-only`), when it has one.
+    fixes: BTreeMap<Key, String>,
     /// Set when the run itself failed (exit code other than 0/1, or output that is not JSON).
     error: Option<String>,
 }
@@ -369,6 +372,7 @@ fn run_project(name: &str) -> Outcome {
         reported: BTreeSet::new(),
         messages: BTreeMap::new(),
         severities: BTreeMap::new(),
+        fixes: BTreeMap::new(),
         error: None,
     };
     let code = out.status.code().unwrap_or(-1);
@@ -402,6 +406,9 @@ fn run_project(name: &str) -> Outcome {
             f["message"].as_str().unwrap_or_default().to_string(),
         );
         outcome.severities.insert(key.clone(), severity.to_string());
+        if let Some(a) = f["fix"]["applicability"].as_str() {
+            outcome.fixes.insert(key.clone(), a.to_string());
+        }
         outcome.reported.insert(key);
     }
     outcome
@@ -478,6 +485,21 @@ fn checkpoint_origin_decides_the_severity() {
     );
     assert_eq!(severity, "warning", "{message}");
     assert!(message.contains("train.py:"), "{message}");
+}
+
+/// A fix is safe only when every save the load may read holds plain data: `train.py` writes
+/// state dicts to the path it resumes from, but `tools/export.py` overwrites that path with the
+/// whole module, so adding `weights_only=True` could break the resume.
+#[test]
+fn a_farther_save_of_the_same_path_keeps_the_weights_only_fix_unsafe() {
+    let outcome = run_project("checkpoint_also_exported");
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let key = outcome
+        .reported
+        .iter()
+        .find(|k| k.3 == "torch-load-without-weights-only")
+        .expect("the resume load is reported");
+    assert_eq!(outcome.fixes.get(key).map(String::as_str), Some("unsafe"));
 }
 
 #[test]

@@ -243,16 +243,16 @@ pub(crate) fn weights_only_failure(info: &LoadInfo) -> Option<Failure<'_>> {
             _ => None,
         }
     };
-    let first = info.pairs.first()?;
+    // A claim that the load fails rests on the nearest saves (see `saves_for_load`).
+    let near: Vec<&torchvet_semantic::project::facts::PairedSave> =
+        info.pairs.iter().filter(|ps| ps.near).collect();
+    let first = *near.first()?;
     let (pair, (kind, key, from_use)) = match first.by {
         PairBy::Keys => {
-            let all: Option<Vec<_>> = info.pairs.iter().map(failure).collect();
+            let all: Option<Vec<_>> = near.iter().map(|ps| failure(ps)).collect();
             (first, all?.into_iter().next()?)
         }
-        _ => info
-            .pairs
-            .iter()
-            .find_map(|ps| failure(ps).map(|f| (ps, f)))?,
+        _ => near.iter().find_map(|ps| failure(ps).map(|f| (*ps, f)))?,
     };
     Some(Failure {
         pair,

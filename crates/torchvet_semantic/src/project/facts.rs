@@ -491,6 +491,10 @@ pub struct PairedSave {
     pub by: PairBy,
     /// What it writes (one variant per call site of a save helper).
     pub content: ResolvedContent,
+    /// Among the nearest saves of its kind of pairing (see
+    /// [`ProjectModel::saves_for_load`]): what a message names and what a claim that the load
+    /// fails rests on. The farther ones still count for a fix's safety.
+    pub near: bool,
 }
 
 impl PairedSave {
@@ -1285,13 +1289,15 @@ impl ProjectModel {
     /// of the same helper module, else key matches, else (for a load used as a module) saves
     /// of whole modules.
     ///
-    /// Within each kind of pairing the nearest saves win: a save in the load's own file, else
-    /// (path matches) one in the file whose call passes the path the save matches
-    /// (`evaluate(model_path)` called by the training script that wrote `model_path`), else one
-    /// in the load's directory, else any. Two entry scripts that build the same path shape from
-    /// their own arguments (`args.checkpoint_dir / "checkpoint.pth"` with different parsers) do
-    /// not read each other's checkpoints when each writes its own, and a sibling sub-project's
-    /// save is not named when the load's own directory saves one.
+    /// Within each kind of pairing the saves come nearest first, and the nearest are marked
+    /// [`PairedSave::near`]: a save in the load's own file, else (path matches) one in the file
+    /// whose call passes the path the save matches (`evaluate(model_path)` called by the
+    /// training script that wrote `model_path`), else one in the load's directory, else any.
+    /// Two entry scripts that build the same path shape from their own arguments
+    /// (`args.checkpoint_dir / "checkpoint.pth"` with different parsers) do not claim each
+    /// other's checkpoints when each writes its own, and a sibling sub-project's save is not
+    /// named when the load's own directory saves one; the farther saves are kept for the
+    /// safety of fixes (the load may still read them).
     pub fn saves_for_load(&self, load: &LoadDesc) -> Vec<PairedSave> {
         let load_variants = self.path_variants(load.func, &load.path, 0);
         let load_dir = self.files[load.func.file as usize].path.parent();
@@ -1360,6 +1366,7 @@ impl ProjectModel {
                             index: si,
                             by,
                             content: content.clone(),
+                            near: false,
                         };
                         if path_match && !keys_contradict {
                             by_path.push((nearness.unwrap_or(3), paired(PairBy::Path)));
@@ -1377,16 +1384,23 @@ impl ProjectModel {
                 }
             }
         }
-        fn nearest(v: Vec<(u8, PairedSave)>) -> Vec<PairedSave> {
-            let best = v.iter().map(|(n, _)| *n).min();
+        fn nearest(mut v: Vec<(u8, PairedSave)>) -> Vec<PairedSave> {
+            v.sort_by_key(|(n, _)| *n);
+            let best = v.first().map(|(n, _)| *n);
             v.into_iter()
-                .filter(|(n, _)| Some(*n) == best)
-                .map(|(_, p)| p)
+                .map(|(n, mut p)| {
+                    p.near = Some(n) == best;
+                    p
+                })
                 .collect()
         }
+        let by_helper = by_helper
+            .into_iter()
+            .map(|p| (0, p))
+            .collect::<Vec<(u8, PairedSave)>>();
         for v in [
             nearest(by_path),
-            by_helper,
+            nearest(by_helper),
             nearest(by_keys),
             nearest(by_module),
         ] {

@@ -262,3 +262,38 @@ fn a_slice_of_seven_strips_the_wrapper_prefix() {
             .strips_module_prefix
     );
 }
+
+#[test]
+fn nearest_saves_are_marked_and_the_farther_kept() {
+    let t = Tree::new(&[
+        (
+            "train.py",
+            "import torch\n\ndef run(model):\n    torch.save(model.state_dict(), 'ckpt.pt')\n    model.load_state_dict(torch.load('ckpt.pt'))\n",
+        ),
+        (
+            "tools/export.py",
+            "import torch\n\ndef export(model):\n    torch.save(model, 'ckpt.pt')\n",
+        ),
+    ]);
+    let m = t.model(&["train.py", "tools/export.py"]);
+    let train = t.id(&m, "train.py");
+    let run = FuncId {
+        file: train,
+        index: m
+            .file(train)
+            .functions
+            .iter()
+            .position(|f| &*f.name == "run")
+            .unwrap() as u32,
+    };
+    let load = facts::LoadDesc {
+        func: run,
+        path: facts::PathShape::Literal("ckpt.pt".into()),
+        keys: Vec::new(),
+        as_module: false,
+    };
+    let pairs = m.saves_for_load(&load);
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    assert!(pairs[0].near && pairs[0].func.file == train);
+    assert!(!pairs[1].near && pairs[1].func.file == t.id(&m, "tools/export.py"));
+}

@@ -153,9 +153,12 @@ fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
         return None;
     }
     let p = &info.project;
+    // Named as failing only by the nearest saves; a farther one that writes a rejected object
+    // still keeps the fix from being safe (below: not every save holds only tensors).
     if let Some(ps) = info
         .pairs
         .iter()
+        .filter(|ps| ps.near)
         .find(|ps| matches!(ps.content.saved, Saved::Rejected(..)))
     {
         let Saved::Rejected(what, _) = &ps.content.saved else {
