@@ -244,7 +244,8 @@ pub(crate) fn self_assignments(body: &[Stmt]) -> Vec<(&str, &Expr, &Stmt)> {
 }
 
 /// How `self.<name>` is used in a function body: read at all, and the receiver of a
-/// device move (`self.x.to(...)`, `.cuda()`, `.type_as(...)`).
+/// device move (`self.x.to(...)`, `.cuda()`, `.type_as(...)`) or replaced by a moved value
+/// (`self.grid = self._make_grid(nx, ny).to(x.device)`, a cache rebuilt on the input's device).
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct SelfAttrUse {
     /// `self.<name>` appears in the body.
@@ -260,13 +261,27 @@ pub(crate) fn self_attr_use(body: &[Stmt], name: &str) -> SelfAttrUse {
         name: &'n str,
         out: SelfAttrUse,
     }
+    const MOVES: &[&str] = &["to", "cuda", "cpu", "type_as", "type"];
     impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if let Stmt::Assign(a) = stmt {
+                let replaced = a
+                    .targets
+                    .iter()
+                    .any(|t| helpers::self_attribute(t) == Some(self.name));
+                let moved_value = matches!(&*a.value, Expr::Call(c)
+                    if helpers::method_call(c).is_some_and(|(m, _)| MOVES.contains(&m)));
+                if replaced && moved_value {
+                    self.out.moved = true;
+                }
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+
         fn visit_expr(&mut self, expr: &'x Expr) {
             if let Expr::Call(c) = expr {
                 if let Some((m, recv)) = helpers::method_call(c) {
-                    if helpers::self_attribute(recv) == Some(self.name)
-                        && matches!(m, "to" | "cuda" | "cpu" | "type_as" | "type")
-                    {
+                    if helpers::self_attribute(recv) == Some(self.name) && MOVES.contains(&m) {
                         self.out.moved = true;
                     }
                 }
