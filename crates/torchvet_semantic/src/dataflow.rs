@@ -750,26 +750,14 @@ fn strip_graph(mut v: Value) -> Value {
 /// Is the function decorated `@torch.no_grad()` / `@torch.inference_mode()`?
 pub fn decorated_no_grad(f: &ast::StmtFunctionDef, scopes: &Scopes) -> bool {
     f.decorator_list.iter().any(|d| {
-        let e = match &d.expression {
-            Expr::Call(c) => &*c.func,
-            e => e,
+        let (e, first) = match &d.expression {
+            Expr::Call(c) => (&*c.func, c.arguments.args.first()),
+            e => (e, None),
         };
-        is_no_grad_name(scopes.resolve(e).as_deref())
+        scopes
+            .resolve(e)
+            .is_some_and(|q| crate::helpers::disables_grad(&q, first))
     })
-}
-
-fn is_no_grad_name(q: Option<&str>) -> bool {
-    matches!(
-        q,
-        Some(
-            "torch.no_grad"
-                | "torch.autograd.no_grad"
-                | "torch.inference_mode"
-                | "torch.autograd.inference_mode"
-                | "torch.autograd.grad_mode.no_grad"
-                | "torch.autograd.grad_mode.inference_mode"
-        )
-    )
 }
 
 /// What an evaluation looks names up in.
@@ -2128,16 +2116,15 @@ impl Walker<'_, '_> {
                 let mut entered = 0;
                 for item in &w.items {
                     self.record_expr(&item.context_expr);
-                    let ctx = match &item.context_expr {
-                        Expr::Call(c) => {
-                            let q = self.cx.scopes.resolve(&c.func);
-                            is_no_grad_name(q.as_deref())
-                                && !(q.as_deref().is_some_and(|q| q.ends_with("inference_mode"))
-                                    && c.arguments.args.first().and_then(helpers::is_truthy)
-                                        == Some(false))
-                        }
-                        e => is_no_grad_name(self.cx.scopes.resolve(e).as_deref()),
+                    let (callee, first) = match &item.context_expr {
+                        Expr::Call(c) => (&*c.func, c.arguments.args.first()),
+                        e => (e, None),
                     };
+                    let ctx = self
+                        .cx
+                        .scopes
+                        .resolve(callee)
+                        .is_some_and(|q| helpers::disables_grad(&q, first));
                     if ctx {
                         entered += 1;
                     }

@@ -226,3 +226,20 @@ pub fn any_identifier(e: &Expr, pred: &dyn Fn(&str) -> bool) -> bool {
     v.visit_expr(e);
     v.found
 }
+
+/// Does a call of `q` (a context manager or decorator, with its first positional argument)
+/// turn autograd off: `torch.no_grad()`, `torch.inference_mode()` (not `inference_mode(False)`),
+/// `torch.set_grad_enabled(False)`?
+pub fn disables_grad(q: &str, first_arg: Option<&Expr>) -> bool {
+    let first = first_arg.and_then(is_truthy);
+    match q {
+        "torch.no_grad" | "torch.autograd.no_grad" | "torch.autograd.grad_mode.no_grad" => true,
+        "torch.inference_mode"
+        | "torch.autograd.inference_mode"
+        | "torch.autograd.grad_mode.inference_mode" => first != Some(false),
+        "torch.set_grad_enabled"
+        | "torch.autograd.set_grad_enabled"
+        | "torch.autograd.grad_mode.set_grad_enabled" => first == Some(false),
+        _ => false,
+    }
+}

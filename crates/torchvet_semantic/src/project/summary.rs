@@ -1675,23 +1675,16 @@ impl BodyWalker<'_, '_> {
         }
     }
 
+    /// Does a context manager turn autograd off (see [`helpers::disables_grad`])?
     fn grad_off(&self, expr: &Expr) -> bool {
-        let callee = match expr {
-            Expr::Call(c) => &*c.func,
-            e => e,
+        let (callee, first_arg) = match expr {
+            Expr::Call(c) => (&*c.func, c.arguments.args.first()),
+            e => (e, None),
         };
-        match self.b.scopes.resolve(callee) {
-            Some(q) => matches!(
-                q.as_str(),
-                "torch.no_grad"
-                    | "torch.autograd.no_grad"
-                    | "torch.inference_mode"
-                    | "torch.autograd.inference_mode"
-                    | "torch.autograd.grad_mode.no_grad"
-                    | "torch.autograd.grad_mode.inference_mode"
-            ),
-            None => false,
-        }
+        self.b
+            .scopes
+            .resolve(callee)
+            .is_some_and(|q| helpers::disables_grad(&q, first_arg))
     }
 
     fn stmt(&mut self, stmt: &Stmt) {

@@ -26,7 +26,9 @@ crate::declare_rule! {
     /// Regions that call a project helper or another library's function are not reported
     /// (the helper may synchronise, or its CPU work may dominate the time), and neither is
     /// work on tensors known to be on the CPU (`torch.randn(n, n)` never moved, then
-    /// `y.sum().backward()`): CPU ops and CPU autograd run synchronously.
+    /// `y.sum().backward()`): CPU ops and CPU autograd run synchronously. A timer around a
+    /// whole training run (a loop that calls `backward()` and steps an optimizer) is not
+    /// reported either: what is left unsynchronised is at most one step.
     ///
     /// ## Example
     /// ```python
@@ -310,6 +312,11 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
                 {
                     return;
                 }
+                // A timer around a whole training run (a loop that steps an optimizer): the
+                // unsynchronised tail is at most one step of minutes, not "only the launches".
+                if times_training_run(checker, &between) {
+                    return;
+                }
                 let (work, synced) = work_and_sync(checker, &between);
                 let (_, synced_here) = work_and_sync(checker, &[s]);
                 let Some(work) = work else { return };
@@ -328,6 +335,23 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
             return;
         }
     }
+}
+
+/// Does one of the timed statements hold a training loop (backward and an optimizer step in
+/// its iteration)?
+fn times_training_run(checker: &Checker, stmts: &[&Stmt]) -> bool {
+    let mut found = false;
+    for s in stmts {
+        walk_body(std::slice::from_ref(*s), &mut |x, _| {
+            if !found
+                && matches!(x, Stmt::For(_) | Stmt::While(_))
+                && super::modes_helpers::loop_is_training(checker, x)
+            {
+                found = true;
+            }
+        });
+    }
+    found
 }
 
 fn report(
