@@ -145,107 +145,6 @@ fn child(mut layer: Layer, name: &str) -> Layer {
     layer
 }
 
-/// Layers with neither parameters nor buffers.
-const PARAMETER_FREE: &[&str] = &[
-    "Identity",
-    "ReLU",
-    "ReLU6",
-    "LeakyReLU",
-    "ELU",
-    "SELU",
-    "CELU",
-    "GELU",
-    "SiLU",
-    "Mish",
-    "Sigmoid",
-    "Tanh",
-    "Softmax",
-    "Softmax2d",
-    "LogSoftmax",
-    "Softmin",
-    "Softplus",
-    "Softsign",
-    "Softshrink",
-    "Hardshrink",
-    "Tanhshrink",
-    "Hardtanh",
-    "Hardsigmoid",
-    "Hardswish",
-    "LogSigmoid",
-    "Threshold",
-    "GLU",
-    "RReLU",
-    "Dropout",
-    "Dropout1d",
-    "Dropout2d",
-    "Dropout3d",
-    "AlphaDropout",
-    "FeatureAlphaDropout",
-    "MaxPool1d",
-    "MaxPool2d",
-    "MaxPool3d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AvgPool3d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "AdaptiveMaxPool3d",
-    "LPPool1d",
-    "LPPool2d",
-    "LPPool3d",
-    "FractionalMaxPool2d",
-    "FractionalMaxPool3d",
-    "MaxUnpool1d",
-    "MaxUnpool2d",
-    "MaxUnpool3d",
-    "Flatten",
-    "Unflatten",
-    "Upsample",
-    "UpsamplingNearest2d",
-    "UpsamplingBilinear2d",
-    "PixelShuffle",
-    "PixelUnshuffle",
-    "ChannelShuffle",
-    "ZeroPad1d",
-    "ZeroPad2d",
-    "ZeroPad3d",
-    "ConstantPad1d",
-    "ConstantPad2d",
-    "ConstantPad3d",
-    "ReflectionPad1d",
-    "ReflectionPad2d",
-    "ReflectionPad3d",
-    "ReplicationPad1d",
-    "ReplicationPad2d",
-    "ReplicationPad3d",
-    "CircularPad1d",
-    "CircularPad2d",
-    "CircularPad3d",
-    "Fold",
-    "Unfold",
-    "CosineSimilarity",
-    "PairwiseDistance",
-    "LocalResponseNorm",
-    "CrossMapLRN2d",
-    "MSELoss",
-    "L1Loss",
-    "SmoothL1Loss",
-    "HuberLoss",
-    "KLDivLoss",
-    "MarginRankingLoss",
-    "HingeEmbeddingLoss",
-    "CosineEmbeddingLoss",
-    "TripletMarginLoss",
-    "TripletMarginWithDistanceLoss",
-    "CTCLoss",
-    "PoissonNLLLoss",
-    "GaussianNLLLoss",
-    "SoftMarginLoss",
-];
-
 /// Losses that register a `weight` buffer (only when a weight tensor is given).
 const WEIGHTED_LOSSES: &[(&str, usize)] = &[
     ("CrossEntropyLoss", 0),
@@ -259,7 +158,7 @@ const WEIGHTED_LOSSES: &[(&str, usize)] = &[
 
 /// Is `name` a `torch.nn` class this catalog knows (with or without parameters)?
 pub(crate) fn is_known(name: &str) -> bool {
-    PARAMETER_FREE.contains(&name)
+    torchvet_semantic::is_parameter_free_layer(name)
         || WEIGHTED_LOSSES.iter().any(|(n, _)| *n == name)
         || build(name, &CallArgs::default()).is_some()
 }
@@ -275,7 +174,7 @@ fn tensor_shape(v: Option<&Value>) -> Option<Vec<Dim>> {
 /// catalog (containers are built by the evaluator).
 pub(crate) fn build(name: &str, args: &CallArgs) -> Option<Layer> {
     let mut l = Layer::new(name);
-    if PARAMETER_FREE.contains(&name) {
+    if torchvet_semantic::is_parameter_free_layer(name) {
         return Some(l);
     }
     if let Some((_, weight_pos)) = WEIGHTED_LOSSES.iter().find(|(n, _)| *n == name) {

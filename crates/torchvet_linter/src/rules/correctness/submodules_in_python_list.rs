@@ -54,69 +54,6 @@ crate::declare_rule! {
     };
 }
 
-/// Modules without parameters, buffers or mode-dependent behaviour: not registering them
-/// loses nothing.
-const STATELESS: &[&str] = &[
-    "ReLU",
-    "ReLU6",
-    "LeakyReLU",
-    "ELU",
-    "SELU",
-    "CELU",
-    "GELU",
-    "SiLU",
-    "Mish",
-    "Sigmoid",
-    "Tanh",
-    "Softmax",
-    "LogSoftmax",
-    "Softmax2d",
-    "Softplus",
-    "Softsign",
-    "Hardtanh",
-    "Hardswish",
-    "Hardsigmoid",
-    "Hardshrink",
-    "Softshrink",
-    "Tanhshrink",
-    "Threshold",
-    "LogSigmoid",
-    "GLU",
-    "Identity",
-    "Flatten",
-    "Unflatten",
-    "MaxPool1d",
-    "MaxPool2d",
-    "MaxPool3d",
-    "AvgPool1d",
-    "AvgPool2d",
-    "AvgPool3d",
-    "AdaptiveAvgPool1d",
-    "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d",
-    "AdaptiveMaxPool1d",
-    "AdaptiveMaxPool2d",
-    "AdaptiveMaxPool3d",
-    "LPPool1d",
-    "LPPool2d",
-    "Upsample",
-    "UpsamplingNearest2d",
-    "UpsamplingBilinear2d",
-    "PixelShuffle",
-    "PixelUnshuffle",
-    "ZeroPad2d",
-    "ConstantPad1d",
-    "ConstantPad2d",
-    "ConstantPad3d",
-    "ReflectionPad1d",
-    "ReflectionPad2d",
-    "ReflectionPad3d",
-    "ReplicationPad1d",
-    "ReplicationPad2d",
-    "ReplicationPad3d",
-    "ChannelShuffle",
-];
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Element {
     Module,
@@ -129,7 +66,12 @@ fn element(checker: &Checker, expr: &Expr) -> Option<Element> {
         if is_parameter_class(&q) {
             return Some(Element::Parameter);
         }
-        if q.starts_with("torch.nn.") && STATELESS.contains(&helpers::last_segment(&q)) {
+        // A layer without parameters, buffers or train/eval behaviour (`nn.ReLU()`,
+        // `nn.MSELoss()`): leaving it unregistered loses nothing.
+        if q.starts_with("torch.nn.")
+            && torchvet_semantic::is_parameter_free_layer(helpers::last_segment(&q))
+            && torchvet_semantic::mode_layer(&q).is_none()
+        {
             return None;
         }
     }
