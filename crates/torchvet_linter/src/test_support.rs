@@ -25,6 +25,14 @@ pub struct FixtureRun {
     pub ok_markers: usize,
 }
 
+/// How many findings `rule` alone reports on a snippet of Python (`train.py`): for rule unit
+/// tests of cases a single fixture file cannot hold (a whole file's context).
+pub fn count_findings(rule: &str, src: &str) -> usize {
+    let linter = Linter::new(LintSettings::only(rule));
+    let file = SourceFile::from_python("train.py", src.to_string());
+    linter.lint(&file, "train.py").len()
+}
+
 /// Run `rule` alone over the fixture at `path`.
 pub fn run_fixture(rule: &Rule, path: &Path, display: &str) -> Result<FixtureRun, String> {
     // Through the project model, as `check` runs: a fixture is a one-file project (imports of

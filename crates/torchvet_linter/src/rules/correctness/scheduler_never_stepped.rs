@@ -291,13 +291,9 @@ fn excluded_by(checker: &Checker, g: &Guard, r: TextRange) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
 
     fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("scheduler-never-stepped"));
-        let file = SourceFile::from_python("config.py", src.to_string());
-        linter.lint(&file, "config.py").len()
+        crate::test_support::count_findings("scheduler-never-stepped", src)
     }
 
     #[test]

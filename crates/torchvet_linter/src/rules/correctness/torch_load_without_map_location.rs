@@ -326,13 +326,9 @@ fn main_rank_blocks(body: &[ruff_python_ast::Stmt]) -> Vec<ruff_text_size::TextR
 
 #[cfg(test)]
 mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
 
     fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("torch-load-without-map-location"));
-        let file = SourceFile::from_python("train.py", src.to_string());
-        linter.lint(&file, "train.py").len()
+        crate::test_support::count_findings("torch-load-without-map-location", src)
     }
 
     #[test]

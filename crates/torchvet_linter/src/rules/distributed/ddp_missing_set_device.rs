@@ -249,13 +249,9 @@ fn in_helper_for_other_files(checker: &Checker, call: &ExprCall) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
 
     fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("ddp-missing-set-device"));
-        let file = SourceFile::from_python("train.py", src.to_string());
-        linter.lint(&file, "train.py").len()
+        crate::test_support::count_findings("ddp-missing-set-device", src)
     }
 
     #[test]

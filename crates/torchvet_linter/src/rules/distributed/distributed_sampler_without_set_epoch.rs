@@ -611,13 +611,9 @@ fn check_end(checker: &mut Checker) {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
 
     fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("distributed-sampler-without-set-epoch"));
-        let file = SourceFile::from_python("train.py", src.to_string());
-        linter.lint(&file, "train.py").len()
+        crate::test_support::count_findings("distributed-sampler-without-set-epoch", src)
     }
 
     const BASE: &str = concat!(

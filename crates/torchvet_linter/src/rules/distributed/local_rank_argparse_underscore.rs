@@ -183,13 +183,9 @@ fn version_gated_ifs(body: &[Stmt]) -> Vec<ruff_text_size::TextRange> {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
 
     fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("local-rank-argparse-underscore"));
-        let file = SourceFile::from_python("train.py", src.to_string());
-        linter.lint(&file, "train.py").len()
+        crate::test_support::count_findings("local-rank-argparse-underscore", src)
     }
 
     #[test]

@@ -163,13 +163,9 @@ fn check_end(checker: &mut Checker) {
 
 #[cfg(test)]
 mod tests {
-    use crate::{LintSettings, Linter};
-    use torchvet_python::SourceFile;
 
     fn count(src: &str) -> usize {
-        let linter = Linter::new(LintSettings::only("cudnn-benchmark-not-enabled"));
-        let file = SourceFile::from_python("train.py", src.to_string());
-        linter.lint(&file, "train.py").len()
+        crate::test_support::count_findings("cudnn-benchmark-not-enabled", src)
     }
 
     const TRAIN: &str = concat!(
