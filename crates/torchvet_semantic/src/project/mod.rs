@@ -1565,11 +1565,11 @@ impl ProjectModel {
             .any(|(n, r)| &**n == name && r.start() < at)
     }
 
-    /// Is a method of this name called as `obj.name(...)` with autograd off anywhere in the
-    /// project (see [`FileSummary::no_grad_method_calls`])?
-    pub fn method_called_in_no_grad(&self, name: &str) -> bool {
+    /// Is a function or method of this name called with autograd off anywhere in the
+    /// project (see [`FileSummary::no_grad_calls`])?
+    pub fn called_in_no_grad(&self, name: &str) -> bool {
         self.files.iter().any(|f| {
-            f.no_grad_method_calls
+            f.no_grad_calls
                 .binary_search_by(|n| (**n).cmp(name))
                 .is_ok()
         })

@@ -483,11 +483,12 @@ pub struct FileSummary {
     // ----- project facts of the wave-3 rules (see `super::facts`) -----
     /// Whole-file facts (allow-listed classes for the weights-only unpickler).
     pub facts: super::facts::FileFacts,
-    /// Names of the methods called as `obj.name(...)` with autograd off (inside a `no_grad` /
-    /// `inference_mode` region or a no-grad decorated function), sorted: a method of another
-    /// file reached through a receiver the model cannot type (`for _, unit in
-    /// m.named_children(): unit.load_from(w)`) is known by name to run under no_grad.
-    pub no_grad_method_calls: Vec<Box<str>>,
+    /// Names of the functions and methods called with autograd off (`name(...)` or
+    /// `obj.name(...)` inside a `no_grad` / `inference_mode` / `set_grad_enabled(False)` region
+    /// or a no-grad decorated function), sorted: a helper or a method of another file reached
+    /// through a receiver the model cannot type (`for _, unit in m.named_children():
+    /// unit.load_from(w)`) is known by name to run under no_grad.
+    pub no_grad_calls: Vec<Box<str>>,
 }
 
 impl FileSummary {
@@ -755,8 +756,8 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
     let mut out = b.out;
-    out.no_grad_method_calls.sort_unstable();
-    out.no_grad_method_calls.dedup();
+    out.no_grad_calls.sort_unstable();
+    out.no_grad_calls.dedup();
     let mut h = rustc_hash::FxHasher::default();
     out.imports.hash(&mut h);
     out.star_imports.hash(&mut h);
@@ -765,7 +766,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     out.globals.hash(&mut h);
     out.vocab.hash(&mut h);
     out.facts.hash(&mut h);
-    out.no_grad_method_calls.hash(&mut h);
+    out.no_grad_calls.hash(&mut h);
     out.fingerprint = h.finish();
     out
 }
@@ -1439,7 +1440,7 @@ impl Builder<'_> {
             has_loop: false,
             mode_layer: None,
             builds: Vec::new(),
-            no_grad_methods: Vec::new(),
+            no_grad_callees: Vec::new(),
         };
         w.suite(body);
         let BodyWalker {
@@ -1448,10 +1449,10 @@ impl Builder<'_> {
             has_loop,
             mode_layer,
             builds,
-            no_grad_methods,
+            no_grad_callees,
             ..
         } = w;
-        self.out.no_grad_method_calls.extend(no_grad_methods);
+        self.out.no_grad_calls.extend(no_grad_callees);
         let f = &mut self.out.functions[idx as usize];
         f.calls = calls;
         if !params.is_empty() {
@@ -1644,9 +1645,9 @@ struct BodyWalker<'w, 'b> {
     loop_depth: u32,
     cond_depth: u32,
     no_grad: u32,
-    /// Methods called as `obj.name(...)` with autograd off (see
-    /// [`FileSummary::no_grad_method_calls`]).
-    no_grad_methods: Vec<Box<str>>,
+    /// Functions and methods called with autograd off (see
+    /// [`FileSummary::no_grad_calls`]).
+    no_grad_callees: Vec<Box<str>>,
     calls: Vec<SumCall>,
     usage: Vec<Usage>,
     has_loop: bool,
@@ -1804,9 +1805,13 @@ impl BodyWalker<'_, '_> {
                     self.usage[i].0 |= Usage::CALLED;
                 }
                 if self.no_grad > 0 {
-                    if let Expr::Attribute(a) = &*call.func {
-                        let name = a.attr.as_str();
-                        let seen = &mut self.no_grad_methods;
+                    let name = match &*call.func {
+                        Expr::Attribute(a) => Some(a.attr.as_str()),
+                        Expr::Name(n) => Some(n.id.as_str()),
+                        _ => None,
+                    };
+                    if let Some(name) = name {
+                        let seen = &mut self.no_grad_callees;
                         if seen.last().is_none_or(|l| &**l != name) {
                             seen.push(Box::from(name));
                         }

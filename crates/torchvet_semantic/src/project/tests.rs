@@ -203,7 +203,7 @@ fn notebook_places_are_named_by_cell() {
 }
 
 #[test]
-fn no_grad_method_calls_and_downloaded_paths_are_project_facts() {
+fn no_grad_calls_and_downloaded_paths_are_project_facts() {
     let t = Tree::new(&[
         (
             "blocks.py",
@@ -219,8 +219,8 @@ fn no_grad_method_calls_and_downloaded_paths_are_project_facts() {
         ),
     ]);
     let m = t.model(&["blocks.py", "model.py", "evals.py"]);
-    assert!(m.method_called_in_no_grad("load_from"));
-    assert!(!m.method_called_in_no_grad("reset"));
+    assert!(m.called_in_no_grad("load_from"));
+    assert!(!m.called_in_no_grad("reset"));
     let evals = t.id(&m, "evals.py");
     let func = |name: &str| {
         let index = m

@@ -108,7 +108,6 @@ struct Pending {
 struct State {
     pending: Vec<Pending>,
     /// Names of functions/methods called inside a no_grad region.
-    called_in_no_grad: FxHashSet<String>,
     /// Names of functions/methods called from another function or the module.
     called_elsewhere: FxHashSet<String>,
     /// Source text of modules whose parameters were frozen (`m.requires_grad_(False)`).
@@ -162,14 +161,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
         }
     }
     if checker.in_no_grad() {
-        let name = match &*call.func {
-            Expr::Name(n) => Some(n.id.to_string()),
-            Expr::Attribute(a) => Some(a.attr.to_string()),
-            _ => None,
-        };
-        if let Some(n) = name {
-            STATE.with(|s| s.borrow_mut().called_in_no_grad.insert(n));
-        }
         return;
     }
     let Some((method, recv)) = helpers::method_call(call) else {
@@ -488,30 +479,23 @@ fn is_update_stmt(s: &Stmt) -> bool {
     }
 }
 
-/// Some file of the project calls a method of this name with autograd off, on a receiver the
-/// model cannot type (`for _, unit in body.named_children(): unit.load_from(w)` under
-/// `torch.no_grad()`): the helper is meant to run there, as a same-file caller in no_grad
-/// already tells.
-fn method_called_in_no_grad(checker: &Checker, name: &str) -> bool {
+/// This file or another calls a function or method of this name with autograd off
+/// (`with torch.no_grad(): init_weights(m)`, or `unit.load_from(w)` on a `named_children()`
+/// variable the model cannot type): the helper is meant to run there.
+fn called_in_no_grad(checker: &Checker, name: &str) -> bool {
     checker
-        .project()
-        .is_some_and(|p| p.model.method_called_in_no_grad(name))
+        .project_or_file()
+        .is_some_and(|p| p.model.called_in_no_grad(name))
 }
 
 fn check_end(checker: &mut Checker) {
     let state = STATE.with(|s| std::mem::take(&mut *s.borrow_mut()));
     for p in state.pending {
-        if p.function
-            .as_ref()
-            .is_some_and(|f| state.called_in_no_grad.contains(f))
-        {
-            continue;
-        }
         if p.function_start
             .is_some_and(|at| checker.called_only_without_grad(at))
             || p.function
                 .as_deref()
-                .is_some_and(|f| f != "forward" && method_called_in_no_grad(checker, f))
+                .is_some_and(|f| f != "forward" && called_in_no_grad(checker, f))
         {
             continue;
         }
