@@ -513,6 +513,21 @@ pub struct FactsIndex {
     outside_attrs: FxHashSet<Box<str>>,
 }
 
+/// What queries would otherwise find by scanning every file of the project, each time they
+/// are asked (once per call site of every checked file: quadratic in the project's size).
+/// Built on first use.
+#[derive(Debug, Default)]
+pub struct ScanIndex {
+    /// Functions of checked files that save something, in file and function order.
+    save_funcs: Vec<FuncId>,
+    /// Every name in any file's [`FileSummary::no_grad_calls`].
+    pub(super) no_grad_calls: FxHashSet<Box<str>>,
+    /// Some file allow-lists classes for the weights-only unpickler.
+    safe_globals: bool,
+    /// Some file calls `set_epoch`.
+    pub(super) set_epoch: bool,
+}
+
 /// Most fates a query collects before giving up (the rest is one `Unknown`).
 const MAX_FATES: usize = 512;
 
@@ -534,6 +549,29 @@ pub const HARMLESS_CALLEES: &[&str] = &[
 ];
 
 impl ProjectModel {
+    pub(super) fn scan(&self) -> &ScanIndex {
+        self.scan_index.get_or_init(|| {
+            let mut idx = ScanIndex::default();
+            for (fi, f) in self.files.iter().enumerate() {
+                idx.safe_globals |= f.facts.safe_globals;
+                idx.set_epoch |= f.vocab.set_epoch;
+                idx.no_grad_calls.extend(f.no_grad_calls.iter().cloned());
+                if !self.checked[fi] {
+                    continue;
+                }
+                for (gi, g) in f.functions.iter().enumerate() {
+                    if !g.facts.saves.is_empty() {
+                        idx.save_funcs.push(FuncId {
+                            file: fi as FileId,
+                            index: gi as u32,
+                        });
+                    }
+                }
+            }
+            idx
+        })
+    }
+
     fn index(&self) -> &FactsIndex {
         self.facts_index.get_or_init(|| {
             let mut idx = FactsIndex::default();
@@ -1258,7 +1296,7 @@ impl ProjectModel {
 
     /// Does any file of the project allow-list classes for the weights-only unpickler?
     pub fn allows_safe_globals(&self) -> bool {
-        self.files.iter().any(|f| f.facts.safe_globals)
+        self.scan().safe_globals
     }
 
     /// Do checkpoints whose keys carry the `module.` prefix of a DataParallel/DDP wrapper load
@@ -1316,70 +1354,59 @@ impl ProjectModel {
         let mut by_helper = Vec::new();
         let mut by_keys: Vec<(u8, PairedSave)> = Vec::new();
         let mut by_module: Vec<(u8, PairedSave)> = Vec::new();
-        for fi in 0..self.files.len() {
-            if !self.checked[fi] {
-                continue;
-            }
-            for (gi, g) in self.files[fi].functions.iter().enumerate() {
-                if g.facts.saves.is_empty() {
-                    continue;
-                }
-                let sf = FuncId {
-                    file: fi as FileId,
-                    index: gi as u32,
-                };
-                for (si, s) in g.facts.saves.iter().enumerate() {
-                    let save_variants = self.path_variants(sf, &s.path, 0);
-                    // How near the save is (0 best), when its path matches the load's.
-                    let nearness = load_variants
-                        .iter()
-                        .filter(|(fa, pa)| {
-                            save_variants
-                                .iter()
-                                .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
-                        })
-                        .map(|(fa, _)| {
-                            if sf.file != load.func.file && fa.file == sf.file {
-                                1
-                            } else {
-                                near(sf.file)
-                            }
-                        })
-                        .min();
-                    let path_match = nearness.is_some();
-                    let helper = !path_match
-                        && sf.file == load.func.file
-                        && matches!(load.path, PathShape::Param(_))
-                        && matches!(s.path, PathShape::Param(_));
-                    for content in self.resolve_content(sf, &s.content, 0) {
-                        let keys_match = !load.keys.is_empty()
-                            && content.keys.as_ref().is_some_and(|ks| {
-                                load.keys
-                                    .iter()
-                                    .all(|k| ks.iter().any(|(sk, _, _)| sk == k))
-                            });
-                        // A helper pair must not contradict the keys the load reads.
-                        let keys_contradict =
-                            !load.keys.is_empty() && content.keys.is_some() && !keys_match;
-                        let paired = |by| PairedSave {
-                            func: sf,
-                            index: si,
-                            by,
-                            content: content.clone(),
-                            near: false,
-                        };
-                        if path_match && !keys_contradict {
-                            by_path.push((nearness.unwrap_or(3), paired(PairBy::Path)));
-                        } else if helper && !keys_contradict {
-                            by_helper.push(paired(PairBy::Helper));
-                        } else if keys_match {
-                            by_keys.push((near(sf.file), paired(PairBy::Keys)));
-                        } else if load.as_module
-                            && matches!(content.saved, Saved::Rejected(RejectedKind::Module, _))
-                            && content.keys.is_none()
-                        {
-                            by_module.push((near(sf.file), paired(PairBy::ModuleUse)));
+        for &sf in &self.scan().save_funcs {
+            let g = self.func(sf);
+            for (si, s) in g.facts.saves.iter().enumerate() {
+                let save_variants = self.path_variants(sf, &s.path, 0);
+                // How near the save is (0 best), when its path matches the load's.
+                let nearness = load_variants
+                    .iter()
+                    .filter(|(fa, pa)| {
+                        save_variants
+                            .iter()
+                            .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
+                    })
+                    .map(|(fa, _)| {
+                        if sf.file != load.func.file && fa.file == sf.file {
+                            1
+                        } else {
+                            near(sf.file)
                         }
+                    })
+                    .min();
+                let path_match = nearness.is_some();
+                let helper = !path_match
+                    && sf.file == load.func.file
+                    && matches!(load.path, PathShape::Param(_))
+                    && matches!(s.path, PathShape::Param(_));
+                for content in self.resolve_content(sf, &s.content, 0) {
+                    let keys_match = !load.keys.is_empty()
+                        && content.keys.as_ref().is_some_and(|ks| {
+                            load.keys
+                                .iter()
+                                .all(|k| ks.iter().any(|(sk, _, _)| sk == k))
+                        });
+                    // A helper pair must not contradict the keys the load reads.
+                    let keys_contradict =
+                        !load.keys.is_empty() && content.keys.is_some() && !keys_match;
+                    let paired = |by| PairedSave {
+                        func: sf,
+                        index: si,
+                        by,
+                        content: content.clone(),
+                        near: false,
+                    };
+                    if path_match && !keys_contradict {
+                        by_path.push((nearness.unwrap_or(3), paired(PairBy::Path)));
+                    } else if helper && !keys_contradict {
+                        by_helper.push(paired(PairBy::Helper));
+                    } else if keys_match {
+                        by_keys.push((near(sf.file), paired(PairBy::Keys)));
+                    } else if load.as_module
+                        && matches!(content.saved, Saved::Rejected(RejectedKind::Module, _))
+                        && content.keys.is_none()
+                    {
+                        by_module.push((near(sf.file), paired(PairBy::ModuleUse)));
                     }
                 }
             }

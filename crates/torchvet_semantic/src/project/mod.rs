@@ -272,6 +272,8 @@ pub struct ProjectModel {
     targets: Vec<Vec<Vec<CallTarget>>>,
     /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
+    /// Project-wide lists that queries would otherwise scan every file for, per query.
+    scan_index: std::sync::OnceLock<facts::ScanIndex>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -323,6 +325,7 @@ impl ProjectModel {
             qcache: Vec::new(),
             targets: Vec::new(),
             facts_index: std::sync::OnceLock::new(),
+            scan_index: std::sync::OnceLock::new(),
         };
         m.load_imported(load);
         m.link();
@@ -374,6 +377,7 @@ impl ProjectModel {
             qcache: Vec::new(),
             targets: Vec::new(),
             facts_index: std::sync::OnceLock::new(),
+            scan_index: std::sync::OnceLock::new(),
         };
         m.link();
         Some(m)
@@ -460,7 +464,7 @@ impl ProjectModel {
 
     /// Does any file of the model call `set_epoch`?
     pub fn any_set_epoch(&self) -> bool {
-        self.files.iter().any(|f| f.vocab.set_epoch)
+        self.scan().set_epoch
     }
 
     /// Does the file run training events (backward, step, zero_grad), itself or through the
@@ -1568,11 +1572,7 @@ impl ProjectModel {
     /// Is a function or method of this name called with autograd off anywhere in the
     /// project (see [`FileSummary::no_grad_calls`])?
     pub fn called_in_no_grad(&self, name: &str) -> bool {
-        self.files.iter().any(|f| {
-            f.no_grad_calls
-                .binary_search_by(|n| (**n).cmp(name))
-                .is_ok()
-        })
+        self.scan().no_grad_calls.contains(name)
     }
 
     /// Is the function called anywhere in the project?
