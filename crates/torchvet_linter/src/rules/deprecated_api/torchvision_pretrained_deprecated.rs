@@ -47,7 +47,9 @@ crate::declare_rule! {
     /// `crates/torchvet_linter/data/gen_torchvision_weights.py`. Non-literal values, builders
     /// chosen at run time (`models.__dict__[arch](pretrained=True)`), a positional `True`
     /// followed by other positional arguments, and a non-literal `quantize=` are reported
-    /// without a fix.
+    /// without a fix. When the project declares a lower bound for torch below 1.12 (the
+    /// release paired with torchvision 0.13, which added `weights=`), the same fix is offered
+    /// as unsafe: on the older torchvision it allows, the rewritten call raises `TypeError`.
     ///
     /// ## References
     /// - [torchvision models and pre-trained weights](https://pytorch.org/vision/stable/models.html)
@@ -302,5 +304,50 @@ fn fix(
     } else {
         "Use `weights=None`"
     };
-    Some(RawFix::safe(message, edits))
+    // `weights=` arrived with torchvision 0.13, which pairs with torch 1.12: on an older
+    // torchvision the project declares, the rewritten call raises `TypeError`.
+    Some(if checker.declared_min_at_least(1, 12) {
+        RawFix::safe(message, edits)
+    } else {
+        RawFix::unsafe_edit(
+            format!("{message} (needs torchvision >= 0.13 / torch >= 1.12, older than the project allows)"),
+            edits,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{FileContext, LintSettings, Linter, Version};
+    use torchvet_diagnostics::Applicability;
+    use torchvet_python::SourceFile;
+
+    /// The applicability of the fix when the project declares `min`.
+    fn applicability(min: Option<Version>) -> Applicability {
+        let src = "import torchvision.models as models\nnet = models.resnet18(pretrained=True)\n";
+        let settings = LintSettings::only("torchvision-pretrained-deprecated");
+        let file = SourceFile::from_python("train.py", src.to_string());
+        let ctx = FileContext {
+            min_torch: min,
+            ..FileContext::default()
+        };
+        let found = Linter::new(settings).lint_file(&file, None, "train.py", &ctx);
+        assert_eq!(found.len(), 1, "{found:?}");
+        found[0].fix.as_ref().expect("a fix").applicability
+    }
+
+    #[test]
+    fn fix_is_safe_only_when_the_declared_torch_has_weights() {
+        // No lower bound (target: latest) or torch>=1.12 (torchvision 0.13): safe.
+        assert_eq!(applicability(None), Applicability::Safe);
+        assert_eq!(
+            applicability(Some(Version::new(1, 12))),
+            Applicability::Safe
+        );
+        // `torch>=0.4.0`: torchvision of that era has no `weights=`.
+        assert_eq!(
+            applicability(Some(Version::new(0, 4))),
+            Applicability::Unsafe
+        );
+    }
 }
