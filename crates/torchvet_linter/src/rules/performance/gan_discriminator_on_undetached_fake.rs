@@ -200,8 +200,16 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         let d = checker.text(call.func.range()).to_string();
         let fake_text = checker.text(fake.range()).to_string();
         let (opt, step_range) = step_at.unwrap_or_default();
+        let breaks = detach_breaks(body, call, fake, backward_at);
+        let advice = if breaks {
+            format!(
+                "give the discriminator's loss its own detached fake (`{fake_text}.detach()`, with `.requires_grad_()` where a gradient penalty differentiates against it) and the generator's loss its own pass through `{d}`"
+            )
+        } else {
+            format!("pass `{fake_text}.detach()`")
+        };
         let message = format!(
-            "the discriminator `{d}` sees `{fake_text}` from the generator `{g}` without `.detach()`, and only `{opt}` (which trains `{d}`) is stepped after this loss's backward: the backward pass runs through the generator for nothing (or fails once `{d}`'s weights change in place); pass `{fake_text}.detach()`"
+            "the discriminator `{d}` sees `{fake_text}` from the generator `{g}` without `.detach()`, and only `{opt}` (which trains `{d}`) is stepped after this loss's backward: the backward pass runs through the generator for nothing (or fails once `{d}`'s weights change in place); {advice}"
         );
         let needs_parens = !matches!(
             fake,
@@ -217,11 +225,93 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         if step_range != TextRange::default() {
             d_.add_related(step_range, format!("`{opt}` steps only the discriminator"));
         }
-        d_.set_fix(RawFix::unsafe_edit(
-            format!("Detach the fake: `{detached}`"),
-            vec![RawEdit::replace(fake.range(), detached)],
-        ));
+        if !breaks {
+            d_.set_fix(RawFix::unsafe_edit(
+                format!("Detach the fake: `{detached}`"),
+                vec![RawEdit::replace(fake.range(), detached)],
+            ));
+        }
     }
+}
+
+/// Would detaching the fake at this call break the step? Two shapes where it does: the fake
+/// is differentiated against later (`autograd.grad(d_fake, fake, ...)`, a gradient penalty:
+/// a detached fake is not in that graph, and autograd raises), and the discriminator's output
+/// bound here is used again after the backward (`d_fake = D(fake)` feeding the generator's
+/// loss too: detaching would stop the generator's training). The finding stands; the
+/// mechanical fix is not offered.
+fn detach_breaks(body: &[Stmt], call: &ExprCall, fake: &Expr, backward_at: TextRange) -> bool {
+    struct Find<'x> {
+        call: TextRange,
+        fake: Option<&'x str>,
+        bound: Option<String>,
+        backward_end: ruff_text_size::TextSize,
+        /// Names after the backward, in source order, and whether each is a store.
+        names_after: Vec<(String, bool)>,
+        grad_inputs: bool,
+    }
+    impl<'x> Visitor<'x> for Find<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if let Stmt::Assign(a) = stmt {
+                if a.value.range() == self.call {
+                    if let [Expr::Name(n)] = &a.targets[..] {
+                        self.bound = Some(n.id.to_string());
+                    }
+                }
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            match expr {
+                Expr::Name(n) if n.range.start() >= self.backward_end => {
+                    let store = n.ctx == ruff_python_ast::ExprContext::Store;
+                    self.names_after.push((n.id.to_string(), store));
+                }
+                Expr::Call(c)
+                    if helpers::method_call(c).is_some_and(|(m, _)| m == "grad")
+                        || matches!(&*c.func, Expr::Name(n) if n.id.as_str() == "grad") =>
+                {
+                    let mentions_fake = |e: &Expr| {
+                        matches!(e, Expr::Name(n) if Some(n.id.as_str()) == self.fake)
+                            || matches!(e, Expr::List(l) if l.elts.iter().any(|x| matches!(x, Expr::Name(n) if Some(n.id.as_str()) == self.fake)))
+                            || matches!(e, Expr::Tuple(l) if l.elts.iter().any(|x| matches!(x, Expr::Name(n) if Some(n.id.as_str()) == self.fake)))
+                    };
+                    let inputs = c
+                        .arguments
+                        .args
+                        .get(1)
+                        .into_iter()
+                        .chain(c.arguments.find_keyword("inputs").map(|k| &k.value));
+                    if inputs.into_iter().any(mentions_fake) {
+                        self.grad_inputs = true;
+                    }
+                }
+                _ => {}
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut f = Find {
+        call: call.range(),
+        fake: match fake {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        },
+        bound: None,
+        backward_end: backward_at.end(),
+        names_after: Vec::new(),
+        grad_inputs: false,
+    };
+    f.visit_body(body);
+    // The bound output is read again before being rebound (`d_fake = D(fake)` again in the
+    // generator's phase is a new pass: detaching the first one is fine).
+    f.grad_inputs
+        || f.bound.as_ref().is_some_and(|b| {
+            f.names_after
+                .iter()
+                .find(|(n, _)| n == b)
+                .is_some_and(|(_, store)| !store)
+        })
 }
 
 fn checker_text(checker: &Checker, r: TextRange) -> String {
