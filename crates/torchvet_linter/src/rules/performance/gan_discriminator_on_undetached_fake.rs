@@ -263,6 +263,18 @@ fn detach_breaks(body: &[Stmt], call: &ExprCall, fake: &Expr, backward_at: TextR
         }
         fn visit_expr(&mut self, expr: &'x Expr) {
             match expr {
+                // `d_fake.detach()`, `d_fake.item()`, `d_fake.data`: read for logging, with
+                // no gradient to the generator.
+                Expr::Attribute(a)
+                    if a.range.start() >= self.backward_end
+                        && matches!(&*a.value, Expr::Name(_))
+                        && matches!(
+                            a.attr.as_str(),
+                            "detach" | "item" | "data" | "tolist" | "cpu" | "numpy"
+                        ) =>
+                {
+                    return;
+                }
                 Expr::Name(n) if n.range.start() >= self.backward_end => {
                     let store = n.ctx == ruff_python_ast::ExprContext::Store;
                     self.names_after.push((n.id.to_string(), store));
