@@ -134,6 +134,139 @@ pub fn local_outlives_function(body: &[Stmt], name: &str) -> bool {
     f.found
 }
 
+/// Is a tensor matched by `is_target` used as a *gradient leaf* in `body` after the offset
+/// `after`: something that only works, or only makes sense, on the tensor that collects
+/// gradients itself? That is reading or resetting its `.grad`, handing it to an optimizer
+/// (`is_optimizer` judges a call) or to `add_param_group`, returning or yielding it (a
+/// function that creates a tensor requiring grad and hands it out makes a parameter), or
+/// storing it on `self` (`self.w = w`, `self.params.append(w)`).
+///
+/// Being differentiated through, cloned, detached, compared, or passed as the `gradient` of
+/// `backward` are not leaf uses: a non-leaf tensor serves all of them (and
+/// `torch.autograd.grad(..., inputs=t)` accepts non-leaf inputs).
+pub fn used_as_gradient_leaf(
+    body: &[Stmt],
+    is_target: &dyn Fn(&Expr) -> bool,
+    after: ruff_text_size::TextSize,
+    is_optimizer: &dyn Fn(&ruff_python_ast::ExprCall) -> bool,
+) -> bool {
+    use ruff_text_size::Ranged;
+    struct Finder<'t> {
+        is_target: &'t dyn Fn(&Expr) -> bool,
+        is_optimizer: &'t dyn Fn(&ruff_python_ast::ExprCall) -> bool,
+        after: ruff_text_size::TextSize,
+        found: bool,
+    }
+    impl Finder<'_> {
+        /// Does `expr` mention the target anywhere (`[w]`, `[{"params": [w, b]}]`)?
+        fn mentions(&self, expr: &Expr) -> bool {
+            struct M<'t> {
+                is_target: &'t dyn Fn(&Expr) -> bool,
+                found: bool,
+            }
+            impl<'x> Visitor<'x> for M<'_> {
+                fn visit_expr(&mut self, e: &'x Expr) {
+                    if self.found || (self.is_target)(e) {
+                        self.found = true;
+                        return;
+                    }
+                    visitor::walk_expr(self, e);
+                }
+            }
+            let mut m = M {
+                is_target: self.is_target,
+                found: false,
+            };
+            m.visit_expr(expr);
+            m.found
+        }
+        /// Is `expr` the target itself, or a tuple / list holding it?
+        fn holds(&self, expr: &Expr) -> bool {
+            match expr {
+                Expr::Tuple(t) => t.elts.iter().any(|e| (self.is_target)(e)),
+                Expr::List(t) => t.elts.iter().any(|e| (self.is_target)(e)),
+                e => (self.is_target)(e),
+            }
+        }
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if self.found || stmt.end() <= self.after {
+                return;
+            }
+            match stmt {
+                Stmt::Return(r) if stmt.start() >= self.after => {
+                    if r.value.as_deref().is_some_and(|v| self.holds(v)) {
+                        self.found = true;
+                        return;
+                    }
+                }
+                Stmt::Assign(a) if stmt.start() >= self.after => {
+                    if a.targets
+                        .iter()
+                        .any(|t| helpers::self_attribute(t).is_some())
+                        && self.holds(&a.value)
+                    {
+                        self.found = true;
+                        return;
+                    }
+                }
+                _ => {}
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if expr.start() >= self.after {
+                match expr {
+                    Expr::Attribute(a)
+                        if a.attr.as_str() == "grad" && (self.is_target)(&a.value) =>
+                    {
+                        self.found = true;
+                        return;
+                    }
+                    Expr::Yield(y) if y.value.as_deref().is_some_and(|v| self.holds(v)) => {
+                        self.found = true;
+                        return;
+                    }
+                    Expr::Call(c) => {
+                        let args = || {
+                            c.arguments
+                                .args
+                                .iter()
+                                .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                        };
+                        let method = helpers::method_call(c);
+                        let leaf_call = (self.is_optimizer)(c)
+                            || matches!(method, Some(("add_param_group", _)))
+                            || matches!(
+                                method,
+                                Some(("append" | "extend", recv))
+                                    if helpers::self_attribute(recv).is_some()
+                            );
+                        if leaf_call && args().any(|a| self.mentions(a)) {
+                            self.found = true;
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut f = Finder {
+        is_target,
+        is_optimizer,
+        after,
+        found: false,
+    };
+    f.visit_body(body);
+    f.found
+}
+
 /// Is `expr` the target itself or an indexing of it (`t`, `t[i]`, `t[:, 0]`)?
 fn target_or_part(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
     match expr {
@@ -230,6 +363,7 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ruff_text_size::Ranged;
     use torchvet_python::parser::parse_module;
 
     fn sensitive(src: &str) -> bool {
@@ -267,6 +401,49 @@ mod tests {
         assert!(outlives("history.append(total)\n"));
         assert!(outlives("global total\n"));
         assert!(outlives("yield total\n"));
+    }
+
+    fn leaf_use(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        let body = &parsed.syntax().body;
+        let after = body[0].end();
+        used_as_gradient_leaf(body, &|e| helpers::name_of(e) == Some("w"), after, &|c| {
+            helpers::dotted(&c.func).is_some_and(|q| q.starts_with("torch.optim."))
+        })
+    }
+
+    #[test]
+    fn gradient_leaf_uses() {
+        let w = "w = torch.randn(3, requires_grad=True).cuda()\n";
+        assert!(leaf_use(&format!(
+            "{w}opt = torch.optim.SGD([w], lr=0.1)\n"
+        )));
+        assert!(leaf_use(&format!(
+            "{w}opt = torch.optim.Adam([{{'params': [w, b]}}])\n"
+        )));
+        assert!(leaf_use(&format!("{w}loss.backward()\nprint(w.grad)\n")));
+        assert!(leaf_use(&format!("{w}w.grad.zero_()\n")));
+        assert!(leaf_use(&format!("{w}return w, b\n")));
+        assert!(leaf_use(&format!("{w}self.weight = w\n")));
+        assert!(leaf_use(&format!("{w}self.params.append(w)\n")));
+        assert!(leaf_use(&format!(
+            "{w}opt.add_param_group({{'params': w}})\n"
+        )));
+        // Only differentiated through, copied, or used as a gradient.
+        assert!(!leaf_use(&format!(
+            "{w}a = w.clone().detach().requires_grad_(True)\n\
+             out = f(w)\nout.backward(w)\ng = torch.autograd.grad(out, w)\n\
+             return out\n"
+        )));
+        // A use before the creation does not count.
+        let parsed = parse_module("g = w.grad\nw = make()\n").expect("parses");
+        let body = &parsed.syntax().body;
+        assert!(!used_as_gradient_leaf(
+            body,
+            &|e| helpers::name_of(e) == Some("w"),
+            body[1].end(),
+            &|_| false,
+        ));
     }
 
     #[test]
