@@ -21,8 +21,21 @@ const SHAPE_METHODS: &[&str] = &["size", "dim", "ndimension", "numel", "nelement
 /// way that can meet another device? Shape reads and copies into another tensor do not
 /// count; an augmented assignment to the target (`t += x`) does.
 pub fn device_sensitive_read(body: &[Stmt], is_target: &dyn Fn(&Expr) -> bool) -> bool {
+    device_sensitive_read_with(body, is_target, false)
+}
+
+/// [`device_sensitive_read`], where the caller knows whether the target is one-dimensional
+/// (`torch.linspace(...)`): iterating it (`for f in self.freqs:`, `enumerate(self.freqs)`,
+/// a comprehension over it) then yields 0-dim tensors, which combine with tensors on any
+/// device, so the iteration is not a device-sensitive read.
+pub fn device_sensitive_read_with(
+    body: &[Stmt],
+    is_target: &dyn Fn(&Expr) -> bool,
+    one_dimensional: bool,
+) -> bool {
     let mut finder = SensitiveRead {
         is_target,
+        scalar_elements: one_dimensional,
         found: false,
     };
     finder.visit_body(body);
@@ -277,7 +290,105 @@ fn target_or_part(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
 
 struct SensitiveRead<'t> {
     is_target: &'t dyn Fn(&Expr) -> bool,
+    /// Iterating the target yields 0-dim tensors.
+    scalar_elements: bool,
     found: bool,
+}
+
+/// Methods that move a tensor to another device (when given one).
+const DEVICE_MOVES: &[&str] = &["to", "cuda", "type_as"];
+
+/// Methods that compute on one tensor alone (their arguments are shapes, dims or dtypes), so
+/// `self.pe.detach().unsqueeze(0).to(x.device)` meets no other tensor before the move.
+const UNARY_METHODS: &[&str] = &[
+    "detach",
+    "clone",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "long",
+    "int",
+    "bool",
+    "contiguous",
+    "unsqueeze",
+    "squeeze",
+    "view",
+    "reshape",
+    "expand",
+    "repeat",
+    "t",
+    "transpose",
+    "permute",
+    "flatten",
+    "narrow",
+    "requires_grad_",
+];
+
+/// Callees that wrap a tensor without computing with another one (`nn.Parameter(t, ...)`).
+const WRAPPERS: &[&str] = &["Parameter", "Variable", "as_tensor", "tensor", "Tensor"];
+
+/// Does `call` move its receiver to a device: `.cuda()`, `.type_as(x)`, `.to(device)`,
+/// `.to(x)`, `.to(device=d)`, but not a dtype-only `.to(torch.float16)` / `.to(x.dtype)`?
+fn moves_to_device(call: &ruff_python_ast::ExprCall) -> bool {
+    let Some((m, _)) = helpers::method_call(call) else {
+        return false;
+    };
+    if !DEVICE_MOVES.contains(&m) {
+        return false;
+    }
+    if m != "to" {
+        return true;
+    }
+    if helpers::keyword(call, "device").is_some() {
+        return true;
+    }
+    call.arguments.args.first().is_some_and(|a| {
+        let dtype = match a {
+            Expr::Attribute(at) => {
+                at.attr.as_str() == "dtype"
+                    || helpers::dotted(a)
+                        .is_some_and(|d| d.starts_with("torch.") && !d.ends_with("device"))
+            }
+            _ => false,
+        };
+        !dtype
+    })
+}
+
+/// Is `expr` the target, seen through indexing, single-tensor methods and wrappers
+/// (`self.pe[:, :n].detach()`, `nn.Parameter(self.pe, requires_grad=False)`)?
+fn carries_target(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
+    if target_or_part(expr, is_target) {
+        return true;
+    }
+    let Expr::Call(c) = expr else { return false };
+    if let Some((m, recv)) = helpers::method_call(c) {
+        if UNARY_METHODS.contains(&m) {
+            return carries_target(recv, is_target);
+        }
+    }
+    let wrapper =
+        helpers::dotted(&c.func).is_some_and(|d| WRAPPERS.contains(&helpers::last_segment(&d)));
+    wrapper
+        && c.arguments
+            .args
+            .first()
+            .is_some_and(|a| carries_target(a, is_target))
+}
+
+impl SensitiveRead<'_> {
+    /// `self.freqs` or `enumerate(self.freqs)`.
+    fn iterates_target(&self, iter: &Expr) -> bool {
+        match iter {
+            Expr::Call(c) if helpers::name_of(&c.func) == Some("enumerate") => c
+                .arguments
+                .args
+                .first()
+                .is_some_and(|a| (self.is_target)(a)),
+            e => (self.is_target)(e),
+        }
+    }
 }
 
 impl<'x> Visitor<'x> for SensitiveRead<'_> {
@@ -300,6 +411,13 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
                 }
                 return;
             }
+            // `for f in self.freqs:` over a one-dimensional target: 0-dim elements.
+            Stmt::For(f) if self.scalar_elements && self.iterates_target(&f.iter) => {
+                self.visit_expr(&f.target);
+                self.visit_body(&f.body);
+                self.visit_body(&f.orelse);
+                return;
+            }
             _ => {}
         }
         visitor::walk_stmt(self, stmt);
@@ -310,6 +428,41 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
             return;
         }
         match expr {
+            // `[f * x for f in self.freqs]` over a one-dimensional target.
+            Expr::ListComp(ruff_python_ast::ExprListComp {
+                elt, generators, ..
+            })
+            | Expr::SetComp(ruff_python_ast::ExprSetComp {
+                elt, generators, ..
+            })
+            | Expr::Generator(ruff_python_ast::ExprGenerator {
+                elt, generators, ..
+            }) if self.scalar_elements
+                && generators.iter().any(|g| self.iterates_target(&g.iter)) =>
+            {
+                for g in generators {
+                    if !self.iterates_target(&g.iter) {
+                        self.visit_expr(&g.iter);
+                    }
+                    self.visit_expr(&g.target);
+                    for cond in &g.ifs {
+                        self.visit_expr(cond);
+                    }
+                }
+                self.visit_expr(elt);
+                return;
+            }
+            // A read moved at once to a device (`self.pe.to(x.device)`,
+            // `nn.Parameter(self.pe, requires_grad=False).to(self.device)`) meets no tensor of
+            // another device.
+            Expr::Call(c)
+                if moves_to_device(c)
+                    && helpers::method_call(c)
+                        .is_some_and(|(_, recv)| carries_target(recv, self.is_target)) =>
+            {
+                self.visit_arguments(&c.arguments);
+                return;
+            }
             Expr::Attribute(a)
                 if SHAPE_ATTRIBUTES.contains(&a.attr.as_str())
                     && target_or_part(&a.value, self.is_target) =>
@@ -444,6 +597,48 @@ mod tests {
             body[1].end(),
             &|_| false,
         ));
+    }
+
+    #[test]
+    fn reads_moved_at_once_are_not_sensitive() {
+        assert!(!sensitive("y = x + self.grid.to(x.device)\n"));
+        assert!(!sensitive("y = x + self.grid[:, :n].detach().cuda()\n"));
+        assert!(!sensitive(
+            "y = x + nn.Parameter(self.grid, requires_grad=False).to(self.device)\n"
+        ));
+        assert!(!sensitive("y = x * self.grid.type_as(x)\n"));
+        assert!(!sensitive("y = x * self.grid.to(device=x.device)\n"));
+        // A dtype cast is not a move; a computation before the move already met `x`.
+        assert!(sensitive("y = x * self.grid.to(torch.float16)\n"));
+        assert!(sensitive("y = x * self.grid.to(x.dtype)\n"));
+        assert!(sensitive("y = (self.grid * x).to(x.device)\n"));
+        assert!(sensitive("y = self.grid.cpu() * x\n"));
+    }
+
+    #[test]
+    fn iterating_a_vector_yields_scalars() {
+        let vector = |src: &str| {
+            let parsed = parse_module(src).expect("parses");
+            device_sensitive_read_with(
+                &parsed.syntax().body,
+                &|e| helpers::self_attribute(e) == Some("freqs"),
+                true,
+            )
+        };
+        assert!(!vector(
+            "for f in self.freqs:\n    out.append(torch.sin(f * x))\n"
+        ));
+        assert!(!vector(
+            "for i, f in enumerate(self.freqs):\n    y = f * x\n"
+        ));
+        assert!(!vector(
+            "y = torch.cat([torch.sin(f * x) for f in self.freqs], -1)\n"
+        ));
+        assert!(vector(
+            "for f in self.freqs:\n    y = f * x\nz = x * self.freqs\n"
+        ));
+        // A matrix's rows are not scalars.
+        assert!(sensitive("for row in self.grid:\n    y = row * x\n"));
     }
 
     #[test]
