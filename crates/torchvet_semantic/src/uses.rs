@@ -154,6 +154,8 @@ pub fn local_outlives_function(body: &[Stmt], name: &str) -> bool {
 /// function that creates a tensor requiring grad and hands it out makes a parameter), or
 /// storing it on `self` (`self.w = w`, `self.params.append(w)`).
 ///
+/// The search ends at a later statement of `body` itself that binds the target again.
+///
 /// Being differentiated through, cloned, detached, compared, or passed as the `gradient` of
 /// `backward` are not leaf uses: a non-leaf tensor serves all of them (and
 /// `torch.autograd.grad(..., inputs=t)` accepts non-leaf inputs).
@@ -276,7 +278,22 @@ pub fn used_as_gradient_leaf(
         after,
         found: false,
     };
-    f.visit_body(body);
+    for stmt in body {
+        // A later statement of `body` itself that re-binds the target ends the search: what
+        // follows uses another tensor (a notebook re-using `b` a few cells down).
+        let rebinds = match stmt {
+            Stmt::Assign(a) => a.targets.iter().any(|t| is_target(t)),
+            Stmt::AnnAssign(a) => a.value.is_some() && is_target(&a.target),
+            _ => false,
+        };
+        if rebinds && stmt.start() >= after {
+            break;
+        }
+        f.visit_stmt(stmt);
+        if f.found {
+            break;
+        }
+    }
     f.found
 }
 
@@ -587,6 +604,10 @@ mod tests {
             "{w}a = w.clone().detach().requires_grad_(True)\n\
              out = f(w)\nout.backward(w)\ng = torch.autograd.grad(out, w)\n\
              return out\n"
+        )));
+        // A use after the name is bound again is another tensor's.
+        assert!(!leaf_use(&format!(
+            "{w}w = torch.zeros(2, requires_grad=True)\nprint(w.grad)\n"
         )));
         // A use before the creation does not count.
         let parsed = parse_module("g = w.grad\nw = make()\n").expect("parses");

@@ -859,8 +859,11 @@ pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
                         return false;
                     }
                 }
-                // A helper called on literals only.
-                matches!(&*c.func, Expr::Name(_) | Expr::Attribute(_)) && literal_arguments(c)
+                // A plain function called on literals only (a method call such as
+                // `x.view(1, 1)` or `x.cuda(non_blocking=True)` keeps its receiver's data).
+                matches!(&*c.func, Expr::Name(_))
+                    && !c.arguments.args.is_empty()
+                    && literal_arguments(c)
             }
             _ => false,
         }
