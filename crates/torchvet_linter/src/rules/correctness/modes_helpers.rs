@@ -822,7 +822,7 @@ pub(crate) fn smoke_test_call(checker: &Checker, call: &ruff_python_ast::ExprCal
 /// A tensor made up on the spot, directly, indexed, or through a name assigned only from
 /// one: a torch factory (`torch.randn(...)`, `torch.zeros(...)`), a tensor of literals
 /// (`torch.LongTensor([1, 2, 3])`), or a helper called on literals that name no file
-/// (`str2tensor("hello")`, `make_batch(4, 32)`).
+/// (`str2tensor("hello")`, `make_batch(4, 32)`) or on made-up tensors.
 pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
     fn made_up(checker: &Checker, e: &Expr, depth: u8) -> bool {
         match e {
@@ -861,9 +861,15 @@ pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
                 }
                 // A plain function called on literals only (a method call such as
                 // `x.view(1, 1)` or `x.cuda(non_blocking=True)` keeps its receiver's data).
+                // So is a plain function of made-up tensors (`cuda_variable(torch.LongTensor(
+                // [1, 2, 3]))`).
                 matches!(&*c.func, Expr::Name(_))
                     && !c.arguments.args.is_empty()
-                    && literal_arguments(c)
+                    && (literal_arguments(c)
+                        || c.arguments
+                            .args
+                            .iter()
+                            .all(|a| made_up(checker, a, depth + 1)))
             }
             _ => false,
         }
