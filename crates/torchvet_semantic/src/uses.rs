@@ -209,24 +209,21 @@ pub fn used_as_gradient_leaf(
             if self.found || stmt.end() <= self.after {
                 return;
             }
-            match stmt {
+            let leaf = match stmt {
                 Stmt::Return(r) if stmt.start() >= self.after => {
-                    if r.value.as_deref().is_some_and(|v| self.holds(v)) {
-                        self.found = true;
-                        return;
-                    }
+                    r.value.as_deref().is_some_and(|v| self.holds(v))
                 }
                 Stmt::Assign(a) if stmt.start() >= self.after => {
-                    if a.targets
+                    a.targets
                         .iter()
                         .any(|t| helpers::self_attribute(t).is_some())
                         && self.holds(&a.value)
-                    {
-                        self.found = true;
-                        return;
-                    }
                 }
-                _ => {}
+                _ => false,
+            };
+            if leaf {
+                self.found = true;
+                return;
             }
             visitor::walk_stmt(self, stmt);
         }
@@ -282,7 +279,7 @@ pub fn used_as_gradient_leaf(
         // A later statement of `body` itself that re-binds the target ends the search: what
         // follows uses another tensor (a notebook re-using `b` a few cells down).
         let rebinds = match stmt {
-            Stmt::Assign(a) => a.targets.iter().any(|t| is_target(t)),
+            Stmt::Assign(a) => a.targets.iter().any(is_target),
             Stmt::AnnAssign(a) => a.value.is_some() && is_target(&a.target),
             _ => false,
         };

@@ -223,10 +223,10 @@ fn launch(checker: &Checker) -> Launch {
 /// parameter. `None` when the init call is not directly inside a spawned function.
 fn spawned_rank(checker: &Checker, call: &ExprCall, targets: &[String]) -> Option<String> {
     use ruff_python_ast::Stmt;
-    fn innermost<'a>(
-        body: &'a [Stmt],
+    fn innermost(
+        body: &[Stmt],
         at: ruff_text_size::TextRange,
-    ) -> Option<&'a ruff_python_ast::StmtFunctionDef> {
+    ) -> Option<&ruff_python_ast::StmtFunctionDef> {
         for stmt in body {
             if !stmt.range().contains_range(at) {
                 continue;
