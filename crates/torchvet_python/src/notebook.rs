@@ -113,6 +113,33 @@ fn is_python(nb: &Value) -> bool {
     lang.is_none_or(|l| l.eq_ignore_ascii_case("python"))
 }
 
+/// Does a code cell's own metadata say it holds another language than Python? VS Code writes
+/// `metadata.vscode.languageId` (`"shellscript"`, `"plaintext"`, `"markdown"`, ...) when a
+/// cell's language is switched; Polyglot / .NET Interactive notebooks write
+/// `metadata.polyglot_notebook.kernelName` or `metadata.dotnet_interactive.language`. Such a
+/// cell is skipped like a markdown cell.
+fn cell_not_python(cell: &Value) -> bool {
+    let Some(meta) = cell.get("metadata") else {
+        return false;
+    };
+    let says = |outer: &str, key: &str| {
+        meta.get(outer)
+            .and_then(|m| m.get(key))
+            .and_then(Value::as_str)
+    };
+    [
+        says("vscode", "languageId"),
+        says("polyglot_notebook", "kernelName"),
+        says("dotnet_interactive", "language"),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|lang| {
+        let lang = lang.trim();
+        !(lang.eq_ignore_ascii_case("python") || lang.eq_ignore_ascii_case("ipython"))
+    })
+}
+
 /// A cell indented as a whole, dedented for analysis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Dedent {
@@ -420,7 +447,9 @@ impl Notebook {
                 if !cell.is_object() {
                     return Err(format!("cell {} is not an object", i + 1));
                 }
-                if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
+                if cell.get("cell_type").and_then(Value::as_str) != Some("code")
+                    || cell_not_python(cell)
+                {
                     continue;
                 }
                 let src = cell_source(cell).map_err(|e| format!("cell {}: {e}", i + 1))?;
@@ -725,6 +754,21 @@ mod tests {
             v["cells"][2]["source"],
             serde_json::json!(["%%time\n", "  z = 2\n", "  z?"])
         );
+    }
+
+    #[test]
+    fn cells_marked_as_another_language_are_skipped() {
+        let raw = r##"{"cells": [
+            {"cell_type": "code", "metadata": {"vscode": {"languageId": "shellscript"}}, "source": "python run.py --epochs 3"},
+            {"cell_type": "code", "metadata": {"vscode": {"languageId": "plaintext"}}, "source": "epoch 1 | loss 0.52"},
+            {"cell_type": "code", "metadata": {"vscode": {"languageId": "python"}}, "source": "x = 1"},
+            {"cell_type": "code", "metadata": {}, "source": "%%writefile cfg.yaml\nlr: 0.1"},
+            {"cell_type": "code", "metadata": {"polyglot_notebook": {"kernelName": "csharp"}}, "source": "var a = 1;"},
+            {"cell_type": "code", "source": "y = 2"}
+        ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"##;
+        let nb = Notebook::parse(raw).expect("parses");
+        assert_eq!(nb.source(), "x = 1\ny = 2\n");
+        assert_eq!(nb.cell_map().starts(), &[(3, 0), (6, 1)]);
     }
 
     #[test]

@@ -118,6 +118,179 @@ pub fn computes_metric(text: &str) -> bool {
     METRIC_WORDS.iter().any(|w| l.contains(w))
 }
 
+/// Words of an identifier that name a running best (`best_acc`, `min_loss`, `is_best`,
+/// `lowest_val`).
+const BEST_WORDS: &[&str] = &[
+    "best",
+    "min",
+    "max",
+    "lowest",
+    "highest",
+    "top",
+    "record",
+    "improved",
+    "improvement",
+];
+
+/// Words of an identifier that name a quality measure (`val_acc`, `epoch_loss`, `score`).
+const MEASURE_WORDS: &[&str] = &[
+    "acc",
+    "accuracy",
+    "loss",
+    "score",
+    "metric",
+    "metrics",
+    "err",
+    "error",
+    "f1",
+    "auc",
+    "psnr",
+    "ssim",
+    "bleu",
+    "rouge",
+    "iou",
+    "miou",
+    "map",
+    "dice",
+    "perf",
+    "fid",
+    "ppl",
+    "perplexity",
+    "reward",
+    "mae",
+    "mse",
+    "rmse",
+    "precision",
+    "recall",
+    "val",
+    "valid",
+    "validation",
+    "wer",
+    "cer",
+];
+
+/// Words of an identifier that count iterations (`max_epochs`, `num_steps`): a comparison
+/// with them is periodic, not best-tracking.
+const COUNTER_WORDS: &[&str] = &[
+    "epoch",
+    "epochs",
+    "step",
+    "steps",
+    "iter",
+    "iters",
+    "iteration",
+    "iterations",
+    "it",
+    "batch",
+    "batches",
+    "len",
+    "count",
+    "round",
+    "rounds",
+    "episode",
+    "episodes",
+    "i",
+    "n",
+];
+
+/// The lower-case words of an identifier (`bestValAcc` -> best, val, acc).
+fn identifier_words(id: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for ch in id.chars() {
+        if !ch.is_ascii_alphanumeric() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if ch.is_ascii_uppercase() && prev_lower && !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+        prev_lower = ch.is_ascii_lowercase() || ch.is_ascii_digit();
+        cur.push(ch.to_ascii_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+/// Does an identifier name a running best (`best_acc`, `min_val_loss`, `is_best`)?
+pub fn names_running_best(id: &str) -> bool {
+    let words = identifier_words(id);
+    words.iter().any(|w| BEST_WORDS.contains(&w.as_str()))
+        && !words.iter().any(|w| COUNTER_WORDS.contains(&w.as_str()))
+}
+
+/// Does a branch condition track a running best: compare a quality measure or a running best
+/// (`acc > best_acc`, `val_loss < self.min_loss`, `score >= best`, `loss == min(history)`), or
+/// test a flag that says so (`if is_best:`)? A periodic condition (`epoch % 10 == 9`,
+/// `epoch >= n_epochs * 0.8`, `step == last`) compares no measure and does not.
+pub fn tracks_running_best(test: &Expr) -> bool {
+    use ruff_python_ast::CmpOp;
+    /// The identifier words of an operand: names, attribute names, called names, string
+    /// keys of subscripts (`stats["val_acc"]`).
+    fn operand_words(e: &Expr, out: &mut Vec<String>) {
+        struct W<'o>(&'o mut Vec<String>);
+        impl<'x> Visitor<'x> for W<'_> {
+            fn visit_expr(&mut self, e: &'x Expr) {
+                match e {
+                    Expr::Name(n) => self.0.extend(identifier_words(n.id.as_str())),
+                    Expr::Attribute(a) => self.0.extend(identifier_words(a.attr.as_str())),
+                    Expr::Subscript(s) => {
+                        if let Expr::StringLiteral(k) = &*s.slice {
+                            self.0.extend(identifier_words(k.value.to_str()));
+                        }
+                    }
+                    _ => {}
+                }
+                visitor::walk_expr(self, e);
+            }
+        }
+        W(out).visit_expr(e);
+    }
+    struct F {
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for F {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if self.found {
+                return;
+            }
+            match e {
+                Expr::Compare(c) => {
+                    let ordered = c
+                        .ops
+                        .iter()
+                        .any(|op| matches!(op, CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE));
+                    for operand in std::iter::once(&*c.left).chain(c.comparators.iter()) {
+                        let mut words = Vec::new();
+                        operand_words(operand, &mut words);
+                        if words.iter().any(|w| COUNTER_WORDS.contains(&w.as_str())) {
+                            continue;
+                        }
+                        let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+                        if has(BEST_WORDS) || (ordered && has(MEASURE_WORDS)) {
+                            self.found = true;
+                        }
+                    }
+                    return;
+                }
+                Expr::Name(n) if names_running_best(n.id.as_str()) => self.found = true,
+                Expr::Attribute(a) if names_running_best(a.attr.as_str()) => self.found = true,
+                _ => {}
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F { found: false };
+    f.visit_expr(test);
+    f.found
+}
+
 /// Does a loop (or comprehension) use gradients on purpose (saliency, adversarial examples,
 /// test-time adaptation)? Such loops are not evaluation regions for the grad-mode rules. Read
 /// from the syntax tree, so comments do not count: it reads or enables `requires_grad`
@@ -256,6 +429,34 @@ pub fn loop_body(stmt: &Stmt) -> &[Stmt] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn best(src: &str) -> bool {
+        let parsed = torchvet_python::parser::parse_expression(src).expect("parses");
+        tracks_running_best(parsed.expr())
+    }
+
+    #[test]
+    fn running_best_conditions() {
+        assert!(best("acc > best_acc"));
+        assert!(best("phase == 'val' and epoch_acc > best_acc"));
+        assert!(best("val_loss < self.min_loss"));
+        assert!(best("score >= best"));
+        assert!(best("loss < lowest"));
+        assert!(best("stats['val_acc'] > top"));
+        assert!(best("is_best"));
+        assert!(best("loss == min(history)"));
+        assert!(best("bestAcc < acc"));
+        assert!(!best("epoch % 10 == 9"));
+        assert!(!best("phase == 'val' and epoch % 10 == 9"));
+        assert!(!best("(epoch + 1) % 10 == 0 or epoch == num_epochs - 1"));
+        assert!(!best("epoch >= num_epochs * 0.8"));
+        assert!(!best("epoch == max_epoch - 1"));
+        assert!(!best("step > self.max_steps"));
+        assert!(!best("rank == 0"));
+        assert!(names_running_best("best_model_wts"));
+        assert!(!names_running_best("last_model_wts"));
+        assert!(!names_running_best("max_epochs"));
+    }
 
     #[test]
     fn evaluation_data_names() {

@@ -21,8 +21,21 @@ const SHAPE_METHODS: &[&str] = &["size", "dim", "ndimension", "numel", "nelement
 /// way that can meet another device? Shape reads and copies into another tensor do not
 /// count; an augmented assignment to the target (`t += x`) does.
 pub fn device_sensitive_read(body: &[Stmt], is_target: &dyn Fn(&Expr) -> bool) -> bool {
+    device_sensitive_read_with(body, is_target, false)
+}
+
+/// [`device_sensitive_read`], where the caller knows whether the target is one-dimensional
+/// (`torch.linspace(...)`): iterating it (`for f in self.freqs:`, `enumerate(self.freqs)`,
+/// a comprehension over it) then yields 0-dim tensors, which combine with tensors on any
+/// device, so the iteration is not a device-sensitive read.
+pub fn device_sensitive_read_with(
+    body: &[Stmt],
+    is_target: &dyn Fn(&Expr) -> bool,
+    one_dimensional: bool,
+) -> bool {
     let mut finder = SensitiveRead {
         is_target,
+        scalar_elements: one_dimensional,
         found: false,
     };
     finder.visit_body(body);
@@ -134,6 +147,153 @@ pub fn local_outlives_function(body: &[Stmt], name: &str) -> bool {
     f.found
 }
 
+/// Is a tensor matched by `is_target` used as a *gradient leaf* in `body` after the offset
+/// `after`: something that only works, or only makes sense, on the tensor that collects
+/// gradients itself? That is reading or resetting its `.grad`, handing it to an optimizer
+/// (`is_optimizer` judges a call) or to `add_param_group`, returning or yielding it (a
+/// function that creates a tensor requiring grad and hands it out makes a parameter), or
+/// storing it on `self` (`self.w = w`, `self.params.append(w)`).
+///
+/// The search ends at a later statement of `body` itself that binds the target again.
+///
+/// Being differentiated through, cloned, detached, compared, or passed as the `gradient` of
+/// `backward` are not leaf uses: a non-leaf tensor serves all of them (and
+/// `torch.autograd.grad(..., inputs=t)` accepts non-leaf inputs).
+pub fn used_as_gradient_leaf(
+    body: &[Stmt],
+    is_target: &dyn Fn(&Expr) -> bool,
+    after: ruff_text_size::TextSize,
+    is_optimizer: &dyn Fn(&ruff_python_ast::ExprCall) -> bool,
+) -> bool {
+    use ruff_text_size::Ranged;
+    struct Finder<'t> {
+        is_target: &'t dyn Fn(&Expr) -> bool,
+        is_optimizer: &'t dyn Fn(&ruff_python_ast::ExprCall) -> bool,
+        after: ruff_text_size::TextSize,
+        found: bool,
+    }
+    impl Finder<'_> {
+        /// Does `expr` mention the target anywhere (`[w]`, `[{"params": [w, b]}]`)?
+        fn mentions(&self, expr: &Expr) -> bool {
+            struct M<'t> {
+                is_target: &'t dyn Fn(&Expr) -> bool,
+                found: bool,
+            }
+            impl<'x> Visitor<'x> for M<'_> {
+                fn visit_expr(&mut self, e: &'x Expr) {
+                    if self.found || (self.is_target)(e) {
+                        self.found = true;
+                        return;
+                    }
+                    visitor::walk_expr(self, e);
+                }
+            }
+            let mut m = M {
+                is_target: self.is_target,
+                found: false,
+            };
+            m.visit_expr(expr);
+            m.found
+        }
+        /// Is `expr` the target itself, or a tuple / list holding it?
+        fn holds(&self, expr: &Expr) -> bool {
+            match expr {
+                Expr::Tuple(t) => t.elts.iter().any(|e| (self.is_target)(e)),
+                Expr::List(t) => t.elts.iter().any(|e| (self.is_target)(e)),
+                e => (self.is_target)(e),
+            }
+        }
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if self.found || stmt.end() <= self.after {
+                return;
+            }
+            let leaf = match stmt {
+                Stmt::Return(r) if stmt.start() >= self.after => {
+                    r.value.as_deref().is_some_and(|v| self.holds(v))
+                }
+                Stmt::Assign(a) if stmt.start() >= self.after => {
+                    a.targets
+                        .iter()
+                        .any(|t| helpers::self_attribute(t).is_some())
+                        && self.holds(&a.value)
+                }
+                _ => false,
+            };
+            if leaf {
+                self.found = true;
+                return;
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if expr.start() >= self.after {
+                match expr {
+                    Expr::Attribute(a)
+                        if a.attr.as_str() == "grad" && (self.is_target)(&a.value) =>
+                    {
+                        self.found = true;
+                        return;
+                    }
+                    Expr::Yield(y) if y.value.as_deref().is_some_and(|v| self.holds(v)) => {
+                        self.found = true;
+                        return;
+                    }
+                    Expr::Call(c) => {
+                        let args = || {
+                            c.arguments
+                                .args
+                                .iter()
+                                .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                        };
+                        let method = helpers::method_call(c);
+                        let leaf_call = (self.is_optimizer)(c)
+                            || matches!(method, Some(("add_param_group", _)))
+                            || matches!(
+                                method,
+                                Some(("append" | "extend", recv))
+                                    if helpers::self_attribute(recv).is_some()
+                            );
+                        if leaf_call && args().any(|a| self.mentions(a)) {
+                            self.found = true;
+                            return;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut f = Finder {
+        is_target,
+        is_optimizer,
+        after,
+        found: false,
+    };
+    for stmt in body {
+        // A later statement of `body` itself that re-binds the target ends the search: what
+        // follows uses another tensor (a notebook re-using `b` a few cells down).
+        let rebinds = match stmt {
+            Stmt::Assign(a) => a.targets.iter().any(is_target),
+            Stmt::AnnAssign(a) => a.value.is_some() && is_target(&a.target),
+            _ => false,
+        };
+        if rebinds && stmt.start() >= after {
+            break;
+        }
+        f.visit_stmt(stmt);
+        if f.found {
+            break;
+        }
+    }
+    f.found
+}
+
 /// Is `expr` the target itself or an indexing of it (`t`, `t[i]`, `t[:, 0]`)?
 fn target_or_part(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
     match expr {
@@ -144,7 +304,105 @@ fn target_or_part(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
 
 struct SensitiveRead<'t> {
     is_target: &'t dyn Fn(&Expr) -> bool,
+    /// Iterating the target yields 0-dim tensors.
+    scalar_elements: bool,
     found: bool,
+}
+
+/// Methods that move a tensor to another device (when given one).
+const DEVICE_MOVES: &[&str] = &["to", "cuda", "type_as"];
+
+/// Methods that compute on one tensor alone (their arguments are shapes, dims or dtypes), so
+/// `self.pe.detach().unsqueeze(0).to(x.device)` meets no other tensor before the move.
+const UNARY_METHODS: &[&str] = &[
+    "detach",
+    "clone",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "long",
+    "int",
+    "bool",
+    "contiguous",
+    "unsqueeze",
+    "squeeze",
+    "view",
+    "reshape",
+    "expand",
+    "repeat",
+    "t",
+    "transpose",
+    "permute",
+    "flatten",
+    "narrow",
+    "requires_grad_",
+];
+
+/// Callees that wrap a tensor without computing with another one (`nn.Parameter(t, ...)`).
+const WRAPPERS: &[&str] = &["Parameter", "Variable", "as_tensor", "tensor", "Tensor"];
+
+/// Does `call` move its receiver to a device: `.cuda()`, `.type_as(x)`, `.to(device)`,
+/// `.to(x)`, `.to(device=d)`, but not a dtype-only `.to(torch.float16)` / `.to(x.dtype)`?
+fn moves_to_device(call: &ruff_python_ast::ExprCall) -> bool {
+    let Some((m, _)) = helpers::method_call(call) else {
+        return false;
+    };
+    if !DEVICE_MOVES.contains(&m) {
+        return false;
+    }
+    if m != "to" {
+        return true;
+    }
+    if helpers::keyword(call, "device").is_some() {
+        return true;
+    }
+    call.arguments.args.first().is_some_and(|a| {
+        let dtype = match a {
+            Expr::Attribute(at) => {
+                at.attr.as_str() == "dtype"
+                    || helpers::dotted(a)
+                        .is_some_and(|d| d.starts_with("torch.") && !d.ends_with("device"))
+            }
+            _ => false,
+        };
+        !dtype
+    })
+}
+
+/// Is `expr` the target, seen through indexing, single-tensor methods and wrappers
+/// (`self.pe[:, :n].detach()`, `nn.Parameter(self.pe, requires_grad=False)`)?
+fn carries_target(expr: &Expr, is_target: &dyn Fn(&Expr) -> bool) -> bool {
+    if target_or_part(expr, is_target) {
+        return true;
+    }
+    let Expr::Call(c) = expr else { return false };
+    if let Some((m, recv)) = helpers::method_call(c) {
+        if UNARY_METHODS.contains(&m) {
+            return carries_target(recv, is_target);
+        }
+    }
+    let wrapper =
+        helpers::dotted(&c.func).is_some_and(|d| WRAPPERS.contains(&helpers::last_segment(&d)));
+    wrapper
+        && c.arguments
+            .args
+            .first()
+            .is_some_and(|a| carries_target(a, is_target))
+}
+
+impl SensitiveRead<'_> {
+    /// `self.freqs` or `enumerate(self.freqs)`.
+    fn iterates_target(&self, iter: &Expr) -> bool {
+        match iter {
+            Expr::Call(c) if helpers::name_of(&c.func) == Some("enumerate") => c
+                .arguments
+                .args
+                .first()
+                .is_some_and(|a| (self.is_target)(a)),
+            e => (self.is_target)(e),
+        }
+    }
 }
 
 impl<'x> Visitor<'x> for SensitiveRead<'_> {
@@ -167,6 +425,13 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
                 }
                 return;
             }
+            // `for f in self.freqs:` over a one-dimensional target: 0-dim elements.
+            Stmt::For(f) if self.scalar_elements && self.iterates_target(&f.iter) => {
+                self.visit_expr(&f.target);
+                self.visit_body(&f.body);
+                self.visit_body(&f.orelse);
+                return;
+            }
             _ => {}
         }
         visitor::walk_stmt(self, stmt);
@@ -177,6 +442,41 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
             return;
         }
         match expr {
+            // `[f * x for f in self.freqs]` over a one-dimensional target.
+            Expr::ListComp(ruff_python_ast::ExprListComp {
+                elt, generators, ..
+            })
+            | Expr::SetComp(ruff_python_ast::ExprSetComp {
+                elt, generators, ..
+            })
+            | Expr::Generator(ruff_python_ast::ExprGenerator {
+                elt, generators, ..
+            }) if self.scalar_elements
+                && generators.iter().any(|g| self.iterates_target(&g.iter)) =>
+            {
+                for g in generators {
+                    if !self.iterates_target(&g.iter) {
+                        self.visit_expr(&g.iter);
+                    }
+                    self.visit_expr(&g.target);
+                    for cond in &g.ifs {
+                        self.visit_expr(cond);
+                    }
+                }
+                self.visit_expr(elt);
+                return;
+            }
+            // A read moved at once to a device (`self.pe.to(x.device)`,
+            // `nn.Parameter(self.pe, requires_grad=False).to(self.device)`) meets no tensor of
+            // another device.
+            Expr::Call(c)
+                if moves_to_device(c)
+                    && helpers::method_call(c)
+                        .is_some_and(|(_, recv)| carries_target(recv, self.is_target)) =>
+            {
+                self.visit_arguments(&c.arguments);
+                return;
+            }
             Expr::Attribute(a)
                 if SHAPE_ATTRIBUTES.contains(&a.attr.as_str())
                     && target_or_part(&a.value, self.is_target) =>
@@ -230,6 +530,7 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ruff_text_size::Ranged;
     use torchvet_python::parser::parse_module;
 
     fn sensitive(src: &str) -> bool {
@@ -267,6 +568,95 @@ mod tests {
         assert!(outlives("history.append(total)\n"));
         assert!(outlives("global total\n"));
         assert!(outlives("yield total\n"));
+    }
+
+    fn leaf_use(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        let body = &parsed.syntax().body;
+        let after = body[0].end();
+        used_as_gradient_leaf(body, &|e| helpers::name_of(e) == Some("w"), after, &|c| {
+            helpers::dotted(&c.func).is_some_and(|q| q.starts_with("torch.optim."))
+        })
+    }
+
+    #[test]
+    fn gradient_leaf_uses() {
+        let w = "w = torch.randn(3, requires_grad=True).cuda()\n";
+        assert!(leaf_use(&format!(
+            "{w}opt = torch.optim.SGD([w], lr=0.1)\n"
+        )));
+        assert!(leaf_use(&format!(
+            "{w}opt = torch.optim.Adam([{{'params': [w, b]}}])\n"
+        )));
+        assert!(leaf_use(&format!("{w}loss.backward()\nprint(w.grad)\n")));
+        assert!(leaf_use(&format!("{w}w.grad.zero_()\n")));
+        assert!(leaf_use(&format!("{w}return w, b\n")));
+        assert!(leaf_use(&format!("{w}self.weight = w\n")));
+        assert!(leaf_use(&format!("{w}self.params.append(w)\n")));
+        assert!(leaf_use(&format!(
+            "{w}opt.add_param_group({{'params': w}})\n"
+        )));
+        // Only differentiated through, copied, or used as a gradient.
+        assert!(!leaf_use(&format!(
+            "{w}a = w.clone().detach().requires_grad_(True)\n\
+             out = f(w)\nout.backward(w)\ng = torch.autograd.grad(out, w)\n\
+             return out\n"
+        )));
+        // A use after the name is bound again is another tensor's.
+        assert!(!leaf_use(&format!(
+            "{w}w = torch.zeros(2, requires_grad=True)\nprint(w.grad)\n"
+        )));
+        // A use before the creation does not count.
+        let parsed = parse_module("g = w.grad\nw = make()\n").expect("parses");
+        let body = &parsed.syntax().body;
+        assert!(!used_as_gradient_leaf(
+            body,
+            &|e| helpers::name_of(e) == Some("w"),
+            body[1].end(),
+            &|_| false,
+        ));
+    }
+
+    #[test]
+    fn reads_moved_at_once_are_not_sensitive() {
+        assert!(!sensitive("y = x + self.grid.to(x.device)\n"));
+        assert!(!sensitive("y = x + self.grid[:, :n].detach().cuda()\n"));
+        assert!(!sensitive(
+            "y = x + nn.Parameter(self.grid, requires_grad=False).to(self.device)\n"
+        ));
+        assert!(!sensitive("y = x * self.grid.type_as(x)\n"));
+        assert!(!sensitive("y = x * self.grid.to(device=x.device)\n"));
+        // A dtype cast is not a move; a computation before the move already met `x`.
+        assert!(sensitive("y = x * self.grid.to(torch.float16)\n"));
+        assert!(sensitive("y = x * self.grid.to(x.dtype)\n"));
+        assert!(sensitive("y = (self.grid * x).to(x.device)\n"));
+        assert!(sensitive("y = self.grid.cpu() * x\n"));
+    }
+
+    #[test]
+    fn iterating_a_vector_yields_scalars() {
+        let vector = |src: &str| {
+            let parsed = parse_module(src).expect("parses");
+            device_sensitive_read_with(
+                &parsed.syntax().body,
+                &|e| helpers::self_attribute(e) == Some("freqs"),
+                true,
+            )
+        };
+        assert!(!vector(
+            "for f in self.freqs:\n    out.append(torch.sin(f * x))\n"
+        ));
+        assert!(!vector(
+            "for i, f in enumerate(self.freqs):\n    y = f * x\n"
+        ));
+        assert!(!vector(
+            "y = torch.cat([torch.sin(f * x) for f in self.freqs], -1)\n"
+        ));
+        assert!(vector(
+            "for f in self.freqs:\n    y = f * x\nz = x * self.freqs\n"
+        ));
+        // A matrix's rows are not scalars.
+        assert!(sensitive("for row in self.grid:\n    y = row * x\n"));
     }
 
     #[test]

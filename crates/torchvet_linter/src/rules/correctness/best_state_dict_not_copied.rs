@@ -5,8 +5,8 @@ use crate::rules::performance::helpers::{loop_body, names_bound_in_loop, suite_c
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
-use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::{helpers, regions};
 
 crate::declare_rule! {
     /// ## What it does
@@ -20,9 +20,12 @@ crate::declare_rule! {
     /// in place, so when the loop ends the "best" snapshot holds the final weights:
     /// `model.load_state_dict(best)` or `torch.save(best, ...)` after training silently
     /// restores or saves the last epoch, not the best one. The rule reports only snapshots
-    /// taken in a conditional branch of a loop and read after that loop (or, for
-    /// `self.<attr>` snapshots, passed to `load_state_dict` somewhere in the file), and not
-    /// when the model is rebuilt inside the loop.
+    /// taken in a conditional branch of a loop that tracks a best (the condition compares a
+    /// metric or loss to a running best, `if acc > best_acc:`, or the snapshot's name says
+    /// best, `best_wts`) and read after that loop (or, for `self.<attr>` snapshots, passed to
+    /// `load_state_dict` somewhere in the file), and not when the model is rebuilt inside the
+    /// loop. A periodic snapshot (`if epoch % 10 == 9: last_wts = model.state_dict()`) is
+    /// meant to follow the live weights and is left alone.
     ///
     /// ## Example
     /// ```python
@@ -48,9 +51,10 @@ crate::declare_rule! {
     ///
     /// ## Fix safety
     /// The fix wraps the snapshot in `copy.deepcopy(...)` (adding `import copy` when needed),
-    /// which is what a snapshot is meant to be. It is safe: the value has the same structure
-    /// and contents at the time of the snapshot; it costs one copy of the weights (on the same
-    /// device) each time a new best is found.
+    /// which is what a snapshot is meant to be. It is unsafe: after the loop, the code then
+    /// restores or saves the best weights instead of the final ones (the intent, but a change
+    /// of what the program does, to be reviewed), and it holds one more copy of the weights
+    /// on their device, which a large model may not have room for.
     ///
     /// ## References
     /// - [Saving and loading models: state_dict](https://pytorch.org/tutorials/beginner/saving_loading_models.html)
@@ -168,11 +172,32 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(&inner_loop) = checker.frame().loops.last() else {
         return;
     };
-    let conditional = checker
-        .stmt_stack()
-        .iter()
-        .any(|s| matches!(s, Stmt::If(_)) && inner_loop.range().contains_range(s.range()));
-    if !conditional {
+    // ... that tracks a best: the branch compares a measure to a running best
+    // (`if acc > best_acc:`), or the snapshot's name says best. A periodic snapshot
+    // (`if epoch % 10 == 9: last_wts = model.state_dict()`) is meant to hold the latest
+    // weights.
+    let at = assign.range();
+    let mut conditional = false;
+    let mut best_branch = false;
+    for s in checker.stmt_stack() {
+        let Stmt::If(i) = s else { continue };
+        if !inner_loop.range().contains_range(i.range()) {
+            continue;
+        }
+        conditional = true;
+        let test = if i.body.iter().any(|b| b.range().contains_range(at)) {
+            Some(&*i.test)
+        } else {
+            i.elif_else_clauses
+                .iter()
+                .find(|c| c.range().contains_range(at))
+                .and_then(|c| c.test.as_ref())
+        };
+        best_branch |= test.is_some_and(regions::tracks_running_best);
+    }
+    let target_id = helpers::self_attribute(target).or_else(|| helpers::name_of(target));
+    let best_name = target_id.is_some_and(regions::names_running_best);
+    if !conditional || !(best_branch || best_name) {
         return;
     }
     // The model is rebuilt every iteration: the old snapshot is of a model nobody trains.
@@ -216,7 +241,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         format!("{copy}.deepcopy({inner_text})"),
     )];
     edits.extend(import);
-    let fix = RawFix::safe(
+    let fix = RawFix::unsafe_edit(
         format!("Take a real snapshot: `{copy}.deepcopy({inner_text})`"),
         edits,
     );

@@ -807,46 +807,97 @@ pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
 
-/// A model called on made-up inputs only (a shape smoke test: `y = net(torch.randn(1, 3, 32,
-/// 32))`, often in a loop over configurations under `if __name__ == "__main__":`): no
-/// evaluation data.
+/// A model called on a made-up input (a shape smoke test: `y = net(torch.randn(1, 3, 32,
+/// 32))`, often in a loop over configurations under `if __name__ == "__main__":`, or
+/// `encoder(str2tensor("hello"), encoder.init_hidden())` in a tutorial): no evaluation
+/// data. The data is the first positional argument; the others (a recurrent state, a
+/// configuration) do not make it real data.
 pub(crate) fn smoke_test_call(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
-    !call.arguments.args.is_empty()
-        && call
-            .arguments
-            .args
-            .iter()
-            .all(|a| synthetic_input(checker, a))
+    call.arguments
+        .args
+        .first()
+        .is_some_and(|a| synthetic_input(checker, a))
 }
 
-/// A tensor made up on the spot (`torch.randn(...)`, `torch.zeros(...)`), directly or
-/// through a name assigned only from one.
+/// A tensor made up on the spot, directly, indexed, or through a name assigned only from
+/// one: a torch factory (`torch.randn(...)`, `torch.zeros(...)`), a tensor of literals
+/// (`torch.LongTensor([1, 2, 3])`), or a helper called on literals that name no file
+/// (`str2tensor("hello")`, `make_batch(4, 32)`) or on made-up tensors.
 pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
-    // Cheap exit (this runs per module call): no tensor factory in the file.
-    const FACTORIES: &[&str] = &["rand", "zeros(", "ones(", "empty(", "full("];
-    if !FACTORIES.iter().any(|w| checker.mentions(w)) {
-        return false;
-    }
-    let made_up = |e: &Expr| match e {
-        Expr::Call(c) => checker.resolve(&c.func).is_some_and(|q| {
-            matches!(
-                q.as_str(),
-                "torch.randn"
-                    | "torch.rand"
-                    | "torch.randint"
-                    | "torch.zeros"
-                    | "torch.ones"
-                    | "torch.empty"
-                    | "torch.full"
-            )
-        }),
-        _ => false,
-    };
-    match arg {
-        Expr::Name(_) => {
-            let values = assigned_values(checker, arg);
-            !values.is_empty() && values.iter().all(|(v, _)| made_up(v))
+    fn made_up(checker: &Checker, e: &Expr, depth: u8) -> bool {
+        match e {
+            Expr::Subscript(s) => made_up(checker, &s.value, depth),
+            Expr::Name(_) if depth < 3 => {
+                let values = assigned_values(checker, e);
+                !values.is_empty() && values.iter().all(|(v, _)| made_up(checker, v, depth + 1))
+            }
+            Expr::Call(c) => {
+                if let Some(q) = checker.resolve(&c.func) {
+                    if matches!(
+                        q.as_str(),
+                        "torch.randn"
+                            | "torch.rand"
+                            | "torch.randint"
+                            | "torch.zeros"
+                            | "torch.ones"
+                            | "torch.empty"
+                            | "torch.full"
+                    ) {
+                        return true;
+                    }
+                    if matches!(
+                        q.as_str(),
+                        "torch.tensor"
+                            | "torch.Tensor"
+                            | "torch.LongTensor"
+                            | "torch.FloatTensor"
+                            | "torch.as_tensor"
+                    ) {
+                        return literal_arguments(c);
+                    }
+                    if q.starts_with("torch.") {
+                        return false;
+                    }
+                }
+                // A plain function called on literals only (a method call such as
+                // `x.view(1, 1)` or `x.cuda(non_blocking=True)` keeps its receiver's data).
+                // So is a plain function of made-up tensors (`cuda_variable(torch.LongTensor(
+                // [1, 2, 3]))`).
+                matches!(&*c.func, Expr::Name(_))
+                    && !c.arguments.args.is_empty()
+                    && (literal_arguments(c)
+                        || c.arguments
+                            .args
+                            .iter()
+                            .all(|a| made_up(checker, a, depth + 1)))
+            }
+            _ => false,
         }
-        e => made_up(e),
     }
+    made_up(checker, arg, 0)
+}
+
+/// Are a call's arguments all literals (numbers, strings that name no file, lists and tuples
+/// of them), with at least one?
+fn literal_arguments(call: &ruff_python_ast::ExprCall) -> bool {
+    fn literal(e: &Expr) -> bool {
+        match e {
+            Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) => true,
+            Expr::UnaryOp(u) => literal(&u.operand),
+            Expr::StringLiteral(s) => {
+                let v = s.value.to_str();
+                // A path or a file name is real data (`load_image("cat.jpg")`).
+                !v.contains(['/', '\\'])
+                    && !v.rsplit_once('.').is_some_and(|(_, ext)| {
+                        !ext.is_empty() && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                    })
+            }
+            Expr::List(l) => l.elts.iter().all(literal),
+            Expr::Tuple(t) => t.elts.iter().all(literal),
+            _ => false,
+        }
+    }
+    !call.arguments.is_empty()
+        && call.arguments.args.iter().all(literal)
+        && call.arguments.keywords.iter().all(|k| literal(&k.value))
 }

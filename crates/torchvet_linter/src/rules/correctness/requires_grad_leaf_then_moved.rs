@@ -1,16 +1,25 @@
 use super::helpers::LocalKinds;
+use super::model_helpers::is_optimizer_call;
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use std::cell::RefCell;
-use torchvet_semantic::helpers;
+use torchvet_semantic::{helpers, uses};
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a tensor created with `requires_grad=True` (or `.requires_grad_()`) and then
     /// moved or cast with `.to(...)`, `.cuda()`, `.double()`, ... in the same expression, or
-    /// by re-binding the same name (`w = w.cuda()`).
+    /// by re-binding the same name (`w = w.cuda()`), when the moved copy is then used as a
+    /// gradient leaf: its `.grad` is read, it is handed to an optimizer or `add_param_group`,
+    /// returned, or stored on `self`.
+    ///
+    /// A moved copy that is only differentiated through, cloned, detached, passed as the
+    /// `gradient` of `backward`, or used as an input of `torch.autograd.grad` (which accepts
+    /// non-leaf inputs) behaves the same as the leaf would; there the rule stays silent, in
+    /// unit tests as elsewhere (a kernel test that builds `torch.randn(..., requires_grad=True)
+    /// .cuda()` inputs and only copies them loses nothing).
     ///
     /// ## Why is this bad?
     /// A move or cast that copies is an autograd operation: its result is a *non-leaf*
@@ -141,114 +150,51 @@ fn copies(factory: &ExprCall, method: &str, call: &ExprCall) -> bool {
     }
 }
 
-/// Is the tensor bound to `name` by `stmt` used only as an input of `torch.autograd.grad`
-/// (and as an operand, a call argument, ...) after `stmt`, never for its `.grad`, an
-/// optimizer, a return or a store? A non-leaf is fine there: the gradient penalty of
-/// WGAN-GP (`interpolated = Variable(x, requires_grad=True).cuda()`, then
-/// `autograd.grad(outputs=D(interpolated), inputs=interpolated)`).
-fn only_differentiated_against(checker: &Checker, stmt: &Stmt, name: &str) -> bool {
-    use ruff_python_ast::visitor::{self, Visitor};
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
-    struct Uses<'c, 'a, 'n> {
-        checker: &'c Checker<'a>,
-        name: &'n str,
-        after: ruff_text_size::TextSize,
-        grad_input: bool,
-        harmful: bool,
+/// Is the moved copy later used as a gradient leaf (its `.grad` read, handed to an
+/// optimizer, returned, stored on `self`: [`uses::used_as_gradient_leaf`])? Only then is the
+/// lost leaf a bug. A tensor that is only differentiated through, cloned, detached, or passed
+/// as the `gradient` of `backward` works the same as a non-leaf (the `requires_grad=True` is
+/// merely pointless), and `torch.autograd.grad(..., inputs=t)` accepts a non-leaf (the
+/// gradient penalty of WGAN-GP).
+fn used_as_leaf(checker: &Checker, target: &Expr, after: TextSize) -> bool {
+    let is_optimizer = |c: &ExprCall| is_optimizer_call(checker, c);
+    if let Expr::Name(n) = target {
+        let body: &[Stmt] = match checker.function() {
+            Some(f) => &f.body,
+            None => &checker.module().body,
+        };
+        let name = n.id.as_str();
+        return uses::used_as_gradient_leaf(
+            body,
+            &|e| helpers::name_of(e) == Some(name),
+            after,
+            &is_optimizer,
+        );
     }
-    impl<'x> Visitor<'x> for Uses<'_, '_, '_> {
-        fn visit_stmt(&mut self, st: &'x Stmt) {
-            if st.start() < self.after {
-                // Only what follows the binding (compound statements may contain it).
-                if st.end() <= self.after {
-                    return;
-                }
-            }
-            match st {
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
-                Stmt::Return(r) => {
-                    // The tensor itself returned (alone or in a tuple/list).
-                    let returned = |v: &Expr| helpers::name_of(v) == Some(self.name);
-                    if r.value.as_deref().is_some_and(|v| match v {
-                        Expr::Tuple(t) => t.elts.iter().any(returned),
-                        Expr::List(t) => t.elts.iter().any(returned),
-                        v => returned(v),
-                    }) {
-                        self.harmful = true;
-                    }
-                    if let Some(v) = r.value.as_deref() {
-                        self.visit_expr(v);
-                    }
-                }
-                Stmt::Assign(a)
-                    if a.targets.iter().any(|t| !matches!(t, Expr::Name(_)))
-                        && super::super::memory::graph_helpers::mentions_name(
-                            &a.value, self.name,
-                        ) =>
-                {
-                    self.harmful = true;
-                }
-                _ => visitor::walk_stmt(self, st),
-            }
-        }
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if e.start() < self.after {
-                visitor::walk_expr(self, e);
-                return;
-            }
-            match e {
-                Expr::Attribute(a)
-                    if a.attr.as_str() == "grad"
-                        && helpers::name_of(&a.value) == Some(self.name) =>
-                {
-                    self.harmful = true;
-                }
-                Expr::Call(c) => {
-                    let mentioned = c
-                        .arguments
-                        .args
-                        .iter()
-                        .chain(c.arguments.keywords.iter().map(|k| &k.value))
-                        .any(|a| super::super::memory::graph_helpers::mentions_name(a, self.name));
-                    if mentioned {
-                        if let Some(q) = self.checker.resolve(&c.func) {
-                            if q == "torch.autograd.grad" {
-                                let inputs = helpers::argument(c, "inputs", 1);
-                                if inputs.is_some_and(|i| {
-                                    super::super::memory::graph_helpers::mentions_name(i, self.name)
-                                }) {
-                                    self.grad_input = true;
-                                }
-                            } else if q.starts_with("torch.optim.") || q.ends_with("Parameter") {
-                                self.harmful = true;
-                            }
-                        }
-                        if let Some(("append" | "extend" | "add_param_group", _)) =
-                            helpers::method_call(c)
-                        {
-                            self.harmful = true;
-                        }
-                    }
-                    visitor::walk_expr(self, e);
-                }
-                _ => visitor::walk_expr(self, e),
-            }
-        }
+    // `self.w = ...`: any method of the class may use it (its body from the start).
+    if let (Some(attr), Some(class)) = (helpers::self_attribute(target), checker.class()) {
+        return uses::used_as_gradient_leaf(
+            &class.def.body,
+            &|e| helpers::self_attribute(e) == Some(attr),
+            class.def.start(),
+            &is_optimizer,
+        );
     }
-    let mut u = Uses {
-        checker,
-        name,
-        after: stmt.end(),
-        grad_input: false,
-        harmful: false,
-    };
-    for st in body {
-        u.visit_stmt(st);
-    }
-    u.grad_input && !u.harmful
+    false
+}
+
+/// A creation-and-move not bound to a name: is it handed straight to an optimizer or
+/// returned (`return torch.zeros(1, requires_grad=True).cuda()`)?
+fn inline_leaf_use(checker: &Checker, call: &ExprCall) -> bool {
+    let returned = matches!(checker.current_stmt(), Some(Stmt::Return(r)) if r.value.as_deref().is_some_and(|v| match v {
+        Expr::Tuple(t) => t.elts.iter().any(|e| e.range() == call.range()),
+        v => v.range() == call.range(),
+    }));
+    returned
+        || checker
+            .expr_stack()
+            .iter()
+            .any(|e| matches!(e, Expr::Call(c) if c.range() != call.range() && is_optimizer_call(checker, c)))
 }
 
 fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
@@ -268,7 +214,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                 {
                     if let Some(created) = KINDS
                         .with_borrow(|k| k.get(checker, &a.targets[0]))
-                        .filter(|_| !only_differentiated_against(checker, stmt, &target.id))
+                        .filter(|_| used_as_leaf(checker, &a.targets[0], stmt.end()))
                     {
                         let name = target.id.as_str();
                         let text = checker.text(call.range());
@@ -302,13 +248,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !copies(factory, method, call) {
         return;
     }
-    if let Some(Stmt::Assign(a)) = checker.current_stmt() {
-        if let ([Expr::Name(t)], true) = (a.targets.as_slice(), a.value.range() == call.range()) {
-            let stmt = checker.current_stmt().expect("matched above");
-            if only_differentiated_against(checker, stmt, &t.id) {
-                return;
-            }
-        }
+    let leaf = match checker.current_stmt() {
+        Some(Stmt::Assign(a)) if a.value.range() == call.range() => match a.targets.as_slice() {
+            [t] => used_as_leaf(checker, t, a.end()),
+            _ => false,
+        },
+        _ => inline_leaf_use(checker, call),
+    };
+    if !leaf {
+        return;
     }
     // Move a device into the factory: `.cuda()`, `.to("cuda")`, `.to(device=d)`.
     let direct_factory = matches!(receiver, Expr::Call(c) if std::ptr::eq(c, factory));

@@ -12,7 +12,10 @@ crate::declare_rule! {
     /// can meet the input's device: arithmetic, a torch function or a method that computes
     /// with it. Reads that work on any device stay silent: its shape only (`self.grid.size()`,
     /// `self.grid.shape`, `len(self.grid)`), or a copy into a tensor that `forward` allocates
-    /// (`buf[i] = self.grid`, `buf.copy_(self.grid)`). So does a `forward` that merely stores
+    /// (`buf[i] = self.grid`, `buf.copy_(self.grid)`), a read moved to a device on the spot
+    /// (`self.pe.to(x.device)`, `nn.Parameter(self.pe, requires_grad=False).to(self.device)`),
+    /// and iterating a one-dimensional tensor (`for f in self.freq_bands:` yields 0-dim
+    /// tensors, which combine with tensors on any device). So does a `forward` that merely stores
     /// into the attribute (`self.att_mat = att_mat.detach()`, to expose the last value), an
     /// empty placeholder (`torch.Tensor()`), and an attribute that `__init__` registers with
     /// `register_buffer` on another path.
@@ -120,6 +123,32 @@ fn is_constant_tensor(checker: &Checker, expr: &Expr) -> bool {
     }
 }
 
+/// Is the constant tensor one-dimensional (`torch.linspace(...)`, `torch.arange(n).float()`,
+/// `torch.tensor([1.0, 2.0, 4.0])`)? Iterating it yields 0-dim tensors.
+fn is_one_dimensional(checker: &Checker, expr: &Expr) -> bool {
+    let Expr::Call(call) = expr else { return false };
+    if let Some(q) = checker.resolve(&call.func) {
+        return match q.strip_prefix("torch.") {
+            Some("arange" | "linspace" | "logspace" | "randperm") => true,
+            Some("tensor" | "as_tensor" | "Tensor" | "FloatTensor" | "LongTensor") => {
+                match call.arguments.args.as_ref() {
+                    [Expr::List(l)] => l.elts.iter().all(|e| {
+                        matches!(e, Expr::NumberLiteral(_) | Expr::UnaryOp(_) | Expr::Name(_))
+                    }),
+                    _ => false,
+                }
+            }
+            _ => false,
+        };
+    }
+    match helpers::method_call(call) {
+        Some(("float" | "long" | "int" | "double" | "contiguous", recv)) => {
+            is_one_dimensional(checker, recv)
+        }
+        _ => false,
+    }
+}
+
 /// Does `body` call `self.register_buffer("<name>", ...)` (e.g. in the other branch of an
 /// `if`, the plain assignment being an empty placeholder)?
 fn registers_buffer(body: &[Stmt], name: &str) -> bool {
@@ -192,9 +221,11 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     // and storing into the attribute (`self.att = att.detach()`) is not a read.
     if !usage.read
         || usage.moved
-        || !uses::device_sensitive_read(&forward.body, &|e| {
-            helpers::self_attribute(e) == Some(name)
-        })
+        || !uses::device_sensitive_read_with(
+            &forward.body,
+            &|e| helpers::self_attribute(e) == Some(name),
+            is_one_dimensional(checker, &assign.value),
+        )
     {
         return;
     }

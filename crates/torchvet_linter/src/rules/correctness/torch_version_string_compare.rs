@@ -5,16 +5,33 @@ use torchvet_semantic::helpers;
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks for version strings compared as plain strings: `torchvision.__version__ < "0.13"`,
-    /// `torch.__version__[:3] >= "1.1"`, `float(torch.__version__[:3])`, and
-    /// `torch.__version__ < "2.4"` when the target torch is older than 1.10.
+    /// Checks for version strings compared as plain strings in a way that some release orders
+    /// wrongly: `torchvision.__version__ < "0.13"`, `torch.__version__[:3] >= "1.1"`,
+    /// `str(torch.__version__) >= "1.5"`, `float(torch.__version__[:3])`, and
+    /// `torch.__version__ >= "1.10"` when the target torch is older than 1.10.
     ///
     /// ## Why is this bad?
     /// Strings compare character by character: `"2.10" < "2.4"` and `"0.9" > "0.13"` are both
     /// true. Slices such as `__version__[:3]` turn `"2.10.0"` into `"2.1"`, and `float()` of
     /// it reads `"1.10"` as `1.1`. Version-gated code then takes the wrong branch on exactly
-    /// the newest releases. (`torch.__version__` itself is a `TorchVersion` since torch 1.10
-    /// and compares correctly with strings; its slices and other packages' `__version__` do not.)
+    /// the newest releases.
+    ///
+    /// The rule reports a comparison only when some real release makes it take the wrong
+    /// branch. It checks every `major.minor` release of the package (torch 0.1-2.14, the
+    /// releases to date and the next few; torchvision 0.1-0.29; ...): the comparison misorders when, for
+    /// some release, comparing the derived string with the literal as strings disagrees with
+    /// comparing the versions at the literal's precision (a release equal to the literal at
+    /// that precision is left out). The message names the oldest such release. In particular:
+    /// - `torch.__version__` itself is a `TorchVersion` since torch 1.10 and compares
+    ///   correctly, so it is checked only when the target torch is older than 1.10, and only
+    ///   against the releases before 1.10. Those all have one-digit parts (`0.4.1`, `1.9.0`),
+    ///   and strings of one-digit parts order like versions: `torch.__version__ >= "1.5.0"`
+    ///   is right on every release, and only a literal with a two-digit part (`"1.10"`, where
+    ///   `"1.9.0" >= "1.10"`) can misorder.
+    /// - `str(torch.__version__)`, `torch.__version__.split("+")[0]`, slices, indexes and
+    ///   other packages' `__version__` are plain strings on every release. Against
+    ///   `"1.5.0"` they misorder on torch 1.10-1.13 (`"1.13.0" < "1.5.0"`); against `"2.0"`
+    ///   or the major digit alone (`__version__[0] >= "1"`) no release misorders.
     ///
     /// ## Example
     /// ```python
@@ -48,50 +65,231 @@ crate::declare_rule! {
 }
 
 /// How a version expression is derived from `<package>.__version__`.
-enum VersionExpr {
-    /// `torch.__version__` itself (a TorchVersion since 1.10).
-    TorchVersion,
-    /// A plain string: another package's `__version__`, or a slice/index/method result.
-    PlainString(String),
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Package {
+    Torch,
+    Torchvision,
+    Torchaudio,
+    Torchtext,
+    Torchdata,
+}
+
+/// A step from the version string to the compared value.
+#[derive(Clone, Debug)]
+enum Step {
+    /// `v[a:b]` (Python slice bounds, `None` when omitted).
+    Slice(Option<i64>, Option<i64>),
+    /// `v[i]`.
+    Index(i64),
+    /// `v.split(sep)[i]` / `v.rsplit(sep)[i]` / `v.partition(sep)[i]`.
+    Split(Option<String>, i64),
+}
+
+/// A version expression: the package, and what was done to its `__version__`.
+struct VersionExpr {
+    package: Package,
+    /// `torch.__version__` itself, untouched (a `TorchVersion` since torch 1.10).
+    torch_version_object: bool,
+    steps: Vec<Step>,
 }
 
 fn version_expr(checker: &Checker, expr: &Expr) -> Option<VersionExpr> {
     match expr {
         Expr::Attribute(a) if a.attr.as_str() == "__version__" => {
             let q = checker.resolve(&a.value)?;
-            let package = q.split('.').next().unwrap_or(&q);
-            if !matches!(
-                package,
-                "torch" | "torchvision" | "torchaudio" | "torchtext" | "torchdata"
-            ) {
-                return None;
-            }
-            if q == "torch" {
-                Some(VersionExpr::TorchVersion)
-            } else {
-                Some(VersionExpr::PlainString(format!("{q}.__version__")))
-            }
-        }
-        // `__version__[:3]`, `__version__.split("+")[0]`
-        Expr::Subscript(s) => {
-            let inner = match &*s.value {
-                Expr::Call(c) => match &*c.func {
-                    Expr::Attribute(m)
-                        if matches!(m.attr.as_str(), "split" | "rsplit" | "partition") =>
-                    {
-                        &m.value
-                    }
-                    _ => return None,
-                },
-                v => v,
+            let package = match q.as_str() {
+                "torch" => Package::Torch,
+                "torchvision" => Package::Torchvision,
+                "torchaudio" => Package::Torchaudio,
+                "torchtext" => Package::Torchtext,
+                "torchdata" => Package::Torchdata,
+                _ => return None,
             };
-            version_expr(checker, inner)?;
-            Some(VersionExpr::PlainString(
-                checker.text(expr.range()).to_string(),
-            ))
+            Some(VersionExpr {
+                package,
+                torch_version_object: package == Package::Torch,
+                steps: Vec::new(),
+            })
+        }
+        // `str(torch.__version__)`: a plain str, no longer a TorchVersion.
+        Expr::Call(c)
+            if helpers::name_of(&c.func) == Some("str")
+                && checker.scopes.lookup("str").is_none()
+                && c.arguments.keywords.is_empty() =>
+        {
+            let [arg] = &*c.arguments.args else {
+                return None;
+            };
+            let mut inner = version_expr(checker, arg)?;
+            inner.torch_version_object = false;
+            Some(inner)
+        }
+        // `__version__[:3]`, `__version__[0]`, `__version__.split("+")[0]`
+        Expr::Subscript(s) => {
+            let int = |e: &Option<Box<Expr>>| -> Option<Option<i64>> {
+                match e.as_deref() {
+                    None => Some(None),
+                    Some(e) => helpers::int_value(e).map(Some),
+                }
+            };
+            if let Expr::Call(c) = &*s.value {
+                let Expr::Attribute(m) = &*c.func else {
+                    return None;
+                };
+                if !matches!(m.attr.as_str(), "split" | "rsplit" | "partition") {
+                    return None;
+                }
+                let index = helpers::int_value(&s.slice)?;
+                let sep = match c.arguments.args.first() {
+                    None => None,
+                    Some(e) => Some(helpers::str_value(e)?.to_string()),
+                };
+                if m.attr.as_str() == "rsplit" && index != -1 && index != 0 {
+                    return None;
+                }
+                let mut inner = version_expr(checker, &m.value)?;
+                inner.torch_version_object = false;
+                let step = if m.attr.as_str() == "partition" {
+                    // partition(sep)[0] / [2] keep the text before / after the first sep.
+                    match index {
+                        0 => Step::Split(sep, 0),
+                        _ => return None,
+                    }
+                } else if m.attr.as_str() == "rsplit" && index == -1 {
+                    Step::Split(sep, -1)
+                } else {
+                    Step::Split(sep, index)
+                };
+                inner.steps.push(step);
+                return Some(inner);
+            }
+            let step = match &*s.slice {
+                Expr::Slice(sl) if sl.step.is_none() => {
+                    Step::Slice(int(&sl.lower)?, int(&sl.upper)?)
+                }
+                e => Step::Index(helpers::int_value(e)?),
+            };
+            let mut inner = version_expr(checker, &s.value)?;
+            inner.torch_version_object = false;
+            inner.steps.push(step);
+            Some(inner)
         }
         _ => None,
     }
+}
+
+/// The `major.minor` releases of each package, as far as they matter here: every torch from
+/// 0.1 to 2.14 (the releases to date and the next few), torchvision 0.1-0.29, and so on.
+fn releases(package: Package, before_1_10_only: bool) -> Vec<(u32, u32)> {
+    let mut out = Vec::new();
+    let mut add = |major: u32, minors: std::ops::RangeInclusive<u32>| {
+        out.extend(minors.map(|m| (major, m)));
+    };
+    match package {
+        Package::Torch if before_1_10_only => {
+            add(0, 1..=4);
+            add(1, 0..=9);
+        }
+        Package::Torch => {
+            add(0, 1..=4);
+            add(1, 0..=13);
+            add(2, 0..=14);
+        }
+        Package::Torchvision => add(0, 1..=29),
+        Package::Torchaudio => {
+            add(0, 1..=13);
+            add(2, 0..=14);
+        }
+        Package::Torchtext => add(0, 1..=18),
+        Package::Torchdata => add(0, 1..=11),
+    }
+    out
+}
+
+/// Python's `s[i]` / `s[a:b]` on an ASCII string.
+fn py_index(s: &str, i: i64) -> Option<String> {
+    let n = i64::try_from(s.len()).ok()?;
+    let i = usize::try_from(if i < 0 { n + i } else { i }).ok()?;
+    s.get(i..=i).map(str::to_string)
+}
+
+fn py_slice(s: &str, a: Option<i64>, b: Option<i64>) -> Option<String> {
+    let n = i64::try_from(s.len()).ok()?;
+    let clamp = |x: i64| if x < 0 { (n + x).max(0) } else { x.min(n) };
+    let a = usize::try_from(clamp(a.unwrap_or(0))).ok()?;
+    let b = usize::try_from(clamp(b.unwrap_or(n))).ok()?;
+    Some(if a < b {
+        s[a..b].to_string()
+    } else {
+        String::new()
+    })
+}
+
+fn apply(steps: &[Step], version: &str) -> Option<String> {
+    let mut v = version.to_string();
+    for step in steps {
+        v = match step {
+            Step::Slice(a, b) => py_slice(&v, *a, *b)?,
+            Step::Index(i) => py_index(&v, *i)?,
+            Step::Split(sep, i) => {
+                let parts: Vec<&str> = match sep {
+                    Some(sep) if !sep.is_empty() => v.split(sep.as_str()).collect(),
+                    Some(_) => return None,
+                    None => v.split_whitespace().collect(),
+                };
+                let n = i64::try_from(parts.len()).ok()?;
+                let i = if *i < 0 { n + i } else { *i };
+                (*parts.get(usize::try_from(i).ok()?)?).to_string()
+            }
+        };
+    }
+    Some(v)
+}
+
+/// The leading numeric parts of a version literal (`"1.10.0a0"` -> [1, 10, 0]).
+fn numeric_parts(lit: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    for part in lit.trim().trim_start_matches('v').split('.') {
+        let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(n) = digits.parse() else { break };
+        out.push(n);
+        if digits.len() != part.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// A release for which comparing the derived string with the literal as strings gives
+/// another answer than comparing the versions (at the literal's precision: `"1.5"` asks
+/// about major.minor). Releases equal to the literal at that precision are left out: there
+/// the intent of `<` against `<=` is unclear, and no reader expects an answer. Returns the
+/// release and the string the code compares.
+fn misordering_release(ver: &VersionExpr, literal: &str) -> Option<(String, String)> {
+    use std::cmp::Ordering;
+    let lit = numeric_parts(literal);
+    if lit.is_empty() {
+        return None;
+    }
+    let before_1_10 = ver.torch_version_object;
+    for (major, minor) in releases(ver.package, before_1_10) {
+        let release = format!("{major}.{minor}.0");
+        let full = [u64::from(major), u64::from(minor), 0];
+        let intended = (0..lit.len())
+            .map(|i| full.get(i).copied().unwrap_or(0).cmp(&lit[i]))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal);
+        if intended == Ordering::Equal {
+            continue;
+        }
+        let Some(compared) = apply(&ver.steps, &release) else {
+            continue;
+        };
+        if compared.as_str().cmp(literal) != intended {
+            return Some((release, compared));
+        }
+    }
+    None
 }
 
 fn check_expr(checker: &mut Checker, expr: &Expr) {
@@ -121,18 +319,29 @@ fn check_expr(checker: &mut Checker, expr: &Expr) {
         let Some(kind) = version_expr(checker, ver) else {
             continue;
         };
+        // TorchVersion compares by version since torch 1.10.
+        if kind.torch_version_object && checker.torch_at_least(1, 10) {
+            continue;
+        }
+        let Some(literal) = helpers::str_value(lit) else {
+            continue;
+        };
+        let Some((release, compared)) = misordering_release(&kind, literal) else {
+            continue;
+        };
         let lit_text = checker.text(lit.range());
-        let message = match kind {
-            VersionExpr::TorchVersion => {
-                // TorchVersion compares by version since torch 1.10.
-                if checker.torch_at_least(1, 10) {
-                    continue;
-                }
-                format!("`torch.__version__` is a plain string before torch 1.10: comparing it with {lit_text} is lexicographic (\"1.10\" < \"1.4\"); parse both with `packaging.version.Version`")
-            }
-            VersionExpr::PlainString(text) => format!(
-                "`{text}` is a plain string: comparing it with {lit_text} is lexicographic (\"2.10\" < \"2.4\", \"0.9\" > \"0.13\"); parse both with `packaging.version.Version`"
-            ),
+        let ver_text = checker.text(ver.range());
+        let order = if compared.as_str() < literal {
+            "<"
+        } else if compared.as_str() > literal {
+            ">"
+        } else {
+            "=="
+        };
+        let message = if kind.torch_version_object {
+            format!("`torch.__version__` is a plain string before torch 1.10: comparing it with {lit_text} is lexicographic (on torch {release}, \"{compared}\" {order} {lit_text}); parse both with `packaging.version.Version`")
+        } else {
+            format!("`{ver_text}` is a plain string: comparing it with {lit_text} is lexicographic (on release {release} it compares \"{compared}\" {order} {lit_text}); parse both with `packaging.version.Version`")
         };
         checker.report(expr.range(), message);
         return;
@@ -152,11 +361,57 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !matches!(arg, Expr::Subscript(_)) {
         return;
     }
-    let Some(VersionExpr::PlainString(text)) = version_expr(checker, arg) else {
+    let Some(ver) = version_expr(checker, arg) else {
         return;
     };
+    if ver.torch_version_object || !ver.steps.iter().any(|s| matches!(s, Step::Slice(..))) {
+        return;
+    }
+    let text = checker.text(arg.range());
     checker.report(
         call.range(),
         format!("`float({text})` reads a version as a decimal number: \"1.10\" becomes 1.1 and \"2.10\" becomes 2.1, so newer releases compare as older; use `packaging.version.Version`"),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::settings::Version;
+    use crate::{LintSettings, Linter};
+    use torchvet_python::SourceFile;
+
+    fn count(target: Option<Version>, line: &str) -> usize {
+        let mut settings = LintSettings::only("torch-version-string-compare");
+        settings.target_torch = target;
+        let linter = Linter::new(settings);
+        let src = format!("import torch\nimport torchvision\nok = {line}\n");
+        let file = SourceFile::from_python("m.py", src);
+        linter.lint(&file, "m.py").len()
+    }
+
+    #[test]
+    fn bare_torch_version_before_1_10_misorders_only_against_two_digit_parts() {
+        let old = Some(Version::new(1, 8));
+        // Every release before 1.10 has one-digit parts: it orders right against "1.5.0".
+        assert_eq!(count(old, "torch.__version__ >= '1.5.0'"), 0);
+        assert_eq!(count(old, "torch.__version__ < '1.4'"), 0);
+        assert_eq!(count(old, "torch.__version__ >= '2.0'"), 0);
+        // "1.9.0" >= "1.10" as strings.
+        assert_eq!(count(old, "torch.__version__ >= '1.10'"), 1);
+        assert_eq!(count(old, "'1.12.0' > torch.__version__"), 1);
+        // From 1.10 on torch.__version__ is a TorchVersion.
+        assert_eq!(count(None, "torch.__version__ >= '1.10'"), 0);
+    }
+
+    #[test]
+    fn plain_strings_misorder_against_any_release_of_two_digit_parts() {
+        // "1.13.0" < "1.5.0" as strings.
+        assert_eq!(count(None, "str(torch.__version__) >= '1.5.0'"), 1);
+        assert_eq!(count(None, "torch.__version__[:3] >= '1.5'"), 1);
+        assert_eq!(count(None, "torch.__version__.split('+')[0] >= '1.8'"), 1);
+        // No release orders wrongly against these.
+        assert_eq!(count(None, "torch.__version__.split('+')[0] >= '2.0'"), 0);
+        assert_eq!(count(None, "torch.__version__[0] >= '1'"), 0);
+        assert_eq!(count(None, "int(torch.__version__[0]) >= 1"), 0);
+    }
 }

@@ -37,10 +37,16 @@ crate::declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// The fix inserts `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))` before the call.
-    /// It assumes the script is started by `torchrun` (which sets `LOCAL_RANK`) and that one
-    /// process drives one GPU, so it is unsafe. It is offered only when `torch` and `os` are
-    /// imported and the call is a statement of its own.
+    /// The fix inserts `torch.cuda.set_device(...)` before the call, and is unsafe: it assumes
+    /// that one process drives one GPU. The device index depends on how the file starts its
+    /// processes. A function started by `torch.multiprocessing.spawn(fn, ...)` receives its
+    /// process index as its first argument (spawn sets no `LOCAL_RANK`), so the fix passes
+    /// that parameter (`torch.cuda.set_device(rank)`). With no process start in the file, the
+    /// script is taken to be started by `torchrun`, which sets `LOCAL_RANK`, and the fix
+    /// inserts `torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))` (offered only when `os`
+    /// is imported). When processes are started another way (`mp.Process`, a spawn of a
+    /// function other than the one that initialises the group), no fix is offered. It is
+    /// offered only when `torch` is imported and the call is a statement of its own.
     ///
     /// ## References
     /// - [torch.cuda.set_device](https://pytorch.org/docs/stable/generated/torch.cuda.set_device.html)
@@ -121,6 +127,7 @@ fn check_end(checker: &mut Checker) {
         || checker.facts.any_call(|q| q.starts_with("torch.cuda."));
     let torch = bound_alias(checker, "torch");
     let os = bound_alias(checker, "os");
+    let launch = launch(checker);
     for call in inits {
         if helpers::keyword(call, "device_id").is_some() || helpers::has_kwargs_splat(call) {
             continue;
@@ -130,7 +137,9 @@ fn check_end(checker: &mut Checker) {
         if helpers::argument(call, "world_size", 3).and_then(helpers::int_value) == Some(1) {
             continue;
         }
-        if in_helper_for_other_files(checker, call) {
+        let spawned =
+            matches!(&launch, Launch::Spawn(t) if spawned_rank(checker, call, t).is_some());
+        if !spawned && in_helper_for_other_files(checker, call) {
             continue;
         }
         let which = match backend(call) {
@@ -139,20 +148,108 @@ fn check_end(checker: &mut Checker) {
             _ => continue,
         };
         let indent = statement_indent(checker, call.start());
+        // Which expression holds the process's GPU index: the spawned function's first
+        // parameter under `mp.spawn` (which sets no LOCAL_RANK), else torchrun's LOCAL_RANK;
+        // nothing when the file starts processes some other way.
+        let device = match launch {
+            Launch::Spawn(ref targets) => spawned_rank(checker, call, targets),
+            Launch::Torchrun => os
+                .as_ref()
+                .map(|os| format!("int({os}.environ[\"LOCAL_RANK\"])")),
+            Launch::Other => None,
+        };
         let diagnostic = checker.report(
             call.func.range(),
             format!("{which} is initialised but this file never calls `torch.cuda.set_device(local_rank)`: every rank starts on GPU 0 (extra memory there, possible NCCL hangs)"),
         );
-        if let (Some(torch), Some(os), Some(indent)) = (&torch, &os, indent) {
+        if let (Some(torch), Some(device), Some(indent)) = (&torch, device, indent) {
             diagnostic.set_fix(RawFix::unsafe_edit(
-                "Insert `torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))` before the call",
+                format!("Insert `torch.cuda.set_device({device})` before the call"),
                 vec![RawEdit::insert(
                     call.start(),
-                    format!("{torch}.cuda.set_device(int({os}.environ[\"LOCAL_RANK\"]))\n{indent}"),
+                    format!("{torch}.cuda.set_device({device})\n{indent}"),
                 )],
             ));
         }
     }
+}
+
+/// How the file starts its processes, as far as the fix needs to know.
+enum Launch {
+    /// `torch.multiprocessing.spawn(fn, ...)` / `start_processes(fn, ...)`: the names of the
+    /// spawned functions (the process index is their first argument; no LOCAL_RANK is set).
+    Spawn(Vec<String>),
+    /// No process start in sight: a launcher such as torchrun sets LOCAL_RANK.
+    Torchrun,
+    /// Processes started some other way (`mp.Process(target=...)`, a spawn target that is not
+    /// a plain name): where the GPU index comes from is unknown.
+    Other,
+}
+
+const SPAWNS: &[&str] = &[
+    "torch.multiprocessing.spawn",
+    "torch.multiprocessing.start_processes",
+    "torch.multiprocessing.spawn.spawn",
+    "torch.multiprocessing.spawn.start_processes",
+];
+
+fn launch(checker: &Checker) -> Launch {
+    let spawns: Vec<&ExprCall> = SPAWNS
+        .iter()
+        .flat_map(|q| checker.facts.calls_of(q).iter().copied())
+        .collect();
+    let processes = checker
+        .facts
+        .any_call(|q| q.ends_with("multiprocessing.Process") || q.ends_with("mp.Process"));
+    if spawns.is_empty() {
+        return if processes {
+            Launch::Other
+        } else {
+            Launch::Torchrun
+        };
+    }
+    let mut targets = Vec::new();
+    for call in spawns {
+        match helpers::argument(call, "fn", 0).and_then(helpers::name_of) {
+            Some(name) => targets.push(name.to_string()),
+            None => return Launch::Other,
+        }
+    }
+    Launch::Spawn(targets)
+}
+
+/// Under `mp.spawn`: the first parameter of the spawned function that holds the init call
+/// (spawn passes the process index there, whatever its name), when it is a plain positional
+/// parameter. `None` when the init call is not directly inside a spawned function.
+fn spawned_rank(checker: &Checker, call: &ExprCall, targets: &[String]) -> Option<String> {
+    use ruff_python_ast::Stmt;
+    fn innermost(
+        body: &[Stmt],
+        at: ruff_text_size::TextRange,
+    ) -> Option<&ruff_python_ast::StmtFunctionDef> {
+        for stmt in body {
+            if !stmt.range().contains_range(at) {
+                continue;
+            }
+            return match stmt {
+                Stmt::FunctionDef(f) => innermost(&f.body, at).or(Some(f)),
+                Stmt::ClassDef(c) => innermost(&c.body, at),
+                _ => None,
+            };
+        }
+        None
+    }
+    let f = innermost(&checker.module().body, call.range())?;
+    if !targets.iter().any(|t| t == f.name.as_str()) {
+        return None;
+    }
+    let p = f
+        .parameters
+        .posonlyargs
+        .first()
+        .or(f.parameters.args.first())?;
+    let name = p.parameter.name.as_str();
+    (p.default.is_none() && name != "self" && name != "cls").then(|| name.to_string())
 }
 
 /// Device selection that may happen out of sight: helpers named like `get_device` /
@@ -210,7 +307,7 @@ fn statement_indent(checker: &Checker, offset: TextSize) -> Option<String> {
         .then(|| prefix.to_string())
 }
 
-/// Is the init call inside a function this file never calls (`def setup():
+/// Is the init call inside a function this file never calls (nor spawns) (`def setup():
 /// dist.init_process_group("nccl")` in a utilities module)? Its callers live in other files,
 /// which are the ones that select the device.
 fn in_helper_for_other_files(checker: &Checker, call: &ExprCall) -> bool {
@@ -279,6 +376,47 @@ mod tests {
             )),
             0
         );
+    }
+
+    fn fix_of(src: &str) -> Option<String> {
+        use torchvet_python::SourceFile;
+        let linter = crate::Linter::new(crate::LintSettings::only("ddp-missing-set-device"));
+        let file = SourceFile::from_python("train.py", src.to_string());
+        let diagnostics = linter.lint(&file, "train.py");
+        assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+        diagnostics[0]
+            .fix
+            .as_ref()
+            .map(|f| f.edits.iter().map(|e| e.content.clone()).collect())
+    }
+
+    #[test]
+    fn the_fix_uses_the_rank_the_launcher_gives() {
+        let head = "import os\nimport torch\nimport torch.distributed as dist\nimport torch.multiprocessing as mp\n";
+        // torchrun: LOCAL_RANK.
+        assert_eq!(
+            fix_of(&format!("{head}def main():\n    dist.init_process_group('nccl')\n    torch.zeros(1).cuda()\nmain()\n")).as_deref(),
+            Some("torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"]))\n    ")
+        );
+        // mp.spawn: the spawned function's first parameter (spawn sets no LOCAL_RANK).
+        assert_eq!(
+            fix_of(&format!("{head}def worker(proc_idx, args, tmp):\n    dist.init_process_group(backend='nccl', rank=proc_idx, world_size=args.n)\nif __name__ == '__main__':\n    mp.spawn(fn=worker, args=(a, t), nprocs=n)\n")).as_deref(),
+            Some("torch.cuda.set_device(proc_idx)\n    ")
+        );
+        // The group is set up in a helper the spawned function calls: no fix.
+        assert_eq!(
+            fix_of(&format!("{head}def setup(r):\n    dist.init_process_group('nccl', rank=r)\ndef worker(r):\n    setup(r)\nmp.spawn(worker, nprocs=2)\n")),
+            None
+        );
+        // Processes started with mp.Process: no fix.
+        assert_eq!(
+            fix_of(&format!("{head}def worker(r):\n    dist.init_process_group('nccl', rank=r)\nif n == 1:\n    worker(0)\nelse:\n    p = mp.Process(target=worker, args=(1,))\n")),
+            None
+        );
+    }
+
+    #[test]
+    fn runtime_backend_without_cuda_is_silent() {
         // A run-time backend without other CUDA use stays silent.
         assert_eq!(
             count("import torch.distributed as dist\ndist.init_process_group(backend)\n"),
