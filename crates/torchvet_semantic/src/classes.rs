@@ -595,3 +595,66 @@ mod tests {
         assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
     }
 }
+
+/// Does running `stmts` (in a method of `class`) call a base initialiser — mention
+/// `super(...)` or call some `X.__init__(...)` — directly or through the class's own methods
+/// (`self.make_weight(...)` whose body calls `super().__init__(n, d, _weight=w)`), following
+/// at most three such calls?
+pub fn reaches_base_init(class: &StmtClassDef, stmts: &[Stmt]) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+
+    struct Finder<'c> {
+        class: &'c StmtClassDef,
+        depth: u32,
+        seen: Vec<&'c str>,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            match expr {
+                Expr::Attribute(a) if a.attr.as_str() == "__init__" => self.found = true,
+                Expr::Name(n) if n.id.as_str() == "super" => self.found = true,
+                Expr::Call(call) => {
+                    if let Some(name) = crate::helpers::self_attribute(&call.func) {
+                        self.follow(name);
+                    }
+                    if !self.found {
+                        visitor::walk_expr(self, expr);
+                    }
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    impl Finder<'_> {
+        fn follow(&mut self, name: &str) {
+            const MAX_CALLS: u32 = 3;
+            if self.depth >= MAX_CALLS || name == "__init__" || self.seen.iter().any(|s| *s == name)
+            {
+                return;
+            }
+            let class = self.class;
+            let Some(method) =
+                crate::helpers::function_defs(&class.body).find(|f| f.name.as_str() == name)
+            else {
+                return;
+            };
+            self.seen.push(method.name.as_str());
+            self.depth += 1;
+            self.visit_body(&method.body);
+            self.depth -= 1;
+        }
+    }
+
+    let mut f = Finder {
+        class,
+        depth: 0,
+        seen: Vec::new(),
+        found: false,
+    };
+    f.visit_body(stmts);
+    f.found
+}

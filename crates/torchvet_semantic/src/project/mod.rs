@@ -1084,6 +1084,58 @@ impl ProjectModel {
         None
     }
 
+    /// Does `super().__init__()` with no arguments work in class `c`: does the initialiser of
+    /// every base take no required argument? `nn.Module` and the containers (`Sequential`,
+    /// `ModuleList`, `ModuleDict`, `ParameterList`, `ParameterDict`) take none; a project
+    /// base's own `__init__` (or, without one, its bases) decides. `None` when a base is not
+    /// known (another library's class, a name the model cannot resolve).
+    pub fn base_init_takes_no_args(&self, c: ClassId) -> Option<bool> {
+        self.base_init_no_args(c, 0)
+    }
+
+    fn base_init_no_args(&self, c: ClassId, depth: u32) -> Option<bool> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let cs = self.class_summary(c);
+        if cs.bases.is_empty() {
+            return None;
+        }
+        let mut all = true;
+        for b in &cs.bases {
+            let ok = match self.entity_of_ref(c.file, b, None, depth + 1)? {
+                Entity::Class(bc) => {
+                    let own = self
+                        .class_summary(bc)
+                        .methods
+                        .iter()
+                        .find(|(n, _)| &**n == "__init__")
+                        .map(|(_, i)| *i);
+                    match own {
+                        Some(i) => {
+                            self.files[bc.file as usize].functions[i as usize].required_params <= 1
+                        }
+                        None => self.base_init_no_args(bc, depth + 1)?,
+                    }
+                }
+                Entity::External(q) => matches!(
+                    &*q,
+                    "torch.nn.Module"
+                        | "torch.nn.modules.module.Module"
+                        | "torch.nn.Sequential"
+                        | "torch.nn.ModuleList"
+                        | "torch.nn.ModuleDict"
+                        | "torch.nn.ParameterList"
+                        | "torch.nn.ParameterDict"
+                )
+                .then_some(true)?,
+                _ => return None,
+            };
+            all &= ok;
+        }
+        Some(all)
+    }
+
     fn entity_of_ref(
         &self,
         file: FileId,

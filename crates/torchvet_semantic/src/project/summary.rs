@@ -267,6 +267,9 @@ pub struct FunctionSummary {
     pub parent: Option<u32>,
     /// Parameter names, `self` included.
     pub params: Vec<Box<str>>,
+    /// How many parameters a call must pass (no default, not `*args`/`**kwargs`), `self`
+    /// included.
+    pub required_params: u16,
     /// Kinds of the parameters from their annotations (`Unknown` without one), and the
     /// annotation's class reference when it names a class.
     pub annotations: Vec<Option<Ref>>,
@@ -729,6 +732,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         class: None,
         parent: None,
         params: Vec::new(),
+        required_params: 0,
         annotations: Vec::new(),
         no_grad: false,
         returns: Val::Unknown,
@@ -968,6 +972,7 @@ impl Builder<'_> {
             parent,
             usage: vec![Usage::default(); params.len()],
             params,
+            required_params: required_params(&f.parameters),
             annotations,
             no_grad,
             returns: Val::Unknown,
@@ -1598,6 +1603,18 @@ fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
 
 /// Map an object key seen in a function (`opt`, `self.optimizer`, `model.module`,
 /// `opts[0]`) to a summary target.
+/// How many parameters a call must pass: those without a default, positional or keyword-only.
+fn required_params(p: &ast::Parameters) -> u16 {
+    let n = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .chain(&p.kwonlyargs)
+        .filter(|a| a.default.is_none())
+        .count();
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
 fn target_of(key: &str, params: &[&str], local: &KindTable, module: &KindTable) -> Target {
     let split = key.find(['.', '[']).unwrap_or(key.len());
     let (root, rest) = key.split_at(split);
