@@ -104,6 +104,7 @@ projects! {
         clean_pytest_suite,
         clean_pytest_weights_fixture,
         clean_pretrained_weights_under_no_grad,
+        clean_probe_head_method,
         clean_two_scripts_checkpoint_dir,
         clean_src_accumulation,
         clean_trainer_resume,

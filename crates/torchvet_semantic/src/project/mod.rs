@@ -247,6 +247,9 @@ pub struct ProjectModel {
     params: Vec<Vec<Vec<Resolved>>>,
     /// Per file, per function: events composed through calls.
     events: Vec<Vec<Vec<FlatEvent>>>,
+    /// Methods of the project's module classes by name (for calls on objects whose class
+    /// the summaries do not know: `discriminator.train_custom()`).
+    module_methods: FxHashMap<Box<str>, Vec<FuncId>>,
     /// Per file, per function: whether any call site in the project calls it.
     called: Vec<Vec<bool>>,
     /// Per callee: its call sites (caller, index of the call in the caller, parameters the
@@ -322,6 +325,7 @@ impl ProjectModel {
             cache: Vec::new(),
             qcache: Vec::new(),
             targets: Vec::new(),
+            module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
         };
         m.load_imported(load);
@@ -373,6 +377,7 @@ impl ProjectModel {
             cache: Vec::new(),
             qcache: Vec::new(),
             targets: Vec::new(),
+            module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
         };
         m.link();
@@ -573,6 +578,7 @@ impl ProjectModel {
         }
         self.link_classes();
         self.link_params();
+        self.link_module_methods();
         self.link_events();
         // Probabilities reach a file through what it imports (transitively) and through the
         // parameters its functions receive.
@@ -926,6 +932,37 @@ impl ProjectModel {
         res.is_known().then_some(res)
     }
 
+    fn link_module_methods(&mut self) {
+        let mut by_name: FxHashMap<Box<str>, Vec<FuncId>> = FxHashMap::default();
+        for (fi, f) in self.files.iter().enumerate() {
+            for (ci, c) in f.classes.iter().enumerate() {
+                if !self.module[fi][ci] {
+                    continue;
+                }
+                for (name, index) in &c.methods {
+                    if name.starts_with("__") || crate::classes::is_module_api(name) {
+                        continue;
+                    }
+                    by_name.entry(name.clone()).or_default().push(FuncId {
+                        file: fi as FileId,
+                        index: *index,
+                    });
+                }
+            }
+        }
+        self.module_methods = by_name;
+    }
+
+    /// The one method of the project's module classes called `name`, when exactly one class
+    /// defines it (a name such as `train_custom`): a call `obj.train_custom()` on a module
+    /// whose class the summaries do not know runs it.
+    pub fn unique_module_method(&self, name: &str) -> Option<FuncId> {
+        match self.module_methods.get(name).map(Vec::as_slice) {
+            Some([one]) => Some(*one),
+            _ => None,
+        }
+    }
+
     fn link_events(&mut self) {
         let n = self.files.len();
         let mut memo: FxHashMap<FuncId, Vec<FlatEvent>> = FxHashMap::default();
@@ -1024,6 +1061,35 @@ impl ProjectModel {
                     in_loop: e.in_loop || call.in_loop,
                     depth: e.depth + 1,
                     site: call.range,
+                    ..e
+                });
+            }
+        }
+        // `obj.train_custom()`: the modes a project module's method sets on itself (or on
+        // its sub-modules) are set on `obj`. Only `train()` is taken: restoring the mode
+        // is what callers ask about.
+        for (recv, name, range) in &f.object_method_calls {
+            let Some(callee) = self.unique_module_method(name) else {
+                continue;
+            };
+            if callee == id {
+                continue;
+            }
+            let inner = self.compose_events(callee, depth + 1, memo, stack);
+            for e in inner {
+                if e.kind != crate::flow::EventKind::Train {
+                    continue;
+                }
+                let Target::SelfAttr(a) = &e.target else {
+                    continue;
+                };
+                let Some(target) = extend_target(recv, a) else {
+                    continue;
+                };
+                out.push(FlatEvent {
+                    target,
+                    depth: e.depth + 1,
+                    site: *range,
                     ..e
                 });
             }
@@ -1699,6 +1765,12 @@ impl ProjectModel {
                     entity_facts(&self.name_in_file(id, n, 0), &mut h);
                 }
             }
+            // `obj.method()` runs the one module class method of that name (in any file).
+            for (_, name, _) in &g.object_method_calls {
+                name.hash(&mut h);
+                let m = self.unique_module_method(name);
+                entity_facts(&m.map(Entity::Function), &mut h);
+            }
         }
         for (gi, _) in f.functions.iter().enumerate() {
             let fid = FuncId {
@@ -1955,6 +2027,32 @@ fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
         _ => None,
     });
     imports.chain(stars).chain(refs)
+}
+
+/// `obj` (as the caller's target) followed by the attribute path `attr` of a method's
+/// `self.<attr>` (`""` for `self` itself).
+fn extend_target(recv: &Target, attr: &str) -> Option<Target> {
+    let join = |base: &str, sep: &str| -> Box<str> {
+        match (base.is_empty(), attr.is_empty()) {
+            (_, true) => base.into(),
+            (true, false) => attr.into(),
+            (false, false) => format!("{base}{sep}{attr}").into(),
+        }
+    };
+    Some(match recv {
+        Target::Param(i, path) => {
+            let path = if attr.is_empty() {
+                path.clone()
+            } else {
+                format!("{path}.{attr}").into()
+            };
+            Target::Param(*i, path)
+        }
+        Target::SelfAttr(a) => Target::SelfAttr(join(a, ".")),
+        Target::Global(k) => Target::Global(join(k, ".")),
+        Target::Local(k) => Target::Local(join(k, ".")),
+        Target::None => return None,
+    })
 }
 
 /// Names that never resolve to project files: the standard library's common modules and

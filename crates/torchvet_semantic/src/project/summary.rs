@@ -289,6 +289,10 @@ pub struct FunctionSummary {
     pub events: Vec<SumEvent>,
     /// Calls it makes that the model may resolve.
     pub calls: Vec<SumCall>,
+    /// Calls of a method that is not `nn.Module` API on an object (`discriminator.train_custom()`,
+    /// `self.model.restore_mode()`): the object and the method's name. The model resolves the
+    /// name to a project module class's method, so the modes that method sets are seen.
+    pub object_method_calls: Vec<(Target, Box<str>, TextRange)>,
     /// How it uses each parameter.
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
@@ -741,6 +745,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         returns_differentiated: false,
         events: Vec::new(),
         calls: Vec::new(),
+        object_method_calls: Vec::new(),
         usage: Vec::new(),
         has_loop: false,
         mode_layer: None,
@@ -981,6 +986,7 @@ impl Builder<'_> {
             returns_differentiated: false,
             events: Vec::new(),
             calls: Vec::new(),
+            object_method_calls: Vec::new(),
             has_loop: false,
             mode_layer: None,
             builds: Vec::new(),
@@ -1132,6 +1138,28 @@ impl Builder<'_> {
             });
         }
         self.out.functions[idx as usize].events = out;
+        let mut calls = Vec::new();
+        own_calls(&f.body, &mut |call| {
+            let Expr::Attribute(a) = &*call.func else {
+                return;
+            };
+            let method = a.attr.as_str();
+            if helpers::name_of(&a.value) == Some("self") || crate::classes::is_module_api(method) {
+                return;
+            }
+            if !matches!(&*a.value, Expr::Name(_) | Expr::Attribute(_)) {
+                return;
+            }
+            let Some(key) = flow::object_key(&a.value) else {
+                return;
+            };
+            calls.push((
+                target_of(&key, params, &local, self.module_kinds),
+                method.into(),
+                call.range(),
+            ));
+        });
+        self.out.functions[idx as usize].object_method_calls = calls;
     }
 
     /// Values of the names assigned in a suite (flow-insensitive; conflicting assignments
@@ -1603,6 +1631,29 @@ fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
 
 /// Map an object key seen in a function (`opt`, `self.optimizer`, `model.module`,
 /// `opts[0]`) to a summary target.
+/// Every call of a suite, outside nested functions, classes and lambdas.
+fn own_calls(body: &[Stmt], f: &mut dyn FnMut(&ExprCall)) {
+    struct V<'f>(&'f mut dyn FnMut(&ExprCall));
+    impl<'x> Visitor<'x> for V<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            match expr {
+                Expr::Lambda(_) => {}
+                Expr::Call(c) => {
+                    (self.0)(c);
+                    visitor::walk_expr(self, expr);
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    V(f).visit_body(body);
+}
+
 /// How many parameters a call must pass: those without a default, positional or keyword-only.
 fn required_params(p: &ast::Parameters) -> u16 {
     let n = p
