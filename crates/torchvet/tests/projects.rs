@@ -73,6 +73,7 @@ projects! {
         multi_optimizer_trainer,
         nested_validation_script,
         notebook_cross_file_losses,
+        notebook_dataparallel_checkpoints,
         notebook_nested_eval,
         optimizer_step_order_methods,
         resume_checkpoint_helper,
