@@ -354,6 +354,8 @@ pub struct StateDictLoadPath {
     pub def: Option<TextSize>,
     /// The path loaded.
     pub path: PathShape,
+    /// Where the `torch.load` call starts.
+    pub at: TextSize,
     /// `m` is a DataParallel/DDP wrapper (as [`StateDictLoads::into_wrapper`] counts).
     pub wrapped: bool,
 }
@@ -1295,11 +1297,25 @@ impl ProjectModel {
         wrapped > 0 && other == 0
     }
 
-    /// The state-dict loads of the project that read the path a save writes (`save` is the
-    /// function holding the save): for each, whether it loads into a DataParallel/DDP wrapper.
-    /// Empty when no load with a known path matches.
-    pub fn state_dict_loads_of_path(&self, save: FuncId, path: &PathShape) -> Vec<bool> {
+    /// The state-dict loads of the project that read what a save writes (`save` is the
+    /// function holding the save, `at` the save call): for each, whether it loads into a
+    /// DataParallel/DDP wrapper. In the save's own function (a script's or notebook's module
+    /// body) only the loads after the save and before the next save of the same path read
+    /// it. Empty when no load with a known path matches.
+    pub fn state_dict_loads_of_path(
+        &self,
+        save: FuncId,
+        at: TextRange,
+        path: &PathShape,
+    ) -> Vec<bool> {
         let save_variants = self.path_variants(save, path, 0);
+        let same = |f: FuncId, p: &PathShape| {
+            self.path_variants(f, p, 0).iter().any(|(fa, pa)| {
+                save_variants
+                    .iter()
+                    .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
+            })
+        };
         let mut out = Vec::new();
         for (fi, f) in self.files.iter().enumerate() {
             for l in &f.facts.state_dict_load_paths {
@@ -1312,14 +1328,21 @@ impl ProjectModel {
                     file: fi as FileId,
                     index,
                 };
-                let matches = self.path_variants(lf, &l.path, 0).iter().any(|(fa, pa)| {
-                    save_variants
-                        .iter()
-                        .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
-                });
-                if matches {
-                    out.push(l.wrapped);
+                if !same(lf, &l.path) {
+                    continue;
                 }
+                if lf == save {
+                    if l.at < at.end() {
+                        continue;
+                    }
+                    let overwritten = self.func(save).facts.saves.iter().any(|s2| {
+                        s2.call.start() > at.end() && s2.call.start() < l.at && same(save, &s2.path)
+                    });
+                    if overwritten {
+                        continue;
+                    }
+                }
+                out.push(l.wrapped);
             }
         }
         out

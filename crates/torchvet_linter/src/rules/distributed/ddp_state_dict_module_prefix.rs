@@ -26,9 +26,11 @@ crate::declare_rule! {
     /// `model.load_state_dict(torch.load(path))`), or some file strips the prefix
     /// (`k.replace("module.", "")`, `consume_prefix_in_state_dict_if_present`; for
     /// `torch.compile`, a `"_orig_mod."` prefix). The loads of the very path a save writes
-    /// decide for that save: when every `m.load_state_dict(torch.load(path))` of that path
-    /// loads into a wrapped model, the save is silent even if another checkpoint of the
-    /// project (another cell of a notebook) goes into a bare model.
+    /// decide for that save: when every `m.load_state_dict(torch.load(path))` that reads what
+    /// it writes loads into a wrapped model, the save is silent even if another checkpoint of
+    /// the project (another cell of a notebook) goes into a bare model. In the save's own
+    /// script or notebook, a load reads the file only after the save and before the next save
+    /// of the same path.
     ///
     /// ## Example
     /// ```python
@@ -134,7 +136,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             .saves
             .iter()
             .find(|s| s.call == call.range())?;
-        let loads = p.model.state_dict_loads_of_path(func, &save.path);
+        let loads = p
+            .model
+            .state_dict_loads_of_path(func, save.call, &save.path);
         (!loads.is_empty()).then(|| loads.iter().all(|w| *w))
     });
     for (sd, kind) in found {

@@ -1590,6 +1590,7 @@ impl StateDictLoadVisitor<'_, '_> {
         self.paths.push(StateDictLoadPath {
             def: *def,
             path,
+            at: load.start(),
             wrapped,
         });
     }
