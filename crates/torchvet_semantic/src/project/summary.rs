@@ -755,6 +755,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     });
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
+    b.module_events(&module.body);
     // Wave-3 facts of the module body, before the functions (they follow its names).
     b.module_facts(&module.body, &module_vals);
     b.out.globals = module_vals
@@ -1088,13 +1089,47 @@ impl Builder<'_> {
         class: Option<u32>,
         params: &[&str],
     ) {
-        let local = KindTable::infer(
-            &f.body,
-            Some(&f.parameters),
-            &self.scopes,
-            self.classes,
-            Some(self.module_kinds),
-        );
+        self.events_of(idx, anchor, &f.body, Some(f), class, params);
+    }
+
+    /// Training events of the module body itself (function 0): a notebook's or script's
+    /// top-level loop (`for x, y in loader: ... loss.backward(); optimizer.step()`).
+    fn module_events(&mut self, body: &[Stmt]) {
+        let Some(anchor) = body.first() else { return };
+        if !(self.out.vocab.torch || self.out.vocab.training) {
+            return;
+        }
+        static EVENTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::OnceLock::new();
+        if !any_of(
+            EVENTS.get_or_init(|| finders(EVENT_WORDS)),
+            self.text.as_bytes(),
+        ) {
+            return;
+        }
+        self.events_of(0, anchor, body, None, None, &[]);
+    }
+
+    fn events_of(
+        &mut self,
+        idx: u32,
+        anchor: &Stmt,
+        body: &[Stmt],
+        f: Option<&ast::StmtFunctionDef>,
+        class: Option<u32>,
+        params: &[&str],
+    ) {
+        let local = match f {
+            Some(f) => KindTable::infer(
+                &f.body,
+                Some(&f.parameters),
+                &self.scopes,
+                self.classes,
+                Some(self.module_kinds),
+            ),
+            // The module's names are its globals (`self.module_kinds`).
+            None => KindTable::default(),
+        };
         let attrs = class.map(|_| {
             // `self.<attr>` kinds of the enclosing class: reuse the class statement's
             // attribute inference only through the linter; here the summary records
@@ -1111,10 +1146,10 @@ impl Builder<'_> {
             },
             functions: &[],
             methods: &[],
-            current: Some(f),
+            current: f,
             class: None,
         };
-        let events = flow::analyze_suite(&f.body, anchor, &input);
+        let events = flow::analyze_suite(body, anchor, &input);
         let mut out = Vec::new();
         for e in &events {
             if e.kind == EventKind::Escape {
@@ -1139,7 +1174,7 @@ impl Builder<'_> {
         }
         self.out.functions[idx as usize].events = out;
         let mut calls = Vec::new();
-        own_calls(&f.body, &mut |call| {
+        own_calls(body, &mut |call| {
             let Expr::Attribute(a) = &*call.func else {
                 return;
             };

@@ -329,3 +329,27 @@ fn base_initialisers_that_take_no_arguments() {
     assert_eq!(no_args("F"), None);
     assert_eq!(no_args("G"), Some(true));
 }
+
+#[test]
+fn module_level_training_loops_count_as_training() {
+    let t = Tree::new(&[
+        (
+            "config.py",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)\n",
+        ),
+        (
+            "notebook_script.py",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in range(10):\n    optimizer.zero_grad()\n    model(torch.ones(2)).sum().backward()\n    optimizer.step()\n",
+        ),
+    ]);
+    let m = t.model(&["config.py", "notebook_script.py"]);
+    assert!(!m.trains(t.id(&m, "config.py")));
+    let script = t.id(&m, "notebook_script.py");
+    assert!(m.trains(script));
+    // The module body's own events (function 0).
+    let body = FuncId {
+        file: script,
+        index: 0,
+    };
+    assert!(m.events(body).iter().any(|e| e.kind == EventKind::Backward));
+}
