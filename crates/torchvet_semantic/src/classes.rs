@@ -582,50 +582,6 @@ pub fn attr_is_selection_table(class: &StmtClassDef, attr: &str) -> bool {
     registered
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn leaf_layers_have_no_submodules() {
-        for q in [
-            "torch.nn.Dropout",
-            "torch.nn.Dropout2d",
-            "torch.nn.BatchNorm1d",
-            "torch.nn.modules.batchnorm.BatchNorm2d",
-            "torch.nn.SyncBatchNorm",
-            "torch.nn.LazyLinear",
-            "torch.nn.ConvTranspose2d",
-            "torch.nn.LSTM",
-        ] {
-            assert!(is_leaf_layer(q), "{q}");
-        }
-        for q in [
-            "torch.nn.Sequential",
-            "torch.nn.ModuleList",
-            "torch.nn.TransformerEncoderLayer",
-            "torch.nn.MultiheadAttention",
-            "torch.nn.Conv",
-            "torchvision.models.resnet18",
-            "torch.nn.functional.dropout",
-        ] {
-            assert!(!is_leaf_layer(q), "{q}");
-        }
-    }
-
-    #[test]
-    fn hugging_face_from_pretrained_returns_eval_mode() {
-        assert!(returns_eval_mode(
-            "transformers.GPT2LMHeadModel.from_pretrained"
-        ));
-        assert!(returns_eval_mode("diffusers.UNet2DModel.from_pretrained"));
-        assert!(!returns_eval_mode(
-            "efficientnet_pytorch.EfficientNet.from_pretrained"
-        ));
-        assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
-    }
-}
-
 /// Does running `stmts` (in a method of `class`) call a base initialiser — mention
 /// `super(...)` or call some `X.__init__(...)` — directly or through the class's own methods
 /// (`self.make_weight(...)` whose body calls `super().__init__(n, d, _weight=w)`), following
@@ -662,8 +618,7 @@ pub fn reaches_base_init(class: &StmtClassDef, stmts: &[Stmt]) -> bool {
     impl Finder<'_> {
         fn follow(&mut self, name: &str) {
             const MAX_CALLS: u32 = 3;
-            if self.depth >= MAX_CALLS || name == "__init__" || self.seen.iter().any(|s| *s == name)
-            {
+            if self.depth >= MAX_CALLS || name == "__init__" {
                 return;
             }
             let class = self.class;
@@ -672,6 +627,9 @@ pub fn reaches_base_init(class: &StmtClassDef, stmts: &[Stmt]) -> bool {
             else {
                 return;
             };
+            if self.seen.contains(&method.name.as_str()) {
+                return;
+            }
             self.seen.push(method.name.as_str());
             self.depth += 1;
             self.visit_body(&method.body);
@@ -744,4 +702,48 @@ pub fn is_module_api(name: &str) -> bool {
             | "format"
             | "join"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_layers_have_no_submodules() {
+        for q in [
+            "torch.nn.Dropout",
+            "torch.nn.Dropout2d",
+            "torch.nn.BatchNorm1d",
+            "torch.nn.modules.batchnorm.BatchNorm2d",
+            "torch.nn.SyncBatchNorm",
+            "torch.nn.LazyLinear",
+            "torch.nn.ConvTranspose2d",
+            "torch.nn.LSTM",
+        ] {
+            assert!(is_leaf_layer(q), "{q}");
+        }
+        for q in [
+            "torch.nn.Sequential",
+            "torch.nn.ModuleList",
+            "torch.nn.TransformerEncoderLayer",
+            "torch.nn.MultiheadAttention",
+            "torch.nn.Conv",
+            "torchvision.models.resnet18",
+            "torch.nn.functional.dropout",
+        ] {
+            assert!(!is_leaf_layer(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn hugging_face_from_pretrained_returns_eval_mode() {
+        assert!(returns_eval_mode(
+            "transformers.GPT2LMHeadModel.from_pretrained"
+        ));
+        assert!(returns_eval_mode("diffusers.UNet2DModel.from_pretrained"));
+        assert!(!returns_eval_mode(
+            "efficientnet_pytorch.EfficientNet.from_pretrained"
+        ));
+        assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
+    }
 }

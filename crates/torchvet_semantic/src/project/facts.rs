@@ -1829,13 +1829,11 @@ fn path_shape_at(
             let mut handle: Option<Result<&Expr, u32>> = None;
             let mut assigned = false;
             super::summary::for_each_own_stmt(body, &mut |s| match s {
-                Stmt::Assign(a) => {
-                    if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) {
-                        assigned = true;
-                        if a.start() < at {
-                            last = Some(&a.value);
-                            handle = None;
-                        }
+                Stmt::Assign(a) if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) => {
+                    assigned = true;
+                    if a.start() < at {
+                        last = Some(&a.value);
+                        handle = None;
                     }
                 }
                 // `with open(path, "rb") as f:`: the handle stands for the file at `path`.

@@ -143,12 +143,7 @@ fn report_missing(
     let no_args = direct_module
         || checker
             .project_or_file()
-            .and_then(|p| {
-                Some(
-                    p.model
-                        .base_init_takes_no_args(p.class_at(class.start())?)?,
-                )
-            })
+            .and_then(|p| p.model.base_init_takes_no_args(p.class_at(class.start())?))
             .unwrap_or(false);
     let fix = insertion(checker, func).filter(|_| no_args).map(|edit| {
         if direct_module {
