@@ -242,6 +242,73 @@ fn bad_files_give_one_error_line_each_and_never_stop_the_run() {
     assert!(!err.contains("panic"), "{err}");
 }
 
+/// Cookiecutter / Jinja templates become Python only when rendered: a template that does not
+/// parse is skipped, while a broken Python file next to it is still reported.
+#[test]
+fn project_templates_are_not_syntax_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let tpl = p.join("templates").join("{{cookiecutter.project_slug}}");
+    std::fs::create_dir_all(&tpl).unwrap();
+    std::fs::write(
+        tpl.join("train_{{cookiecutter.model_name}}.py"),
+        "import torch
+
+class {{cookiecutter.model_class}}(torch.nn.Module):
+    pass
+",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("configure.py"),
+        "import torch
+{% if cookiecutter.use_amp == 'y' %}
+scaler = torch.amp.GradScaler()
+{% endif %}
+",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("settings.py"),
+        "import torch
+LR = {{ cookiecutter.learning_rate }}
+",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("broken.py"),
+        "import torch
+def f(:
+",
+    )
+    .unwrap();
+    // A Python file that merely mentions template syntax in a string still parses and is linted.
+    std::fs::write(
+        p.join("render.py"),
+        "import torch
+TEMPLATE = '{% for x in xs %}{{ x }}{% endfor %}'
+torch.load('w.pt')
+",
+    )
+    .unwrap();
+    let (_, out, err) = run(
+        p,
+        &[
+            "check",
+            ".",
+            "--isolated",
+            "--output-format",
+            "concise",
+            "--target-torch",
+            "2.4",
+        ],
+    );
+    assert!(out.contains("broken.py:2:7: TV000"), "{out}");
+    assert!(out.contains("render.py:3:1: TV007"), "{out}");
+    assert_eq!(out.matches("TV000").count(), 1, "{out}");
+    assert!(!err.contains("panic"), "{err}");
+}
+
 #[test]
 fn rules_and_rule_commands() {
     let (code, out, _) = run(&cli_dir(), &["rules"]);

@@ -722,6 +722,16 @@ impl<'a> Checker<'a> {
             .is_none_or(|m| m >= Version::new(major, minor))
     }
 
+    /// Does the project declare a lowest torch, and is it at least `major.minor`? Unlike
+    /// [`Checker::declared_min_at_least`], an undeclared bound answers `false`: a fix that
+    /// writes an API added in a recent release (`torch.amp.GradScaler`, 2.3) is safe only when
+    /// the project says it never runs on an older torch.
+    pub fn declared_min_known_at_least(&self, major: u32, minor: u32) -> bool {
+        self.settings
+            .min_torch
+            .is_some_and(|m| m >= Version::new(major, minor))
+    }
+
     /// The statement being visited (innermost).
     pub fn current_stmt(&self) -> Option<&'a Stmt> {
         self.stmt_stack.last().copied()

@@ -167,6 +167,10 @@ impl Linter {
         };
         let recovered;
         let mut syntax = Vec::new();
+        // A cookiecutter / Jinja template is Python only once rendered: not reported.
+        if !parsed.errors().is_empty() && source.is_template() {
+            return Vec::new();
+        }
         if !parsed.errors().is_empty() {
             let mut broken: Vec<usize> = Vec::new();
             for err in parsed.errors() {

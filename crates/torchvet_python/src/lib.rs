@@ -227,6 +227,31 @@ impl SourceFile {
         }
     }
 
+    /// Is this Python file a Jinja template rather than Python (a cookiecutter / copier project
+    /// template): a directory or file name of its path holds a `{{ ... }}` placeholder
+    /// (`{{cookiecutter.project_slug}}/train.py`), or its text holds a `{{ cookiecutter.x }}`
+    /// placeholder or a `{% ... %}` tag at the start of a line. Such a file becomes Python only
+    /// once rendered; a syntax error in it is not the user's. Notebooks are never templates.
+    pub fn is_template(&self) -> bool {
+        if !matches!(self.kind, SourceKind::Python) {
+            return false;
+        }
+        let templated_path = self.path.components().any(|c| {
+            let c = c.as_os_str().to_string_lossy();
+            c.contains("{{") && c.contains("}}")
+        });
+        if templated_path {
+            return true;
+        }
+        let text = &self.text;
+        text.contains("{{cookiecutter.")
+            || text.contains("{{ cookiecutter.")
+            || text.lines().any(|l| {
+                let l = l.trim_start();
+                (l.starts_with("{%") || l.starts_with("{%-")) && l.contains("%}")
+            })
+    }
+
     /// Notebooks: the index (0-based, in [`Notebook::cell_ranges`] order) of the analysed
     /// cell holding `offset`. An offset on the newline that ends a cell (where the parser puts
     /// errors at a cell's end) belongs to that cell. `None` for Python files.
@@ -290,4 +315,26 @@ fn quiet_catch_unwind<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     QUIET_PANICS.with(|q| q.set(false));
     r
+}
+
+#[cfg(test)]
+mod template_tests {
+    use super::SourceFile;
+
+    fn template(path: &str, text: &str) -> bool {
+        SourceFile::from_python(path, text.to_string()).is_template()
+    }
+
+    #[test]
+    fn templates_by_path_or_jinja_tags() {
+        assert!(template("{{cookiecutter.slug}}/train.py", "import torch\n"));
+        assert!(template("tpl/model_{{ name }}.py", "x = 1\n"));
+        assert!(template("a.py", "LR = {{ cookiecutter.lr }}\n"));
+        assert!(template(
+            "a.py",
+            "import os\n  {%- if cuda %}\nx = 1\n{% endif %}\n"
+        ));
+        assert!(!template("a.py", "T = '{% if x %}{{ y }}{% endif %}'\n"));
+        assert!(!template("a.py", "d = {'a': {'b': 1}}\n"));
+    }
 }

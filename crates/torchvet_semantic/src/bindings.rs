@@ -26,6 +26,9 @@ pub struct Scope {
     pub kind: ScopeKind,
     imports: FxHashMap<String, String>,
     locals: FxHashSet<String>,
+    /// Names imported in a `try:` body that an `except` handler binds too (`try: from
+    /// torch.cuda.amp import GradScaler` / `except ImportError: class GradScaler: ...`).
+    fallbacks: FxHashSet<String>,
 }
 
 impl Scope {
@@ -40,6 +43,7 @@ impl Scope {
             kind,
             imports: FxHashMap::default(),
             locals: FxHashSet::default(),
+            fallbacks: FxHashSet::default(),
         };
         if let Some(params) = params {
             for p in params.iter() {
@@ -181,6 +185,18 @@ impl Scope {
                 self.collect_suite(&w.body, aliases);
             }
             Stmt::Try(t) => {
+                let mut imported = Vec::new();
+                for s in &t.body {
+                    import_names(s, &mut imported);
+                }
+                for h in &t.handlers {
+                    let ExceptHandler::ExceptHandler(h) = h;
+                    for name in &imported {
+                        if h.body.iter().any(|s| binds_name(s, name)) {
+                            self.fallbacks.insert(name.clone());
+                        }
+                    }
+                }
                 self.collect_suite(&t.body, aliases);
                 for h in &t.handlers {
                     let ExceptHandler::ExceptHandler(h) = h;
@@ -239,6 +255,61 @@ impl Scope {
     /// Whether the scope binds `name` other than by import.
     pub fn binds_locally(&self, name: &str) -> bool {
         self.locals.contains(name)
+    }
+}
+
+/// The names an import statement binds (nested `if`s of a `try` body included).
+fn import_names(stmt: &Stmt, out: &mut Vec<String>) {
+    match stmt {
+        Stmt::Import(imp) => {
+            for alias in &imp.names {
+                let bound = match &alias.asname {
+                    Some(a) => a.as_str(),
+                    None => alias.name.split('.').next().unwrap_or(&alias.name),
+                };
+                out.push(bound.to_string());
+            }
+        }
+        Stmt::ImportFrom(imp) => {
+            for alias in &imp.names {
+                out.push(alias.asname.as_ref().unwrap_or(&alias.name).to_string());
+            }
+        }
+        Stmt::If(i) => {
+            for s in i
+                .body
+                .iter()
+                .chain(i.elif_else_clauses.iter().flat_map(|c| &c.body))
+            {
+                import_names(s, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Does the statement (an `except` handler's, top level or under `if`) bind `name`?
+fn binds_name(stmt: &Stmt, name: &str) -> bool {
+    let is = |e: &Expr| matches!(e, Expr::Name(n) if n.id.as_str() == name);
+    match stmt {
+        Stmt::ClassDef(c) => c.name.as_str() == name,
+        Stmt::FunctionDef(f) => f.name.as_str() == name,
+        Stmt::Assign(a) => a
+            .targets
+            .iter()
+            .any(|t| is(t) || matches!(t, Expr::Tuple(tt) if tt.elts.iter().any(is))),
+        Stmt::AnnAssign(a) => is(&a.target),
+        Stmt::Import(_) | Stmt::ImportFrom(_) => {
+            let mut names = Vec::new();
+            import_names(stmt, &mut names);
+            names.iter().any(|n| n == name)
+        }
+        Stmt::If(i) => i
+            .body
+            .iter()
+            .chain(i.elif_else_clauses.iter().flat_map(|c| &c.body))
+            .any(|s| binds_name(s, name)),
+        _ => false,
     }
 }
 
@@ -351,6 +422,25 @@ impl Scopes {
             (scope.kind != ScopeKind::Class || i == innermost)
                 && (scope.import(name).is_some() || scope.binds_locally(name))
         })
+    }
+
+    /// Is the import that binds this bare name here a `try:` whose `except` handler binds the
+    /// name too (a fallback definition for torch versions or installs without it)? The name
+    /// then may not be the imported object at all.
+    pub fn import_has_fallback(&self, name: &str) -> bool {
+        let innermost = self.stack.len().saturating_sub(1);
+        for (i, scope) in self.stack.iter().enumerate().rev() {
+            if scope.kind == ScopeKind::Class && i != innermost {
+                continue;
+            }
+            if scope.import(name).is_some() {
+                return scope.fallbacks.contains(name);
+            }
+            if scope.binds_locally(name) {
+                return false;
+            }
+        }
+        false
     }
 
     /// Is this bare name bound by an import to exactly `qualified`?

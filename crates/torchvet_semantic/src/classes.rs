@@ -168,6 +168,7 @@ const PARAMETER_FREE_LAYERS: &[&str] = &[
     "PoissonNLLLoss",
     "GaussianNLLLoss",
     "SoftMarginLoss",
+    "MultiLabelMarginLoss",
 ];
 
 /// Is `name` (a `torch.nn` class name, `MaxPool2d`) a layer with neither parameters nor
@@ -175,6 +176,35 @@ const PARAMETER_FREE_LAYERS: &[&str] = &[
 /// rules that ask whether leaving a layer unregistered loses state.
 pub fn is_parameter_free_layer(name: &str) -> bool {
     PARAMETER_FREE_LAYERS.contains(&name)
+}
+
+/// `torch.nn` losses (by name) whose only state is an optional class-weight tensor
+/// (`weight=`, `pos_weight=`), which they register as a buffer when given.
+const WEIGHTED_LOSSES: &[&str] = &[
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "NLLLoss2d",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+];
+
+/// Does this construction of a `torch.nn` class (by name, `CrossEntropyLoss`) build a layer
+/// with neither parameters nor buffers? The parameter-free layers always do; the losses
+/// that take a class-weight tensor do when the call passes none (no positional argument, no
+/// `weight=` / `pos_weight=`, no `**kwargs`).
+pub fn is_parameter_free_construction(name: &str, call: &ruff_python_ast::ExprCall) -> bool {
+    if is_parameter_free_layer(name) {
+        return true;
+    }
+    WEIGHTED_LOSSES.contains(&name)
+        && call.arguments.args.is_empty()
+        && call.arguments.keywords.iter().all(|k| {
+            k.arg
+                .as_ref()
+                .is_some_and(|a| !matches!(a.as_str(), "weight" | "pos_weight"))
+        })
 }
 
 /// Is a qualified name a `torch.nn` layer class that has no submodules (a leaf: `Dropout`,
@@ -550,6 +580,128 @@ pub fn attr_is_selection_table(class: &StmtClassDef, attr: &str) -> bool {
         });
     }
     registered
+}
+
+/// Does running `stmts` (in a method of `class`) call a base initialiser — mention
+/// `super(...)` or call some `X.__init__(...)` — directly or through the class's own methods
+/// (`self.make_weight(...)` whose body calls `super().__init__(n, d, _weight=w)`), following
+/// at most three such calls?
+pub fn reaches_base_init(class: &StmtClassDef, stmts: &[Stmt]) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+
+    struct Finder<'c> {
+        class: &'c StmtClassDef,
+        depth: u32,
+        seen: Vec<&'c str>,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            match expr {
+                Expr::Attribute(a) if a.attr.as_str() == "__init__" => self.found = true,
+                Expr::Name(n) if n.id.as_str() == "super" => self.found = true,
+                Expr::Call(call) => {
+                    if let Some(name) = crate::helpers::self_attribute(&call.func) {
+                        self.follow(name);
+                    }
+                    if !self.found {
+                        visitor::walk_expr(self, expr);
+                    }
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    impl Finder<'_> {
+        fn follow(&mut self, name: &str) {
+            const MAX_CALLS: u32 = 3;
+            if self.depth >= MAX_CALLS || name == "__init__" {
+                return;
+            }
+            let class = self.class;
+            let Some(method) =
+                crate::helpers::function_defs(&class.body).find(|f| f.name.as_str() == name)
+            else {
+                return;
+            };
+            if self.seen.contains(&method.name.as_str()) {
+                return;
+            }
+            self.seen.push(method.name.as_str());
+            self.depth += 1;
+            self.visit_body(&method.body);
+            self.depth -= 1;
+        }
+    }
+
+    let mut f = Finder {
+        class,
+        depth: 0,
+        seen: Vec::new(),
+        found: false,
+    };
+    f.visit_body(stmts);
+    f.found
+}
+
+/// Is `name` a method every `nn.Module` has (`train`, `eval`, `to`, `parameters`,
+/// `state_dict`, ...) or a common tensor/optimizer method name? Such calls are never a
+/// project class's own method.
+pub fn is_module_api(name: &str) -> bool {
+    matches!(
+        name,
+        "train"
+            | "eval"
+            | "forward"
+            | "to"
+            | "cuda"
+            | "cpu"
+            | "half"
+            | "float"
+            | "double"
+            | "bfloat16"
+            | "type"
+            | "apply"
+            | "parameters"
+            | "named_parameters"
+            | "buffers"
+            | "named_buffers"
+            | "children"
+            | "named_children"
+            | "modules"
+            | "named_modules"
+            | "state_dict"
+            | "load_state_dict"
+            | "zero_grad"
+            | "requires_grad_"
+            | "register_buffer"
+            | "register_parameter"
+            | "register_module"
+            | "add_module"
+            | "get_submodule"
+            | "get_parameter"
+            | "get_buffer"
+            | "register_forward_hook"
+            | "register_forward_pre_hook"
+            | "register_full_backward_hook"
+            | "share_memory"
+            | "extra_repr"
+            | "step"
+            | "backward"
+            | "item"
+            | "detach"
+            | "append"
+            | "update"
+            | "get"
+            | "items"
+            | "keys"
+            | "values"
+            | "format"
+            | "join"
+    )
 }
 
 #[cfg(test)]

@@ -1313,6 +1313,8 @@ impl<'a> Walker<'a, '_, '_> {
                     {
                         self.push(EventKind::Backward, call.range(), Some(call))
                             .loss = args.first();
+                    } else {
+                        self.object_method(call, method, recv);
                     }
                 }
             }
@@ -1429,6 +1431,52 @@ impl<'a> Walker<'a, '_, '_> {
                 true
             }
             None => false,
+        }
+    }
+
+    /// `discriminator.train_custom()`: a method of a project module class (the only class
+    /// defining that name) that puts the module or its sub-modules in training mode; its
+    /// `train()` events are the object's.
+    fn object_method(&mut self, call: &'a ExprCall, method: &str, recv: &'a Expr) {
+        if helpers::name_of(recv) == Some("self")
+            || crate::classes::is_module_api(method)
+            || !matches!(recv, Expr::Name(_) | Expr::Attribute(_))
+        {
+            return;
+        }
+        let Some(p) = self.project() else { return };
+        let Some(id) = p.model.unique_module_method(method) else {
+            return;
+        };
+        let Some(base) = self.obj(recv) else { return };
+        if !matches!(base.role, Role::Module | Role::Unknown) {
+            return;
+        }
+        for e in p.model.events(id) {
+            if e.kind != EventKind::Train {
+                continue;
+            }
+            let crate::project::Target::SelfAttr(a) = &e.target else {
+                continue;
+            };
+            let mut obj = base.clone();
+            if !a.is_empty() {
+                obj.key.push('.');
+                obj.key.push_str(a);
+                obj.role = Role::Module;
+            }
+            let guard = Guard::Remote {
+                site: call.range(),
+                condition: e.conditional,
+                periodic: e.periodic,
+                in_loop: e.in_loop,
+            };
+            self.guards.push(guard);
+            let ev = self.push(e.kind, call.range(), None);
+            ev.via = Some(call);
+            ev.remote = Some(e.at);
+            ev.target = Some(obj);
+            self.guards.pop();
         }
     }
 

@@ -516,6 +516,14 @@ pub fn qualified_call_kind(q: &str) -> Kind {
     if let Some(rest) = q.strip_prefix("torch.optim.lr_scheduler.") {
         return Kind::Scheduler(crate::helpers::last_segment(rest).to_string());
     }
+    // Hugging Face schedule factories (`get_linear_schedule_with_warmup`, `get_scheduler`)
+    // return a `torch.optim.lr_scheduler.LambdaLR`; the kind keeps the factory's name.
+    if q.starts_with("transformers.") || q.starts_with("diffusers.optimization.") {
+        let last = crate::helpers::last_segment(q);
+        if last.starts_with("get_") && last.contains("schedule") {
+            return Kind::Scheduler(last.to_string());
+        }
+    }
     if let Some(rest) = q.strip_prefix("torch.optim.") {
         let name = rest.rsplit('.').next().unwrap_or(rest);
         if name.chars().next().is_some_and(char::is_uppercase) {

@@ -185,6 +185,10 @@ pub enum PathShape {
     /// The result of a download call (`hf_hub_download(...)`, see [`DOWNLOAD_CALLS`]): a file
     /// that comes from outside the project.
     Download,
+    /// A file object bound by a `with` statement (at this offset) other than `open(path)`:
+    /// `with tempfile.NamedTemporaryFile() as f:`, `with io.BytesIO() as buf:`. A save and a
+    /// load of the same handle in one function use the same file.
+    Handle(u32),
     /// Anything else.
     Unknown,
 }
@@ -338,6 +342,22 @@ pub struct FileFacts {
     pub safe_globals: bool,
     /// How the file loads model state dicts (see [`StateDictLoads`]).
     pub state_dict_loads: StateDictLoads,
+    /// The state-dict loads whose checkpoint path is known (`m.load_state_dict(torch.load(
+    /// path))`): which checkpoint goes into which kind of model.
+    pub state_dict_load_paths: Vec<StateDictLoadPath>,
+}
+
+/// `m.load_state_dict(torch.load(path))` of what may be a model, with the path.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StateDictLoadPath {
+    /// The `def` of the function holding it (`None`: the module body).
+    pub def: Option<TextSize>,
+    /// The path loaded.
+    pub path: PathShape,
+    /// Where the `torch.load` call starts.
+    pub at: TextSize,
+    /// `m` is a DataParallel/DDP wrapper (as [`StateDictLoads::into_wrapper`] counts).
+    pub wrapped: bool,
 }
 
 /// How one file loads model state dicts: tells whether checkpoints saved from a wrapper
@@ -1315,6 +1335,57 @@ impl ProjectModel {
         wrapped > 0 && other == 0
     }
 
+    /// The state-dict loads of the project that read what a save writes (`save` is the
+    /// function holding the save, `at` the save call): for each, whether it loads into a
+    /// DataParallel/DDP wrapper. In the save's own function (a script's or notebook's module
+    /// body) only the loads after the save and before the next save of the same path read
+    /// it. Empty when no load with a known path matches.
+    pub fn state_dict_loads_of_path(
+        &self,
+        save: FuncId,
+        at: TextRange,
+        path: &PathShape,
+    ) -> Vec<bool> {
+        let save_variants = self.path_variants(save, path, 0);
+        let same = |f: FuncId, p: &PathShape| {
+            self.path_variants(f, p, 0).iter().any(|(fa, pa)| {
+                save_variants
+                    .iter()
+                    .any(|(fb, pb)| self.same_path_shape(*fa, pa, *fb, pb))
+            })
+        };
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            for l in &f.facts.state_dict_load_paths {
+                let index = match l.def {
+                    None => Some(0),
+                    Some(at) => f.function_at(at),
+                };
+                let Some(index) = index else { continue };
+                let lf = FuncId {
+                    file: fi as FileId,
+                    index,
+                };
+                if !same(lf, &l.path) {
+                    continue;
+                }
+                if lf == save {
+                    if l.at < at.end() {
+                        continue;
+                    }
+                    let overwritten = self.func(save).facts.saves.iter().any(|s2| {
+                        s2.call.start() > at.end() && s2.call.start() < l.at && same(save, &s2.path)
+                    });
+                    if overwritten {
+                        continue;
+                    }
+                }
+                out.push(l.wrapped);
+            }
+        }
+        out
+    }
+
     /// Does some file of the project strip the `_orig_mod.` prefix of `torch.compile`d
     /// models from loaded keys?
     pub fn strips_compile_prefix(&self) -> bool {
@@ -1486,6 +1557,7 @@ impl ProjectModel {
             | (PathShape::Literal(y), PathShape::JoinTail(x)) => {
                 x.contains('.') && y.rsplit(['/', '\\']).next() == Some(&**x)
             }
+            (PathShape::Handle(x), PathShape::Handle(y)) => x == y && a_in == b_in,
             (PathShape::Attr(x), PathShape::Attr(y)) => {
                 x == y
                     && a_in.file == b_in.file
@@ -1737,7 +1809,11 @@ fn path_shape_at(
         Expr::BinOp(b) if b.op == Operator::Div => match &*b.right {
             // `dir / "last.pt"` (pathlib)
             Expr::StringLiteral(s) => PathShape::JoinTail(s.value.to_str().into()),
-            _ => PathShape::Unknown,
+            // `dir / MODEL_NAME` with `MODEL_NAME = "model_1.pth"`
+            right => match path_shape_at(right, body, params, scopes, at, depth + 1) {
+                PathShape::Literal(l) => PathShape::JoinTail(l),
+                _ => PathShape::Unknown,
+            },
         },
         Expr::Call(c) => {
             if let Some(("format", Expr::StringLiteral(s))) = helpers::method_call(c) {
@@ -1745,6 +1821,13 @@ fn path_shape_at(
             }
             if is_download_call(c) {
                 return PathShape::Download;
+            }
+            // `Path(root).joinpath(f"fold_{k}", "best.pth")`: like `os.path.join`.
+            if let Some(("joinpath", _)) = helpers::method_call(c) {
+                return match c.arguments.args.last() {
+                    Some(Expr::StringLiteral(s)) => PathShape::JoinTail(s.value.to_str().into()),
+                    _ => PathShape::Unknown,
+                };
             }
             let q = scopes.resolve(&c.func);
             match q.as_deref() {
@@ -1769,19 +1852,46 @@ fn path_shape_at(
             let id = n.id.as_str();
             // The last assignment before `at` in this body.
             let mut last: Option<&Expr> = None;
+            // Bound by `with`: the opened path, or the handle's `with` offset.
+            let mut handle: Option<Result<&Expr, u32>> = None;
             let mut assigned = false;
-            super::summary::for_each_own_stmt(body, &mut |s| {
-                if let Stmt::Assign(a) = s {
-                    if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) {
+            super::summary::for_each_own_stmt(body, &mut |s| match s {
+                Stmt::Assign(a) if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) => {
+                    assigned = true;
+                    if a.start() < at {
+                        last = Some(&a.value);
+                        handle = None;
+                    }
+                }
+                // `with open(path, "rb") as f:`: the handle stands for the file at `path`.
+                Stmt::With(w) => {
+                    for item in &w.items {
+                        if item.optional_vars.as_deref().and_then(helpers::name_of) != Some(id) {
+                            continue;
+                        }
                         assigned = true;
-                        if a.start() < at {
-                            last = Some(&a.value);
+                        if w.start() < at {
+                            handle = match &item.context_expr {
+                                Expr::Call(c) if helpers::name_of(&c.func) == Some("open") => {
+                                    c.arguments.args.first().map(Ok)
+                                }
+                                _ => Some(Err(w.start().to_u32())),
+                            };
+                            last = None;
                         }
                     }
                 }
+                _ => {}
             });
             if let Some(v) = last {
                 return path_shape_at(v, body, params, scopes, v.start(), depth + 1);
+            }
+            match handle {
+                Some(Ok(path)) => {
+                    return path_shape_at(path, body, params, scopes, path.start(), depth + 1)
+                }
+                Some(Err(at)) => return PathShape::Handle(at),
+                None => {}
             }
             if assigned {
                 return PathShape::Unknown;

@@ -247,6 +247,9 @@ pub struct ProjectModel {
     params: Vec<Vec<Vec<Resolved>>>,
     /// Per file, per function: events composed through calls.
     events: Vec<Vec<Vec<FlatEvent>>>,
+    /// Methods of the project's module classes by name (for calls on objects whose class
+    /// the summaries do not know: `discriminator.train_custom()`).
+    module_methods: FxHashMap<Box<str>, Vec<FuncId>>,
     /// Per file, per function: whether any call site in the project calls it.
     called: Vec<Vec<bool>>,
     /// Per callee: its call sites (caller, index of the call in the caller, parameters the
@@ -324,6 +327,7 @@ impl ProjectModel {
             cache: Vec::new(),
             qcache: Vec::new(),
             targets: Vec::new(),
+            module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
         };
@@ -376,6 +380,7 @@ impl ProjectModel {
             cache: Vec::new(),
             qcache: Vec::new(),
             targets: Vec::new(),
+            module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
         };
@@ -577,6 +582,7 @@ impl ProjectModel {
         }
         self.link_classes();
         self.link_params();
+        self.link_module_methods();
         self.link_events();
         // Probabilities reach a file through what it imports (transitively) and through the
         // parameters its functions receive.
@@ -930,6 +936,37 @@ impl ProjectModel {
         res.is_known().then_some(res)
     }
 
+    fn link_module_methods(&mut self) {
+        let mut by_name: FxHashMap<Box<str>, Vec<FuncId>> = FxHashMap::default();
+        for (fi, f) in self.files.iter().enumerate() {
+            for (ci, c) in f.classes.iter().enumerate() {
+                if !self.module[fi][ci] {
+                    continue;
+                }
+                for (name, index) in &c.methods {
+                    if name.starts_with("__") || crate::classes::is_module_api(name) {
+                        continue;
+                    }
+                    by_name.entry(name.clone()).or_default().push(FuncId {
+                        file: fi as FileId,
+                        index: *index,
+                    });
+                }
+            }
+        }
+        self.module_methods = by_name;
+    }
+
+    /// The one method of the project's module classes called `name`, when exactly one class
+    /// defines it (a name such as `train_custom`): a call `obj.train_custom()` on a module
+    /// whose class the summaries do not know runs it.
+    pub fn unique_module_method(&self, name: &str) -> Option<FuncId> {
+        match self.module_methods.get(name).map(Vec::as_slice) {
+            Some([one]) => Some(*one),
+            _ => None,
+        }
+    }
+
     fn link_events(&mut self) {
         let n = self.files.len();
         let mut memo: FxHashMap<FuncId, Vec<FlatEvent>> = FxHashMap::default();
@@ -1032,6 +1069,35 @@ impl ProjectModel {
                 });
             }
         }
+        // `obj.train_custom()`: the modes a project module's method sets on itself (or on
+        // its sub-modules) are set on `obj`. Only `train()` is taken: restoring the mode
+        // is what callers ask about.
+        for (recv, name, range) in &f.object_method_calls {
+            let Some(callee) = self.unique_module_method(name) else {
+                continue;
+            };
+            if callee == id {
+                continue;
+            }
+            let inner = self.compose_events(callee, depth + 1, memo, stack);
+            for e in inner {
+                if e.kind != crate::flow::EventKind::Train {
+                    continue;
+                }
+                let Target::SelfAttr(a) = &e.target else {
+                    continue;
+                };
+                let Some(target) = extend_target(recv, a) else {
+                    continue;
+                };
+                out.push(FlatEvent {
+                    target,
+                    depth: e.depth + 1,
+                    site: *range,
+                    ..e
+                });
+            }
+        }
         stack.pop();
         // Inside a call cycle the result is partial; it is memoised all the same (bounded).
         memo.insert(id, out.clone());
@@ -1086,6 +1152,58 @@ impl ProjectModel {
             }
         }
         None
+    }
+
+    /// Does `super().__init__()` with no arguments work in class `c`: does the initialiser of
+    /// every base take no required argument? `nn.Module` and the containers (`Sequential`,
+    /// `ModuleList`, `ModuleDict`, `ParameterList`, `ParameterDict`) take none; a project
+    /// base's own `__init__` (or, without one, its bases) decides. `None` when a base is not
+    /// known (another library's class, a name the model cannot resolve).
+    pub fn base_init_takes_no_args(&self, c: ClassId) -> Option<bool> {
+        self.base_init_no_args(c, 0)
+    }
+
+    fn base_init_no_args(&self, c: ClassId, depth: u32) -> Option<bool> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let cs = self.class_summary(c);
+        if cs.bases.is_empty() {
+            return None;
+        }
+        let mut all = true;
+        for b in &cs.bases {
+            let ok = match self.entity_of_ref(c.file, b, None, depth + 1)? {
+                Entity::Class(bc) => {
+                    let own = self
+                        .class_summary(bc)
+                        .methods
+                        .iter()
+                        .find(|(n, _)| &**n == "__init__")
+                        .map(|(_, i)| *i);
+                    match own {
+                        Some(i) => {
+                            self.files[bc.file as usize].functions[i as usize].required_params <= 1
+                        }
+                        None => self.base_init_no_args(bc, depth + 1)?,
+                    }
+                }
+                Entity::External(q) => matches!(
+                    &*q,
+                    "torch.nn.Module"
+                        | "torch.nn.modules.module.Module"
+                        | "torch.nn.Sequential"
+                        | "torch.nn.ModuleList"
+                        | "torch.nn.ModuleDict"
+                        | "torch.nn.ParameterList"
+                        | "torch.nn.ParameterDict"
+                )
+                .then_some(true)?,
+                _ => return None,
+            };
+            all &= ok;
+        }
+        Some(all)
     }
 
     fn entity_of_ref(
@@ -1647,6 +1765,12 @@ impl ProjectModel {
                     entity_facts(&self.name_in_file(id, n, 0), &mut h);
                 }
             }
+            // `obj.method()` runs the one module class method of that name (in any file).
+            for (_, name, _) in &g.object_method_calls {
+                name.hash(&mut h);
+                let m = self.unique_module_method(name);
+                entity_facts(&m.map(Entity::Function), &mut h);
+            }
         }
         for (gi, _) in f.functions.iter().enumerate() {
             let fid = FuncId {
@@ -1903,6 +2027,32 @@ fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
         _ => None,
     });
     imports.chain(stars).chain(refs)
+}
+
+/// `obj` (as the caller's target) followed by the attribute path `attr` of a method's
+/// `self.<attr>` (`""` for `self` itself).
+fn extend_target(recv: &Target, attr: &str) -> Option<Target> {
+    let join = |base: &str, sep: &str| -> Box<str> {
+        match (base.is_empty(), attr.is_empty()) {
+            (_, true) => base.into(),
+            (true, false) => attr.into(),
+            (false, false) => format!("{base}{sep}{attr}").into(),
+        }
+    };
+    Some(match recv {
+        Target::Param(i, path) => {
+            let path = if attr.is_empty() {
+                path.clone()
+            } else {
+                format!("{path}.{attr}").into()
+            };
+            Target::Param(*i, path)
+        }
+        Target::SelfAttr(a) => Target::SelfAttr(join(a, ".")),
+        Target::Global(k) => Target::Global(join(k, ".")),
+        Target::Local(k) => Target::Local(join(k, ".")),
+        Target::None => return None,
+    })
 }
 
 /// Names that never resolve to project files: the standard library's common modules and

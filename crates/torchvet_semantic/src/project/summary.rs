@@ -267,6 +267,9 @@ pub struct FunctionSummary {
     pub parent: Option<u32>,
     /// Parameter names, `self` included.
     pub params: Vec<Box<str>>,
+    /// How many parameters a call must pass (no default, not `*args`/`**kwargs`), `self`
+    /// included.
+    pub required_params: u16,
     /// Kinds of the parameters from their annotations (`Unknown` without one), and the
     /// annotation's class reference when it names a class.
     pub annotations: Vec<Option<Ref>>,
@@ -286,6 +289,10 @@ pub struct FunctionSummary {
     pub events: Vec<SumEvent>,
     /// Calls it makes that the model may resolve.
     pub calls: Vec<SumCall>,
+    /// Calls of a method that is not `nn.Module` API on an object (`discriminator.train_custom()`,
+    /// `self.model.restore_mode()`): the object and the method's name. The model resolves the
+    /// name to a project module class's method, so the modes that method sets are seen.
+    pub object_method_calls: Vec<(Target, Box<str>, TextRange)>,
     /// How it uses each parameter.
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
@@ -729,6 +736,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         class: None,
         parent: None,
         params: Vec::new(),
+        required_params: 0,
         annotations: Vec::new(),
         no_grad: false,
         returns: Val::Unknown,
@@ -737,6 +745,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         returns_differentiated: false,
         events: Vec::new(),
         calls: Vec::new(),
+        object_method_calls: Vec::new(),
         usage: Vec::new(),
         has_loop: false,
         mode_layer: None,
@@ -746,6 +755,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     });
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
+    b.module_events(&module.body);
     // Wave-3 facts of the module body, before the functions (they follow its names).
     b.module_facts(&module.body, &module_vals);
     b.out.globals = module_vals
@@ -968,6 +978,7 @@ impl Builder<'_> {
             parent,
             usage: vec![Usage::default(); params.len()],
             params,
+            required_params: required_params(&f.parameters),
             annotations,
             no_grad,
             returns: Val::Unknown,
@@ -976,6 +987,7 @@ impl Builder<'_> {
             returns_differentiated: false,
             events: Vec::new(),
             calls: Vec::new(),
+            object_method_calls: Vec::new(),
             has_loop: false,
             mode_layer: None,
             builds: Vec::new(),
@@ -1077,13 +1089,47 @@ impl Builder<'_> {
         class: Option<u32>,
         params: &[&str],
     ) {
-        let local = KindTable::infer(
-            &f.body,
-            Some(&f.parameters),
-            &self.scopes,
-            self.classes,
-            Some(self.module_kinds),
-        );
+        self.events_of(idx, anchor, &f.body, Some(f), class, params);
+    }
+
+    /// Training events of the module body itself (function 0): a notebook's or script's
+    /// top-level loop (`for x, y in loader: ... loss.backward(); optimizer.step()`).
+    fn module_events(&mut self, body: &[Stmt]) {
+        let Some(anchor) = body.first() else { return };
+        if !(self.out.vocab.torch || self.out.vocab.training) {
+            return;
+        }
+        static EVENTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+            std::sync::OnceLock::new();
+        if !any_of(
+            EVENTS.get_or_init(|| finders(EVENT_WORDS)),
+            self.text.as_bytes(),
+        ) {
+            return;
+        }
+        self.events_of(0, anchor, body, None, None, &[]);
+    }
+
+    fn events_of(
+        &mut self,
+        idx: u32,
+        anchor: &Stmt,
+        body: &[Stmt],
+        f: Option<&ast::StmtFunctionDef>,
+        class: Option<u32>,
+        params: &[&str],
+    ) {
+        let local = match f {
+            Some(f) => KindTable::infer(
+                &f.body,
+                Some(&f.parameters),
+                &self.scopes,
+                self.classes,
+                Some(self.module_kinds),
+            ),
+            // The module's names are its globals (`self.module_kinds`).
+            None => KindTable::default(),
+        };
         let attrs = class.map(|_| {
             // `self.<attr>` kinds of the enclosing class: reuse the class statement's
             // attribute inference only through the linter; here the summary records
@@ -1100,10 +1146,10 @@ impl Builder<'_> {
             },
             functions: &[],
             methods: &[],
-            current: Some(f),
+            current: f,
             class: None,
         };
-        let events = flow::analyze_suite(&f.body, anchor, &input);
+        let events = flow::analyze_suite(body, anchor, &input);
         let mut out = Vec::new();
         for e in &events {
             if e.kind == EventKind::Escape {
@@ -1127,6 +1173,28 @@ impl Builder<'_> {
             });
         }
         self.out.functions[idx as usize].events = out;
+        let mut calls = Vec::new();
+        own_calls(body, &mut |call| {
+            let Expr::Attribute(a) = &*call.func else {
+                return;
+            };
+            let method = a.attr.as_str();
+            if helpers::name_of(&a.value) == Some("self") || crate::classes::is_module_api(method) {
+                return;
+            }
+            if !matches!(&*a.value, Expr::Name(_) | Expr::Attribute(_)) {
+                return;
+            }
+            let Some(key) = flow::object_key(&a.value) else {
+                return;
+            };
+            calls.push((
+                target_of(&key, params, &local, self.module_kinds),
+                method.into(),
+                call.range(),
+            ));
+        });
+        self.out.functions[idx as usize].object_method_calls = calls;
     }
 
     /// Values of the names assigned in a suite (flow-insensitive; conflicting assignments
@@ -1598,6 +1666,41 @@ fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
 
 /// Map an object key seen in a function (`opt`, `self.optimizer`, `model.module`,
 /// `opts[0]`) to a summary target.
+/// Every call of a suite, outside nested functions, classes and lambdas.
+fn own_calls(body: &[Stmt], f: &mut dyn FnMut(&ExprCall)) {
+    struct V<'f>(&'f mut dyn FnMut(&ExprCall));
+    impl<'x> Visitor<'x> for V<'_> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            match expr {
+                Expr::Lambda(_) => {}
+                Expr::Call(c) => {
+                    (self.0)(c);
+                    visitor::walk_expr(self, expr);
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    V(f).visit_body(body);
+}
+
+/// How many parameters a call must pass: those without a default, positional or keyword-only.
+fn required_params(p: &ast::Parameters) -> u16 {
+    let n = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .chain(&p.kwonlyargs)
+        .filter(|a| a.default.is_none())
+        .count();
+    u16::try_from(n).unwrap_or(u16::MAX)
+}
+
 fn target_of(key: &str, params: &[&str], local: &KindTable, module: &KindTable) -> Target {
     let split = key.find(['.', '[']).unwrap_or(key.len());
     let (root, rest) = key.split_at(split);

@@ -297,3 +297,59 @@ fn nearest_saves_are_marked_and_the_farther_kept() {
     assert!(pairs[0].near && pairs[0].func.file == train);
     assert!(!pairs[1].near && pairs[1].func.file == t.id(&m, "tools/export.py"));
 }
+
+#[test]
+fn base_initialisers_that_take_no_arguments() {
+    let t = Tree::new(&[
+        (
+            "blocks.py",
+            "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self, width):\n        super().__init__()\n\nclass Head(nn.Module):\n    def __init__(self, width=8, *, bias=True):\n        super().__init__()\n\nclass Inherits(Head):\n    pass\n",
+        ),
+        (
+            "net.py",
+            "import torch.nn as nn\nfrom other_lib import Layer\nfrom blocks import Block, Head, Inherits\n\nclass A(nn.Module):\n    pass\n\nclass B(Block):\n    pass\n\nclass C(Head):\n    pass\n\nclass D(Inherits):\n    pass\n\nclass E(nn.Embedding):\n    pass\n\nclass F(Layer):\n    pass\n\nclass G(nn.Sequential, Head):\n    pass\n",
+        ),
+    ]);
+    let m = t.model(&["blocks.py", "net.py"]);
+    let net = m.view(t.id(&m, "net.py"));
+    let no_args = |name: &str| {
+        let Some(Entity::Class(c)) = net.local(name) else {
+            panic!("{name} is a class of net.py")
+        };
+        m.base_init_takes_no_args(c)
+    };
+    assert_eq!(no_args("A"), Some(true));
+    // Block's initialiser needs `width` (in another file).
+    assert_eq!(no_args("B"), Some(false));
+    // Defaults and keyword-only parameters with defaults need nothing, also when inherited.
+    assert_eq!(no_args("C"), Some(true));
+    assert_eq!(no_args("D"), Some(true));
+    // nn.Embedding needs its sizes; another library's class is not known.
+    assert_eq!(no_args("E"), None);
+    assert_eq!(no_args("F"), None);
+    assert_eq!(no_args("G"), Some(true));
+}
+
+#[test]
+fn module_level_training_loops_count_as_training() {
+    let t = Tree::new(&[
+        (
+            "config.py",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nscheduler = torch.optim.lr_scheduler.StepLR(optimizer, 10)\n",
+        ),
+        (
+            "notebook_script.py",
+            "import torch\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in range(10):\n    optimizer.zero_grad()\n    model(torch.ones(2)).sum().backward()\n    optimizer.step()\n",
+        ),
+    ]);
+    let m = t.model(&["config.py", "notebook_script.py"]);
+    assert!(!m.trains(t.id(&m, "config.py")));
+    let script = t.id(&m, "notebook_script.py");
+    assert!(m.trains(script));
+    // The module body's own events (function 0).
+    let body = FuncId {
+        file: script,
+        index: 0,
+    };
+    assert!(m.events(body).iter().any(|e| e.kind == EventKind::Backward));
+}

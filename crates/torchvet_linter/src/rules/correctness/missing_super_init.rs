@@ -1,7 +1,6 @@
 use super::helpers::{constructs_module, is_parameter_class};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use ruff_text_size::Ranged;
 use torchvet_semantic::{helpers, ScopeKind};
@@ -34,9 +33,17 @@ crate::declare_rule! {
     ///
     /// ## Fix safety
     /// When `__init__` never calls the base initialiser, the fix inserts `super().__init__()`
-    /// as its first statement. That is safe when the class derives directly from
-    /// `nn.Module` (whose initialiser takes no arguments); for other bases the initialiser may
-    /// need arguments, so the fix is unsafe there. Misordered calls are not fixed.
+    /// as its first statement. That is safe when the class derives from `nn.Module` alone
+    /// (whose initialiser takes no arguments). When a base's initialiser takes no required
+    /// arguments either (a project class whose `__init__` has only defaults, `nn.Sequential`)
+    /// the fix is unsafe: the base may still expect values. When a base needs arguments
+    /// (`nn.Embedding`, `nn.Linear`, a project class with required parameters) or is not known,
+    /// a bare call would raise `TypeError`, so no fix is offered. Misordered calls are not
+    /// fixed.
+    ///
+    /// The base initialiser may also run in one of the class's own methods that `__init__`
+    /// calls (`self.make_weight(...)` calling `super().__init__(n, d, _weight=w)`); such
+    /// an `__init__` is not reported.
     ///
     /// ## References
     /// - [torch.nn.Module](https://pytorch.org/docs/stable/generated/torch.nn.Module.html)
@@ -51,26 +58,6 @@ crate::declare_rule! {
         autofix: Yes,
         hooks: { stmt: check_stmt },
     };
-}
-
-/// Does the code call some `__init__` (or use `super`) at all?
-fn calls_init(stmts: &[Stmt]) -> bool {
-    struct Finder(bool);
-    impl<'x> Visitor<'x> for Finder {
-        fn visit_expr(&mut self, expr: &'x Expr) {
-            if self.0 {
-                return;
-            }
-            match expr {
-                Expr::Attribute(a) if a.attr.as_str() == "__init__" => self.0 = true,
-                Expr::Name(n) if n.id.as_str() == "super" => self.0 = true,
-                _ => visitor::walk_expr(self, expr),
-            }
-        }
-    }
-    let mut f = Finder(false);
-    f.visit_body(stmts);
-    f.0
 }
 
 fn trivial_body(func: &StmtFunctionDef) -> bool {
@@ -97,7 +84,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let first_init = func
         .body
         .iter()
-        .position(|s| calls_init(std::slice::from_ref(s)));
+        .position(|s| torchvet_semantic::reaches_base_init(class.def, std::slice::from_ref(s)));
     match first_init {
         None => report_missing(checker, func, class.def),
         Some(i) => {
@@ -142,12 +129,23 @@ fn report_missing(
     class: &ruff_python_ast::StmtClassDef,
 ) {
     let class_name = class.name.as_str();
-    let direct_module = class.arguments.as_ref().is_some_and(|a| {
-        a.args
-            .iter()
-            .any(|b| checker.resolves_to(b, &["torch.nn.Module", "torch.nn.modules.module.Module"]))
-    });
-    let fix = insertion(checker, func).map(|edit| {
+    let module_base =
+        |b: &Expr| checker.resolves_to(b, &["torch.nn.Module", "torch.nn.modules.module.Module"]);
+    let bases = class
+        .arguments
+        .as_ref()
+        .map(|a| &a.args[..])
+        .unwrap_or_default();
+    let direct_module = bases.len() == 1 && module_base(&bases[0]);
+    // A bare `super().__init__()` raises TypeError when a base's initialiser needs
+    // arguments (`nn.Embedding`, `nn.Linear`, a project class taking required ones): offer
+    // it only when the model knows every base's initialiser takes none.
+    let no_args = direct_module
+        || checker
+            .project_or_file()
+            .and_then(|p| p.model.base_init_takes_no_args(p.class_at(class.start())?))
+            .unwrap_or(false);
+    let fix = insertion(checker, func).filter(|_| no_args).map(|edit| {
         if direct_module {
             RawFix::safe("Call `super().__init__()` first", vec![edit])
         } else {

@@ -21,7 +21,9 @@ crate::declare_rule! {
     /// The evaluation and training helpers may live in other files: the project model follows
     /// the calls (a `train_one_epoch` in `engine.py` that calls `model.train()` at its start
     /// restores the mode; a `validate` in `evaluation.py` that calls `model.eval()` switches
-    /// it).
+    /// it). A method of the model's class restores it too: `model.start_head_training()`
+    /// whose body calls `self.head.train()` (a method name only one module class of the
+    /// project defines).
     ///
     /// ## Example
     /// ```python

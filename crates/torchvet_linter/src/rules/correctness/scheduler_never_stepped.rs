@@ -21,8 +21,9 @@ crate::declare_rule! {
     /// a call the analysis cannot see into (a library trainer, `SequentialLR([...])`), a
     /// container, a closure, a framework hook that takes it over (`configure_optimizers`),
     /// or a `self` handed to other code. A scheduler bound at module level in a file that
-    /// never trains (no `backward`, no `.step(`) is a configuration module's, which a runner
-    /// imports by name: it is left alone.
+    /// never trains (no backward pass, optimizer step or `zero_grad` in its module body, its
+    /// functions, or the project functions they call) is a configuration module's, which a
+    /// runner imports by name: it is left alone.
     ///
     /// When every `.step()` of a scheduler built under `if cfg["scheduler"] == "A":` sits
     /// under `if cfg["scheduler"] == "B":` tests of the same setting for other values, the
@@ -91,19 +92,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(origin) = origin_of(checker, call) else {
         return;
     };
-    // A module-level scheduler in a file that never trains (no `backward`, no `.step(`): a
-    // config module that a runner imports by name (`config.lr_scheduler`), which the project
-    // model cannot follow.
-    if checker.function().is_none()
-        && matches!(origin, Origin::Bound(_))
-        && !checker.mentions("backward")
-        && !checker.mentions(".step(")
-    {
-        return;
-    }
     let Some(p) = checker.project_or_file().cloned() else {
         return;
     };
+    // A module-level scheduler in a file that never trains (no backward pass, optimizer step
+    // or zero_grad, at module level, in its functions or in the project functions they
+    // call): a config module that a runner imports by name (`config.lr_scheduler`), which
+    // the project model cannot follow.
+    if checker.function().is_none() && matches!(origin, Origin::Bound(_)) && !p.model.trains(p.file)
+    {
+        return;
+    }
     let Some(func) = current_function(checker, &p) else {
         return;
     };

@@ -67,9 +67,10 @@ fn element(checker: &Checker, expr: &Expr) -> Option<Element> {
             return Some(Element::Parameter);
         }
         // A layer without parameters, buffers or train/eval behaviour (`nn.ReLU()`,
-        // `nn.MSELoss()`): leaving it unregistered loses nothing.
+        // `nn.MSELoss()`, `nn.CrossEntropyLoss()` without a `weight=` tensor): leaving it
+        // unregistered loses nothing.
         if q.starts_with("torch.nn.")
-            && torchvet_semantic::is_parameter_free_layer(helpers::last_segment(&q))
+            && torchvet_semantic::is_parameter_free_construction(helpers::last_segment(&q), call)
             && torchvet_semantic::mode_layer(&q).is_none()
         {
             return None;

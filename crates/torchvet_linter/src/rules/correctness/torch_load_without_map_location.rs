@@ -1,7 +1,9 @@
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
+use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
@@ -51,14 +53,68 @@ crate::declare_rule! {
         severity: Warning,
         title: "torch.load without map_location in code that also runs on CPU or under DDP",
         autofix: Yes,
-        hooks: { end: check_end },
+        hooks: { call: check_call, end: check_end },
     };
 }
 
 const LOADS: &[&str] = &["torch.load", "torch.serialization.load"];
 
+/// A bare load, with the facts of its own place; the file-wide reasons (a CPU fallback, DDP)
+/// are known only at the file's end.
+struct Candidate {
+    /// The `torch.load(...)` call.
+    call: ruff_text_size::TextRange,
+    /// Its path names the process rank: each rank reads back the file it wrote.
+    per_rank: bool,
+    /// The project model pairs it, by path, with a save of the same file.
+    saved_here: bool,
+}
+
+thread_local! {
+    static PENDING: std::cell::RefCell<Vec<Candidate>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
+    if !name.is_some_and(|q| LOADS.contains(&q)) {
+        return;
+    }
+    if helpers::argument(call, "map_location", 1).is_some()
+        || helpers::has_kwargs_splat(call)
+        || helpers::has_args_splat(call)
+    {
+        return;
+    }
+    // `scheduler.load_state_dict(torch.load(".../scheduler.pt"))`: an LR scheduler's state
+    // is plain numbers (epoch counters, base learning rates), no tensors to place.
+    if into_scheduler(checker, call) {
+        return;
+    }
+    let candidate = Candidate {
+        call: call.range(),
+        per_rank: per_rank_path(checker, call),
+        saved_here: saved_here(checker, call),
+    };
+    PENDING.with_borrow_mut(|p| p.push(candidate));
+}
+
+/// Is the load the argument of `<x>.load_state_dict(...)` where `x` is an LR scheduler?
+fn into_scheduler(checker: &mut Checker, call: &ExprCall) -> bool {
+    let Some(Expr::Call(parent)) = checker.parent_expr() else {
+        return false;
+    };
+    let Some(("load_state_dict", recv)) = helpers::method_call(parent) else {
+        return false;
+    };
+    if parent.arguments.args.first().map(Ranged::range) != Some(call.range()) {
+        return false;
+    }
+    matches!(checker.kind_of(recv), Kind::Scheduler(_))
+}
+
 fn check_end(checker: &mut Checker) {
-    if LOADS.iter().all(|q| checker.facts.calls_of(q).is_empty()) {
+    let pending = PENDING.with_borrow_mut(std::mem::take);
+    if pending.is_empty() {
         return;
     }
     let facts = &checker.facts;
@@ -93,13 +149,15 @@ fn check_end(checker: &mut Checker) {
     } else {
         Vec::new()
     };
-    for &call in &calls {
+    for c in pending {
+        let Some(&call) = calls.iter().find(|k| k.range() == c.call) else {
+            continue;
+        };
         // Under `if rank in [-1, 0]:` only one process loads, and a per-rank file
         // (`"queue" + str(args.rank) + ".pth"`) is read back by the rank that wrote it from
         // its own GPU: the DDP reason does not hold.
         let why = if distributed
-            && (main_only.iter().any(|r| r.contains_range(call.range()))
-                || per_rank_path(checker, call))
+            && (main_only.iter().any(|r| r.contains_range(call.range())) || c.per_rank)
         {
             if !cpu_fallback {
                 continue;
@@ -108,16 +166,10 @@ fn check_end(checker: &mut Checker) {
         } else {
             why
         };
-        if helpers::argument(call, "map_location", 1).is_some()
-            || helpers::has_kwargs_splat(call)
-            || helpers::has_args_splat(call)
-        {
-            continue;
-        }
         // The CPU reason only: this file writes the path itself (`torch.save(model, path)` and
         // later `torch.load(path)`, the test of a training script): the process that loads
         // it is the one that saved it, on the same machine.
-        if !distributed && saved_here(checker, call) {
+        if !distributed && c.saved_here {
             continue;
         }
         // `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`: the
@@ -155,22 +207,22 @@ fn assert_tests(body: &[ruff_python_ast::Stmt]) -> Vec<ruff_text_size::TextRange
     v.0
 }
 
-/// Does a `torch.save` of this file write the path the load reads (the same spelling)?
-fn saved_here(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
-    let Some(path) = call.arguments.args.first() else {
+/// Does the project model pair the load, by its path (or as the load helper of the file's
+/// save helper), with a `torch.save` of the same file?
+fn saved_here(checker: &Checker, call: &ExprCall) -> bool {
+    use torchvet_semantic::project::facts::PairBy;
+    let Some(info) = crate::rules::facts::load_info(checker, call) else {
         return false;
     };
-    let text = checker.text(path.range());
-    checker
-        .file_saves()
-        .iter()
-        .any(|s| s.path_text.as_deref() == Some(text))
+    info.pairs.iter().any(|ps| {
+        matches!(ps.by, PairBy::Path | PairBy::Helper) && ps.func.file == info.project.file
+    })
 }
 
 /// Does the load's path name the process rank (`f"ckpt_rank{rank}.pt"`, or a local assigned
 /// such a path in the function): each rank reads the file it wrote itself?
-fn per_rank_path(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
-    use ruff_python_ast::{Expr, Stmt};
+fn per_rank_path(checker: &Checker, call: &ExprCall) -> bool {
+    use ruff_python_ast::Stmt;
     let Some(path) = call.arguments.args.first() else {
         return false;
     };
@@ -185,8 +237,10 @@ fn per_rank_path(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
     let Some(var) = helpers::name_of(path) else {
         return false;
     };
-    let body = enclosing_function_body(&checker.module().body, call.range())
-        .unwrap_or(&checker.module().body);
+    let body = match checker.function() {
+        Some(f) => &f.body[..],
+        None => &checker.module().body[..],
+    };
     let mut assigned_rank = false;
     helpers::for_each_own_stmt(body, &mut |s| {
         if let Stmt::Assign(a) = s {
@@ -198,33 +252,6 @@ fn per_rank_path(checker: &Checker, call: &ruff_python_ast::ExprCall) -> bool {
         }
     });
     assigned_rank
-}
-
-/// The body of the innermost function holding `at`.
-fn enclosing_function_body(
-    body: &[ruff_python_ast::Stmt],
-    at: ruff_text_size::TextRange,
-) -> Option<&[ruff_python_ast::Stmt]> {
-    use ruff_python_ast::visitor::{self, Visitor};
-    use ruff_python_ast::Stmt;
-    struct V<'a> {
-        at: ruff_text_size::TextRange,
-        out: Option<&'a [Stmt]>,
-    }
-    impl<'a> Visitor<'a> for V<'a> {
-        fn visit_stmt(&mut self, stmt: &'a Stmt) {
-            if !stmt.range().contains_range(self.at) {
-                return;
-            }
-            if let Stmt::FunctionDef(f) = stmt {
-                self.out = Some(&f.body);
-            }
-            visitor::walk_stmt(self, stmt);
-        }
-    }
-    let mut v = V { at, out: None };
-    v.visit_body(body);
-    v.out
 }
 
 /// Is `call` in one arm of an `if` whose other arm loads the same path with `map_location`?
@@ -358,6 +385,40 @@ mod tests {
         assert_eq!(
             count(&format!(
                 "{ddp}def restore(args):\n    queue_path = os.path.join(args.dump, 'queue' + str(args.rank) + '.pth')\n    return torch.load(queue_path)['queue']\n"
+            )),
+            0
+        );
+        // File handles: `with open(path) as f` stands for `path`; another file opened under
+        // the same handle name is another checkpoint.
+        assert_eq!(
+            count(&format!(
+                "{fallback}def run(model, args):\n    with open(args.save, 'wb') as f:\n        torch.save(model, f)\n    with open(args.save, 'rb') as f:\n        model = torch.load(f)\n"
+            )),
+            0
+        );
+        assert_eq!(
+            count(&format!(
+                "{fallback}def run(prior, args):\n    with open(args.model, 'rb') as f:\n        sd = torch.load(f)\n    with open(args.out, 'wb') as f:\n        torch.save(prior.state_dict(), f)\n"
+            )),
+            1
+        );
+        // A temporary file written and read back under one `with`.
+        assert_eq!(
+            count(&format!(
+                "{fallback}import tempfile\ndef roundtrip(m):\n    with tempfile.NamedTemporaryFile() as f:\n        torch.save(m.state_dict(), f)\n        f.seek(0)\n        return torch.load(f)\n"
+            )),
+            0
+        );
+        // `Path(dir).joinpath(..., name)` and `dir / NAME` are paths like `os.path.join`.
+        assert_eq!(
+            count(&format!(
+                "{fallback}from pathlib import Path\ndef save(ck, root):\n    torch.save(ck, Path(root).joinpath('fold_0', 'best.pth'))\ndef load(root):\n    return torch.load(Path(root).joinpath('fold_0', 'best.pth'))\n"
+            )),
+            0
+        );
+        assert_eq!(
+            count(&format!(
+                "{fallback}from pathlib import Path\nNAME = 'model_1.pth'\nSAVE_PATH = Path('models') / NAME\ntorch.save(model.state_dict(), f=SAVE_PATH)\nmodel.load_state_dict(torch.load(SAVE_PATH))\n"
             )),
             0
         );

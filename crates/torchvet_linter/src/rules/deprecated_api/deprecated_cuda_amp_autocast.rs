@@ -40,7 +40,11 @@ crate::declare_rule! {
     /// are newer than the old API (`torch.amp.GradScaler` since torch 2.3,
     /// `custom_fwd(device_type=...)` since 2.4, `torch.amp.autocast` since 1.10): when the
     /// project declares a lower torch bound below that (`torch>=1.7`), the fix is unsafe,
-    /// since the rewritten code would fail on torch versions the project still allows.
+    /// since the rewritten code would fail on torch versions the project still allows. For
+    /// `GradScaler` and `custom_fwd` / `custom_bwd` it is also unsafe when the project declares
+    /// no lower bound at all (it may run on torch 2.0-2.2), and for any name imported in a
+    /// `try:` whose `except` handler defines a fallback (`except ImportError: class
+    /// GradScaler: ...`): the name may not be torch's class.
     ///
     /// ## References
     /// - [Automatic mixed precision: torch.amp](https://pytorch.org/docs/stable/amp.html)
@@ -185,9 +189,31 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
             "GradScaler" => (2, 3),
             _ => (2, 4),
         };
+        // `torch.amp.autocast` is old enough to assume; the newer ones need the project to
+        // declare a lowest torch that has them (a project on torch 2.0-2.2 that declares
+        // nothing would break). A name with a fallback definition in an `except` handler may
+        // not be torch's class at all.
         let title = format!("Use `{new_callee}` with device \"{device}\"");
-        Some(if checker.declared_min_at_least(major, minor) {
+        let fallback = root_name(expr).is_some_and(|n| checker.scopes.import_has_fallback(n));
+        let new_enough = if member == "autocast" {
+            checker.declared_min_at_least(major, minor)
+        } else {
+            checker.declared_min_known_at_least(major, minor)
+        };
+        Some(if fallback {
+            RawFix::unsafe_edit(
+                format!("{title} (the name has a fallback definition in an `except` handler)"),
+                edits,
+            )
+        } else if new_enough {
             RawFix::safe(title, edits)
+        } else if checker.declared_min_at_least(major, minor) {
+            RawFix::unsafe_edit(
+                format!(
+                    "{title} (needs torch >= {major}.{minor}; the project declares no lower bound)"
+                ),
+                edits,
+            )
         } else {
             RawFix::unsafe_edit(
                 format!("{title} (needs torch >= {major}.{minor}, older than the project allows)"),
@@ -209,6 +235,15 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
     }
 }
 
+/// The name an attribute chain starts with (`torch` in `torch.cuda.amp.GradScaler`).
+fn root_name(expr: &Expr) -> Option<&str> {
+    match expr {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Attribute(a) => root_name(&a.value),
+        _ => None,
+    }
+}
+
 /// `@torch.cuda.amp.custom_fwd` used without parentheses.
 fn is_bare_decorator(checker: &Checker, expr: &Expr) -> bool {
     checker.parent_expr().is_none()
@@ -224,9 +259,15 @@ mod tests {
 
     /// The applicability of each fix, in source order, when the project declares `min`.
     fn fixes(min: Option<Version>) -> Vec<(String, Applicability)> {
-        let src = "import torch\n\
-                   scaler = torch.cuda.amp.GradScaler()\n\
-                   with torch.cuda.amp.autocast(enabled=True):\n    y = model(x)\n";
+        fixes_of(
+            "import torch\n\
+             scaler = torch.cuda.amp.GradScaler()\n\
+             with torch.cuda.amp.autocast(enabled=True):\n    y = model(x)\n",
+            min,
+        )
+    }
+
+    fn fixes_of(src: &str, min: Option<Version>) -> Vec<(String, Applicability)> {
         let settings = LintSettings::only("deprecated-cuda-amp-autocast");
         let file = SourceFile::from_python("train.py", src.to_string());
         let ctx = FileContext {
@@ -245,10 +286,13 @@ mod tests {
 
     #[test]
     fn fix_is_safe_only_when_the_declared_torch_has_the_new_api() {
-        // No lower bound declared (target: latest): both safe.
+        // No lower bound declared: the project may run on torch 2.0-2.2, which has no
+        // `torch.amp.GradScaler`; `torch.amp.autocast` (1.10) is assumed.
         let none = fixes(None);
         assert_eq!(none.len(), 2);
-        assert!(none.iter().all(|(_, a)| *a == Applicability::Safe));
+        assert_eq!(none[0].1, Applicability::Unsafe);
+        assert!(none[0].0.contains("declares no lower bound"), "{none:?}");
+        assert_eq!(none[1].1, Applicability::Safe);
         // `torch>=1.7`: neither replacement exists there (GradScaler 2.3, autocast 1.10).
         let old = fixes(Some(Version::new(1, 7)));
         assert!(
@@ -263,5 +307,21 @@ mod tests {
         // `torch>=2.4`: both safe.
         let new = fixes(Some(Version::new(2, 4)));
         assert!(new.iter().all(|(_, a)| *a == Applicability::Safe));
+    }
+
+    #[test]
+    fn a_name_with_an_except_fallback_is_never_fixed_safely() {
+        let src = "import torch\n\
+                   try:\n    from torch.cuda.amp import GradScaler, autocast\n\
+                   except ImportError:\n    class GradScaler:\n        def __init__(self, **kw):\n            pass\n\
+                   scaler = GradScaler(enabled=True)\n\
+                   with autocast():\n    y = model(x)\n";
+        let got = fixes_of(src, Some(Version::new(2, 4)));
+        // The GradScaler call (the import line has no fix): unsafe, a fallback exists; the
+        // autocast import has no fallback: safe.
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0].1, Applicability::Unsafe);
+        assert!(got[0].0.contains("fallback"), "{got:?}");
+        assert_eq!(got[1].1, Applicability::Safe);
     }
 }

@@ -25,7 +25,12 @@ crate::declare_rule! {
     /// model wrapped the same way (`model = nn.DataParallel(model)` before
     /// `model.load_state_dict(torch.load(path))`), or some file strips the prefix
     /// (`k.replace("module.", "")`, `consume_prefix_in_state_dict_if_present`; for
-    /// `torch.compile`, a `"_orig_mod."` prefix).
+    /// `torch.compile`, a `"_orig_mod."` prefix). The loads of the very path a save writes
+    /// decide for that save: when every `m.load_state_dict(torch.load(path))` that reads what
+    /// it writes loads into a wrapped model, the save is silent even if another checkpoint of
+    /// the project (another cell of a notebook) goes into a bare model. In the save's own
+    /// script or notebook, a load reads the file only after the save and before the next save
+    /// of the same path.
     ///
     /// ## Example
     /// ```python
@@ -119,10 +124,27 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             p.model.strips_compile_prefix(),
         )
     });
+    // The loads of the path this save writes, judged on their own: a checkpoint that only
+    // goes back into wrapped models loads fine whatever other checkpoints of the project do
+    // (a notebook that also loads another file into a bare model).
+    let pair_ok = checker.project_or_file().and_then(|p| {
+        let func = crate::rules::facts::current_function(checker, p)?;
+        let save = p
+            .model
+            .function(func)
+            .facts
+            .saves
+            .iter()
+            .find(|s| s.call == call.range())?;
+        let loads = p
+            .model
+            .state_dict_loads_of_path(func, save.call, &save.path);
+        (!loads.is_empty()).then(|| loads.iter().all(|w| *w))
+    });
     for (sd, kind) in found {
         let handled = match kind {
             ModuleKind::Compiled => compiled_ok,
-            _ => prefixed_ok,
+            _ => prefixed_ok || pair_ok == Some(true),
         };
         if handled {
             continue;

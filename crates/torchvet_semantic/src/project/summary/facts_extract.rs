@@ -14,8 +14,8 @@ use crate::helpers;
 use crate::kinds::{qualified_call_kind, Kind, KindContext, KindTable};
 use crate::project::facts::{
     ArgContent, ArgPath, ArgPos, Binding, Content, FileFacts, FunctionFacts, KeyContent,
-    LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg, StateDictLoads,
-    TrackedValue, UseHow, ValueUse, ZeroDim,
+    LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg, StateDictLoadPath,
+    StateDictLoads, TrackedValue, UseHow, ValueUse, ZeroDim,
 };
 use crate::project::summary::Target;
 use crate::saves::{self, SaveContext, Saved};
@@ -55,18 +55,22 @@ impl Builder<'_> {
             let mut v = StateDictLoadVisitor {
                 scopes: &self.scopes,
                 frames: vec![Vec::new()],
+                bodies: vec![(body, Vec::new(), None)],
                 out: StateDictLoads::default(),
+                paths: Vec::new(),
             };
             for stmt in body {
                 v.visit_stmt(stmt);
             }
-            v.out
+            (v.out, v.paths)
         } else {
-            StateDictLoads::default()
+            (StateDictLoads::default(), Vec::new())
         };
+        let (state_dict_loads, state_dict_load_paths) = state_dict_loads;
         self.out.facts = FileFacts {
             safe_globals: memchr::memmem::find(text, b"safe_globals").is_some(),
             state_dict_loads,
+            state_dict_load_paths,
         };
         if !self.out.vocab.facts {
             return;
@@ -1471,10 +1475,13 @@ impl<'a> Visitor<'a> for Escaping<'_, '_, '_> {
 
 /// Walks a whole file for [`StateDictLoads`]: per function (frame), the dotted names bound so
 /// far and whether the last binding was a DataParallel/DDP wrapper.
-struct StateDictLoadVisitor<'s> {
+struct StateDictLoadVisitor<'s, 'a> {
     scopes: &'s Scopes,
     frames: Vec<Vec<(String, bool)>>,
+    /// The enclosing function's body, parameters and `def` start (the module: `None`).
+    bodies: Vec<(&'a [Stmt], Vec<&'a str>, Option<TextSize>)>,
     out: StateDictLoads,
+    paths: Vec<StateDictLoadPath>,
 }
 
 /// Methods that return the module they are called on (`DataParallel(m).to(device)`).
@@ -1482,7 +1489,7 @@ const MODULE_CHAIN: &[&str] = &[
     "to", "cuda", "cpu", "float", "half", "double", "train", "eval",
 ];
 
-impl StateDictLoadVisitor<'_> {
+impl StateDictLoadVisitor<'_, '_> {
     /// Is `value` (through `.to()`/`.cuda()`... chains) a DataParallel/DDP construction?
     fn wraps(&self, mut value: &Expr) -> bool {
         loop {
@@ -1557,6 +1564,35 @@ impl StateDictLoadVisitor<'_> {
         } else {
             self.out.into_other += 1;
         }
+        // `m.load_state_dict(torch.load(path, ...))` (or `torch.load(path)["model"]`): which
+        // checkpoint goes into which kind of model.
+        let mut arg = call.arguments.args.first();
+        if let Some(Expr::Subscript(sub)) = arg {
+            arg = Some(&sub.value);
+        }
+        let Some(Expr::Call(load)) = arg else { return };
+        let is_load = self
+            .scopes
+            .resolve(&load.func)
+            .is_some_and(|q| matches!(q.as_str(), "torch.load" | "torch.serialization.load"));
+        if !is_load {
+            return;
+        }
+        let (Some(p), Some((body, params, def))) =
+            (helpers::argument(load, "f", 0), self.bodies.last())
+        else {
+            return;
+        };
+        let path = crate::project::facts::path_shape(p, body, params, self.scopes, load.start());
+        if matches!(path, PathShape::Unknown | PathShape::Download) {
+            return;
+        }
+        self.paths.push(StateDictLoadPath {
+            def: *def,
+            path,
+            at: load.start(),
+            wrapped,
+        });
     }
 }
 
@@ -1576,10 +1612,18 @@ fn slices_from(e: &Expr, n: i64) -> bool {
             .is_some_and(|v| v == n)
 }
 
-impl<'a> Visitor<'a> for StateDictLoadVisitor<'_> {
+impl<'a> Visitor<'a> for StateDictLoadVisitor<'_, 'a> {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
-            Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {
+            Stmt::FunctionDef(f) => {
+                self.frames.push(Vec::new());
+                let params = f.parameters.iter().map(|p| p.name().as_str()).collect();
+                self.bodies.push((&f.body, params, Some(f.start())));
+                visitor::walk_stmt(self, stmt);
+                self.bodies.pop();
+                self.frames.pop();
+            }
+            Stmt::ClassDef(_) => {
                 self.frames.push(Vec::new());
                 visitor::walk_stmt(self, stmt);
                 self.frames.pop();
