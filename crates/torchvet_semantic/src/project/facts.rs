@@ -1806,6 +1806,30 @@ fn path_shape_at(
             Expr::StringLiteral(s) => PathShape::Template(s.value.to_str().into()),
             _ => PathShape::Unknown,
         },
+        // `filename + "_critic"`, `"ckpt/" + name + ".pt"`: a template of the literal parts,
+        // like the same path written as an f-string.
+        Expr::BinOp(b) if b.op == Operator::Add => {
+            fn parts(e: &Expr, out: &mut String, literal: &mut bool) {
+                match e {
+                    Expr::BinOp(b) if b.op == Operator::Add => {
+                        parts(&b.left, out, literal);
+                        parts(&b.right, out, literal);
+                    }
+                    Expr::StringLiteral(s) => {
+                        *literal = true;
+                        out.push_str(s.value.to_str());
+                    }
+                    _ => out.push_str("{}"),
+                }
+            }
+            let (mut t, mut literal) = (String::new(), false);
+            parts(e, &mut t, &mut literal);
+            if literal {
+                PathShape::Template(t.into())
+            } else {
+                PathShape::Unknown
+            }
+        }
         Expr::BinOp(b) if b.op == Operator::Div => match &*b.right {
             // `dir / "last.pt"` (pathlib)
             Expr::StringLiteral(s) => PathShape::JoinTail(s.value.to_str().into()),
