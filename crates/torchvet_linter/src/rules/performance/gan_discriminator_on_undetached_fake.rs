@@ -263,6 +263,15 @@ fn detach_breaks(body: &[Stmt], call: &ExprCall, fake: &Expr, backward_at: TextR
         }
         fn visit_expr(&mut self, expr: &'x Expr) {
             match expr {
+                // `p_fake.mean().item()`, `float(...)` aside: a value read out as a number
+                // carries no gradient, whatever it was computed from.
+                Expr::Call(c)
+                    if c.range().start() >= self.backward_end
+                        && matches!(&*c.func, Expr::Attribute(a)
+                            if matches!(a.attr.as_str(), "item" | "tolist" | "numpy")) =>
+                {
+                    return;
+                }
                 // `d_fake.detach()`, `d_fake.item()`, `d_fake.data`: read for logging, with
                 // no gradient to the generator.
                 Expr::Attribute(a)
