@@ -1110,6 +1110,89 @@ impl ProjectModel {
         &self.files[f.file as usize].functions[f.index as usize]
     }
 
+    /// Is this project module class free of state, so that leaving an instance unregistered
+    /// (in a plain list or dict attribute) loses nothing? True when it derives from
+    /// `nn.Module` directly, registers no parameter or buffer of its own, behaves the same in
+    /// train and eval mode, and every module class its methods build is a parameter-free
+    /// torch layer (`nn.AvgPool1d`, `nn.ReLU`) or such a project class (a few levels deep).
+    /// A class that builds anything else (a layer with weights, a project function's result,
+    /// a pretrained model) is not.
+    pub fn is_parameter_free_class(&self, c: ClassId) -> bool {
+        self.parameter_free_class_at(c, 0)
+    }
+
+    fn parameter_free_class_at(&self, c: ClassId, depth: u32) -> bool {
+        if depth > 3 {
+            return false;
+        }
+        let cs = self.class_summary(c);
+        if !cs.local_module || cs.declares_state || cs.mode_layer.is_some() {
+            return false;
+        }
+        if self.mode[c.file as usize][c.index as usize].is_some() {
+            return false;
+        }
+        let direct_module = |r: &Ref| matches!(r, Ref::Qualified(q) if &**q == "torch.nn.Module");
+        if cs.bases.is_empty() || !cs.bases.iter().all(direct_module) {
+            return false;
+        }
+        // A torch class instance: only parameter-free layers without train/eval behaviour.
+        let torch_ok = |q: &str| {
+            let last = q.rsplit('.').next().unwrap_or(q);
+            q.starts_with("torch.nn.")
+                && crate::is_parameter_free_layer(last)
+                && crate::mode_layer(q).is_none()
+        };
+        // Its attributes: torch layers, project modules, plain values.
+        let attrs_ok = cs.attrs.iter().all(|(_, _, v)| match v {
+            Val::Torch(q) => torch_ok(q),
+            Val::Call { callee, .. } => match callee {
+                Ref::Qualified(q) => {
+                    let last = q.rsplit('.').next().unwrap_or(q);
+                    if last.starts_with(|ch: char| ch.is_ascii_uppercase()) {
+                        torch_ok(q)
+                    } else {
+                        !(q.starts_with("torchvision.models.")
+                            || q.starts_with("timm.")
+                            || q.contains("from_pretrained")
+                            || q.contains("load"))
+                    }
+                }
+                r => matches!(
+                    self.entity_of_ref(c.file, r, None, 0),
+                    Some(Entity::Class(sub)) if self.parameter_free_class_at(sub, depth + 1)
+                ),
+            },
+            // `self.kernel_size = kernel_size`, numbers, strings.
+            Val::Param(_) | Val::None => true,
+            _ => false,
+        });
+        if !attrs_ok {
+            return false;
+        }
+        cs.submodules.iter().all(|r| match r {
+            Ref::Qualified(q) => {
+                let last = q.rsplit('.').next().unwrap_or(q);
+                if last.starts_with(|ch: char| ch.is_ascii_uppercase()) {
+                    // A class: only parameter-free torch layers without train/eval behaviour.
+                    q.starts_with("torch.nn.")
+                        && crate::is_parameter_free_layer(last)
+                        && crate::mode_layer(q).is_none()
+                } else {
+                    // A function (`torch.cat`, `F.relu`), unless it builds a model.
+                    !(q.starts_with("torchvision.models.")
+                        || q.starts_with("timm.")
+                        || q.contains("from_pretrained")
+                        || q.contains("load"))
+                }
+            }
+            r => match self.entity_of_ref(c.file, r, None, 0) {
+                Some(Entity::Class(sub)) => self.parameter_free_class_at(sub, depth + 1),
+                _ => false,
+            },
+        })
+    }
+
     fn class_summary(&self, c: ClassId) -> &ClassSummary {
         &self.files[c.file as usize].classes[c.index as usize]
     }

@@ -338,6 +338,10 @@ pub struct ClassSummary {
     /// Project classes and builders called in its methods (sub-modules, for transitive
     /// train/eval sensitivity).
     pub submodules: Vec<Ref>,
+    /// Its text names a parameter or buffer registration (`nn.Parameter`, `register_buffer`,
+    /// `register_parameter`, ...): it may hold state of its own (see
+    /// [`super::ProjectModel::is_parameter_free_class`]).
+    pub declares_state: bool,
 }
 
 /// The order of two references as their `Debug` texts sort (`Local("a")` < `Method(..)` <
@@ -902,6 +906,13 @@ impl Builder<'_> {
             mode_layer: None,
             mode_layer_at: None,
             submodules: Vec::new(),
+            declares_state: {
+                let t = self
+                    .text
+                    .get(c.range().start().to_usize()..c.range().end().to_usize())
+                    .unwrap_or("");
+                t.contains("Parameter") || t.contains("register_") || t.contains("buffer")
+            },
         });
         let scope = Scope::collect(ScopeKind::Class, &c.body, None, &self.scopes);
         self.scopes.push(scope);

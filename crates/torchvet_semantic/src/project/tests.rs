@@ -353,3 +353,32 @@ fn module_level_training_loops_count_as_training() {
     };
     assert!(m.events(body).iter().any(|e| e.kind == EventKind::Backward));
 }
+
+#[test]
+fn parameter_free_classes() {
+    let t = Tree::new(&[(
+        "layers.py",
+        "import torch\nimport torch.nn as nn\n\n\
+class Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.fc = nn.Linear(d, d)\n\n\
+class Avg(nn.Module):\n    def __init__(self, k):\n        super().__init__()\n        self.k = k\n        self.pool = nn.AvgPool1d(k)\n\n    def forward(self, x):\n        return self.pool(torch.cat([x, x], dim=1))\n\n\
+class Decomp(nn.Module):\n    def __init__(self, k):\n        super().__init__()\n        self.avg = Avg(k)\n\n\
+class Holder(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.block = Block(d)\n\n\
+class Drop(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(0.1)\n\n\
+class Buf(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.pool = nn.AvgPool1d(2)\n        self.register_buffer('s', torch.ones(1))\n",
+    )]);
+    let m = t.model_with(&["layers.py"], false);
+    let id = m.file_id(&t.0.join("layers.py")).unwrap();
+    let free = |name: &str| {
+        let index = m.file(id).class(name).unwrap();
+        m.is_parameter_free_class(ClassId { file: id, index })
+    };
+    assert!(!free("Block"), "a Linear has weights");
+    assert!(free("Avg"), "an average pool and an int");
+    assert!(free("Decomp"), "a stateless project module inside");
+    assert!(!free("Holder"), "a project module with weights inside");
+    assert!(
+        !free("Drop"),
+        "dropout behaves differently in train and eval"
+    );
+    assert!(!free("Buf"), "a registered buffer");
+}

@@ -76,6 +76,21 @@ fn element(checker: &Checker, expr: &Expr) -> Option<Element> {
             return None;
         }
     }
+    // A project module class that holds no state (a wrapper around `nn.AvgPool1d`):
+    // registering it would change nothing either.
+    if let Expr::Name(n) = &*call.func {
+        if let Some(p) = checker.project_or_file() {
+            let id = p.model.file(p.file).class(n.id.as_str()).map(|index| {
+                torchvet_semantic::project::ClassId {
+                    file: p.file,
+                    index,
+                }
+            });
+            if id.is_some_and(|c| p.model.is_parameter_free_class(c)) {
+                return None;
+            }
+        }
+    }
     constructs_module(checker, call).then_some(Element::Module)
 }
 
