@@ -215,6 +215,19 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     {
         return;
     }
+    // `__init__` then replaces it, on every path (a statement of its own body, not an arm of
+    // an `if`), with something that is not a constant tensor
+    // (`self.freq_bands = self.freq_bands.numpy().tolist()`): forward reads that instead.
+    if class_method(class.def, "__init__").is_some_and(|init| {
+        init.body.iter().any(|s| {
+            matches!(s, Stmt::Assign(a)
+                if a.start() > assign.end()
+                    && a.targets.iter().any(|t| helpers::self_attribute(t) == Some(name))
+                    && !is_constant_tensor(checker, &a.value))
+        })
+    }) {
+        return;
+    }
     let usage = self_attr_use(&forward.body, name);
     // Only a read that can meet the input's device counts: a shape read (`self.grid.size()`)
     // or a copy into a tensor forward allocates (`buf[i] = self.grid`) works on any device,
