@@ -26,16 +26,29 @@ pub fn device_sensitive_read(body: &[Stmt], is_target: &dyn Fn(&Expr) -> bool) -
 
 /// [`device_sensitive_read`], where the caller knows whether the target is one-dimensional
 /// (`torch.linspace(...)`): iterating it (`for f in self.freqs:`, `enumerate(self.freqs)`,
-/// a comprehension over it) then yields 0-dim tensors, which combine with tensors on any
-/// device, so the iteration is not a device-sensitive read.
+/// a comprehension over it) or indexing it with an integer (`self.freqs[i]` where `i` comes
+/// from `for i in range(...)`, or a literal) then yields 0-dim tensors, which combine with
+/// tensors on any device, so those are not device-sensitive reads.
 pub fn device_sensitive_read_with(
     body: &[Stmt],
     is_target: &dyn Fn(&Expr) -> bool,
     one_dimensional: bool,
 ) -> bool {
+    // Names bound by `for i in range(...)` anywhere in the body: integers.
+    let mut range_vars = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |st| {
+        if let Stmt::For(f) = st {
+            if let (Expr::Name(n), Expr::Call(c)) = (&*f.target, &*f.iter) {
+                if helpers::name_of(&c.func) == Some("range") {
+                    range_vars.push(n.id.to_string());
+                }
+            }
+        }
+    });
     let mut finder = SensitiveRead {
         is_target,
         scalar_elements: one_dimensional,
+        range_vars,
         found: false,
     };
     finder.visit_body(body);
@@ -306,6 +319,8 @@ struct SensitiveRead<'t> {
     is_target: &'t dyn Fn(&Expr) -> bool,
     /// Iterating the target yields 0-dim tensors.
     scalar_elements: bool,
+    /// Integer loop variables (`for i in range(...)`).
+    range_vars: Vec<String>,
     found: bool,
 }
 
@@ -464,6 +479,19 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
                     }
                 }
                 self.visit_expr(elt);
+                return;
+            }
+            // `self.freqs[i]` with an integer index, on a one-dimensional target: a 0-dim
+            // element.
+            Expr::Subscript(sub)
+                if self.scalar_elements
+                    && (self.is_target)(&sub.value)
+                    && match &*sub.slice {
+                        Expr::NumberLiteral(_) => true,
+                        Expr::Name(n) => self.range_vars.iter().any(|v| v == n.id.as_str()),
+                        _ => false,
+                    } =>
+            {
                 return;
             }
             // A read moved at once to a device (`self.pe.to(x.device)`,
