@@ -802,6 +802,23 @@ impl<'a> Walker<'a, '_, '_> {
         self.obj(expr).map_or(Role::Unknown, |o| o.role)
     }
 
+    /// An event of a project function reached through `call`, placed at the call under the
+    /// callee's own conditions (a [`Guard::Remote`]); the caller sets its object.
+    fn push_remote(&mut self, call: &'a ExprCall, e: &crate::project::FlatEvent) -> &mut Event<'a> {
+        self.guards.push(Guard::Remote {
+            site: call.range(),
+            condition: e.conditional,
+            periodic: e.periodic,
+            in_loop: e.in_loop,
+        });
+        let ev = self.push(e.kind, call.range(), None);
+        ev.via = Some(call);
+        ev.remote = Some(e.at);
+        self.guards.pop();
+        let last = self.events.len() - 1;
+        &mut self.events[last]
+    }
+
     fn push(
         &mut self,
         kind: EventKind,
@@ -1465,18 +1482,7 @@ impl<'a> Walker<'a, '_, '_> {
                 obj.key.push_str(a);
                 obj.role = Role::Module;
             }
-            let guard = Guard::Remote {
-                site: call.range(),
-                condition: e.conditional,
-                periodic: e.periodic,
-                in_loop: e.in_loop,
-            };
-            self.guards.push(guard);
-            let ev = self.push(e.kind, call.range(), None);
-            ev.via = Some(call);
-            ev.remote = Some(e.at);
-            ev.target = Some(obj);
-            self.guards.pop();
+            self.push_remote(call, e).target = Some(obj);
         }
     }
 
@@ -1562,22 +1568,12 @@ impl<'a> Walker<'a, '_, '_> {
                     helper_local: true,
                 }),
             };
-            let guard = Guard::Remote {
-                site: call.range(),
-                condition: e.conditional,
-                periodic: e.periodic,
-                in_loop: e.in_loop,
-            };
-            self.guards.push(guard);
-            let ev = self.push(e.kind, call.range(), None);
-            ev.via = Some(call);
-            ev.remote = Some(e.at);
+            let ev = self.push_remote(call, e);
             match e.kind {
                 EventKind::ScalerScale | EventKind::ScalerUpdate => ev.scaler = obj,
                 EventKind::Backward | EventKind::ClipGrad | EventKind::GradWrite => {}
                 _ => ev.target = obj,
             }
-            self.guards.pop();
         }
     }
 
