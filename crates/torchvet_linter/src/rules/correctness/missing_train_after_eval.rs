@@ -157,9 +157,23 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             })
         })
         .collect();
+    let loop_range = stmt.range();
     PENDING.with_borrow_mut(|p| {
         for (n, (_, e)) in flow.of_kind(EventKind::Eval).enumerate() {
             if !sensitive[n] {
+                continue;
+            }
+            // `select_action()` that calls `eval()` only `if self.is_test:`, a shared epoch
+            // function that evaluates only `if not train:`: the training path does not switch.
+            if e.conditional_in_callee(loop_range) {
+                continue;
+            }
+            // `if not train: model.eval()` ... `if train: optimizer.step()` with a `train`
+            // the loop never changes: no step of this loop runs after the eval.
+            if flow
+                .of_kind(EventKind::Step)
+                .all(|(_, s)| e.never_in_same_loop_as(s, stmt))
+            {
                 continue;
             }
             let Some(model) = e.target.as_ref().map(|o| o.key.clone()) else {
