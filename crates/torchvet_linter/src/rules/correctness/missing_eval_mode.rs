@@ -37,6 +37,11 @@ crate::declare_rule! {
     /// in eval mode, so it is not reported unless the file switches something to training
     /// mode (`model.train()`, `trainer.train()`).
     ///
+    /// Not reported either: shape smoke tests on made-up inputs (`net(torch.randn(1, 3, 32,
+    /// 32))`, also through a legacy `Variable(...)`), and a target or teacher network run
+    /// under `no_grad` inside a training step, whose outputs meet a with-grad output in the
+    /// loss (BYOL's momentum network: its training-mode BatchNorm is intended).
+    ///
     /// ## Example
     /// ```python
     /// model = Net()  # has nn.Dropout

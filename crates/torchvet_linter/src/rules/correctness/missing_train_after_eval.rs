@@ -25,6 +25,13 @@ crate::declare_rule! {
     /// whose body calls `self.head.train()` (a method name only one module class of the
     /// project defines).
     ///
+    /// Not reported: an `eval()` that a helper makes only under a condition of its own
+    /// (`select_action()` that calls `self.dqn.eval()` only `if self.is_test:`), and an
+    /// `eval()` under the opposite value of a test the loop never changes from its optimizer
+    /// step (`if not train: ... model.eval()` and `if train: optimizer.step()` in one epoch
+    /// function for training and validation). An `eval()` under a periodic condition
+    /// (`if epoch % 5 == 0:`) is still a switch.
+    ///
     /// ## Example
     /// ```python
     /// model.train()
