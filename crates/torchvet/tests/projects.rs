@@ -90,6 +90,7 @@ projects! {
         whole_model_save_predict,
     ],
     clean: [
+        clean_conditional_eval_helper,
         clean_custom_dataset_attrs,
         clean_dataparallel_checkpoints,
         clean_ddp_checkpoint_prefix_strip,

@@ -1431,8 +1431,9 @@ impl<'a> Checker<'a> {
                 _ => return None,
             };
         let text = self.text(range);
-        // Every spelling of a gradient use names "grad": the syntax walk runs only then.
-        let uses_gradients = memchr::memmem::find(text.as_bytes(), b"grad").is_some()
+        // Every spelling of a gradient use names "grad" or an attack: the syntax walk runs
+        // only then.
+        let uses_gradients = torchvet_semantic::regions::may_use_gradients(text)
             && match loop_stmt {
                 Some(l) => uses_gradients_stmt(l),
                 None => self

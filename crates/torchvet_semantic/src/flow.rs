@@ -270,6 +270,24 @@ impl<'a> Event<'a> {
         self.guards.iter().any(Guard::is_condition)
     }
 
+    /// Reached through a helper call (`self.select_action(state)`, `run_epoch(train=False)`)
+    /// under a condition of the helper itself that is not periodic (`if self.is_test:`,
+    /// `if not train and valid_apply:`): whether it runs depends on the helper's state or
+    /// arguments, which this loop does not show, so it is not a definite consequence of the
+    /// call. `loop_range` is the analysed loop: guards outside it are inside the helper.
+    pub fn conditional_in_callee(&self, loop_range: TextRange) -> bool {
+        self.via.is_some()
+            && self.guards.iter().any(|g| match g {
+                Guard::Remote {
+                    condition,
+                    periodic,
+                    ..
+                } => *condition && !*periodic,
+                Guard::Loop { .. } | Guard::With { .. } => false,
+                _ => g.is_condition() && !g.is_periodic() && !loop_range.contains_range(g.range()),
+            })
+    }
+
     /// Inside a nested loop (other than a loop over parameters), here or in the project
     /// function the event comes from?
     pub fn in_nested_loop(&self) -> bool {
@@ -334,6 +352,26 @@ impl<'a> Event<'a> {
         })
     }
 
+    /// Can this event and `other` never run in the same execution of the loop, because they
+    /// sit under opposite values of a test the loop never changes (`if not train and
+    /// valid_apply:` ... `if train:`, with `train` a parameter of the function)? Unlike
+    /// [`Event::excludes`] this holds across iterations: the test's names are not bound
+    /// anywhere in `loop_stmt`, and it is not periodic. A conjunct of an `if` test
+    /// (`if not train and x:`) and a disjunct of the test before an `else` count as implied.
+    pub fn never_in_same_loop_as(&self, other: &Event, loop_stmt: &Stmt) -> bool {
+        let mine: Vec<(&Expr, bool)> = self.guards.iter().flat_map(implied_conditions).collect();
+        let theirs: Vec<(&Expr, bool)> = other.guards.iter().flat_map(implied_conditions).collect();
+        mine.iter().any(|(t1, n1)| {
+            theirs.iter().any(|(t2, n2)| {
+                n1 != n2
+                    && ast::comparable::ComparableExpr::from(*t1)
+                        == ast::comparable::ComparableExpr::from(*t2)
+                    && !is_periodic_test(t1)
+                    && loop_invariant(t1, loop_stmt)
+            })
+        })
+    }
+
     /// The key of the target object.
     pub fn target_key(&self) -> Option<&str> {
         self.target.as_ref().map(|o| o.key.as_str())
@@ -362,6 +400,86 @@ fn branch_condition<'e>(g: &Guard<'e>) -> Option<(&'e Expr, bool)> {
         Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => Some((&u.operand, !negated)),
         t => Some((t, negated)),
     }
+}
+
+/// The atomic conditions (test, negated) that hold wherever guard `g` holds: the test of an
+/// `if` clause and each conjunct of an `and` test; for the `else` of a one-clause `if`, the
+/// negation of the test and of each disjunct of an `or` test. `not x` is `x` negated.
+fn implied_conditions<'e>(g: &Guard<'e>) -> Vec<(&'e Expr, bool)> {
+    fn atoms<'e>(e: &'e Expr, negated: bool, out: &mut Vec<(&'e Expr, bool)>) {
+        match e {
+            Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+                atoms(&u.operand, !negated, out)
+            }
+            Expr::BoolOp(b)
+                if (matches!(b.op, ast::BoolOp::And) && !negated)
+                    || (matches!(b.op, ast::BoolOp::Or) && negated) =>
+            {
+                for v in &b.values {
+                    atoms(v, negated, out);
+                }
+            }
+            t => out.push((t, negated)),
+        }
+    }
+    let Guard::If { stmt, clause, .. } = g else {
+        return Vec::new();
+    };
+    let negated = match clause {
+        0 => false,
+        1 if stmt.elif_else_clauses.len() == 1 && stmt.elif_else_clauses[0].test.is_none() => true,
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    atoms(&stmt.test, negated, &mut out);
+    out
+}
+
+/// Does no name of `test` get bound inside `loop_stmt` (its target included), so that the test
+/// has the same value in every iteration (as far as plain bindings tell)?
+fn loop_invariant(test: &Expr, loop_stmt: &Stmt) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Names<'a>(Vec<&'a str>);
+    impl<'a> Visitor<'a> for Names<'a> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Name(n) = e {
+                self.0.push(n.id.as_str());
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut names = Names(Vec::new());
+    names.visit_expr(test);
+    if names.0.is_empty() {
+        return false;
+    }
+    let mut bound: Vec<String> = Vec::new();
+    let mut collect = |t: &Expr| {
+        let mut b = Names(Vec::new());
+        b.visit_expr(t);
+        bound.extend(b.0.into_iter().map(str::to_string));
+    };
+    if let Stmt::For(f) = loop_stmt {
+        collect(&f.target);
+    }
+    let body: &[Stmt] = match loop_stmt {
+        Stmt::For(f) => &f.body,
+        Stmt::While(w) => &w.body,
+        _ => return false,
+    };
+    helpers::for_each_own_stmt(body, &mut |st: &Stmt| match st {
+        Stmt::Assign(a) => a.targets.iter().for_each(&mut collect),
+        Stmt::AugAssign(a) => collect(&a.target),
+        Stmt::AnnAssign(a) => collect(&a.target),
+        Stmt::For(f) => collect(&f.target),
+        Stmt::With(w) => w
+            .items
+            .iter()
+            .filter_map(|i| i.optional_vars.as_deref())
+            .for_each(&mut collect),
+        _ => {}
+    });
+    !names.0.iter().any(|n| bound.iter().any(|b| b == n))
 }
 
 /// Are the branches of guards `a` and `b` mutually exclusive?

@@ -4,7 +4,8 @@
 //! to decide, wherever the loop is written (a standalone function, a notebook cell, or nested
 //! in the epoch loop right after the training loop), that a loop is an evaluation region.
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{self as ast, Expr, Stmt};
+use ruff_text_size::Ranged;
 
 /// Does an identifier name an evaluation routine (`validate`, `eval_epoch`, `run_test`,
 /// `test`, `predict`, `inference`)? `test_*` / `_test*` names are pytest-style tests, not
@@ -296,8 +297,11 @@ pub fn tracks_running_best(test: &Expr) -> bool {
 /// from the syntax tree, so comments do not count: it reads or enables `requires_grad`
 /// (`x.requires_grad_()`, `requires_grad=True`, `if p.requires_grad`), or calls
 /// `autograd.grad(...)` (any `.grad(...)` method), `enable_grad()` or
-/// `set_grad_enabled(True)`. Freezing (`requires_grad_(False)`, `requires_grad=False`,
-/// `p.requires_grad = False`) is not a use of gradients.
+/// `set_grad_enabled(True)`, or runs an adversarial attack on the model (`adversary.perturb(x,
+/// y)`, `pgd_attack(model, x, y)`, `self.attacker(x, y)`: a call whose name or receiver names
+/// an attack, an adversary or a perturbation, which back-propagates to the input). Freezing
+/// (`requires_grad_(False)`, `requires_grad=False`, `p.requires_grad = False`) is not a use of
+/// gradients. [`may_use_gradients`] is a cheap pre-test on the source text.
 pub fn uses_gradients_stmt(stmt: &Stmt) -> bool {
     let mut f = GradientUse::default();
     f.visit_stmt(stmt);
@@ -309,6 +313,28 @@ pub fn uses_gradients_expr(expr: &Expr) -> bool {
     let mut f = GradientUse::default();
     f.visit_expr(expr);
     f.found
+}
+
+/// Can the source text of a region use gradients at all (see [`uses_gradients_stmt`])? Every
+/// spelling names `grad`, or an attack / adversary / perturbation.
+pub fn may_use_gradients(text: &str) -> bool {
+    let b = text.as_bytes();
+    [
+        "grad", "ttack", "dvers", "erturb", "fgsm", "FGSM", "pgd", "PGD",
+    ]
+    .iter()
+    .any(|w| memchr::memmem::find(b, w.as_bytes()).is_some())
+}
+
+/// Does a callee's name (a function, a method, or the object it is called on) name an
+/// adversarial attack (`perturb`, `pgd_attack`, `adversary`, `FGSM`, `attacker`)?
+fn names_attack(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("attack")
+        || l.contains("advers")
+        || l.starts_with("perturb")
+        || l.contains("fgsm")
+        || l.split('_').any(|w| w == "pgd")
 }
 
 #[derive(Default)]
@@ -360,6 +386,18 @@ impl<'a> Visitor<'a> for GradientUse {
                 };
                 let first = c.arguments.args.first();
                 let is_method = matches!(&*c.func, Expr::Attribute(_));
+                let receiver = match &*c.func {
+                    Expr::Attribute(a) => match &*a.value {
+                        Expr::Name(n) => Some(n.id.as_str()),
+                        Expr::Attribute(r) => Some(r.attr.as_str()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                if name.is_some_and(names_attack) || receiver.is_some_and(names_attack) {
+                    self.found = true;
+                    return;
+                }
                 match name {
                     Some("requires_grad_") => {
                         let off = first.is_some_and(is_false)
@@ -426,6 +464,178 @@ pub fn loop_body(stmt: &Stmt) -> &[Stmt] {
     }
 }
 
+/// Is a `with torch.no_grad():` block part of a training step: does a value it binds (a
+/// momentum / teacher network's output, the stop-gradient target of BYOL or distillation)
+/// meet, after the block in the same function, a value computed with autograd on, in one call
+/// or one arithmetic operation (`loss = regression_loss(online(x), target)`,
+/// `F.mse_loss(student(x), soft)`, `pred - target`)? Such a forward is not an evaluation: the
+/// network's training-mode behaviour (BatchNorm batch statistics) is intended.
+/// `graph_call` tells whether a call builds a graph (a module's forward). Names are matched
+/// by spelling, without ordering beyond "after the block".
+pub fn no_grad_block_feeds_loss(
+    body: &[Stmt],
+    block: &ast::StmtWith,
+    graph_call: &mut dyn FnMut(&ast::ExprCall) -> bool,
+) -> bool {
+    use crate::helpers::for_each_own_stmt;
+    let graph_call = std::cell::RefCell::new(graph_call);
+    let graph_call = |c: &ast::ExprCall| (graph_call.borrow_mut())(c);
+    fn bound<'a>(t: &'a Expr, out: &mut Vec<&'a str>) {
+        match t {
+            Expr::Name(n) => out.push(n.id.as_str()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| bound(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| bound(e, out)),
+            Expr::Starred(s) => bound(&s.value, out),
+            _ => {}
+        }
+    }
+    fn assigned(st: &Stmt) -> Option<(Vec<&Expr>, &Expr)> {
+        match st {
+            Stmt::Assign(a) => Some((a.targets.iter().collect(), &a.value)),
+            Stmt::AugAssign(a) => Some((vec![&*a.target], &a.value)),
+            Stmt::AnnAssign(a) => a.value.as_deref().map(|v| (vec![&*a.target], v)),
+            _ => None,
+        }
+    }
+    let mut targets: Vec<&str> = Vec::new();
+    for_each_own_stmt(&block.body, &mut |st: &Stmt| {
+        if let Some((ts, _)) = assigned(st) {
+            ts.into_iter().for_each(|t| bound(t, &mut targets));
+        }
+    });
+    if targets.is_empty() {
+        return false;
+    }
+    let builds_graph = |e: &Expr| {
+        let mut f = CallFinder {
+            pred: &graph_call,
+            found: false,
+        };
+        f.visit_expr(e);
+        f.found
+    };
+    // Names bound outside the block from a graph-building call.
+    let mut with_grad: Vec<&str> = Vec::new();
+    for_each_own_stmt(body, &mut |st: &Stmt| {
+        if block.range().contains_range(st.range()) {
+            return;
+        }
+        if let Some((ts, v)) = assigned(st) {
+            if builds_graph(v) {
+                ts.into_iter().for_each(|t| bound(t, &mut with_grad));
+            }
+        }
+    });
+    let mentions = |e: &Expr, names: &[&str]| {
+        let mut f = NameFinder {
+            names,
+            found: false,
+        };
+        f.visit_expr(e);
+        f.found
+    };
+    let grad_side = |e: &Expr| mentions(e, &with_grad) || builds_graph(e);
+    let meets = |a: &Expr, b: &Expr| {
+        (mentions(a, &targets) && grad_side(b)) || (mentions(b, &targets) && grad_side(a))
+    };
+    let mut found = false;
+    for_each_own_stmt(body, &mut |st: &Stmt| {
+        if found || st.start() < block.end() {
+            return;
+        }
+        let value = match st {
+            Stmt::Return(r) => r.value.as_deref(),
+            _ => assigned(st).map(|(_, v)| v),
+        };
+        let Some(value) = value else { return };
+        let mut pairs = PairFinder {
+            meets: &meets,
+            found: false,
+        };
+        pairs.visit_expr(value);
+        found = pairs.found;
+    });
+    found
+}
+
+struct CallFinder<'p> {
+    pred: &'p dyn Fn(&ast::ExprCall) -> bool,
+    found: bool,
+}
+
+impl<'a> Visitor<'a> for CallFinder<'_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if self.found {
+            return;
+        }
+        if let Expr::Call(c) = e {
+            if (self.pred)(c) {
+                self.found = true;
+                return;
+            }
+        }
+        visitor::walk_expr(self, e);
+    }
+}
+
+struct NameFinder<'n> {
+    names: &'n [&'n str],
+    found: bool,
+}
+
+impl<'a> Visitor<'a> for NameFinder<'_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if self.found {
+            return;
+        }
+        if let Expr::Name(n) = e {
+            if self.names.contains(&n.id.as_str()) {
+                self.found = true;
+                return;
+            }
+        }
+        visitor::walk_expr(self, e);
+    }
+}
+
+/// Finds a call with two arguments, or a binary operation with two sides, that `meets`.
+struct PairFinder<'m> {
+    meets: &'m dyn Fn(&Expr, &Expr) -> bool,
+    found: bool,
+}
+
+impl<'a> Visitor<'a> for PairFinder<'_> {
+    fn visit_expr(&mut self, e: &'a Expr) {
+        if self.found {
+            return;
+        }
+        match e {
+            Expr::Call(c) => {
+                let args: Vec<&Expr> = c
+                    .arguments
+                    .args
+                    .iter()
+                    .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                    .collect();
+                for (i, a) in args.iter().enumerate() {
+                    for b in &args[i + 1..] {
+                        if (self.meets)(a, b) {
+                            self.found = true;
+                            return;
+                        }
+                    }
+                }
+            }
+            Expr::BinOp(b) if (self.meets)(&b.left, &b.right) => {
+                self.found = true;
+                return;
+            }
+            _ => {}
+        }
+        visitor::walk_expr(self, e);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -487,5 +697,21 @@ mod tests {
         assert!(!is_eval_name("test_forward_shape"));
         assert!(computes_metric("correct += (out.argmax(1) == y).sum()"));
         assert!(!computes_metric("outs.append(model(x))"));
+    }
+
+    #[test]
+    fn attacks_use_gradients() {
+        let uses = |src: &str| {
+            let parsed = torchvet_python::parser::parse_expression(src).expect("parses");
+            uses_gradients_expr(parsed.expr())
+        };
+        assert!(uses("adversary.perturb(batch, y)"));
+        assert!(uses("pgd_attack(model, x, y, eps)"));
+        assert!(uses("self.attacker(x, y)"));
+        assert!(uses("fgsm(model, x, eps)"));
+        assert!(!uses("model(x_adv)"));
+        assert!(!uses("torch.load(path)"));
+        assert!(may_use_gradients("x = adversary.perturb(x)"));
+        assert!(!may_use_gradients("out = model(x_adv)"));
     }
 }

@@ -37,6 +37,11 @@ crate::declare_rule! {
     /// in eval mode, so it is not reported unless the file switches something to training
     /// mode (`model.train()`, `trainer.train()`).
     ///
+    /// Not reported either: shape smoke tests on made-up inputs (`net(torch.randn(1, 3, 32,
+    /// 32))`, also through a legacy `Variable(...)`), and a target or teacher network run
+    /// under `no_grad` inside a training step, whose outputs meet a with-grad output in the
+    /// loss (BYOL's momentum network: its training-mode BatchNorm is intended).
+    ///
     /// ## Example
     /// ```python
     /// model = Net()  # has nn.Dropout
@@ -126,6 +131,31 @@ fn grad_off_with(checker: &Checker) -> Option<TextRange> {
     })
 }
 
+/// Is the innermost `with torch.no_grad():` block around the call part of a training step
+/// (its outputs meet a with-grad model output in a loss: see
+/// `regions::no_grad_block_feeds_loss`)?
+fn no_grad_target_of_step(checker: &mut Checker) -> bool {
+    let Some(range) = grad_off_with(checker) else {
+        return false;
+    };
+    let Some(Stmt::With(block)) = checker
+        .stmt_stack()
+        .iter()
+        .rev()
+        .find(|s| s.range() == range)
+        .copied()
+    else {
+        return false;
+    };
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    torchvet_semantic::regions::no_grad_block_feeds_loss(body, block, &mut |c| {
+        checker.kind_of(&c.func) == Kind::Module
+    })
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {
@@ -173,6 +203,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // loop trains) is evaluation.
     let innermost = checker.frame().loops.last().cloned();
     if innermost.is_some_and(|l| loop_has_backward(checker, l)) {
+        return;
+    }
+    // The same for a training-step function without its own loop or backward pass (BYOL's
+    // `update()`, whose caller differentiates the loss): the no_grad output is the target
+    // that a with-grad output is trained against.
+    if in_no_grad && no_grad_target_of_step(checker) {
         return;
     }
     // A function that also calls backward() may be gradient-based evaluation (saliency,

@@ -25,6 +25,13 @@ crate::declare_rule! {
     /// whose body calls `self.head.train()` (a method name only one module class of the
     /// project defines).
     ///
+    /// Not reported: an `eval()` that a helper makes only under a condition of its own
+    /// (`select_action()` that calls `self.dqn.eval()` only `if self.is_test:`), and an
+    /// `eval()` under the opposite value of a test the loop never changes from its optimizer
+    /// step (`if not train: ... model.eval()` and `if train: optimizer.step()` in one epoch
+    /// function for training and validation). An `eval()` under a periodic condition
+    /// (`if epoch % 5 == 0:`) is still a switch.
+    ///
     /// ## Example
     /// ```python
     /// model.train()
@@ -157,9 +164,23 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             })
         })
         .collect();
+    let loop_range = stmt.range();
     PENDING.with_borrow_mut(|p| {
         for (n, (_, e)) in flow.of_kind(EventKind::Eval).enumerate() {
             if !sensitive[n] {
+                continue;
+            }
+            // `select_action()` that calls `eval()` only `if self.is_test:`, a shared epoch
+            // function that evaluates only `if not train:`: the training path does not switch.
+            if e.conditional_in_callee(loop_range) {
+                continue;
+            }
+            // `if not train: model.eval()` ... `if train: optimizer.step()` with a `train`
+            // the loop never changes: no step of this loop runs after the eval.
+            if flow
+                .of_kind(EventKind::Step)
+                .all(|(_, s)| e.never_in_same_loop_as(s, stmt))
+            {
                 continue;
             }
             let Some(model) = e.target.as_ref().map(|o| o.key.clone()) else {

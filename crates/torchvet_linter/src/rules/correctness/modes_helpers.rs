@@ -855,8 +855,29 @@ pub(crate) fn synthetic_input(checker: &Checker, arg: &Expr) -> bool {
                     ) {
                         return literal_arguments(c);
                     }
+                    // A legacy `Variable(...)` wrapper keeps what it wraps.
+                    if matches!(
+                        q.as_str(),
+                        "torch.autograd.Variable" | "torch.autograd.variable.Variable"
+                    ) {
+                        return c
+                            .arguments
+                            .args
+                            .first()
+                            .is_some_and(|a| made_up(checker, a, depth + 1));
+                    }
                     if q.starts_with("torch.") {
                         return false;
+                    }
+                }
+                // A move or cast of a made-up tensor (`torch.randn(1, 3, 32, 32).cuda()`,
+                // `.to(device)`) is made up too.
+                if let Some((method, recv)) = helpers::method_call(c) {
+                    if matches!(
+                        method,
+                        "to" | "cuda" | "cpu" | "float" | "half" | "double" | "unsqueeze"
+                    ) {
+                        return made_up(checker, recv, depth + 1);
                     }
                 }
                 // A plain function called on literals only (a method call such as

@@ -1,4 +1,6 @@
-use super::graph_helpers::{backward_mentions, graph_value, mentions_name, Graph, Source};
+use super::graph_helpers::{
+    dependents, graph_value, mentions_name, reaches_backward, Graph, Source,
+};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
@@ -23,7 +25,13 @@ crate::declare_rule! {
     /// A local of a per-step function summed over that step's bounded micro-batch loop
     /// (`for _ in range(accum_steps)` with its own `backward()`, or a helper given the
     /// accumulation count) and not returned or stored is not reported: it is dropped when the
-    /// step ends, so the graph does not grow across batches.
+    /// step ends, so the graph does not grow across batches. Neither is a loss built per step
+    /// over classes, heads or layers: reset at the top of each batch iteration, summed in a
+    /// nested loop without its own backward pass, then differentiated or read once
+    /// (`loss_s = 0.0; for i in range(num_class): loss_s += ...; loss = ... + loss_s;
+    /// loss.backward()`). A value unpacked from a call (`loss, per_class = criterion(...)`) is
+    /// graph-carrying only when it is differentiated: the other positions may hold detached
+    /// scores.
     ///
     /// ## Example
     /// ```python
@@ -50,8 +58,10 @@ crate::declare_rule! {
     /// output (not a scalar) or when the accumulator is later used as a tensor
     /// (`total.item()`, `total.cpu()`). The accumulated numbers are the same, only the graph
     /// is dropped, and accumulators that are differentiated later (`total.backward()`, or
-    /// `(content_loss + total).backward()` through a sum assigned to a name) are never
-    /// reported, so the fix is safe.
+    /// through names computed from them: `total_loss = content_loss + total`, then
+    /// `total_loss.backward()`) are never reported, so the fix is safe. It is unsafe when the
+    /// total is returned or another value is computed from it: a caller may differentiate it,
+    /// or call a tensor method on what becomes a Python number.
     ///
     /// ## References
     /// - [PyTorch FAQ: My model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
@@ -138,23 +148,6 @@ fn reassigned_in(body: &[Stmt], text: &str) -> bool {
     found
 }
 
-/// Is the accumulator part of a sum that is differentiated (`style_loss += ...` over layers,
-/// then `total_loss = content_loss + style_loss; total_loss.backward()`)?
-fn differentiated_through_sum(checker: &Checker, scope: &[Stmt], acc: &str) -> bool {
-    let mut sums: Vec<&str> = Vec::new();
-    for_each_stmt(scope, &mut |st: &Stmt| {
-        if let Stmt::Assign(a) = st {
-            if let [Expr::Name(n)] = a.targets.as_slice() {
-                if n.id.as_str() != acc && mentions_name(&a.value, acc) {
-                    sums.push(n.id.as_str());
-                }
-            }
-        }
-    });
-    sums.into_iter()
-        .any(|n| backward_mentions(checker, scope, n))
-}
-
 /// Is the accumulator used as a tensor later (`total.item()`, `total.cpu()`, `total.backward`)?
 fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
@@ -225,6 +218,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if reassigned_in(loop_body(inner), &acc_key) {
         return;
     }
+    if per_step_sum(checker, &loops, target) {
+        return;
+    }
 
     let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), stmt.start(), 0)
     else {
@@ -235,10 +231,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         Some(f) => &f.body,
         None => &checker.module().body,
     };
-    if matches!(target, Expr::Name(_))
-        && (backward_mentions(checker, scope, root)
-            || differentiated_through_sum(checker, scope, root))
-    {
+    if matches!(target, Expr::Name(_)) && reaches_backward(checker, scope, root) {
         return;
     }
     if !matches!(target, Expr::Name(_)) {
@@ -280,13 +273,88 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         Source::Loss => "the graph-carrying loss is produced here",
         Source::ModelOutput => "the graph-carrying model output is produced here",
     };
+    // The fix only changes what is summed when nothing else reads the total: a value computed
+    // from it (`avg = total / n`, which a caller may differentiate or call `.item()` on) or a
+    // return of it leaves the fix to the user.
+    let escapes = match target {
+        Expr::Name(_) => !dependents(scope, root).is_empty() || returned(scope, root),
+        _ => false,
+    };
+    let fix_message = format!("Accumulate `{replacement}`");
+    let edits = vec![RawEdit::replace(value.range(), replacement)];
+    let fix = if escapes {
+        RawFix::unsafe_edit(fix_message, edits)
+    } else {
+        RawFix::safe(fix_message, edits)
+    };
     checker
         .report(stmt.range(), message)
         .add_related(origin, origin_note)
-        .set_fix(RawFix::safe(
-            format!("Accumulate `{replacement}`"),
-            vec![RawEdit::replace(value.range(), replacement)],
-        ));
+        .set_fix(fix);
+}
+
+/// Does a `return` of `scope` mention `name`?
+fn returned(scope: &[Stmt], name: &str) -> bool {
+    let mut found = false;
+    for_each_stmt(scope, &mut |st: &Stmt| {
+        if let Stmt::Return(r) = st {
+            if r.value.as_deref().is_some_and(|v| mentions_name(v, name)) {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+/// A sum that one training step builds over classes, heads or layers: the accumulator (a
+/// name) is reset in the body of an enclosing loop `L` before the nested loop that sums into
+/// it, no loop from there down to the sum runs a backward pass (so the sum belongs to one
+/// iteration of `L`), and the step consumes the total: differentiates it (directly or
+/// through names computed from it: `local_loss = 0.01 * (loss_s + loss_t)`, ...,
+/// `loss.backward()`) or reads it as a tensor (`tmpd_c.cpu().item()`). Each iteration of `L`
+/// starts a new total, so no graph survives the step.
+fn per_step_sum(checker: &mut Checker, loops: &[&Stmt], target: &Expr) -> bool {
+    let Expr::Name(n) = target else {
+        return false;
+    };
+    let acc = n.id.as_str();
+    for (i, pair) in loops.windows(2).enumerate() {
+        let (step, nested) = (pair[0], pair[1]);
+        let body = loop_body(step);
+        let mut reset = false;
+        for_each_stmt(body, &mut |st: &Stmt| {
+            if st.end() > nested.start() {
+                return;
+            }
+            let value = match st {
+                Stmt::Assign(a)
+                    if a.targets.len() == 1
+                        && matches!(&a.targets[0], Expr::Name(t) if t.id.as_str() == acc) =>
+                {
+                    &a.value
+                }
+                Stmt::AnnAssign(a) if matches!(&*a.target, Expr::Name(t) if t.id.as_str() == acc) => {
+                    match &a.value {
+                        Some(v) => v,
+                        None => return,
+                    }
+                }
+                _ => return,
+            };
+            if !mentions_name(value, acc) {
+                reset = true;
+            }
+        });
+        if !reset {
+            continue;
+        }
+        if loops[i + 1..].iter().any(|l| loop_has_backward(checker, l)) {
+            // The nested loop trains: the total runs across its batches.
+            return false;
+        }
+        return reaches_backward(checker, body, acc) || used_as_tensor(body, acc);
+    }
+    false
 }
 
 /// Does the loop run a backward pass through a project function it calls (a training-step

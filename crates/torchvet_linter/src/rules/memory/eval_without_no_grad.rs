@@ -26,7 +26,10 @@ crate::declare_rule! {
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
     /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
     /// it in, since it records no graph; and shape smoke tests whose inputs are made up on the
-    /// spot (`v(torch.randn(2, 3, 256, 256))`).
+    /// spot (`v(torch.randn(2, 3, 256, 256))`). Loops that use gradients on purpose are not
+    /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
+    /// (`requires_grad_()` on the input, `autograd.grad`, or an attack such as
+    /// `adversary.perturb(x, y)` that back-propagates to the input).
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient

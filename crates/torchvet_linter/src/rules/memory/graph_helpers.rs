@@ -217,6 +217,42 @@ fn binds(target: &Expr, name: &str) -> bool {
     }
 }
 
+/// The definition an assignment gives `name`: its value, or, when `name` is one element of
+/// an unpacked tuple, that element's value when the right side is a tuple display of the same
+/// length (`a, b = x, y`). An element unpacked from a call (`loss, per_class = criterion(...)`)
+/// is opaque: what the callee returns in that position (a graph-carrying loss, a detached
+/// NumPy array of scores, a count) is not known, and unknown means no finding.
+fn element_def<'a>(a: &'a ruff_python_ast::StmtAssign, name: &str) -> Def<'a> {
+    let at = a.range.start();
+    for t in &a.targets {
+        let elts = match t {
+            Expr::Name(n) if n.id.as_str() == name => return Def::Value(&a.value, at),
+            Expr::Tuple(t) => &t.elts,
+            Expr::List(l) => &l.elts,
+            _ => continue,
+        };
+        let Some(i) = elts.iter().position(|e| binds(e, name)) else {
+            continue;
+        };
+        let values = match &*a.value {
+            Expr::Tuple(t) => Some(&t.elts),
+            Expr::List(l) => Some(&l.elts),
+            _ => None,
+        };
+        return match (values, &elts[i]) {
+            (Some(v), Expr::Name(_))
+                if v.len() == elts.len()
+                    && !elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+                    && !v.iter().any(|e| matches!(e, Expr::Starred(_))) =>
+            {
+                Def::Value(&v[i], at)
+            }
+            _ => Def::Opaque,
+        };
+    }
+    Def::Opaque
+}
+
 enum Def<'a> {
     Value(&'a Expr, TextSize),
     Aug(&'a Expr, TextSize),
@@ -240,7 +276,7 @@ fn name_value(
             Stmt::Assign(a)
                 if a.targets.iter().any(|t| binds(t, name)) && a.range.end() <= before =>
             {
-                defs.push(Def::Value(&a.value, a.range.start()));
+                defs.push(element_def(a, name));
             }
             Stmt::AnnAssign(a) if binds(&a.target, name) && a.range.end() <= before => {
                 if let Some(v) = &a.value {
@@ -337,4 +373,57 @@ pub(crate) fn mentions_name(expr: &Expr, name: &str) -> bool {
     let mut f = F { name, found: false };
     f.visit_expr(expr);
     f.found
+}
+
+/// The names whose value depends on `name` in `scope`, transitively, through plain and
+/// augmented assignments to names (`local_loss = 0.01 * (loss_s + loss_t)`, then
+/// `join_loss = ... + local_loss`, then `loss = soft + join_loss`). `name` itself excluded.
+pub(crate) fn dependents<'s>(scope: &'s [Stmt], name: &str) -> Vec<&'s str> {
+    let mut edges: Vec<(&'s str, &'s Expr)> = Vec::new();
+    for_each_stmt(scope, &mut |st: &'s Stmt| match st {
+        Stmt::Assign(a) => {
+            for t in &a.targets {
+                if let Expr::Name(n) = t {
+                    edges.push((n.id.as_str(), &a.value));
+                }
+            }
+        }
+        Stmt::AugAssign(a) => {
+            if let Expr::Name(n) = &*a.target {
+                edges.push((n.id.as_str(), &a.value));
+            }
+        }
+        Stmt::AnnAssign(a) => {
+            if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
+                edges.push((n.id.as_str(), v));
+            }
+        }
+        _ => {}
+    });
+    let mut out: Vec<&'s str> = Vec::new();
+    loop {
+        let mut changed = false;
+        for (t, v) in &edges {
+            if *t == name || out.contains(t) {
+                continue;
+            }
+            if mentions_name(v, name) || out.iter().any(|d| mentions_name(v, d)) {
+                out.push(t);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+/// Is `name`, or a name computed from it ([`dependents`]), differentiated in `scope`
+/// (`loss_s += ...; local_loss = 0.01 * (loss_s + loss_t); ...; loss.backward()`)?
+pub(crate) fn reaches_backward(checker: &Checker, scope: &[Stmt], name: &str) -> bool {
+    backward_mentions(checker, scope, name)
+        || dependents(scope, name)
+            .into_iter()
+            .any(|d| backward_mentions(checker, scope, d))
 }
