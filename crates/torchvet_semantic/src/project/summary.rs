@@ -303,7 +303,8 @@ pub struct FunctionSummary {
     /// whose methods these are).
     pub builds: Vec<Ref>,
     /// Modules it freezes whole, by dotted name, and where: `X.requires_grad_(False)`, or
-    /// `for p in X.parameters(): p.requires_grad = False`. A forward pass of a frozen module
+    /// `for p in X.parameters(): p.requires_grad = False`, or the name bound to a frozen
+    /// chain (`m = nn.Conv2d(...).requires_grad_(False).to(dev)` freezes `m`). A forward pass of a frozen module
     /// on inputs that do not require grad records no graph.
     pub frozen: Vec<(Box<str>, TextRange)>,
     // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
@@ -1569,10 +1570,11 @@ fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
         if !off {
             return None;
         }
+        // Down to the object frozen: a name, or the call that builds it (`nn.Conv2d(...)`).
         while let Expr::Call(inner) = recv {
             match helpers::method_call(inner) {
                 Some((m, r)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => recv = r,
-                _ => return None,
+                _ => break,
             }
         }
         Some(recv)
@@ -1585,8 +1587,18 @@ fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
             }
         }
         Stmt::Assign(a) => {
-            if let Some(name) = frozen_receiver(&a.value).and_then(helpers::dotted) {
+            let Some(recv) = frozen_receiver(&a.value) else {
+                return;
+            };
+            if let Some(name) = helpers::dotted(recv) {
                 out.push((name.into(), a.range()));
+            }
+            // `requires_grad_` returns the module: the name bound to the chain holds the
+            // frozen module too (`fused = nn.Conv2d(...).requires_grad_(False).to(dev)`).
+            for t in &a.targets {
+                if let Some(name) = helpers::dotted(t) {
+                    out.push((name.into(), a.range()));
+                }
             }
         }
         Stmt::For(f) => {
