@@ -463,6 +463,22 @@ impl Vocab {
     }
 }
 
+/// Words of a training setup (hyperparameters) that a PyTorch project's configuration and
+/// experiment files use without naming torch.
+const TRAINING_SETUP_WORDS: &[&str] = &["learning_rate", "batch_size", "epoch"];
+
+/// Does the text name training hyperparameters (`learning_rate`, `batch_size`, `epoch`)?
+/// Together with [`Vocab`] (torch or training words) and the project's relevance (imported by
+/// torch code), this tells whether a file belongs to the PyTorch code torchvet is about: a
+/// hyperparameter sweep of an experiment that does not parse does, a vendored parser's test
+/// input (`tree-sitter-python/examples/*.py`) does not.
+pub fn names_training_setup(text: &str) -> bool {
+    let t = text.as_bytes();
+    TRAINING_SETUP_WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(t, w.as_bytes()).is_some())
+}
+
 /// Everything other files need to know about one file.
 #[derive(Clone, Debug, Default)]
 pub struct FileSummary {
