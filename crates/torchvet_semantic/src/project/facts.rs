@@ -2115,32 +2115,32 @@ pub fn shipped_path(
             }
         }
         /// A location derived from `__file__` plus constant pieces: the `__file__` range.
-        fn from_file(&self, e: &Expr, depth: u32) -> Option<TextRange> {
+        fn file_based(&self, e: &Expr, depth: u32) -> Option<TextRange> {
             if depth > 6 {
                 return None;
             }
             match e {
                 Expr::Name(n) if n.id.as_str() == "__file__" => Some(n.range()),
-                Expr::Name(n) => self.from_file(self.value_of(n.id.as_str())?, depth + 1),
+                Expr::Name(n) => self.file_based(self.value_of(n.id.as_str())?, depth + 1),
                 // `Path(__file__).parent`, `.parents[1]`
                 Expr::Attribute(a) if a.attr.as_str() == "parent" => {
-                    self.from_file(&a.value, depth + 1)
+                    self.file_based(&a.value, depth + 1)
                 }
                 Expr::Subscript(s) => match &*s.value {
                     Expr::Attribute(a) if a.attr.as_str() == "parents" => {
-                        self.from_file(&a.value, depth + 1)
+                        self.file_based(&a.value, depth + 1)
                     }
                     _ => None,
                 },
                 Expr::BinOp(b) if matches!(b.op, Operator::Div | Operator::Add) => {
-                    let base = self.from_file(&b.left, depth + 1)?;
+                    let base = self.file_based(&b.left, depth + 1)?;
                     self.literal(&b.right, 0).then_some(base)
                 }
                 Expr::FString(f) => {
                     let mut base = None;
                     for p in f.value.elements() {
                         if let ast::InterpolatedStringElement::Interpolation(i) = p {
-                            match self.from_file(&i.expression, depth + 1) {
+                            match self.file_based(&i.expression, depth + 1) {
                                 Some(r) if base.is_none() => base = Some(r),
                                 _ if self.literal(&i.expression, 0) => {}
                                 _ => return None,
@@ -2155,12 +2155,12 @@ pub fn shipped_path(
                         return None;
                     }
                     let first_then_literals = |first: &Expr, rest: &[Expr]| {
-                        let base = self.from_file(first, depth + 1)?;
+                        let base = self.file_based(first, depth + 1)?;
                         rest.iter().all(|r| self.literal(r, 0)).then_some(base)
                     };
                     if let Some((m, recv)) = helpers::method_call(c) {
                         if matches!(m, "resolve" | "absolute" | "expanduser") && args.is_empty() {
-                            return self.from_file(recv, depth + 1);
+                            return self.file_based(recv, depth + 1);
                         }
                         if matches!(m, "joinpath" | "with_name" | "with_suffix") {
                             return first_then_literals(recv, args);
@@ -2176,7 +2176,7 @@ pub fn shipped_path(
                         | "pathlib.PurePath" | "pathlib.PosixPath"
                             if args.len() == 1 =>
                         {
-                            self.from_file(&args[0], depth + 1)
+                            self.file_based(&args[0], depth + 1)
                         }
                         "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
                             if !args.is_empty() =>
@@ -2195,5 +2195,5 @@ pub fn shipped_path(
         resolve,
         at,
     }
-    .from_file(e, 0)
+    .file_based(e, 0)
 }
