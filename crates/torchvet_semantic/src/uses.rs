@@ -22,18 +22,20 @@ use ruff_python_ast::{Expr, ExprContext, Stmt};
 /// Calls whose waiting depends on what they are called on (a library model's `.generate()`,
 /// `print` of a tensor) are for the caller to judge with its value facts.
 pub fn waits_for_device(call: &ruff_python_ast::ExprCall, q: Option<&str>) -> bool {
-    if let Some((m, _)) = helpers::method_call(call) {
+    if let Some((m, recv)) = helpers::method_call(call) {
         if matches!(
             m,
-            "synchronize"
-                | "item"
-                | "tolist"
-                | "numpy"
-                | "elapsed_time"
-                | "wait"
-                | "decode"
-                | "batch_decode"
+            "synchronize" | "item" | "tolist" | "numpy" | "elapsed_time" | "wait" | "batch_decode"
         ) {
+            return true;
+        }
+        // `tokenizer.decode(ids)` reads the ids back; `vae.decode(z)` is GPU work.
+        if m == "decode"
+            && helpers::dotted(recv).is_some_and(|r| {
+                let r = r.to_ascii_lowercase();
+                r.contains("tokenizer") || r.contains("processor")
+            })
+        {
             return true;
         }
         if m == "cpu" && call.arguments.args.is_empty() {
