@@ -171,6 +171,17 @@ impl Linter {
         if !parsed.errors().is_empty() && source.is_template() {
             return Vec::new();
         }
+        // A Python file that does not parse is reported only when torchvet would analyse it:
+        // it uses torch or training words, torch code of the project imports it, or it names
+        // training hyperparameters. Any other file (a vendored parser's test inputs, a
+        // Python 2 helper of another tool) is another tool's business. A notebook's cells are
+        // reported whatever the notebook holds (see `syntax-error`).
+        if !parsed.errors().is_empty()
+            && matches!(source.kind, torchvet_python::SourceKind::Python)
+            && !would_analyse(source, project)
+        {
+            return Vec::new();
+        }
         if !parsed.errors().is_empty() {
             let mut broken: Vec<usize> = Vec::new();
             for err in parsed.errors() {
@@ -210,13 +221,7 @@ impl Linter {
             }
             parsed = &recovered;
         }
-        let relevant = match project {
-            Some(p) => p.is_relevant(),
-            None => {
-                let v = torchvet_semantic::project::Vocab::of(&source.text);
-                v.torch || v.training
-            }
-        };
+        let relevant = is_relevant(source, project);
         if self.dispatch.is_empty() || !relevant {
             return syntax;
         }
@@ -306,4 +311,22 @@ pub fn to_display(source: &SourceFile, filename: &str, raw: &RawDiagnostic) -> D
 /// The range of any node.
 pub fn range_of(node: &impl Ranged) -> TextRange {
     node.range()
+}
+
+/// Should the file's code be analysed: it uses torch or training words, or (in a project) torch
+/// code of the project imports it?
+fn is_relevant(source: &SourceFile, project: Option<&ProjectFile>) -> bool {
+    match project {
+        Some(p) => p.is_relevant(),
+        None => {
+            let v = torchvet_semantic::project::Vocab::of(&source.text);
+            v.torch || v.training
+        }
+    }
+}
+
+/// Would torchvet analyse this file if it parsed: relevant, or it names training
+/// hyperparameters (an experiment's settings file)?
+fn would_analyse(source: &SourceFile, project: Option<&ProjectFile>) -> bool {
+    is_relevant(source, project) || torchvet_semantic::project::names_training_setup(&source.text)
 }

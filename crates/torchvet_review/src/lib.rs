@@ -287,7 +287,8 @@ pub struct Finding {
     pub confidence: &'static str,
     /// The impact class that ranks it.
     pub impact: Impact,
-    /// For security findings: how exposed the load is (`outside`, `unknown`, `own-file`).
+    /// For security findings: how exposed the load is (`outside`, `unknown`, `own-file`,
+    /// `shipped`: a file that ships with the code).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposure: Option<&'static str>,
     /// Rule title.
@@ -695,6 +696,8 @@ fn exposure(d: &Diagnostic) -> Option<&'static str> {
         "outside"
     } else if d.message.contains("writes the checkpoint itself") {
         "own-file"
+    } else if d.message.contains("ships with the code") {
+        "shipped"
     } else {
         "unknown"
     })
@@ -739,7 +742,7 @@ fn blocks(f: &Finding) -> bool {
         && f.confidence == "high"
         && match f.impact {
             Impact::Results | Impact::Breaks => true,
-            Impact::Security => f.exposure != Some("own-file"),
+            Impact::Security => !matches!(f.exposure, Some("own-file" | "shipped")),
             _ => false,
         }
 }

@@ -143,6 +143,7 @@ fn label(f: &Finding) -> String {
         l.push_str(match e {
             "outside" => ", path from outside the project",
             "own-file" => ", file the project writes itself",
+            "shipped" => ", file shipped with the code",
             _ => ", path origin unknown",
         });
     }

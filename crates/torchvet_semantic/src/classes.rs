@@ -747,3 +747,73 @@ mod tests {
         assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
     }
 }
+
+/// Does calling `q` make a registered parameter or buffer when the result is assigned to a
+/// module attribute (`nn.Parameter(t)`, `nn.Buffer(t)`)?
+pub fn is_registering_wrapper(q: &str) -> bool {
+    matches!(
+        q,
+        "torch.nn.Parameter"
+            | "torch.nn.parameter.Parameter"
+            | "torch.nn.Buffer"
+            | "torch.nn.parameter.Buffer"
+    )
+}
+
+/// What `__init__` finally makes of `self.<attr>` after one assignment to it.
+#[derive(Debug, Clone, Copy)]
+pub enum AttrRebinding<'a> {
+    /// It becomes a registered parameter or buffer: `self.mask = nn.Parameter(self.mask,
+    /// requires_grad=False)`, `nn.Buffer(...)`, or `self.register_buffer("mask", ...)` /
+    /// `register_parameter`.
+    Registered,
+    /// It is assigned this value.
+    Value(&'a Expr),
+}
+
+/// The last re-binding of `self.<attr>` in `init` that runs after the statement spanning `at`
+/// on every path that completes it (see [`crate::helpers::stmts_after_on_every_path`]: a
+/// later statement of the same suite or of an enclosing one, not another arm of a branch),
+/// if any. `resolve` qualifies callee names.
+pub fn attr_rebound_after<'a>(
+    init: &'a ruff_python_ast::StmtFunctionDef,
+    attr: &str,
+    at: ruff_text_size::TextRange,
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> Option<AttrRebinding<'a>> {
+    use crate::helpers;
+    let mut last = None;
+    for s in helpers::stmts_after_on_every_path(&init.body, at) {
+        match s {
+            Stmt::Assign(a)
+                if a.targets
+                    .iter()
+                    .any(|t| helpers::self_attribute(t) == Some(attr)) =>
+            {
+                let registered = matches!(&*a.value, Expr::Call(c)
+                    if resolve(&c.func).is_some_and(|q| is_registering_wrapper(&q)));
+                last = Some(if registered {
+                    AttrRebinding::Registered
+                } else {
+                    AttrRebinding::Value(&a.value)
+                });
+            }
+            Stmt::Expr(e) => {
+                if let Expr::Call(c) = &*e.value {
+                    if let Some(("register_buffer" | "register_parameter", recv)) =
+                        helpers::method_call(c)
+                    {
+                        if helpers::name_of(recv) == Some("self")
+                            && helpers::argument(c, "name", 0).and_then(helpers::str_value)
+                                == Some(attr)
+                        {
+                            last = Some(AttrRebinding::Registered);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    last
+}

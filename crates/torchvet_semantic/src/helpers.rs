@@ -243,3 +243,138 @@ pub fn disables_grad(q: &str, first_arg: Option<&Expr>) -> bool {
         _ => false,
     }
 }
+
+/// The statements of `body` that run after the statement spanning `at` on every path that
+/// completes it: its later siblings, then the later siblings of each compound statement that
+/// holds it (an `if` arm's statement is followed by the rest of that arm, then by what follows
+/// the `if`). Statements after a `return`, `raise`, `break` or `continue` in one of those
+/// suites are not included, nor the other arms of a branch. Nested definitions are not
+/// entered. Empty when `at` is no statement of `body`.
+pub fn stmts_after_on_every_path(
+    body: &[ast::Stmt],
+    at: ruff_text_size::TextRange,
+) -> Vec<&ast::Stmt> {
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    fn suites(stmt: &Stmt) -> Vec<&[Stmt]> {
+        match stmt {
+            Stmt::For(s) => vec![&s.body, &s.orelse],
+            Stmt::While(s) => vec![&s.body, &s.orelse],
+            Stmt::If(s) => std::iter::once(s.body.as_slice())
+                .chain(s.elif_else_clauses.iter().map(|c| c.body.as_slice()))
+                .collect(),
+            Stmt::With(s) => vec![&s.body],
+            Stmt::Try(s) => {
+                let mut v: Vec<&[Stmt]> = vec![&s.body];
+                for h in &s.handlers {
+                    let ast::ExceptHandler::ExceptHandler(h) = h;
+                    v.push(&h.body);
+                }
+                v.push(&s.orelse);
+                v.push(&s.finalbody);
+                v
+            }
+            Stmt::Match(m) => m.cases.iter().map(|c| c.body.as_slice()).collect(),
+            _ => Vec::new(),
+        }
+    }
+    /// The statements of `suite` up to the first jump, and whether that jump leaves the
+    /// function (`return`/`raise`: nothing after the suite runs on this path either).
+    fn rest(suite: &[Stmt]) -> (&[Stmt], bool) {
+        match suite.iter().position(|s| {
+            matches!(
+                s,
+                Stmt::Return(_) | Stmt::Raise(_) | Stmt::Break(_) | Stmt::Continue(_)
+            )
+        }) {
+            Some(end) => (
+                &suite[..end],
+                matches!(suite[end], Stmt::Return(_) | Stmt::Raise(_)),
+            ),
+            None => (suite, false),
+        }
+    }
+    /// `None`: not found in `suite`; `Some(open)`: found, and the path still reaches the end
+    /// of `suite` (`open`).
+    fn find<'a>(
+        suite: &'a [Stmt],
+        at: ruff_text_size::TextRange,
+        out: &mut Vec<&'a Stmt>,
+    ) -> Option<bool> {
+        for (i, s) in suite.iter().enumerate() {
+            if !s.range().contains_range(at) {
+                continue;
+            }
+            let open = if s.range() == at {
+                true
+            } else if matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                return None;
+            } else {
+                suites(s)
+                    .into_iter()
+                    .find_map(|inner| find(inner, at, out))?
+            };
+            if open {
+                let (later, leaves) = rest(&suite[i + 1..]);
+                out.extend(later);
+                return Some(!leaves);
+            }
+            return Some(false);
+        }
+        None
+    }
+    let mut out = Vec::new();
+    find(body, at, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stmts_after_on_every_path;
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    use torchvet_python::parser::parse_module;
+
+    /// The source lines of the statements that follow line `line` (1-based) of `src`.
+    fn after(src: &str, line: usize) -> Vec<String> {
+        let parsed = parse_module(src).expect("parses");
+        let Stmt::FunctionDef(f) = &parsed.syntax().body[0] else {
+            panic!("a function")
+        };
+        let start = src
+            .lines()
+            .take(line - 1)
+            .map(|l| l.len() + 1)
+            .sum::<usize>();
+        let mut at = None;
+        super::for_each_own_stmt(&f.body, &mut |s| {
+            if s.start().to_usize()
+                == start
+                    + (src.lines().nth(line - 1).unwrap().len()
+                        - src.lines().nth(line - 1).unwrap().trim_start().len())
+            {
+                at = Some(s.range());
+            }
+        });
+        stmts_after_on_every_path(&f.body, at.expect("a statement on that line"))
+            .into_iter()
+            .map(|s| src[s.range()].lines().next().unwrap().trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn later_siblings_then_enclosing_suites_not_other_arms() {
+        let src = "def f(k):\n    if k:\n        a = 1\n        for i in range(3):\n            a += i\n        b = a\n    else:\n        c = 2\n    d = 3\n";
+        assert_eq!(after(src, 3), ["for i in range(3):", "b = a", "d = 3"]);
+        assert_eq!(after(src, 8), ["d = 3"]);
+        assert_eq!(after(src, 9), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_return_ends_the_path() {
+        let src = "def f(k):\n    if k:\n        a = 1\n        return a\n    d = 3\n";
+        assert!(after(src, 3).is_empty());
+        let src = "def f(k):\n    for x in k:\n        a = 1\n        break\n    d = 3\n";
+        assert_eq!(after(src, 3), ["d = 3"]);
+    }
+}

@@ -11,6 +11,58 @@ use crate::helpers;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprContext, Stmt};
 
+/// Does this call make the host wait for the device, by its spelling alone? It reads a
+/// result back into Python (`t.item()`, `t.tolist()`, `t.numpy()`, `t.cpu()`, `t.to("cpu")`,
+/// `float(t)` / `int(t)` / `bool(t)`, `torch.equal` / `torch.allclose`, decoding token ids
+/// with `tokenizer.decode(ids)` / `batch_decode`), or synchronises explicitly
+/// (`torch.cuda.synchronize()`, `stream.synchronize()`, `event.elapsed_time(...)`,
+/// `event.wait()`, `torch.utils.benchmark`). `q` is the callee's qualified name, if the
+/// caller's bindings resolve it (a builtin such as `float` resolves to nothing).
+///
+/// Calls whose waiting depends on what they are called on (a library model's `.generate()`,
+/// `print` of a tensor) are for the caller to judge with its value facts.
+pub fn waits_for_device(call: &ruff_python_ast::ExprCall, q: Option<&str>) -> bool {
+    if let Some((m, recv)) = helpers::method_call(call) {
+        if matches!(
+            m,
+            "synchronize" | "item" | "tolist" | "numpy" | "elapsed_time" | "wait" | "batch_decode"
+        ) {
+            return true;
+        }
+        // `tokenizer.decode(ids)` reads the ids back; `vae.decode(z)` is GPU work.
+        if m == "decode"
+            && helpers::dotted(recv).is_some_and(|r| {
+                let r = r.to_ascii_lowercase();
+                r.contains("tokenizer") || r.contains("processor")
+            })
+        {
+            return true;
+        }
+        if m == "cpu" && call.arguments.args.is_empty() {
+            return true;
+        }
+        if m == "to" {
+            let target = helpers::argument(call, "device", 0);
+            if target.and_then(helpers::str_value) == Some("cpu") {
+                return true;
+            }
+        }
+    }
+    if let Expr::Name(n) = &*call.func {
+        if matches!(n.id.as_str(), "float" | "int" | "bool") && q.is_none() {
+            return true;
+        }
+    }
+    q.is_some_and(|q| {
+        q.starts_with("torch.utils.benchmark")
+            || q.starts_with("torch.cuda.Event")
+            || matches!(
+                q,
+                "torch.cuda.synchronize" | "torch.equal" | "torch.allclose"
+            )
+    })
+}
+
 /// Attributes that only describe a tensor's shape.
 const SHAPE_ATTRIBUTES: &[&str] = &["shape", "ndim"];
 

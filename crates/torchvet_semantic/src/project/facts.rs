@@ -2064,3 +2064,136 @@ impl ProjectModel {
         self.entity_of_ref(ctx.file, callee, Some(ctx), 0)
     }
 }
+
+/// Is the path a file that ships with the code: built from the module's own location
+/// (`os.path.join(os.path.dirname(__file__), "../data/pnet.pt")`, `Path(__file__).parent /
+/// "weights.pt"`, `HERE / "w.pt"` with `HERE = Path(__file__).resolve().parent`) and string
+/// literals only? The range of the `__file__` it starts from. Names are looked up through
+/// their last assignment before `at` in `bodies` (the function's, then the module's);
+/// `resolve` qualifies callee names. A part that is anything else (a parameter, an
+/// argument, a config value) makes it `None`: such a path can point anywhere.
+pub fn shipped_path(
+    e: &Expr,
+    bodies: &[&[Stmt]],
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+    at: TextSize,
+) -> Option<TextRange> {
+    struct Cx<'b, 'r> {
+        bodies: &'b [&'b [Stmt]],
+        resolve: &'r dyn Fn(&Expr) -> Option<String>,
+        at: TextSize,
+    }
+    impl<'b> Cx<'b, '_> {
+        /// The value last assigned to `name` before `at`.
+        fn value_of(&self, name: &str) -> Option<&'b Expr> {
+            self.bodies.iter().find_map(|body| {
+                let mut found: Option<&'b Expr> = None;
+                helpers::for_each_own_stmt(body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if a.start() < self.at
+                            && a.targets.iter().any(|t| helpers::name_of(t) == Some(name))
+                        {
+                            found = Some(&a.value);
+                        }
+                    }
+                });
+                found
+            })
+        }
+        /// A constant piece of a path: a string literal, or a name bound to one.
+        fn literal(&self, e: &Expr, depth: u32) -> bool {
+            match e {
+                Expr::StringLiteral(_) => true,
+                Expr::FString(f) => f
+                    .value
+                    .elements()
+                    .all(|p| matches!(p, ast::InterpolatedStringElement::Literal(_))),
+                Expr::Name(n) if depth < 4 => self
+                    .value_of(n.id.as_str())
+                    .is_some_and(|v| self.literal(v, depth + 1)),
+                _ => false,
+            }
+        }
+        /// A location derived from `__file__` plus constant pieces: the `__file__` range.
+        fn file_based(&self, e: &Expr, depth: u32) -> Option<TextRange> {
+            if depth > 6 {
+                return None;
+            }
+            match e {
+                Expr::Name(n) if n.id.as_str() == "__file__" => Some(n.range()),
+                Expr::Name(n) => self.file_based(self.value_of(n.id.as_str())?, depth + 1),
+                // `Path(__file__).parent`, `.parents[1]`
+                Expr::Attribute(a) if a.attr.as_str() == "parent" => {
+                    self.file_based(&a.value, depth + 1)
+                }
+                Expr::Subscript(s) => match &*s.value {
+                    Expr::Attribute(a) if a.attr.as_str() == "parents" => {
+                        self.file_based(&a.value, depth + 1)
+                    }
+                    _ => None,
+                },
+                Expr::BinOp(b) if matches!(b.op, Operator::Div | Operator::Add) => {
+                    let base = self.file_based(&b.left, depth + 1)?;
+                    self.literal(&b.right, 0).then_some(base)
+                }
+                Expr::FString(f) => {
+                    let mut base = None;
+                    for p in f.value.elements() {
+                        if let ast::InterpolatedStringElement::Interpolation(i) = p {
+                            match self.file_based(&i.expression, depth + 1) {
+                                Some(r) if base.is_none() => base = Some(r),
+                                _ if self.literal(&i.expression, 0) => {}
+                                _ => return None,
+                            }
+                        }
+                    }
+                    base
+                }
+                Expr::Call(c) => {
+                    let args = &c.arguments.args;
+                    if !c.arguments.keywords.is_empty() {
+                        return None;
+                    }
+                    let first_then_literals = |first: &Expr, rest: &[Expr]| {
+                        let base = self.file_based(first, depth + 1)?;
+                        rest.iter().all(|r| self.literal(r, 0)).then_some(base)
+                    };
+                    if let Some((m, recv)) = helpers::method_call(c) {
+                        if matches!(m, "resolve" | "absolute" | "expanduser") && args.is_empty() {
+                            return self.file_based(recv, depth + 1);
+                        }
+                        if matches!(m, "joinpath" | "with_name" | "with_suffix") {
+                            return first_then_literals(recv, args);
+                        }
+                    }
+                    let q = (self.resolve)(&c.func).or_else(|| {
+                        (helpers::name_of(&c.func) == Some("str")).then(|| "str".to_string())
+                    })?;
+                    match q.as_str() {
+                        "os.path.dirname" | "os.path.abspath" | "os.path.realpath"
+                        | "os.path.normpath" | "posixpath.dirname" | "posixpath.abspath"
+                        | "posixpath.realpath" | "str" | "os.fspath" | "pathlib.Path"
+                        | "pathlib.PurePath" | "pathlib.PosixPath"
+                            if args.len() == 1 =>
+                        {
+                            self.file_based(&args[0], depth + 1)
+                        }
+                        "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
+                            if !args.is_empty() =>
+                        {
+                            first_then_literals(&args[0], &args[1..])
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+    }
+    Cx {
+        bodies,
+        resolve,
+        at,
+    }
+    .file_based(e, 0)
+}

@@ -42,8 +42,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    is_test_path, summarise, summarise_source, ClassSummary, FileSummary, FunctionSummary,
-    PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
+    is_test_path, names_training_setup, summarise, summarise_source, ClassSummary, FileSummary,
+    FunctionSummary, PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).

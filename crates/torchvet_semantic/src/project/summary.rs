@@ -303,7 +303,8 @@ pub struct FunctionSummary {
     /// whose methods these are).
     pub builds: Vec<Ref>,
     /// Modules it freezes whole, by dotted name, and where: `X.requires_grad_(False)`, or
-    /// `for p in X.parameters(): p.requires_grad = False`. A forward pass of a frozen module
+    /// `for p in X.parameters(): p.requires_grad = False`, or the name bound to a frozen
+    /// chain (`m = nn.Conv2d(...).requires_grad_(False).to(dev)` freezes `m`). A forward pass of a frozen module
     /// on inputs that do not require grad records no graph.
     pub frozen: Vec<(Box<str>, TextRange)>,
     // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
@@ -460,6 +461,22 @@ impl Vocab {
             load: has("load"),
         }
     }
+}
+
+/// Words of a training setup (hyperparameters) that a PyTorch project's configuration and
+/// experiment files use without naming torch.
+const TRAINING_SETUP_WORDS: &[&str] = &["learning_rate", "batch_size", "epoch"];
+
+/// Does the text name training hyperparameters (`learning_rate`, `batch_size`, `epoch`)?
+/// Together with [`Vocab`] (torch or training words) and the project's relevance (imported by
+/// torch code), this tells whether a file belongs to the PyTorch code torchvet is about: a
+/// hyperparameter sweep of an experiment that does not parse does, a vendored parser's test
+/// input (`tree-sitter-python/examples/*.py`) does not.
+pub fn names_training_setup(text: &str) -> bool {
+    let t = text.as_bytes();
+    TRAINING_SETUP_WORDS
+        .iter()
+        .any(|w| memchr::memmem::find(t, w.as_bytes()).is_some())
 }
 
 /// Everything other files need to know about one file.
@@ -1569,10 +1586,11 @@ fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
         if !off {
             return None;
         }
+        // Down to the object frozen: a name, or the call that builds it (`nn.Conv2d(...)`).
         while let Expr::Call(inner) = recv {
             match helpers::method_call(inner) {
                 Some((m, r)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => recv = r,
-                _ => return None,
+                _ => break,
             }
         }
         Some(recv)
@@ -1585,8 +1603,18 @@ fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
             }
         }
         Stmt::Assign(a) => {
-            if let Some(name) = frozen_receiver(&a.value).and_then(helpers::dotted) {
+            let Some(recv) = frozen_receiver(&a.value) else {
+                return;
+            };
+            if let Some(name) = helpers::dotted(recv) {
                 out.push((name.into(), a.range()));
+            }
+            // `requires_grad_` returns the module: the name bound to the chain holds the
+            // frozen module too (`fused = nn.Conv2d(...).requires_grad_(False).to(dev)`).
+            for t in &a.targets {
+                if let Some(name) = helpers::dotted(t) {
+                    out.push((name.into(), a.range()));
+                }
             }
         }
         Stmt::For(f) => {

@@ -382,3 +382,62 @@ class Buf(nn.Module):\n    def __init__(self):\n        super().__init__()\n    
     );
     assert!(!free("Buf"), "a registered buffer");
 }
+
+#[test]
+fn a_module_frozen_as_it_is_built_is_frozen_under_its_name() {
+    let t = Tree::new(&[(
+        "fuse.py",
+        "import torch.nn as nn\n\ndef fuse(conv):\n    fused = nn.Conv2d(3, 3, 1).requires_grad_(False).to(conv.weight.device)\n    fused.weight.copy_(conv.weight)\n    other = nn.Conv2d(3, 3, 1).to('cuda')\n    other.weight.copy_(conv.weight)\n",
+    )]);
+    let m = t.model(&["fuse.py"]);
+    let file = t.id(&m, "fuse.py");
+    let index = m
+        .file(file)
+        .functions
+        .iter()
+        .position(|f| &*f.name == "fuse")
+        .unwrap() as u32;
+    let f = FuncId { file, index };
+    let end = ruff_text_size::TextSize::new(10_000);
+    assert!(m.frozen_before(f, "fused", end));
+    assert!(!m.frozen_before(f, "other", end));
+    assert!(!m.frozen_before(f, "fused", ruff_text_size::TextSize::new(0)));
+}
+
+#[test]
+fn paths_built_from_the_module_file_and_literals_ship_with_the_code() {
+    use ruff_python_ast::Stmt;
+    let src = "import os\nfrom pathlib import Path\nHERE = Path(__file__).resolve().parent\nNAME = 'onet.pt'\n\ndef load(name):\n    a = os.path.join(os.path.dirname(__file__), '../data/pnet.pt')\n    b = HERE / 'data' / NAME\n    c = f'{os.path.dirname(os.path.abspath(__file__))}/rnet.pt'\n    d = os.path.join(os.path.dirname(__file__), name)\n    e = os.path.join(os.getcwd(), 'w.pt')\n";
+    let parsed = torchvet_python::parser::parse_module(src).expect("parses");
+    let module = &parsed.syntax().body;
+    let scope = crate::Scope::collect(
+        crate::ScopeKind::Module,
+        module,
+        None,
+        &crate::Scopes::default(),
+    );
+    let mut scopes = crate::Scopes::default();
+    scopes.push(scope);
+    let Some(Stmt::FunctionDef(f)) = module.last() else {
+        panic!("a function")
+    };
+    let value = |i: usize| match &f.body[i] {
+        Stmt::Assign(a) => &*a.value,
+        _ => panic!("an assignment"),
+    };
+    let bodies: Vec<&[Stmt]> = vec![&f.body, module];
+    let shipped = |i: usize| {
+        facts::shipped_path(
+            value(i),
+            &bodies,
+            &|e| scopes.resolve(e),
+            ruff_text_size::TextSize::new(src.len() as u32),
+        )
+        .is_some()
+    };
+    assert!(shipped(0));
+    assert!(shipped(1));
+    assert!(shipped(2));
+    assert!(!shipped(3), "a parameter can point anywhere");
+    assert!(!shipped(4), "the working directory is not the code's");
+}

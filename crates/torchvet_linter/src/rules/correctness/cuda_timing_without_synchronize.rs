@@ -7,16 +7,21 @@ use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::dataflow::Prop;
-use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::{helpers, uses};
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for wall-clock timing (`time.time()`, `time.perf_counter()`,
     /// `time.monotonic()`, `timeit.default_timer()`) around GPU work (a model call,
-    /// `backward()`, a torch compute op) in a file that uses CUDA, with no
-    /// `torch.cuda.synchronize()` (nor `.item()`, `.cpu()`, `.tolist()`, `.numpy()`, an event
-    /// `synchronize()`) between the work and the second timer read.
+    /// `backward()`, a torch compute op) in a file that uses CUDA, with no synchronisation
+    /// point between the work and the second timer read. A synchronisation point is any call
+    /// that makes the host wait for the device: `torch.cuda.synchronize()`, an event's or a
+    /// stream's `synchronize()`, reading a result back (`.item()`, `.cpu()`, `.tolist()`,
+    /// `.numpy()`, `.to("cpu")`, `float(t)`, `print(t)` of a tensor, `torch.equal`,
+    /// `tokenizer.decode(ids)`), and a library model's `.generate(...)` (Hugging Face
+    /// generation checks its stopping criteria on the host after every token, so it returns
+    /// only when its kernels are done).
     ///
     /// ## Why is this bad?
     /// CUDA kernels run asynchronously: the Python call returns as soon as the kernels are
@@ -102,61 +107,92 @@ fn file_uses_cuda(checker: &Checker) -> bool {
 /// The first CUDA-work call and whether anything synchronises, in these statements (nested
 /// suites included).
 fn work_and_sync(checker: &mut Checker, stmts: &[&Stmt]) -> (Option<TextRange>, bool) {
-    let mut calls = Vec::new();
+    let mut all: Vec<&Stmt> = Vec::new();
     for s in stmts {
-        walk_body(std::slice::from_ref(*s), &mut |x, _| {
-            calls.extend(calls_in(x))
-        });
+        walk_body(std::slice::from_ref(*s), &mut |x, _| all.push(x));
     }
     let mut work = None;
-    for c in calls {
-        let q = checker.resolve(&c.func);
-        if let Some((m, _)) = helpers::method_call(c) {
-            if matches!(
-                m,
-                "synchronize" | "item" | "cpu" | "tolist" | "numpy" | "elapsed_time" | "wait"
-            ) {
+    // Names the region binds to the result of GPU work (`logits = model(x)`).
+    let mut results: Vec<&str> = Vec::new();
+    for x in all {
+        let mut here = false;
+        for c in calls_in(x) {
+            let q = checker.resolve(&c.func);
+            if uses::waits_for_device(c, q.as_deref())
+                || waits_by_value(checker, c, q.as_deref(), &results)
+            {
                 return (work, true);
             }
-            if m == "to" && c.arguments.args.first().and_then(helpers::str_value) == Some("cpu") {
+            // A helper we cannot see into may synchronise or dominate the time: stay silent.
+            if unknown_helper(checker, c, q.as_deref()) {
                 return (work, true);
             }
-        }
-        if let Expr::Name(n) = &*c.func {
-            if matches!(n.id.as_str(), "float" | "int" | "bool") && q.is_none() {
-                return (work, true);
+            if is_work(checker, c, q.as_deref()) {
+                here = true;
+                work.get_or_insert(c.range());
             }
         }
-        if q.as_deref().is_some_and(|q| {
-            q.starts_with("torch.utils.benchmark") || q.starts_with("torch.cuda.Event")
-        }) {
-            return (work, true);
-        }
-        // A helper we cannot see into may synchronise or dominate the time: stay silent.
-        if unknown_helper(checker, c, q.as_deref()) {
-            return (work, true);
-        }
-        if work.is_some() {
-            continue;
-        }
-        let is_work = match q.as_deref() {
-            Some(q) => {
-                (q.starts_with("torch.nn.functional.")
-                    || q.strip_prefix("torch.")
-                        .is_some_and(|f| TORCH_OPS.contains(&f)))
-                    && !cpu_operands(checker, c)
-            }
-            None => match helpers::method_call(c) {
-                Some(("backward", recv)) => !checker.taint_of(recv).has(Prop::OnCpu),
-                Some(("generate" | "forward", recv)) => checker.kind_of(recv) == Kind::Module,
-                _ => checker.kind_of(&c.func) == Kind::Module,
-            },
-        };
-        if is_work {
-            work = Some(c.range());
+        if let (true, Stmt::Assign(a)) = (here, x) {
+            results.extend(a.targets.iter().filter_map(|t| helpers::name_of(t)));
         }
     }
     (work, false)
+}
+
+/// Does the call launch GPU work: a torch compute op on tensors not known to be on the CPU, a
+/// model call, `backward()`?
+fn is_work(checker: &mut Checker, c: &ast::ExprCall, q: Option<&str>) -> bool {
+    match q {
+        Some(q) => {
+            (q.starts_with("torch.nn.functional.")
+                || q.strip_prefix("torch.")
+                    .is_some_and(|f| TORCH_OPS.contains(&f)))
+                && !cpu_operands(checker, c)
+        }
+        None => match helpers::method_call(c) {
+            Some(("backward", recv)) => !checker.taint_of(recv).has(Prop::OnCpu),
+            Some(("forward", recv)) => checker.kind_of(recv) == Kind::Module,
+            // A generation loop of this project's own model (a library's waits, see
+            // `waits_by_value`).
+            Some(("generate", recv)) => checker.kind_of(recv) == Kind::Module,
+            _ => checker.kind_of(&c.func) == Kind::Module,
+        },
+    }
+}
+
+/// Does the call wait for the device because of what it is called on? `print` of a tensor
+/// (known by its kind, or a name of `results`: bound in the region to the result of GPU
+/// work) formats its values on the host; `model.generate(...)` of a library model (Hugging Face
+/// `generate`, whose decoding loop checks its stopping criteria on the host after every
+/// token) has finished all its kernels when it returns. A project's own `generate` (a class
+/// of this file or of the project) is analysed as GPU work instead.
+fn waits_by_value(
+    checker: &mut Checker,
+    c: &ast::ExprCall,
+    q: Option<&str>,
+    results: &[&str],
+) -> bool {
+    if q.is_none() && helpers::name_of(&c.func) == Some("print") {
+        return c.arguments.args.iter().any(|a| {
+            checker.kind_of(a) == Kind::Tensor
+                || helpers::name_of(a).is_some_and(|n| results.contains(&n))
+        });
+    }
+    let Some(("generate", recv)) = helpers::method_call(c) else {
+        return false;
+    };
+    if checker.kind_of(recv) != Kind::Module {
+        return false;
+    }
+    match checker.taint_of(recv).instance {
+        Some(i) => {
+            !i.local
+                && !checker
+                    .project_or_file()
+                    .is_some_and(|p| p.is_module_class(&i.class))
+        }
+        None => true,
+    }
 }
 
 /// Does a torch op run on CPU tensors only: every positional operand is known to be on the CPU

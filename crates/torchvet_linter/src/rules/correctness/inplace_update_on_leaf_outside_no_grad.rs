@@ -24,7 +24,9 @@ crate::declare_rule! {
     /// `torch.no_grad()` (or act on `.data`, the legacy spelling). The rule stays silent inside
     /// `torch.no_grad()`/`inference_mode()` blocks and decorated functions, in helper
     /// functions called from such a block, and for models whose parameters were frozen with
-    /// `requires_grad_(False)`.
+    /// `requires_grad_(False)`, including a module frozen as it is built
+    /// (`fused = nn.Conv2d(...).requires_grad_(False).to(device)`, then
+    /// `fused.weight.copy_(w)`).
     ///
     /// ## Example
     /// ```python
@@ -102,6 +104,9 @@ struct Pending {
     root: Option<String>,
     target: String,
     fix: Option<RawFix>,
+    /// The project model says the module (or the target itself) was frozen before the update
+    /// in this function (`fused = nn.Conv2d(...).requires_grad_(False).to(dev)`).
+    frozen_before: bool,
 }
 
 #[derive(Default)]
@@ -279,6 +284,10 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
     let function = checker.function().map(|f| f.name.to_string());
     let function_start = checker.function().map(|f| f.range().start());
     let needs_caller = function.is_some() && checker.module_method().is_none();
+    let frozen_before = [root.as_deref(), Some(target_text.as_str())]
+        .into_iter()
+        .flatten()
+        .any(|name| frozen_here(checker, name, op.start()));
     STATE.with(|s| {
         s.borrow_mut().pending.push(Pending {
             range: op,
@@ -290,8 +299,26 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
             root,
             target: target_text,
             fix,
+            frozen_before,
         })
     });
+}
+
+/// Does the current function (or the module's code) freeze the module named `name` (dotted)
+/// before `at`, by the project model (`m.requires_grad_(False)`, a parameter loop setting
+/// `requires_grad = False`, or `m = nn.Conv2d(...).requires_grad_(False).to(dev)`)?
+fn frozen_here(checker: &Checker, name: &str, at: TextSize) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let here = match checker.function() {
+        Some(f) => p.function_at(f.range.start()),
+        None => Some(torchvet_semantic::project::FuncId {
+            file: p.file,
+            index: 0,
+        }),
+    };
+    here.is_some_and(|f| p.model.frozen_before(f, name, at))
 }
 
 fn first_line(s: &str) -> String {
@@ -507,7 +534,7 @@ fn check_end(checker: &mut Checker) {
         {
             continue;
         }
-        if state.frozen.contains(&p.target) {
+        if p.frozen_before || state.frozen.contains(&p.target) {
             continue;
         }
         if p.root.as_ref().is_some_and(|r| state.frozen.contains(r)) {

@@ -3,7 +3,8 @@ use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
-use torchvet_semantic::{helpers, uses};
+use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::{attr_rebound_after, helpers, uses, AttrRebinding};
 
 crate::declare_rule! {
     /// ## What it does
@@ -17,8 +18,13 @@ crate::declare_rule! {
     /// and iterating a one-dimensional tensor (`for f in self.freq_bands:` yields 0-dim
     /// tensors, which combine with tensors on any device). So does a `forward` that merely stores
     /// into the attribute (`self.att_mat = att_mat.detach()`, to expose the last value), an
-    /// empty placeholder (`torch.Tensor()`), and an attribute that `__init__` registers with
-    /// `register_buffer` on another path.
+    /// empty placeholder (`torch.Tensor()`), an attribute that `__init__` registers with
+    /// `register_buffer` on another path, and one that `__init__` goes on to register or
+    /// replace on every path after the assignment: `self.mask = nn.Parameter(self.mask,
+    /// requires_grad=False)` (or `nn.Buffer(...)`, `register_buffer("mask", ...)`) after the
+    /// loop that fills it, or `self.freqs = self.freqs.tolist()`. A later assignment in
+    /// another arm of a branch does not count, and neither does one that keeps a plain
+    /// tensor (`self.mask = self.mask.unsqueeze(0)`).
     ///
     /// ## Why is this bad?
     /// Only parameters and buffers belong to the module's state. A plain tensor attribute is
@@ -179,6 +185,27 @@ fn registers_buffer(body: &[Stmt], name: &str) -> bool {
     f.found
 }
 
+/// Is the value a re-binding of `self.<name>` leaves a plain tensor: a tensor by its kind, or
+/// a chain of tensor methods on the attribute itself (`self.mask.unsqueeze(0)`) that does not
+/// turn it into Python data (`.tolist()`, `.numpy()`, `.item()`)?
+fn still_plain_tensor(checker: &mut Checker, value: &Expr, name: &str) -> bool {
+    if checker.kind_of(value) == Kind::Tensor {
+        return true;
+    }
+    let mut e = value;
+    loop {
+        match e {
+            Expr::Call(c) => match helpers::method_call(c) {
+                Some(("tolist" | "numpy" | "item" | "size" | "dim" | "numel", _)) | None => {
+                    return false
+                }
+                Some((_, recv)) => e = recv,
+            },
+            e => return helpers::self_attribute(e) == Some(name) && !std::ptr::eq(e, value),
+        }
+    }
+}
+
 /// A creator called without arguments (`torch.Tensor()`): an empty placeholder.
 fn is_empty_placeholder(expr: &Expr) -> bool {
     matches!(expr, Expr::Call(c) if c.arguments.is_empty())
@@ -215,18 +242,18 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     {
         return;
     }
-    // `__init__` then replaces it, on every path (a statement of its own body, not an arm of
-    // an `if`), with something that is not a constant tensor
-    // (`self.freq_bands = self.freq_bands.numpy().tolist()`): forward reads that instead.
-    if class_method(class.def, "__init__").is_some_and(|init| {
-        init.body.iter().any(|s| {
-            matches!(s, Stmt::Assign(a)
-                if a.start() > assign.end()
-                    && a.targets.iter().any(|t| helpers::self_attribute(t) == Some(name))
-                    && !is_constant_tensor(checker, &a.value))
-        })
-    }) {
-        return;
+    // What `__init__` then makes of it, on every path from this assignment (a later statement
+    // of the same suite or of an enclosing one, not another arm of a branch): registered
+    // (`self.mask = nn.Parameter(self.mask, requires_grad=False)`), or replaced by something
+    // that is not a tensor (`self.freq_bands = self.freq_bands.numpy().tolist()`): forward
+    // reads that instead. Only a re-binding that is still a plain tensor
+    // (`self.mask = self.mask.unsqueeze(0)`) keeps the finding.
+    if let Some(init) = class_method(class.def, "__init__") {
+        match attr_rebound_after(init, name, stmt.range(), &|e| checker.resolve(e)) {
+            Some(AttrRebinding::Registered) => return,
+            Some(AttrRebinding::Value(v)) if !still_plain_tensor(checker, v, name) => return,
+            _ => {}
+        }
     }
     let usage = self_attr_use(&forward.body, name);
     // Only a read that can meet the input's device counts: a shape read (`self.grid.size()`)

@@ -78,8 +78,23 @@ fn torch_six() {
     let src = "import torch\nfrom torch._six import inf, string_classes as sc\nx = torch._six.int_classes\n";
     assert_eq!(
         apply("torch-six-removed", None, src),
-        "import torch\nfrom math import inf; sc = str\nx = int\n"
+        "import torch\nfrom math import inf; sc = (str, bytes)\nx = int\n"
     );
+    // `string_classes` was `(str, bytes)`: bytes keep matching after the fix.
+    let src = "import torch\nok = isinstance(b'x', torch._six.string_classes)\n";
+    assert_eq!(
+        apply("torch-six-removed", None, src),
+        "import torch\nok = isinstance(b'x', (str, bytes))\n"
+    );
+    let src = "from torch._six import PY3, queue, StringIO\n";
+    assert_eq!(
+        apply("torch-six-removed", None, src),
+        "PY3 = True; import queue; from io import StringIO\n"
+    );
+    // `PY37` changed meaning between releases (`== 3.7`, later `>= 3.7`): reported, not fixed.
+    let src = "from torch._six import PY37\n";
+    assert_eq!(apply("torch-six-removed", None, src), src);
+    assert_eq!(count("torch-six-removed", None, src), 1);
     let src = "from torch._six import with_metaclass\n";
     assert_eq!(apply("torch-six-removed", None, src), src);
     assert_eq!(count("torch-six-removed", Some("1.13"), src), 0);

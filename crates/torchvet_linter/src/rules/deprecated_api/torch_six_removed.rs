@@ -22,16 +22,21 @@ crate::declare_rule! {
     /// Use instead:
     /// ```python
     /// from math import inf
-    /// string_classes = str
+    /// string_classes = (str, bytes)
     /// ```
     ///
     /// ## Fix safety
     /// For `from torch._six import ...` of known names the fix rewrites the statement with the
-    /// standard-library equivalents the module used to re-export (`string_classes = str`,
-    /// `int_classes = int`, `from math import inf`, `import collections.abc as container_abcs`,
-    /// `PY3 = True`, ...), keeping the bound names. The values are identical on Python 3, so the
-    /// fix is safe. Attribute references get `str` / `int` / `torch.inf` where that is exact.
-    /// No fix is offered for other names or for `import torch._six`.
+    /// values `torch/_six.py` defined on Python 3, keeping the bound names:
+    /// `string_classes = (str, bytes)` (a tuple with `bytes`, not `str` alone),
+    /// `int_classes = int`, `from math import inf` / `nan`,
+    /// `import collections.abc as container_abcs`, `PY3 = True`, `PY2 = False`,
+    /// `from io import StringIO`, `from builtins import FileNotFoundError`, `import queue`.
+    /// Each is the same object or an equal value on every Python 3 that torch 2 supports, so
+    /// the fix is safe. `PY37` gets no fix: torch defined it as `== 3.7` in older releases and
+    /// as `>= 3.7` in later ones, so its value depends on the torch the code was written for.
+    /// Attribute references get `(str, bytes)` / `int` / `torch.inf` / `torch.nan`. No fix is
+    /// offered for other names (`with_metaclass`, `istuple`, ...) or for `import torch._six`.
     ///
     /// ## References
     /// - [Removal of torch._six (pytorch#94709)](https://github.com/pytorch/pytorch/pull/94709)
@@ -50,13 +55,22 @@ crate::declare_rule! {
 /// The Python 3 replacement statement for `bound = torch._six.member`.
 fn replacement_stmt(member: &str, bound: &str) -> Option<String> {
     Some(match member {
-        "string_classes" => format!("{bound} = str"),
+        // torch/_six.py (Python 3): `string_classes = (str, bytes)`, not `str`.
+        "string_classes" => format!("{bound} = (str, bytes)"),
         "int_classes" => format!("{bound} = int"),
         "inf" | "nan" if bound == member => format!("from math import {member}"),
         "inf" | "nan" => format!("from math import {member} as {bound}"),
         "container_abcs" => format!("import collections.abc as {bound}"),
-        "PY3" | "PY37" => format!("{bound} = True"),
+        // `sys.version_info[0] == 3` / `== 2`: fixed on any Python torch 2 runs on. `PY37` is
+        // left alone: it was `== 7` in older releases and `>= 7` in later ones.
+        "PY3" => format!("{bound} = True"),
         "PY2" => format!("{bound} = False"),
+        "FileNotFoundError" if bound == member => "from builtins import FileNotFoundError".into(),
+        "FileNotFoundError" => format!("from builtins import FileNotFoundError as {bound}"),
+        "StringIO" if bound == member => "from io import StringIO".into(),
+        "StringIO" => format!("from io import StringIO as {bound}"),
+        "queue" if bound == member => "import queue".into(),
+        "queue" => format!("import queue as {bound}"),
         _ => return None,
     })
 }
@@ -155,7 +169,7 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
     }
     let text = checker.text(expr.range()).to_string();
     let replacement = match q.strip_prefix("torch._six.") {
-        Some("string_classes") => Some("str".to_string()),
+        Some("string_classes") => Some("(str, bytes)".to_string()),
         Some("int_classes") => Some("int".to_string()),
         Some(m @ ("inf" | "nan")) => helpers::torch_alias(checker).map(|t| format!("{t}.{m}")),
         _ => None,

@@ -38,8 +38,13 @@ crate::declare_rule! {
     /// that loads it. `weights_only=True` restricts loading to tensors, primitive values and
     /// containers of them, which is all a `state_dict` needs. Loads of a file that the project
     /// writes itself (the path matches a `torch.save` of the same file, or of another file of
-    /// the project: `predict.py` loading what `train.py` saves) are a warning, not critical;
-    /// loads from outside stay critical. In unit-test code, a bare load of a file
+    /// the project: `predict.py` loading what `train.py` saves) are a warning, not critical,
+    /// and so are loads of a file that ships with the code: a path built from the module's own
+    /// location and literals only (`os.path.join(os.path.dirname(__file__), "../data/pnet.pt")`,
+    /// `Path(__file__).parent / "weights.pt"`); replacing that file already takes write access
+    /// to the installed code. The message says which of these it assumed. Loads from outside
+    /// (a URL, a download, the command line, user input) and of paths of unknown origin stay
+    /// critical. In unit-test code, a bare load of a file
     /// that the test itself writes, directly or through a pytest fixture of the same file
     /// that saves and returns the path, is not reported.
     ///
@@ -105,6 +110,9 @@ enum Origin {
     ProjectSave(ProjectFile, FileId, TextRange, String),
     /// A parameter some caller fills with a download.
     CallerDownload,
+    /// A file that ships with the code: the path is built from the module's own location
+    /// (`__file__`, here) and literals.
+    Shipped(TextRange),
     /// Not known.
     Unknown,
 }
@@ -230,6 +238,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         Some(p) => origin_of(checker, p, &saves),
         None => Origin::Unknown,
     };
+    // A path built from the module's own location and literals (`os.path.join(
+    // os.path.dirname(__file__), "../data/pnet.pt")`): a checkpoint that ships with the code.
+    if matches!(origin, Origin::Unknown) {
+        if let Some(at) = path.and_then(|p| shipped(checker, p)) {
+            origin = Origin::Shipped(at);
+        }
+    }
     // A parameter that some caller fills with a download (`evaluate(hf_hub_download(...))`
     // in the script's `__main__`) is an outside file, whatever else the callers pass.
     if matches!(origin, Origin::Unknown) && info.as_ref().is_some_and(|i| i.downloaded) {
@@ -260,6 +275,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             Severity::Warning,
             format!("the project writes this checkpoint itself ({at}), so it is not an outside file, but"),
         ),
+        Origin::Shipped(_) => (
+            Severity::Warning,
+            "the path is built from this module's own location (`__file__`), so it is taken to be a checkpoint that ships with the code, not an outside file; still,".to_string(),
+        ),
         Origin::Unknown => (
             if explicit_false {
                 Severity::Warning
@@ -274,7 +293,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             Origin::Outside(..) | Origin::CallerDownload => format!(
                 "`weights_only=False` unpickles arbitrary objects and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
-            Origin::OwnSave(_) | Origin::ProjectSave(..) => format!(
+            Origin::OwnSave(_) | Origin::ProjectSave(..) | Origin::Shipped(_) => format!(
                 "`weights_only=False` unpickles arbitrary objects; {source} any file placed at that path runs code when loaded: save `state_dict()`s and load with `weights_only=True` ({target})"
             ),
             Origin::Unknown => format!(
@@ -286,7 +305,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             Origin::Outside(..) | Origin::CallerDownload => format!(
                 "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6, and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
-            Origin::OwnSave(_) | Origin::ProjectSave(..) => format!(
+            Origin::OwnSave(_) | Origin::ProjectSave(..) | Origin::Shipped(_) => format!(
                 "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6; {source} any file placed at that path runs code when loaded ({target})"
             ),
             Origin::Unknown => format!(
@@ -363,6 +382,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         Origin::ProjectSave(project, file, range, _) => {
             d.add_remote(&project, file, range, "the checkpoint is written here");
         }
+        Origin::Shipped(range) => {
+            d.add_related(
+                range,
+                "the path is relative to this file: taken as a checkpoint shipped with the code",
+            );
+        }
         Origin::CallerDownload | Origin::Unknown => {}
     }
     if let Verdict::Fails { what, at, .. } = &verdict {
@@ -399,6 +424,22 @@ fn origin_of(checker: &Checker, path: &Expr, saves: &[SaveSite]) -> Origin {
         Some((what, range)) => Origin::Outside(what, range),
         None => fixture_save(checker, path, saves).map_or(Origin::Unknown, Origin::OwnSave),
     }
+}
+
+/// The `__file__` a path is built from, when it names a file shipped with the code (see
+/// [`torchvet_semantic::project::facts::shipped_path`]).
+fn shipped(checker: &Checker, path: &Expr) -> Option<TextRange> {
+    let module: &[Stmt] = &checker.module().body;
+    let bodies: Vec<&[Stmt]> = match checker.function() {
+        Some(f) => vec![&f.body, module],
+        None => vec![module],
+    };
+    torchvet_semantic::project::facts::shipped_path(
+        path,
+        &bodies,
+        &|e| checker.resolve(e),
+        path.start(),
+    )
 }
 
 /// A test's parameter filled by a pytest fixture of the same file that saves the file it
