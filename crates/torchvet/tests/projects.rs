@@ -88,6 +88,7 @@ projects! {
         value_kinds_factories,
         weights_only_namespace,
         whole_model_save_predict,
+        launch_rank_option_read,
     ],
     clean: [
         clean_custom_dataset_attrs,
@@ -109,6 +110,7 @@ projects! {
         clean_two_scripts_checkpoint_dir,
         clean_src_accumulation,
         clean_trainer_resume,
+        clean_env_rank_leftover_option,
     ],
 }
 
