@@ -111,6 +111,8 @@ projects! {
         clean_src_accumulation,
         clean_trainer_resume,
         clean_env_rank_leftover_option,
+        clean_torchvision_pinned_old,
+        clean_conda_env_pins,
     ],
 }
 

@@ -722,6 +722,27 @@ impl<'a> Checker<'a> {
             .is_none_or(|m| m >= Version::new(major, minor))
     }
 
+    /// Is the target torchvision at least `0.minor` (latest when unknown)? The declared
+    /// torchvision bounds it, and so does the target torch through the release pairing
+    /// ([`crate::settings::torch_for_torchvision`]: torchvision 0.13 came with torch 1.12).
+    pub fn torchvision_at_least(&self, major: u32, minor: u32) -> bool {
+        let v = Version::new(major, minor);
+        let torch = crate::settings::torch_for_torchvision(v);
+        self.settings.target_torchvision.is_none_or(|t| t >= v)
+            && self.torch_at_least(torch.major, torch.minor)
+    }
+
+    /// Does every torchvision the project allows have `major.minor`? Every declaration of the
+    /// project counts (torchvision's own, and torch's through the release pairing); `true`
+    /// when none bounds it from below. Fixes that write a torchvision API added in
+    /// `major.minor` (`weights=`, 0.13) are safe only then.
+    pub fn declared_torchvision_min_at_least(&self, major: u32, minor: u32) -> bool {
+        let v = Version::new(major, minor);
+        let torch = crate::settings::torch_for_torchvision(v);
+        self.settings.min_torchvision.is_none_or(|m| m >= v)
+            && self.declared_min_at_least(torch.major, torch.minor)
+    }
+
     /// Does the project declare a lowest torch, and is it at least `major.minor`? Unlike
     /// [`Checker::declared_min_at_least`], an undeclared bound answers `false`: a fix that
     /// writes an API added in a recent release (`torch.amp.GradScaler`, 2.3) is safe only when
@@ -773,6 +794,66 @@ impl<'a> Checker<'a> {
                         e => caught(e),
                     }
                 })
+        })
+    }
+
+    /// Is `call` the fallback of a signature probe: in an `except TypeError:` handler of a
+    /// `try` whose body calls the same function with a keyword `call` leaves out
+    /// (`try: inception_v3(weights=w, init_weights=False) except TypeError:
+    /// inception_v3(pretrained=True)`)? The handler runs only on a release whose signature
+    /// rejects that keyword, an old one, where the API it uses is the current one.
+    pub fn in_signature_fallback(&self, call: &ExprCall) -> bool {
+        let callee = self.text(call.func.range());
+        let at = call.start();
+        self.stmt_stack.iter().any(|s| {
+            let Stmt::Try(t) = s else { return false };
+            let in_type_error_handler = t.handlers.iter().any(|h| {
+                let ExceptHandler::ExceptHandler(h) = h;
+                let catches = h.type_.as_deref().is_some_and(|ty| {
+                    let is_type_error = |e: &Expr| helpers_last(e) == Some("TypeError");
+                    match ty {
+                        Expr::Tuple(t) => t.elts.iter().any(is_type_error),
+                        e => is_type_error(e),
+                    }
+                });
+                catches && h.range.contains(at)
+            });
+            if !in_type_error_handler {
+                return false;
+            }
+            struct Probe<'c, 'x> {
+                callee: &'c str,
+                source: &'c str,
+                fallback: &'x ExprCall,
+                found: bool,
+            }
+            impl<'x> Visitor<'x> for Probe<'_, 'x> {
+                fn visit_expr(&mut self, e: &'x Expr) {
+                    if let Expr::Call(c) = e {
+                        if &self.source[c.func.range()] == self.callee
+                            && c.arguments.keywords.iter().any(|k| {
+                                k.arg.as_ref().is_some_and(|name| {
+                                    self.fallback
+                                        .arguments
+                                        .find_keyword(name.as_str())
+                                        .is_none()
+                                })
+                            })
+                        {
+                            self.found = true;
+                        }
+                    }
+                    visitor::walk_expr(self, e);
+                }
+            }
+            let mut probe = Probe {
+                callee,
+                source: &self.source.text,
+                fallback: call,
+                found: false,
+            };
+            probe.visit_body(&t.body);
+            probe.found
         })
     }
 
