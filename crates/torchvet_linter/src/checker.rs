@@ -713,9 +713,11 @@ impl<'a> Checker<'a> {
             .is_none_or(|t| t >= Version::new(major, minor))
     }
 
-    /// Does every torch the project declares it supports have `major.minor` (its declared
-    /// lower bound is at least that)? `true` when no lower bound is declared: the target is
-    /// then the latest torch. Fixes that write an API added in `major.minor` are safe only then.
+    /// Does every torch the project declares it supports have `major.minor` (the lowest
+    /// version any of its dependency files allows, wherever in the project they sit, is at
+    /// least that)? `true` when no lower bound is declared: the target is then the latest
+    /// torch. Fixes that write an API added in `major.minor` are safe only then: this (and
+    /// [`Checker::declared_torchvision_min_at_least`]) is the one query for that.
     pub fn declared_min_at_least(&self, major: u32, minor: u32) -> bool {
         self.settings
             .min_torch

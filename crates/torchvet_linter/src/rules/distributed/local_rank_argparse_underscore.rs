@@ -21,7 +21,10 @@ crate::declare_rule! {
     /// file of the project: it is started with `torchrun` or `torch.distributed.launch
     /// --use_env`, which pass no option) and never reads the parsed `.local_rank` (not in the
     /// file, and nowhere in the project on a value another file can hand over: a parameter,
-    /// `self.args`, a module-level name) keeps the option as an unused leftover: not flagged.
+    /// `self.args`, a module-level name) keeps the option as an unused leftover: not flagged,
+    /// unless the option's help says a launcher passes it (`help="Automatic DDP Multi-GPU
+    /// argument, do not modify"`): such a script is meant to be started by the launcher that
+    /// passes `--local-rank` on torch 2.
     ///
     /// Scripts that use DeepSpeed, or name it at all (a backend loaded with
     /// `importlib.import_module("deepspeed")`), are left alone: its launcher passes
@@ -97,17 +100,19 @@ fn check_end(checker: &mut Checker) {
         return;
     }
     // The rank comes from the environment (`torchrun`, `launch --use_env`: no option is
-    // passed) and the parsed option is read nowhere: a leftover that parsing never meets.
-    if let Some(p) = checker.project_or_file() {
-        if p.model.any_reads_local_rank_env()
+    // passed) and the parsed option is read nowhere: a leftover that parsing never meets,
+    // unless its help says a launcher fills it in ("Automatic DDP Multi-GPU argument", "set
+    // by torch.distributed.launch"): then the script is meant to be started that way.
+    let leftover = checker.project_or_file().is_some_and(|p| {
+        p.model.any_reads_local_rank_env()
             && !p.summary().facts.launch.reads_local_rank_attr
             && !p.model.any_reads_shared_local_rank_attr()
-        {
-            return;
-        }
-    }
+    });
     let gated = version_gated_ifs(&checker.module().body);
     for call in candidates {
+        if leftover && !help_names_a_launcher(call) {
+            continue;
+        }
         // `if PYTORCH_MAJOR_VERSION == 1: parser.add_argument("--local_rank", ...)`: only
         // for the torch versions whose launcher passes `--local_rank`.
         if gated.iter().any(|r| r.contains_range(call.range())) {
@@ -159,6 +164,17 @@ fn check_end(checker: &mut Checker) {
             ));
         }
     }
+}
+
+/// Does the option's `help=` say a launcher passes it (`"Automatic DDP Multi-GPU argument,
+/// do not modify"`, `"set by torch.distributed.launch"`)?
+fn help_names_a_launcher(call: &ExprCall) -> bool {
+    helpers::keyword(call, "help")
+        .and_then(helpers::str_value)
+        .is_some_and(|h| {
+            let h = h.to_ascii_lowercase();
+            h.contains("launch") || h.contains("automatic")
+        })
 }
 
 /// The body ranges of `if` statements (anywhere, functions included) whose test reads a
@@ -248,6 +264,13 @@ mod tests {
             "torch.cuda.set_device(args.local_rank)",
         );
         assert_eq!(count(&format!("{parser}{read}")), 1);
+        // The option's help says the launcher passes it: the script is meant to be started
+        // by `torch.distributed.launch`, which passes `--local-rank` on torch 2: fires.
+        let documented = parser.replace(
+            "default=-1, type=int)",
+            "default=-1, type=int, help='Automatic DDP Multi-GPU argument, do not modify')",
+        );
+        assert_eq!(count(&format!("{documented}{env}")), 1);
         // No environment rank: the legacy launcher passes the option: fires.
         let no_env = env.replace("int(os.environ['LOCAL_RANK'])", "0");
         assert_eq!(count(&format!("{parser}{no_env}")), 1);
