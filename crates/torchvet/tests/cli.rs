@@ -432,6 +432,61 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// A fix that writes an API of a newer release is safe only when no dependency file of the
+/// project allows an older one, wherever the file sits: the `torch==1.4.0` pins of
+/// `installation/` and `docker/` (no parent of `lib/`) keep `--fix` from writing torchvision's
+/// `weights=`, which raises `TypeError` there; `--unsafe-fixes` writes it.
+#[test]
+fn fixes_that_need_a_newer_torch_than_a_pin_anywhere_in_the_project_are_unsafe() {
+    for with_git in [true, false] {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        std::fs::create_dir(&root).unwrap();
+        if with_git {
+            std::fs::create_dir(root.join(".git")).unwrap();
+        }
+        let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../resources/test/fix-projects/pins_outside_the_tree");
+        copy_tree(&src, &root);
+        let file = root.join("lib/medzoo/covidnet.py");
+        let before = std::fs::read_to_string(&file).unwrap();
+        // Without a repository, the checked directory is the project.
+        let (code, out, err) = run(
+            d.path(),
+            &[
+                "check",
+                "repo",
+                "--isolated",
+                "--no-cache",
+                "--fix",
+                "--output-format",
+                "concise",
+            ],
+        );
+        assert!(code == 0 || code == 1, "{out}\n{err}");
+        assert!(out.contains("TV086"), "{out}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), before, "{out}");
+        let (_, out, err) = run(
+            d.path(),
+            &[
+                "check",
+                "repo",
+                "--isolated",
+                "--no-cache",
+                "--fix",
+                "--unsafe-fixes",
+                "--output-format",
+                "concise",
+            ],
+        );
+        let after = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            after.contains("weights=models.ResNet18_Weights.IMAGENET1K_V1"),
+            "{out}\n{err}\n{after}"
+        );
+    }
+}
+
 /// Safe fixes never change what a project does: on a project that saves whole objects, the
 /// `weights_only=True` fix is not applied to the load of that checkpoint (resuming would
 /// raise), while the loads of state_dict-only checkpoints are fixed; the pretrained fix keeps

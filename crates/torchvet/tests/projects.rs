@@ -88,6 +88,7 @@ projects! {
         value_kinds_factories,
         weights_only_namespace,
         whole_model_save_predict,
+        launch_rank_option_read,
     ],
     clean: [
         clean_conditional_eval_helper,
@@ -110,6 +111,9 @@ projects! {
         clean_two_scripts_checkpoint_dir,
         clean_src_accumulation,
         clean_trainer_resume,
+        clean_env_rank_leftover_option,
+        clean_torchvision_pinned_old,
+        clean_conda_env_pins,
     ],
 }
 

@@ -713,13 +713,36 @@ impl<'a> Checker<'a> {
             .is_none_or(|t| t >= Version::new(major, minor))
     }
 
-    /// Does every torch the project declares it supports have `major.minor` (its declared
-    /// lower bound is at least that)? `true` when no lower bound is declared: the target is
-    /// then the latest torch. Fixes that write an API added in `major.minor` are safe only then.
+    /// Does every torch the project declares it supports have `major.minor` (the lowest
+    /// version any of its dependency files allows, wherever in the project they sit, is at
+    /// least that)? `true` when no lower bound is declared: the target is then the latest
+    /// torch. Fixes that write an API added in `major.minor` are safe only then: this (and
+    /// [`Checker::declared_torchvision_min_at_least`]) is the one query for that.
     pub fn declared_min_at_least(&self, major: u32, minor: u32) -> bool {
         self.settings
             .min_torch
             .is_none_or(|m| m >= Version::new(major, minor))
+    }
+
+    /// Is the target torchvision at least `0.minor` (latest when unknown)? The declared
+    /// torchvision bounds it, and so does the target torch through the release pairing
+    /// ([`crate::settings::torch_for_torchvision`]: torchvision 0.13 came with torch 1.12).
+    pub fn torchvision_at_least(&self, major: u32, minor: u32) -> bool {
+        let v = Version::new(major, minor);
+        let torch = crate::settings::torch_for_torchvision(v);
+        self.settings.target_torchvision.is_none_or(|t| t >= v)
+            && self.torch_at_least(torch.major, torch.minor)
+    }
+
+    /// Does every torchvision the project allows have `major.minor`? Every declaration of the
+    /// project counts (torchvision's own, and torch's through the release pairing); `true`
+    /// when none bounds it from below. Fixes that write a torchvision API added in
+    /// `major.minor` (`weights=`, 0.13) are safe only then.
+    pub fn declared_torchvision_min_at_least(&self, major: u32, minor: u32) -> bool {
+        let v = Version::new(major, minor);
+        let torch = crate::settings::torch_for_torchvision(v);
+        self.settings.min_torchvision.is_none_or(|m| m >= v)
+            && self.declared_min_at_least(torch.major, torch.minor)
     }
 
     /// Does the project declare a lowest torch, and is it at least `major.minor`? Unlike
@@ -773,6 +796,66 @@ impl<'a> Checker<'a> {
                         e => caught(e),
                     }
                 })
+        })
+    }
+
+    /// Is `call` the fallback of a signature probe: in an `except TypeError:` handler of a
+    /// `try` whose body calls the same function with a keyword `call` leaves out
+    /// (`try: inception_v3(weights=w, init_weights=False) except TypeError:
+    /// inception_v3(pretrained=True)`)? The handler runs only on a release whose signature
+    /// rejects that keyword, an old one, where the API it uses is the current one.
+    pub fn in_signature_fallback(&self, call: &ExprCall) -> bool {
+        let callee = self.text(call.func.range());
+        let at = call.start();
+        self.stmt_stack.iter().any(|s| {
+            let Stmt::Try(t) = s else { return false };
+            let in_type_error_handler = t.handlers.iter().any(|h| {
+                let ExceptHandler::ExceptHandler(h) = h;
+                let catches = h.type_.as_deref().is_some_and(|ty| {
+                    let is_type_error = |e: &Expr| helpers_last(e) == Some("TypeError");
+                    match ty {
+                        Expr::Tuple(t) => t.elts.iter().any(is_type_error),
+                        e => is_type_error(e),
+                    }
+                });
+                catches && h.range.contains(at)
+            });
+            if !in_type_error_handler {
+                return false;
+            }
+            struct Probe<'c, 'x> {
+                callee: &'c str,
+                source: &'c str,
+                fallback: &'x ExprCall,
+                found: bool,
+            }
+            impl<'x> Visitor<'x> for Probe<'_, 'x> {
+                fn visit_expr(&mut self, e: &'x Expr) {
+                    if let Expr::Call(c) = e {
+                        if &self.source[c.func.range()] == self.callee
+                            && c.arguments.keywords.iter().any(|k| {
+                                k.arg.as_ref().is_some_and(|name| {
+                                    self.fallback
+                                        .arguments
+                                        .find_keyword(name.as_str())
+                                        .is_none()
+                                })
+                            })
+                        {
+                            self.found = true;
+                        }
+                    }
+                    visitor::walk_expr(self, e);
+                }
+            }
+            let mut probe = Probe {
+                callee,
+                source: &self.source.text,
+                fallback: call,
+                found: false,
+            };
+            probe.visit_body(&t.body);
+            probe.found
         })
     }
 

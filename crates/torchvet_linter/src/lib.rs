@@ -15,7 +15,7 @@ pub mod test_support;
 
 pub use checker::{Checker, RawDiagnostic};
 pub use registry::{all_rules, expand_selector, find_rule, Autofix, Group, Rule};
-pub use settings::{LintSettings, Version};
+pub use settings::{torch_for_torchvision, torchvision_for_torch, LintSettings, Version};
 
 use checker::Dispatch;
 use ruff_python_ast::ModModule;
@@ -36,6 +36,11 @@ pub struct FileContext {
     /// The lowest torch the file's project declares (`torch>=1.7` -> 1.7); `None` = the
     /// settings' (none declared).
     pub min_torch: Option<Version>,
+    /// The file's target torchvision, when its project declares torchvision (`Some(None)` =
+    /// unbounded); `None` = the settings'.
+    pub target_torchvision: Option<Option<Version>>,
+    /// The lowest torchvision the file's project declares; `None` = the settings'.
+    pub min_torchvision: Option<Version>,
 }
 
 impl FileContext {
@@ -131,10 +136,19 @@ impl Linter {
     ) -> Vec<Diagnostic> {
         let target_differs = ctx.target.is_some_and(|t| t != self.settings.target_torch);
         let min_differs = ctx.min_torch.is_some() && ctx.min_torch != self.settings.min_torch;
-        if target_differs || min_differs {
+        let tv_differs = ctx
+            .target_torchvision
+            .is_some_and(|t| t != self.settings.target_torchvision)
+            || (ctx.min_torchvision.is_some()
+                && ctx.min_torchvision != self.settings.min_torchvision);
+        if target_differs || min_differs || tv_differs {
             let settings = LintSettings {
                 target_torch: ctx.target.unwrap_or(self.settings.target_torch),
                 min_torch: ctx.min_torch.or(self.settings.min_torch),
+                target_torchvision: ctx
+                    .target_torchvision
+                    .unwrap_or(self.settings.target_torchvision),
+                min_torchvision: ctx.min_torchvision.or(self.settings.min_torchvision),
                 ..self.settings.clone()
             };
             self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())

@@ -35,6 +35,40 @@ impl fmt::Display for Version {
     }
 }
 
+/// The torchvision release made for a torch release (`major.minor`), as the torchvision
+/// README's compatibility table and PyTorch's release compatibility matrix
+/// (`pytorch/pytorch` `RELEASE.md`) list them: torch 0.4 - 0.2, 1.0 - 0.2, 1.1 - 0.3, 1.2 - 0.4,
+/// 1.3 - 0.4, then 1.x - 0.(x+1) from 1.4 - 0.5 to 1.13 - 0.14, and 2.y - 0.(15+y)
+/// (2.0 - 0.15, 2.4 - 0.19, 2.8 - 0.23). A later major follows the 2.y rule from the last known
+/// pairing. `1.<any>` (an upper bound `<2`) gives torchvision 0.14, the last one for torch 1.
+pub fn torchvision_for_torch(torch: Version) -> Version {
+    let minor = match (torch.major, torch.minor) {
+        (0, _) => 2,
+        (1, 0) => 2,
+        (1, 1) => 3,
+        (1, 2 | 3) => 4,
+        (1, m) => m.min(13) + 1,
+        (2, m) => m.saturating_add(15),
+        _ => u32::MAX,
+    };
+    Version::new(0, minor)
+}
+
+/// The oldest torch release whose paired torchvision is at least `torchvision` (the inverse
+/// of [`torchvision_for_torch`]): torchvision 0.13 - torch 1.12.
+pub fn torch_for_torchvision(torchvision: Version) -> Version {
+    if torchvision.major > 0 {
+        return Version::new(u32::MAX, 0);
+    }
+    match torchvision.minor {
+        0..=2 => Version::new(0, 4),
+        3 => Version::new(1, 1),
+        4 => Version::new(1, 2),
+        m @ 5..=14 => Version::new(1, m - 1),
+        m => Version::new(2, m - 15),
+    }
+}
+
 /// What a run of the linter is configured to do.
 #[derive(Clone, Debug)]
 pub struct LintSettings {
@@ -45,6 +79,12 @@ pub struct LintSettings {
     /// The lowest torch the code's project declares it supports (`torch>=1.7`); `None` = no
     /// lower bound declared. Fixes that need a newer torch are not safe below it.
     pub min_torch: Option<Version>,
+    /// The torchvision version the code targets, when the project declares torchvision
+    /// (`None` = what the target torch pairs with, see [`torchvision_for_torch`]).
+    pub target_torchvision: Option<Version>,
+    /// The lowest torchvision the project's declarations allow; `None` = none declared (the
+    /// torch bound still applies through the pairing).
+    pub min_torchvision: Option<Version>,
     /// Preview rules allowed.
     pub preview: bool,
 }
@@ -55,6 +95,8 @@ impl Default for LintSettings {
             enabled: vec![false; all_rules().len()],
             target_torch: None,
             min_torch: None,
+            target_torchvision: None,
+            min_torchvision: None,
             preview: false,
         })
     }
@@ -111,6 +153,8 @@ impl LintSettings {
             enabled,
             target_torch: None,
             min_torch: None,
+            target_torchvision: None,
+            min_torchvision: None,
             preview,
         })
     }
@@ -125,6 +169,8 @@ impl LintSettings {
             enabled,
             target_torch: None,
             min_torch: None,
+            target_torchvision: None,
+            min_torchvision: None,
             preview: true,
         }
     }
@@ -132,5 +178,33 @@ impl LintSettings {
     /// Is the rule with this index on?
     pub fn is_enabled(&self, index: usize) -> bool {
         self.enabled.get(index).copied().unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod pairing_tests {
+    use super::*;
+
+    #[test]
+    fn torch_and_torchvision_releases_pair_as_the_compatibility_table_lists() {
+        let tv = |a, b| torchvision_for_torch(Version::new(a, b));
+        assert_eq!(tv(1, 4), Version::new(0, 5));
+        assert_eq!(tv(1, 8), Version::new(0, 9));
+        assert_eq!(tv(1, 11), Version::new(0, 12));
+        assert_eq!(tv(1, 12), Version::new(0, 13));
+        assert_eq!(tv(1, 13), Version::new(0, 14));
+        assert_eq!(tv(1, u32::MAX), Version::new(0, 14));
+        assert_eq!(tv(2, 0), Version::new(0, 15));
+        assert_eq!(tv(2, 4), Version::new(0, 19));
+        assert_eq!(tv(1, 2), Version::new(0, 4));
+        assert_eq!(tv(1, 3), Version::new(0, 4));
+        let t = |m| torch_for_torchvision(Version::new(0, m));
+        assert_eq!(t(13), Version::new(1, 12));
+        assert_eq!(t(5), Version::new(1, 4));
+        assert_eq!(t(15), Version::new(2, 0));
+        assert_eq!(t(19), Version::new(2, 4));
+        for m in 5..30 {
+            assert_eq!(tv(t(m).major, t(m).minor), Version::new(0, m));
+        }
     }
 }

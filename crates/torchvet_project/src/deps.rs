@@ -53,7 +53,10 @@ pub(crate) fn dep_file_kind(path: &Path) -> Option<DepKind> {
         "pyproject.toml" => DepKind::Pyproject,
         "setup.cfg" => DepKind::SetupCfg,
         "setup.py" => DepKind::SetupPy,
-        "environment.yml" | "environment.yaml" | "conda.yml" | "conda.yaml" => DepKind::Conda,
+        "environment.yml" | "environment.yaml" | "conda.yml" | "conda.yaml" | "env.yml"
+        | "env.yaml" | "conda_env.yml" | "conda_env.yaml" | "conda-env.yml" | "conda-env.yaml" => {
+            DepKind::Conda
+        }
         "pipfile" => DepKind::Pipfile,
         "pipfile.lock" => DepKind::PipfileLock,
         "uv.lock" | "poetry.lock" | "pdm.lock" => DepKind::TomlLock,

@@ -436,7 +436,7 @@ pub fn review_with(
     let settings = LintSettings::from_selectors(Some(&["ALL".to_string()]), &[], &[], true)
         .map_err(|e| ReviewError::Settings(format!("{e:?}")))?;
     let linter = Linter::new(settings);
-    let targets = TorchTargets::new();
+    let targets = TorchTargets::with_roots(paths);
 
     let base = match paths {
         [one] if one.is_dir() => Some(one.as_path()),
@@ -482,11 +482,13 @@ pub fn review_with(
         let l = &loaded[i];
         let Ok(file) = &l.state else { continue };
         let name = shown(&l.path);
-        let declared = targets.for_path(&l.path);
+        let declared = targets.targets(&l.path);
         let ctx = FileContext {
             project: file.project.clone(),
-            target: Some(declared.as_ref().and_then(|d| d.max)),
-            min_torch: declared.and_then(|d| d.min),
+            target: Some(declared.torch),
+            min_torch: declared.min_torch,
+            target_torchvision: Some(declared.torchvision),
+            min_torchvision: declared.min_torchvision,
         };
         let diags = linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx);
         for d in diags {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 use torchvet_diagnostics::Diagnostic;
 use torchvet_linter::{expand_selector, LintSettings, Linter, Version};
-use torchvet_workspace::{declared_torch_version, find_config, ConfigFile};
+use torchvet_workspace::{file_targets, find_config, ConfigFile};
 
 /// A linter with everything a configuration file adds around it.
 pub struct Workspace {
@@ -40,11 +40,10 @@ impl Workspace {
         (settings.target_torch, settings.min_torch) = match &opts.target_torch {
             Some(v) => (Version::parse(v), None),
             None => {
-                let declared = declared_torch_version(start);
-                (
-                    declared.as_ref().and_then(|d| d.max),
-                    declared.and_then(|d| d.min),
-                )
+                let declared = file_targets(start);
+                (settings.target_torchvision, settings.min_torchvision) =
+                    (declared.torchvision, declared.min_torchvision);
+                (declared.torch, declared.min_torch)
             }
         };
         let root = match config {

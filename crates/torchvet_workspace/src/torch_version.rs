@@ -50,59 +50,208 @@ pub fn declared_torch_version(start: &Path) -> Option<DeclaredVersion> {
     None
 }
 
+/// What one checked file targets, from its project's declarations.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct FileTargets {
+    /// The highest torch the nearest declaration allows (`None` = latest).
+    pub torch: Option<Version>,
+    /// The lowest torch any declaration of the project allows (`None` = no lower bound
+    /// declared anywhere).
+    pub min_torch: Option<Version>,
+    /// The highest torchvision the nearest declaration of torchvision allows: `None` when the
+    /// nearest declaring directory does not name torchvision (the target torch decides then,
+    /// through the release pairing) or names it without an upper bound.
+    pub torchvision: Option<Version>,
+    /// The lowest torchvision any declaration of the project allows.
+    pub min_torchvision: Option<Version>,
+}
+
 /// The declared torch version per checked file, as Ruff resolves nested configurations: each
 /// file gets the declaration nearest to it (its own project root: the nearest directory on the
 /// way up whose dependency files declare torch, stopping at a `.git` directory), whatever
 /// the directory the run started from. Answers are cached per directory, so a tree of many
 /// files reads each directory's dependency files once. Safe to share across threads.
+///
+/// The lowest versions ([`FileTargets::min_torch`], [`FileTargets::min_torchvision`]) are
+/// the project's, not only the nearest declaration's: every dependency file anywhere in the
+/// file's project (the repository holding it, or the checked directory holding it when there
+/// is no repository) counts, since a pin in `installation/requirements.txt` or a conda
+/// `env.yml` is a torch the code is run on as much as a `requirements.txt` beside it. Fixes
+/// that write a newer API are safe only when none of them allows an older one.
 #[derive(Debug, Default)]
 pub struct TorchTargets {
     cache: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<DeclaredVersion>>>,
+    tv_cache: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<DeclaredVersion>>>,
+    /// The checked directories (absolute): a file's project when no repository holds it.
+    roots: Vec<PathBuf>,
+    /// Project root -> (lowest torch, lowest torchvision) its declarations allow.
+    floors: std::sync::Mutex<std::collections::HashMap<PathBuf, Floors>>,
+}
+
+type Floors = (Option<Version>, Option<Version>);
+
+fn declared(d: &Path, req: &torchvet_project::DeclaredRequirement) -> DeclaredVersion {
+    DeclaredVersion {
+        specifier: req.specifier.clone(),
+        file: d.join(&req.source),
+        max: req
+            .max_allowed_version()
+            .map(|(major, minor)| Version::new(major, minor)),
+        min: req
+            .min_allowed_version()
+            .map(|(major, minor)| Version::new(major, minor)),
+    }
+}
+
+/// The lowest version a declaration allows, as far as it says: its lower bound, or for an
+/// upper bound alone (`torch<1.10`) the highest version below it, which it allows too.
+fn floor(req: &torchvet_project::DeclaredRequirement) -> Option<Version> {
+    req.min_allowed_version()
+        .or_else(|| req.max_allowed_version())
+        .map(|(major, minor)| Version::new(major, minor))
+}
+
+fn lower(a: Option<Version>, b: Option<Version>) -> Option<Version> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// The lowest torch and torchvision that the dependency files under `root` allow.
+fn project_floors(root: &Path) -> Floors {
+    let mut torch = None;
+    let mut tv = None;
+    for r in torchvet_project::declared_requirements(root) {
+        match r.normalized.as_str() {
+            "torch" | "pytorch" => torch = lower(torch, floor(&r)),
+            "torchvision" => tv = lower(tv, floor(&r)),
+            _ => {}
+        }
+    }
+    (torch, tv)
 }
 
 impl TorchTargets {
-    /// An empty resolver.
+    /// An empty resolver (a file's project is its repository).
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A resolver for a run over `roots` (files and directories as given): a file in no
+    /// repository belongs to the checked directory that holds it.
+    pub fn with_roots(roots: &[PathBuf]) -> Self {
+        Self {
+            roots: roots
+                .iter()
+                .filter(|r| r.is_dir())
+                .filter_map(|r| std::path::absolute(r).ok())
+                .collect(),
+            ..Self::default()
+        }
+    }
+
     /// The torch declaration that applies to `file` (a file or a directory).
     pub fn for_path(&self, file: &Path) -> Option<DeclaredVersion> {
-        let abs = std::path::absolute(file).ok()?;
-        let dir = if abs.is_dir() {
-            abs
-        } else {
-            abs.parent()?.to_path_buf()
-        };
+        let dir = Self::dir_of(file)?;
         self.for_dir(&dir)
     }
 
+    /// Everything `file` targets: the nearest torch and torchvision declarations' upper
+    /// bounds and the project's lowest versions.
+    pub fn targets(&self, file: &Path) -> FileTargets {
+        let Some(dir) = Self::dir_of(file) else {
+            return FileTargets::default();
+        };
+        let torch = self.for_dir(&dir);
+        let tv = self.torchvision_for_dir(&dir);
+        let (project_torch, project_tv) = self
+            .project_root(&dir)
+            .map(|root| {
+                if let Some(hit) = self.floors.lock().ok().and_then(|c| c.get(&root).copied()) {
+                    return hit;
+                }
+                let got = project_floors(&root);
+                if let Ok(mut c) = self.floors.lock() {
+                    c.insert(root, got);
+                }
+                got
+            })
+            .unwrap_or_default();
+        FileTargets {
+            torch: torch.as_ref().and_then(|d| d.max),
+            min_torch: lower(torch.as_ref().and_then(|d| d.min), project_torch),
+            torchvision: tv.as_ref().and_then(|d| d.max),
+            min_torchvision: lower(tv.as_ref().and_then(|d| d.min), project_tv),
+        }
+    }
+
+    fn dir_of(file: &Path) -> Option<PathBuf> {
+        let abs = std::path::absolute(file).ok()?;
+        Some(if abs.is_dir() {
+            abs
+        } else {
+            abs.parent()?.to_path_buf()
+        })
+    }
+
+    /// The file's project: the repository holding `dir`, or the innermost checked directory
+    /// holding it.
+    fn project_root(&self, dir: &Path) -> Option<PathBuf> {
+        let mut cur = Some(dir);
+        while let Some(d) = cur {
+            if d.join(".git").exists() {
+                return Some(d.to_path_buf());
+            }
+            cur = d.parent();
+        }
+        self.roots
+            .iter()
+            .filter(|r| dir.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .cloned()
+    }
+
     fn for_dir(&self, dir: &Path) -> Option<DeclaredVersion> {
-        if let Some(hit) = self.cache.lock().ok()?.get(dir) {
+        Self::nearest(&self.cache, dir, |d| {
+            torchvet_project::declared_requirement_in_dir(d, "torch").map(|r| Some(declared(d, &r)))
+        })
+    }
+
+    /// The nearest directory that declares torch or torchvision decides: its torchvision
+    /// declaration, or none (the torch it declares decides, through the pairing).
+    fn torchvision_for_dir(&self, dir: &Path) -> Option<DeclaredVersion> {
+        Self::nearest(
+            &self.tv_cache,
+            dir,
+            |d| match torchvet_project::declared_requirement_in_dir(d, "torchvision") {
+                Some(r) => Some(Some(declared(d, &r))),
+                None => torchvet_project::declared_requirement_in_dir(d, "torch").map(|_| None),
+            },
+        )
+    }
+
+    /// Walk up from `dir` to the first directory where `here` answers (or a cached one, or a
+    /// repository root), caching the answer for every directory passed.
+    fn nearest(
+        cache: &std::sync::Mutex<std::collections::HashMap<PathBuf, Option<DeclaredVersion>>>,
+        dir: &Path,
+        here: impl Fn(&Path) -> Option<Option<DeclaredVersion>>,
+    ) -> Option<DeclaredVersion> {
+        if let Some(hit) = cache.lock().ok()?.get(dir) {
             return hit.clone();
         }
-        // Walk up to the first directory with an answer (declared here, cached, or a
-        // repository root), then cache the answer for every directory passed.
         let mut passed: Vec<PathBuf> = Vec::new();
         let mut cur = Some(dir);
         let mut answer = None;
         while let Some(d) = cur {
-            if let Some(hit) = self.cache.lock().ok()?.get(d) {
+            if let Some(hit) = cache.lock().ok()?.get(d) {
                 answer = hit.clone();
                 break;
             }
             passed.push(d.to_path_buf());
-            if let Some(req) = torchvet_project::declared_requirement_in_dir(d, "torch") {
-                answer = Some(DeclaredVersion {
-                    specifier: req.specifier.clone(),
-                    file: d.join(&req.source),
-                    max: req
-                        .max_allowed_version()
-                        .map(|(major, minor)| Version::new(major, minor)),
-                    min: req
-                        .min_allowed_version()
-                        .map(|(major, minor)| Version::new(major, minor)),
-                });
+            if let Some(found) = here(d) {
+                answer = found;
                 break;
             }
             if d.join(".git").exists() {
@@ -110,13 +259,19 @@ impl TorchTargets {
             }
             cur = d.parent();
         }
-        if let Ok(mut cache) = self.cache.lock() {
+        if let Ok(mut c) = cache.lock() {
             for p in passed {
-                cache.insert(p, answer.clone());
+                c.insert(p, answer.clone());
             }
         }
         answer
     }
+}
+
+/// [`TorchTargets::targets`] for one file or directory, without a run's checked roots (the
+/// editor server's settings): its project is the repository holding it.
+pub fn file_targets(start: &Path) -> FileTargets {
+    TorchTargets::new().targets(start)
 }
 
 #[cfg(test)]
@@ -172,5 +327,64 @@ mod tests {
         let bare = tempfile::tempdir().unwrap();
         std::fs::create_dir(bare.path().join(".git")).unwrap();
         assert_eq!(targets.for_path(&bare.path().join("a.py")), None);
+    }
+
+    #[test]
+    fn torchvision_is_declared_like_torch_and_floors_are_the_projects() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+        // The nearest declaration of the code: torch and torchvision pinned apart.
+        let code = d.path().join("code/DeepDA");
+        std::fs::create_dir_all(&code).unwrap();
+        std::fs::write(
+            code.join("requirements.txt"),
+            "torch==1.13.1\ntorchvision==0.9.1\n",
+        )
+        .unwrap();
+        // Pins in folders that are no parent of the code, one of them a conda env file.
+        std::fs::create_dir(d.path().join("installation")).unwrap();
+        std::fs::write(
+            d.path().join("installation/requirements.txt"),
+            "numpy\ntorch==1.4.0\n",
+        )
+        .unwrap();
+        std::fs::write(
+            d.path().join("env.yml"),
+            "name: x\ndependencies:\n  - python=3.7\n  - pytorch=1.6.0\n  - torchvision=0.5\n  - pip:\n    - tqdm\n",
+        )
+        .unwrap();
+        let targets = TorchTargets::new();
+        let t = targets.targets(&code.join("backbones.py"));
+        assert_eq!(t.torch, Some(Version::new(1, 13)));
+        assert_eq!(t.torchvision, Some(Version::new(0, 9)));
+        assert_eq!(t.min_torch, Some(Version::new(1, 4)));
+        assert_eq!(t.min_torchvision, Some(Version::new(0, 5)));
+        // A file whose nearest declaration is the conda env file at the root.
+        let lib = d.path().join("lib");
+        std::fs::create_dir(&lib).unwrap();
+        let t = targets.targets(&lib.join("net.py"));
+        assert_eq!(t.torch, Some(Version::new(1, 6)));
+        assert_eq!(t.torchvision, Some(Version::new(0, 5)));
+        // A directory that declares torch alone: its torchvision is what that torch pairs
+        // with (left to the pairing), not a declaration farther up.
+        let sub = d.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("requirements.txt"), "torch>=2.1\n").unwrap();
+        let t = targets.targets(&sub.join("a.py"));
+        assert_eq!(t.torch, None);
+        assert_eq!(t.torchvision, None);
+        assert_eq!(t.min_torch, Some(Version::new(1, 4)));
+
+        // Without a repository, the checked directory is the project.
+        let bare = tempfile::tempdir().unwrap();
+        let repo = bare.path().join("repo");
+        std::fs::create_dir_all(repo.join("lib/medzoo")).unwrap();
+        std::fs::create_dir_all(repo.join("docker")).unwrap();
+        std::fs::write(repo.join("docker/requirements.txt"), "torch==1.4.0\n").unwrap();
+        let f = repo.join("lib/medzoo/covidnet.py");
+        assert_eq!(TorchTargets::new().targets(&f).min_torch, None);
+        let t = TorchTargets::with_roots(std::slice::from_ref(&repo)).targets(&f);
+        assert_eq!(t.min_torch, Some(Version::new(1, 4)));
+        assert_eq!(t.torch, None);
     }
 }

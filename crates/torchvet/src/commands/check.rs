@@ -65,8 +65,8 @@ fn resolve(args: &CheckArgs, paths: &[PathBuf]) -> Result<Resolved, String> {
         (None, Some(v)) => Version::parse(v),
         (None, None) => None,
     };
-    let per_file_targets =
-        (args.target_torch.is_none() && opts.target_torch.is_none()).then(TorchTargets::new);
+    let per_file_targets = (args.target_torch.is_none() && opts.target_torch.is_none())
+        .then(|| TorchTargets::with_roots(paths));
     let mut per_file_ignores = Vec::new();
     for (pattern, sels) in opts.per_file_ignores.iter().flatten() {
         let mut b = GlobSetBuilder::new();
@@ -280,11 +280,13 @@ fn lint_loaded(
         Ok(f) => f,
         Err(e) => return Outcome::Error(name, e.clone()),
     };
-    let declared = targets.and_then(|t| t.for_path(&loaded.path));
+    let declared = targets.map(|t| t.targets(&loaded.path));
     let ctx = FileContext {
         project: file.project.clone(),
-        target: targets.map(|_| declared.as_ref().and_then(|d| d.max)),
-        min_torch: declared.and_then(|d| d.min),
+        target: declared.map(|d| d.torch),
+        min_torch: declared.and_then(|d| d.min_torch),
+        target_torchvision: declared.map(|d| d.torchvision),
+        min_torchvision: declared.and_then(|d| d.min_torchvision),
     };
     catch_file(name.clone(), || match mode {
         Mode::ParseOnly => Ok(FileResult::default()),
@@ -346,12 +348,7 @@ pub fn run(args: &CheckArgs) -> u8 {
     .with_prefix("Checking");
     // The target torch of each file is part of what its findings depend on.
     // (The declared lowest torch too: it decides whether some fixes are safe.)
-    let target_of = |p: &Path| -> Option<(Option<Version>, Option<Version>)> {
-        targets.map(|t| {
-            let d = t.for_path(p);
-            (d.as_ref().and_then(|d| d.max), d.and_then(|d| d.min))
-        })
-    };
+    let target_of = |p: &Path| targets.map(|t| t.targets(p));
     let tree = cache.as_ref().map(|_| {
         cache::TreeState::read(&found.files, &|p| {
             use std::hash::{Hash, Hasher};

@@ -345,6 +345,28 @@ pub struct FileFacts {
     /// The state-dict loads whose checkpoint path is known (`m.load_state_dict(torch.load(
     /// path))`): which checkpoint goes into which kind of model.
     pub state_dict_load_paths: Vec<StateDictLoadPath>,
+    /// How the file takes part in a distributed launch (see [`LaunchFacts`]).
+    pub launch: LaunchFacts,
+    /// The file may make CUDA the default for new tensors: `set_default_tensor_type` with a
+    /// CUDA type (`torch.cuda.HalfTensor`, `"torch.cuda.FloatTensor"`) or with an argument
+    /// that is not a literal CPU type, or `set_default_device` with anything but `"cpu"`.
+    pub may_set_cuda_default: bool,
+}
+
+/// What a file says about how its processes learn their local rank.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LaunchFacts {
+    /// Reads the `LOCAL_RANK` environment variable (`os.environ["LOCAL_RANK"]`,
+    /// `os.environ.get("LOCAL_RANK")`, `os.getenv("LOCAL_RANK")`): the program expects
+    /// `torchrun` / `torch.distributed.launch --use_env`, which set it.
+    pub reads_local_rank_env: bool,
+    /// Reads an attribute `.local_rank` anywhere (`args.local_rank`).
+    pub reads_local_rank_attr: bool,
+    /// Reads `.local_rank` on something another file can hand over: a parameter
+    /// (`def setup(args): args.local_rank`, `self.args.local_rank`) or a module-level name
+    /// (`cfg.local_rank`), not a local bound in the same function
+    /// (`env = submitit.JobEnvironment(); env.local_rank`).
+    pub reads_shared_local_rank_attr: bool,
 }
 
 /// `m.load_state_dict(torch.load(path))` of what may be a model, with the path.
@@ -546,6 +568,12 @@ pub struct ScanIndex {
     safe_globals: bool,
     /// Some file calls `set_epoch`.
     pub(super) set_epoch: bool,
+    /// Some file reads the `LOCAL_RANK` environment variable.
+    pub(super) reads_local_rank_env: bool,
+    /// Some file reads `.local_rank` on a value another file can hand over.
+    pub(super) reads_shared_local_rank_attr: bool,
+    /// Some file may make CUDA the default for new tensors.
+    pub(super) may_set_cuda_default: bool,
 }
 
 /// Most fates a query collects before giving up (the rest is one `Unknown`).
@@ -575,6 +603,9 @@ impl ProjectModel {
             for (fi, f) in self.files.iter().enumerate() {
                 idx.safe_globals |= f.facts.safe_globals;
                 idx.set_epoch |= f.vocab.set_epoch;
+                idx.reads_local_rank_env |= f.facts.launch.reads_local_rank_env;
+                idx.reads_shared_local_rank_attr |= f.facts.launch.reads_shared_local_rank_attr;
+                idx.may_set_cuda_default |= f.facts.may_set_cuda_default;
                 idx.no_grad_calls.extend(f.no_grad_calls.iter().cloned());
                 if !self.checked[fi] {
                     continue;

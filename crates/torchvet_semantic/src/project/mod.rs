@@ -472,6 +472,24 @@ impl ProjectModel {
         self.scan().set_epoch
     }
 
+    /// Does any file of the model read the `LOCAL_RANK` environment variable (the program
+    /// expects `torchrun` / `torch.distributed.launch --use_env`)?
+    pub fn any_reads_local_rank_env(&self) -> bool {
+        self.scan().reads_local_rank_env
+    }
+
+    /// Does any file read `.local_rank` on a value another file can hand over (a parameter,
+    /// `self.args`, a module-level name): a parsed `--local_rank` option may be read there.
+    pub fn any_reads_shared_local_rank_attr(&self) -> bool {
+        self.scan().reads_shared_local_rank_attr
+    }
+
+    /// May any file make CUDA the default for new tensors (see
+    /// [`facts::FileFacts::may_set_cuda_default`])?
+    pub fn any_may_set_cuda_default(&self) -> bool {
+        self.scan().may_set_cuda_default
+    }
+
     /// Does the file run training events (backward, step, zero_grad), itself or through the
     /// project functions it calls?
     pub fn trains(&self, id: FileId) -> bool {
@@ -1884,6 +1902,12 @@ impl ProjectModel {
             self.sees_probabilities[id as usize],
             self.trains[id as usize],
             f.test_code,
+        )
+            .hash(&mut h);
+        (
+            self.any_reads_local_rank_env(),
+            self.any_reads_shared_local_rank_attr(),
+            self.any_may_set_cuda_default(),
         )
             .hash(&mut h);
         h.finish()

@@ -151,10 +151,17 @@ fn linalg_and_range() {
 #[test]
 fn set_default_tensor_type() {
     let r = "set-default-tensor-type-deprecated";
+    let src = "import torch\ntorch.set_default_tensor_type('torch.DoubleTensor')\n";
+    assert_eq!(
+        apply(r, None, src),
+        "import torch\ntorch.set_default_dtype(torch.float64)\n"
+    );
+    // With a CUDA type anywhere, a CPU type may be a reset to the CPU: only the CUDA call
+    // gets a fix.
     let src = "import torch\ntorch.set_default_tensor_type('torch.DoubleTensor')\ntorch.set_default_tensor_type(torch.cuda.FloatTensor)\n";
     assert_eq!(
         apply(r, None, src),
-        "import torch\ntorch.set_default_dtype(torch.float64)\ntorch.set_default_dtype(torch.float32); torch.set_default_device(\"cuda\")\n"
+        "import torch\ntorch.set_default_tensor_type('torch.DoubleTensor')\ntorch.set_default_dtype(torch.float32); torch.set_default_device(\"cuda\")\n"
     );
     assert_eq!(count(r, Some("2.0"), src), 0);
 }

@@ -1,4 +1,3 @@
-use super::helpers;
 use super::torchvision_weights;
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -47,9 +46,19 @@ crate::declare_rule! {
     /// `crates/torchvet_linter/data/gen_torchvision_weights.py`. Non-literal values, builders
     /// chosen at run time (`models.__dict__[arch](pretrained=True)`), a positional `True`
     /// followed by other positional arguments, and a non-literal `quantize=` are reported
-    /// without a fix. When the project declares a lower bound for torch below 1.12 (the
-    /// release paired with torchvision 0.13, which added `weights=`), the same fix is offered
-    /// as unsafe: on the older torchvision it allows, the rewritten call raises `TypeError`.
+    /// without a fix. When any dependency file of the project (a `requirements*.txt` in any
+    /// folder, `setup.py` / `setup.cfg` / `pyproject.toml`, a conda `environment.yml` /
+    /// `env.yml`) allows a torchvision below 0.13, which added `weights=`, or a torch below
+    /// 1.12 (the release paired with it), the same fix is offered as unsafe: on that older
+    /// torchvision the rewritten call raises `TypeError`.
+    ///
+    /// Calls are not reported where `pretrained=` is the current API: when the file's nearest
+    /// declaration allows no torchvision from 0.13 on (`torchvision==0.9.1`, or a torch older
+    /// than 1.12 when torchvision is not declared), in a branch for old releases (a version
+    /// or feature test such as `hasattr(models, "ResNet50_Weights")`, an
+    /// `ImportError`/`AttributeError` shim), or in the `except TypeError:` fallback of a `try`
+    /// that calls the same builder with a keyword the fallback leaves out (`weights=`,
+    /// `init_weights=`).
     ///
     /// ## References
     /// - [torchvision models and pre-trained weights](https://pytorch.org/vision/stable/models.html)
@@ -148,7 +157,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !direct && !is_dynamic_builder(checker, &call.func) {
         return;
     }
-    if !helpers::active(checker, 1, 12) {
+    // `weights=` arrived with torchvision 0.13: below it (the declared torchvision, or the one
+    // the target torch pairs with) `pretrained=` is the API. Neither is it deprecated in a
+    // branch for old releases: a version / feature test (`hasattr(models, "ResNet50_Weights")`),
+    // an ImportError/AttributeError shim, or the `except TypeError:` fallback of a call that
+    // tries a newer keyword first.
+    if !checker.torchvision_at_least(0, 13)
+        || checker.in_version_guard()
+        || checker.in_signature_fallback(call)
+    {
         return;
     }
     let rest = name.and_then(|q| q.strip_prefix("torchvision.models."));
@@ -305,8 +322,8 @@ fn fix(
         "Use `weights=None`"
     };
     // `weights=` arrived with torchvision 0.13, which pairs with torch 1.12: on an older
-    // torchvision the project declares, the rewritten call raises `TypeError`.
-    Some(if checker.declared_min_at_least(1, 12) {
+    // torchvision any declaration of the project allows, the rewritten call raises `TypeError`.
+    Some(if checker.declared_torchvision_min_at_least(0, 13) {
         RawFix::safe(message, edits)
     } else {
         RawFix::unsafe_edit(

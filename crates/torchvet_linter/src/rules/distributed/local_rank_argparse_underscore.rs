@@ -17,6 +17,15 @@ crate::declare_rule! {
     /// script working with old and new launchers; reading the `LOCAL_RANK` environment
     /// variable (set by `torchrun`) avoids the option altogether.
     ///
+    /// A program that takes its rank from the `LOCAL_RANK` environment variable (read in any
+    /// file of the project: it is started with `torchrun` or `torch.distributed.launch
+    /// --use_env`, which pass no option) and never reads the parsed `.local_rank` (not in the
+    /// file, and nowhere in the project on a value another file can hand over: a parameter,
+    /// `self.args`, a module-level name) keeps the option as an unused leftover: not flagged,
+    /// unless the option's help says a launcher passes it (`help="Automatic DDP Multi-GPU
+    /// argument, do not modify"`): such a script is meant to be started by the launcher that
+    /// passes `--local-rank` on torch 2.
+    ///
     /// Scripts that use DeepSpeed, or name it at all (a backend loaded with
     /// `importlib.import_module("deepspeed")`), are left alone: its launcher passes
     /// `--local_rank`.
@@ -90,8 +99,20 @@ fn check_end(checker: &mut Checker) {
     {
         return;
     }
+    // The rank comes from the environment (`torchrun`, `launch --use_env`: no option is
+    // passed) and the parsed option is read nowhere: a leftover that parsing never meets,
+    // unless its help says a launcher fills it in ("Automatic DDP Multi-GPU argument", "set
+    // by torch.distributed.launch"): then the script is meant to be started that way.
+    let leftover = checker.project_or_file().is_some_and(|p| {
+        p.model.any_reads_local_rank_env()
+            && !p.summary().facts.launch.reads_local_rank_attr
+            && !p.model.any_reads_shared_local_rank_attr()
+    });
     let gated = version_gated_ifs(&checker.module().body);
     for call in candidates {
+        if leftover && !help_names_a_launcher(call) {
+            continue;
+        }
         // `if PYTORCH_MAJOR_VERSION == 1: parser.add_argument("--local_rank", ...)`: only
         // for the torch versions whose launcher passes `--local_rank`.
         if gated.iter().any(|r| r.contains_range(call.range())) {
@@ -143,6 +164,17 @@ fn check_end(checker: &mut Checker) {
             ));
         }
     }
+}
+
+/// Does the option's `help=` say a launcher passes it (`"Automatic DDP Multi-GPU argument,
+/// do not modify"`, `"set by torch.distributed.launch"`)?
+fn help_names_a_launcher(call: &ExprCall) -> bool {
+    helpers::keyword(call, "help")
+        .and_then(helpers::str_value)
+        .is_some_and(|h| {
+            let h = h.to_ascii_lowercase();
+            h.contains("launch") || h.contains("automatic")
+        })
 }
 
 /// The body ranges of `if` statements (anywhere, functions included) whose test reads a
@@ -199,5 +231,48 @@ mod tests {
             0
         );
         assert_eq!(count("import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\n"), 0);
+    }
+
+    #[test]
+    fn an_unread_option_beside_the_environment_rank_is_a_leftover() {
+        let parser = "import argparse\nimport os\nimport torch\nimport torch.distributed as dist\n\ndef get_args_parser():\n    parser = argparse.ArgumentParser('finetune')\n    parser.add_argument('--local_rank', default=-1, type=int)\n    parser.add_argument('--dist_url', default='env://')\n    return parser\n\n";
+        // The rank comes from the environment and `.local_rank` is never read: silent.
+        let env = "def init_distributed_mode(args):\n    args.rank = int(os.environ['RANK'])\n    args.gpu = int(os.environ['LOCAL_RANK'])\n    torch.cuda.set_device(args.gpu)\n    dist.init_process_group('nccl', init_method=args.dist_url)\n";
+        assert_eq!(count(&format!("{parser}{env}")), 0);
+        let get = env.replace(
+            "os.environ['LOCAL_RANK']",
+            "os.environ.get('LOCAL_RANK', 0)",
+        );
+        assert_eq!(count(&format!("{parser}{get}")), 0);
+        // A store is not a read.
+        assert_eq!(
+            count(&format!("{parser}{env}    args.local_rank = args.gpu\n")),
+            0
+        );
+        // In the file itself any `.local_rank` read counts (the parsed namespace is often a
+        // local: `args = parser.parse_args(); args.local_rank`); in other files only reads
+        // on what can be handed over do (see the `clean_env_rank_leftover_option` project).
+        assert_eq!(
+            count(&format!(
+                "{parser}{env}\ndef setup_gpu(self):\n    job_env = submitit.JobEnvironment()\n    self.args.gpu = job_env.local_rank\n"
+            )),
+            1
+        );
+        // The option is read (the rank may come from the launcher's `--local-rank`): fires.
+        let read = env.replace(
+            "torch.cuda.set_device(args.gpu)",
+            "torch.cuda.set_device(args.local_rank)",
+        );
+        assert_eq!(count(&format!("{parser}{read}")), 1);
+        // The option's help says the launcher passes it: the script is meant to be started
+        // by `torch.distributed.launch`, which passes `--local-rank` on torch 2: fires.
+        let documented = parser.replace(
+            "default=-1, type=int)",
+            "default=-1, type=int, help='Automatic DDP Multi-GPU argument, do not modify')",
+        );
+        assert_eq!(count(&format!("{documented}{env}")), 1);
+        // No environment rank: the legacy launcher passes the option: fires.
+        let no_env = env.replace("int(os.environ['LOCAL_RANK'])", "0");
+        assert_eq!(count(&format!("{parser}{no_env}")), 1);
     }
 }

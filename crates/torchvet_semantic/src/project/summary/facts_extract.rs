@@ -14,8 +14,8 @@ use crate::helpers;
 use crate::kinds::{qualified_call_kind, Kind, KindContext, KindTable};
 use crate::project::facts::{
     ArgContent, ArgPath, ArgPos, Binding, Content, FileFacts, FunctionFacts, KeyContent,
-    LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg, StateDictLoadPath,
-    StateDictLoads, TrackedValue, UseHow, ValueUse, ZeroDim,
+    LaunchFacts, LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg,
+    StateDictLoadPath, StateDictLoads, TrackedValue, UseHow, ValueUse, ZeroDim,
 };
 use crate::project::summary::Target;
 use crate::saves::{self, SaveContext, Saved};
@@ -67,10 +67,26 @@ impl Builder<'_> {
             (StateDictLoads::default(), Vec::new())
         };
         let (state_dict_loads, state_dict_load_paths) = state_dict_loads;
+        let has = |w: &[u8]| memchr::memmem::find(text, w).is_some();
+        let (launch, may_set_cuda_default) =
+            if has(b"local_rank") || has(b"LOCAL_RANK") || has(b"set_default_") {
+                let mut v = LaunchVisitor {
+                    scopes: &self.scopes,
+                    frames: Vec::new(),
+                    launch: LaunchFacts::default(),
+                    cuda_default: false,
+                };
+                v.visit_body(body);
+                (v.launch, v.cuda_default)
+            } else {
+                (LaunchFacts::default(), false)
+            };
         self.out.facts = FileFacts {
-            safe_globals: memchr::memmem::find(text, b"safe_globals").is_some(),
+            safe_globals: has(b"safe_globals"),
             state_dict_loads,
             state_dict_load_paths,
+            launch,
+            may_set_cuda_default,
         };
         if !self.out.vocab.facts {
             return;
@@ -1667,6 +1683,171 @@ impl<'a> Visitor<'a> for StateDictLoadVisitor<'_, 'a> {
                 "_orig_mod." => self.out.strips_compile_prefix = true,
                 _ => {}
             },
+            _ => {}
+        }
+        visitor::walk_expr(self, expr);
+    }
+}
+
+/// Reads [`LaunchFacts`] and [`FileFacts::may_set_cuda_default`] from a file.
+struct LaunchVisitor<'s> {
+    scopes: &'s Scopes,
+    /// The names bound locally in each enclosing function (not its parameters, not names
+    /// declared `global` / `nonlocal`).
+    frames: Vec<FxHashSet<String>>,
+    launch: LaunchFacts,
+    cuda_default: bool,
+}
+
+/// The names a function body binds by assignment, `for`, `with ... as`, or an import (nested
+/// functions and classes left out), minus those it declares `global` / `nonlocal`.
+fn function_locals(body: &[Stmt]) -> FxHashSet<String> {
+    struct Binds {
+        out: FxHashSet<String>,
+        declared: FxHashSet<String>,
+    }
+    impl<'a> Visitor<'a> for Binds {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                Stmt::Global(g) => self.declared.extend(g.names.iter().map(|n| n.to_string())),
+                Stmt::Nonlocal(g) => self.declared.extend(g.names.iter().map(|n| n.to_string())),
+                Stmt::Import(imp) => {
+                    for a in &imp.names {
+                        let bound = a.asname.as_ref().unwrap_or(&a.name).as_str();
+                        self.out
+                            .insert(bound.split('.').next().unwrap_or(bound).to_string());
+                    }
+                }
+                Stmt::ImportFrom(imp) => {
+                    for a in &imp.names {
+                        self.out
+                            .insert(a.asname.as_ref().unwrap_or(&a.name).to_string());
+                    }
+                }
+                _ => visitor::walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Name(n) if n.ctx.is_store() => {
+                    self.out.insert(n.id.to_string());
+                }
+                Expr::Lambda(_) => {}
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    let mut b = Binds {
+        out: FxHashSet::default(),
+        declared: FxHashSet::default(),
+    };
+    b.visit_body(body);
+    b.out.retain(|n| !b.declared.contains(n));
+    b.out
+}
+
+/// Does `e` name `os.environ` (or a name for it: `environ`, `env = os.environ` is not
+/// followed)?
+fn is_environ(e: &Expr) -> bool {
+    match e {
+        Expr::Attribute(a) => a.attr.as_str() == "environ",
+        Expr::Name(n) => n.id.as_str() == "environ",
+        _ => false,
+    }
+}
+
+/// The root name of an attribute chain (`self.args.local_rank` -> `self`).
+fn chain_root(mut e: &Expr) -> Option<&str> {
+    loop {
+        match e {
+            Expr::Attribute(a) => e = &a.value,
+            Expr::Name(n) => return Some(n.id.as_str()),
+            _ => return None,
+        }
+    }
+}
+
+/// Is `arg` of `set_default_tensor_type(arg)` a CPU tensor type, as a literal or a type
+/// (`"torch.FloatTensor"`, `torch.DoubleTensor`)? Anything else (a CUDA type, a name, a
+/// lookup) may make CUDA the default.
+fn is_cpu_tensor_type(scopes: &Scopes, arg: &Expr) -> bool {
+    let text = match helpers::str_value(arg) {
+        Some(s) => s.to_string(),
+        None => match scopes.resolve(arg) {
+            Some(q) => q,
+            None => return false,
+        },
+    };
+    !text.contains("cuda") && text.starts_with("torch.") && text.ends_with("Tensor")
+}
+
+impl<'a> Visitor<'a> for LaunchVisitor<'_> {
+    fn visit_stmt(&mut self, stmt: &'a Stmt) {
+        if let Stmt::FunctionDef(f) = stmt {
+            for d in &f.decorator_list {
+                self.visit_expr(&d.expression);
+            }
+            self.visit_parameters(&f.parameters);
+            self.frames.push(function_locals(&f.body));
+            self.visit_body(&f.body);
+            self.frames.pop();
+            return;
+        }
+        visitor::walk_stmt(self, stmt);
+    }
+
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            // `os.environ["LOCAL_RANK"]` (read).
+            Expr::Subscript(s)
+                if s.ctx.is_load()
+                    && is_environ(&s.value)
+                    && helpers::str_value(&s.slice) == Some("LOCAL_RANK") =>
+            {
+                self.launch.reads_local_rank_env = true;
+            }
+            Expr::Call(call) => {
+                let first = call.arguments.args.first().and_then(helpers::str_value);
+                match &*call.func {
+                    // `os.environ.get("LOCAL_RANK", ...)`, `os.getenv("LOCAL_RANK")`.
+                    Expr::Attribute(a)
+                        if first == Some("LOCAL_RANK")
+                            && ((a.attr.as_str() == "get" && is_environ(&a.value))
+                                || a.attr.as_str() == "getenv") =>
+                    {
+                        self.launch.reads_local_rank_env = true;
+                    }
+                    Expr::Name(n) if first == Some("LOCAL_RANK") && n.id.as_str() == "getenv" => {
+                        self.launch.reads_local_rank_env = true;
+                    }
+                    _ => {}
+                }
+                let callee = match &*call.func {
+                    Expr::Attribute(a) => Some(a.attr.as_str()),
+                    Expr::Name(n) => Some(n.id.as_str()),
+                    _ => None,
+                };
+                let cuda = match callee {
+                    Some("set_default_tensor_type") => !helpers::argument(call, "t", 0)
+                        .is_some_and(|a| is_cpu_tensor_type(self.scopes, a)),
+                    Some("set_default_device") => {
+                        helpers::argument(call, "device", 0).and_then(helpers::str_value)
+                            != Some("cpu")
+                    }
+                    _ => false,
+                };
+                self.cuda_default |= cuda;
+            }
+            Expr::Attribute(a) if a.ctx.is_load() && a.attr.as_str() == "local_rank" => {
+                self.launch.reads_local_rank_attr = true;
+                let local = chain_root(&a.value).is_some_and(|root| {
+                    root != "self" && self.frames.last().is_some_and(|f| f.contains(root))
+                });
+                if !local {
+                    self.launch.reads_shared_local_rank_attr = true;
+                }
+            }
             _ => {}
         }
         visitor::walk_expr(self, expr);
