@@ -89,6 +89,7 @@ projects! {
         weights_only_namespace,
         whole_model_save_predict,
         launch_rank_option_read,
+        launch_docs_legacy_launcher,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -41,6 +41,10 @@ pub struct FileContext {
     pub target_torchvision: Option<Option<Version>>,
     /// The lowest torchvision the file's project declares; `None` = the settings'.
     pub min_torchvision: Option<Version>,
+    /// The file's project is started with the legacy launcher, which passes the local rank
+    /// as an option (see [`LintSettings::launches_with_rank_argument`]); `None` = the
+    /// settings'.
+    pub launches_with_rank_argument: Option<bool>,
 }
 
 impl FileContext {
@@ -141,7 +145,10 @@ impl Linter {
             .is_some_and(|t| t != self.settings.target_torchvision)
             || (ctx.min_torchvision.is_some()
                 && ctx.min_torchvision != self.settings.min_torchvision);
-        if target_differs || min_differs || tv_differs {
+        let launch_differs = ctx
+            .launches_with_rank_argument
+            .is_some_and(|l| l != self.settings.launches_with_rank_argument);
+        if target_differs || min_differs || tv_differs || launch_differs {
             let settings = LintSettings {
                 target_torch: ctx.target.unwrap_or(self.settings.target_torch),
                 min_torch: ctx.min_torch.or(self.settings.min_torch),
@@ -149,6 +156,9 @@ impl Linter {
                     .target_torchvision
                     .unwrap_or(self.settings.target_torchvision),
                 min_torchvision: ctx.min_torchvision.or(self.settings.min_torchvision),
+                launches_with_rank_argument: ctx
+                    .launches_with_rank_argument
+                    .unwrap_or(self.settings.launches_with_rank_argument),
                 ..self.settings.clone()
             };
             self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())

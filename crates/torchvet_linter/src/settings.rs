@@ -85,6 +85,11 @@ pub struct LintSettings {
     /// The lowest torchvision the project's declarations allow; `None` = none declared (the
     /// torch bound still applies through the pairing).
     pub min_torchvision: Option<Version>,
+    /// A script or document of the project starts the file (by its name) with `python -m
+    /// torch.distributed.launch` without `--use_env`, which passes the local rank as a
+    /// command-line option (`--local-rank=N` since torch 2.0) even when the code reads
+    /// `LOCAL_RANK` from the environment.
+    pub launches_with_rank_argument: bool,
     /// Preview rules allowed.
     pub preview: bool,
 }
@@ -97,6 +102,7 @@ impl Default for LintSettings {
             min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
+            launches_with_rank_argument: false,
             preview: false,
         })
     }
@@ -155,6 +161,7 @@ impl LintSettings {
             min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
+            launches_with_rank_argument: false,
             preview,
         })
     }
@@ -171,6 +178,7 @@ impl LintSettings {
             min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
+            launches_with_rank_argument: false,
             preview: true,
         }
     }

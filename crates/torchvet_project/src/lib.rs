@@ -85,6 +85,16 @@ pub fn declared_requirements(root: &Path) -> Vec<DeclaredRequirement> {
     out
 }
 
+/// The programs (file names such as `main.py`) that a script or document of the project
+/// under `root` (a shell or job script, a README, a Makefile, a CI file) starts with the
+/// legacy launcher, `python -m torch.distributed.launch` without `--use_env`. That launcher
+/// passes the local rank as a command-line option (`--local-rank=N` since torch 2.0), so the
+/// program's parser must accept it; under `torchrun` or `--use_env` only the `LOCAL_RANK`
+/// variable is set. Read as text, never run.
+pub fn legacy_launched_programs(root: &Path) -> Vec<String> {
+    scan::project_legacy_launched_programs(root)
+}
+
 fn lock_version(locks: &[DeclaredRequirement], normalized: &str) -> Option<String> {
     locks
         .iter()

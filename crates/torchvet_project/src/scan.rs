@@ -210,6 +210,86 @@ fn files(root: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Files that may hold a launch command: shell and job scripts, documentation, CI and
+/// config files, Makefiles and Dockerfiles.
+fn may_hold_launch_command(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if matches!(name, "Makefile" | "Dockerfile" | "Procfile") {
+        return true;
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    matches!(
+        ext.as_str(),
+        "sh" | "bash"
+            | "zsh"
+            | "slurm"
+            | "sbatch"
+            | "pbs"
+            | "job"
+            | "md"
+            | "rst"
+            | "txt"
+            | "yaml"
+            | "yml"
+            | "cfg"
+            | "toml"
+    )
+}
+
+/// The programs (file names, `main.py`) that `text` starts with the legacy launcher (`python
+/// -m torch.distributed.launch ... main.py` or `.../torch/distributed/launch.py ... main.py`)
+/// without `--use_env` / `--use-env`. Shell continuations (`\\` at a line's end) join a
+/// command.
+pub(crate) fn legacy_launched_programs(text: &str) -> Vec<String> {
+    if !text.contains("distributed.launch") && !text.contains("distributed/launch.py") {
+        return Vec::new();
+    }
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut out = Vec::new();
+    for line in joined.lines() {
+        if line.contains("use_env") || line.contains("use-env") {
+            continue;
+        }
+        let at = line
+            .find("-m torch.distributed.launch")
+            .map(|i| i + "-m torch.distributed.launch".len())
+            .or_else(|| {
+                line.find("torch/distributed/launch.py")
+                    .map(|i| i + "torch/distributed/launch.py".len())
+            });
+        let Some(at) = at else { continue };
+        // The first `.py` argument after the launcher is the program it starts.
+        let program = line[at..]
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ';' | '&' | '|'))
+            .find(|t| t.ends_with(".py") && !t.starts_with('-'));
+        if let Some(p) = program {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// [`legacy_launched_programs`] over the project's scripts and documents under `root`
+/// (files above 1 MB are not read), sorted and without repeats.
+pub(crate) fn project_legacy_launched_programs(root: &Path) -> Vec<String> {
+    let mut out: Vec<String> = files(root)
+        .iter()
+        .filter(|p| {
+            may_hold_launch_command(p) && std::fs::metadata(p).is_ok_and(|m| m.len() <= 1 << 20)
+        })
+        .filter_map(|p| std::fs::read(p).ok())
+        .flat_map(|b| legacy_launched_programs(&String::from_utf8_lossy(&b)))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Parse only the dependency files under `root`.
 pub(crate) fn collect_deps(root: &Path) -> DepFacts {
     let all = files(root);
@@ -1228,5 +1308,69 @@ pub(crate) fn human_size(bytes: u64) -> String {
         format!("{bytes} B")
     } else {
         format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod launch_tests {
+    use super::*;
+
+    #[test]
+    fn legacy_launch_commands_name_their_program() {
+        // The legacy launcher passes the rank as an option, also across a continuation.
+        assert_eq!(
+            legacy_launched_programs(
+                "```\npython -m torch.distributed.launch --nproc_per_node=8 main.py \\\n  --model convnext_tiny\n```\n"
+            ),
+            ["main.py"]
+        );
+        assert_eq!(
+            legacy_launched_programs(
+                "python /opt/conda/lib/python3.8/site-packages/torch/distributed/launch.py --nproc_per_node 4 tools/train.py cfg.yaml\n"
+            ),
+            ["train.py"]
+        );
+        // `--use_env` / `--use-env` (also on a continuation line), torchrun, and prose.
+        let none: [&str; 0] = [];
+        assert_eq!(
+            legacy_launched_programs(
+                "python -m torch.distributed.launch --nproc_per_node=8 \\\n  --use_env main_finetune.py\n"
+            ),
+            none
+        );
+        assert_eq!(
+            legacy_launched_programs(
+                "python -m torch.distributed.launch --use-env --nproc_per_node 2 train.py\n"
+            ),
+            none
+        );
+        assert_eq!(
+            legacy_launched_programs("torchrun --nproc_per_node=8 main.py\n"),
+            none
+        );
+        assert_eq!(
+            legacy_launched_programs(
+                "started with `python -m torch.distributed.launch` (no `--use_env`).\n"
+            ),
+            none
+        );
+    }
+
+    #[test]
+    fn the_project_scan_reads_scripts_and_docs_only() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("train.py"),
+            "# python -m torch.distributed.launch --nproc_per_node=2 train.py\n",
+        )
+        .unwrap();
+        assert!(project_legacy_launched_programs(d.path()).is_empty());
+        std::fs::create_dir(d.path().join("scripts")).unwrap();
+        std::fs::write(
+            d.path().join("scripts/pretrain.sh"),
+            "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node=8 main.py\n",
+        )
+        .unwrap();
+        assert_eq!(project_legacy_launched_programs(d.path()), ["main.py"]);
     }
 }

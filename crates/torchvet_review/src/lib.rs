@@ -489,6 +489,7 @@ pub fn review_with(
             min_torch: declared.min_torch,
             target_torchvision: Some(declared.torchvision),
             min_torchvision: declared.min_torchvision,
+            launches_with_rank_argument: Some(declared.launches_with_rank_argument),
         };
         let diags = linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx);
         for d in diags {

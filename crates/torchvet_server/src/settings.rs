@@ -43,6 +43,7 @@ impl Workspace {
                 let declared = file_targets(start);
                 (settings.target_torchvision, settings.min_torchvision) =
                     (declared.torchvision, declared.min_torchvision);
+                settings.launches_with_rank_argument = declared.launches_with_rank_argument;
                 (declared.torch, declared.min_torch)
             }
         };

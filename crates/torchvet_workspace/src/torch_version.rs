@@ -64,6 +64,10 @@ pub struct FileTargets {
     pub torchvision: Option<Version>,
     /// The lowest torchvision any declaration of the project allows.
     pub min_torchvision: Option<Version>,
+    /// A script or document of the project starts this file (by its name) with the legacy
+    /// launcher (`python -m torch.distributed.launch` without `--use_env`), which passes the
+    /// local rank as a command-line option: see [`torchvet_project::legacy_launched_programs`].
+    pub launches_with_rank_argument: bool,
 }
 
 /// The declared torch version per checked file, as Ruff resolves nested configurations: each
@@ -86,6 +90,8 @@ pub struct TorchTargets {
     roots: Vec<PathBuf>,
     /// Project root -> (lowest torch, lowest torchvision) its declarations allow.
     floors: std::sync::Mutex<std::collections::HashMap<PathBuf, Floors>>,
+    /// Project root -> the programs its scripts or documents start with the legacy launcher.
+    launches: std::sync::Mutex<std::collections::HashMap<PathBuf, std::sync::Arc<Vec<String>>>>,
 }
 
 type Floors = (Option<Version>, Option<Version>);
@@ -165,24 +171,46 @@ impl TorchTargets {
         };
         let torch = self.for_dir(&dir);
         let tv = self.torchvision_for_dir(&dir);
-        let (project_torch, project_tv) = self
-            .project_root(&dir)
+        let root = self.project_root(&dir);
+        let (project_torch, project_tv) = root
+            .as_ref()
             .map(|root| {
-                if let Some(hit) = self.floors.lock().ok().and_then(|c| c.get(&root).copied()) {
+                if let Some(hit) = self.floors.lock().ok().and_then(|c| c.get(root).copied()) {
                     return hit;
                 }
-                let got = project_floors(&root);
+                let got = project_floors(root);
                 if let Ok(mut c) = self.floors.lock() {
-                    c.insert(root, got);
+                    c.insert(root.clone(), got);
                 }
                 got
             })
             .unwrap_or_default();
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let launches_with_rank_argument = root.is_some_and(|root| {
+            let programs = match self
+                .launches
+                .lock()
+                .ok()
+                .and_then(|c| c.get(&root).cloned())
+            {
+                Some(hit) => hit,
+                None => {
+                    let got =
+                        std::sync::Arc::new(torchvet_project::legacy_launched_programs(&root));
+                    if let Ok(mut c) = self.launches.lock() {
+                        c.insert(root, got.clone());
+                    }
+                    got
+                }
+            };
+            programs.iter().any(|p| p == name)
+        });
         FileTargets {
             torch: torch.as_ref().and_then(|d| d.max),
             min_torch: lower(torch.as_ref().and_then(|d| d.min), project_torch),
             torchvision: tv.as_ref().and_then(|d| d.max),
             min_torchvision: lower(tv.as_ref().and_then(|d| d.min), project_tv),
+            launches_with_rank_argument,
         }
     }
 

@@ -287,6 +287,7 @@ fn lint_loaded(
         min_torch: declared.and_then(|d| d.min_torch),
         target_torchvision: declared.map(|d| d.torchvision),
         min_torchvision: declared.and_then(|d| d.min_torchvision),
+        launches_with_rank_argument: declared.map(|d| d.launches_with_rank_argument),
     };
     catch_file(name.clone(), || match mode {
         Mode::ParseOnly => Ok(FileResult::default()),

@@ -24,7 +24,11 @@ crate::declare_rule! {
     /// `self.args`, a module-level name) keeps the option as an unused leftover: not flagged,
     /// unless the option's help says a launcher passes it (`help="Automatic DDP Multi-GPU
     /// argument, do not modify"`): such a script is meant to be started by the launcher that
-    /// passes `--local-rank` on torch 2.
+    /// passes `--local-rank` on torch 2. Nor when a script or document of the project (a
+    /// shell or job script, a README, a Makefile) starts this file, by its name, with `python
+    /// -m torch.distributed.launch` without `--use_env`: that launcher sets `LOCAL_RANK` as well,
+    /// so reading the variable does not show how the program is started, and it still passes
+    /// the option (the commands are read as text, never run).
     ///
     /// Scripts that use DeepSpeed, or name it at all (a backend loaded with
     /// `importlib.import_module("deepspeed")`), are left alone: its launcher passes
@@ -102,12 +106,15 @@ fn check_end(checker: &mut Checker) {
     // The rank comes from the environment (`torchrun`, `launch --use_env`: no option is
     // passed) and the parsed option is read nowhere: a leftover that parsing never meets,
     // unless its help says a launcher fills it in ("Automatic DDP Multi-GPU argument", "set
-    // by torch.distributed.launch"): then the script is meant to be started that way.
-    let leftover = checker.project_or_file().is_some_and(|p| {
-        p.model.any_reads_local_rank_env()
-            && !p.summary().facts.launch.reads_local_rank_attr
-            && !p.model.any_reads_shared_local_rank_attr()
-    });
+    // by torch.distributed.launch"), or the project's scripts or docs start this file with
+    // the legacy launcher without `--use_env`: that launcher sets `LOCAL_RANK` too, and still
+    // passes the option.
+    let leftover = !checker.settings.launches_with_rank_argument
+        && checker.project_or_file().is_some_and(|p| {
+            p.model.any_reads_local_rank_env()
+                && !p.summary().facts.launch.reads_local_rank_attr
+                && !p.model.any_reads_shared_local_rank_attr()
+        });
     let gated = version_gated_ifs(&checker.module().body);
     for call in candidates {
         if leftover && !help_names_a_launcher(call) {
