@@ -31,16 +31,7 @@ pub fn declared_torch_version(start: &Path) -> Option<DeclaredVersion> {
     };
     while let Some(d) = dir {
         if let Some(req) = torchvet_project::declared_requirement_in_dir(d, "torch") {
-            return Some(DeclaredVersion {
-                specifier: req.specifier.clone(),
-                file: d.join(&req.source),
-                max: req
-                    .max_allowed_version()
-                    .map(|(major, minor)| Version::new(major, minor)),
-                min: req
-                    .min_allowed_version()
-                    .map(|(major, minor)| Version::new(major, minor)),
-            });
+            return Some(declared(d, &req));
         }
         if d.join(".git").exists() {
             break;

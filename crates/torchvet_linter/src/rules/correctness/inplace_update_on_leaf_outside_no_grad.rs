@@ -311,13 +311,7 @@ fn frozen_here(checker: &Checker, name: &str, at: TextSize) -> bool {
     let Some(p) = checker.project_or_file() else {
         return false;
     };
-    let here = match checker.function() {
-        Some(f) => p.function_at(f.range.start()),
-        None => Some(torchvet_semantic::project::FuncId {
-            file: p.file,
-            index: 0,
-        }),
-    };
+    let here = crate::rules::facts::current_function(checker, p);
     here.is_some_and(|f| p.model.frozen_before(f, name, at))
 }
 

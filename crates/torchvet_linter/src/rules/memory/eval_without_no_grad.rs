@@ -122,13 +122,7 @@ fn model_frozen(checker: &Checker, func: &Expr, call: &ExprCall) -> bool {
     let Some(name) = helpers::dotted(func) else {
         return false;
     };
-    let here = match checker.function() {
-        Some(f) => p.function_at(f.range.start()),
-        None => Some(torchvet_semantic::project::FuncId {
-            file: p.file,
-            index: 0,
-        }),
-    };
+    let here = crate::rules::facts::current_function(checker, p);
     let Some(here) = here else {
         return false;
     };
