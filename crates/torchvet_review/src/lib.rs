@@ -692,18 +692,31 @@ fn impact_of(rule: Option<&Rule>, severity: Severity) -> Impact {
 /// How exposed a `torch.load` finding is, from the rule's own verdict (its severity and
 /// whether it traced the path to an outside source or to the project's own save).
 fn exposure(d: &Diagnostic) -> Option<&'static str> {
-    if d.name != "torch-load-without-weights-only" && d.name != "torch-hub-load-untrusted" {
+    exposure_of(d.name, &d.message)
+}
+
+/// [`exposure`] from the rule's name and message: the rule states the origin it traced in
+/// fixed phrases (the path comes from an outside source, a caller passes a download; this file
+/// or another file of the project writes the checkpoint; it ships with the code).
+fn exposure_of(rule: &str, message: &str) -> Option<&'static str> {
+    if rule != "torch-load-without-weights-only" && rule != "torch-hub-load-untrusted" {
         return None;
     }
-    Some(if d.message.contains("the path comes from") {
-        "outside"
-    } else if d.message.contains("writes the checkpoint itself") {
-        "own-file"
-    } else if d.message.contains("ships with the code") {
-        "shipped"
-    } else {
-        "unknown"
-    })
+    Some(
+        if message.contains("the path comes from")
+            || message.contains("a caller passes it a downloaded file")
+        {
+            "outside"
+        } else if message.contains("writes the checkpoint itself")
+            || message.contains("writes this checkpoint itself")
+        {
+            "own-file"
+        } else if message.contains("ships with the code") {
+            "shipped"
+        } else {
+            "unknown"
+        },
+    )
 }
 
 fn section_of(f: &Finding) -> u8 {
@@ -1003,6 +1016,27 @@ mod tests {
         assert_eq!(
             docs_section(docs, "## Why is this bad?").as_deref(),
             Some("It breaks things.")
+        );
+    }
+
+    #[test]
+    fn exposure_reads_every_origin_the_load_rule_states() {
+        // The phrases the rule writes for each origin it traces (torch_load_without_weights_only.rs).
+        let rule = "torch-load-without-weights-only";
+        let cases = [
+            ("`torch.load` without `weights_only` unpickles ...: the path comes from a command-line argument", "outside"),
+            ("... unpickles arbitrary objects and a caller passes it a downloaded file: ...", "outside"),
+            ("... this file writes the checkpoint itself, so it is not an outside file, but ...", "own-file"),
+            ("... the project writes this checkpoint itself (train.py:40), so it is not an outside file, but ...", "own-file"),
+            ("... so it is taken to be a checkpoint that ships with the code, not an outside file; ...", "shipped"),
+            ("... a malicious checkpoint runs code when loaded ...", "unknown"),
+        ];
+        for (message, want) in cases {
+            assert_eq!(exposure_of(rule, message), Some(want), "{message}");
+        }
+        assert_eq!(
+            exposure_of("softmax-implicit-dim", "the path comes from"),
+            None
         );
     }
 
