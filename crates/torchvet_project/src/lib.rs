@@ -74,10 +74,8 @@ impl LineIndex {
     }
 }
 
-/// Every dependency declared under `root` (requirements files with their includes, pyproject,
-/// setup.cfg/setup.py, environment.yml, Pipfile), with lock-file versions attached.
-pub fn declared_requirements(root: &Path) -> Vec<DeclaredRequirement> {
-    let facts = scan::collect_deps(root);
+/// The requirements of `facts` with the lock-file versions attached.
+fn with_locks(facts: &deps::DepFacts) -> Vec<DeclaredRequirement> {
     let mut out = facts.requirements.clone();
     for r in &mut out {
         r.locked_version = lock_version(&facts.locks, &r.normalized);
@@ -85,14 +83,30 @@ pub fn declared_requirements(root: &Path) -> Vec<DeclaredRequirement> {
     out
 }
 
-/// The programs (file names such as `main.py`) that a script or document of the project
-/// under `root` (a shell or job script, a README, a Makefile, a CI file) starts with the
-/// legacy launcher, `python -m torch.distributed.launch` without `--use_env`. That launcher
-/// passes the local rank as a command-line option (`--local-rank=N` since torch 2.0), so the
-/// program's parser must accept it; under `torchrun` or `--use_env` only the `LOCAL_RANK`
-/// variable is set. Read as text, never run.
-pub fn legacy_launched_programs(root: &Path) -> Vec<String> {
-    scan::project_legacy_launched_programs(root)
+/// What a whole project declares about how it is installed and run, from one walk of its
+/// tree (see [`project_declarations`]).
+#[derive(Debug, Clone, Default)]
+pub struct ProjectDeclarations {
+    /// Every dependency declared under the root (requirements files with their includes,
+    /// pyproject, setup.cfg/setup.py, conda environment files, Pipfile), with lock-file
+    /// versions attached.
+    pub requirements: Vec<DeclaredRequirement>,
+    /// The programs (file names such as `main.py`) that a script or document of the project
+    /// (a shell or job script, a README, a Makefile, a CI file) starts with the legacy
+    /// launcher, `python -m torch.distributed.launch` without `--use_env`. That launcher
+    /// passes the local rank as a command-line option (`--local-rank=N` since torch 2.0), so
+    /// the program's parser must accept it; under `torchrun` or `--use_env` only the
+    /// `LOCAL_RANK` variable is set. Read as text, never run.
+    pub legacy_launched_programs: Vec<String>,
+}
+
+/// [`ProjectDeclarations`] of the project under `root`.
+pub fn project_declarations(root: &Path) -> ProjectDeclarations {
+    let (facts, programs) = scan::collect_deps_and_launches(root);
+    ProjectDeclarations {
+        requirements: with_locks(&facts),
+        legacy_launched_programs: programs,
+    }
 }
 
 fn lock_version(locks: &[DeclaredRequirement], normalized: &str) -> Option<String> {

@@ -274,10 +274,10 @@ pub(crate) fn legacy_launched_programs(text: &str) -> Vec<String> {
     out
 }
 
-/// [`legacy_launched_programs`] over the project's scripts and documents under `root`
-/// (files above 1 MB are not read), sorted and without repeats.
-pub(crate) fn project_legacy_launched_programs(root: &Path) -> Vec<String> {
-    let mut out: Vec<String> = files(root)
+/// [`legacy_launched_programs`] over the project's scripts and documents among `all` (files
+/// above 1 MB are not read), sorted and without repeats.
+pub(crate) fn legacy_launched_programs_in(all: &[PathBuf]) -> Vec<String> {
+    let mut out: Vec<String> = all
         .iter()
         .filter(|p| {
             may_hold_launch_command(p) && std::fs::metadata(p).is_ok_and(|m| m.len() <= 1 << 20)
@@ -294,6 +294,13 @@ pub(crate) fn project_legacy_launched_programs(root: &Path) -> Vec<String> {
 pub(crate) fn collect_deps(root: &Path) -> DepFacts {
     let all = files(root);
     deps_of(root, &all)
+}
+
+/// The dependency facts and the legacy-launched programs of the project under `root`, from
+/// one walk of its tree.
+pub(crate) fn collect_deps_and_launches(root: &Path) -> (DepFacts, Vec<String>) {
+    let all = files(root);
+    (deps_of(root, &all), legacy_launched_programs_in(&all))
 }
 
 /// The dependency facts of the files directly in `dir` (no recursion).
@@ -1364,13 +1371,14 @@ mod launch_tests {
             "# python -m torch.distributed.launch --nproc_per_node=2 train.py\n",
         )
         .unwrap();
-        assert!(project_legacy_launched_programs(d.path()).is_empty());
+        let programs = |root: &Path| legacy_launched_programs_in(&files(root));
+        assert!(programs(d.path()).is_empty());
         std::fs::create_dir(d.path().join("scripts")).unwrap();
         std::fs::write(
             d.path().join("scripts/pretrain.sh"),
             "#!/bin/bash\npython -m torch.distributed.launch --nproc_per_node=8 main.py\n",
         )
         .unwrap();
-        assert_eq!(project_legacy_launched_programs(d.path()), ["main.py"]);
+        assert_eq!(programs(d.path()), ["main.py"]);
     }
 }

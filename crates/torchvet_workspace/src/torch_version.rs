@@ -57,7 +57,8 @@ pub struct FileTargets {
     pub min_torchvision: Option<Version>,
     /// A script or document of the project starts this file (by its name) with the legacy
     /// launcher (`python -m torch.distributed.launch` without `--use_env`), which passes the
-    /// local rank as a command-line option: see [`torchvet_project::legacy_launched_programs`].
+    /// local rank as a command-line option: see
+    /// [`torchvet_project::ProjectDeclarations::legacy_launched_programs`].
     pub launches_with_rank_argument: bool,
 }
 
@@ -79,10 +80,8 @@ pub struct TorchTargets {
     tv_cache: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<DeclaredVersion>>>,
     /// The checked directories (absolute): a file's project when no repository holds it.
     roots: Vec<PathBuf>,
-    /// Project root -> (lowest torch, lowest torchvision) its declarations allow.
-    floors: std::sync::Mutex<std::collections::HashMap<PathBuf, Floors>>,
-    /// Project root -> the programs its scripts or documents start with the legacy launcher.
-    launches: std::sync::Mutex<std::collections::HashMap<PathBuf, std::sync::Arc<Vec<String>>>>,
+    /// Project root -> what its declarations say (read once per project).
+    projects: std::sync::Mutex<std::collections::HashMap<PathBuf, std::sync::Arc<ProjectFacts>>>,
 }
 
 type Floors = (Option<Version>, Option<Version>);
@@ -115,18 +114,30 @@ fn lower(a: Option<Version>, b: Option<Version>) -> Option<Version> {
     }
 }
 
-/// The lowest torch and torchvision that the dependency files under `root` allow.
-fn project_floors(root: &Path) -> Floors {
+/// What [`TorchTargets`] keeps of a project: the lowest torch and torchvision its dependency
+/// files allow, and the programs its scripts and documents start with the legacy launcher.
+#[derive(Debug, Default)]
+struct ProjectFacts {
+    floors: Floors,
+    legacy_launched: Vec<String>,
+}
+
+/// [`ProjectFacts`] of the project under `root` (one walk of its tree).
+fn project_facts(root: &Path) -> ProjectFacts {
+    let declared = torchvet_project::project_declarations(root);
     let mut torch = None;
     let mut tv = None;
-    for r in torchvet_project::declared_requirements(root) {
+    for r in &declared.requirements {
         match r.normalized.as_str() {
-            "torch" | "pytorch" => torch = lower(torch, floor(&r)),
-            "torchvision" => tv = lower(tv, floor(&r)),
+            "torch" | "pytorch" => torch = lower(torch, floor(r)),
+            "torchvision" => tv = lower(tv, floor(r)),
             _ => {}
         }
     }
-    (torch, tv)
+    ProjectFacts {
+        floors: (torch, tv),
+        legacy_launched: declared.legacy_launched_programs,
+    }
 }
 
 impl TorchTargets {
@@ -163,39 +174,25 @@ impl TorchTargets {
         let torch = self.for_dir(&dir);
         let tv = self.torchvision_for_dir(&dir);
         let root = self.project_root(&dir);
-        let (project_torch, project_tv) = root
-            .as_ref()
-            .map(|root| {
-                if let Some(hit) = self.floors.lock().ok().and_then(|c| c.get(root).copied()) {
-                    return hit;
-                }
-                let got = project_floors(root);
-                if let Ok(mut c) = self.floors.lock() {
-                    c.insert(root.clone(), got);
-                }
-                got
-            })
-            .unwrap_or_default();
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let launches_with_rank_argument = root.is_some_and(|root| {
-            let programs = match self
-                .launches
+        let project = root.map(|root| {
+            if let Some(hit) = self
+                .projects
                 .lock()
                 .ok()
                 .and_then(|c| c.get(&root).cloned())
             {
-                Some(hit) => hit,
-                None => {
-                    let got =
-                        std::sync::Arc::new(torchvet_project::legacy_launched_programs(&root));
-                    if let Ok(mut c) = self.launches.lock() {
-                        c.insert(root, got.clone());
-                    }
-                    got
-                }
-            };
-            programs.iter().any(|p| p == name)
+                return hit;
+            }
+            let got = std::sync::Arc::new(project_facts(&root));
+            if let Ok(mut c) = self.projects.lock() {
+                c.insert(root, got.clone());
+            }
+            got
         });
+        let (project_torch, project_tv) = project.as_ref().map_or((None, None), |p| p.floors);
+        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let launches_with_rank_argument =
+            project.is_some_and(|p| p.legacy_launched.iter().any(|p| p == name));
         FileTargets {
             torch: torch.as_ref().and_then(|d| d.max),
             min_torch: lower(torch.as_ref().and_then(|d| d.min), project_torch),
