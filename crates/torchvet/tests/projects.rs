@@ -143,9 +143,10 @@ fn bin() -> Command {
     c
 }
 
-/// Rule name -> severity, as the binary lists them.
-fn registry() -> &'static BTreeMap<String, String> {
-    static REGISTRY: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+/// Rule name -> whether `check` runs it by default, as the binary lists them (info and
+/// preview rules are off until selected).
+fn registry() -> &'static BTreeMap<String, bool> {
+    static REGISTRY: OnceLock<BTreeMap<String, bool>> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let out = bin()
             .args(["rules", "--format", "json"])
@@ -160,7 +161,7 @@ fn registry() -> &'static BTreeMap<String, String> {
             .map(|r| {
                 (
                     r["name"].as_str().unwrap_or_default().to_string(),
-                    r["severity"].as_str().unwrap_or_default().to_string(),
+                    r["default"].as_bool().unwrap_or(false),
                 )
             })
             .collect()
@@ -353,10 +354,12 @@ fn run_project(name: &str) -> Outcome {
     std::fs::create_dir_all(home.join(".config")).expect("create the home directory");
     assert_no_config_above(&root);
 
-    let info_rules: BTreeSet<String> = expected
+    // Rules off by default (info and preview) that a project expects are selected by name,
+    // which runs exactly them and nothing else that is off.
+    let opt_in_rules: BTreeSet<String> = expected
         .iter()
         .map(|k| k.3.clone())
-        .filter(|r| registry().get(r).is_some_and(|s| s == "info"))
+        .filter(|r| registry().get(r).is_some_and(|on| !on))
         .collect();
 
     let mut cmd = bin();
@@ -367,8 +370,8 @@ fn run_project(name: &str) -> Outcome {
     if has_no_cache_flag() {
         cmd.arg("--no-cache");
     }
-    if !info_rules.is_empty() {
-        let list: Vec<&str> = info_rules.iter().map(String::as_str).collect();
+    if !opt_in_rules.is_empty() {
+        let list: Vec<&str> = opt_in_rules.iter().map(String::as_str).collect();
         cmd.args(["--extend-select", &list.join(",")]);
     }
     let out = cmd.output().expect("torchvet runs");
@@ -398,7 +401,7 @@ fn run_project(name: &str) -> Outcome {
     for f in findings.as_array().into_iter().flatten() {
         let rule = f["name"].as_str().unwrap_or_default().to_string();
         let severity = f["severity"].as_str().unwrap_or_default();
-        if !(matches!(severity, "warning" | "critical") || info_rules.contains(&rule)) {
+        if !(matches!(severity, "warning" | "critical") || opt_in_rules.contains(&rule)) {
             continue;
         }
         let file = f["filename"]

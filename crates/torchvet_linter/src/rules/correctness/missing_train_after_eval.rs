@@ -71,7 +71,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "model.eval() inside a training loop and model.train() never restored",
         autofix: Yes,
-        preview: false,
+        preview: true,
         hooks: { stmt: check_stmt, end: finish },
     };
 }

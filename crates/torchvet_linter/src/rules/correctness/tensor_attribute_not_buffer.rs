@@ -62,6 +62,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "Constant tensor stored as a plain attribute in __init__ (not moved by model.to()): use register_buffer",
         autofix: Yes,
+        preview: true,
         hooks: { stmt: check_stmt },
     };
 }

@@ -216,7 +216,7 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
             )
         } else {
             RawFix::unsafe_edit(
-                format!("{title} (needs torch >= {major}.{minor}, older than the project allows)"),
+                format!("{title} (needs torch >= {major}.{minor}; the project allows older)"),
                 edits,
             )
         })

@@ -327,7 +327,9 @@ fn fix(
         RawFix::safe(message, edits)
     } else {
         RawFix::unsafe_edit(
-            format!("{message} (needs torchvision >= 0.13 / torch >= 1.12, older than the project allows)"),
+            format!(
+                "{message} (needs torchvision >= 0.13 / torch >= 1.12; the project allows older)"
+            ),
             edits,
         )
     })
