@@ -1393,7 +1393,10 @@ impl ProjectModel {
         };
         let &target = self.by_path.get(&found.file)?;
         match found.rest.as_slice() {
-            [] => Some(Entity::Module(target)),
+            [] => Some(
+                self.package_rebinding(&found.file, target, depth)
+                    .unwrap_or(Entity::Module(target)),
+            ),
             [name] => self.name_in_file(target, name, depth + 1),
             [name, rest @ ..] => {
                 // `pkg.sub` as an attribute of a package `__init__` that imports it.
@@ -1417,6 +1420,43 @@ impl ProjectModel {
                     _ => None,
                 }
             }
+        }
+    }
+
+    /// `pkg.name` where `pkg/name.py` is a submodule and `pkg/__init__.py` binds `name` to
+    /// something else (`from .accuracy import accuracy`): Python looks the attribute up on the
+    /// package, whose `__init__` replaced the submodule with its own binding, so
+    /// `from pkg import accuracy` is the function, not the module. `None` when the package does
+    /// not rebind the name (or binds it to the submodule itself: `from . import accuracy`).
+    fn package_rebinding(&self, module: &Path, target: FileId, depth: u32) -> Option<Entity> {
+        if module.file_name()? == "__init__.py" {
+            return None;
+        }
+        let name = module.file_stem()?.to_str()?;
+        let init_path = module.parent()?.join("__init__.py");
+        let &init = self.by_path.get(&init_path)?;
+        let f = &self.files[init as usize];
+        if let Some(c) = f.class(name) {
+            return Some(Entity::Class(ClassId {
+                file: init,
+                index: c,
+            }));
+        }
+        if let Some(g) = f.function(name) {
+            return Some(Entity::Function(FuncId {
+                file: init,
+                index: g,
+            }));
+        }
+        let q = f.import(name)?;
+        // `from . import name` / `import pkg.name`: the binding is the submodule itself.
+        let found = self.resolver.resolve(&init_path, q)?;
+        if found.file == module && found.rest.is_empty() {
+            return None;
+        }
+        match self.qualified(init, q, depth + 1)? {
+            Entity::Module(m) if m == target => None,
+            e => Some(e),
         }
     }
 

@@ -115,6 +115,45 @@ fn classes_across_files_and_reexports() {
 }
 
 #[test]
+fn a_package_init_that_rebinds_a_submodule_name_wins() {
+    // `from .accuracy import accuracy` in the package `__init__`: `pkg.metrics.accuracy` is
+    // the function (Python looks the attribute up on the package), not `accuracy.py`.
+    let t = Tree::new(&[
+        ("pkg/__init__.py", ""),
+        (
+            "pkg/metrics/__init__.py",
+            "from .accuracy import accuracy\nfrom . import rank\n",
+        ),
+        (
+            "pkg/metrics/accuracy.py",
+            "def accuracy(output, target, topk=(1,)):\n    return output\n",
+        ),
+        ("pkg/metrics/rank.py", "def rank(x):\n    return x\n"),
+        (
+            "train.py",
+            "from pkg.metrics import accuracy, rank\nimport pkg.metrics.rank as r\n",
+        ),
+    ]);
+    let m = t.model(&[
+        "pkg/__init__.py",
+        "pkg/metrics/__init__.py",
+        "pkg/metrics/accuracy.py",
+        "pkg/metrics/rank.py",
+        "train.py",
+    ]);
+    let train = m.view(t.id(&m, "train.py"));
+    let Some(Entity::Function(f)) = train.entity("pkg.metrics.accuracy") else {
+        panic!("the package's rebinding is the function")
+    };
+    assert_eq!(f.file, t.id(&m, "pkg/metrics/accuracy.py"));
+    // `from . import rank` binds the submodule itself.
+    assert!(matches!(
+        train.entity("pkg.metrics.rank"),
+        Some(Entity::Module(r)) if r == t.id(&m, "pkg/metrics/rank.py")
+    ));
+}
+
+#[test]
 fn parameter_kinds_from_call_sites_and_usage() {
     let t = Tree::new(&[
         ("models.py", MODELS),
