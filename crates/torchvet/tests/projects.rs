@@ -57,6 +57,7 @@ projects! {
         ddp_checkpoint_bare_load,
         ddp_sampler_factory,
         distill_validate_other_file,
+        eval_context_restores_mode,
         own_checkpoint_other_file,
         eval_helper_downloaded,
         checkpoint_also_exported,

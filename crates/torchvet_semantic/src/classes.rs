@@ -66,6 +66,59 @@ pub fn is_module_base(q: &str) -> bool {
 pub fn returns_eval_mode(q: &str) -> bool {
     (q.starts_with("transformers.") || q.starts_with("diffusers."))
         && q.ends_with(".from_pretrained")
+        && !is_non_torch_model(q)
+        && !loads_companion(q)
+}
+
+/// Is a Hugging Face loader one of a model's companions rather than a model: a tokenizer,
+/// processor, feature extractor, configuration, generation config, pipeline or scheduler
+/// (`AutoTokenizer.from_pretrained`, `DiffusionPipeline.from_pretrained`)?
+fn loads_companion(q: &str) -> bool {
+    let class = q.rsplit('.').nth(1).unwrap_or(q);
+    [
+        "Tokenizer",
+        "Processor",
+        "FeatureExtractor",
+        "Config",
+        "Pipeline",
+        "Scheduler",
+    ]
+    .iter()
+    .any(|w| class.contains(w))
+}
+
+/// Is a qualified name a model class (or its loader) of another framework that a torch
+/// library also ships: the TensorFlow (`TF...`) and Flax (`Flax...`) classes of
+/// transformers / diffusers (`transformers.TFAutoModelForQuestionAnswering.from_pretrained`,
+/// `transformers.FlaxBertModel`), or anything from TensorFlow / Keras / JAX? Such objects are
+/// not `nn.Module`s: they have no train/eval mode of torch's kind and autograd never records
+/// their calls.
+pub fn is_non_torch_model(q: &str) -> bool {
+    if ["tensorflow.", "keras.", "tf_keras.", "jax.", "flax."]
+        .iter()
+        .any(|p| q.starts_with(p))
+    {
+        return true;
+    }
+    if !(q.starts_with("transformers.") || q.starts_with("diffusers.")) {
+        return false;
+    }
+    // The class: the segment before a loader (`from_pretrained`, `from_config`), else the
+    // last one.
+    let mut segments = q.rsplit('.');
+    let last = segments.next().unwrap_or(q);
+    let class = if last.starts_with("from_") {
+        segments.next().unwrap_or(last)
+    } else {
+        last
+    };
+    let framework = |p: &str| {
+        class
+            .strip_prefix(p)
+            .and_then(|r| r.chars().next())
+            .is_some_and(|c| c.is_ascii_uppercase())
+    };
+    framework("TF") || framework("Flax")
 }
 
 /// `torch.nn` classes (by name) with neither parameters nor buffers nor submodules:
@@ -282,7 +335,9 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
     }
     (q == "timm.create_model"
         || q == "torch.hub.load"
-        || (q.starts_with("transformers.") && q.ends_with(".from_pretrained")))
+        || (q.starts_with("transformers.")
+            && q.ends_with(".from_pretrained")
+            && !is_non_torch_model(q)))
     .then_some("Dropout")
 }
 
@@ -745,6 +800,27 @@ mod tests {
             "efficientnet_pytorch.EfficientNet.from_pretrained"
         ));
         assert!(!returns_eval_mode("transformers.AutoTokenizer.from_config"));
+        assert!(!returns_eval_mode(
+            "transformers.AutoTokenizer.from_pretrained"
+        ));
+        assert!(!returns_eval_mode(
+            "diffusers.StableDiffusionPipeline.from_pretrained"
+        ));
+        // TensorFlow and Flax models of the same libraries are not torch modules.
+        assert!(!returns_eval_mode(
+            "transformers.TFAutoModelForQuestionAnswering.from_pretrained"
+        ));
+        assert!(is_non_torch_model(
+            "transformers.FlaxBertModel.from_pretrained"
+        ));
+        assert!(is_non_torch_model("tensorflow.keras.Model"));
+        assert!(!is_non_torch_model(
+            "transformers.TrOCRProcessor.from_pretrained"
+        ));
+        assert!(!is_non_torch_model(
+            "transformers.AutoModel.from_pretrained"
+        ));
+        assert!(mode_layer("transformers.TFAutoModel.from_pretrained").is_none());
     }
 }
 

@@ -63,6 +63,16 @@ pub enum Prop {
     /// elementwise ops, reductions and arithmetic with another CPU tensor or a number, and
     /// cleared by `.cuda()` / `.to(...)`. Never carried out of a function by a summary.
     OnCpu,
+    /// A module object in evaluation mode at this point: loaded by a library loader that
+    /// returns its model in eval mode (Hugging Face `from_pretrained`, see
+    /// [`crate::returns_eval_mode`]) or switched with `.eval()` / `.train(False)`. Kept
+    /// through the module methods that return the object itself (`.to(device)`, `.half()`);
+    /// cleared by `.train()`, by any other method call on the object (it may train it), by
+    /// passing the object to a call (a `Trainer(model=model)`, a `fit(model)` may train it),
+    /// and, for plain names, by calling a same-file top-level function (it may train a
+    /// module-level model). Not kept in the summaries of `self.<attr>` objects (another method
+    /// may train them).
+    EvalMode,
 }
 
 /// How sure the analysis is that a property holds.
@@ -1207,6 +1217,13 @@ impl<'c> FlowContext<'c> {
                 .unwrap_or_default()
         };
         if let Some(q) = self.scopes.resolve(&call.func) {
+            if crate::classes::returns_eval_mode(&q) {
+                return Value::default().with(fact(
+                    Prop::EvalMode,
+                    call.range(),
+                    "from_pretrained",
+                ));
+            }
             let v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
             if v.instance.is_none()
                 && self.summaries.is_some_and(|s| s.factories_on_cpu)
@@ -1340,6 +1357,9 @@ impl<'c> FlowContext<'c> {
         lookup: &dyn Fn(&Expr) -> Option<Value>,
         no_grad: bool,
     ) -> Value {
+        if let Some(v) = mode_method(method, recv, call) {
+            return v;
+        }
         if let Some(inst) = &recv.instance {
             if crate::kinds::MODULE_SELF_METHODS.contains(&method) {
                 return recv.clone();
@@ -1349,7 +1369,8 @@ impl<'c> FlowContext<'c> {
             }
             return Value::default();
         }
-        let r = recv.tensor();
+        let mut r = recv.tensor();
+        r.facts.retain(|f| f.prop != Prop::EvalMode);
         let here = call.range();
         match method {
             "cpu" => return r.with(fact(Prop::OnCpu, here, "cpu()")),
@@ -1576,6 +1597,64 @@ impl<'c> FlowContext<'c> {
     }
 }
 
+/// What `.eval()` / `.train(...)` or a self-returning module method (`.to(device)`) does to
+/// the mode of the object (see [`Prop::EvalMode`]); `None` when the method says nothing about
+/// it.
+fn mode_method(method: &str, recv: &Value, call: &ExprCall) -> Option<Value> {
+    match mode_switch(method, call) {
+        Some(true) => {
+            return Some(
+                recv.clone()
+                    .with(fact(Prop::EvalMode, call.range(), "eval()")),
+            )
+        }
+        Some(false) if recv.instance.is_some() || recv.get(Prop::EvalMode).is_some() => {
+            let mut v = recv.clone();
+            v.facts.retain(|f| f.prop != Prop::EvalMode);
+            return Some(v);
+        }
+        _ => {}
+    }
+    (recv.get(Prop::EvalMode).is_some() && crate::kinds::MODULE_SELF_METHODS.contains(&method))
+        .then(|| recv.clone())
+}
+
+/// `Some(true)` for `.eval()` / `.train(False)`, `Some(false)` for any other `.train(...)`
+/// (the mode may be training), `None` for other methods.
+fn mode_switch(method: &str, call: &ExprCall) -> Option<bool> {
+    match method {
+        "eval" if call.arguments.is_empty() => Some(true),
+        "train" => {
+            let mode = helpers::argument(call, "mode", 0);
+            Some(mode.and_then(helpers::is_truthy) == Some(false))
+        }
+        _ => None,
+    }
+}
+
+/// Methods that leave a module's train/eval mode alone besides the self-returning ones
+/// (reading, saving, running it).
+const KEEPS_MODE: &[&str] = &[
+    "forward",
+    "generate",
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "modules",
+    "named_modules",
+    "children",
+    "named_children",
+    "state_dict",
+    "load_state_dict",
+    "save_pretrained",
+    "push_to_hub",
+    "num_parameters",
+    "get_input_embeddings",
+    "get_output_embeddings",
+    "zero_grad",
+];
+
 /// The properties of `left <op> right` (arithmetic): graph and unreduced losses propagate;
 /// non-contiguity stays definite only against a scalar or another non-contiguous operand.
 fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
@@ -1601,7 +1680,7 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                         out.facts.push(f.clone());
                     }
                 }
-                Prop::Probabilities | Prop::LogProbabilities => {}
+                Prop::Probabilities | Prop::LogProbabilities | Prop::EvalMode => {}
                 // CPU with CPU, or with a plain number, stays on the CPU.
                 Prop::OnCpu => {
                     let number = matches!(other_expr, Expr::NumberLiteral(_));
@@ -1923,15 +2002,108 @@ impl Walker<'_, '_> {
     }
 
     fn record_expr(&mut self, expr: &Expr) {
-        if !self.record || self.env.is_empty() {
+        if self.env.is_empty() {
             return;
         }
-        let mut rec = Recorder {
-            env: &self.env,
-            out: &mut self.out.names,
-            shadowed: Vec::new(),
-        };
-        ruff_python_ast::visitor::Visitor::visit_expr(&mut rec, expr);
+        if self.record {
+            let mut rec = Recorder {
+                env: &self.env,
+                out: &mut self.out.names,
+                shadowed: Vec::new(),
+            };
+            ruff_python_ast::visitor::Visitor::visit_expr(&mut rec, expr);
+        }
+        self.mode_effects(expr);
+    }
+
+    /// What the calls of an expression do to the train/eval mode of tracked objects (see
+    /// [`Prop::EvalMode`]), applied after its reads: `m.eval()` / `m.train()` switch `m`; any
+    /// other method call on `m` but the self-returning and read-only ones, and passing `m`
+    /// to a call, leave its mode unknown; a call of a same-file top-level function leaves the
+    /// mode of every plain name unknown (it may train a module-level model).
+    fn mode_effects(&mut self, expr: &Expr) {
+        use ruff_python_ast::visitor::{self as v, Visitor};
+        struct Calls<'a>(Vec<&'a ExprCall>);
+        impl<'a> Visitor<'a> for Calls<'a> {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                match e {
+                    Expr::Lambda(_) => {}
+                    Expr::Call(c) => {
+                        v::walk_expr(self, e);
+                        self.0.push(c);
+                    }
+                    _ => v::walk_expr(self, e),
+                }
+            }
+        }
+        let mut calls = Calls(Vec::new());
+        calls.visit_expr(expr);
+        for call in calls.0 {
+            let forget = |env: &mut Env, k: &str| {
+                if let Some(v) = env.get_mut(k) {
+                    v.facts.retain(|f| f.prop != Prop::EvalMode);
+                    if v.is_empty() {
+                        env.remove(k);
+                    }
+                }
+            };
+            let args = call
+                .arguments
+                .args
+                .iter()
+                .map(|a| match a {
+                    Expr::Starred(s) => &*s.value,
+                    a => a,
+                })
+                .chain(call.arguments.keywords.iter().map(|k| &k.value));
+            for a in args {
+                if let Some(k) = key_of(a) {
+                    forget(&mut self.env, &k);
+                }
+            }
+            match &*call.func {
+                Expr::Attribute(a) => {
+                    let Some(k) = key_of(&a.value) else { continue };
+                    let method = a.attr.as_str();
+                    match mode_switch(method, call) {
+                        Some(true) => {
+                            if let Some(v) = self.env.get_mut(&k) {
+                                *v = std::mem::take(v).with(fact(
+                                    Prop::EvalMode,
+                                    call.range(),
+                                    "eval()",
+                                ));
+                            }
+                        }
+                        Some(false) => forget(&mut self.env, &k),
+                        None => {
+                            if !crate::kinds::MODULE_SELF_METHODS.contains(&method)
+                                && !KEEPS_MODE.contains(&method)
+                            {
+                                forget(&mut self.env, &k);
+                            }
+                        }
+                    }
+                }
+                Expr::Name(n) => {
+                    let local_function = self.cx.summaries.is_some_and(|s| {
+                        s.function(n.id.as_str()).is_some() && s.global(n.id.as_str()).is_none()
+                    });
+                    if local_function {
+                        let names: Vec<String> = self
+                            .env
+                            .keys()
+                            .filter(|k| !k.contains('.'))
+                            .cloned()
+                            .collect();
+                        for k in names {
+                            forget(&mut self.env, &k);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     fn bind(&mut self, target: &Expr, v: Value) {

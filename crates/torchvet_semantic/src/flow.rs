@@ -595,6 +595,7 @@ pub fn analyze_loop<'a>(loop_stmt: &'a Stmt, input: &FlowInput<'a, '_>) -> LoopF
         stmt: loop_stmt,
         helper: None,
         scaled: Vec::new(),
+        saved_modes: Vec::new(),
     };
     w.block(body, true);
     LoopFlow {
@@ -620,6 +621,7 @@ pub fn analyze_suite<'a>(
         stmt: anchor,
         helper: None,
         scaled: Vec::new(),
+        saved_modes: Vec::new(),
     };
     w.block(body, false);
     w.events
@@ -844,6 +846,9 @@ struct Walker<'a, 'i, 's> {
     /// Loop variables of enclosing loops over a collection of optimizers (`for opt in
     /// self.optimizers:`), with the key that stands for every element (`self.optimizers[*]`).
     fanout: Vec<(&'a str, String)>,
+    /// Names holding the mode an object had (`was_training = model.training`): the name's key
+    /// and the object's key. `model.train(was_training)` restores that mode.
+    saved_modes: Vec<(String, String)>,
 }
 
 impl<'a> Walker<'a, '_, '_> {
@@ -1158,6 +1163,14 @@ impl<'a> Walker<'a, '_, '_> {
     }
 
     fn assigned(&mut self, target: &'a Expr, value: &'a Expr, stmt: &'a Stmt) {
+        if let Expr::Attribute(a) = value {
+            if a.attr.as_str() == "training" {
+                if let (Some(name), Some(o)) = (object_key(target), self.obj(&a.value)) {
+                    self.saved_modes.retain(|(n, _)| *n != name);
+                    self.saved_modes.push((name, o.key));
+                }
+            }
+        }
         match target {
             Expr::Attribute(a) if a.attr.as_str() == "grad" => {
                 let kind = if matches!(value, Expr::NoneLiteral(_)) {
@@ -1425,14 +1438,32 @@ impl<'a> Walker<'a, '_, '_> {
                     self.push(EventKind::ClipGrad, call.range(), Some(call))
                         .method_form = true;
                 }
-                "eval" | "train" if args.len() <= 1 && call.arguments.keywords.is_empty() => {
+                "eval" | "train"
+                    if args.len() + call.arguments.keywords.len() <= 1
+                        && (args.len() == 1
+                            || call.arguments.keywords.is_empty()
+                            || (method == "train" && helpers::keyword(call, "mode").is_some())) =>
+                {
                     let Some(o) = self.obj(recv) else { return };
                     if !matches!(o.role, Role::Module | Role::Unknown) {
                         return;
                     }
-                    let kind = match (method, args.first().and_then(helpers::is_truthy)) {
+                    let mode = args.first().or_else(|| helpers::keyword(call, "mode"));
+                    let kind = match (method, mode.and_then(helpers::is_truthy)) {
                         ("eval", _) | ("train", Some(false)) => EventKind::Eval,
-                        ("train", None) if !args.is_empty() => return,
+                        // `model.train(was_training)` after `was_training = model.training`:
+                        // the mode the model had is restored (a model that was training
+                        // trains again), as a `@contextmanager` that evaluates temporarily
+                        // does in its `finally` or after its `yield`.
+                        ("train", None) if mode.is_some() => {
+                            let restores = mode.and_then(object_key).is_some_and(|m| {
+                                self.saved_modes.iter().any(|(n, k)| *n == m && *k == o.key)
+                            });
+                            if !restores {
+                                return;
+                            }
+                            EventKind::Train
+                        }
                         _ => EventKind::Train,
                     };
                     self.push(kind, call.range(), Some(call)).target = Some(o);

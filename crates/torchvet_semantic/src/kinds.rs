@@ -170,7 +170,10 @@ fn model_factory(q: &str) -> bool {
             | "torch.nn.parallel.DistributedDataParallel"
             | "torch.nn.DataParallel"
             | "torch.nn.parallel.DataParallel"
-    ) || (q.starts_with("transformers.") && q.ends_with(".from_pretrained") && q.contains("Model"))
+    ) || (q.starts_with("transformers.")
+        && q.ends_with(".from_pretrained")
+        && q.contains("Model")
+        && !crate::classes::is_non_torch_model(q))
 }
 
 impl KindTable {

@@ -34,8 +34,10 @@ crate::declare_rule! {
     /// epoch loop).
     ///
     /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers) comes back
-    /// in eval mode, so it is not reported unless the file switches something to training
-    /// mode (`model.train()`, `trainer.train()`).
+    /// in eval mode, so it is not reported where it is still that loaded object: no
+    /// `model.train()`, no trainer or function it was passed to (which may train it), no
+    /// re-binding to another model between the load and the use. A model trained elsewhere in
+    /// the file (another object, an earlier cell of a notebook) does not matter.
     ///
     /// Not reported either: shape smoke tests on made-up inputs (`net(torch.randn(1, 3, 32,
     /// 32))`, also through a legacy `Variable(...)`), and a target or teacher network run
@@ -232,6 +234,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if PENDING.with_borrow(|p| p.iter().any(|c| c.key == key)) {
         return;
     }
+    // The semantic layer's mode of this value here: loaded in eval mode (`from_pretrained`)
+    // or switched with `.eval()`, with no `.train()`, trainer or helper that may have
+    // switched it back in between.
+    if checker
+        .taint_of(func)
+        .definite(torchvet_semantic::dataflow::Prop::EvalMode)
+        .is_some()
+    {
+        return;
+    }
     let mut found = None;
     for (value, range) in assigned_values(checker, func) {
         let (base, evaled) = strip_module_chain(value);
@@ -243,7 +255,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
                 return;
             }
             if let Some(k) = mode_dependent(checker, c, 0) {
-                found = Some((k, Created::Here(range)));
+                // The binding before the call, rather than a later re-binding.
+                let before = range.start() < call.start();
+                if before || found.is_none() {
+                    found = Some((k, Created::Here(range)));
+                }
             }
         }
     }

@@ -165,10 +165,26 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
-    if checker.kind_of(func) != Kind::Module || loss_like(checker, func) {
+    // A torch module: by its kind, or, where the name's kind is mixed (a notebook that runs
+    // the PyTorch and the TensorFlow version of one example under the same name), by the
+    // value it holds here (a torch `from_pretrained` model in eval mode).
+    let value = checker.taint_of(func);
+    let torch_here = value
+        .get(torchvet_semantic::dataflow::Prop::EvalMode)
+        .is_some();
+    if (checker.kind_of(func) != Kind::Module && !torch_here) || loss_like(checker, func) {
         return;
     }
     if smoke_test_call(checker, call) {
+        return;
+    }
+    // A parameter-free torch layer (`sp = nn.Softplus(beta)`, `nn.ReLU()`) records a graph
+    // only when its input requires grad: applying one (to optimizer state in a `step()`, to
+    // a tensor) is not a model's forward pass.
+    if value.class().is_some_and(|c| {
+        c.strip_prefix("torch.nn.")
+            .is_some_and(|n| torchvet_semantic::is_parameter_free_layer(helpers::last_segment(n)))
+    }) {
         return;
     }
     let Some(region) = checker.eval_region() else {
