@@ -91,6 +91,7 @@ projects! {
         whole_model_save_predict,
         launch_rank_option_read,
         launch_docs_legacy_launcher,
+        accuracy_topk_callers,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -43,7 +43,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
     is_test_path, names_training_setup, summarise, summarise_source, ClassSummary, FileSummary,
-    FunctionSummary, PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
+    FunctionSummary, Lit, ParamDefault, PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage,
+    Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).
@@ -1757,6 +1758,51 @@ impl ProjectModel {
         (list.len(), no_grad)
     }
 
+    /// The constant values parameter `i` of `f` takes across the project's call sites: per
+    /// call, the literal it passes (by position, after the `shift` parameters bound before
+    /// them, such as `self`; or by keyword), or the parameter's default when the call leaves it
+    /// out. Deduplicated, in call-site order. `None` when `f` has no call sites, or when some
+    /// call passes a value that is not a literal, spreads `*args` / `**kwargs`, or relies on a
+    /// default that is not a literal; and for `*args` / `**kwargs` themselves. Calls the model
+    /// cannot resolve (through a callback, from outside the project) are not seen.
+    pub fn param_literals(&self, f: FuncId, i: usize) -> Option<Vec<Lit>> {
+        let list = self.sites.get(&f)?;
+        let callee = self.func(f);
+        let name = callee.params.get(i)?;
+        let default = callee.param_defaults.get(i)?;
+        if *default == ParamDefault::Variadic {
+            return None;
+        }
+        let positional = usize::from(callee.positional_params);
+        let mut out: Vec<Lit> = Vec::new();
+        for &(caller, ci, shift) in list {
+            let call = &self.func(caller).calls[ci];
+            if call.spreads || i < shift {
+                return None;
+            }
+            let by_position = (i < positional)
+                .then(|| call.arg_lits.get(i - shift))
+                .flatten();
+            let by_keyword = call
+                .kwarg_lits
+                .iter()
+                .find(|(kw, _)| kw == name)
+                .map(|(_, v)| v);
+            let value = match (by_position, by_keyword, default) {
+                (Some(v), _, _) | (None, Some(v), _) => v,
+                (None, None, ParamDefault::Given(d)) => d,
+                _ => return None,
+            };
+            if *value == Lit::Unknown {
+                return None;
+            }
+            if !out.contains(value) {
+                out.push(value.clone());
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
     /// Does some caller of `f` switch the object it passes as parameter `i` to eval mode
     /// before the call (`model.eval(); evaluate(model, loader)`)? `None` when `f` has no
     /// call sites in the project.
@@ -1850,8 +1896,8 @@ impl ProjectModel {
 
     /// A digest of everything the analysis of file `id` can read from the rest of the project:
     /// what its imports and references resolve to (and those classes' and functions' facts),
-    /// what its parameters receive at call sites in other files, which of its functions are
-    /// called under `no_grad` or after `eval()`, and its gates. Two runs where this digest and
+    /// what its parameters receive at call sites in other files (kinds and literal values),
+    /// which of its functions are called under `no_grad` or after `eval()`, and its gates. Two runs where this digest and
     /// the file's own content are equal give the same findings for the file, whatever else
     /// changed (the cache's dependency fingerprint; an edit that changes no fact another file
     /// reads re-checks only the edited file).
@@ -1924,6 +1970,7 @@ impl ProjectModel {
             self.call_sites_no_grad(fid).hash(&mut h);
             for i in 0..f.functions[gi].params.len() {
                 self.param_evaled_by_callers(fid, i).hash(&mut h);
+                self.param_literals(fid, i).hash(&mut h);
             }
             self.is_called(fid).hash(&mut h);
             self.events(fid).hash(&mut h);

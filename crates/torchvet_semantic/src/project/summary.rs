@@ -37,6 +37,57 @@ pub enum Ref {
     Nested(u32),
 }
 
+/// A literal value as the source spells it: a call's argument or a parameter's default
+/// (`topk=(1, 5)`), for the constant values a parameter takes across call sites.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Lit {
+    /// Not a literal (a name, a call, an expression).
+    Unknown,
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// An integer that fits in 64 bits (`-1` included).
+    Int(i64),
+    /// A string.
+    Str(Box<str>),
+    /// A tuple or list of literals (elements that are not literals are [`Lit::Unknown`]).
+    Tuple(Vec<Lit>),
+}
+
+impl Lit {
+    /// The literal an expression spells, or [`Lit::Unknown`].
+    pub fn of(e: &Expr) -> Lit {
+        match e {
+            Expr::NoneLiteral(_) => Lit::None,
+            Expr::BooleanLiteral(b) => Lit::Bool(b.value),
+            Expr::NumberLiteral(n) => match &n.value {
+                ast::Number::Int(i) => i.as_i64().map_or(Lit::Unknown, Lit::Int),
+                _ => Lit::Unknown,
+            },
+            Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => match Lit::of(&u.operand) {
+                Lit::Int(i) => i.checked_neg().map_or(Lit::Unknown, Lit::Int),
+                _ => Lit::Unknown,
+            },
+            Expr::StringLiteral(s) => Lit::Str(s.value.to_str().into()),
+            Expr::Tuple(t) => Lit::Tuple(t.elts.iter().map(Lit::of).collect()),
+            Expr::List(t) => Lit::Tuple(t.elts.iter().map(Lit::of).collect()),
+            _ => Lit::Unknown,
+        }
+    }
+}
+
+/// A parameter's default, as [`FunctionSummary::param_defaults`] records it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ParamDefault {
+    /// No default: every call passes it.
+    Required,
+    /// `*args` / `**kwargs`.
+    Variadic,
+    /// A default (its literal, or [`Lit::Unknown`]).
+    Given(Lit),
+}
+
 /// A value as a summary records it: a kind known locally, or a reference the model resolves.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Val {
@@ -187,6 +238,12 @@ pub struct SumCall {
     pub arg_keys: Vec<Option<Box<str>>>,
     /// The object keys of the keyword arguments that name an object, by keyword.
     pub kwarg_keys: Vec<(Box<str>, Box<str>)>,
+    /// The literal each positional argument spells ([`Lit::Unknown`] when it is none).
+    pub arg_lits: Vec<Lit>,
+    /// The literal each keyword argument spells, by keyword.
+    pub kwarg_lits: Vec<(Box<str>, Lit)>,
+    /// Spreads `*args` or `**kwargs` into the call: which parameter gets what is not known.
+    pub spreads: bool,
     /// The call, in the summarised file.
     pub range: TextRange,
     /// Inside a loop of the caller.
@@ -270,6 +327,11 @@ pub struct FunctionSummary {
     /// How many parameters a call must pass (no default, not `*args`/`**kwargs`), `self`
     /// included.
     pub required_params: u16,
+    /// How many parameters a call may pass by position (before `*args` / `*`), `self`
+    /// included.
+    pub positional_params: u16,
+    /// Each parameter's default, aligned with [`FunctionSummary::params`].
+    pub param_defaults: Vec<ParamDefault>,
     /// Kinds of the parameters from their annotations (`Unknown` without one), and the
     /// annotation's class reference when it names a class.
     pub annotations: Vec<Option<Ref>>,
@@ -758,6 +820,8 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         parent: None,
         params: Vec::new(),
         required_params: 0,
+        positional_params: 0,
+        param_defaults: Vec::new(),
         annotations: Vec::new(),
         no_grad: false,
         returns: Val::Unknown,
@@ -1007,6 +1071,21 @@ impl Builder<'_> {
             usage: vec![Usage::default(); params.len()],
             params,
             required_params: required_params(&f.parameters),
+            positional_params: u16::try_from(
+                f.parameters.posonlyargs.len() + f.parameters.args.len(),
+            )
+            .unwrap_or(u16::MAX),
+            param_defaults: f
+                .parameters
+                .iter()
+                .map(|p| match p {
+                    ast::AnyParameterRef::Variadic(_) => ParamDefault::Variadic,
+                    ast::AnyParameterRef::NonVariadic(p) => match p.default.as_deref() {
+                        None => ParamDefault::Required,
+                        Some(d) => ParamDefault::Given(Lit::of(d)),
+                    },
+                })
+                .collect(),
             annotations,
             no_grad,
             returns: Val::Unknown,
@@ -2023,12 +2102,26 @@ impl BodyWalker<'_, '_> {
                             ))
                         })
                         .collect();
+                    let arg_lits = call.arguments.args.iter().map(Lit::of).collect();
+                    let kwarg_lits = call
+                        .arguments
+                        .keywords
+                        .iter()
+                        .filter_map(|k| {
+                            Some((Box::from(k.arg.as_ref()?.as_str()), Lit::of(&k.value)))
+                        })
+                        .collect();
+                    let spreads = call.arguments.args.iter().any(Expr::is_starred_expr)
+                        || call.arguments.keywords.iter().any(|k| k.arg.is_none());
                     self.calls.push(SumCall {
                         callee,
                         args,
                         kwargs,
                         arg_keys,
                         kwarg_keys,
+                        arg_lits,
+                        kwarg_lits,
+                        spreads,
                         range: call.range(),
                         in_loop: self.loop_depth > 0,
                         conditional: self.cond_depth > 0,

@@ -480,3 +480,63 @@ fn paths_built_from_the_module_file_and_literals_ship_with_the_code() {
     assert!(!shipped(3), "a parameter can point anywhere");
     assert!(!shipped(4), "the working directory is not the code's");
 }
+
+#[test]
+fn literal_parameter_values_across_call_sites() {
+    let t = Tree::new(&[
+        (
+            "metrics.py",
+            "def accuracy(output, target, topk=(1,)):\n    return [output[:k] for k in topk]\n\ndef rates(scores, labels, topk=(1,), *, scale=1.0):\n    return scores\n\ndef unused(x, n=2):\n    return x\n\nclass Meter:\n    def update(self, val, n=1):\n        self.val = val\n\n    def add(self, v):\n        self.update(v, n=4)\n        self.update(v)\n        self.update(v, -3)\n",
+        ),
+        (
+            "train.py",
+            "from metrics import accuracy, rates\n\ndef step(out, y, opts):\n    accuracy(out, y)\n    accuracy(out, y, topk=(1,))\n    rates(out, y, (1, 5), scale=100)\n    rates(out, y, topk=opts.topk)\n",
+        ),
+        (
+            "spread.py",
+            "from metrics import accuracy\n\ndef log(args):\n    accuracy(*args)\n",
+        ),
+    ]);
+    let m = t.model(&["metrics.py", "train.py"]);
+    let metrics = m.view(t.id(&m, "metrics.py"));
+    let func = |name: &str| match metrics.local(name) {
+        Some(Entity::Function(f)) => f,
+        _ => panic!("{name}"),
+    };
+    // The default where a call leaves the parameter out, the literal where it passes one;
+    // equal values once.
+    let acc = func("accuracy");
+    assert_eq!(
+        m.param_literals(acc, 2),
+        Some(vec![Lit::Tuple(vec![Lit::Int(1)])])
+    );
+    // A non-literal argument at one call: not known.
+    let rates = func("rates");
+    assert_eq!(m.param_literals(rates, 2), None);
+    assert_eq!(m.param_literals(rates, 0), None);
+    // Keyword-only: `100` at one call, the default `1.0` (not an int literal) at the other.
+    assert_eq!(m.param_literals(rates, 3), None);
+    // No call site: nothing is known.
+    assert_eq!(m.param_literals(func("unused"), 1), None);
+    // A method: `self` is bound; `n` by keyword, by default or by position.
+    let Some(Entity::Class(meter)) = metrics.local("Meter") else {
+        panic!()
+    };
+    let update = m
+        .class_methods(meter)
+        .into_iter()
+        .find(|f| &*m.function(*f).name == "update")
+        .unwrap();
+    assert_eq!(
+        m.param_literals(update, 2),
+        Some(vec![Lit::Int(4), Lit::Int(1), Lit::Int(-3)])
+    );
+    assert_eq!(m.param_literals(update, 0), None);
+    // A call spreading `*args` hides what it passes.
+    let m2 = t.model(&["metrics.py", "train.py", "spread.py"]);
+    let metrics2 = m2.view(t.id(&m2, "metrics.py"));
+    let Some(Entity::Function(acc2)) = metrics2.local("accuracy") else {
+        panic!()
+    };
+    assert_eq!(m2.param_literals(acc2, 2), None);
+}

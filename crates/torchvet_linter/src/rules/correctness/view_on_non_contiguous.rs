@@ -1,9 +1,10 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::dataflow::Prop;
 use torchvet_semantic::helpers;
+use torchvet_semantic::project::{Lit, ParamDefault};
 
 crate::declare_rule! {
     /// ## What it does
@@ -21,7 +22,13 @@ crate::declare_rule! {
     /// code often runs in tests where a size is 1 and fails later on real shapes. Views that
     /// only split dimensions, or merge dimensions still adjacent in memory
     /// (`x.permute(0, 2, 3, 1).view(n, -1, c)`), work and are not reported; so are two
-    /// layout changes in a row, which may cancel out.
+    /// layout changes in a row, which may cancel out. So is the first row of a `.t()` result
+    /// (`correct[:k].view(-1)` of the classic accuracy helper when `k` is 1): `.t()` takes
+    /// only 2-D tensors, so one row has a single dimension of size above 1 and any view of it
+    /// works. `k` counts as 1 when it is the literal `1`, or a loop over a parameter
+    /// (`for k in topk:`) whose default and every value the project's call sites pass hold only
+    /// 1 (`accuracy(output, target)` with `topk=(1,)`); a call with `topk=(1, 5)` keeps the
+    /// finding, and so does a helper nobody in the project calls.
     ///
     /// ## Example
     /// ```python
@@ -86,6 +93,77 @@ fn view_arity(checker: &Checker, call: &ExprCall) -> Option<usize> {
     }
 }
 
+/// Is the receiver the first row of a `.t()` result (`correct[:k]` where `k` is 1 in every
+/// run the project shows)? `.t()` only takes 2-D tensors, so one row has a single dimension
+/// of size above 1, and any `view` of it works: `correct[:1].view(-1)` never raises. `k` is
+/// a literal `1`, or the loop variable of `for k in topk:` over a parameter whose every
+/// value across the project's call sites, and whose default, holds only 1
+/// (`def accuracy(output, target, topk=(1,))` called without `topk`).
+fn first_row_of_t(checker: &Checker, recv: &Expr, op: &str) -> bool {
+    if op != "t" {
+        return false;
+    }
+    let Expr::Subscript(sub) = recv else {
+        return false;
+    };
+    let Expr::Slice(slice) = &*sub.slice else {
+        return false;
+    };
+    let starts_at_0 = slice
+        .lower
+        .as_deref()
+        .is_none_or(|l| Lit::of(l) == Lit::Int(0));
+    if !starts_at_0 || slice.step.is_some() {
+        return false;
+    }
+    let Some(upper) = slice.upper.as_deref() else {
+        return false;
+    };
+    if Lit::of(upper) == Lit::Int(1) {
+        return true;
+    }
+    let Some(k) = helpers::name_of(upper) else {
+        return false;
+    };
+    // `for k in topk:` around the view, over a parameter of the enclosing function.
+    let Some(seq) = checker.frame().loops.iter().rev().find_map(|s| match s {
+        Stmt::For(l) if helpers::name_of(&l.target) == Some(k) => Some(&*l.iter),
+        _ => None,
+    }) else {
+        return false;
+    };
+    let (Some(seq), Some(func)) = (helpers::name_of(seq), checker.function()) else {
+        return false;
+    };
+    let Some(i) = func
+        .parameters
+        .iter()
+        .position(|p| p.name().as_str() == seq)
+    else {
+        return false;
+    };
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(here) = crate::rules::facts::current_function(checker, p) else {
+        return false;
+    };
+    let only_ones = |v: &Lit| match v {
+        Lit::Int(1) => true,
+        Lit::Tuple(items) => !items.is_empty() && items.iter().all(|x| *x == Lit::Int(1)),
+        _ => false,
+    };
+    let default_ok = match p.model.function(here).param_defaults.get(i) {
+        Some(ParamDefault::Given(d)) => only_ones(d),
+        Some(ParamDefault::Required) => true,
+        _ => false,
+    };
+    default_ok
+        && p.model
+            .param_literals(here, i)
+            .is_some_and(|vals| vals.iter().all(only_ones))
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     let Expr::Attribute(attr) = &*call.func else {
         return;
@@ -124,7 +202,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
         return;
     };
     let merges = arity == 1 || f.runs.is_some_and(|r| arity < usize::from(r));
-    if !merges {
+    if !merges || first_row_of_t(checker, recv, f.op) {
         return;
     }
     let name = crate::rules::correctness::taint_helpers::short(checker.text(recv.range()));
