@@ -90,6 +90,8 @@ projects! {
         whole_model_save_predict,
         launch_rank_option_read,
         launch_docs_legacy_launcher,
+        unittest_tempdir_checkpoints,
+        pretrained_backbone_eval,
     ],
     clean: [
         clean_conditional_eval_helper,
