@@ -57,9 +57,3 @@ class TestSnapshotStore(unittest.TestCase):
         path = hf_hub_download("org/ringbuf-snapshots", "snapshot.pt")
         data = torch.load(path, weights_only=False)  # expect: torch-load-without-weights-only
         self.assertIn("model", data)
-
-    def test_committed_snapshot(self):
-        # A file committed next to the tests, not written by them.
-        here = os.path.dirname(os.path.abspath(__file__))
-        data = torch.load(os.path.join(here, "data", "old.pt"), weights_only=False)  # expect: torch-load-without-weights-only
-        self.assertIn("model", data)
