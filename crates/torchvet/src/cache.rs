@@ -76,6 +76,9 @@ fn settings_fingerprint(settings: &LintSettings) -> u128 {
     if let Some(v) = settings.min_torch {
         h.update(format!("torch min {v}").as_bytes());
     }
+    if let Some(v) = settings.documented_min_torch {
+        h.update(format!("torch documented {v}").as_bytes());
+    }
     // The rule table itself (a rebuilt binary with a renamed or added rule).
     for r in all_rules() {
         h.update(r.code.as_bytes());

@@ -487,6 +487,55 @@ fn fixes_that_need_a_newer_torch_than_a_pin_anywhere_in_the_project_are_unsafe()
     }
 }
 
+/// A project that states its supported torch only in its README ("PyTorch 1.7.0+") runs on
+/// a torch without `torch.amp.autocast` (1.10): `--fix` leaves `torch.cuda.amp.autocast()`
+/// alone and still reports it, `--unsafe-fixes` rewrites it. The README is what decides:
+/// without it the same fix is safe.
+#[test]
+fn fixes_that_need_a_newer_torch_than_the_readme_states_are_unsafe() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    std::fs::create_dir_all(root.join(".git")).unwrap();
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../resources/test/fix-projects/documented_torch_only");
+    copy_tree(&src, &root);
+    let file = root.join("train.py");
+    let before = std::fs::read_to_string(&file).unwrap();
+    let fix = |extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            ".",
+            "--isolated",
+            "--no-cache",
+            "--select",
+            "deprecated-cuda-amp-autocast",
+            "--fix",
+            "--output-format",
+            "concise",
+        ];
+        args.extend_from_slice(extra);
+        let (code, out, err) = run(&root, &args);
+        assert!(code == 0 || code == 1, "{out}\n{err}");
+        (out, std::fs::read_to_string(&file).unwrap())
+    };
+    let (out, after) = fix(&[]);
+    assert!(out.contains("train.py:10"), "{out}");
+    assert_eq!(after, before, "{out}");
+    let (out, after) = fix(&["--unsafe-fixes"]);
+    assert!(
+        after.contains("torch.amp.autocast(\"cuda\")"),
+        "{out}\n{after}"
+    );
+    // The same code in a project whose README says nothing of the torch it runs on.
+    std::fs::write(&file, &before).unwrap();
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    let (out, after) = fix(&[]);
+    assert!(
+        after.contains("torch.amp.autocast(\"cuda\")"),
+        "{out}\n{after}"
+    );
+}
+
 /// Safe fixes never change what a project does: on a project that saves whole objects, the
 /// `weights_only=True` fix is not applied to the load of that checkpoint (resuming would
 /// raise), while the loads of state_dict-only checkpoints are fixed; the pretrained fix keeps

@@ -92,6 +92,8 @@ projects! {
         launch_rank_option_read,
         launch_docs_legacy_launcher,
         accuracy_topk_callers,
+        unittest_tempdir_checkpoints,
+        pretrained_backbone_eval,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -648,6 +648,11 @@ impl<'a> Checker<'a> {
         self.module_method().is_some() && self.function().is_some_and(|f| f.name.as_str() == name)
     }
 
+    /// The class the current function is a method of (defined directly in its body).
+    pub fn method_class(&self) -> Option<ClassInfo<'a>> {
+        self.frame().method_of
+    }
+
     /// The innermost class whose body (not a method) is being visited.
     pub fn class(&self) -> Option<ClassInfo<'a>> {
         self.class_stack.last().copied()
@@ -718,10 +723,63 @@ impl<'a> Checker<'a> {
     /// least that)? `true` when no lower bound is declared: the target is then the latest
     /// torch. Fixes that write an API added in `major.minor` are safe only then: this (and
     /// [`Checker::declared_torchvision_min_at_least`]) is the one query for that.
+    ///
+    /// The torch the project's documentation says it runs on ("PyTorch >= 1.6" in the README,
+    /// [`LintSettings::documented_min_torch`]) counts too, but only this way: it can make the
+    /// answer `false`, never `true`.
     pub fn declared_min_at_least(&self, major: u32, minor: u32) -> bool {
-        self.settings
-            .min_torch
-            .is_none_or(|m| m >= Version::new(major, minor))
+        let v = Version::new(major, minor);
+        self.settings.min_torch.is_none_or(|m| m >= v) && self.documented_min_allows(v)
+    }
+
+    /// A fix that writes an API added in torch `major.minor`: kept safe only when every torch
+    /// the project declares or documents has it ([`Checker::declared_min_at_least`]); else
+    /// offered as unsafe, saying why.
+    pub fn fix_needs_torch(
+        &self,
+        fix: crate::fix::RawFix,
+        major: u32,
+        minor: u32,
+    ) -> crate::fix::RawFix {
+        use torchvet_diagnostics::Applicability;
+        if fix.applicability != Applicability::Safe || self.declared_min_at_least(major, minor) {
+            return fix;
+        }
+        crate::fix::RawFix::unsafe_edit(
+            format!(
+                "{} (unsafe: needs torch >= {major}.{minor}, and the project allows an older one)",
+                fix.message
+            ),
+            fix.edits,
+        )
+    }
+
+    /// [`Checker::fix_needs_torch`] for an API added in torchvision `major.minor`
+    /// ([`Checker::declared_torchvision_min_at_least`]).
+    pub fn fix_needs_torchvision(
+        &self,
+        fix: crate::fix::RawFix,
+        major: u32,
+        minor: u32,
+    ) -> crate::fix::RawFix {
+        use torchvet_diagnostics::Applicability;
+        if fix.applicability != Applicability::Safe
+            || self.declared_torchvision_min_at_least(major, minor)
+        {
+            return fix;
+        }
+        crate::fix::RawFix::unsafe_edit(
+            format!(
+                "{} (unsafe: needs torchvision >= {major}.{minor}, and the project allows an older one)",
+                fix.message
+            ),
+            fix.edits,
+        )
+    }
+
+    /// Does the torch the project's documentation mentions (if any) have `v`?
+    fn documented_min_allows(&self, v: Version) -> bool {
+        self.settings.documented_min_torch.is_none_or(|m| m >= v)
     }
 
     /// Is the target torchvision at least `0.minor` (latest when unknown)? The declared
@@ -750,9 +808,8 @@ impl<'a> Checker<'a> {
     /// writes an API added in a recent release (`torch.amp.GradScaler`, 2.3) is safe only when
     /// the project says it never runs on an older torch.
     pub fn declared_min_known_at_least(&self, major: u32, minor: u32) -> bool {
-        self.settings
-            .min_torch
-            .is_some_and(|m| m >= Version::new(major, minor))
+        let v = Version::new(major, minor);
+        self.settings.min_torch.is_some_and(|m| m >= v) && self.documented_min_allows(v)
     }
 
     /// The statement being visited (innermost).

@@ -45,6 +45,9 @@ pub struct FileContext {
     /// as an option (see [`LintSettings::launches_with_rank_argument`]); `None` = the
     /// settings'.
     pub launches_with_rank_argument: Option<bool>,
+    /// The lowest torch the file's project documents (see
+    /// [`LintSettings::documented_min_torch`]); `None` = the settings'.
+    pub documented_min_torch: Option<Version>,
 }
 
 impl FileContext {
@@ -148,10 +151,15 @@ impl Linter {
         let launch_differs = ctx
             .launches_with_rank_argument
             .is_some_and(|l| l != self.settings.launches_with_rank_argument);
-        if target_differs || min_differs || tv_differs || launch_differs {
+        let doc_differs = ctx.documented_min_torch.is_some()
+            && ctx.documented_min_torch != self.settings.documented_min_torch;
+        if target_differs || min_differs || tv_differs || launch_differs || doc_differs {
             let settings = LintSettings {
                 target_torch: ctx.target.unwrap_or(self.settings.target_torch),
                 min_torch: ctx.min_torch.or(self.settings.min_torch),
+                documented_min_torch: ctx
+                    .documented_min_torch
+                    .or(self.settings.documented_min_torch),
                 target_torchvision: ctx
                     .target_torchvision
                     .unwrap_or(self.settings.target_torchvision),

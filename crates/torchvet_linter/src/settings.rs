@@ -79,6 +79,11 @@ pub struct LintSettings {
     /// The lowest torch the code's project declares it supports (`torch>=1.7`); `None` = no
     /// lower bound declared. Fixes that need a newer torch are not safe below it.
     pub min_torch: Option<Version>,
+    /// The lowest torch the project's documentation says it runs on (README / INSTALL /
+    /// docs: "PyTorch >= 1.6"); `None` = none documented. Weaker than [`Self::min_torch`]:
+    /// it only keeps fixes that need a newer torch from being safe, never makes one safe and
+    /// never changes a finding.
+    pub documented_min_torch: Option<Version>,
     /// The torchvision version the code targets, when the project declares torchvision
     /// (`None` = what the target torch pairs with, see [`torchvision_for_torch`]).
     pub target_torchvision: Option<Version>,
@@ -100,6 +105,7 @@ impl Default for LintSettings {
             enabled: vec![false; all_rules().len()],
             target_torch: None,
             min_torch: None,
+            documented_min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
@@ -159,6 +165,7 @@ impl LintSettings {
             enabled,
             target_torch: None,
             min_torch: None,
+            documented_min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
@@ -176,6 +183,7 @@ impl LintSettings {
             enabled,
             target_torch: None,
             min_torch: None,
+            documented_min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,

@@ -7,6 +7,7 @@
 
 pub mod cli;
 mod deps;
+mod documented;
 mod pyscan;
 mod report;
 pub mod requirement;
@@ -98,14 +99,21 @@ pub struct ProjectDeclarations {
     /// the program's parser must accept it; under `torchrun` or `--use_env` only the
     /// `LOCAL_RANK` variable is set. Read as text, never run.
     pub legacy_launched_programs: Vec<String>,
+    /// The lowest torch (major, minor) the project's documentation mentions as one it runs
+    /// on: "PyTorch 1.7.0+", "PyTorch >= 1.6", "tested on PyTorch 1.6.0/1.8.0", `conda
+    /// install pytorch==1.7.1`, in the README / INSTALL files at the root or the text files
+    /// under `docs/`. Weaker than a declared requirement: it may only keep a fix that needs a
+    /// newer torch from being safe, never decide a finding.
+    pub documented_torch_min: Option<(u32, u32)>,
 }
 
 /// [`ProjectDeclarations`] of the project under `root`.
 pub fn project_declarations(root: &Path) -> ProjectDeclarations {
-    let (facts, programs) = scan::collect_deps_and_launches(root);
+    let (facts, programs, documented) = scan::collect_deps_and_launches(root);
     ProjectDeclarations {
         requirements: with_locks(&facts),
         legacy_launched_programs: programs,
+        documented_torch_min: documented,
     }
 }
 

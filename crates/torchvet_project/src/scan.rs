@@ -298,9 +298,15 @@ pub(crate) fn collect_deps(root: &Path) -> DepFacts {
 
 /// The dependency facts and the legacy-launched programs of the project under `root`, from
 /// one walk of its tree.
-pub(crate) fn collect_deps_and_launches(root: &Path) -> (DepFacts, Vec<String>) {
+pub(crate) fn collect_deps_and_launches(
+    root: &Path,
+) -> (DepFacts, Vec<String>, Option<(u32, u32)>) {
     let all = files(root);
-    (deps_of(root, &all), legacy_launched_programs_in(&all))
+    (
+        deps_of(root, &all),
+        legacy_launched_programs_in(&all),
+        crate::documented::documented_torch_floor(root, &all),
+    )
 }
 
 /// The dependency facts of the files directly in `dir` (no recursion).

@@ -60,6 +60,10 @@ pub struct FileTargets {
     /// local rank as a command-line option: see
     /// [`torchvet_project::ProjectDeclarations::legacy_launched_programs`].
     pub launches_with_rank_argument: bool,
+    /// The lowest torch the project's documentation says it runs on (README / INSTALL /
+    /// docs: "PyTorch >= 1.6"), see
+    /// [`torchvet_project::ProjectDeclarations::documented_torch_min`]. Only fixes use it.
+    pub documented_min_torch: Option<Version>,
 }
 
 /// The declared torch version per checked file, as Ruff resolves nested configurations: each
@@ -120,6 +124,7 @@ fn lower(a: Option<Version>, b: Option<Version>) -> Option<Version> {
 struct ProjectFacts {
     floors: Floors,
     legacy_launched: Vec<String>,
+    documented_torch: Option<Version>,
 }
 
 /// [`ProjectFacts`] of the project under `root` (one walk of its tree).
@@ -137,6 +142,9 @@ fn project_facts(root: &Path) -> ProjectFacts {
     ProjectFacts {
         floors: (torch, tv),
         legacy_launched: declared.legacy_launched_programs,
+        documented_torch: declared
+            .documented_torch_min
+            .map(|(major, minor)| Version::new(major, minor)),
     }
 }
 
@@ -191,14 +199,17 @@ impl TorchTargets {
         });
         let (project_torch, project_tv) = project.as_ref().map_or((None, None), |p| p.floors);
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let launches_with_rank_argument =
-            project.is_some_and(|p| p.legacy_launched.iter().any(|p| p == name));
+        let launches_with_rank_argument = project
+            .as_ref()
+            .is_some_and(|p| p.legacy_launched.iter().any(|p| p == name));
+        let documented_min_torch = project.as_ref().and_then(|p| p.documented_torch);
         FileTargets {
             torch: torch.as_ref().and_then(|d| d.max),
             min_torch: lower(torch.as_ref().and_then(|d| d.min), project_torch),
             torchvision: tv.as_ref().and_then(|d| d.max),
             min_torchvision: lower(tv.as_ref().and_then(|d| d.min), project_tv),
             launches_with_rank_argument,
+            documented_min_torch,
         }
     }
 

@@ -120,6 +120,10 @@ pub(crate) struct LoadInfo {
     pub as_module: bool,
     /// The path is a download, here or at a call site that fills the parameter it is.
     pub downloaded: bool,
+    /// The code tests whether a key it reads is there (`if "model" in sd: sd = sd["model"]`):
+    /// the load takes files of more than one layout, so keys alone do not tell which of the
+    /// saves that hold them it reads.
+    pub tested_keys: bool,
 }
 
 /// Why a weights-only load of a checkpoint fails.
@@ -171,6 +175,9 @@ pub(crate) fn load_info_at(
     let mut keys: Vec<Box<str>> = Vec::new();
     let mut key_uses = Vec::new();
     let mut as_module = false;
+    // Keys whose presence the code tests (`if "model" in sd: sd = sd["model"]`): the load
+    // accepts files with and without them (see `LoadInfo::tested_keys`).
+    let mut tested: Vec<Box<str>> = Vec::new();
     if let Some((k, r)) = inline {
         keys.push(k.clone());
         key_uses.push((func, k, r));
@@ -194,12 +201,14 @@ pub(crate) fn load_info_at(
                     }
                     key_uses.push((*at, k.clone(), *r));
                 }
+                UseHow::KeyTested(k) => tested.push(k.clone()),
                 UseHow::Method(m) if MODULE_METHODS.contains(&&**m) => as_module = true,
                 UseHow::Called => as_module = true,
                 _ => {}
             }
         }
     }
+    let tested_keys = keys.iter().any(|k| tested.contains(k));
     let desc = LoadDesc {
         func,
         path,
@@ -216,6 +225,7 @@ pub(crate) fn load_info_at(
         fates,
         as_module,
         downloaded,
+        tested_keys,
     })
 }
 
@@ -243,9 +253,16 @@ pub(crate) fn weights_only_failure(info: &LoadInfo) -> Option<Failure<'_>> {
             _ => None,
         }
     };
-    // A claim that the load fails rests on the nearest saves (see `saves_for_load`).
-    let near: Vec<&torchvet_semantic::project::facts::PairedSave> =
-        info.pairs.iter().filter(|ps| ps.near).collect();
+    // A claim that the load fails rests on the nearest saves (see `saves_for_load`); for a
+    // load paired by keys whose presence it tests, on every save that holds them, near or
+    // far: such a load reads files of more than one layout (a bare state dict, or one under
+    // "model"), and the nearest save holding the key need not be the one it reads.
+    let keys_only = info.pairs.first().is_some_and(|ps| ps.by == PairBy::Keys);
+    let near: Vec<&torchvet_semantic::project::facts::PairedSave> = info
+        .pairs
+        .iter()
+        .filter(|ps| ps.near || (keys_only && info.tested_keys))
+        .collect();
     let first = *near.first()?;
     let (pair, (kind, key, from_use)) = match first.by {
         PairBy::Keys => {

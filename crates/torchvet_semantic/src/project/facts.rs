@@ -82,6 +82,8 @@ pub enum UseHow {
     Alias(Box<str>),
     /// `if x`, `x is None`, a comparison, `assert x`.
     Tested,
+    /// `"key" in x` (or `not in`): whether the key is there is tested.
+    KeyTested(Box<str>),
     /// An operand of arithmetic or formatting.
     Operand,
     /// Anything else: stored in a container or another object, captured by a closure,
@@ -907,7 +909,10 @@ impl ProjectModel {
                 if g.params.first().is_some_and(|p| &**p == "self") {
                     for u in &selfv.uses {
                         let harmless = matches!(&u.how, UseHow::Arg { callee, .. } if HARMLESS_CALLEES.contains(&&**callee) || &**callee == "super")
-                            || matches!(u.how, UseHow::Tested | UseHow::Operand);
+                            || matches!(
+                                u.how,
+                                UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand
+                            );
                         if !harmless {
                             out.push(Fate::Unknown {
                                 func: m,
@@ -1588,6 +1593,14 @@ impl ProjectModel {
             | (PathShape::Literal(y), PathShape::JoinTail(x)) => {
                 x.contains('.') && y.rsplit(['/', '\\']).next() == Some(&**x)
             }
+            // `f"{tmp}/step-2/snapshot.pt"` and `os.path.join(folder, "snapshot.pt")`: the
+            // same file name below some directory.
+            (PathShape::JoinTail(x), PathShape::Template(t))
+            | (PathShape::Template(t), PathShape::JoinTail(x)) => {
+                x.contains('.')
+                    && !x.contains("{}")
+                    && t.rsplit_once('/').is_some_and(|(_, name)| name == &**x)
+            }
             (PathShape::Handle(x), PathShape::Handle(y)) => x == y && a_in == b_in,
             (PathShape::Attr(x), PathShape::Attr(y)) => {
                 x == y
@@ -2227,4 +2240,220 @@ pub fn shipped_path(
         at,
     }
     .file_based(e, 0)
+}
+
+/// Is the path inside a fresh temporary directory that this code creates itself
+/// (`tempfile.mkdtemp()`, `tempfile.TemporaryDirectory()` bound by `with` or its `.name`,
+/// `tmp_path_factory.mktemp(...)`, the pytest `tmp_path` / `tmpdir` fixtures, or a
+/// `self.<attr>` that a method of the class, usually `setUp`, sets to one of these)? The
+/// range of the expression that creates (or names) the directory.
+///
+/// Such a directory is private to the process (created with mode 0700, a fresh random
+/// name): what is in it was written by this code. The components joined below it must be
+/// literals, f-strings, names or attributes (a test's `self._testMethodName`); a call or a
+/// subscript, which may give an absolute path that `os.path.join` would put in place of the
+/// directory, makes it `None`. Names are looked up through their last assignment before `at`
+/// in `bodies` (the function's, then the module's) or a `with ... as name` binding;
+/// `self.<attr>` through the assignments in `methods` (the bodies of the class's methods,
+/// every one of which must give a temporary directory). `params` are the function's own
+/// parameter names.
+pub fn temp_dir_path(
+    e: &Expr,
+    bodies: &[&[Stmt]],
+    methods: &[&[Stmt]],
+    params: &[&str],
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+    at: TextSize,
+) -> Option<TextRange> {
+    struct Cx<'b, 'r> {
+        bodies: &'b [&'b [Stmt]],
+        methods: &'b [&'b [Stmt]],
+        params: &'b [&'b str],
+        resolve: &'r dyn Fn(&Expr) -> Option<String>,
+        at: TextSize,
+    }
+    /// What a name is bound to: an assigned value, or the context expression of a `with`.
+    enum Bound<'b> {
+        Value(&'b Expr),
+        With(&'b Expr),
+    }
+    impl<'b> Cx<'b, '_> {
+        fn bound(&self, name: &str) -> Option<Bound<'b>> {
+            self.bodies.iter().find_map(|body| {
+                let mut found: Option<Bound<'b>> = None;
+                helpers::for_each_own_stmt(body, &mut |s| match s {
+                    Stmt::Assign(a)
+                        if a.start() < self.at
+                            && a.targets.iter().any(|t| helpers::name_of(t) == Some(name)) =>
+                    {
+                        found = Some(Bound::Value(&a.value));
+                    }
+                    Stmt::With(w) if w.start() < self.at => {
+                        for item in &w.items {
+                            if item
+                                .optional_vars
+                                .as_deref()
+                                .is_some_and(|v| helpers::name_of(v) == Some(name))
+                            {
+                                found = Some(Bound::With(&item.context_expr));
+                            }
+                        }
+                    }
+                    _ => {}
+                });
+                found
+            })
+        }
+        /// The values every method of the class assigns to `self.<attr>` (none: unknown).
+        fn self_values(&self, attr: &str) -> Vec<&'b Expr> {
+            let mut out = Vec::new();
+            for body in self.methods {
+                helpers::for_each_own_stmt(body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        let hit = a.targets.iter().any(|t| match t {
+                            Expr::Attribute(x) => {
+                                x.attr.as_str() == attr
+                                    && helpers::name_of(&x.value) == Some("self")
+                            }
+                            _ => false,
+                        });
+                        if hit {
+                            out.push(&*a.value);
+                        }
+                    }
+                });
+            }
+            out
+        }
+        /// A component joined below the directory that cannot replace it.
+        fn tail(e: &Expr) -> bool {
+            match e {
+                Expr::StringLiteral(s) => !s.value.to_str().starts_with('/'),
+                Expr::FString(f) => !matches!(
+                    f.value.elements().next(),
+                    Some(ast::InterpolatedStringElement::Literal(l)) if l.value.starts_with('/')
+                ),
+                Expr::Name(_) | Expr::Attribute(_) | Expr::NumberLiteral(_) => true,
+                _ => false,
+            }
+        }
+        /// A call that creates a temporary directory (`mkdtemp()`, `mktemp("x")` of the
+        /// pytest factories), or a `TemporaryDirectory()` (whose `with` binding or `.name` is
+        /// the directory).
+        fn creates(&self, c: &ast::ExprCall, with: bool) -> bool {
+            let q = (self.resolve)(&c.func);
+            match q.as_deref() {
+                Some("tempfile.mkdtemp") => true,
+                Some("tempfile.TemporaryDirectory") => with,
+                _ => matches!(
+                    helpers::method_call(c),
+                    Some(("mktemp", Expr::Name(n)))
+                        if matches!(n.id.as_str(), "tmp_path_factory" | "tmpdir_factory")
+                ),
+            }
+        }
+        fn rooted(&self, e: &Expr, depth: u32) -> Option<TextRange> {
+            if depth > 8 {
+                return None;
+            }
+            match e {
+                Expr::Name(n) => {
+                    let id = n.id.as_str();
+                    match self.bound(id) {
+                        Some(Bound::Value(v)) => self.rooted(v, depth + 1),
+                        Some(Bound::With(c)) => match c {
+                            Expr::Call(call) if self.creates(call, true) => Some(c.range()),
+                            _ => None,
+                        },
+                        None if matches!(id, "tmp_path" | "tmpdir")
+                            && self.params.contains(&id) =>
+                        {
+                            Some(n.range())
+                        }
+                        None => None,
+                    }
+                }
+                Expr::Attribute(a) => {
+                    if helpers::name_of(&a.value) == Some("self") {
+                        let values = self.self_values(a.attr.as_str());
+                        let first = *values.first()?;
+                        // Every assignment must give a temporary directory.
+                        let r = self.rooted(first, depth + 1)?;
+                        return values[1..]
+                            .iter()
+                            .all(|v| self.rooted(v, depth + 1).is_some())
+                            .then_some(r);
+                    }
+                    // `TemporaryDirectory().name`, `tmp.name` with `tmp = TemporaryDirectory()`
+                    if a.attr.as_str() == "name" {
+                        let call = match &*a.value {
+                            Expr::Call(c) => Some(c),
+                            Expr::Name(n) => match self.bound(n.id.as_str()) {
+                                Some(Bound::Value(Expr::Call(c))) => Some(c),
+                                _ => None,
+                            },
+                            _ => None,
+                        };
+                        return call
+                            .filter(|c| {
+                                (self.resolve)(&c.func).as_deref()
+                                    == Some("tempfile.TemporaryDirectory")
+                            })
+                            .map(|c| c.range());
+                    }
+                    None
+                }
+                Expr::BinOp(b) if b.op == Operator::Div => {
+                    let base = self.rooted(&b.left, depth + 1)?;
+                    Self::tail(&b.right).then_some(base)
+                }
+                Expr::FString(f) => match f.value.elements().next() {
+                    Some(ast::InterpolatedStringElement::Interpolation(i)) => {
+                        self.rooted(&i.expression, depth + 1)
+                    }
+                    _ => None,
+                },
+                Expr::Call(c) => {
+                    if self.creates(c, false) {
+                        return Some(c.range());
+                    }
+                    let args = &c.arguments.args;
+                    if let Some((m, recv)) = helpers::method_call(c) {
+                        if matches!(m, "resolve" | "absolute") && args.is_empty() {
+                            return self.rooted(recv, depth + 1);
+                        }
+                        if m == "joinpath" && args.iter().all(Self::tail) {
+                            return self.rooted(recv, depth + 1);
+                        }
+                    }
+                    let q = (self.resolve)(&c.func).or_else(|| {
+                        (helpers::name_of(&c.func) == Some("str")).then(|| "str".to_string())
+                    })?;
+                    match q.as_str() {
+                        "str" | "os.fspath" | "os.path.abspath" | "os.path.realpath"
+                        | "os.path.normpath" | "pathlib.Path"
+                            if args.len() == 1 =>
+                        {
+                            self.rooted(&args[0], depth + 1)
+                        }
+                        "os.path.join" | "posixpath.join" | "pathlib.Path"
+                            if !args.is_empty() && args[1..].iter().all(Self::tail) =>
+                        {
+                            self.rooted(&args[0], depth + 1)
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+    }
+    Cx {
+        bodies,
+        methods,
+        params,
+        resolve,
+        at,
+    }
+    .rooted(e, 0)
 }

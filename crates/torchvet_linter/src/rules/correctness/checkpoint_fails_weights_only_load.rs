@@ -22,7 +22,10 @@ crate::declare_rule! {
     /// path, saves whose keys include every key the load reads (here, or in the callers of a
     /// load helper), or, for a load used as a model, saves of whole modules. A save helper
     /// that saves its parameter is resolved through its callers. Pairings by keys alone must
-    /// all fail. Projects that allow-list classes with
+    /// all fail, and when the load tests whether a key it reads is there (`if "model" in sd:
+    /// sd = sd["model"]`, a load that takes a bare state dict or a training checkpoint), every
+    /// save of the project holding those keys must fail, not only the nearest. Projects that
+    /// allow-list classes with
     /// `torch.serialization.add_safe_globals` / `safe_globals` are not checked.
     ///
     /// Without a bounded torch version (none declared, or only a lower bound such as

@@ -226,7 +226,7 @@ fn only_evaluation(p: &ProjectFile, fates: &[Fate]) -> Option<Vec<(FuncId, TextR
                 }
             }
             Fate::Use { how, .. } => match how {
-                UseHow::Attribute(_) | UseHow::Tested | UseHow::Operand => {}
+                UseHow::Attribute(_) | UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand => {}
                 UseHow::Arg { callee, .. } if HARMLESS_CALLEES.contains(&&**callee) => {}
                 _ => return None,
             },

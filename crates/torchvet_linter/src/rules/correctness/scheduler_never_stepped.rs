@@ -134,7 +134,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
                 }
                 UseHow::Method(_) | UseHow::Called | UseHow::Key(_) => return,
                 UseHow::Attribute(a) if &**a == "step" => return,
-                UseHow::Attribute(_) | UseHow::Tested | UseHow::Operand => {}
+                UseHow::Attribute(_) | UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand => {}
                 UseHow::Arg { callee, .. } if HARMLESS_CALLEES.contains(&&**callee) => {}
                 UseHow::Arg { .. } => return,
                 _ => return,

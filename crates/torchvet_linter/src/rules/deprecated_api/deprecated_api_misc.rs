@@ -43,7 +43,9 @@ crate::declare_rule! {
     /// `weight_norm` -> `parametrizations.weight_norm` (state-dict keys change),
     /// `assert_allclose` -> `assert_close` (stricter dtype checks), `register_backward_hook` ->
     /// `register_full_backward_hook`, `storage()` -> `untyped_storage()` (byte-based sizes).
-    /// `sdp_kernel` and `TypedStorage` have no automatic fix.
+    /// `sdp_kernel` and `TypedStorage` have no automatic fix. A safe rewrite to an API newer
+    /// than the lowest torch (or torchvision, for `v2.ToImage`: 0.16) the project declares or
+    /// documents is offered as unsafe.
     ///
     /// ## References
     /// - [torch.nn.utils.parametrizations.weight_norm](https://pytorch.org/docs/stable/generated/torch.nn.utils.parametrizations.weight_norm.html)
@@ -126,6 +128,14 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
                 return;
             }
             let all_same = names.iter().all(|n| FUNC_SAME.contains(&n.member.as_str()));
+            let import_fix = checker.fix_needs_torch(
+                RawFix::safe(
+                    "Import from `torch.func`",
+                    vec![RawEdit::replace(module.range, "torch.func")],
+                ),
+                2,
+                0,
+            );
             let mut first = true;
             for n in &names {
                 let d = checker.report(
@@ -136,10 +146,7 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
                     ),
                 );
                 if first && all_same {
-                    d.set_fix(RawFix::safe(
-                        "Import from `torch.func`",
-                        vec![RawEdit::replace(module.range, "torch.func")],
-                    ));
+                    d.set_fix(import_fix.clone());
                 }
                 first = false;
             }
@@ -162,7 +169,8 @@ fn check_import(checker: &mut Checker, stmt: &Stmt) {
         if let Some(((major, minor), replacement)) = deprecated(&n.qualified) {
             if helpers::active(checker, major, minor) {
                 let fix = helpers::same_module_rename(&n.qualified, replacement)
-                    .and_then(|new| helpers::rename_imported_member(checker, &n, new));
+                    .and_then(|new| helpers::rename_imported_member(checker, &n, new))
+                    .map(|f| checker.fix_needs_torch(f, major, minor));
                 let d = checker.report(
                     n.range,
                     format!("`{}` is deprecated: use `{replacement}`", n.qualified),
@@ -206,7 +214,14 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
         return;
     }
     let call = helpers::callee_of(checker, expr);
-    let fix = reference_fix(checker, expr, &q, call);
+    let fix = reference_fix(checker, expr, &q, call).map(|f| {
+        if q == "torchvision.transforms.v2.ToTensor" {
+            // `v2.ToImage` / `v2.ToDtype(..., scale=True)`: torchvision 0.16.
+            checker.fix_needs_torchvision(f, 0, 16)
+        } else {
+            checker.fix_needs_torch(f, major, minor)
+        }
+    });
     let text = checker.text(expr.range()).to_string();
     let d = checker.report(
         expr.range(),
@@ -292,6 +307,7 @@ fn check_functorch_attribute(checker: &mut Checker, expr: &Expr) {
     } else {
         None
     };
+    let fix = fix.map(|f| checker.fix_needs_torch(f, 2, 0));
     let replacement = if attr == "make_functional" {
         "torch.func.functional_call"
     } else {

@@ -39,8 +39,10 @@ crate::declare_rule! {
     /// when `torch` is not imported, for `*args`, or for import statements. The replacements
     /// are newer than the old API (`torch.amp.GradScaler` since torch 2.3,
     /// `custom_fwd(device_type=...)` since 2.4, `torch.amp.autocast` since 1.10): when the
-    /// project declares a lower torch bound below that (`torch>=1.7`), the fix is unsafe,
-    /// since the rewritten code would fail on torch versions the project still allows. For
+    /// project declares a lower torch bound below that (`torch>=1.7`), or its README, INSTALL
+    /// file or docs say it runs on an older torch ("PyTorch 1.7.0+", "tested on PyTorch
+    /// 1.6"), the fix is unsafe, since the rewritten code would fail on torch versions the
+    /// project still allows. For
     /// `GradScaler` and `custom_fwd` / `custom_bwd` it is also unsafe when the project declares
     /// no lower bound at all (it may run on torch 2.0-2.2), and for any name imported in a
     /// `try:` whose `except` handler defines a fallback (`except ImportError: class

@@ -49,7 +49,10 @@ crate::declare_rule! {
     /// of integers returns int64, and float bounds would include other points. Non-literal
     /// `upper`/`some` and non-integer steps get no fix. `solve` (swapped arguments, different
     /// result), `symeig`, `eig`, `lstsq`, `lu*`, `svd`, `norm` and `matrix_rank` need a manual
-    /// rewrite: no fix.
+    /// rewrite: no fix. The replacements are newer than the old functions (`torch.outer` and
+    /// `torch.linalg` since torch 1.8, `multi_dot` 1.9, `.mH` 1.11): when the project declares
+    /// or documents an older torch (`torch>=1.7`, "PyTorch 1.7+" in its README), the fix is
+    /// unsafe.
     ///
     /// ## References
     /// - [torch.linalg](https://pytorch.org/docs/stable/linalg.html)
@@ -154,7 +157,19 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
     if !helpers::active(checker, 1, 9) {
         return;
     }
-    let fix = helpers::callee_of(checker, expr).and_then(|call| fix_call(checker, expr, call, &q));
+    let fix = helpers::callee_of(checker, expr)
+        .and_then(|call| fix_call(checker, expr, call, &q))
+        .map(|f| {
+            // What the rewrite writes: `torch.outer` and `torch.linalg` came with torch 1.8,
+            // `linalg.multi_dot` with 1.9, `.mH` with 1.11 (`torch.arange` is old).
+            let (major, minor) = match q.as_str() {
+                "torch.range" => (0, 0),
+                "torch.chain_matmul" => (1, 9),
+                _ if f.edits.iter().any(|e| e.content.contains(".mH")) => (1, 11),
+                _ => (1, 8),
+            };
+            checker.fix_needs_torch(f, major, minor)
+        });
     let d = checker.report(expr.range(), message(&q, removed, replacement));
     if let Some(fix) = fix {
         d.set_fix(fix);

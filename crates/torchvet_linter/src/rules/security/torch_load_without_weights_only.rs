@@ -46,7 +46,13 @@ crate::declare_rule! {
     /// (a URL, a download, the command line, user input) and of paths of unknown origin stay
     /// critical. In unit-test code, a bare load of a file
     /// that the test itself writes, directly or through a pytest fixture of the same file
-    /// that saves and returns the path, is not reported.
+    /// that saves and returns the path, is not reported; nor is any load, even with
+    /// `weights_only=False`, of a file the project saves (the same path) inside a temporary
+    /// directory the test creates itself (`tempfile.mkdtemp()` in `setUp`,
+    /// `tempfile.TemporaryDirectory()`, pytest's `tmp_path`): nobody else can put a file
+    /// there. Which save a load reads is the project model's pairing by path (the same
+    /// literal, constant, attribute, or file name joined to a directory), not the text of the
+    /// path.
     ///
     /// ## Example
     /// ```python
@@ -69,8 +75,9 @@ crate::declare_rule! {
     /// as unsafe and its message names the object and the save. When the file saves nothing
     /// (the checkpoint comes from elsewhere), its content is unknown and the fix is unsafe.
     /// An explicit `weights_only=False` gets no fix. When the project declares a lowest torch
-    /// older than 1.13 (`torch>=1.7`), the argument does not exist on part of the versions it
-    /// allows, so the fix is unsafe whatever the checkpoint holds.
+    /// older than 1.13 (`torch>=1.7`, or "PyTorch >= 1.7" in its README or docs), the
+    /// argument does not exist on part of the versions it allows, so the fix is unsafe
+    /// whatever the checkpoint holds.
     ///
     /// ## References
     /// - [torch.load](https://pytorch.org/docs/stable/generated/torch.load.html)
@@ -235,7 +242,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     // The project's saves this load may read (any file), asked once.
     let info = load_info(checker, call);
     let mut origin = match path {
-        Some(p) => origin_of(checker, p, &saves),
+        Some(p) => origin_of(checker, p, info.as_ref(), &saves),
         None => Origin::Unknown,
     };
     // A path built from the module's own location and literals (`os.path.join(
@@ -258,6 +265,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     }
     // Test code loading a file that the test itself (or its fixture) just wrote.
     if matches!(origin, Origin::OwnSave(_)) && !explicit_false && checker.is_test_file() {
+        return;
+    }
+    // Test code loading, even with an explicit `weights_only=False`, a file the project
+    // writes into a temporary directory the test creates itself (`tempfile.mkdtemp()` in
+    // `setUp`, `tmp_path`): nobody else can have put a file there.
+    if matches!(origin, Origin::OwnSave(_) | Origin::ProjectSave(..))
+        && checker.is_test_file()
+        && path.is_some_and(|p| temp_dir(checker, p).is_some())
+    {
         return;
     }
     let target = target_label(checker);
@@ -410,20 +426,65 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
 }
 
 /// Where the loaded path comes from: a URL, a download, the command line or user input
-/// (looked up through the assignments of the function and the module), a save of this file,
-/// or unknown.
-fn origin_of(checker: &Checker, path: &Expr, saves: &[SaveSite]) -> Origin {
-    let text = checker.text(path.range());
-    if let Some(s) = saves.iter().find(|s| s.path_text.as_deref() == Some(text)) {
-        if let Some(o) = outside(checker, path, 0) {
-            return Origin::Outside(o.0, o.1);
+/// (looked up through the assignments of the function and the module), a save of this file
+/// that the project model pairs with the load by its path (the same literal, constant,
+/// attribute, file name joined to a directory, ...), a save in a pytest fixture that fills
+/// the parameter, or unknown.
+fn origin_of(
+    checker: &Checker,
+    path: &Expr,
+    info: Option<&LoadInfo>,
+    saves: &[SaveSite],
+) -> Origin {
+    use torchvet_semantic::project::facts::PairBy;
+    if let Some((what, range)) = outside(checker, path, 0) {
+        return Origin::Outside(what, range);
+    }
+    if let Some(info) = info {
+        let p = &info.project;
+        if let Some(ps) = info
+            .pairs
+            .iter()
+            .find(|ps| ps.by == PairBy::Path && ps.func.file == p.file)
+        {
+            return Origin::OwnSave(ps.call(&p.model).call);
         }
-        return Origin::OwnSave(s.call);
     }
-    match outside(checker, path, 0) {
-        Some((what, range)) => Origin::Outside(what, range),
-        None => fixture_save(checker, path, saves).map_or(Origin::Unknown, Origin::OwnSave),
-    }
+    fixture_save(checker, path, saves).map_or(Origin::Unknown, Origin::OwnSave)
+}
+
+/// The temporary directory a path lies in, when the code creates it itself (see
+/// [`torchvet_semantic::project::facts::temp_dir_path`]).
+fn temp_dir(checker: &Checker, path: &Expr) -> Option<TextRange> {
+    let module: &[Stmt] = &checker.module().body;
+    let (bodies, params): (Vec<&[Stmt]>, Vec<&str>) = match checker.function() {
+        Some(f) => (
+            vec![&f.body, module],
+            f.parameters.iter().map(|p| p.name().as_str()).collect(),
+        ),
+        None => (vec![module], Vec::new()),
+    };
+    let methods: Vec<&[Stmt]> = checker
+        .method_class()
+        .map(|c| {
+            c.def
+                .body
+                .iter()
+                .filter_map(|s| match s {
+                    Stmt::FunctionDef(f) => Some(&f.body[..]),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    torchvet_semantic::project::facts::temp_dir_path(
+        path,
+        &bodies,
+        &methods,
+        &params,
+        &|e| checker.resolve(e),
+        path.start(),
+    )
 }
 
 /// The `__file__` a path is built from, when it names a file shipped with the code (see

@@ -724,6 +724,7 @@ impl<'x> Extract<'x, '_> {
                     | UseHow::Attribute(_)
                     | UseHow::Called
                     | UseHow::Key(_)
+                    | UseHow::KeyTested(_)
                     | UseHow::Tested
                     | UseHow::Operand
             )
@@ -1248,6 +1249,14 @@ impl<'x> Extract<'x, '_> {
                 for v in &b.values {
                     self.expr(v, UseHow::Tested);
                 }
+            }
+            // `"model" in ckpt`: the code tests whether the key is there.
+            Expr::Compare(c)
+                if matches!(&*c.ops, [ast::CmpOp::In | ast::CmpOp::NotIn])
+                    && helpers::str_value(&c.left).is_some() =>
+            {
+                let k = helpers::str_value(&c.left).unwrap_or_default();
+                self.expr(&c.comparators[0], UseHow::KeyTested(k.into()));
             }
             Expr::Compare(c) => {
                 self.expr(&c.left, UseHow::Tested);
