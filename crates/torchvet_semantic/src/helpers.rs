@@ -378,3 +378,84 @@ mod tests {
         assert_eq!(after(src, 3), ["d = 3"]);
     }
 }
+
+/// Which device a branch test selects, when it is a device test: `Some(true)` when the test
+/// holds exactly when the code runs on a CUDA device (`torch.cuda.is_available()`, which the
+/// caller recognises through `is_available` since it needs name resolution; `x.is_cuda`;
+/// `device.type == "cuda"`; `device == "cuda"`; `str(device).startswith("cuda")`;
+/// `"cuda" in str(device)`), `Some(false)` when it holds only off CUDA
+/// (`device.type == "cpu"`, `device.type != "cuda"`, `not torch.cuda.is_available()`).
+/// `None` for any other test: `device.type != "cpu"` may be an MPS device, so it is neither.
+pub fn cuda_test(test: &Expr, is_available: &dyn Fn(&Expr) -> bool) -> Option<bool> {
+    /// A device string: `Some(true)` for `"cuda"` / `"cuda:N"`, `Some(false)` for `"cpu"`.
+    fn device_str(e: &Expr) -> Option<bool> {
+        let s = str_value(e)?;
+        if s == "cuda"
+            || s.strip_prefix("cuda:")
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        {
+            Some(true)
+        } else if s == "cpu" {
+            Some(false)
+        } else {
+            None
+        }
+    }
+    /// Something that names a device: `x.device.type`, `device`, `self.device`, `str(device)`.
+    fn names_device(e: &Expr) -> bool {
+        match e {
+            Expr::Attribute(a) => a.attr.as_str() == "type" || a.attr.as_str().contains("device"),
+            Expr::Name(n) => n.id.as_str().contains("device"),
+            Expr::Call(c) => {
+                name_of(&c.func) == Some("str")
+                    && c.arguments.args.len() == 1
+                    && names_device(&c.arguments.args[0])
+            }
+            _ => false,
+        }
+    }
+    match test {
+        // `not` of a CUDA test is off CUDA; `not` of a CPU test may be any accelerator.
+        Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+            (cuda_test(&u.operand, is_available) == Some(true)).then_some(false)
+        }
+        Expr::Attribute(a) if a.attr.as_str() == "is_cuda" => Some(true),
+        Expr::Call(c) if c.arguments.is_empty() && is_available(&c.func) => Some(true),
+        Expr::Call(c) => {
+            let ("startswith", recv) = method_call(c)? else {
+                return None;
+            };
+            if c.arguments.args.len() != 1 || !names_device(recv) {
+                return None;
+            }
+            device_str(&c.arguments.args[0])
+        }
+        Expr::Compare(cmp) if cmp.ops.len() == 1 && cmp.comparators.len() == 1 => {
+            let (l, r) = (&*cmp.left, &cmp.comparators[0]);
+            match cmp.ops[0] {
+                ast::CmpOp::Eq | ast::CmpOp::NotEq => {
+                    let v = match (device_str(l), device_str(r)) {
+                        (None, Some(v)) if names_device(l) => v,
+                        (Some(v), None) if names_device(r) => v,
+                        _ => return None,
+                    };
+                    match (cmp.ops[0], v) {
+                        (ast::CmpOp::Eq, v) => Some(v),
+                        (_, true) => Some(false),
+                        (_, false) => None,
+                    }
+                }
+                ast::CmpOp::In | ast::CmpOp::NotIn if names_device(r) => {
+                    let v = device_str(l)?;
+                    match (cmp.ops[0], v) {
+                        (ast::CmpOp::In, v) => Some(v),
+                        (_, true) => Some(false),
+                        (_, false) => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
