@@ -459,3 +459,27 @@ pub fn cuda_test(test: &Expr, is_available: &dyn Fn(&Expr) -> bool) -> Option<bo
         _ => None,
     }
 }
+
+/// Is the expression a NumPy array (or NumPy scalar), as its spelling shows: `t.numpy()`,
+/// `t.cpu().numpy()[0]`, `a.astype(...)` / `a.reshape(...)` of one, or a call of a `numpy.`
+/// function (`resolve` gives the qualified name of a callee: `np.asarray(x)` ->
+/// `numpy.asarray`). A torch op given such a value raises before it computes anything.
+pub fn is_numpy_value(e: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
+    match e {
+        Expr::Subscript(s) => is_numpy_value(&s.value, resolve),
+        Expr::Call(c) => {
+            if let Some((m, recv)) = method_call(c) {
+                if m == "numpy" && c.arguments.is_empty() {
+                    return true;
+                }
+                if matches!(m, "astype" | "reshape" | "squeeze" | "copy" | "transpose")
+                    && is_numpy_value(recv, resolve)
+                {
+                    return true;
+                }
+            }
+            resolve(&c.func).is_some_and(|q| q.starts_with("numpy."))
+        }
+        _ => false,
+    }
+}

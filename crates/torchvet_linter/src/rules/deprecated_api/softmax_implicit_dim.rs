@@ -17,7 +17,9 @@ crate::declare_rule! {
     /// over the batch: the probabilities are silently wrong. The functions in the `torch`
     /// namespace raise a `TypeError` instead. `torch.softmax(x, axis=-1)` is fine: the `torch`
     /// functions accept NumPy's `axis` as an alias of `dim`; `F.softmax` and `nn.Softmax`
-    /// do not, and `axis=` there is reported as the `TypeError` it raises.
+    /// do not, and `axis=` there is reported as the `TypeError` it raises. A call given a NumPy
+    /// array (`F.softmax(out.cpu().numpy())`) is not reported: it fails at `input.dim()`
+    /// before any axis is guessed, and `dim=` would not fix it.
     ///
     /// ## Example
     /// ```python
@@ -96,6 +98,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         return;
     }
     if !helpers::active(checker, 0, 3) {
+        return;
+    }
+    // A NumPy input (`F.softmax(out.cpu().numpy())`) raises at `input.dim()` before any axis
+    // is guessed: passing `dim=` would not help, and the claim does not hold.
+    if !is_module
+        && call
+            .arguments
+            .args
+            .first()
+            .is_some_and(|x| sem::is_numpy_value(x, &|f| checker.resolve(f)))
+    {
         return;
     }
     let edit = match dim {
