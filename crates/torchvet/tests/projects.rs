@@ -115,6 +115,7 @@ projects! {
         clean_env_rank_leftover_option,
         clean_torchvision_pinned_old,
         clean_conda_env_pins,
+        clean_torchrun_template_parser,
     ],
 }
 
