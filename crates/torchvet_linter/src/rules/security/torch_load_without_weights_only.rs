@@ -143,17 +143,37 @@ enum Verdict {
 /// project pairs it with none.
 /// A save in another file of the project that writes the path this load reads (paired by the
 /// same path, not by keys or use): the checkpoint is the project's own.
-fn project_save_origin(info: &LoadInfo) -> Option<Origin> {
+fn project_save_origin(info: &LoadInfo, downloads_here: bool) -> Option<Origin> {
     use torchvet_semantic::project::facts::PairBy;
     let p = &info.project;
-    let ps = info
-        .pairs
-        .iter()
-        .find(|ps| ps.by == PairBy::Path && ps.func.file != p.file)?;
+    // A file that downloads data (`download_url(...)` into its dataset root) may load the
+    // downloaded copy: a writer elsewhere in the project (a dataset-maker tool) does not show
+    // that users load the project's own file.
+    if downloads_here {
+        return None;
+    }
+    let ps = info.pairs.iter().find(|ps| {
+        ps.by == PairBy::Path && ps.func.file != p.file && writer_vouches(p, ps.func.file)
+    })?;
     let save = ps.call(&p.model).call;
     let file = ps.func.file;
     let at = site(p, file, save);
     Some(Origin::ProjectSave(p.clone(), file, save, at))
+}
+
+/// Does a save in file `file` show that the project writes what this file loads? A save in
+/// unit-test code (a test writing into its temporary directory) says nothing about the file a
+/// library or script path loads; it does for another test.
+fn writer_vouches(p: &ProjectFile, file: FileId) -> bool {
+    !p.model.file(file).test_code || p.is_test_code()
+}
+
+/// Does this file download data (a call of [`DOWNLOAD_CALLS`] by its last name)?
+fn downloads_here(checker: &Checker) -> bool {
+    use torchvet_semantic::project::facts::DOWNLOAD_CALLS;
+    checker
+        .facts
+        .any_call(|q| DOWNLOAD_CALLS.contains(&helpers::last_segment(q)))
 }
 
 fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
@@ -253,7 +273,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if matches!(origin, Origin::Unknown) {
         origin = info
             .as_ref()
-            .and_then(project_save_origin)
+            .and_then(|i| project_save_origin(i, downloads_here(checker)))
             .unwrap_or(Origin::Unknown);
     }
     // Test code loading a file that the test itself (or its fixture) just wrote.
