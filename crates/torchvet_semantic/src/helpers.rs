@@ -328,57 +328,6 @@ pub fn stmts_after_on_every_path(
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::stmts_after_on_every_path;
-    use ruff_python_ast::Stmt;
-    use ruff_text_size::Ranged;
-    use torchvet_python::parser::parse_module;
-
-    /// The source lines of the statements that follow line `line` (1-based) of `src`.
-    fn after(src: &str, line: usize) -> Vec<String> {
-        let parsed = parse_module(src).expect("parses");
-        let Stmt::FunctionDef(f) = &parsed.syntax().body[0] else {
-            panic!("a function")
-        };
-        let start = src
-            .lines()
-            .take(line - 1)
-            .map(|l| l.len() + 1)
-            .sum::<usize>();
-        let mut at = None;
-        super::for_each_own_stmt(&f.body, &mut |s| {
-            if s.start().to_usize()
-                == start
-                    + (src.lines().nth(line - 1).unwrap().len()
-                        - src.lines().nth(line - 1).unwrap().trim_start().len())
-            {
-                at = Some(s.range());
-            }
-        });
-        stmts_after_on_every_path(&f.body, at.expect("a statement on that line"))
-            .into_iter()
-            .map(|s| src[s.range()].lines().next().unwrap().trim().to_string())
-            .collect()
-    }
-
-    #[test]
-    fn later_siblings_then_enclosing_suites_not_other_arms() {
-        let src = "def f(k):\n    if k:\n        a = 1\n        for i in range(3):\n            a += i\n        b = a\n    else:\n        c = 2\n    d = 3\n";
-        assert_eq!(after(src, 3), ["for i in range(3):", "b = a", "d = 3"]);
-        assert_eq!(after(src, 8), ["d = 3"]);
-        assert_eq!(after(src, 9), Vec::<String>::new());
-    }
-
-    #[test]
-    fn a_return_ends_the_path() {
-        let src = "def f(k):\n    if k:\n        a = 1\n        return a\n    d = 3\n";
-        assert!(after(src, 3).is_empty());
-        let src = "def f(k):\n    for x in k:\n        a = 1\n        break\n    d = 3\n";
-        assert_eq!(after(src, 3), ["d = 3"]);
-    }
-}
-
 /// Which device a branch test selects, when it is a device test: `Some(true)` when the test
 /// holds exactly when the code runs on a CUDA device (`torch.cuda.is_available()`, which the
 /// caller recognises through `is_available` since it needs name resolution; `x.is_cuda`;
@@ -481,5 +430,98 @@ pub fn is_numpy_value(e: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>) -> bo
             resolve(&c.func).is_some_and(|q| q.starts_with("numpy."))
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stmts_after_on_every_path;
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    use torchvet_python::parser::parse_module;
+
+    /// The source lines of the statements that follow line `line` (1-based) of `src`.
+    fn after(src: &str, line: usize) -> Vec<String> {
+        let parsed = parse_module(src).expect("parses");
+        let Stmt::FunctionDef(f) = &parsed.syntax().body[0] else {
+            panic!("a function")
+        };
+        let start = src
+            .lines()
+            .take(line - 1)
+            .map(|l| l.len() + 1)
+            .sum::<usize>();
+        let mut at = None;
+        super::for_each_own_stmt(&f.body, &mut |s| {
+            if s.start().to_usize()
+                == start
+                    + (src.lines().nth(line - 1).unwrap().len()
+                        - src.lines().nth(line - 1).unwrap().trim_start().len())
+            {
+                at = Some(s.range());
+            }
+        });
+        stmts_after_on_every_path(&f.body, at.expect("a statement on that line"))
+            .into_iter()
+            .map(|s| src[s.range()].lines().next().unwrap().trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn later_siblings_then_enclosing_suites_not_other_arms() {
+        let src = "def f(k):\n    if k:\n        a = 1\n        for i in range(3):\n            a += i\n        b = a\n    else:\n        c = 2\n    d = 3\n";
+        assert_eq!(after(src, 3), ["for i in range(3):", "b = a", "d = 3"]);
+        assert_eq!(after(src, 8), ["d = 3"]);
+        assert_eq!(after(src, 9), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_return_ends_the_path() {
+        let src = "def f(k):\n    if k:\n        a = 1\n        return a\n    d = 3\n";
+        assert!(after(src, 3).is_empty());
+        let src = "def f(k):\n    for x in k:\n        a = 1\n        break\n    d = 3\n";
+        assert_eq!(after(src, 3), ["d = 3"]);
+    }
+
+    fn expr(src: &str) -> ruff_python_ast::Expr {
+        let parsed = parse_module(src).expect("parses");
+        let Stmt::Expr(e) = &parsed.syntax().body[0] else {
+            panic!("an expression")
+        };
+        (*e.value).clone()
+    }
+
+    #[test]
+    fn device_tests() {
+        let avail = |f: &ruff_python_ast::Expr| {
+            super::dotted(f).as_deref() == Some("torch.cuda.is_available")
+        };
+        let t = |src: &str| super::cuda_test(&expr(src), &avail);
+        assert_eq!(t("torch.cuda.is_available()"), Some(true));
+        assert_eq!(t("not torch.cuda.is_available()"), Some(false));
+        assert_eq!(t("x.device.type == 'cuda'"), Some(true));
+        assert_eq!(t("device.type == \"cpu\""), Some(false));
+        assert_eq!(t("device.type != 'cuda'"), Some(false));
+        assert_eq!(t("device.type != 'cpu'"), None);
+        assert_eq!(t("not device.type == 'cpu'"), None);
+        assert_eq!(t("x.is_cuda"), Some(true));
+        assert_eq!(t("str(device).startswith('cuda')"), Some(true));
+        assert_eq!(t("'cuda' in str(self.device)"), Some(true));
+        assert_eq!(t("use_events"), None);
+        assert_eq!(t("mode == 'cuda'"), None);
+    }
+
+    #[test]
+    fn numpy_values() {
+        let resolve =
+            |f: &ruff_python_ast::Expr| super::dotted(f).map(|d| d.replacen("np.", "numpy.", 1));
+        let n = |src: &str| super::is_numpy_value(&expr(src), &resolve);
+        assert!(n("out.data.cpu().numpy()"));
+        assert!(n("t.numpy()[0]"));
+        assert!(n("t.numpy().astype('float32')"));
+        assert!(n("np.asarray(x)"));
+        assert!(!n("out.data.cpu()"));
+        assert!(!n("model(x)"));
+        assert!(!n("x.numpy(force=True).to_tensor()"));
     }
 }
