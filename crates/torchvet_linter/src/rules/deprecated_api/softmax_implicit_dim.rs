@@ -9,7 +9,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for `F.softmax`, `F.log_softmax`, `F.softmin`, `torch.softmax`,
     /// `torch.log_softmax` calls and `nn.Softmax()`, `nn.LogSoftmax()`, `nn.Softmin()`
-    /// modules built without `dim` (or with `dim=None`).
+    /// modules built without `dim` (or with `dim=None`). A call given a NumPy array
+    /// (`F.softmax(out.cpu().numpy())`) is not reported: it fails at `input.dim()` before any
+    /// axis is guessed, and `dim=` would not fix it.
     ///
     /// ## Why is this bad?
     /// Without `dim` torch guesses the axis from the input's rank (dim 0 for 0-, 1- and 3-D
@@ -17,9 +19,7 @@ crate::declare_rule! {
     /// over the batch: the probabilities are silently wrong. The functions in the `torch`
     /// namespace raise a `TypeError` instead. `torch.softmax(x, axis=-1)` is fine: the `torch`
     /// functions accept NumPy's `axis` as an alias of `dim`; `F.softmax` and `nn.Softmax`
-    /// do not, and `axis=` there is reported as the `TypeError` it raises. A call given a NumPy
-    /// array (`F.softmax(out.cpu().numpy())`) is not reported: it fails at `input.dim()`
-    /// before any axis is guessed, and `dim=` would not fix it.
+    /// do not, and `axis=` there is reported as the `TypeError` it raises.
     ///
     /// ## Example
     /// ```python
