@@ -94,6 +94,7 @@ projects! {
         accuracy_topk_callers,
         unittest_tempdir_checkpoints,
         pretrained_backbone_eval,
+        dataset_splits_provenance,
     ],
     clean: [
         clean_conditional_eval_helper,
@@ -119,6 +120,7 @@ projects! {
         clean_env_rank_leftover_option,
         clean_torchvision_pinned_old,
         clean_conda_env_pins,
+        clean_torchrun_template_parser,
     ],
 }
 
@@ -500,6 +502,29 @@ fn checkpoint_origin_decides_the_severity() {
     );
     assert_eq!(severity, "warning", "{message}");
     assert!(message.contains("train.py:"), "{message}");
+}
+
+/// A save does not vouch for a file loaded elsewhere when a unit test writes it into a
+/// temporary directory, or when the loading file downloads its data (the dataset-maker tool's
+/// save is not the copy users load): neither load is called "the project's own checkpoint".
+#[test]
+fn a_test_save_or_a_maker_tool_does_not_make_a_loaded_file_the_projects_own() {
+    let outcome = run_project("dataset_splits_provenance");
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let loads: Vec<&String> = outcome
+        .reported
+        .iter()
+        .filter(|k| k.3 == "torch-load-without-weights-only")
+        .map(|k| &outcome.messages[k])
+        .collect();
+    assert_eq!(loads.len(), 2, "{loads:?}");
+    for m in loads {
+        assert!(!m.contains("writes this checkpoint itself"), "{m}");
+        assert!(
+            !m.contains("test_shield.py") && !m.contains("maker.py"),
+            "{m}"
+        );
+    }
 }
 
 /// A fix is safe only when every save the load may read holds plain data: `train.py` writes

@@ -328,6 +328,111 @@ pub fn stmts_after_on_every_path(
     out
 }
 
+/// Which device a branch test selects, when it is a device test: `Some(true)` when the test
+/// holds exactly when the code runs on a CUDA device (`torch.cuda.is_available()`, which the
+/// caller recognises through `is_available` since it needs name resolution; `x.is_cuda`;
+/// `device.type == "cuda"`; `device == "cuda"`; `str(device).startswith("cuda")`;
+/// `"cuda" in str(device)`), `Some(false)` when it holds only off CUDA
+/// (`device.type == "cpu"`, `device.type != "cuda"`, `not torch.cuda.is_available()`).
+/// `None` for any other test: `device.type != "cpu"` may be an MPS device, so it is neither.
+pub fn cuda_test(test: &Expr, is_available: &dyn Fn(&Expr) -> bool) -> Option<bool> {
+    /// A device string: `Some(true)` for `"cuda"` / `"cuda:N"`, `Some(false)` for `"cpu"`.
+    fn device_str(e: &Expr) -> Option<bool> {
+        let s = str_value(e)?;
+        if s == "cuda"
+            || s.strip_prefix("cuda:")
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        {
+            Some(true)
+        } else if s == "cpu" {
+            Some(false)
+        } else {
+            None
+        }
+    }
+    /// Something that names a device: `x.device.type`, `device`, `self.device`, `str(device)`.
+    fn names_device(e: &Expr) -> bool {
+        match e {
+            Expr::Attribute(a) => a.attr.as_str() == "type" || a.attr.as_str().contains("device"),
+            Expr::Name(n) => n.id.as_str().contains("device"),
+            Expr::Call(c) => {
+                name_of(&c.func) == Some("str")
+                    && c.arguments.args.len() == 1
+                    && names_device(&c.arguments.args[0])
+            }
+            _ => false,
+        }
+    }
+    match test {
+        // `not` of a CUDA test is off CUDA; `not` of a CPU test may be any accelerator.
+        Expr::UnaryOp(u) if matches!(u.op, ast::UnaryOp::Not) => {
+            (cuda_test(&u.operand, is_available) == Some(true)).then_some(false)
+        }
+        Expr::Attribute(a) if a.attr.as_str() == "is_cuda" => Some(true),
+        Expr::Call(c) if c.arguments.is_empty() && is_available(&c.func) => Some(true),
+        Expr::Call(c) => {
+            let ("startswith", recv) = method_call(c)? else {
+                return None;
+            };
+            if c.arguments.args.len() != 1 || !names_device(recv) {
+                return None;
+            }
+            device_str(&c.arguments.args[0])
+        }
+        Expr::Compare(cmp) if cmp.ops.len() == 1 && cmp.comparators.len() == 1 => {
+            let (l, r) = (&*cmp.left, &cmp.comparators[0]);
+            match cmp.ops[0] {
+                ast::CmpOp::Eq | ast::CmpOp::NotEq => {
+                    let v = match (device_str(l), device_str(r)) {
+                        (None, Some(v)) if names_device(l) => v,
+                        (Some(v), None) if names_device(r) => v,
+                        _ => return None,
+                    };
+                    match (cmp.ops[0], v) {
+                        (ast::CmpOp::Eq, v) => Some(v),
+                        (_, true) => Some(false),
+                        (_, false) => None,
+                    }
+                }
+                ast::CmpOp::In | ast::CmpOp::NotIn if names_device(r) => {
+                    let v = device_str(l)?;
+                    match (cmp.ops[0], v) {
+                        (ast::CmpOp::In, v) => Some(v),
+                        (_, true) => Some(false),
+                        (_, false) => None,
+                    }
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Is the expression a NumPy array (or NumPy scalar), as its spelling shows: `t.numpy()`,
+/// `t.cpu().numpy()[0]`, `a.astype(...)` / `a.reshape(...)` of one, or a call of a `numpy.`
+/// function (`resolve` gives the qualified name of a callee: `np.asarray(x)` ->
+/// `numpy.asarray`). A torch op given such a value raises before it computes anything.
+pub fn is_numpy_value(e: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
+    match e {
+        Expr::Subscript(s) => is_numpy_value(&s.value, resolve),
+        Expr::Call(c) => {
+            if let Some((m, recv)) = method_call(c) {
+                if m == "numpy" && c.arguments.is_empty() {
+                    return true;
+                }
+                if matches!(m, "astype" | "reshape" | "squeeze" | "copy" | "transpose")
+                    && is_numpy_value(recv, resolve)
+                {
+                    return true;
+                }
+            }
+            resolve(&c.func).is_some_and(|q| q.starts_with("numpy."))
+        }
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::stmts_after_on_every_path;
@@ -376,5 +481,47 @@ mod tests {
         assert!(after(src, 3).is_empty());
         let src = "def f(k):\n    for x in k:\n        a = 1\n        break\n    d = 3\n";
         assert_eq!(after(src, 3), ["d = 3"]);
+    }
+
+    fn expr(src: &str) -> ruff_python_ast::Expr {
+        let parsed = parse_module(src).expect("parses");
+        let Stmt::Expr(e) = &parsed.syntax().body[0] else {
+            panic!("an expression")
+        };
+        (*e.value).clone()
+    }
+
+    #[test]
+    fn device_tests() {
+        let avail = |f: &ruff_python_ast::Expr| {
+            super::dotted(f).as_deref() == Some("torch.cuda.is_available")
+        };
+        let t = |src: &str| super::cuda_test(&expr(src), &avail);
+        assert_eq!(t("torch.cuda.is_available()"), Some(true));
+        assert_eq!(t("not torch.cuda.is_available()"), Some(false));
+        assert_eq!(t("x.device.type == 'cuda'"), Some(true));
+        assert_eq!(t("device.type == \"cpu\""), Some(false));
+        assert_eq!(t("device.type != 'cuda'"), Some(false));
+        assert_eq!(t("device.type != 'cpu'"), None);
+        assert_eq!(t("not device.type == 'cpu'"), None);
+        assert_eq!(t("x.is_cuda"), Some(true));
+        assert_eq!(t("str(device).startswith('cuda')"), Some(true));
+        assert_eq!(t("'cuda' in str(self.device)"), Some(true));
+        assert_eq!(t("use_events"), None);
+        assert_eq!(t("mode == 'cuda'"), None);
+    }
+
+    #[test]
+    fn numpy_values() {
+        let resolve =
+            |f: &ruff_python_ast::Expr| super::dotted(f).map(|d| d.replacen("np.", "numpy.", 1));
+        let n = |src: &str| super::is_numpy_value(&expr(src), &resolve);
+        assert!(n("out.data.cpu().numpy()"));
+        assert!(n("t.numpy()[0]"));
+        assert!(n("t.numpy().astype('float32')"));
+        assert!(n("np.asarray(x)"));
+        assert!(!n("out.data.cpu()"));
+        assert!(!n("model(x)"));
+        assert!(!n("x.numpy(force=True).to_tensor()"));
     }
 }

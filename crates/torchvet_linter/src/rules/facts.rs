@@ -303,3 +303,35 @@ pub(crate) fn load_fails_weights_only(checker: &Checker, call: &ExprCall) -> boo
     };
     !info.project.model.allows_safe_globals() && weights_only_failure(&info).is_some()
 }
+
+/// Is the module `model` (a name or `self.net`) frozen whole before `at`: by the function
+/// being visited (`model.requires_grad_(False)`, or `p.requires_grad = False` over its
+/// parameters), or, for a parameter, by a caller before the call? A frozen module on inputs
+/// that need no grad records no graph (the model's frozen-module facts).
+pub(crate) fn module_frozen_at(
+    checker: &Checker,
+    model: &Expr,
+    at: ruff_text_size::TextSize,
+) -> bool {
+    helpers::dotted(model).is_some_and(|name| name_frozen_at(checker, &name, at))
+}
+
+/// [`module_frozen_at`] for the module's dotted name (`encoder`, `self.G`).
+pub(crate) fn name_frozen_at(checker: &Checker, name: &str, at: ruff_text_size::TextSize) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(here) = current_function(checker, p) else {
+        return false;
+    };
+    if p.model.frozen_before(here, name, at) {
+        return true;
+    }
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    f.parameters
+        .iter()
+        .position(|q| q.name().as_str() == name)
+        .is_some_and(|i| p.model.param_frozen_by_callers(here, i))
+}

@@ -1866,6 +1866,25 @@ impl ProjectModel {
         })
     }
 
+    /// Does every call of `f` in the project leave parameter `i` at its default: no positional
+    /// argument reaches it, no keyword names it, no `*args` / `**kwargs` splat could? `false`
+    /// when the project never calls `f` (a library entry point, a callback: anyone may pass it).
+    pub fn param_left_default(&self, f: FuncId, i: usize) -> bool {
+        let Some(list) = self.sites.get(&f) else {
+            return false;
+        };
+        let Some(name) = self.func(f).params.get(i) else {
+            return false;
+        };
+        !list.is_empty()
+            && list.iter().all(|&(caller, ci, shift)| {
+                let call = &self.func(caller).calls[ci];
+                !call.splat
+                    && (i < shift || call.args.len() <= i - shift)
+                    && !call.kwargs.iter().any(|(k, _)| k == name)
+            })
+    }
+
     /// Does function `f` freeze the module named `name` (dotted) before `at`?
     pub fn frozen_before(&self, f: FuncId, name: &str, at: ruff_text_size::TextSize) -> bool {
         self.func(f)
@@ -1971,6 +1990,8 @@ impl ProjectModel {
             for i in 0..f.functions[gi].params.len() {
                 self.param_evaled_by_callers(fid, i).hash(&mut h);
                 self.param_literals(fid, i).hash(&mut h);
+                self.param_frozen_by_callers(fid, i).hash(&mut h);
+                self.param_left_default(fid, i).hash(&mut h);
             }
             self.is_called(fid).hash(&mut h);
             self.events(fid).hash(&mut h);

@@ -252,6 +252,8 @@ pub struct SumCall {
     pub conditional: bool,
     /// With autograd off (`no_grad` / `inference_mode` region or decorator).
     pub no_grad: bool,
+    /// It passes a `*args` or `**kwargs` splat: which parameters it binds is not known.
+    pub splat: bool,
 }
 
 /// How a function uses one parameter: evidence for its kind when no call site tells.
@@ -2126,6 +2128,7 @@ impl BodyWalker<'_, '_> {
                         in_loop: self.loop_depth > 0,
                         conditional: self.cond_depth > 0,
                         no_grad: self.no_grad > 0,
+                        splat: helpers::has_args_splat(call) || helpers::has_kwargs_splat(call),
                     });
                 }
             }

@@ -1,6 +1,6 @@
 use super::model_helpers::{
-    analysed_body, binds_name, body_mentions, calls_in, indentation_at, newline, stmt_reads,
-    walk_body,
+    analysed_body, binds_name, body_mentions, calls_in, indentation_at, name_assignments, newline,
+    stmt_reads, walk_body,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -33,7 +33,10 @@ crate::declare_rule! {
     /// work on tensors known to be on the CPU (`torch.randn(n, n)` never moved, then
     /// `y.sum().backward()`): CPU ops and CPU autograd run synchronously. A timer around a
     /// whole training run (a loop that calls `backward()` and steps an optimizer) is not
-    /// reported either: what is left unsynchronised is at most one step.
+    /// reported either: what is left unsynchronised is at most one step. Neither is timing
+    /// that runs only off CUDA: the `else` of `if torch.cuda.is_available():` or of `if
+    /// x.device.type == "cuda" and use_events:` where every caller leaves `use_events` at its
+    /// true default.
     ///
     /// ## Example
     /// ```python
@@ -55,10 +58,13 @@ crate::declare_rule! {
     ///
     /// ## Fix safety
     /// The fix inserts `torch.cuda.synchronize()` (with the file's name for `torch`) on its
-    /// own line before the statement that reads the timer; in files that check
-    /// `torch.cuda.is_available()` it is guarded by that test so the code still runs on a CPU.
-    /// Waiting for queued kernels changes no value, so the fix is safe. No fix is offered when
-    /// `torch` is not imported or the timer read shares its line with other statements.
+    /// own line before the statement that reads the timer, guarded by `if
+    /// torch.cuda.is_available():` unless the timing sits inside a CUDA test (`if
+    /// torch.cuda.is_available():`, `if x.device.type == "cuda":`). Unguarded, the call raises
+    /// on a CPU-only torch build, so code that also runs on the CPU (a `--gpu -1` default)
+    /// would crash where it ran before. Waiting for queued kernels changes no value, so the
+    /// guarded fix is safe. No fix is offered when `torch` is not imported or the timer read
+    /// shares its line with other statements.
     ///
     /// ## References
     /// - [CUDA semantics: asynchronous execution](https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution)
@@ -260,37 +266,134 @@ fn unknown_helper(checker: &mut Checker, c: &ast::ExprCall, q: Option<&str>) -> 
     }
 }
 
-fn suites<'a>(body: &'a [Stmt], out: &mut Vec<&'a [Stmt]>) {
-    out.push(body);
+/// Where a suite runs, as its enclosing branch tests tell: `Some(true)` only on CUDA (inside
+/// `if torch.cuda.is_available():`), `Some(false)` only off CUDA (its `else`, or `if
+/// device.type == "cpu":`), `None` when they do not tell. The innermost device test wins.
+type Device = Option<bool>;
+
+fn suites<'a>(
+    checker: &mut Checker,
+    body: &'a [Stmt],
+    dev: Device,
+    out: &mut Vec<(&'a [Stmt], Device)>,
+) {
+    out.push((body, dev));
     for s in body {
         match s {
             Stmt::For(f) => {
-                suites(&f.body, out);
-                suites(&f.orelse, out);
+                suites(checker, &f.body, dev, out);
+                suites(checker, &f.orelse, dev, out);
             }
             Stmt::While(w) => {
-                suites(&w.body, out);
-                suites(&w.orelse, out);
+                suites(checker, &w.body, dev, out);
+                suites(checker, &w.orelse, dev, out);
             }
             Stmt::If(i) => {
-                suites(&i.body, out);
+                suites(
+                    checker,
+                    &i.body,
+                    branch_device(checker, &i.test).or(dev),
+                    out,
+                );
+                // Every later clause runs only when the `if` test is false.
+                let otherwise = else_device(checker, &i.test).or(dev);
                 for c in &i.elif_else_clauses {
-                    suites(&c.body, out);
+                    let d = match &c.test {
+                        Some(t) => branch_device(checker, t).or(otherwise),
+                        None => otherwise,
+                    };
+                    suites(checker, &c.body, d, out);
                 }
             }
-            Stmt::With(w) => suites(&w.body, out),
+            Stmt::With(w) => suites(checker, &w.body, dev, out),
             Stmt::Try(t) => {
-                suites(&t.body, out);
+                suites(checker, &t.body, dev, out);
                 for h in &t.handlers {
                     let ExceptHandler::ExceptHandler(h) = h;
-                    suites(&h.body, out);
+                    suites(checker, &h.body, dev, out);
                 }
-                suites(&t.orelse, out);
-                suites(&t.finalbody, out);
+                suites(checker, &t.orelse, dev, out);
+                suites(checker, &t.finalbody, dev, out);
             }
             _ => {}
         }
     }
+}
+
+/// The conjuncts of a test (`a and b and c` -> a, b, c).
+fn conjuncts(test: &Expr) -> Vec<&Expr> {
+    match test {
+        Expr::BoolOp(b) if matches!(b.op, ast::BoolOp::And) => {
+            b.values.iter().flat_map(conjuncts).collect()
+        }
+        t => vec![t],
+    }
+}
+
+/// The device a branch runs on when its test holds: the first device test among its
+/// conjuncts (see [`helpers::cuda_test`]).
+fn branch_device(checker: &Checker, test: &Expr) -> Device {
+    let is_available = |f: &Expr| checker.resolves_to(f, &["torch.cuda.is_available"]);
+    conjuncts(test)
+        .into_iter()
+        .find_map(|c| helpers::cuda_test(c, &is_available))
+}
+
+/// The device the `else` of `if test:` runs on: off CUDA when the test is a CUDA test,
+/// alone or in a conjunction whose other conjuncts hold as the project runs the code (flags
+/// every caller leaves at a true default: `if device.type == "cuda" and use_events:`).
+fn else_device(checker: &mut Checker, test: &Expr) -> Device {
+    let mut cuda = false;
+    let mut others = Vec::new();
+    {
+        let is_available = |f: &Expr| checker.resolves_to(f, &["torch.cuda.is_available"]);
+        for c in conjuncts(test) {
+            match helpers::cuda_test(c, &is_available) {
+                Some(true) if !cuda => cuda = true,
+                _ => others.push(c),
+            }
+        }
+    }
+    if !cuda {
+        return None;
+    }
+    others
+        .into_iter()
+        .all(|c| flag_true_as_run(checker, c))
+        .then_some(false)
+}
+
+/// Is `e` a parameter of the enclosing function with a true default (`use_events=True`) that
+/// every call in the project leaves at that default, and that the function never rebinds?
+fn flag_true_as_run(checker: &mut Checker, e: &Expr) -> bool {
+    let Expr::Name(n) = e else { return false };
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    let Some(i) = f
+        .parameters
+        .iter()
+        .position(|p| p.name().as_str() == n.id.as_str())
+    else {
+        return false;
+    };
+    let default_true = f
+        .parameters
+        .iter()
+        .nth(i)
+        .and_then(|p| p.default())
+        .and_then(helpers::is_truthy)
+        == Some(true);
+    if !default_true || name_assignments(&f.body, n.id.as_str()).is_some() {
+        return false;
+    }
+    let Some(p) = checker.project_or_file().cloned() else {
+        return false;
+    };
+    let Some(func) = crate::rules::facts::current_function(checker, &p) else {
+        return false;
+    };
+    p.model.param_left_default(func, i)
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
@@ -315,8 +418,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     }
     let mut all = Vec::new();
-    suites(body, &mut all);
-    for suite in all {
+    suites(checker, body, None, &mut all);
+    for (suite, dev) in all {
+        // Work that runs only off CUDA (the `else` of a CUDA test) is synchronous.
+        if dev == Some(false) {
+            continue;
+        }
         for (i, s) in suite.iter().enumerate() {
             let Stmt::Assign(a) = s else { continue };
             let [Expr::Name(start)] = &a.targets[..] else {
@@ -325,12 +432,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             if timer_call(checker, &a.value).is_none() {
                 continue;
             }
-            check_pair(checker, suite, i, start.id.as_str());
+            check_pair(checker, suite, i, start.id.as_str(), dev == Some(true));
         }
     }
 }
 
-fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
+fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str, on_cuda: bool) {
     for j in i + 1..suite.len() {
         let s = &suite[j];
         // The second read: a timer call in a statement that uses the start (`t1 - t0`) or
@@ -362,7 +469,7 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str) {
                 if synced || synced_here {
                     return;
                 }
-                report(checker, &suite[i], s, read.range(), work, start);
+                report(checker, &suite[i], s, read.range(), work, start, on_cuda);
                 return;
             }
             _ => {}
@@ -397,6 +504,7 @@ fn report(
     read: TextRange,
     work: TextRange,
     start: &str,
+    on_cuda: bool,
 ) {
     let timer = checker.text(read).to_string();
     let work_text = checker.text(work);
@@ -405,7 +513,7 @@ fn report(
     } else {
         work_text.to_string()
     };
-    let fix = sync_fix(checker, read_stmt);
+    let fix = sync_fix(checker, read_stmt, on_cuda);
     let d = checker.report(
         read,
         format!(
@@ -419,18 +527,20 @@ fn report(
     }
 }
 
-fn sync_fix(checker: &Checker, read_stmt: &Stmt) -> Option<RawFix> {
+/// The fix: `torch.cuda.synchronize()` before the timer read, guarded by
+/// `torch.cuda.is_available()` unless the suite runs only on CUDA (inside a CUDA test): an
+/// unguarded call raises on a CPU-only torch build ("Torch not compiled with CUDA enabled")
+/// and in code that also runs on the CPU.
+fn sync_fix(checker: &Checker, read_stmt: &Stmt, on_cuda: bool) -> Option<RawFix> {
     let torch = checker.module_alias("torch")?;
     let (line_start, indent) = indentation_at(checker, read_stmt.start())?;
-    let guarded = !checker.facts.calls_of("torch.cuda.is_available").is_empty()
-        || checker.source.text.contains("cuda.is_available()");
-    let line = if guarded {
+    let line = if on_cuda {
+        format!("{indent}{torch}.cuda.synchronize(){}", newline(checker))
+    } else {
         format!(
             "{indent}if {torch}.cuda.is_available():{nl}{indent}    {torch}.cuda.synchronize(){nl}",
             nl = newline(checker)
         )
-    } else {
-        format!("{indent}{torch}.cuda.synchronize(){}", newline(checker))
     };
     Some(RawFix::safe(
         "Insert `torch.cuda.synchronize()` before reading the timer",

@@ -9,7 +9,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for `F.softmax`, `F.log_softmax`, `F.softmin`, `torch.softmax`,
     /// `torch.log_softmax` calls and `nn.Softmax()`, `nn.LogSoftmax()`, `nn.Softmin()`
-    /// modules built without `dim` (or with `dim=None`).
+    /// modules built without `dim` (or with `dim=None`). A call given a NumPy array
+    /// (`F.softmax(out.cpu().numpy())`) is not reported: it fails at `input.dim()` before any
+    /// axis is guessed, and `dim=` would not fix it.
     ///
     /// ## Why is this bad?
     /// Without `dim` torch guesses the axis from the input's rank (dim 0 for 0-, 1- and 3-D
@@ -96,6 +98,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         return;
     }
     if !helpers::active(checker, 0, 3) {
+        return;
+    }
+    // A NumPy input (`F.softmax(out.cpu().numpy())`) raises at `input.dim()` before any axis
+    // is guessed: passing `dim=` would not help, and the claim does not hold.
+    if !is_module
+        && call
+            .arguments
+            .args
+            .first()
+            .is_some_and(|x| sem::is_numpy_value(x, &|f| checker.resolve(f)))
+    {
         return;
     }
     let edit = match dim {

@@ -66,14 +66,21 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         || checker
             .function()
             .is_some_and(|f| checker.called_only_without_grad(f.range.start()));
+    let frozen = if off {
+        None
+    } else {
+        frozen_consumer(checker, call)
+    };
     let message = if off {
         "`volatile=` has had no effect since torch 0.4, and autograd is already off here (`torch.no_grad()`): the argument is dead; remove it".to_string()
+    } else if let Some(model) = &frozen {
+        format!("`volatile=` has had no effect since torch 0.4; no graph is recorded here anyway, because `{model}` is frozen (its parameters do not require grad) and this input does not require grad either: the argument is dead; remove it (and use `torch.no_grad()` for inference that runs a trainable model)")
     } else if !matches!(&kw.value, Expr::BooleanLiteral(b) if b.value) {
         format!("`volatile=` has had no effect since torch 0.4: whenever `{}` is meant to be true, autograd still records the graph; run that inference under `torch.no_grad()` instead", checker.text(kw.value.range()))
     } else {
         format!("`volatile=` {MESSAGE}")
     };
-    let title = if off {
+    let title = if off || frozen.is_some() {
         "Remove `volatile=`"
     } else {
         "Remove `volatile=` and wrap the inference in `torch.no_grad()`"
@@ -84,6 +91,99 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// The frozen model that every use of the Variable feeds, when there is one: `x =
+/// Variable(t, volatile=True)` used only as the input of calls of a frozen module (`model(x)`)
+/// or of calls that also take one (`forward(model, x)`), where the module is frozen whole
+/// before the call (the model's frozen-module facts). A frozen model on an input that needs
+/// no grad records no graph, so the only effect left of `volatile=` is its warning.
+fn frozen_consumer(checker: &Checker, call: &ExprCall) -> Option<String> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    if call.arguments.find_keyword("requires_grad").is_some() {
+        return None;
+    }
+    let Some(Stmt::Assign(a)) = checker.current_stmt() else {
+        return None;
+    };
+    let [Expr::Name(var)] = &a.targets[..] else {
+        return None;
+    };
+    if a.value.range() != call.range() {
+        return None;
+    }
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    struct Uses<'b> {
+        var: &'b str,
+        after: ruff_text_size::TextSize,
+        calls: Vec<&'b ExprCall>,
+        other: bool,
+    }
+    impl<'b> Visitor<'b> for Uses<'b> {
+        fn visit_stmt(&mut self, s: &'b Stmt) {
+            if !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, s);
+            }
+        }
+        fn visit_expr(&mut self, e: &'b Expr) {
+            if e.range().start() < self.after {
+                return visitor::walk_expr(self, e);
+            }
+            match e {
+                Expr::Call(c)
+                    if c.arguments
+                        .args
+                        .iter()
+                        .any(|x| helpers_name(x) == Some(self.var)) =>
+                {
+                    self.calls.push(c);
+                    visitor::walk_expr(&mut *self, &c.func);
+                    for x in &c.arguments.args {
+                        if helpers_name(x) != Some(self.var) {
+                            self.visit_expr(x);
+                        }
+                    }
+                    for k in &c.arguments.keywords {
+                        self.visit_expr(&k.value);
+                    }
+                }
+                Expr::Name(n) if n.id.as_str() == self.var => self.other = true,
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    fn helpers_name(e: &Expr) -> Option<&str> {
+        match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        }
+    }
+    let mut u = Uses {
+        var: var.id.as_str(),
+        after: a.end(),
+        calls: Vec::new(),
+        other: false,
+    };
+    u.visit_body(body);
+    if u.other || u.calls.is_empty() {
+        return None;
+    }
+    let mut first = None;
+    for c in u.calls {
+        let models: Vec<&Expr> = std::iter::once(&*c.func)
+            .chain(c.arguments.args.iter())
+            .filter(|e| matches!(e, Expr::Name(_) | Expr::Attribute(_)))
+            .collect();
+        // Freezing (`X.requires_grad_(False)`, or over `X.parameters()`) says X is a module.
+        let frozen = models
+            .into_iter()
+            .find(|m| crate::rules::facts::module_frozen_at(checker, m, c.start()))?;
+        first.get_or_insert_with(|| checker.text(frozen.range()).to_string());
+    }
+    first
 }
 
 fn check_assign(checker: &mut Checker, stmt: &Stmt) {

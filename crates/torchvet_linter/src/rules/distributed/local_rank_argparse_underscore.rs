@@ -115,9 +115,19 @@ fn check_end(checker: &mut Checker) {
                 && !p.summary().facts.launch.reads_local_rank_attr
                 && !p.model.any_reads_shared_local_rank_attr()
         });
+    // The project starts its programs with `torchrun` (the rank comes from `LOCAL_RANK`, no
+    // script passes the legacy launcher's option): a parser in a function that nothing in the
+    // project calls (a template, `parse_args_example()`) is never met at all.
+    let env_launched = !checker.settings.launches_with_rank_argument
+        && checker
+            .project()
+            .is_some_and(|p| p.model.any_reads_local_rank_env());
     let gated = version_gated_ifs(&checker.module().body);
     for call in candidates {
         if leftover && !help_names_a_launcher(call) {
+            continue;
+        }
+        if env_launched && in_uncalled_function(checker, call) {
             continue;
         }
         // `if PYTORCH_MAJOR_VERSION == 1: parser.add_argument("--local_rank", ...)`: only
@@ -171,6 +181,37 @@ fn check_end(checker: &mut Checker) {
             ));
         }
     }
+}
+
+/// Is the call inside a module-level function that nothing in the project calls, as the
+/// model's call graph tells? Only when the whole project was analysed (a file checked alone
+/// does not see its callers), and not for methods (called through instances the graph may not
+/// resolve).
+fn in_uncalled_function(checker: &Checker, call: &ExprCall) -> bool {
+    fn top_level_def(
+        body: &[Stmt],
+        at: ruff_text_size::TextRange,
+    ) -> Option<&ruff_python_ast::StmtFunctionDef> {
+        body.iter()
+            .filter(|s| s.range().contains_range(at))
+            .find_map(|s| match s {
+                Stmt::FunctionDef(f) => Some(f),
+                Stmt::If(i) => top_level_def(&i.body, at).or_else(|| {
+                    i.elif_else_clauses
+                        .iter()
+                        .find_map(|c| top_level_def(&c.body, at))
+                }),
+                _ => None,
+            })
+    }
+    let Some(def) = top_level_def(&checker.module().body, call.range()) else {
+        return false;
+    };
+    let Some(p) = checker.project() else {
+        return false;
+    };
+    p.function_at(def.range.start())
+        .is_some_and(|f| !p.model.is_called(f))
 }
 
 /// Does the option's `help=` say a launcher passes it (`"Automatic DDP Multi-GPU argument,

@@ -112,32 +112,6 @@ fn callers_disable_grad(checker: &Checker) -> bool {
     p.model.call_sites_no_grad(id).1 > 0
 }
 
-/// Is the model frozen whole (`model.requires_grad_(False)`, or every parameter's
-/// `requires_grad = False`) before this call, here or (for a parameter) by some caller? A
-/// frozen model on inputs that need no grad records no graph.
-fn model_frozen(checker: &Checker, func: &Expr, call: &ExprCall) -> bool {
-    let Some(p) = checker.project_or_file() else {
-        return false;
-    };
-    let Some(name) = helpers::dotted(func) else {
-        return false;
-    };
-    let here = crate::rules::facts::current_function(checker, p);
-    let Some(here) = here else {
-        return false;
-    };
-    if p.model.frozen_before(here, &name, call.start()) {
-        return true;
-    }
-    let Some(f) = checker.function() else {
-        return false;
-    };
-    f.parameters
-        .iter()
-        .position(|q| q.name().as_str() == name)
-        .is_some_and(|i| p.model.param_frozen_by_callers(here, i))
-}
-
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {
@@ -190,7 +164,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(region) = checker.eval_region() else {
         return;
     };
-    if callers_disable_grad(checker) || model_frozen(checker, func, call) {
+    if callers_disable_grad(checker)
+        || crate::rules::facts::module_frozen_at(checker, func, call.start())
+    {
         return;
     }
     let model = checker.text(func.range()).to_string();

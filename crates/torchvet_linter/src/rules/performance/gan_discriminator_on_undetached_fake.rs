@@ -20,7 +20,12 @@ crate::declare_rule! {
     /// comprehension, or at the call sites of a step function).
     ///
     /// Fakes made under `torch.no_grad()`, detached (`fake.detach()`, `G(z).detach()`), and
-    /// generator steps (the optimizer stepped trains `G`) are not reported.
+    /// generator steps (the optimizer stepped trains `G`) are not reported. A model feeding
+    /// another is not a GAN by itself: the step must show it is one, with `D` also judging
+    /// data that no model made (`D(real)`) or an optimizer of the same body training `G`; and
+    /// a generator frozen before the call (`G.requires_grad_(False)`, or `p.requires_grad =
+    /// False` over its parameters, here or by a caller that passes it: a linear probe over
+    /// a frozen encoder) records no graph for the backward to run through.
     ///
     /// ## Why is this bad?
     /// The discriminator's loss needs no gradient with respect to the generator, but without
@@ -75,6 +80,9 @@ enum Event<'a> {
         g_text: String,
         fake: &'a Expr,
     },
+    /// `D(x)` outside `no_grad` where no argument is a generator's output: D's key. A model
+    /// that judges real data as well as fakes is a discriminator.
+    Judge(String),
     /// `loss.backward()`.
     Backward(TextRange),
     /// `opt.step()` / `scaler.step(opt)`: the optimizer.
@@ -180,7 +188,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                     Some(ms) => stepped.push((opt, *at, ms)),
                     None => unknown = true,
                 },
-                Event::Discriminate { .. } => {}
+                Event::Discriminate { .. } | Event::Judge(_) => {}
             }
         }
         if unknown || stepped.is_empty() {
@@ -188,7 +196,11 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         }
         let trains_d = stepped.iter().any(|(_, _, ms)| ms.contains(d));
         let trains_g = stepped.iter().any(|(_, _, ms)| ms.contains(g));
-        if trains_d && !trains_g {
+        if trains_d
+            && !trains_g
+            && is_gan(&events, &trained, d, g)
+            && !crate::rules::facts::name_frozen_at(checker, g, call.range().start())
+        {
             let step_at = stepped
                 .iter()
                 .find(|(_, _, ms)| ms.contains(d))
@@ -232,6 +244,16 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             ));
         }
     }
+}
+
+/// Does the body show a GAN step rather than one model feeding another (a classifier or a
+/// linear probe over an encoder)? `D` also judges data no model made (`D(real)`), or an
+/// optimizer stepped in the body trains `G` (the generator's own step).
+fn is_gan(events: &[Event], trained: &FxHashMap<String, Vec<String>>, d: &str, g: &str) -> bool {
+    events
+        .iter()
+        .any(|e| matches!(e, Event::Judge(k) if k == d))
+        || trained.values().any(|ms| ms.iter().any(|m| m == g))
 }
 
 /// Would detaching the fake at this call break the step? Two shapes where it does: the fake
@@ -595,12 +617,13 @@ impl<'a> Walker<'a, '_, '_> {
             }
             return;
         }
-        if self.fakes.is_empty() && c.arguments.args.iter().all(|a| !matches!(a, Expr::Call(_))) {
+        if c.arguments.args.is_empty() {
             return;
         }
         let Some(d) = self.model_key(&c.func) else {
             return;
         };
+        let mut judged = false;
         for a in &c.arguments.args {
             let g = match a {
                 Expr::Name(n) => self.fakes.get(n.id.as_str()).cloned(),
@@ -618,9 +641,13 @@ impl<'a> Walker<'a, '_, '_> {
                         g_text,
                         fake: a,
                     });
+                    judged = true;
                     break;
                 }
             }
+        }
+        if !judged && self.no_grad == 0 {
+            self.events.push(Event::Judge(d));
         }
     }
 }

@@ -150,17 +150,60 @@ enum Verdict {
 /// project pairs it with none.
 /// A save in another file of the project that writes the path this load reads (paired by the
 /// same path, not by keys or use): the checkpoint is the project's own.
-fn project_save_origin(info: &LoadInfo) -> Option<Origin> {
+fn project_save_origin(checker: &Checker, info: &LoadInfo) -> Option<Origin> {
     use torchvet_semantic::project::facts::PairBy;
     let p = &info.project;
-    let ps = info
-        .pairs
-        .iter()
-        .find(|ps| ps.by == PairBy::Path && ps.func.file != p.file)?;
+    let ps = info.pairs.iter().find(|ps| {
+        ps.by == PairBy::Path && ps.func.file != p.file && writer_vouches(p, ps.func.file)
+    })?;
+    // A file that downloads data (`download_url(...)` into its dataset root) may load the
+    // downloaded copy: a writer elsewhere in the project (a dataset-maker tool) does not show
+    // that users load the project's own file.
+    if downloads_here(checker) {
+        return None;
+    }
     let save = ps.call(&p.model).call;
     let file = ps.func.file;
     let at = site(p, file, save);
     Some(Origin::ProjectSave(p.clone(), file, save, at))
+}
+
+/// Does a save in file `file` show that the project writes what this file loads? A save in
+/// unit-test code (a test writing into its temporary directory) says nothing about the file a
+/// library or script path loads; it does for another test.
+fn writer_vouches(p: &ProjectFile, file: FileId) -> bool {
+    !p.model.file(file).test_code || p.is_test_code()
+}
+
+/// Does this file download data anywhere (a download call, see
+/// [`torchvet_semantic::project::facts::is_download_call`])? The whole module is searched:
+/// `download()` methods often come after the loads that read what they fetched.
+fn downloads_here(checker: &Checker) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Find(bool);
+    impl<'a> Visitor<'a> for Find {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.0 {
+                return;
+            }
+            if let Expr::Call(c) = e {
+                if torchvet_semantic::project::facts::is_download_call(c) {
+                    self.0 = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    if !["download", "url", "get_file", "cached_path"]
+        .into_iter()
+        .any(|w| checker.mentions(w))
+    {
+        return false;
+    }
+    let mut f = Find(false);
+    f.visit_body(&checker.module().body);
+    f.0
 }
 
 fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
@@ -260,7 +303,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if matches!(origin, Origin::Unknown) {
         origin = info
             .as_ref()
-            .and_then(project_save_origin)
+            .and_then(|i| project_save_origin(checker, i))
             .unwrap_or(Origin::Unknown);
     }
     // Test code loading a file that the test itself (or its fixture) just wrote.
