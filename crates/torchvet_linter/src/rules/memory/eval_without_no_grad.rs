@@ -2,7 +2,7 @@ use crate::checker::{Checker, Evidence};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
     assigned_values, grad_off_here, in_model_class, in_test_code, is_framework_hook,
-    own_line_indent, result_discarded, smoke_test_call,
+    one_batch_self_test, own_line_indent, result_discarded, smoke_test_call,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -26,7 +26,8 @@ crate::declare_rule! {
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
     /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
     /// it in, since it records no graph; and shape smoke tests whose inputs are made up on the
-    /// spot (`v(torch.randn(2, 3, 256, 256))`). Loops that use gradients on purpose are not
+    /// spot (`v(torch.randn(2, 3, 256, 256))`), or one batch in the `__main__` self-test of a
+    /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
     /// (`requires_grad_()` on the input, `autograd.grad`, or an attack such as
     /// `adversary.perturb(x, y)` that back-propagates to the input).
@@ -168,7 +169,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module || loss_like(checker, func) {
         return;
     }
-    if smoke_test_call(checker, call) {
+    if smoke_test_call(checker, call) || one_batch_self_test(checker) {
         return;
     }
     let Some(region) = checker.eval_region() else {
