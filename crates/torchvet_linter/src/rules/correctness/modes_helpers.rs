@@ -807,6 +807,18 @@ pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
 
+/// Does a caller differentiate what the function being visited returns (the project model's
+/// [`torchvet_semantic::project::ProjectModel::result_differentiated`]: the returned loss
+/// reaches a `.backward()` or `torch.autograd.grad(...)`)? Its forward passes are training,
+/// not evaluation: they need their graph, and train mode is intended.
+pub(crate) fn caller_differentiates_result(checker: &Checker) -> bool {
+    let (Some(f), Some(p)) = (checker.function(), checker.project_or_file()) else {
+        return false;
+    };
+    p.function_at(f.range.start())
+        .is_some_and(|id| p.model.result_differentiated(id))
+}
+
 /// A one-batch self-test of a library module: under `if __name__ == "__main__":` of a file
 /// that defines classes (the model, loss or decoder under test), in loops that each run at
 /// most once (`for data in tqdm(train_loader): preds = net(images); print(preds.shape);

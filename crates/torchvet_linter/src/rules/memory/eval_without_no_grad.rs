@@ -1,8 +1,8 @@
 use crate::checker::{Checker, Evidence};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, grad_off_here, in_model_class, in_test_code, is_framework_hook,
-    one_batch_self_test, own_line_indent, result_discarded, smoke_test_call,
+    assigned_values, caller_differentiates_result, grad_off_here, in_model_class, in_test_code,
+    is_framework_hook, one_batch_self_test, own_line_indent, result_discarded, smoke_test_call,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -30,7 +30,12 @@ crate::declare_rule! {
     /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
     /// (`requires_grad_()` on the input, `autograd.grad`, or an attack such as
-    /// `adversary.perturb(x, y)` that back-propagates to the input).
+    /// `adversary.perturb(x, y)` that back-propagates to the input). Nor a function whose
+    /// returned loss a caller differentiates (passes to `.backward()` or
+    /// `torch.autograd.grad`, directly or through a helper): it needs its graph. Nor code that
+    /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` in the entry
+    /// script, before every call chain that reaches it), nor a parameter-free module such as
+    /// a loss written as an `nn.Module`.
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
@@ -113,6 +118,66 @@ fn callers_disable_grad(checker: &Checker) -> bool {
     p.model.call_sites_no_grad(id).1 > 0
 }
 
+/// What the project model says about autograd here: a caller differentiates what this
+/// function returns (`loss = train_loss(model, x); torch.autograd.grad(loss, params)`), so it
+/// needs its graph; or it only runs with autograd off (every caller chain starts after the
+/// entry script's `torch.set_grad_enabled(False)`, or under `no_grad`); or this function (or
+/// the module body) turned autograd off for the process before the call.
+fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let id = match checker.function() {
+        Some(f) => p.function_at(f.range.start()),
+        None => Some(torchvet_semantic::project::FuncId {
+            file: p.file,
+            index: 0,
+        }),
+    };
+    let Some(id) = id else {
+        return false;
+    };
+    let off_here = p
+        .summary()
+        .functions
+        .get(id.index as usize)
+        .and_then(|g| g.grad_flow.grad_disabled_at)
+        .is_some_and(|at| at < call.start());
+    off_here || caller_differentiates_result(checker) || p.model.runs_without_grad(id)
+}
+
+/// Is the called object a module without parameters (a loss written as an `nn.Module`, such
+/// as a bootstrapped cross-entropy, or `nn.MSELoss()`): not a model whose forward records
+/// activations of its own?
+fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
+    use torchvet_semantic::project::Entity;
+    let values = assigned_values(checker, func);
+    !values.is_empty()
+        && values.iter().all(|(v, _)| {
+            let Expr::Call(c) = v else {
+                return false;
+            };
+            let class = match checker.resolve(&c.func) {
+                Some(q) if q.starts_with("torch.nn.") => {
+                    return torchvet_semantic::is_parameter_free_construction(
+                        helpers::last_segment(&q),
+                        c,
+                    ) && torchvet_semantic::mode_layer(&q).is_none();
+                }
+                Some(q) => checker.project_or_file().and_then(|p| p.entity(&q)),
+                None => match &*c.func {
+                    Expr::Name(n) => checker
+                        .project_or_file()
+                        .and_then(|p| p.local(n.id.as_str())),
+                    _ => None,
+                },
+            };
+            matches!(class, Some(Entity::Class(c)) if checker
+                .project_or_file()
+                .is_some_and(|p| p.model.is_parameter_free_class(c)))
+        })
+}
+
 /// Is the model frozen whole (`model.requires_grad_(False)`, or every parameter's
 /// `requires_grad = False`) before this call, here or (for a parameter) by some caller? A
 /// frozen model on inputs that need no grad records no graph.
@@ -176,6 +241,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     };
     if callers_disable_grad(checker) || model_frozen(checker, func, call) {
+        return;
+    }
+    if project_settles_grad(checker, call) || parameter_free_module(checker, func) {
         return;
     }
     let model = checker.text(func.range()).to_string();
