@@ -330,51 +330,56 @@ pub(super) fn grad_flow(
                 .unwrap_or_default()
         })
         .collect();
-    let sinks_of = |seed: &dyn Fn(&Expr) -> bool, names: FxHashSet<&str>| -> ValueSinks {
-        // The names derived from the value: closure over the assignments.
-        let mut derived = names;
-        for a in &c.assigns {
-            if seed(a.value) {
-                derived.extend(a.targets.iter().copied());
-            }
-        }
-        if !derived.is_empty() {
-            loop {
-                let before = derived.len();
-                for (a, r) in c.assigns.iter().zip(&assign_reads) {
-                    if a.targets.iter().all(|t| derived.contains(t)) {
-                        continue;
-                    }
-                    if r.iter().any(|n| derived.contains(n)) {
-                        derived.extend(a.targets.iter().copied());
-                    }
-                }
-                if derived.len() == before {
-                    break;
+    // `after`: for a call's result, only sinks after the call count (a name reused for another
+    // value earlier, `loss = step(...); loss.backward()` before `loss = evaluate(...)`, is not
+    // this value).
+    let sinks_of =
+        |seed: &dyn Fn(&Expr) -> bool, names: FxHashSet<&str>, after: TextSize| -> ValueSinks {
+            // The names derived from the value: closure over the assignments.
+            let mut derived = names;
+            for a in &c.assigns {
+                if seed(a.value) {
+                    derived.extend(a.targets.iter().copied());
                 }
             }
-        }
-        let hit =
-            |(e, r): &(&Expr, FxHashSet<&str>)| seed(e) || r.iter().any(|n| derived.contains(n));
-        let mut out = ValueSinks {
-            differentiated: diff_reads.iter().any(hit),
-            returned: return_reads.iter().any(hit),
-            args: Vec::new(),
+            if !derived.is_empty() {
+                loop {
+                    let before = derived.len();
+                    for (a, r) in c.assigns.iter().zip(&assign_reads) {
+                        if a.targets.iter().all(|t| derived.contains(t)) {
+                            continue;
+                        }
+                        if r.iter().any(|n| derived.contains(n)) {
+                            derived.extend(a.targets.iter().copied());
+                        }
+                    }
+                    if derived.len() == before {
+                        break;
+                    }
+                }
+            }
+            let hit = |(e, r): &(&Expr, FxHashSet<&str>)| {
+                seed(e) || (e.start() >= after && r.iter().any(|n| derived.contains(n)))
+            };
+            let mut out = ValueSinks {
+                differentiated: diff_reads.iter().any(hit),
+                returned: return_reads.iter().any(hit),
+                args: Vec::new(),
+            };
+            for (ci, args) in call_args.iter().enumerate() {
+                for (pos, a) in args {
+                    if hit(a) {
+                        out.args.push((ci as u32, pos.clone()));
+                    }
+                }
+            }
+            out
         };
-        for (ci, args) in call_args.iter().enumerate() {
-            for (pos, a) in args {
-                if hit(a) {
-                    out.args.push((ci as u32, pos.clone()));
-                }
-            }
-        }
-        out
-    };
     let mut results: Vec<ValueSinks> = calls
         .iter()
         .map(|call| {
             let at = call.range;
-            sinks_of(&|e: &Expr| contains(e, at), FxHashSet::default())
+            sinks_of(&|e: &Expr| contains(e, at), FxHashSet::default(), at.end())
         })
         .collect();
     // A call's result passed straight to itself is not a flow.
@@ -386,7 +391,7 @@ pub(super) fn grad_flow(
         .map(|p| {
             let mut names = FxHashSet::default();
             names.insert(*p);
-            sinks_of(&|_: &Expr| false, names)
+            sinks_of(&|_: &Expr| false, names, TextSize::new(0))
         })
         .collect();
     if results.iter().all(ValueSinks::is_empty) {
