@@ -157,25 +157,69 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
             let Expr::Call(c) = v else {
                 return false;
             };
-            let class = match checker.resolve(&c.func) {
-                Some(q) if q.starts_with("torch.nn.") => {
+            if let Some(q) = checker.resolve(&c.func) {
+                if q.starts_with("torch.nn.") {
                     return torchvet_semantic::is_parameter_free_construction(
                         helpers::last_segment(&q),
                         c,
                     ) && torchvet_semantic::mode_layer(&q).is_none();
                 }
-                Some(q) => checker.project_or_file().and_then(|p| p.entity(&q)),
-                None => match &*c.func {
-                    Expr::Name(n) => checker
-                        .project_or_file()
-                        .and_then(|p| p.local(n.id.as_str())),
-                    _ => None,
-                },
+            }
+            // A class of this file: it builds nothing with parameters, and runs no object it
+            // was handed (a wrapper around pretrained encoders passed to `__init__` is a model).
+            let Expr::Name(n) = &*c.func else {
+                return false;
             };
-            matches!(class, Some(Entity::Class(c)) if checker
+            let class = checker
                 .project_or_file()
-                .is_some_and(|p| p.model.is_parameter_free_class(c)))
+                .and_then(|p| p.local(n.id.as_str()));
+            let free = matches!(class, Some(Entity::Class(id)) if checker
+                .project_or_file()
+                .is_some_and(|p| p.model.is_parameter_free_class(id)));
+            free && checker.module().body.iter().any(|st| {
+                matches!(st, ruff_python_ast::Stmt::ClassDef(d)
+                    if d.name.as_str() == n.id.as_str() && !calls_own_attribute(d))
+            })
         })
+}
+
+/// Does a class call an attribute of `self` that is not one of its methods
+/// (`self.image_encoder(x)`): it runs an object stored on the instance?
+fn calls_own_attribute(class: &ruff_python_ast::StmtClassDef) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    let methods: Vec<&str> = class
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some(f.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    struct V<'m> {
+        methods: &'m [&'m str],
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for V<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if let Expr::Call(c) = e {
+                if let Expr::Attribute(a) = &*c.func {
+                    if helpers::name_of(&a.value) == Some("self")
+                        && !self.methods.contains(&a.attr.as_str())
+                    {
+                        self.found = true;
+                    }
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut v = V {
+        methods: &methods,
+        found: false,
+    };
+    v.visit_body(&class.body);
+    v.found
 }
 
 /// Is the model frozen whole (`model.requires_grad_(False)`, or every parameter's
