@@ -165,8 +165,7 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
                     ) && torchvet_semantic::mode_layer(&q).is_none();
                 }
             }
-            // A class of this file: it builds nothing with parameters, and runs no object it
-            // was handed (a wrapper around pretrained encoders passed to `__init__` is a model).
+            // A loss class of this file that builds nothing with parameters.
             let Expr::Name(n) = &*c.func else {
                 return false;
             };
@@ -178,14 +177,15 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
                 .is_some_and(|p| p.model.is_parameter_free_class(id)));
             free && checker.module().body.iter().any(|st| {
                 matches!(st, ruff_python_ast::Stmt::ClassDef(d)
-                    if d.name.as_str() == n.id.as_str() && !calls_own_attribute(d))
+                    if d.name.as_str() == n.id.as_str() && is_loss_class(d))
             })
         })
 }
 
-/// Does a class call an attribute of `self` that is not one of its methods
-/// (`self.image_encoder(x)`): it runs an object stored on the instance?
-fn calls_own_attribute(class: &ruff_python_ast::StmtClassDef) -> bool {
+/// Is a class a loss: it computes one (`F.cross_entropy`, `nll_loss`, `kl_div`...) and runs no
+/// object stored on the instance (`self.image_encoder(x)`, other than its own methods)? An
+/// unfinished model skeleton or a wrapper around encoders handed to `__init__` is not.
+fn is_loss_class(class: &ruff_python_ast::StmtClassDef) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     use ruff_python_ast::Stmt;
     let methods: Vec<&str> = class
@@ -198,7 +198,8 @@ fn calls_own_attribute(class: &ruff_python_ast::StmtClassDef) -> bool {
         .collect();
     struct V<'m> {
         methods: &'m [&'m str],
-        found: bool,
+        runs_attribute: bool,
+        computes_loss: bool,
     }
     impl<'x> Visitor<'x> for V<'_> {
         fn visit_expr(&mut self, e: &'x Expr) {
@@ -207,8 +208,19 @@ fn calls_own_attribute(class: &ruff_python_ast::StmtClassDef) -> bool {
                     if helpers::name_of(&a.value) == Some("self")
                         && !self.methods.contains(&a.attr.as_str())
                     {
-                        self.found = true;
+                        self.runs_attribute = true;
                     }
+                }
+                let last = match &*c.func {
+                    Expr::Name(n) => n.id.as_str(),
+                    Expr::Attribute(a) => a.attr.as_str(),
+                    _ => "",
+                };
+                if last.contains("loss")
+                    || last.contains("cross_entropy")
+                    || matches!(last, "kl_div" | "nll" | "dice")
+                {
+                    self.computes_loss = true;
                 }
             }
             visitor::walk_expr(self, e);
@@ -216,10 +228,11 @@ fn calls_own_attribute(class: &ruff_python_ast::StmtClassDef) -> bool {
     }
     let mut v = V {
         methods: &methods,
-        found: false,
+        runs_attribute: false,
+        computes_loss: false,
     };
     v.visit_body(&class.body);
-    v.found
+    v.computes_loss && !v.runs_attribute
 }
 
 /// Is the model frozen whole (`model.requires_grad_(False)`, or every parameter's
