@@ -52,6 +52,9 @@ pub struct GradFlow {
     pub grad_disabled_at: Option<TextSize>,
 }
 
+/// An expression and the names it reads.
+type ReadExpr<'a> = (&'a Expr, FxHashSet<&'a str>);
+
 /// One flow of names: the names bound (roots) from the names read in `value`.
 struct Assign<'a> {
     targets: Vec<&'a str>,
@@ -307,7 +310,7 @@ pub(super) fn grad_flow(
         c.diffs.iter().map(|e| (*e, read_set(e))).collect();
     let return_reads: Vec<(&Expr, FxHashSet<&str>)> =
         c.returns.iter().map(|e| (*e, read_set(e))).collect();
-    let call_args: Vec<Vec<(ArgPos, (&Expr, FxHashSet<&str>))>> = calls
+    let call_args: Vec<Vec<(ArgPos, ReadExpr)>> = calls
         .iter()
         .map(|call| {
             find_call(body, call.range)
