@@ -66,6 +66,7 @@ projects! {
         gan_models_dict,
         gan_step_functions,
         grad_accum_helper,
+        grad_entry_off_and_trained_loss,
         imbalanced_sampler_factory,
         legacy_mnist_apis,
         lib_usage_evidence,

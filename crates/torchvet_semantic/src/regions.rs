@@ -464,6 +464,63 @@ pub fn loop_body(stmt: &Stmt) -> &[Stmt] {
     }
 }
 
+/// Does a `for`/`while` loop run its body at most once: every path through the body ends in
+/// an unconditional `break`, `return` or `raise` of this loop, and no `continue` of this loop
+/// starts another iteration? (`for data in tqdm(loader): out = net(x); print(out.shape);
+/// break`: a one-batch smoke test.) A `break` inside a nested loop ends only that loop.
+pub fn runs_at_most_once(stmt: &Stmt) -> bool {
+    /// Does the suite contain a `continue` of the enclosing loop (not of a nested loop, not
+    /// in a nested definition)?
+    fn continues(suite: &[Stmt]) -> bool {
+        suite.iter().any(|s| match s {
+            Stmt::Continue(_) => true,
+            Stmt::For(_) | Stmt::While(_) | Stmt::FunctionDef(_) | Stmt::ClassDef(_) => false,
+            Stmt::If(i) => {
+                continues(&i.body) || i.elif_else_clauses.iter().any(|c| continues(&c.body))
+            }
+            Stmt::With(w) => continues(&w.body),
+            Stmt::Try(t) => {
+                continues(&t.body)
+                    || continues(&t.orelse)
+                    || continues(&t.finalbody)
+                    || t.handlers.iter().any(|h| {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        continues(&h.body)
+                    })
+            }
+            Stmt::Match(m) => m.cases.iter().any(|c| continues(&c.body)),
+            _ => false,
+        })
+    }
+    /// Does every path through the suite leave the loop (or the function)?
+    fn exits(suite: &[Stmt]) -> bool {
+        suite.iter().any(|s| match s {
+            Stmt::Break(_) | Stmt::Return(_) | Stmt::Raise(_) => true,
+            Stmt::If(i) => {
+                exits(&i.body)
+                    && i.elif_else_clauses.last().is_some_and(|c| c.test.is_none())
+                    && i.elif_else_clauses.iter().all(|c| exits(&c.body))
+            }
+            Stmt::With(w) => exits(&w.body),
+            Stmt::Try(t) => {
+                exits(&t.finalbody)
+                    || ((exits(&t.body) || exits(&t.orelse))
+                        && t.handlers.iter().all(|h| {
+                            let ast::ExceptHandler::ExceptHandler(h) = h;
+                            exits(&h.body)
+                        }))
+            }
+            _ => false,
+        })
+    }
+    let body = match stmt {
+        Stmt::For(f) => &f.body,
+        Stmt::While(w) => &w.body,
+        _ => return false,
+    };
+    exits(body) && !continues(body)
+}
+
 /// Is a `with torch.no_grad():` block part of a training step: does a value it binds (a
 /// momentum / teacher network's output, the stop-gradient target of BYOL or distillation)
 /// meet, after the block in the same function, a value computed with autograd on, in one call
@@ -713,5 +770,33 @@ mod tests {
         assert!(!uses("torch.load(path)"));
         assert!(may_use_gradients("x = adversary.perturb(x)"));
         assert!(!may_use_gradients("out = model(x_adv)"));
+    }
+
+    #[test]
+    fn loops_that_run_once() {
+        let once = |src: &str| {
+            let parsed = torchvet_python::parser::parse_module(src).expect("parses");
+            runs_at_most_once(&parsed.syntax().body[0])
+        };
+        assert!(once(
+            "for d in loader:\n    out = net(d)\n    print(out.shape)\n    break\n"
+        ));
+        assert!(once(
+            "while True:\n    x = f()\n    if x:\n        return x\n    else:\n        raise E\n"
+        ));
+        assert!(once(
+            "for d in loader:\n    try:\n        y = net(d)\n    finally:\n        break\n"
+        ));
+        // A break of a nested loop, a conditional break, a continue: several iterations.
+        assert!(!once(
+            "for d in loader:\n    for x in d:\n        break\n    net(d)\n"
+        ));
+        assert!(!once(
+            "for d in loader:\n    net(d)\n    if i > 3:\n        break\n"
+        ));
+        assert!(!once(
+            "for d in loader:\n    if d is None:\n        continue\n    net(d)\n    break\n"
+        ));
+        assert!(!once("for d in loader:\n    net(d)\n"));
     }
 }

@@ -30,6 +30,7 @@
 //! links rebuilt from the summaries ([`ProjectModel::rebuild_with`]); the files to re-check are
 //! the edited one and its dependents ([`ProjectModel::dependents`]).
 pub mod facts;
+mod grad;
 pub mod practices;
 pub mod resolve;
 pub mod summary;
@@ -1987,6 +1988,7 @@ impl ProjectModel {
                 self.hash_resolved(r, &mut h);
             }
             self.call_sites_no_grad(fid).hash(&mut h);
+            (self.result_differentiated(fid), self.runs_without_grad(fid)).hash(&mut h);
             for i in 0..f.functions[gi].params.len() {
                 self.param_evaled_by_callers(fid, i).hash(&mut h);
                 self.param_literals(fid, i).hash(&mut h);

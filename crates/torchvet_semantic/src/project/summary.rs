@@ -21,6 +21,8 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 mod facts_extract;
+mod grad_flow;
+pub use grad_flow::{GradFlow, ValueSinks};
 
 /// A name as one file spells it, before the model resolves it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -375,6 +377,9 @@ pub struct FunctionSummary {
     // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
     /// Where its values go, its loops, saves, optimizers, loaders and returns.
     pub facts: super::facts::FunctionFacts,
+    /// Where call results and parameters go with respect to differentiation, and where it
+    /// turns autograd off process-wide (see `grad_flow`).
+    pub grad_flow: GradFlow,
 }
 
 /// One class of a file.
@@ -839,12 +844,15 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         builds: Vec::new(),
         frozen: Vec::new(),
         facts: Default::default(),
+        grad_flow: GradFlow::default(),
     });
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
     b.module_events(&module.body);
     // Wave-3 facts of the module body, before the functions (they follow its names).
     b.module_facts(&module.body, &module_vals);
+    b.out.functions[0].grad_flow =
+        grad_flow::grad_flow(&b.scopes, &module.body, &[], &b.out.functions[0].calls);
     b.out.globals = module_vals
         .iter()
         .filter(|(_, v)| v.is_known())
@@ -1102,6 +1110,7 @@ impl Builder<'_> {
             builds: Vec::new(),
             frozen: Vec::new(),
             facts: Default::default(),
+            grad_flow: GradFlow::default(),
         });
         if let Some(c) = class {
             self.out.classes[c as usize]
@@ -1165,6 +1174,12 @@ impl Builder<'_> {
         }
         // Wave-3 facts (see `facts_extract`).
         self.function_facts(idx, f, class, &param_names, &vals, Some(&nested), no_grad);
+        self.out.functions[idx as usize].grad_flow = grad_flow::grad_flow(
+            &self.scopes,
+            &f.body,
+            &param_names,
+            &self.out.functions[idx as usize].calls,
+        );
         // `self.<attr> = value` in methods.
         if let Some(c) = class {
             let mut attrs = Vec::new();

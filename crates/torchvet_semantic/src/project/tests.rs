@@ -276,6 +276,45 @@ fn no_grad_calls_and_downloaded_paths_are_project_facts() {
 }
 
 #[test]
+fn differentiated_results_and_grad_off_entries() {
+    let t = Tree::new(&[
+        (
+            "losses.py",
+            "import torch\n\ndef mc_loss(model, x, n):\n    ls = []\n    for _ in range(n):\n        ls.append(model(x).pow(2).mean())\n    return torch.stack(ls).mean()\n\ndef val_loss(model, x):\n    return model(x).mean()\n\ndef features(params, loss):\n    return torch.autograd.grad(loss, params)\n\ndef wrapped(model, x):\n    return mc_loss(model, x, 4)\n\ndef scored(model, x):\n    return mc_loss(model, x, 4)\n",
+        ),
+        (
+            "train.py",
+            "import torch\nfrom losses import features, mc_loss, scored, val_loss, wrapped\n\ndef step(model, x, params):\n    loss = val_loss(model, x)\n    loss.backward()\n    loss = scored(model, x)\n    print(loss)\n    g = features(params=params, loss=wrapped(model, x))\n    return g\n",
+        ),
+        (
+            "demo.py",
+            "import torch\nfrom losses import val_loss\n\nclass Ctl:\n    def __init__(self, net):\n        self.net = net\n    def run(self, x):\n        return self.net(x)\n\ndef show(net, x):\n    return net(x)\n\ntorch.set_grad_enabled(False)\nctl = Ctl(torch.nn.Linear(2, 2))\nshow(ctl.net, 1)\n",
+        ),
+    ]);
+    let m = t.model(&["losses.py", "train.py", "demo.py"]);
+    let func = |file: &str, name: &str| {
+        let id = t.id(&m, file);
+        let index = m
+            .file(id)
+            .functions
+            .iter()
+            .position(|f| &*f.name == name)
+            .unwrap() as u32;
+        FuncId { file: id, index }
+    };
+    // Differentiated directly, and through a return and a keyword argument of a helper.
+    assert!(m.result_differentiated(func("losses.py", "val_loss")));
+    assert!(m.result_differentiated(func("losses.py", "wrapped")));
+    assert!(m.result_differentiated(func("losses.py", "mc_loss")));
+    // Bound to a name that was differentiated only before the call: printed.
+    assert!(!m.result_differentiated(func("losses.py", "scored")));
+    // After a module-level set_grad_enabled(False): called, or constructed.
+    assert!(m.runs_without_grad(func("demo.py", "show")));
+    assert!(m.runs_without_grad(func("demo.py", "run")));
+    assert!(!m.runs_without_grad(func("losses.py", "val_loss")));
+}
+
+#[test]
 fn a_slice_of_seven_strips_the_wrapper_prefix() {
     let t = Tree::new(&[
         (

@@ -1,7 +1,7 @@
 use super::modes_helpers::{
-    assigned_values, frame_is_eval_named, in_model_class, in_test_code, is_framework_hook,
-    loop_has_backward, mode_dependent, next_line_start, own_line_indent, smoke_test_call,
-    strip_module_chain, summary, Event,
+    assigned_values, caller_differentiates_result, frame_is_eval_named, in_model_class,
+    in_test_code, is_framework_hook, loop_has_backward, mode_dependent, next_line_start,
+    one_batch_self_test, own_line_indent, smoke_test_call, strip_module_chain, summary, Event,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -43,6 +43,12 @@ crate::declare_rule! {
     /// 32))`, also through a legacy `Variable(...)`), and a target or teacher network run
     /// under `no_grad` inside a training step, whose outputs meet a with-grad output in the
     /// loss (BYOL's momentum network: its training-mode BatchNorm is intended).
+    ///
+    /// Nor a function whose returned loss a caller differentiates (`loss = clip_loss(net, x);
+    /// loss.backward()`): its forward passes are training. Nor the one-batch self-test under
+    /// `if __name__ == "__main__":` of a file that defines the model, loss or decoder (`for
+    /// data in tqdm(train_loader): ...; break`): it checks shapes or feeds the training loss,
+    /// it evaluates nothing.
     ///
     /// ## Example
     /// ```python
@@ -187,7 +193,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module {
         return;
     }
-    if smoke_test_call(checker, call) {
+    if smoke_test_call(checker, call)
+        || one_batch_self_test(checker)
+        || caller_differentiates_result(checker)
+    {
         return;
     }
     // Evaluation: under no_grad, in an evaluation-named function, or in an evaluation loop

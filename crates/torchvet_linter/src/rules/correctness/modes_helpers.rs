@@ -807,6 +807,39 @@ pub(crate) fn result_discarded(checker: &Checker, call: &ExprCall) -> bool {
     matches!(checker.current_stmt(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
 
+/// Does a caller differentiate what the function being visited returns (the project model's
+/// [`torchvet_semantic::project::ProjectModel::result_differentiated`]: the returned loss
+/// reaches a `.backward()` or `torch.autograd.grad(...)`)? Its forward passes are training,
+/// not evaluation: they need their graph, and train mode is intended.
+pub(crate) fn caller_differentiates_result(checker: &Checker) -> bool {
+    let (Some(f), Some(p)) = (checker.function(), checker.project_or_file()) else {
+        return false;
+    };
+    p.function_at(f.range.start())
+        .is_some_and(|id| p.model.result_differentiated(id))
+}
+
+/// A one-batch self-test of a library module: under `if __name__ == "__main__":` of a file
+/// that defines classes (the model, loss or decoder under test), in loops that each run at
+/// most once (`for data in tqdm(train_loader): preds = net(images); print(preds.shape);
+/// break`, see [`torchvet_semantic::regions::runs_at_most_once`]), none over held-out data.
+/// Nothing is evaluated there: the single forward checks shapes, or feeds the training loss
+/// the file defines.
+pub(crate) fn one_batch_self_test(checker: &Checker) -> bool {
+    use torchvet_semantic::regions::{iterates_eval_data, runs_at_most_once};
+    let loops = &checker.frame().loops;
+    checker.in_main_guard()
+        && !loops.is_empty()
+        && loops.iter().all(|l| {
+            runs_at_most_once(l) && !matches!(l, Stmt::For(f) if iterates_eval_data(&f.iter))
+        })
+        && checker
+            .module()
+            .body
+            .iter()
+            .any(|s| matches!(s, Stmt::ClassDef(_)))
+}
+
 /// A model called on a made-up input (a shape smoke test: `y = net(torch.randn(1, 3, 32,
 /// 32))`, often in a loop over configurations under `if __name__ == "__main__":`, or
 /// `encoder(str2tensor("hello"), encoder.init_hidden())` in a tutorial): no evaluation

@@ -1,8 +1,8 @@
 use crate::checker::{Checker, Evidence};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::modes_helpers::{
-    assigned_values, grad_off_here, in_model_class, in_test_code, is_framework_hook,
-    own_line_indent, result_discarded, smoke_test_call,
+    assigned_values, caller_differentiates_result, grad_off_here, in_model_class, in_test_code,
+    is_framework_hook, one_batch_self_test, own_line_indent, result_discarded, smoke_test_call,
 };
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -26,10 +26,16 @@ crate::declare_rule! {
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
     /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
     /// it in, since it records no graph; and shape smoke tests whose inputs are made up on the
-    /// spot (`v(torch.randn(2, 3, 256, 256))`). Loops that use gradients on purpose are not
+    /// spot (`v(torch.randn(2, 3, 256, 256))`), or one batch in the `__main__` self-test of a
+    /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
     /// (`requires_grad_()` on the input, `autograd.grad`, or an attack such as
-    /// `adversary.perturb(x, y)` that back-propagates to the input).
+    /// `adversary.perturb(x, y)` that back-propagates to the input). Nor a function whose
+    /// returned loss a caller differentiates (passes to `.backward()` or
+    /// `torch.autograd.grad`, directly or through a helper): it needs its graph. Nor code that
+    /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` in the entry
+    /// script, before every call chain that reaches it), nor a parameter-free module such as
+    /// a loss written as an `nn.Module`.
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
@@ -112,6 +118,122 @@ fn callers_disable_grad(checker: &Checker) -> bool {
     p.model.call_sites_no_grad(id).1 > 0
 }
 
+/// What the project model says about autograd here: a caller differentiates what this
+/// function returns (`loss = train_loss(model, x); torch.autograd.grad(loss, params)`), so it
+/// needs its graph; or it only runs with autograd off (every caller chain starts after the
+/// entry script's `torch.set_grad_enabled(False)`, or under `no_grad`); or this function (or
+/// the module body) turned autograd off for the process before the call.
+fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let id = match checker.function() {
+        Some(f) => p.function_at(f.range.start()),
+        None => Some(torchvet_semantic::project::FuncId {
+            file: p.file,
+            index: 0,
+        }),
+    };
+    let Some(id) = id else {
+        return false;
+    };
+    let off_here = p
+        .summary()
+        .functions
+        .get(id.index as usize)
+        .and_then(|g| g.grad_flow.grad_disabled_at)
+        .is_some_and(|at| at < call.start());
+    off_here || caller_differentiates_result(checker) || p.model.runs_without_grad(id)
+}
+
+/// Is the called object a module without parameters (a loss written as an `nn.Module`, such
+/// as a bootstrapped cross-entropy, or `nn.MSELoss()`): not a model whose forward records
+/// activations of its own?
+fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
+    use torchvet_semantic::project::Entity;
+    let values = assigned_values(checker, func);
+    !values.is_empty()
+        && values.iter().all(|(v, _)| {
+            let Expr::Call(c) = v else {
+                return false;
+            };
+            if let Some(q) = checker.resolve(&c.func) {
+                if q.starts_with("torch.nn.") {
+                    return torchvet_semantic::is_parameter_free_construction(
+                        helpers::last_segment(&q),
+                        c,
+                    ) && torchvet_semantic::mode_layer(&q).is_none();
+                }
+            }
+            // A loss class of this file that builds nothing with parameters.
+            let Expr::Name(n) = &*c.func else {
+                return false;
+            };
+            let class = checker
+                .project_or_file()
+                .and_then(|p| p.local(n.id.as_str()));
+            let free = matches!(class, Some(Entity::Class(id)) if checker
+                .project_or_file()
+                .is_some_and(|p| p.model.is_parameter_free_class(id)));
+            free && checker.module().body.iter().any(|st| {
+                matches!(st, ruff_python_ast::Stmt::ClassDef(d)
+                    if d.name.as_str() == n.id.as_str() && is_loss_class(d))
+            })
+        })
+}
+
+/// Is a class a loss: it computes one (`F.cross_entropy`, `nll_loss`, `kl_div`...) and runs no
+/// object stored on the instance (`self.image_encoder(x)`, other than its own methods)? An
+/// unfinished model skeleton or a wrapper around encoders handed to `__init__` is not.
+fn is_loss_class(class: &ruff_python_ast::StmtClassDef) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    let methods: Vec<&str> = class
+        .body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some(f.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    struct V<'m> {
+        methods: &'m [&'m str],
+        runs_attribute: bool,
+        computes_loss: bool,
+    }
+    impl<'x> Visitor<'x> for V<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if let Expr::Call(c) = e {
+                if let Expr::Attribute(a) = &*c.func {
+                    if helpers::name_of(&a.value) == Some("self")
+                        && !self.methods.contains(&a.attr.as_str())
+                    {
+                        self.runs_attribute = true;
+                    }
+                }
+                let last = match &*c.func {
+                    Expr::Name(n) => n.id.as_str(),
+                    Expr::Attribute(a) => a.attr.as_str(),
+                    _ => "",
+                };
+                if last.contains("loss")
+                    || last.contains("cross_entropy")
+                    || matches!(last, "kl_div" | "nll" | "dice")
+                {
+                    self.computes_loss = true;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut v = V {
+        methods: &methods,
+        runs_attribute: false,
+        computes_loss: false,
+    };
+    v.visit_body(&class.body);
+    v.computes_loss && !v.runs_attribute
+}
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {
@@ -149,7 +271,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if (checker.kind_of(func) != Kind::Module && !torch_here) || loss_like(checker, func) {
         return;
     }
-    if smoke_test_call(checker, call) {
+    if smoke_test_call(checker, call) || one_batch_self_test(checker) {
         return;
     }
     // A parameter-free torch layer (`sp = nn.Softplus(beta)`, `nn.ReLU()`) records a graph
@@ -167,6 +289,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if callers_disable_grad(checker)
         || crate::rules::facts::module_frozen_at(checker, func, call.start())
     {
+        return;
+    }
+    if project_settles_grad(checker, call) || parameter_free_module(checker, func) {
         return;
     }
     let model = checker.text(func.range()).to_string();

@@ -19,7 +19,8 @@ crate::declare_rule! {
     /// optimizer's link to the old parameter tensors. Move the model once, before the loop.
     /// Tensors moved inside a loop are normal and are not reported, nor are models
     /// rebuilt or chosen inside the loop, moves behind a condition, or moves to a device that
-    /// changes per iteration.
+    /// changes per iteration, nor moves in loops that run their body at most once (a
+    /// one-batch smoke test that ends with `break`).
     ///
     /// ## Example
     /// ```python
@@ -256,6 +257,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         _ => false,
     };
     if !whole || conditional_inside_loop(checker, call.range()) {
+        return;
+    }
+    // Loops that each run their body at most once (a one-batch smoke test ending in
+    // `break`) run the move once.
+    if checker
+        .frame()
+        .loops
+        .iter()
+        .all(|l| torchvet_semantic::regions::runs_at_most_once(l))
+    {
         return;
     }
     if helpers::has_args_splat(call) || helpers::has_kwargs_splat(call) {
