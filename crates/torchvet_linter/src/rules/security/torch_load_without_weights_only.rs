@@ -146,8 +146,6 @@ enum Verdict {
     Unknown,
 }
 
-/// The verdict from the project's saves this load may read (any file), `None` when the
-/// project pairs it with none.
 /// A save in another file of the project that writes the path this load reads (paired by the
 /// same path, not by keys or use): the checkpoint is the project's own.
 fn project_save_origin(checker: &Checker, info: &LoadInfo) -> Option<Origin> {
@@ -206,6 +204,8 @@ fn downloads_here(checker: &Checker) -> bool {
     f.0
 }
 
+/// The verdict from the project's saves this load may read (any file), `None` when the
+/// project pairs it with none.
 fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
     if info.pairs.is_empty() {
         return None;
