@@ -741,17 +741,8 @@ impl<'a> Checker<'a> {
         major: u32,
         minor: u32,
     ) -> crate::fix::RawFix {
-        use torchvet_diagnostics::Applicability;
-        if fix.applicability != Applicability::Safe || self.declared_min_at_least(major, minor) {
-            return fix;
-        }
-        crate::fix::RawFix::unsafe_edit(
-            format!(
-                "{} (unsafe: needs torch >= {major}.{minor}, and the project allows an older one)",
-                fix.message
-            ),
-            fix.edits,
-        )
+        let ok = self.declared_min_at_least(major, minor);
+        unsafe_unless_declared(fix, ok, "torch", major, minor)
     }
 
     /// [`Checker::fix_needs_torch`] for an API added in torchvision `major.minor`
@@ -762,19 +753,8 @@ impl<'a> Checker<'a> {
         major: u32,
         minor: u32,
     ) -> crate::fix::RawFix {
-        use torchvet_diagnostics::Applicability;
-        if fix.applicability != Applicability::Safe
-            || self.declared_torchvision_min_at_least(major, minor)
-        {
-            return fix;
-        }
-        crate::fix::RawFix::unsafe_edit(
-            format!(
-                "{} (unsafe: needs torchvision >= {major}.{minor}, and the project allows an older one)",
-                fix.message
-            ),
-            fix.edits,
-        )
+        let ok = self.declared_torchvision_min_at_least(major, minor);
+        unsafe_unless_declared(fix, ok, "torchvision", major, minor)
     }
 
     /// Does the torch the project's documentation mentions (if any) have `v`?
@@ -1803,4 +1783,26 @@ fn helpers_last(e: &Expr) -> Option<&str> {
         Expr::Attribute(a) => Some(a.attr.as_str()),
         _ => None,
     }
+}
+
+/// A safe fix that needs `package >= major.minor` stays safe only when the project's declared
+/// (or documented) lowest version has it (`declared`); otherwise it is offered as unsafe and
+/// says why.
+fn unsafe_unless_declared(
+    fix: crate::fix::RawFix,
+    declared: bool,
+    package: &str,
+    major: u32,
+    minor: u32,
+) -> crate::fix::RawFix {
+    if fix.applicability != torchvet_diagnostics::Applicability::Safe || declared {
+        return fix;
+    }
+    crate::fix::RawFix::unsafe_edit(
+        format!(
+            "{} (unsafe: needs {package} >= {major}.{minor}, and the project allows an older one)",
+            fix.message
+        ),
+        fix.edits,
+    )
 }
