@@ -30,8 +30,13 @@ impl Version {
 }
 
 impl fmt::Display for Version {
+    /// `2.4`; an open minor (an upper bound such as `<3.0`, kept as `(2, u32::MAX)`) is `2.x`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
+        if self.minor == u32::MAX {
+            write!(f, "{}.x", self.major)
+        } else {
+            write!(f, "{}.{}", self.major, self.minor)
+        }
     }
 }
 
@@ -222,5 +227,18 @@ mod pairing_tests {
         for m in 5..30 {
             assert_eq!(tv(t(m).major, t(m).minor), Version::new(0, m));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Version;
+
+    #[test]
+    fn an_open_minor_reads_as_x() {
+        // `torch>=2.2,<3.0` targets the highest 2.x: messages say "target torch 2.x", not the
+        // sentinel minor (audit 12 saw "target torch 2.4294967295").
+        assert_eq!(Version::new(2, u32::MAX).to_string(), "2.x");
+        assert_eq!(Version::new(2, 4).to_string(), "2.4");
     }
 }

@@ -311,11 +311,13 @@ pub(crate) fn collect_deps_and_launches(
 
 /// The dependency facts of the files directly in `dir` (no recursion).
 pub(crate) fn collect_deps_in_dir(dir: &Path) -> DepFacts {
+    // Names first: only dependency files are stat-ed (this runs for every directory above a
+    // checked file, and most entries are sources).
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|rd| {
             rd.filter_map(Result::ok)
                 .map(|e| e.path())
-                .filter(|p| p.is_file())
+                .filter(|p| dep_file_kind(p).is_some() && p.is_file())
                 .collect()
         })
         .unwrap_or_default();
