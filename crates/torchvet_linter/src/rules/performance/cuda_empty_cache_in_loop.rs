@@ -1,4 +1,4 @@
-use super::helpers::{conditional_inside_loop, is_step_loop};
+use super::helpers::{conditional_inside_loop, is_training_step_loop};
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
@@ -62,10 +62,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     ) {
         return;
     }
-    let Some(innermost) = checker.frame().loops.last() else {
+    let Some(&innermost) = checker.frame().loops.last() else {
         return;
     };
-    if !is_step_loop(innermost) || conditional_inside_loop(checker, call.range()) {
+    if !is_training_step_loop(checker, innermost) || conditional_inside_loop(checker, call.range())
+    {
         return;
     }
     // Each iteration is a separate trial that deletes its own model (a batch-size search or
