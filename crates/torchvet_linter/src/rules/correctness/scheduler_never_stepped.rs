@@ -142,6 +142,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             Fate::Loop { .. } | Fate::Framework { .. } | Fate::Unknown { .. } => return,
         }
     }
+    if optimizer_never_used(checker, &p, func, call) {
+        return;
+    }
     let class = helpers::last_segment(q);
     let bound = match &origin {
         Origin::Bound(_) => checker
@@ -305,4 +308,40 @@ mod tests {
         );
         assert_eq!(count(&script), 1);
     }
+}
+
+/// The optimizer the scheduler is built on is a name of this function that nothing steps,
+/// returns, stores or hands to anything but a scheduler constructor (a `model_config()` that
+/// builds an optimizer and a scheduler and drops both): no training runs with either, so the
+/// learning rate the scheduler would change is never used.
+fn optimizer_never_used(
+    checker: &Checker,
+    p: &torchvet_semantic::project::ProjectFile,
+    func: FuncId,
+    call: &ExprCall,
+) -> bool {
+    let arg = call.arguments.args.first().or_else(|| {
+        call.arguments
+            .keywords
+            .iter()
+            .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == "optimizer"))
+            .map(|k| &k.value)
+    });
+    let Some(Expr::Name(n)) = arg else {
+        return false;
+    };
+    let target = torchvet_semantic::project::Target::Local(n.id.as_str().into());
+    let fates = p.model.fates(func, &target);
+    !fates.is_empty()
+        && fates.iter().all(|f| match f {
+            Fate::Use { how, .. } => match how {
+                UseHow::Arg { callee, .. } => is_scheduler(callee),
+                UseHow::Method(m) => READ_ONLY.contains(&&**m) || &**m == "zero_grad",
+                UseHow::Attribute(a) => &**a != "step",
+                UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand => true,
+                _ => false,
+            },
+            _ => false,
+        })
+        && checker.function().is_some()
 }
