@@ -291,25 +291,6 @@ fn excluded_by(checker: &Checker, g: &Guard, r: TextRange) -> bool {
     excluded
 }
 
-#[cfg(test)]
-mod tests {
-
-    fn count(src: &str) -> usize {
-        crate::test_support::count_findings("scheduler-never-stepped", src)
-    }
-
-    #[test]
-    fn a_config_module_scheduler_is_left_to_its_runner() {
-        let config = "import torch\nimport torch.optim.lr_scheduler as lrs\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nlr_scheduler = lrs.MultiStepLR(optimizer, milestones=[30, 60], gamma=0.1)\n";
-        assert_eq!(count(config), 0);
-        // The same module-level scheduler in a script that trains and never steps it.
-        let script = format!(
-            "{config}for x in range(10):\n    optimizer.zero_grad()\n    model(torch.ones(2)).sum().backward()\n    optimizer.step()\n"
-        );
-        assert_eq!(count(&script), 1);
-    }
-}
-
 /// The optimizer the scheduler is built on is a name of this function that nothing steps,
 /// returns, stores or hands to anything but a scheduler constructor (a `model_config()` that
 /// builds an optimizer and a scheduler and drops both): no training runs with either, so the
@@ -344,4 +325,23 @@ fn optimizer_never_used(
             _ => false,
         })
         && checker.function().is_some()
+}
+
+#[cfg(test)]
+mod tests {
+
+    fn count(src: &str) -> usize {
+        crate::test_support::count_findings("scheduler-never-stepped", src)
+    }
+
+    #[test]
+    fn a_config_module_scheduler_is_left_to_its_runner() {
+        let config = "import torch\nimport torch.optim.lr_scheduler as lrs\nmodel = torch.nn.Linear(2, 2)\noptimizer = torch.optim.SGD(model.parameters(), lr=0.1)\nlr_scheduler = lrs.MultiStepLR(optimizer, milestones=[30, 60], gamma=0.1)\n";
+        assert_eq!(count(config), 0);
+        // The same module-level scheduler in a script that trains and never steps it.
+        let script = format!(
+            "{config}for x in range(10):\n    optimizer.zero_grad()\n    model(torch.ones(2)).sum().backward()\n    optimizer.step()\n"
+        );
+        assert_eq!(count(&script), 1);
+    }
 }
