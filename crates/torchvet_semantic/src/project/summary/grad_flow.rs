@@ -305,7 +305,18 @@ pub(super) fn grad_flow(
         reads(e, &mut r);
         r
     }
-    let assign_reads: Vec<FxHashSet<&str>> = c.assigns.iter().map(|a| read_set(a.value)).collect();
+    // Name -> the names assigned from expressions that read it: the closure below is a
+    // reachability walk over these edges (a fixpoint over every assignment per value was
+    // quadratic in long bodies).
+    let mut edges: rustc_hash::FxHashMap<&str, Vec<&str>> = rustc_hash::FxHashMap::default();
+    for a in &c.assigns {
+        for n in read_set(a.value) {
+            edges
+                .entry(n)
+                .or_default()
+                .extend(a.targets.iter().copied());
+        }
+    }
     let diff_reads: Vec<(&Expr, FxHashSet<&str>)> =
         c.diffs.iter().map(|e| (*e, read_set(e))).collect();
     let return_reads: Vec<(&Expr, FxHashSet<&str>)> =
@@ -333,6 +344,36 @@ pub(super) fn grad_flow(
                 .unwrap_or_default()
         })
         .collect();
+    // The sinks that read each name: a differentiation, a return, or argument `ai` of call
+    // `ci`, with where that expression starts.
+    #[derive(Clone, Copy)]
+    enum Sink {
+        Diff,
+        Ret,
+        Arg(usize, usize),
+    }
+    let mut by_name: rustc_hash::FxHashMap<&str, Vec<(Sink, TextSize)>> =
+        rustc_hash::FxHashMap::default();
+    for (e, r) in &diff_reads {
+        for &n in r {
+            by_name.entry(n).or_default().push((Sink::Diff, e.start()));
+        }
+    }
+    for (e, r) in &return_reads {
+        for &n in r {
+            by_name.entry(n).or_default().push((Sink::Ret, e.start()));
+        }
+    }
+    for (ci, args) in call_args.iter().enumerate() {
+        for (ai, (_, (e, r))) in args.iter().enumerate() {
+            for &n in r {
+                by_name
+                    .entry(n)
+                    .or_default()
+                    .push((Sink::Arg(ci, ai), e.start()));
+            }
+        }
+    }
     // `after`: for a call's result, only sinks after the call count (a name reused for another
     // value earlier, `loss = step(...); loss.backward()` before `loss = evaluate(...)`, is not
     // this value).
@@ -345,38 +386,48 @@ pub(super) fn grad_flow(
                     derived.extend(a.targets.iter().copied());
                 }
             }
-            if !derived.is_empty() {
-                loop {
-                    let before = derived.len();
-                    for (a, r) in c.assigns.iter().zip(&assign_reads) {
-                        if a.targets.iter().all(|t| derived.contains(t)) {
-                            continue;
-                        }
-                        if r.iter().any(|n| derived.contains(n)) {
-                            derived.extend(a.targets.iter().copied());
-                        }
-                    }
-                    if derived.len() == before {
-                        break;
+            let mut stack: Vec<&str> = derived.iter().copied().collect();
+            while let Some(n) = stack.pop() {
+                for &t in edges.get(n).map(Vec::as_slice).unwrap_or_default() {
+                    if derived.insert(t) {
+                        stack.push(t);
                     }
                 }
             }
-            let hit = |(e, r): &(&Expr, FxHashSet<&str>)| {
-                seed(e) || (e.start() >= after && r.iter().any(|n| derived.contains(n)))
-            };
-            let mut out = ValueSinks {
-                differentiated: diff_reads.iter().any(hit),
-                returned: return_reads.iter().any(hit),
-                args: Vec::new(),
-            };
+            // A sink is hit when it contains the value itself (`seed`) or, after `after`,
+            // reads a derived name (looked up by name rather than by scanning every sink).
+            let mut differentiated = diff_reads.iter().any(|(e, _)| seed(e));
+            let mut returned = return_reads.iter().any(|(e, _)| seed(e));
+            let mut hits: Vec<(usize, usize)> = Vec::new();
             for (ci, args) in call_args.iter().enumerate() {
-                for (pos, a) in args {
-                    if hit(a) {
-                        out.args.push((ci as u32, pos.clone()));
+                for (ai, (_, (e, _))) in args.iter().enumerate() {
+                    if seed(e) {
+                        hits.push((ci, ai));
                     }
                 }
             }
-            out
+            for n in &derived {
+                for &(sink, start) in by_name.get(n).map(Vec::as_slice).unwrap_or_default() {
+                    if start < after {
+                        continue;
+                    }
+                    match sink {
+                        Sink::Diff => differentiated = true,
+                        Sink::Ret => returned = true,
+                        Sink::Arg(ci, ai) => hits.push((ci, ai)),
+                    }
+                }
+            }
+            hits.sort_unstable();
+            hits.dedup();
+            ValueSinks {
+                differentiated,
+                returned,
+                args: hits
+                    .into_iter()
+                    .map(|(ci, ai)| (ci as u32, call_args[ci][ai].0.clone()))
+                    .collect(),
+            }
         };
     let mut results: Vec<ValueSinks> = calls
         .iter()
