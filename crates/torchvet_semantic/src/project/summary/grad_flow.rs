@@ -226,11 +226,6 @@ fn reads<'a>(e: &'a Expr, out: &mut FxHashSet<&'a str>) {
     R(out).visit_expr(e);
 }
 
-/// Does the expression contain the range (a call nested in it)?
-fn contains(e: &Expr, at: TextRange) -> bool {
-    e.range().contains_range(at)
-}
-
 /// `torch.set_grad_enabled(False)` as a statement.
 fn disables_grad(scopes: &Scopes, s: &Stmt) -> bool {
     let Stmt::Expr(e) = s else { return false };
@@ -321,10 +316,13 @@ pub(super) fn grad_flow(
         c.diffs.iter().map(|e| (*e, read_set(e))).collect();
     let return_reads: Vec<(&Expr, FxHashSet<&str>)> =
         c.returns.iter().map(|e| (*e, read_set(e))).collect();
+    let by_range = calls_by_range(body);
     let call_args: Vec<Vec<(ArgPos, ReadExpr)>> = calls
         .iter()
         .map(|call| {
-            find_call(body, call.range)
+            by_range
+                .get(&call.range)
+                .copied()
                 .map(|expr| {
                     let positional = expr
                         .arguments
@@ -377,64 +375,94 @@ pub(super) fn grad_flow(
     // `after`: for a call's result, only sinks after the call count (a name reused for another
     // value earlier, `loss = step(...); loss.backward()` before `loss = evaluate(...)`, is not
     // this value).
-    let sinks_of =
-        |seed: &dyn Fn(&Expr) -> bool, names: FxHashSet<&str>, after: TextSize| -> ValueSinks {
-            // The names derived from the value: closure over the assignments.
-            let mut derived = names;
-            for a in &c.assigns {
-                if seed(a.value) {
-                    derived.extend(a.targets.iter().copied());
+    // The sinks each recorded call sits in (its result flows into them directly): found per
+    // sink from the calls sorted by position, instead of testing every sink for every call.
+    #[derive(Default, Clone)]
+    struct Seeds {
+        assigns: Vec<usize>,
+        diff: bool,
+        ret: bool,
+        args: Vec<(usize, usize)>,
+    }
+    let mut order: Vec<(TextSize, TextSize, usize)> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| (call.range.start(), call.range.end(), i))
+        .collect();
+    order.sort_unstable();
+    let within = |r: TextRange, f: &mut dyn FnMut(usize)| {
+        let from = order.partition_point(|&(start, _, _)| start < r.start());
+        for &(start, end, i) in &order[from..] {
+            if start >= r.end() {
+                break;
+            }
+            if end <= r.end() {
+                f(i);
+            }
+        }
+    };
+    let mut seeds: Vec<Seeds> = vec![Seeds::default(); calls.len()];
+    for (k, a) in c.assigns.iter().enumerate() {
+        within(a.value.range(), &mut |i| seeds[i].assigns.push(k));
+    }
+    for (e, _) in &diff_reads {
+        within(e.range(), &mut |i| seeds[i].diff = true);
+    }
+    for (e, _) in &return_reads {
+        within(e.range(), &mut |i| seeds[i].ret = true);
+    }
+    for (ci, args) in call_args.iter().enumerate() {
+        for (ai, (_, (e, _))) in args.iter().enumerate() {
+            within(e.range(), &mut |i| seeds[i].args.push((ci, ai)));
+        }
+    }
+    let no_seeds = Seeds::default();
+    let sinks_of = |seed: &Seeds, names: FxHashSet<&str>, after: TextSize| -> ValueSinks {
+        // The names derived from the value: reachability over the assignments.
+        let mut derived = names;
+        for &k in &seed.assigns {
+            derived.extend(c.assigns[k].targets.iter().copied());
+        }
+        let mut stack: Vec<&str> = derived.iter().copied().collect();
+        while let Some(n) = stack.pop() {
+            for &t in edges.get(n).map(Vec::as_slice).unwrap_or_default() {
+                if derived.insert(t) {
+                    stack.push(t);
                 }
             }
-            let mut stack: Vec<&str> = derived.iter().copied().collect();
-            while let Some(n) = stack.pop() {
-                for &t in edges.get(n).map(Vec::as_slice).unwrap_or_default() {
-                    if derived.insert(t) {
-                        stack.push(t);
-                    }
+        }
+        // A sink is hit when it contains the value itself (`seed`) or, after `after`, reads a
+        // derived name (looked up by name rather than by scanning every sink).
+        let mut differentiated = seed.diff;
+        let mut returned = seed.ret;
+        let mut hits: Vec<(usize, usize)> = seed.args.clone();
+        for n in &derived {
+            for &(sink, start) in by_name.get(n).map(Vec::as_slice).unwrap_or_default() {
+                if start < after {
+                    continue;
+                }
+                match sink {
+                    Sink::Diff => differentiated = true,
+                    Sink::Ret => returned = true,
+                    Sink::Arg(ci, ai) => hits.push((ci, ai)),
                 }
             }
-            // A sink is hit when it contains the value itself (`seed`) or, after `after`,
-            // reads a derived name (looked up by name rather than by scanning every sink).
-            let mut differentiated = diff_reads.iter().any(|(e, _)| seed(e));
-            let mut returned = return_reads.iter().any(|(e, _)| seed(e));
-            let mut hits: Vec<(usize, usize)> = Vec::new();
-            for (ci, args) in call_args.iter().enumerate() {
-                for (ai, (_, (e, _))) in args.iter().enumerate() {
-                    if seed(e) {
-                        hits.push((ci, ai));
-                    }
-                }
-            }
-            for n in &derived {
-                for &(sink, start) in by_name.get(n).map(Vec::as_slice).unwrap_or_default() {
-                    if start < after {
-                        continue;
-                    }
-                    match sink {
-                        Sink::Diff => differentiated = true,
-                        Sink::Ret => returned = true,
-                        Sink::Arg(ci, ai) => hits.push((ci, ai)),
-                    }
-                }
-            }
-            hits.sort_unstable();
-            hits.dedup();
-            ValueSinks {
-                differentiated,
-                returned,
-                args: hits
-                    .into_iter()
-                    .map(|(ci, ai)| (ci as u32, call_args[ci][ai].0.clone()))
-                    .collect(),
-            }
-        };
+        }
+        hits.sort_unstable();
+        hits.dedup();
+        ValueSinks {
+            differentiated,
+            returned,
+            args: hits
+                .into_iter()
+                .map(|(ci, ai)| (ci as u32, call_args[ci][ai].0.clone()))
+                .collect(),
+        }
+    };
     let mut results: Vec<ValueSinks> = calls
         .iter()
-        .map(|call| {
-            let at = call.range;
-            sinks_of(&|e: &Expr| contains(e, at), FxHashSet::default(), at.end())
-        })
+        .zip(&seeds)
+        .map(|(call, seed)| sinks_of(seed, FxHashSet::default(), call.range.end()))
         .collect();
     // A call's result passed straight to itself is not a flow.
     for (ci, r) in results.iter_mut().enumerate() {
@@ -445,7 +473,7 @@ pub(super) fn grad_flow(
         .map(|p| {
             let mut names = FxHashSet::default();
             names.insert(*p);
-            sinks_of(&|_: &Expr| false, names, TextSize::new(0))
+            sinks_of(&no_seeds, names, TextSize::new(0))
         })
         .collect();
     if results.iter().all(ValueSinks::is_empty) {
@@ -461,32 +489,23 @@ pub(super) fn grad_flow(
     }
 }
 
-/// The call expression at `at` in the body.
-fn find_call(body: &[Stmt], at: TextRange) -> Option<&ExprCall> {
+/// Every call expression of the body, by its range (one walk, instead of a search from the
+/// top of the body for each recorded call).
+fn calls_by_range(body: &[Stmt]) -> rustc_hash::FxHashMap<TextRange, &ExprCall> {
     struct F<'a> {
-        at: TextRange,
-        found: Option<&'a ExprCall>,
+        out: rustc_hash::FxHashMap<TextRange, &'a ExprCall>,
     }
     impl<'a> Visitor<'a> for F<'a> {
-        fn visit_stmt(&mut self, s: &'a Stmt) {
-            if self.found.is_none() && s.range().contains_range(self.at) {
-                visitor::walk_stmt(self, s);
-            }
-        }
         fn visit_expr(&mut self, e: &'a Expr) {
-            if self.found.is_some() || !e.range().contains_range(self.at) {
-                return;
-            }
             if let Expr::Call(c) = e {
-                if c.range() == self.at {
-                    self.found = Some(c);
-                    return;
-                }
+                self.out.entry(c.range()).or_insert(c);
             }
             visitor::walk_expr(self, e);
         }
     }
-    let mut f = F { at, found: None };
+    let mut f = F {
+        out: rustc_hash::FxHashMap::default(),
+    };
     f.visit_body(body);
-    f.found
+    f.out
 }
