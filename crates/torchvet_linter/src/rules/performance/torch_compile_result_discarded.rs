@@ -28,12 +28,16 @@ crate::declare_rule! {
     /// model = torch.compile(model)
     /// ```
     ///
+    /// A call on a fresh object (`torch.compile(nn.Identity(), disable=True)` inside a `try`,
+    /// probing whether compilation works) is not reported: nothing is left running eager.
+    ///
     /// ## Fix safety
-    /// When the compiled object is a plain name or a `self` attribute (`model`, `self.net`), the fix
-    /// assigns the result back to it: `model = torch.compile(model)`. This is what the
-    /// statement was meant to do; it is safe in the sense that it only makes the stated intent
-    /// happen, but it does switch the program to the compiled model, so review it like any
-    /// change that enables compilation.
+    /// When the compiled object is a plain name or a `self` attribute (`model`, `self.net`), the
+    /// fix assigns the result back to it: `model = torch.compile(model)`. It is offered as
+    /// unsafe: it switches the program to the compiled model, which changes behaviour (the
+    /// first call compiles and can fail on graph breaks or unsupported code, outputs may differ
+    /// in the last bits, and `state_dict()` keys of the wrapper gain an `_orig_mod.` prefix, so
+    /// checkpoints saved from it no longer load into the plain model).
     ///
     /// ## References
     /// - [torch.compile](https://pytorch.org/docs/stable/generated/torch.compile.html)
@@ -44,7 +48,7 @@ crate::declare_rule! {
         group: Performance,
         severity: Warning,
         title: "torch.compile(model) as a bare statement (returns a new OptimizedModule; original stays eager)",
-        autofix: Yes,
+        autofix: Suggest,
         hooks: { stmt: check_stmt },
     };
 }
@@ -58,10 +62,18 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some(target) = helpers::argument(call, "model", 0) else {
         return;
     };
+    // A fresh object (a construction or a call result) held by nothing: compiling it can
+    // only probe whether compilation works.
+    if !matches!(
+        target,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Subscript(_)
+    ) {
+        return;
+    }
     let target_text = checker.text(target.range());
     let simple = matches!(target, Expr::Name(_)) || helpers::self_attribute(target).is_some();
     let fix = helpers::dotted(target).filter(|_| simple).map(|d| {
-        RawFix::safe(
+        RawFix::unsafe_edit(
             format!("Assign the compiled module back to `{d}`"),
             vec![RawEdit::insert(call.start(), format!("{d} = "))],
         )
