@@ -442,6 +442,37 @@ impl<'a> Checker<'a> {
         self.scopes.resolve(expr)
     }
 
+    /// Does `expr` name a loss class: a torch or library loss (`nn.CrossEntropyLoss`,
+    /// `monai.losses.DiceLoss`), or a project loss class defined in any file (see
+    /// [`torchvet_semantic::project::ProjectModel::is_loss_class`])?
+    pub fn is_loss_class(&self, expr: &Expr) -> bool {
+        use torchvet_semantic::project::Entity;
+        let q = self.resolve(expr);
+        if let Some(q) = &q {
+            if torchvet_semantic::is_known_loss_class(q) {
+                return true;
+            }
+        }
+        // Project classes: a class name (the model is built only for one).
+        let last = match expr {
+            Expr::Name(n) => n.id.as_str(),
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => return false,
+        };
+        if !last.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return false;
+        }
+        let Some(p) = self.project_or_file() else {
+            return false;
+        };
+        let entity = match (expr, q) {
+            (Expr::Name(n), _) => p.local(n.id.as_str()),
+            (_, Some(q)) => p.entity(&q),
+            _ => None,
+        };
+        matches!(entity, Some(Entity::Class(c)) if p.model.is_loss_class(c))
+    }
+
     /// Does `expr` resolve to one of these qualified names?
     pub fn resolves_to(&self, expr: &Expr, names: &[&str]) -> bool {
         self.resolve(expr)

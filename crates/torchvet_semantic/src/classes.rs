@@ -224,6 +224,50 @@ const PARAMETER_FREE_LAYERS: &[&str] = &[
     "MultiLabelMarginLoss",
 ];
 
+/// Is `q` (a qualified name outside the project) a loss class: a `torch.nn` loss
+/// (`torch.nn.CrossEntropyLoss`, `torch.nn.modules.loss.MSELoss`, the `_Loss` /
+/// `_WeightedLoss` bases), or a library's loss (`monai.losses.DiceLoss`,
+/// `timm.loss.LabelSmoothingCrossEntropy`, `segmentation_models_pytorch.losses.FocalLoss`):
+/// a class of a `loss` / `losses` module, or a `*Loss` class of such a package path. Project
+/// classes are asked through [`crate::project::ProjectModel::is_loss_class`].
+pub fn is_known_loss_class(q: &str) -> bool {
+    let mut parts = q.rsplit('.');
+    let last = parts.next().unwrap_or(q);
+    if matches!(last, "_Loss" | "_WeightedLoss") {
+        return q.starts_with("torch.nn.");
+    }
+    if !last.starts_with(|c: char| c.is_ascii_uppercase()) {
+        return false;
+    }
+    if let Some(rest) = q
+        .strip_prefix("torch.nn.modules.loss.")
+        .or_else(|| q.strip_prefix("torch.nn."))
+    {
+        return !rest.contains('.') && last.ends_with("Loss");
+    }
+    if q.starts_with("torch.") {
+        return false;
+    }
+    // Another package: a class of its `loss` / `losses` module.
+    let in_loss_module = parts.any(|m| matches!(m, "loss" | "losses"));
+    in_loss_module && q.contains('.')
+}
+
+/// Loss functions of `torch.nn.functional` besides the `*_loss` ones.
+const FUNCTIONAL_LOSSES: &[&str] = &[
+    "cross_entropy",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+];
+
+/// Is `q` a loss function of `torch.nn.functional` (`F.cross_entropy`, `F.mse_loss`,
+/// `F.kl_div`)?
+pub fn is_functional_loss(q: &str) -> bool {
+    q.strip_prefix("torch.nn.functional.")
+        .is_some_and(|f| f.ends_with("_loss") || FUNCTIONAL_LOSSES.contains(&f))
+}
+
 /// Is `name` (a `torch.nn` class name, `MaxPool2d`) a layer with neither parameters nor
 /// buffers? One list for the model cards (`torchvet summary`), the leaf test below and the
 /// rules that ask whether leaving a layer unregistered loses state.

@@ -1632,6 +1632,28 @@ fn mode_switch(method: &str, call: &ExprCall) -> Option<bool> {
     }
 }
 
+/// The object a chain of self-returning module methods is called on (`Net().to(dev).eval()`
+/// -> `Net()`, the methods [`Prop::EvalMode`] is kept through), and the train/eval mode the
+/// chain leaves it in, by the same transfer as the dataflow: `Some(true)` after `.eval()` /
+/// `.train(False)`, `Some(false)` after another `.train(...)` (the outermost switch wins),
+/// `None` when the chain switches nothing.
+pub fn module_chain(mut expr: &Expr) -> (&Expr, Option<bool>) {
+    let mut mode = None;
+    while let Expr::Call(c) = expr {
+        let Some((method, recv)) = helpers::method_call(c) else {
+            break;
+        };
+        if !crate::kinds::MODULE_SELF_METHODS.contains(&method) {
+            break;
+        }
+        if mode.is_none() {
+            mode = mode_switch(method, c);
+        }
+        expr = recv;
+    }
+    (expr, mode)
+}
+
 /// Methods that leave a module's train/eval mode alone besides the self-returning ones
 /// (reading, saving, running it).
 const KEEPS_MODE: &[&str] = &[

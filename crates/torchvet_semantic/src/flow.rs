@@ -542,6 +542,16 @@ impl<'a> LoopFlow<'a> {
         self.events.iter().any(|e| e.kind == kind)
     }
 
+    /// Is this a per-step training loop: does each iteration run a backward pass or an
+    /// optimizer step of its own (in its body or in a helper it calls), not only inside a
+    /// nested loop? An epoch loop whose batch loop (here or in the helper it calls) trains,
+    /// or whose own body only steps a learning-rate scheduler, is not.
+    pub fn is_step_loop(&self) -> bool {
+        self.events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step) && !e.in_nested_loop())
+    }
+
     /// The body statements of the loop.
     pub fn body(&self) -> &'a [Stmt] {
         match self.loop_stmt {

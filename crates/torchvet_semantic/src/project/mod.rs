@@ -1141,6 +1141,50 @@ impl ProjectModel {
         self.parameter_free_class_at(c, 0)
     }
 
+    /// Is this project class a loss: a class that derives from a loss (a torch or library
+    /// loss such as `nn.CrossEntropyLoss`, `monai.losses.DiceLoss`, or a project loss class,
+    /// in any file), or an `nn.Module` named as one (`class SoftDiceLoss(nn.Module)`) or whose
+    /// methods compute one (`F.cross_entropy`, `nll_loss`, `kl_div`, ...)? Either way it runs
+    /// no object stored on the instance other than losses (`self.dice(x, y)` in a combined
+    /// loss; its own and inherited methods are fine): an unfinished model skeleton, or a
+    /// wrapper around the encoders handed to `__init__` (`self.image_encoder(x)`) that also
+    /// computes its training loss, is a model, not a loss.
+    pub fn is_loss_class(&self, c: ClassId) -> bool {
+        self.loss_class_at(c, 0)
+    }
+
+    fn loss_class_at(&self, c: ClassId, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let cs = self.class_summary(c);
+        // What it runs on `self`: its methods, or losses it holds (`self.dice(x, y)` in a
+        // combined loss); anything else (an encoder, a backbone) makes it a model.
+        let runs_model = cs.self_calls.iter().any(|a| {
+            if self.method(c, a, 0).is_some() {
+                return false;
+            }
+            match self.class_attr(c, a, 0).class {
+                Some(ClassRef::Project(held)) => !self.loss_class_at(held, depth + 1),
+                Some(ClassRef::External(q)) => !crate::is_known_loss_class(&q),
+                None => true,
+            }
+        });
+        if runs_model {
+            return false;
+        }
+        let loss_base =
+            cs.bases
+                .iter()
+                .any(|b| match self.entity_of_ref(c.file, b, None, depth + 1) {
+                    Some(Entity::Class(bc)) => self.loss_class_at(bc, depth + 1),
+                    Some(Entity::External(q)) => crate::is_known_loss_class(&q),
+                    _ => false,
+                });
+        let named_loss = cs.name.ends_with("Loss");
+        loss_base || ((cs.computes_loss || named_loss) && self.is_module(c))
+    }
+
     fn parameter_free_class_at(&self, c: ClassId, depth: u32) -> bool {
         if depth > 3 {
             return false;
@@ -1835,6 +1879,45 @@ impl ProjectModel {
         Some(any)
     }
 
+    /// Does some caller that builds an instance of class `c` pass an object it put in eval mode
+    /// before the call, which `__init__` stores as `self.<attr>` (`net.eval(); ctl =
+    /// Controller(net)`, with `self.net = net` in `Controller.__init__`), while no method of the
+    /// class switches `self.<attr>` back to training mode? `None` when `__init__` stores no
+    /// parameter there or the class is never built in the project.
+    pub fn attr_evaled_by_constructors(&self, c: ClassId, attr: &str) -> Option<bool> {
+        let cs = self.class_summary(c);
+        let mut out = None;
+        for (a, m, v) in &cs.attrs {
+            let Val::Param(i) = v else { continue };
+            let init = FuncId {
+                file: c.file,
+                index: *m,
+            };
+            if &**a != attr || &*self.func(init).name != "__init__" {
+                continue;
+            }
+            match self.param_evaled_by_callers(init, usize::from(*i)) {
+                Some(true) => out = Some(true),
+                Some(false) if out.is_none() => out = Some(false),
+                _ => {}
+            }
+        }
+        if out != Some(true) {
+            return out;
+        }
+        let retrains = cs.methods.iter().any(|(_, m)| {
+            let f = FuncId {
+                file: c.file,
+                index: *m,
+            };
+            self.events(f).iter().any(|e| {
+                e.kind == EventKind::Train
+                    && matches!(&e.target, Target::SelfAttr(t) if &**t == attr)
+            })
+        });
+        Some(!retrains)
+    }
+
     /// The object key (`model`, `self.net`) a call of `f` passes as parameter `i`, by position
     /// (`shift` parameters are bound before the positional ones: `self`) or by keyword.
     fn arg_key(&self, f: FuncId, call: &SumCall, i: usize, shift: usize) -> Option<Box<str>> {
@@ -2030,6 +2113,8 @@ impl ProjectModel {
         cs.name.hash(h);
         self.is_module(c).hash(h);
         self.is_dataset(c).hash(h);
+        self.is_loss_class(c).hash(h);
+        self.is_parameter_free_class(c).hash(h);
         self.mode_layer(c)
             .map(|(k, at)| (k, self.files[at.file as usize].path.clone(), at.index))
             .hash(h);
@@ -2177,6 +2262,17 @@ impl ProjectFile {
     /// Is `q` a project class deriving from `nn.Module`?
     pub fn is_module_class(&self, q: &str) -> bool {
         matches!(self.entity(q), Some(Entity::Class(c)) if self.model.is_module(c))
+    }
+
+    /// Is `q` (as this file's scopes resolve it) a loss class: a project loss class in any
+    /// file (see [`ProjectModel::is_loss_class`]), or a torch or library loss
+    /// ([`crate::is_known_loss_class`])?
+    pub fn is_loss_class(&self, q: &str) -> bool {
+        match self.entity(q) {
+            Some(Entity::Class(c)) => self.model.is_loss_class(c),
+            Some(_) => false,
+            None => crate::is_known_loss_class(q),
+        }
     }
 
     /// Is `q` a project class deriving from a `Dataset`?

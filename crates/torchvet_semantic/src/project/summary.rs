@@ -412,6 +412,13 @@ pub struct ClassSummary {
     /// `register_parameter`, ...): it may hold state of its own (see
     /// [`super::ProjectModel::is_parameter_free_class`]).
     pub declares_state: bool,
+    /// Its methods compute a loss: they call a function named like one (`F.cross_entropy`,
+    /// `nll_loss`, `self.dice_loss`, `kl_div`). See
+    /// [`super::ProjectModel::is_loss_class`].
+    pub computes_loss: bool,
+    /// The attributes its methods call on `self` (`self.encoder(x)`, `self.helper(y)`),
+    /// sorted, once each: its own or inherited methods, or objects stored on the instance.
+    pub self_calls: Vec<Box<str>>,
 }
 
 /// The order of two references as their `Debug` texts sort (`Local("a")` < `Method(..)` <
@@ -906,6 +913,45 @@ fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
     m
 }
 
+/// What a class body calls: does it compute a loss (a call whose name says so:
+/// `*loss*`, `*cross_entropy*`, `kl_div`, `nll`, `dice`), and which attributes of `self` it
+/// calls (sorted, once each).
+fn class_calls(body: &[Stmt]) -> (bool, Vec<Box<str>>) {
+    #[derive(Default)]
+    struct V {
+        computes_loss: bool,
+        self_calls: Vec<Box<str>>,
+    }
+    impl<'x> Visitor<'x> for V {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if let Expr::Call(c) = e {
+                let last = match &*c.func {
+                    Expr::Name(n) => n.id.as_str(),
+                    Expr::Attribute(a) => {
+                        if helpers::name_of(&a.value) == Some("self") {
+                            self.self_calls.push(a.attr.as_str().into());
+                        }
+                        a.attr.as_str()
+                    }
+                    _ => "",
+                };
+                if last.contains("loss")
+                    || last.contains("cross_entropy")
+                    || matches!(last, "kl_div" | "nll" | "dice")
+                {
+                    self.computes_loss = true;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut v = V::default();
+    v.visit_body(body);
+    v.self_calls.sort_unstable();
+    v.self_calls.dedup();
+    (v.computes_loss, v.self_calls)
+}
+
 struct Builder<'s> {
     text: &'s str,
     scopes: Scopes,
@@ -1004,7 +1050,12 @@ impl Builder<'_> {
                     .unwrap_or("");
                 t.contains("Parameter") || t.contains("register_") || t.contains("buffer")
             },
+            computes_loss: false,
+            self_calls: Vec::new(),
         });
+        let (computes_loss, self_calls) = class_calls(&c.body);
+        self.out.classes[idx as usize].computes_loss = computes_loss;
+        self.out.classes[idx as usize].self_calls = self_calls;
         let scope = Scope::collect(ScopeKind::Class, &c.body, None, &self.scopes);
         self.scopes.push(scope);
         self.defs(&c.body, parent, Some(idx), &[]);

@@ -579,3 +579,92 @@ fn literal_parameter_values_across_call_sites() {
     };
     assert_eq!(m2.param_literals(acc2, 2), None);
 }
+
+#[test]
+fn loss_classes_across_files() {
+    let t = Tree::new(&[
+        (
+            "pkg/__init__.py",
+            "",
+        ),
+        (
+            "pkg/losses.py",
+            "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\
+class SoftDiceLoss(nn.Module):\n    def forward(self, x, y):\n        p = torch.sigmoid(x)\n        return 1 - (2 * (p * y).sum() + 1) / (p.sum() + y.sum() + 1)\n\n\
+class Ohem(nn.Module):\n    def forward(self, x, y):\n        return F.cross_entropy(x, y, reduction='none').topk(8).values.mean()\n\n\
+class Combined(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.dice = SoftDiceLoss()\n        self.ce = nn.CrossEntropyLoss()\n\n    def forward(self, x, y):\n        return self.dice(x, y) + self.ce(x, y)\n",
+        ),
+        (
+            "pkg/models.py",
+            "import torch.nn as nn\nimport torch.nn.functional as F\nfrom .losses import Ohem\n\n\
+class Focal(nn.BCEWithLogitsLoss):\n    pass\n\n\
+class Hard(Ohem):\n    def forward(self, x, y):\n        return 2 * super().forward(x, y)\n\n\
+class Clip(nn.Module):\n    def __init__(self, image_encoder, text_encoder):\n        super().__init__()\n        self.image_encoder = image_encoder\n        self.text_encoder = text_encoder\n\n    def forward(self, x, t):\n        return F.cross_entropy(self.image_encoder(x) @ self.text_encoder(t).T, t)\n\n\
+class Meter:\n    def loss(self, x):\n        return x\n",
+        ),
+    ]);
+    let m = t.model(&["pkg/__init__.py", "pkg/losses.py", "pkg/models.py"]);
+    let is_loss = |file: &str, name: &str| {
+        let id = t.id(&m, file);
+        let index = m.file(id).class(name).unwrap();
+        m.is_loss_class(ClassId { file: id, index })
+    };
+    assert!(
+        is_loss("pkg/losses.py", "SoftDiceLoss"),
+        "a module named as a loss"
+    );
+    assert!(is_loss("pkg/losses.py", "Ohem"), "computes cross-entropy");
+    assert!(
+        is_loss("pkg/losses.py", "Combined"),
+        "holds and runs only losses"
+    );
+    assert!(is_loss("pkg/models.py", "Focal"), "a torch loss subclass");
+    assert!(
+        is_loss("pkg/models.py", "Hard"),
+        "a project loss of another file as base"
+    );
+    assert!(
+        !is_loss("pkg/models.py", "Clip"),
+        "runs the encoders it holds: a model"
+    );
+    assert!(!is_loss("pkg/models.py", "Meter"), "not a module");
+    assert!(crate::is_known_loss_class("torch.nn.modules.loss.MSELoss"));
+    assert!(crate::is_known_loss_class("monai.losses.DiceLoss"));
+    assert!(!crate::is_known_loss_class("torch.nn.functional.mse_loss"));
+    assert!(!crate::is_known_loss_class("torch.nn.Linear"));
+}
+
+#[test]
+fn eval_mode_travels_with_an_object_into_init() {
+    let t = Tree::new(&[
+        (
+            "ctl.py",
+            "import torch\n\n\
+class Controller:\n    def __init__(self, net):\n        self.net = net\n\n    def run(self, x):\n        with torch.no_grad():\n            return self.net(x)\n\n\
+class Tuner:\n    def __init__(self, net):\n        self.net = net\n\n    def fit(self, x):\n        self.net.train()\n        return self.net(x)\n\n\
+class Batch:\n    def __init__(self, net):\n        self.net = net\n",
+        ),
+        (
+            "app.py",
+            "import torch.nn as nn\nfrom ctl import Controller, Tuner, Batch\n\n\
+def main():\n    net = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))\n    net.eval()\n    c = Controller(net)\n    t = Tuner(net)\n    b = Batch(nn.Linear(2, 2))\n    return c, t, b\n",
+        ),
+    ]);
+    let m = t.model(&["ctl.py", "app.py"]);
+    let id = t.id(&m, "ctl.py");
+    let evaled = |name: &str| {
+        let index = m.file(id).class(name).unwrap();
+        m.attr_evaled_by_constructors(ClassId { file: id, index }, "net")
+    };
+    assert_eq!(evaled("Controller"), Some(true));
+    assert_eq!(
+        evaled("Tuner"),
+        Some(false),
+        "switched back to training by a method"
+    );
+    assert_eq!(
+        evaled("Batch"),
+        Some(false),
+        "built from a net in train mode"
+    );
+}

@@ -4,12 +4,14 @@ use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
-use torchvet_semantic::helpers;
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a loss class bound to a name without being instantiated
     /// (`criterion = nn.CrossEntropyLoss`) and then called with tensors (`criterion(out, y)`).
+    /// A loss class is a torch or library loss (`monai.losses.DiceLoss`), or a loss class of
+    /// the project, defined in any file (an `nn.Module` that computes a loss, or a subclass of
+    /// a loss), as the project model knows it.
     ///
     /// ## Why is this bad?
     /// Calling the class constructs a new loss *module*, passing the tensors as constructor
@@ -50,19 +52,11 @@ thread_local! {
     static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
 }
 
-fn is_loss_class(q: &str) -> bool {
-    let last = helpers::last_segment(q);
-    (q.starts_with("torch.nn.") && !q.starts_with("torch.nn.functional."))
-        && last.ends_with("Loss")
-        && last.chars().next().is_some_and(char::is_uppercase)
-}
-
 fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
     if !matches!(value, Expr::Attribute(_) | Expr::Name(_)) {
         return None;
     }
-    let q = checker.resolve(value)?;
-    is_loss_class(&q).then(|| value.range())
+    checker.is_loss_class(value).then(|| value.range())
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {

@@ -1,13 +1,14 @@
 use super::modes_helpers::{
     assigned_values, caller_differentiates_result, frame_is_eval_named, in_model_class,
     in_test_code, is_framework_hook, loop_has_backward, mode_dependent, next_line_start,
-    one_batch_self_test, own_line_indent, smoke_test_call, strip_module_chain, summary, Event,
+    one_batch_self_test, own_line_indent, smoke_test_call, summary, Event,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use std::cell::RefCell;
+use torchvet_semantic::dataflow::module_chain;
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 
@@ -255,8 +256,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let mut found = None;
     for (value, range) in assigned_values(checker, func) {
-        let (base, evaled) = strip_module_chain(value);
-        if evaled {
+        // The binding's chain (`Net().to(dev).eval()`) leaves it in eval mode.
+        let (base, mode) = module_chain(value);
+        if mode == Some(true) {
             return;
         }
         if let Expr::Call(c) = base {
@@ -337,7 +339,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 /// `self.<attr>` holds here, when the file or the project model knows it.
 pub(crate) fn mode_layer_of(checker: &Checker, model: &Expr) -> Option<&'static str> {
     for (value, _) in assigned_values(checker, model) {
-        let (base, _) = strip_module_chain(value);
+        let (base, _) = module_chain(value);
         if let Expr::Call(c) = base {
             if let Some(k) = mode_dependent(checker, c, 0) {
                 return Some(k);
@@ -360,13 +362,13 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
     let values: Vec<_> = assigned_values(checker, model)
         .into_iter()
         .filter(|(v, _)| {
-            let (base, _) = strip_module_chain(v);
+            let (base, _) = module_chain(v);
             !(matches!(base, Expr::Name(_) | Expr::Attribute(_))
                 && checker.text(base.range()) == own)
         })
         .collect();
     let known = |v: &Expr| {
-        let (base, _) = strip_module_chain(v);
+        let (base, _) = module_chain(v);
         let Expr::Call(c) = base else {
             return false;
         };
@@ -416,6 +418,10 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
             let Some(Entity::Class(c)) = p.local(class.def.name.as_str()) else {
                 return None;
             };
+            // Built from a model a caller put in eval mode (`net.eval(); Controller(net)`).
+            if p.model.attr_evaled_by_constructors(c, a.attr.as_str()) == Some(true) {
+                return None;
+            }
             p.model.class_attr(c, a.attr.as_str(), 0)
         }
         _ => return None,

@@ -632,34 +632,6 @@ pub(crate) fn assigned_values<'a>(
     out
 }
 
-/// Strip module-returning method chains (`Net().to(dev).eval()` -> `Net()`); the flag says
-/// whether `.eval()` / `.train(False)` was part of the chain.
-pub(crate) fn strip_module_chain(mut expr: &Expr) -> (&Expr, bool) {
-    let mut evaled = false;
-    while let Expr::Call(c) = expr {
-        match helpers::method_call(c) {
-            Some(("eval", recv)) => {
-                evaled = true;
-                expr = recv;
-            }
-            Some(("train", recv)) => {
-                if c.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
-                    evaled = true;
-                }
-                expr = recv;
-            }
-            Some((
-                "to" | "cuda" | "cpu" | "float" | "half" | "double" | "bfloat16" | "requires_grad_",
-                recv,
-            )) => {
-                expr = recv;
-            }
-            _ => break,
-        }
-    }
-    (expr, evaled)
-}
-
 fn layer_kind(q: &str) -> Option<&'static str> {
     torchvet_semantic::mode_layer(q)
 }

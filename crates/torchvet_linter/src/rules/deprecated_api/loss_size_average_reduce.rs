@@ -46,21 +46,10 @@ crate::declare_rule! {
     };
 }
 
-const FUNCTIONAL: &[&str] = &[
-    "cross_entropy",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "kl_div",
-];
-
+/// A torch loss: a `torch.nn.functional` loss function or a `torch.nn` loss class.
 fn is_loss(q: &str) -> bool {
-    if let Some(name) = q.strip_prefix("torch.nn.functional.") {
-        return name.ends_with("_loss") || FUNCTIONAL.contains(&name);
-    }
-    let class = q
-        .strip_prefix("torch.nn.modules.loss.")
-        .or_else(|| q.strip_prefix("torch.nn."));
-    class.is_some_and(|c| !c.contains('.') && c.ends_with("Loss"))
+    torchvet_semantic::is_functional_loss(q)
+        || (q.starts_with("torch.") && torchvet_semantic::is_known_loss_class(q))
 }
 
 /// A literal `True` / `False` / `None`: `Some(None)` for `None`.

@@ -126,15 +126,12 @@ fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
         None
     };
     if let Some(q) = resolved {
-        if let Some(name) = q.strip_prefix("torch.nn.functional.") {
-            return ((name.ends_with("_loss") || FUNCTIONAL.contains(&name)) && reduces(call))
+        if q.starts_with("torch.nn.functional.") {
+            return (torchvet_semantic::is_functional_loss(&q) && reduces(call))
                 .then_some(REDUCED_TORCH);
         }
-        if let Some(class) = q
-            .strip_prefix("torch.nn.")
-            .or_else(|| q.strip_prefix("torch.nn.modules.loss."))
-        {
-            return (class.ends_with("Loss") && !class.contains('.') && reduces(call))
+        if q.starts_with("torch.nn.") {
+            return (torchvet_semantic::is_known_loss_class(&q) && reduces(call))
                 .then_some(LOSS_MODULE);
         }
         if matches!(q.as_str(), "torch.mean" | "torch.sum")

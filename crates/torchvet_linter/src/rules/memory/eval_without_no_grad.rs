@@ -35,7 +35,7 @@ crate::declare_rule! {
     /// `torch.autograd.grad`, directly or through a helper): it needs its graph. Nor code that
     /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` in the entry
     /// script, before every call chain that reaches it), nor a parameter-free module such as
-    /// a loss written as an `nn.Module`.
+    /// a loss written as an `nn.Module` (in this file or another one of the project).
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
@@ -101,9 +101,9 @@ fn loss_like(checker: &Checker, func: &Expr) -> bool {
     if last.contains("loss") || last.contains("crit") {
         return true;
     }
-    assigned_values(checker, func).iter().any(|(v, _)| {
-        matches!(v, Expr::Call(c) if checker.resolve(&c.func).is_some_and(|q| q.starts_with("torch.nn.") && q.ends_with("Loss")))
-    })
+    assigned_values(checker, func)
+        .iter()
+        .any(|(v, _)| matches!(v, Expr::Call(c) if checker.is_loss_class(&c.func)))
 }
 
 /// Does every caller, or some caller, run this function with autograd off? (Some caller is
@@ -165,75 +165,19 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
                     ) && torchvet_semantic::mode_layer(&q).is_none();
                 }
             }
-            // A loss class of this file that builds nothing with parameters.
-            let Expr::Name(n) = &*c.func else {
+            // A project loss class (of any file) that builds nothing with parameters.
+            let Some(p) = checker.project_or_file() else {
                 return false;
             };
-            let class = checker
-                .project_or_file()
-                .and_then(|p| p.local(n.id.as_str()));
-            let free = matches!(class, Some(Entity::Class(id)) if checker
-                .project_or_file()
-                .is_some_and(|p| p.model.is_parameter_free_class(id)));
-            free && checker.module().body.iter().any(|st| {
-                matches!(st, ruff_python_ast::Stmt::ClassDef(d)
-                    if d.name.as_str() == n.id.as_str() && is_loss_class(d))
-            })
+            let class = match &*c.func {
+                Expr::Name(n) => p.local(n.id.as_str()),
+                f => checker.resolve(f).and_then(|q| p.entity(&q)),
+            };
+            matches!(class, Some(Entity::Class(id))
+                if p.model.is_parameter_free_class(id) && p.model.is_loss_class(id))
         })
 }
 
-/// Is a class a loss: it computes one (`F.cross_entropy`, `nll_loss`, `kl_div`...) and runs no
-/// object stored on the instance (`self.image_encoder(x)`, other than its own methods)? An
-/// unfinished model skeleton or a wrapper around encoders handed to `__init__` is not.
-fn is_loss_class(class: &ruff_python_ast::StmtClassDef) -> bool {
-    use ruff_python_ast::visitor::{self, Visitor};
-    use ruff_python_ast::Stmt;
-    let methods: Vec<&str> = class
-        .body
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::FunctionDef(f) => Some(f.name.as_str()),
-            _ => None,
-        })
-        .collect();
-    struct V<'m> {
-        methods: &'m [&'m str],
-        runs_attribute: bool,
-        computes_loss: bool,
-    }
-    impl<'x> Visitor<'x> for V<'_> {
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if let Expr::Call(c) = e {
-                if let Expr::Attribute(a) = &*c.func {
-                    if helpers::name_of(&a.value) == Some("self")
-                        && !self.methods.contains(&a.attr.as_str())
-                    {
-                        self.runs_attribute = true;
-                    }
-                }
-                let last = match &*c.func {
-                    Expr::Name(n) => n.id.as_str(),
-                    Expr::Attribute(a) => a.attr.as_str(),
-                    _ => "",
-                };
-                if last.contains("loss")
-                    || last.contains("cross_entropy")
-                    || matches!(last, "kl_div" | "nll" | "dice")
-                {
-                    self.computes_loss = true;
-                }
-            }
-            visitor::walk_expr(self, e);
-        }
-    }
-    let mut v = V {
-        methods: &methods,
-        runs_attribute: false,
-        computes_loss: false,
-    };
-    v.visit_body(&class.body);
-    v.computes_loss && !v.runs_attribute
-}
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let func = &*call.func;
     match func {

@@ -1,4 +1,4 @@
-use super::helpers::{conditional_inside_loop, is_training_step_loop};
+use super::helpers::conditional_inside_loop;
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
@@ -8,7 +8,8 @@ use torchvet_semantic::kinds::Kind;
 crate::declare_rule! {
     /// ## What it does
     /// Checks for `torch.cuda.empty_cache()` called unconditionally in the body of a training
-    /// step loop (a loop whose own body calls `.backward()` or `.step()`).
+    /// step loop: a loop each iteration of which runs a backward pass or an optimizer step,
+    /// in its body or in a helper it calls (not only in a nested loop).
     ///
     /// ## Why is this bad?
     /// `empty_cache` hands the caching allocator's unused blocks back to the driver. It cannot
@@ -65,8 +66,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(&innermost) = checker.frame().loops.last() else {
         return;
     };
-    if !is_training_step_loop(checker, innermost) || conditional_inside_loop(checker, call.range())
-    {
+    // A per-step training loop: one iteration runs a backward pass or an optimizer step
+    // (the loop's flow, helpers it calls included), not only in a nested batch loop.
+    let step_loop = checker
+        .enclosing_loop_flow()
+        .is_some_and(|flow| flow.is_step_loop());
+    if !step_loop || conditional_inside_loop(checker, call.range()) {
         return;
     }
     // Each iteration is a separate trial that deletes its own model (a batch-size search or

@@ -89,50 +89,6 @@ pub(crate) fn loop_body(stmt: &Stmt) -> &[Stmt] {
     }
 }
 
-/// Does the loop look like a per-step training loop: its own body (not a nested loop) calls
-/// `.backward()`, or `.step()` on something other than a learning-rate scheduler? An epoch loop
-/// whose own body only calls `scheduler.step()` (after its batch loop) is not a per-step loop.
-pub(crate) fn is_training_step_loop(checker: &mut Checker, stmt: &Stmt) -> bool {
-    if suite_calls_method(loop_body(stmt), &["backward"], false) {
-        return true;
-    }
-    struct Steps<'x> {
-        receivers: Vec<&'x Expr>,
-    }
-    impl<'x> Visitor<'x> for Steps<'x> {
-        fn visit_stmt(&mut self, stmt: &'x Stmt) {
-            match stmt {
-                Stmt::FunctionDef(_) | Stmt::ClassDef(_) | Stmt::For(_) | Stmt::While(_) => {}
-                _ => visitor::walk_stmt(self, stmt),
-            }
-        }
-        fn visit_expr(&mut self, expr: &'x Expr) {
-            match expr {
-                Expr::Lambda(_) => {}
-                Expr::Call(c) => {
-                    if let Expr::Attribute(a) = &*c.func {
-                        if a.attr.as_str() == "step" {
-                            self.receivers.push(&a.value);
-                        }
-                    }
-                    visitor::walk_expr(self, expr);
-                }
-                _ => visitor::walk_expr(self, expr),
-            }
-        }
-    }
-    let mut steps = Steps {
-        receivers: Vec::new(),
-    };
-    steps.visit_body(loop_body(stmt));
-    steps.receivers.into_iter().any(|r| {
-        !matches!(
-            checker.kind_of(r),
-            torchvet_semantic::kinds::Kind::Scheduler(_)
-        )
-    })
-}
-
 /// Names bound by a loop: its target (for `for` loops) and every name assigned in its body
 /// (including nested blocks, not nested functions), except by the statement at `skip`.
 pub(crate) fn names_bound_in_loop(stmt: &Stmt, skip: Option<TextRange>) -> FxHashSet<String> {

@@ -37,14 +37,6 @@ const WRAPPERS: &[&str] = &[
     "tqdm.std.tqdm",
 ];
 
-/// Loss functions of `torch.nn.functional` besides the `*_loss` ones.
-const FUNCTIONAL_LOSSES: &[&str] = &[
-    "cross_entropy",
-    "binary_cross_entropy",
-    "binary_cross_entropy_with_logits",
-    "kl_div",
-];
-
 impl Builder<'_> {
     /// Facts of the module body (function 0) and of the whole file.
     pub(super) fn module_facts(&mut self, body: &[Stmt], vals: &FxHashMap<String, Val>) {
@@ -570,9 +562,8 @@ fn is_zero_dim(e: &Expr, body: &[Stmt], scopes: &crate::bindings::Scopes, depth:
     match e {
         Expr::Call(c) => {
             if let Some(q) = scopes.resolve(&c.func) {
-                if let Some(name) = q.strip_prefix("torch.nn.functional.") {
-                    return (name.ends_with("_loss") || FUNCTIONAL_LOSSES.contains(&name))
-                        && reduces(c);
+                if q.starts_with("torch.nn.functional.") {
+                    return crate::is_functional_loss(&q) && reduces(c);
                 }
                 if matches!(q.as_str(), "torch.mean" | "torch.sum") {
                     return c.arguments.args.len() == 1 && c.arguments.keywords.is_empty();
