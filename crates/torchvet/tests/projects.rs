@@ -98,6 +98,8 @@ projects! {
         unittest_tempdir_checkpoints,
         pretrained_backbone_eval,
         dataset_splits_provenance,
+        finetune_from_best_weights,
+        collection_of_methods,
     ],
     clean: [
         clean_conditional_eval_helper,

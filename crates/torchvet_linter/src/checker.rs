@@ -1002,6 +1002,11 @@ impl<'a> Checker<'a> {
     }
 
     fn is_compat_try(t: &ast::StmtTry) -> bool {
+        // `try: torch.load(p, weights_only=True) except TypeError: torch.load(p)`: the retry
+        // of a torch older than 1.13.
+        if torchvet_semantic::helpers::is_keyword_fallback_try(t, "weights_only") {
+            return true;
+        }
         t.handlers.iter().any(|h| {
             let ExceptHandler::ExceptHandler(h) = h;
             // `try: from torch._six import inf / except: from torch import inf`: a bare (or

@@ -110,7 +110,97 @@ fn is_python(nb: &Value) -> bool {
                 .and_then(|k| k.get("language"))
                 .and_then(Value::as_str)
         });
-    lang.is_none_or(|l| l.eq_ignore_ascii_case("python"))
+    if !lang.is_none_or(|l| l.eq_ignore_ascii_case("python")) {
+        return false;
+    }
+    // Without a kernelspec, `language_info` may be an editor's default (VS Code writes
+    // `"name": "python"` for a notebook whose kernel never ran): the code cells decide.
+    let kernelspec = meta.and_then(|m| m.get("kernelspec")).is_some();
+    kernelspec || !cells_in_another_language(nb)
+}
+
+/// Do the code cells of a notebook without a kernelspec read as JavaScript / TypeScript (a
+/// tslab or IJavascript notebook) rather than Python? Some cell has a line only those
+/// languages write (`import x from 'mod'`, `import * as x from "mod"`, `console.log(`,
+/// `const x = ...;`) and no cell has a line only Python writes (`from x import y`, `def f(`,
+/// `import x` alone, `print(`).
+fn cells_in_another_language(nb: &Value) -> bool {
+    let Some(cells) = nb.get("cells").and_then(Value::as_array) else {
+        return false;
+    };
+    let mut script = false;
+    for cell in cells {
+        if cell.get("cell_type").and_then(Value::as_str) != Some("code") || cell_not_python(cell) {
+            continue;
+        }
+        let Ok(src) = cell_source(cell) else {
+            return false;
+        };
+        // A cell magic (`%%javascript`, `%%writefile app.js`) holds another language on
+        // purpose, in a Python notebook.
+        if src.trim_start().starts_with("%%") {
+            continue;
+        }
+        for line in src.lines() {
+            let l = line.trim();
+            if python_only_line(l) {
+                return false;
+            }
+            script |= script_only_line(l);
+        }
+    }
+    script
+}
+
+/// A line that JavaScript / TypeScript write and Python cannot parse.
+fn script_only_line(l: &str) -> bool {
+    let quoted_tail = |rest: &str| {
+        let rest = rest.trim_end().trim_end_matches(';').trim_end();
+        rest.len() >= 2
+            && ((rest.starts_with('\'') && rest.ends_with('\''))
+                || (rest.starts_with('"') && rest.ends_with('"')))
+    };
+    if let Some(rest) = l.strip_prefix("import ") {
+        // `import x from 'mod'`, `import {a, b} from "mod"`, `import 'mod';`
+        return quoted_tail(rest)
+            || rest
+                .rsplit_once(" from ")
+                .is_some_and(|(_, module)| quoted_tail(module));
+    }
+    if l.starts_with("console.log(") || l.starts_with("export ") {
+        return true;
+    }
+    ["const ", "let ", "var "].iter().any(|k| {
+        l.strip_prefix(k).is_some_and(|rest| {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            !name.is_empty() && rest[name.len()..].trim_start().starts_with(['=', ':'])
+        })
+    })
+}
+
+/// A line that only Python writes.
+fn python_only_line(l: &str) -> bool {
+    if l.starts_with("def ") || l.starts_with("print(") || l.starts_with("async def ") {
+        return true;
+    }
+    if let Some(rest) = l.strip_prefix("from ") {
+        return rest.contains(" import ");
+    }
+    l.strip_prefix("import ").is_some_and(|rest| {
+        !rest.contains(['\'', '"', '{', '*', ';'])
+            && rest.split(',').all(|part| {
+                let part = part.trim();
+                let name = part.split(" as ").next().unwrap_or("").trim();
+                !name.is_empty()
+                    && name
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+            })
+            && !rest.contains(" from ")
+    })
 }
 
 /// Does a code cell's own metadata say it holds another language than Python? VS Code writes
@@ -769,6 +859,36 @@ mod tests {
         let nb = Notebook::parse(raw).expect("parses");
         assert_eq!(nb.source(), "x = 1\ny = 2\n");
         assert_eq!(nb.cell_map().starts(), &[(3, 0), (6, 1)]);
+    }
+
+    #[test]
+    fn typescript_notebook_without_kernelspec_is_skipped() {
+        // tslab notebook saved by an editor that filled in a default `language_info`.
+        let raw = r##"{"cells": [
+            {"cell_type": "code", "metadata": {}, "source": ["import * as tslab from 'tslab';\n", "console.log(tslab.versions)"]},
+            {"cell_type": "code", "metadata": {}, "source": ["import Plot from '@observablehq/plot';\n", "const xs = [1, 2, 3];"]}
+        ], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 2}"##;
+        let nb = Notebook::parse(raw).expect("parses");
+        assert_eq!(nb.source(), "");
+        // The same notebook with a Python kernelspec is Python: its cells are analysed.
+        let with_kernel = raw.replace(
+            r#""metadata": {"language_info""#,
+            r#""metadata": {"kernelspec": {"name": "python3", "language": "python"}, "language_info""#,
+        );
+        let nb = Notebook::parse(&with_kernel).expect("parses");
+        assert!(nb.source().contains("console.log"));
+    }
+
+    #[test]
+    fn python_notebook_with_a_javascript_cell_magic_is_python() {
+        let raw = r##"{"cells": [
+            {"cell_type": "code", "metadata": {}, "source": "%%javascript\nconst el = document.body;\nconsole.log(el)"},
+            {"cell_type": "code", "metadata": {}, "source": "x = torch.ones(3)"},
+            {"cell_type": "code", "metadata": {}, "source": "const = 3\nlet = const + 1"}
+        ], "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 2}"##;
+        let nb = Notebook::parse(raw).expect("parses");
+        assert!(nb.source().contains("x = torch.ones(3)"));
+        assert!(nb.source().contains("let = const + 1"));
     }
 
     #[test]

@@ -433,6 +433,43 @@ pub fn is_numpy_value(e: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>) -> bo
     }
 }
 
+/// Is this `try` the retry of an older library version that lacks a keyword argument: the
+/// body passes `keyword=` to a call and a handler catching `TypeError` (the error of an
+/// unexpected keyword) runs instead (`try: torch.load(p, weights_only=True) except
+/// TypeError: torch.load(p)`, for torch < 1.13)? The handler runs only on such a version.
+pub fn is_keyword_fallback_try(t: &ruff_python_ast::StmtTry, keyword: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::ExceptHandler;
+    struct Passes<'k>(&'k str, bool);
+    impl<'a> Visitor<'a> for Passes<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Call(c) = e {
+                if c.arguments
+                    .keywords
+                    .iter()
+                    .any(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == self.0))
+                {
+                    self.1 = true;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let catches_type_error = t.handlers.iter().any(|h| {
+        let ExceptHandler::ExceptHandler(h) = h;
+        h.type_.as_deref().is_some_and(|ty| match ty {
+            Expr::Tuple(tu) => tu.elts.iter().any(|e| name_of(e) == Some("TypeError")),
+            e => name_of(e) == Some("TypeError"),
+        })
+    });
+    if !catches_type_error {
+        return false;
+    }
+    let mut v = Passes(keyword, false);
+    v.visit_body(&t.body);
+    v.1
+}
+
 #[cfg(test)]
 mod tests {
     use super::stmts_after_on_every_path;

@@ -511,6 +511,29 @@ impl KindContext<'_> {
     }
 }
 
+/// Does calling the qualified name build a learning-rate scheduler, of torch or of another
+/// library? Besides the kinds [`qualified_call_kind`] gives (`torch.optim.lr_scheduler.*`,
+/// the Hugging Face schedule factories), the schedulers of timm (`timm.scheduler.
+/// CosineLRScheduler`, `StepLRScheduler`, ..., `create_scheduler`, `create_scheduler_v2`),
+/// of the `warmup_scheduler` package (`GradualWarmupScheduler`) and of Lightning Bolts
+/// (`pl_bolts.optimizers.lr_scheduler.LinearWarmupCosineAnnealingLR`). Those others are not
+/// `Kind::Scheduler`: their `step` has other semantics (timm's `step(epoch)` and
+/// `step_update(num_updates)` never wrap `optimizer.step`), so ordering rules do not apply to
+/// them; but an optimizer handed to one is handed to a scheduler.
+pub fn is_scheduler_constructor(q: &str) -> bool {
+    if matches!(qualified_call_kind(q), Kind::Scheduler(_)) {
+        return true;
+    }
+    let last = crate::helpers::last_segment(q);
+    if let Some(rest) = q.strip_prefix("timm.scheduler.") {
+        return !rest.is_empty()
+            && (last.ends_with("Scheduler") || last.starts_with("create_scheduler"));
+    }
+    q.starts_with("warmup_scheduler.") && last == "GradualWarmupScheduler"
+        || q.starts_with("pl_bolts.optimizers.lr_scheduler.")
+            && last.chars().next().is_some_and(char::is_uppercase)
+}
+
 /// What calling a qualified name gives, from the name alone: `torch.optim.SGD` an optimizer,
 /// `torch.nn.Linear` a module, `torch.zeros` a tensor, `torch.utils.data.DataLoader` a
 /// loader... `Unknown` for anything else (project classes and functions are the project
@@ -652,6 +675,34 @@ mod tests {
     use super::*;
     use crate::bindings::{Scope, ScopeKind};
     use torchvet_python::SourceFile;
+
+    #[test]
+    fn scheduler_constructors_of_other_libraries() {
+        for q in [
+            "torch.optim.lr_scheduler.StepLR",
+            "transformers.get_cosine_schedule_with_warmup",
+            "timm.scheduler.CosineLRScheduler",
+            "timm.scheduler.cosine_lr.CosineLRScheduler",
+            "timm.scheduler.create_scheduler_v2",
+            "warmup_scheduler.GradualWarmupScheduler",
+            "pl_bolts.optimizers.lr_scheduler.LinearWarmupCosineAnnealingLR",
+        ] {
+            assert!(is_scheduler_constructor(q), "{q}");
+        }
+        for q in [
+            "timm.scheduler.scheduler_kwargs",
+            "timm.create_model",
+            "torch.optim.AdamW",
+            "warmup_scheduler.utils",
+        ] {
+            assert!(!is_scheduler_constructor(q), "{q}");
+        }
+        // Not a torch scheduler kind: torch's ordering rules do not apply to timm's `step`.
+        assert_eq!(
+            qualified_call_kind("timm.scheduler.CosineLRScheduler"),
+            Kind::Unknown
+        );
+    }
 
     #[test]
     fn infers_kinds_and_keeps_module_to_in_place() {

@@ -256,8 +256,20 @@ pub(crate) fn weights_only_failure(info: &LoadInfo) -> Option<Failure<'_>> {
     // A claim that the load fails rests on the nearest saves (see `saves_for_load`); for a
     // load paired by keys whose presence it tests, on every save that holds them, near or
     // far: such a load reads files of more than one layout (a bare state dict, or one under
-    // "model"), and the nearest save holding the key need not be the one it reads.
+    // "model"), and the nearest save holding the key need not be the one it reads. When the
+    // program also saves bare weights, the keys do not tell that it reads a checkpoint that
+    // holds them at all (a fine-tuning step given the run's `best_model.pt` state dict, not
+    // its resume state): no save is evidence that it fails.
     let keys_only = info.pairs.first().is_some_and(|ps| ps.by == PairBy::Keys);
+    if keys_only
+        && info.tested_keys
+        && info
+            .project
+            .model
+            .program_saves_bare_weights(info.project.file)
+    {
+        return None;
+    }
     let near: Vec<&torchvet_semantic::project::facts::PairedSave> = info
         .pairs
         .iter()

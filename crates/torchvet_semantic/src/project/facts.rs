@@ -576,6 +576,9 @@ pub struct ScanIndex {
     pub(super) reads_shared_local_rank_attr: bool,
     /// Some file may make CUDA the default for new tensors.
     pub(super) may_set_cuda_default: bool,
+    /// Per file: the program it belongs to (see [`ProjectModel::same_program`]), a
+    /// representative file of its import-graph component among the checked files.
+    programs: Vec<FileId>,
 }
 
 /// Most fates a query collects before giving up (the rest is one `Unknown`).
@@ -621,8 +624,65 @@ impl ProjectModel {
                     }
                 }
             }
+            idx.programs = self.program_components();
             idx
         })
+    }
+
+    /// The components of the checked files' dependency graph (imports and calls, either
+    /// way): per file, the smallest file id of its component. Files outside the checked set
+    /// (loaded to resolve an import) join no two components.
+    fn program_components(&self) -> Vec<FileId> {
+        let n = self.files.len();
+        let mut parent: Vec<FileId> = (0..n as FileId).collect();
+        fn find(parent: &mut [FileId], mut x: FileId) -> FileId {
+            while parent[x as usize] != x {
+                let up = parent[parent[x as usize] as usize];
+                parent[x as usize] = up;
+                x = up;
+            }
+            x
+        }
+        for a in 0..n {
+            if !self.checked[a] {
+                continue;
+            }
+            for &b in &self.deps[a] {
+                if !self.checked[b as usize] {
+                    continue;
+                }
+                let (ra, rb) = (find(&mut parent, a as FileId), find(&mut parent, b));
+                if ra != rb {
+                    let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
+                    parent[hi as usize] = lo;
+                }
+            }
+        }
+        (0..n as FileId).map(|x| find(&mut parent, x)).collect()
+    }
+
+    /// Do two files belong to the same program, so that a checkpoint one writes may be the
+    /// file the other reads? The same file; files in one directory, or one in a directory
+    /// above the other's (`train.py` and `tools/eval.py`); or files connected through the
+    /// project's imports and calls (`predict.py` and `train.py` both importing `model.py`).
+    /// A repository that collects independent code bases (`2023/MethodA/train.py`,
+    /// `2024/MethodB/main.py`) holds several programs: a save of one is never the checkpoint
+    /// a load of another reads, even with the same file name.
+    pub fn same_program(&self, a: FileId, b: FileId) -> bool {
+        if a == b {
+            return true;
+        }
+        let (Some(da), Some(db)) = (
+            self.files[a as usize].path.parent(),
+            self.files[b as usize].path.parent(),
+        ) else {
+            return true;
+        };
+        if da.starts_with(db) || db.starts_with(da) {
+            return true;
+        }
+        let programs = &self.scan().programs;
+        programs.get(a as usize) == programs.get(b as usize)
     }
 
     fn index(&self) -> &FactsIndex {
@@ -1462,6 +1522,10 @@ impl ProjectModel {
         let mut by_keys: Vec<(u8, PairedSave)> = Vec::new();
         let mut by_module: Vec<(u8, PairedSave)> = Vec::new();
         for &sf in &self.scan().save_funcs {
+            // A save of another program of a collection repository is never this file.
+            if !self.same_program(load.func.file, sf.file) {
+                continue;
+            }
             let g = self.func(sf);
             for (si, s) in g.facts.saves.iter().enumerate() {
                 let save_variants = self.path_variants(sf, &s.path, 0);
@@ -1543,6 +1607,22 @@ impl ProjectModel {
             }
         }
         Vec::new()
+    }
+
+    /// Does the program of `file` (see [`ProjectModel::same_program`]) save plain weights
+    /// outside a dict with literal keys (`torch.save(model.state_dict(), path)`, a tensor)?
+    /// A load that takes a bare state dict as well as a checkpoint holding it under a key
+    /// (`if "model_state" in sd: sd = sd["model_state"]`) may then be given either file: the
+    /// key it tests does not tell that it reads the checkpoint.
+    pub fn program_saves_bare_weights(&self, file: FileId) -> bool {
+        self.scan().save_funcs.iter().any(|&sf| {
+            self.same_program(file, sf.file)
+                && self.func(sf).facts.saves.iter().any(|s| {
+                    self.resolve_content(sf, &s.content, 0)
+                        .iter()
+                        .any(|c| c.saved == Saved::WeightsOnly && c.keys.is_none())
+                })
+        })
     }
 
     /// Does the path come from a download, here or (for a parameter) at some call site
@@ -2271,6 +2351,15 @@ pub fn temp_dir_path(
         params: &'b [&'b str],
         resolve: &'r dyn Fn(&Expr) -> Option<String>,
         at: TextSize,
+        /// Inside a helper function called with the path's directory: its own parameters
+        /// are roots that the caller's arguments fill.
+        in_callee: bool,
+    }
+    /// Where a path is rooted: a directory created at this range, or (inside a helper)
+    /// the helper's parameter of this name.
+    enum Root {
+        At(TextRange),
+        Param(String),
     }
     /// What a name is bound to: an assigned value, or the context expression of a `with`.
     enum Bound<'b> {
@@ -2325,6 +2414,45 @@ pub fn temp_dir_path(
             }
             out
         }
+        /// The value last stored into `name.attr` before `at` in the first of the bodies
+        /// (the function's own: `config.out_dir = tmp_path`), when nothing else can set
+        /// attributes of `name` by a computed name (`setattr(config, key, value)`).
+        fn stored(&self, a: &'b ast::ExprAttribute) -> Option<&'b Expr> {
+            let Expr::Name(obj) = &*a.value else {
+                return None;
+            };
+            let obj = obj.id.as_str();
+            if obj == "self" {
+                return None;
+            }
+            let body = self.bodies.first()?;
+            let mut found = None;
+            let mut setattr = false;
+            helpers::for_each_own_stmt(body, &mut |s| match s {
+                Stmt::Assign(x) if x.start() < self.at => {
+                    for t in &x.targets {
+                        if let Expr::Attribute(t) = t {
+                            if t.attr.as_str() == a.attr.as_str()
+                                && helpers::name_of(&t.value) == Some(obj)
+                            {
+                                found = Some(&*x.value);
+                            }
+                        }
+                    }
+                }
+                Stmt::Expr(x) => {
+                    if let Expr::Call(c) = &*x.value {
+                        if helpers::name_of(&c.func) == Some("setattr")
+                            && c.arguments.args.first().and_then(helpers::name_of) == Some(obj)
+                        {
+                            setattr = true;
+                        }
+                    }
+                }
+                _ => {}
+            });
+            found.filter(|_| !setattr)
+        }
         /// A component joined below the directory that cannot replace it.
         fn tail(e: &Expr) -> bool {
             match e {
@@ -2352,7 +2480,63 @@ pub fn temp_dir_path(
                 ),
             }
         }
-        fn rooted(&self, e: &Expr, depth: u32) -> Option<TextRange> {
+        /// A function of these bodies (the enclosing function's nested defs, the module's
+        /// functions) that `c` calls by name.
+        fn helper(&self, c: &ast::ExprCall) -> Option<&'b ast::StmtFunctionDef> {
+            let Expr::Name(n) = &*c.func else {
+                return None;
+            };
+            self.bodies.iter().find_map(|body| {
+                body.iter().rev().find_map(|s| match s {
+                    Stmt::FunctionDef(f) if f.name.as_str() == n.id.as_str() => Some(f),
+                    _ => None,
+                })
+            })
+        }
+        /// A helper's return value built below a temporary directory: every `return` of the
+        /// helper must give one, rooted in a directory the helper creates or in one of its
+        /// parameters, which the call's argument then fills (`path =
+        /// _write_checkpoint(tmp_dir)` with `def _write_checkpoint(d): p = os.path.join(d,
+        /// "ckpt.pt"); torch.save(sd, p); return p`).
+        fn returned(&self, c: &ast::ExprCall, depth: u32) -> Option<Root> {
+            let def = self.helper(c)?;
+            if def.is_async || !def.decorator_list.is_empty() {
+                return None;
+            }
+            let mut returns = Vec::new();
+            helpers::for_each_own_stmt(&def.body, &mut |s| {
+                if let Stmt::Return(r) = s {
+                    returns.push(r.value.as_deref());
+                }
+            });
+            if returns.is_empty() {
+                return None;
+            }
+            let module = *self.bodies.last()?;
+            let bodies: [&[Stmt]; 2] = [&def.body, module];
+            let params: Vec<&str> = def.parameters.iter().map(|p| p.name().as_str()).collect();
+            let inner = Cx {
+                bodies: &bodies,
+                methods: &[],
+                params: &params,
+                resolve: self.resolve,
+                at: def.end(),
+                in_callee: true,
+            };
+            let mut first = None;
+            for r in returns {
+                let root = match inner.rooted(r?, depth + 1)? {
+                    Root::At(range) => Root::At(range),
+                    Root::Param(name) => {
+                        let arg = call_argument(c, def, &name)?;
+                        self.rooted(arg, depth + 1)?
+                    }
+                };
+                first.get_or_insert(root);
+            }
+            first
+        }
+        fn rooted(&self, e: &Expr, depth: u32) -> Option<Root> {
             if depth > 8 {
                 return None;
             }
@@ -2362,13 +2546,18 @@ pub fn temp_dir_path(
                     match self.bound(id) {
                         Some(Bound::Value(v)) => self.rooted(v, depth + 1),
                         Some(Bound::With(c)) => match c {
-                            Expr::Call(call) if self.creates(call, true) => Some(c.range()),
+                            Expr::Call(call) if self.creates(call, true) => {
+                                Some(Root::At(c.range()))
+                            }
                             _ => None,
                         },
+                        None if self.in_callee && self.params.contains(&id) => {
+                            Some(Root::Param(id.to_string()))
+                        }
                         None if matches!(id, "tmp_path" | "tmpdir")
                             && self.params.contains(&id) =>
                         {
-                            Some(n.range())
+                            Some(Root::At(n.range()))
                         }
                         None => None,
                     }
@@ -2383,6 +2572,10 @@ pub fn temp_dir_path(
                             .iter()
                             .all(|v| self.rooted(v, depth + 1).is_some())
                             .then_some(r);
+                    }
+                    // `config.out_dir` after `config.out_dir = tmp_path` in this function.
+                    if let Some(v) = self.stored(a) {
+                        return self.rooted(v, depth + 1);
                     }
                     // `TemporaryDirectory().name`, `tmp.name` with `tmp = TemporaryDirectory()`
                     if a.attr.as_str() == "name" {
@@ -2399,7 +2592,7 @@ pub fn temp_dir_path(
                                 (self.resolve)(&c.func).as_deref()
                                     == Some("tempfile.TemporaryDirectory")
                             })
-                            .map(|c| c.range());
+                            .map(|c| Root::At(c.range()));
                     }
                     None
                 }
@@ -2415,7 +2608,10 @@ pub fn temp_dir_path(
                 },
                 Expr::Call(c) => {
                     if self.creates(c, false) {
-                        return Some(c.range());
+                        return Some(Root::At(c.range()));
+                    }
+                    if let Some(root) = self.returned(c, depth) {
+                        return Some(root);
                     }
                     let args = &c.arguments.args;
                     if let Some((m, recv)) = helpers::method_call(c) {
@@ -2448,12 +2644,128 @@ pub fn temp_dir_path(
             }
         }
     }
-    Cx {
+    match (Cx {
         bodies,
         methods,
         params,
         resolve,
         at,
+        in_callee: false,
+    })
+    .rooted(e, 0)?
+    {
+        Root::At(range) => Some(range),
+        Root::Param(_) => None,
     }
-    .rooted(e, 0)
+}
+
+/// The argument of `call` that fills parameter `name` of `def` (by keyword, or by position
+/// among the positional parameters); `None` when it is not given (a default value).
+fn call_argument<'c>(
+    call: &'c ast::ExprCall,
+    def: &ast::StmtFunctionDef,
+    name: &str,
+) -> Option<&'c Expr> {
+    if let Some(k) = call
+        .arguments
+        .keywords
+        .iter()
+        .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == name))
+    {
+        return Some(&k.value);
+    }
+    let p = &def.parameters;
+    let index = p
+        .posonlyargs
+        .iter()
+        .chain(&p.args)
+        .position(|a| a.parameter.name.as_str() == name)?;
+    let args = &call.arguments.args;
+    if args.iter().any(|a| matches!(a, Expr::Starred(_))) {
+        return None;
+    }
+    args.get(index)
+}
+
+/// The `torch.save` of a helper function that returns the path it saved to (`def
+/// _write_checkpoint(d): p = os.path.join(d, "ckpt.pt"); torch.save(sd, p); return p`), when
+/// `e` is (a name bound to) a call of that helper, found by name in `bodies` (the enclosing
+/// function's, then the module's); the range of the save. Names are looked up through their
+/// last assignment before `at`.
+pub fn helper_saved_path(
+    e: &Expr,
+    bodies: &[&[Stmt]],
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+    at: TextSize,
+) -> Option<TextRange> {
+    let call = match e {
+        Expr::Call(c) => c,
+        Expr::Name(n) => {
+            let mut found = None;
+            for body in bodies {
+                helpers::for_each_own_stmt(body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if a.start() < at
+                            && a.targets.iter().any(|t| helpers::name_of(t) == Some(&n.id))
+                        {
+                            found = Some(&*a.value);
+                        }
+                    }
+                });
+                if found.is_some() {
+                    break;
+                }
+            }
+            match found? {
+                Expr::Call(c) => c,
+                _ => return None,
+            }
+        }
+        _ => return None,
+    };
+    let Expr::Name(callee) = &*call.func else {
+        return None;
+    };
+    let def = bodies.iter().find_map(|body| {
+        body.iter().rev().find_map(|s| match s {
+            Stmt::FunctionDef(f) if f.name.as_str() == callee.id.as_str() => Some(f),
+            _ => None,
+        })
+    })?;
+    // The names the helper returns; every return must give one.
+    let mut returned: Vec<&str> = Vec::new();
+    let mut other = false;
+    helpers::for_each_own_stmt(&def.body, &mut |s| {
+        if let Stmt::Return(r) = s {
+            match r.value.as_deref() {
+                Some(Expr::Name(n)) => returned.push(n.id.as_str()),
+                _ => other = true,
+            }
+        }
+    });
+    if other || returned.is_empty() {
+        return None;
+    }
+    let mut save = None;
+    helpers::for_each_own_stmt(&def.body, &mut |s| {
+        let (Stmt::Expr(ast::StmtExpr { value, .. }) | Stmt::Assign(ast::StmtAssign { value, .. })) =
+            s
+        else {
+            return;
+        };
+        let Expr::Call(c) = &**value else {
+            return;
+        };
+        if resolve(&c.func).as_deref() != Some("torch.save") {
+            return;
+        }
+        let target = helpers::argument(c, "f", 1);
+        if target
+            .and_then(helpers::name_of)
+            .is_some_and(|t| returned.iter().all(|r| *r == t))
+        {
+            save.get_or_insert(c.range());
+        }
+    });
+    save
 }

@@ -22,10 +22,16 @@ crate::declare_rule! {
     /// path, saves whose keys include every key the load reads (here, or in the callers of a
     /// load helper), or, for a load used as a model, saves of whole modules. A save helper
     /// that saves its parameter is resolved through its callers. Pairings by keys alone must
-    /// all fail, and when the load tests whether a key it reads is there (`if "model" in sd:
-    /// sd = sd["model"]`, a load that takes a bare state dict or a training checkpoint), every
-    /// save of the project holding those keys must fail, not only the nearest. Projects that
-    /// allow-list classes with
+    /// all fail; when the load tests whether a key it reads is there (`if "model" in sd:
+    /// sd = sd["model"]`, a load that takes a bare state dict or a training checkpoint),
+    /// every save of the project holding those keys must fail, not only the nearest, and when
+    /// the program also saves bare weights (`torch.save(model.state_dict(), path)`), the keys
+    /// are no evidence of which file it reads and it is not reported. Saves and loads
+    /// pair only within one program: files of one directory (or one above the other's), or
+    /// files connected through the project's imports; the independent code bases of a
+    /// collection repository never pair. The retry without `weights_only` in the `except
+    /// TypeError:` of a `try: torch.load(p, weights_only=True)` runs only on a torch older
+    /// than 1.13 and is not reported. Projects that allow-list classes with
     /// `torch.serialization.add_safe_globals` / `safe_globals` are not checked.
     ///
     /// Without a bounded torch version (none declared, or only a lower bound such as

@@ -23,7 +23,10 @@ crate::declare_rule! {
     /// or a `self` handed to other code. A scheduler bound at module level in a file that
     /// never trains (no backward pass, optimizer step or `zero_grad` in its module body, its
     /// functions, or the project functions they call) is a configuration module's, which a
-    /// runner imports by name: it is left alone.
+    /// runner imports by name: it is left alone. So is a scheduler built on an optimizer that
+    /// nothing steps and that goes to scheduler constructors only (torch's, or another
+    /// library's: timm's `CosineLRScheduler`, `create_scheduler`, ...): a settings stub whose
+    /// optimizer never trains.
     ///
     /// When every `.step()` of a scheduler built under `if cfg["scheduler"] == "A":` sits
     /// under `if cfg["scheduler"] == "B":` tests of the same setting for other values, the
@@ -316,7 +319,9 @@ fn optimizer_never_used(
     !fates.is_empty()
         && fates.iter().all(|f| match f {
             Fate::Use { how, .. } => match how {
-                UseHow::Arg { callee, .. } => is_scheduler(callee),
+                UseHow::Arg { callee, .. } => {
+                    torchvet_semantic::kinds::is_scheduler_constructor(callee)
+                }
                 UseHow::Method(m) => READ_ONLY.contains(&&**m) || &**m == "zero_grad",
                 UseHow::Attribute(a) => &**a != "step",
                 UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand => true,

@@ -45,12 +45,16 @@ crate::declare_rule! {
     /// to the installed code. The message says which of these it assumed. Loads from outside
     /// (a URL, a download, the command line, user input) and of paths of unknown origin stay
     /// critical. In unit-test code, a bare load of a file
-    /// that the test itself writes, directly or through a pytest fixture of the same file
-    /// that saves and returns the path, is not reported; nor is any load, even with
-    /// `weights_only=False`, of a file the project saves (the same path) inside a temporary
-    /// directory the test creates itself (`tempfile.mkdtemp()` in `setUp`,
-    /// `tempfile.TemporaryDirectory()`, pytest's `tmp_path`): nobody else can put a file
-    /// there. Which save a load reads is the project model's pairing by path (the same
+    /// that the test itself writes, directly or through a pytest fixture or a helper function
+    /// of the same file that saves and returns the path, is not reported; nor is any load,
+    /// even with `weights_only=False`, of a file the test or the project saves (the same
+    /// path) inside a temporary directory the test creates itself (`tempfile.mkdtemp()` in
+    /// `setUp`, `tempfile.TemporaryDirectory()`, pytest's `tmp_path`; also when the
+    /// directory reaches the path through a helper's return value, `path =
+    /// _write_checkpoint(model, tmp_dir)`, or an attribute the test sets, `config.out_dir =
+    /// tmp_path`): nobody else can put a file there. The retry without `weights_only` in the
+    /// `except TypeError:` of a `try: torch.load(p, weights_only=True)` runs only on a torch
+    /// older than 1.13, which has no such argument, and is not reported. Which save a load reads is the project model's pairing by path (the same
     /// literal, constant, attribute, or file name joined to a directory), not the text of the
     /// path.
     ///
@@ -266,6 +270,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     };
     // `weights_only` exists since torch 1.13: recommending it to an older target is wrong.
     if !checker.torch_at_least(1, 13) {
+        return;
+    }
+    // The retry without the argument of a `try: torch.load(p, weights_only=True)` whose
+    // `except TypeError:` runs only on a torch older than 1.13, which has no `weights_only`.
+    if !explicit_false && in_old_torch_fallback(checker, call) {
         return;
     }
     let modern = checker.torch_at_least(2, 6);
@@ -493,7 +502,40 @@ fn origin_of(
             return Origin::OwnSave(ps.call(&p.model).call);
         }
     }
-    fixture_save(checker, path, saves).map_or(Origin::Unknown, Origin::OwnSave)
+    fixture_save(checker, path, saves)
+        .or_else(|| helper_save(checker, path))
+        .map_or(Origin::Unknown, Origin::OwnSave)
+}
+
+/// The save of a helper function of this file that writes the checkpoint and returns its
+/// path (`path = _write_checkpoint(tmp_dir)`; see
+/// [`torchvet_semantic::project::facts::helper_saved_path`]).
+fn helper_save(checker: &Checker, path: &Expr) -> Option<TextRange> {
+    let module: &[Stmt] = &checker.module().body;
+    let bodies: Vec<&[Stmt]> = match checker.function() {
+        Some(f) => vec![&f.body, module],
+        None => vec![module],
+    };
+    torchvet_semantic::project::facts::helper_saved_path(
+        path,
+        &bodies,
+        &|e| checker.resolve(e),
+        path.start(),
+    )
+}
+
+/// Is the call in the handler of a `try` that retries without `weights_only` (see
+/// [`torchvet_semantic::helpers::is_keyword_fallback_try`])?
+fn in_old_torch_fallback(checker: &Checker, call: &ExprCall) -> bool {
+    checker.stmt_stack().iter().any(|s| match s {
+        Stmt::Try(t) => {
+            t.handlers
+                .iter()
+                .any(|h| h.range().contains_range(call.range()))
+                && helpers::is_keyword_fallback_try(t, "weights_only")
+        }
+        _ => false,
+    })
 }
 
 /// The temporary directory a path lies in, when the code creates it itself (see
