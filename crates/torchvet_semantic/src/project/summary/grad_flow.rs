@@ -16,6 +16,7 @@ use crate::project::facts::ArgPos;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
+use thin_vec::ThinVec;
 
 /// Where one value of a function goes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -27,7 +28,7 @@ pub struct ValueSinks {
     pub returned: bool,
     /// It reaches an argument (positional, as written, or by keyword) of a recorded call
     /// (index in [`super::FunctionSummary::calls`]).
-    pub args: Vec<(u32, ArgPos)>,
+    pub args: ThinVec<(u32, ArgPos)>,
 }
 
 impl ValueSinks {
@@ -41,10 +42,10 @@ impl ValueSinks {
 pub struct GradFlow {
     /// Per recorded call (same index as [`super::FunctionSummary::calls`]): where its result
     /// goes. Empty when no call's result goes anywhere tracked.
-    pub results: Vec<ValueSinks>,
+    pub results: ThinVec<ValueSinks>,
     /// Per parameter (same index as [`super::FunctionSummary::params`]): where its value goes.
     /// Empty when no parameter goes anywhere tracked.
-    pub params: Vec<ValueSinks>,
+    pub params: ThinVec<ValueSinks>,
     /// `torch.set_grad_enabled(False)` as an unconditional statement of the body (or of its
     /// `if __name__ == "__main__":` block): autograd is off for the rest of the process from
     /// there on.
@@ -513,7 +514,7 @@ pub(super) fn grad_flow(
                 .collect(),
         }
     };
-    let mut results: Vec<ValueSinks> = Vec::with_capacity(calls.len());
+    let mut results: ThinVec<ValueSinks> = ThinVec::with_capacity(calls.len());
     let (mut sa, mut sg) = (0, 0);
     for (ci, call) in calls.iter().enumerate() {
         let ci = ci as u32;
@@ -533,7 +534,7 @@ pub(super) fn grad_flow(
         sa = a_to;
         sg = g_to;
     }
-    let mut params_out: Vec<ValueSinks> = params
+    let mut params_out: ThinVec<ValueSinks> = params
         .iter()
         .map(|p| match ids.get(p) {
             Some(&id) => sinks_of(&mut std::iter::once(id), 0, &[], TextSize::new(0), None),
