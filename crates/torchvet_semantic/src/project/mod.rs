@@ -1570,11 +1570,11 @@ impl ProjectModel {
     fn with_return_props(&self, mut r: Resolved, g: FuncId) -> Resolved {
         let gs = self.func(g);
         if r.props.is_empty() && !gs.return_props.is_empty() {
-            r.props = gs.return_props.clone();
+            r.props = gs.return_props.to_vec();
             r.props_from = Some(g);
         }
         if r.forward.is_none() && !gs.return_forward_props.is_empty() {
-            r.forward = Some((g, gs.return_forward_props.clone()));
+            r.forward = Some((g, gs.return_forward_props.to_vec()));
         }
         r
     }

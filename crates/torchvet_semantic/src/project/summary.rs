@@ -19,6 +19,7 @@ use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use thin_vec::ThinVec;
 
 mod facts_extract;
 mod grad_flow;
@@ -108,9 +109,9 @@ pub enum Val {
         /// What is called.
         callee: Ref,
         /// Positional arguments.
-        args: Vec<Val>,
+        args: ThinVec<Val>,
         /// Keyword arguments.
-        kwargs: Vec<(Box<str>, Val)>,
+        kwargs: ThinVec<(Box<str>, Val)>,
     },
     /// The enclosing function's parameter (by position, `self` included).
     Param(u16),
@@ -232,18 +233,18 @@ pub struct SumCall {
     /// The callee.
     pub callee: Ref,
     /// Positional arguments.
-    pub args: Vec<Val>,
+    pub args: ThinVec<Val>,
     /// Keyword arguments.
-    pub kwargs: Vec<(Box<str>, Val)>,
+    pub kwargs: ThinVec<(Box<str>, Val)>,
     /// How each positional argument is spelled when it names an object (`model`,
     /// `self.net`, `models["G"]`): events of the caller on that object match it.
-    pub arg_keys: Vec<Option<Box<str>>>,
+    pub arg_keys: ThinVec<Option<Box<str>>>,
     /// The object keys of the keyword arguments that name an object, by keyword.
-    pub kwarg_keys: Vec<(Box<str>, Box<str>)>,
+    pub kwarg_keys: ThinVec<(Box<str>, Box<str>)>,
     /// The literal each positional argument spells ([`Lit::Unknown`] when it is none).
-    pub arg_lits: Vec<Lit>,
+    pub arg_lits: ThinVec<Lit>,
     /// The literal each keyword argument spells, by keyword.
-    pub kwarg_lits: Vec<(Box<str>, Lit)>,
+    pub kwarg_lits: ThinVec<(Box<str>, Lit)>,
     /// Spreads `*args` or `**kwargs` into the call: which parameter gets what is not known.
     pub spreads: bool,
     /// The call, in the summarised file.
@@ -344,21 +345,21 @@ pub struct FunctionSummary {
     /// What it returns (joined over its `return` statements).
     pub returns: Val,
     /// Tensor properties of what it returns (same-file dataflow summary).
-    pub return_props: Vec<PropFact>,
+    pub return_props: ThinVec<PropFact>,
     /// When it returns a module: the tensor properties of what calling that module gives
     /// (`return nn.Sequential(..., nn.Sigmoid())` gives probabilities).
-    pub return_forward_props: Vec<PropFact>,
+    pub return_forward_props: ThinVec<PropFact>,
     /// Every `return` gives a name the function called `.backward()` on: a loss that still
     /// carries its autograd graph (`loss.backward(); optimizer.step(); return loss`).
     pub returns_differentiated: bool,
     /// Its own training events (not those of the functions it calls).
-    pub events: Vec<SumEvent>,
+    pub events: ThinVec<SumEvent>,
     /// Calls it makes that the model may resolve.
     pub calls: Vec<SumCall>,
     /// Calls of a method that is not `nn.Module` API on an object (`discriminator.train_custom()`,
     /// `self.model.restore_mode()`): the object and the method's name. The model resolves the
     /// name to a project module class's method, so the modes that method sets are seen.
-    pub object_method_calls: Vec<(Target, Box<str>, TextRange)>,
+    pub object_method_calls: ThinVec<(Target, Box<str>, TextRange)>,
     /// How it uses each parameter.
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
@@ -367,12 +368,12 @@ pub struct FunctionSummary {
     pub mode_layer: Option<(&'static str, TextRange)>,
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
     /// whose methods these are).
-    pub builds: Vec<Ref>,
+    pub builds: ThinVec<Ref>,
     /// Modules it freezes whole, by dotted name, and where: `X.requires_grad_(False)`, or
     /// `for p in X.parameters(): p.requires_grad = False`, or the name bound to a frozen
     /// chain (`m = nn.Conv2d(...).requires_grad_(False).to(dev)` freezes `m`). A forward pass of a frozen module
     /// on inputs that do not require grad records no graph.
-    pub frozen: Vec<(Box<str>, TextRange)>,
+    pub frozen: ThinVec<(Box<str>, TextRange)>,
     // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
     // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
     /// Where its values go, its loops, saves, optimizers, loaders and returns.
@@ -839,17 +840,17 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
         annotations: Vec::new(),
         no_grad: false,
         returns: Val::Unknown,
-        return_props: Vec::new(),
-        return_forward_props: Vec::new(),
+        return_props: ThinVec::new(),
+        return_forward_props: ThinVec::new(),
         returns_differentiated: false,
-        events: Vec::new(),
+        events: ThinVec::new(),
         calls: Vec::new(),
-        object_method_calls: Vec::new(),
+        object_method_calls: ThinVec::new(),
         usage: Vec::new(),
         has_loop: false,
         mode_layer: None,
-        builds: Vec::new(),
-        frozen: Vec::new(),
+        builds: ThinVec::new(),
+        frozen: ThinVec::new(),
         facts: Default::default(),
         grad_flow: GradFlow::default(),
     });
@@ -1150,16 +1151,16 @@ impl Builder<'_> {
             annotations,
             no_grad,
             returns: Val::Unknown,
-            return_props,
-            return_forward_props,
+            return_props: return_props.into(),
+            return_forward_props: return_forward_props.into(),
             returns_differentiated: false,
-            events: Vec::new(),
+            events: ThinVec::new(),
             calls: Vec::new(),
-            object_method_calls: Vec::new(),
+            object_method_calls: ThinVec::new(),
             has_loop: false,
             mode_layer: None,
-            builds: Vec::new(),
-            frozen: Vec::new(),
+            builds: ThinVec::new(),
+            frozen: ThinVec::new(),
             facts: Default::default(),
             grad_flow: GradFlow::default(),
         });
@@ -1347,7 +1348,7 @@ impl Builder<'_> {
                 range: e.range,
             });
         }
-        self.out.functions[idx as usize].events = out;
+        self.out.functions[idx as usize].events = out.into();
         let mut calls = Vec::new();
         own_calls(body, &mut |call| {
             let Expr::Attribute(a) = &*call.func else {
@@ -1369,7 +1370,7 @@ impl Builder<'_> {
                 call.range(),
             ));
         });
-        self.out.functions[idx as usize].object_method_calls = calls;
+        self.out.functions[idx as usize].object_method_calls = calls.into();
     }
 
     /// Values of the names assigned in a suite (flow-insensitive; conflicting assignments
@@ -1513,7 +1514,7 @@ impl Builder<'_> {
         vals: &FxHashMap<String, Val>,
         nested: Option<&Nested>,
     ) -> Val {
-        let args = || -> (Vec<Val>, Vec<(Box<str>, Val)>) {
+        let args = || -> (ThinVec<Val>, ThinVec<(Box<str>, Val)>) {
             let a = call
                 .arguments
                 .args
@@ -1703,8 +1704,8 @@ impl Builder<'_> {
         }
         f.has_loop = has_loop;
         f.mode_layer = mode_layer;
-        f.builds = builds;
-        f.frozen = frozen_modules(body);
+        f.builds = builds.into();
+        f.frozen = frozen_modules(body).into();
     }
 }
 

@@ -16,7 +16,7 @@ use crate::project::facts::ArgPos;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use rustc_hash::FxHashSet;
+use thin_vec::ThinVec;
 
 /// Where one value of a function goes.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -28,7 +28,7 @@ pub struct ValueSinks {
     pub returned: bool,
     /// It reaches an argument (positional, as written, or by keyword) of a recorded call
     /// (index in [`super::FunctionSummary::calls`]).
-    pub args: Vec<(u32, ArgPos)>,
+    pub args: ThinVec<(u32, ArgPos)>,
 }
 
 impl ValueSinks {
@@ -42,31 +42,40 @@ impl ValueSinks {
 pub struct GradFlow {
     /// Per recorded call (same index as [`super::FunctionSummary::calls`]): where its result
     /// goes. Empty when no call's result goes anywhere tracked.
-    pub results: Vec<ValueSinks>,
+    pub results: ThinVec<ValueSinks>,
     /// Per parameter (same index as [`super::FunctionSummary::params`]): where its value goes.
     /// Empty when no parameter goes anywhere tracked.
-    pub params: Vec<ValueSinks>,
+    pub params: ThinVec<ValueSinks>,
     /// `torch.set_grad_enabled(False)` as an unconditional statement of the body (or of its
     /// `if __name__ == "__main__":` block): autograd is off for the rest of the process from
     /// there on.
     pub grad_disabled_at: Option<TextSize>,
 }
 
-/// An expression and the names it reads.
-type ReadExpr<'a> = (&'a Expr, FxHashSet<&'a str>);
-
-/// One flow of names: the names bound (roots) from the names read in `value`.
+/// One flow of names: the names bound (roots, `targets` in [`Collect::targets`]) from the
+/// names read in `value`.
 struct Assign<'a> {
-    targets: Vec<&'a str>,
+    targets: std::ops::Range<u32>,
     value: &'a Expr,
 }
 
-/// Collect the function's own assignments, differentiation sinks and returns.
+/// Collect the function's own assignments, differentiation sinks, returns, call expressions
+/// and the names it reads (in one walk; the names an expression reads are then the names
+/// within its range, since the walk skips lambdas and nested definitions as the sinks do).
 struct Collect<'a, 's> {
     scopes: &'s Scopes,
     assigns: Vec<Assign<'a>>,
+    /// Assignment targets (name ids), referred to by [`Assign::targets`].
+    targets: Vec<u32>,
     diffs: Vec<&'a Expr>,
     returns: Vec<&'a Expr>,
+    /// Every call expression of the body (outside lambdas and nested definitions, where the
+    /// summary records calls).
+    call_exprs: Vec<&'a ExprCall>,
+    /// Every name read (load or store context, as an expression): where it starts, its id.
+    names: Vec<(TextSize, u32)>,
+    /// Name ids.
+    ids: rustc_hash::FxHashMap<&'a str, u32>,
 }
 
 fn root_name(mut e: &Expr) -> Option<&str> {
@@ -81,17 +90,46 @@ fn root_name(mut e: &Expr) -> Option<&str> {
     }
 }
 
-fn target_names<'a>(t: &'a Expr, out: &mut Vec<&'a str>) {
-    match t {
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| target_names(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| target_names(e, out)),
-        e => out.extend(root_name(e)),
-    }
-}
-
 impl<'a> Collect<'a, '_> {
+    fn id(&mut self, name: &'a str) -> u32 {
+        let next = self.ids.len() as u32;
+        *self.ids.entry(name).or_insert(next)
+    }
+
+    fn target_names(&mut self, t: &'a Expr) {
+        match t {
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.target_names(e)),
+            Expr::List(l) => l.elts.iter().for_each(|e| self.target_names(e)),
+            e => {
+                if let Some(n) = root_name(e) {
+                    let id = self.id(n);
+                    self.targets.push(id);
+                }
+            }
+        }
+    }
+
+    /// An assignment of `value` to the names bound by `targets`.
+    fn assign(&mut self, targets: &[&'a Expr], value: &'a Expr) {
+        let from = self.targets.len() as u32;
+        for t in targets {
+            self.target_names(t);
+        }
+        self.assigns.push(Assign {
+            targets: from..self.targets.len() as u32,
+            value,
+        });
+    }
+
     /// Is the call `torch.autograd.grad` / `torch.autograd.backward` (however imported)?
     fn autograd_call(&self, c: &ExprCall) -> bool {
+        // Either test needs a last attribute `grad` / `backward`, or a bare name bound to
+        // one (`from torch.autograd import grad as g`).
+        match &*c.func {
+            Expr::Attribute(a) if matches!(a.attr.as_str(), "grad" | "backward") => {}
+            Expr::Name(_) => {}
+            _ => return false,
+        }
         if let Some(q) = self.scopes.resolve(&c.func) {
             if matches!(
                 q.as_str(),
@@ -110,45 +148,27 @@ impl<'a> Visitor<'a> for Collect<'a, '_> {
         match stmt {
             Stmt::FunctionDef(_) | Stmt::ClassDef(_) => return,
             Stmt::Assign(a) => {
-                let mut targets = Vec::new();
-                a.targets.iter().for_each(|t| target_names(t, &mut targets));
+                let targets: &'a [Expr] = &a.targets;
+                let from = self.targets.len() as u32;
+                for t in targets {
+                    self.target_names(t);
+                }
                 self.assigns.push(Assign {
-                    targets,
+                    targets: from..self.targets.len() as u32,
                     value: &a.value,
                 });
             }
-            Stmt::AugAssign(a) => {
-                let mut targets = Vec::new();
-                target_names(&a.target, &mut targets);
-                self.assigns.push(Assign {
-                    targets,
-                    value: &a.value,
-                });
-            }
+            Stmt::AugAssign(a) => self.assign(&[&a.target], &a.value),
             Stmt::AnnAssign(a) => {
                 if let Some(v) = &a.value {
-                    let mut targets = Vec::new();
-                    target_names(&a.target, &mut targets);
-                    self.assigns.push(Assign { targets, value: v });
+                    self.assign(&[&a.target], v);
                 }
             }
-            Stmt::For(f) => {
-                let mut targets = Vec::new();
-                target_names(&f.target, &mut targets);
-                self.assigns.push(Assign {
-                    targets,
-                    value: &f.iter,
-                });
-            }
+            Stmt::For(f) => self.assign(&[&f.target], &f.iter),
             Stmt::With(w) => {
                 for item in &w.items {
                     if let Some(v) = &item.optional_vars {
-                        let mut targets = Vec::new();
-                        target_names(v, &mut targets);
-                        self.assigns.push(Assign {
-                            targets,
-                            value: &item.context_expr,
-                        });
+                        self.assign(&[v], &item.context_expr);
                     }
                 }
             }
@@ -165,7 +185,12 @@ impl<'a> Visitor<'a> for Collect<'a, '_> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Lambda(_) => return,
+            Expr::Name(n) => {
+                let id = self.id(n.id.as_str());
+                self.names.push((n.start(), id));
+            }
             Expr::Call(c) => {
+                self.call_exprs.push(c);
                 match helpers::method_call(c) {
                     // `loss.backward()`, `scaler.scale(loss).backward()`,
                     // `accelerator.backward(loss)`.
@@ -176,9 +201,12 @@ impl<'a> Visitor<'a> for Collect<'a, '_> {
                     // `losses.append(loss)`: the container now holds the value.
                     Some(("append" | "extend" | "add_" | "insert" | "update", recv)) => {
                         if let Some(root) = root_name(recv) {
+                            let root = self.id(root);
                             for a in c.arguments.args.iter() {
+                                let from = self.targets.len() as u32;
+                                self.targets.push(root);
                                 self.assigns.push(Assign {
-                                    targets: vec![root],
+                                    targets: from..from + 1,
                                     value: a,
                                 });
                             }
@@ -207,23 +235,6 @@ impl<'a> Visitor<'a> for Collect<'a, '_> {
         }
         visitor::walk_expr(self, expr);
     }
-}
-
-/// The names an expression reads (outside lambdas).
-fn reads<'a>(e: &'a Expr, out: &mut FxHashSet<&'a str>) {
-    struct R<'o, 'a>(&'o mut FxHashSet<&'a str>);
-    impl<'a> Visitor<'a> for R<'_, 'a> {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            match e {
-                Expr::Name(n) => {
-                    self.0.insert(n.id.as_str());
-                }
-                Expr::Lambda(_) => {}
-                _ => visitor::walk_expr(self, e),
-            }
-        }
-    }
-    R(out).visit_expr(e);
 }
 
 /// `torch.set_grad_enabled(False)` as a statement.
@@ -280,8 +291,12 @@ pub(super) fn grad_flow(
     let mut c = Collect {
         scopes,
         assigns: Vec::new(),
+        targets: Vec::new(),
         diffs: Vec::new(),
         returns: Vec::new(),
+        call_exprs: Vec::new(),
+        names: Vec::new(),
+        ids: rustc_hash::FxHashMap::default(),
     };
     c.visit_body(body);
     // Nothing to follow without a differentiation, a return or a call; and a budget for
@@ -294,103 +309,102 @@ pub(super) fn grad_flow(
             ..GradFlow::default()
         };
     }
-    // Read sets, computed once.
-    fn read_set(e: &Expr) -> FxHashSet<&str> {
-        let mut r = FxHashSet::default();
-        reads(e, &mut r);
-        r
-    }
-    // Name -> the names assigned from expressions that read it: the closure below is a
-    // reachability walk over these edges (a fixpoint over every assignment per value was
-    // quadratic in long bodies).
-    let mut edges: rustc_hash::FxHashMap<&str, Vec<&str>> = rustc_hash::FxHashMap::default();
-    for a in &c.assigns {
-        for n in read_set(a.value) {
-            edges
-                .entry(n)
-                .or_default()
-                .extend(a.targets.iter().copied());
+    let Collect {
+        assigns,
+        targets,
+        diffs,
+        returns,
+        mut call_exprs,
+        mut names,
+        ids,
+        ..
+    } = c;
+    let n_ids = ids.len();
+    // The names an expression reads: those that start within its range (the walk is in
+    // source order but for assignment targets after their values).
+    names.sort_unstable_by_key(|&(at, _)| at);
+    let reads = |r: TextRange| -> &[(TextSize, u32)] {
+        let from = names.partition_point(|&(at, _)| at < r.start());
+        let to = from + names[from..].partition_point(|&(at, _)| at < r.end());
+        &names[from..to]
+    };
+    // Name -> the names assigned from expressions that read it (CSR): the closure below is
+    // a reachability walk over these edges.
+    let mut edge_pairs: Vec<(u32, u32)> = Vec::new();
+    for a in &assigns {
+        let t = &targets[a.targets.start as usize..a.targets.end as usize];
+        if t.is_empty() {
+            continue;
+        }
+        for &(_, n) in reads(a.value.range()) {
+            edge_pairs.extend(t.iter().map(|&t| (n, t)));
         }
     }
-    let diff_reads: Vec<(&Expr, FxHashSet<&str>)> =
-        c.diffs.iter().map(|e| (*e, read_set(e))).collect();
-    let return_reads: Vec<(&Expr, FxHashSet<&str>)> =
-        c.returns.iter().map(|e| (*e, read_set(e))).collect();
-    let by_range = calls_by_range(body);
-    let call_args: Vec<Vec<(ArgPos, ReadExpr)>> = calls
-        .iter()
-        .map(|call| {
-            by_range
-                .get(&call.range)
-                .copied()
-                .map(|expr| {
-                    let positional = expr
-                        .arguments
-                        .args
-                        .iter()
-                        .enumerate()
-                        .map(|(i, a)| (ArgPos::Pos(i as u16), (a, read_set(a))));
-                    let keywords = expr.arguments.keywords.iter().filter_map(|k| {
-                        let name = k.arg.as_ref()?;
-                        Some((
-                            ArgPos::Kw(name.as_str().into()),
-                            (&k.value, read_set(&k.value)),
-                        ))
-                    });
-                    positional.chain(keywords).collect()
+    let edges = Csr::new(n_ids, edge_pairs);
+    // The recorded calls' expressions and their arguments (positional, then keywords by name).
+    call_exprs.sort_unstable_by_key(|c| (c.start(), c.end()));
+    call_exprs.dedup_by_key(|c| c.range());
+    struct Arg<'a> {
+        value: &'a Expr,
+        keyword: Option<&'a str>,
+        index: u16,
+    }
+    let mut args: Vec<Arg> = Vec::new();
+    let mut args_of: Vec<std::ops::Range<u32>> = Vec::with_capacity(calls.len());
+    for call in calls {
+        let from = args.len() as u32;
+        let at = call_exprs
+            .partition_point(|c| (c.start(), c.end()) < (call.range.start(), call.range.end()));
+        if let Some(expr) = call_exprs.get(at).filter(|c| c.range() == call.range) {
+            args.extend(expr.arguments.args.iter().enumerate().map(|(i, a)| Arg {
+                value: a,
+                keyword: None,
+                index: i as u16,
+            }));
+            args.extend(expr.arguments.keywords.iter().filter_map(|k| {
+                Some(Arg {
+                    value: &k.value,
+                    keyword: Some(k.arg.as_ref()?.as_str()),
+                    index: 0,
                 })
-                .unwrap_or_default()
-        })
-        .collect();
-    // The sinks that read each name: a differentiation, a return, or argument `ai` of call
-    // `ci`, with where that expression starts.
-    #[derive(Clone, Copy)]
-    enum Sink {
-        Diff,
-        Ret,
-        Arg(usize, usize),
-    }
-    let mut by_name: rustc_hash::FxHashMap<&str, Vec<(Sink, TextSize)>> =
-        rustc_hash::FxHashMap::default();
-    for (e, r) in &diff_reads {
-        for &n in r {
-            by_name.entry(n).or_default().push((Sink::Diff, e.start()));
+            }));
         }
+        args_of.push(from..args.len() as u32);
     }
-    for (e, r) in &return_reads {
-        for &n in r {
-            by_name.entry(n).or_default().push((Sink::Ret, e.start()));
-        }
+    // The sinks that read each name (CSR): a differentiation, a return, or argument `k` (index
+    // in `args`), with where that expression starts.
+    const DIFF: u32 = u32::MAX;
+    const RET: u32 = u32::MAX - 1;
+    let mut sink_pairs: Vec<(u32, (u32, TextSize))> = Vec::new();
+    for e in &diffs {
+        sink_pairs.extend(
+            reads(e.range())
+                .iter()
+                .map(|&(_, n)| (n, (DIFF, e.start()))),
+        );
     }
-    for (ci, args) in call_args.iter().enumerate() {
-        for (ai, (_, (e, r))) in args.iter().enumerate() {
-            for &n in r {
-                by_name
-                    .entry(n)
-                    .or_default()
-                    .push((Sink::Arg(ci, ai), e.start()));
-            }
-        }
+    for e in &returns {
+        sink_pairs.extend(reads(e.range()).iter().map(|&(_, n)| (n, (RET, e.start()))));
     }
-    // `after`: for a call's result, only sinks after the call count (a name reused for another
-    // value earlier, `loss = step(...); loss.backward()` before `loss = evaluate(...)`, is not
-    // this value).
+    for (k, a) in args.iter().enumerate() {
+        let at = a.value.start();
+        sink_pairs.extend(
+            reads(a.value.range())
+                .iter()
+                .map(|&(_, n)| (n, (k as u32, at))),
+        );
+    }
+    let by_name = Csr::new(n_ids, sink_pairs);
     // The sinks each recorded call sits in (its result flows into them directly): found per
-    // sink from the calls sorted by position, instead of testing every sink for every call.
-    #[derive(Default, Clone)]
-    struct Seeds {
-        assigns: Vec<usize>,
-        diff: bool,
-        ret: bool,
-        args: Vec<(usize, usize)>,
-    }
-    let mut order: Vec<(TextSize, TextSize, usize)> = calls
+    // sink from the calls sorted by position. `seed_assigns` / `seed_args`: (call, assignment
+    // or argument), `seed_flags`: bit 0 differentiated, bit 1 returned.
+    let mut order: Vec<(TextSize, TextSize, u32)> = calls
         .iter()
         .enumerate()
-        .map(|(i, call)| (call.range.start(), call.range.end(), i))
+        .map(|(i, call)| (call.range.start(), call.range.end(), i as u32))
         .collect();
     order.sort_unstable();
-    let within = |r: TextRange, f: &mut dyn FnMut(usize)| {
+    let within = |r: TextRange, f: &mut dyn FnMut(u32)| {
         let from = order.partition_point(|&(start, _, _)| start < r.start());
         for &(start, end, i) in &order[from..] {
             if start >= r.end() {
@@ -401,79 +415,130 @@ pub(super) fn grad_flow(
             }
         }
     };
-    let mut seeds: Vec<Seeds> = vec![Seeds::default(); calls.len()];
-    for (k, a) in c.assigns.iter().enumerate() {
-        within(a.value.range(), &mut |i| seeds[i].assigns.push(k));
-    }
-    for (e, _) in &diff_reads {
-        within(e.range(), &mut |i| seeds[i].diff = true);
-    }
-    for (e, _) in &return_reads {
-        within(e.range(), &mut |i| seeds[i].ret = true);
-    }
-    for (ci, args) in call_args.iter().enumerate() {
-        for (ai, (_, (e, _))) in args.iter().enumerate() {
-            within(e.range(), &mut |i| seeds[i].args.push((ci, ai)));
+    let mut seed_assigns: Vec<(u32, u32)> = Vec::new();
+    let mut seed_args: Vec<(u32, u32)> = Vec::new();
+    let mut seed_flags: Vec<u8> = vec![0; calls.len()];
+    for (k, a) in assigns.iter().enumerate() {
+        if !a.targets.is_empty() {
+            within(a.value.range(), &mut |i| seed_assigns.push((i, k as u32)));
         }
     }
-    let no_seeds = Seeds::default();
-    let sinks_of = |seed: &Seeds, names: FxHashSet<&str>, after: TextSize| -> ValueSinks {
+    for e in &diffs {
+        within(e.range(), &mut |i| seed_flags[i as usize] |= 1);
+    }
+    for e in &returns {
+        within(e.range(), &mut |i| seed_flags[i as usize] |= 2);
+    }
+    for (k, a) in args.iter().enumerate() {
+        within(a.value.range(), &mut |i| seed_args.push((i, k as u32)));
+    }
+    seed_assigns.sort_unstable();
+    seed_args.sort_unstable();
+    // Argument `k` as the call and position it is recorded with.
+    let call_of_arg: Vec<u32> = args_of
+        .iter()
+        .enumerate()
+        .flat_map(|(ci, r)| std::iter::repeat_n(ci as u32, r.len()))
+        .collect();
+    let arg_pos = |k: u32| -> (u32, ArgPos) {
+        let a = &args[k as usize];
+        let pos = match a.keyword {
+            None => ArgPos::Pos(a.index),
+            Some(kw) => ArgPos::Kw(kw.into()),
+        };
+        (call_of_arg[k as usize], pos)
+    };
+    // Reused between values: the derived names (`mark` = `stamp` when derived), the walk's
+    // stack and the arguments hit.
+    let mut mark: Vec<u32> = vec![0; n_ids];
+    let mut stamp = 0u32;
+    let mut derived: Vec<u32> = Vec::new();
+    let mut hits: Vec<u32> = Vec::new();
+    // Where a value goes: `start` names derived from it, `flags` / `seed_args` the sinks
+    // that contain it; after `after` (for a call's result, only sinks after the call count:
+    // a name reused for another value earlier, `loss = step(...); loss.backward()` before
+    // `loss = evaluate(...)`, is not this value), and never call `own` (a call's result
+    // passed straight to itself is not a flow).
+    let mut sinks_of = |start: &mut dyn Iterator<Item = u32>,
+                        flags: u8,
+                        seeded: &[(u32, u32)],
+                        after: TextSize,
+                        own: Option<u32>|
+     -> ValueSinks {
+        stamp += 1;
+        derived.clear();
+        for n in start {
+            if mark[n as usize] != stamp {
+                mark[n as usize] = stamp;
+                derived.push(n);
+            }
+        }
         // The names derived from the value: reachability over the assignments.
-        let mut derived = names;
-        for &k in &seed.assigns {
-            derived.extend(c.assigns[k].targets.iter().copied());
-        }
-        let mut stack: Vec<&str> = derived.iter().copied().collect();
-        while let Some(n) = stack.pop() {
-            for &t in edges.get(n).map(Vec::as_slice).unwrap_or_default() {
-                if derived.insert(t) {
-                    stack.push(t);
+        let mut i = 0;
+        while i < derived.len() {
+            let n = derived[i];
+            i += 1;
+            for &t in edges.get(n) {
+                if mark[t as usize] != stamp {
+                    mark[t as usize] = stamp;
+                    derived.push(t);
                 }
             }
         }
-        // A sink is hit when it contains the value itself (`seed`) or, after `after`, reads a
-        // derived name (looked up by name rather than by scanning every sink).
-        let mut differentiated = seed.diff;
-        let mut returned = seed.ret;
-        let mut hits: Vec<(usize, usize)> = seed.args.clone();
-        for n in &derived {
-            for &(sink, start) in by_name.get(n).map(Vec::as_slice).unwrap_or_default() {
-                if start < after {
+        let mut differentiated = flags & 1 != 0;
+        let mut returned = flags & 2 != 0;
+        hits.clear();
+        hits.extend(seeded.iter().map(|&(_, k)| k));
+        for &n in &derived {
+            for &(sink, at) in by_name.get(n) {
+                if at < after {
                     continue;
                 }
                 match sink {
-                    Sink::Diff => differentiated = true,
-                    Sink::Ret => returned = true,
-                    Sink::Arg(ci, ai) => hits.push((ci, ai)),
+                    DIFF => differentiated = true,
+                    RET => returned = true,
+                    k => hits.push(k),
                 }
             }
         }
+        // Argument order is call order, then position within the call.
         hits.sort_unstable();
         hits.dedup();
         ValueSinks {
             differentiated,
             returned,
             args: hits
-                .into_iter()
-                .map(|(ci, ai)| (ci as u32, call_args[ci][ai].0.clone()))
+                .iter()
+                .map(|&k| arg_pos(k))
+                .filter(|(ci, _)| Some(*ci) != own)
                 .collect(),
         }
     };
-    let mut results: Vec<ValueSinks> = calls
-        .iter()
-        .zip(&seeds)
-        .map(|(call, seed)| sinks_of(seed, FxHashSet::default(), call.range.end()))
-        .collect();
-    // A call's result passed straight to itself is not a flow.
-    for (ci, r) in results.iter_mut().enumerate() {
-        r.args.retain(|(k, _)| *k as usize != ci);
+    let mut results: ThinVec<ValueSinks> = ThinVec::with_capacity(calls.len());
+    let (mut sa, mut sg) = (0, 0);
+    for (ci, call) in calls.iter().enumerate() {
+        let ci = ci as u32;
+        let a_to = sa + seed_assigns[sa..].partition_point(|&(i, _)| i == ci);
+        let g_to = sg + seed_args[sg..].partition_point(|&(i, _)| i == ci);
+        let mut start = seed_assigns[sa..a_to].iter().flat_map(|&(_, k)| {
+            let r = &assigns[k as usize].targets;
+            targets[r.start as usize..r.end as usize].iter().copied()
+        });
+        results.push(sinks_of(
+            &mut start,
+            seed_flags[ci as usize],
+            &seed_args[sg..g_to],
+            call.range.end(),
+            Some(ci),
+        ));
+        sa = a_to;
+        sg = g_to;
     }
-    let mut params_out: Vec<ValueSinks> = params
+    let mut params_out: ThinVec<ValueSinks> = params
         .iter()
-        .map(|p| {
-            let mut names = FxHashSet::default();
-            names.insert(*p);
-            sinks_of(&no_seeds, names, TextSize::new(0))
+        .map(|p| match ids.get(p) {
+            Some(&id) => sinks_of(&mut std::iter::once(id), 0, &[], TextSize::new(0), None),
+            None => ValueSinks::default(),
         })
         .collect();
     if results.iter().all(ValueSinks::is_empty) {
@@ -489,23 +554,30 @@ pub(super) fn grad_flow(
     }
 }
 
-/// Every call expression of the body, by its range (one walk, instead of a search from the
-/// top of the body for each recorded call).
-fn calls_by_range(body: &[Stmt]) -> rustc_hash::FxHashMap<TextRange, &ExprCall> {
-    struct F<'a> {
-        out: rustc_hash::FxHashMap<TextRange, &'a ExprCall>,
-    }
-    impl<'a> Visitor<'a> for F<'a> {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            if let Expr::Call(c) = e {
-                self.out.entry(c.range()).or_insert(c);
-            }
-            visitor::walk_expr(self, e);
+/// Adjacency lists by name id, in one array.
+struct Csr<T> {
+    offsets: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T: Copy> Csr<T> {
+    fn new(n: usize, mut pairs: Vec<(u32, T)>) -> Self {
+        // The order within a list does not matter (the lists are read as sets).
+        pairs.sort_unstable_by_key(|&(k, _)| k);
+        let mut offsets = vec![0u32; n + 1];
+        for &(k, _) in &pairs {
+            offsets[k as usize + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        Csr {
+            offsets,
+            items: pairs.into_iter().map(|(_, v)| v).collect(),
         }
     }
-    let mut f = F {
-        out: rustc_hash::FxHashMap::default(),
-    };
-    f.visit_body(body);
-    f.out
+
+    fn get(&self, k: u32) -> &[T] {
+        &self.items[self.offsets[k as usize] as usize..self.offsets[k as usize + 1] as usize]
+    }
 }
