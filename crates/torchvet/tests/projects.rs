@@ -126,6 +126,8 @@ projects! {
         clean_torchvision_pinned_old,
         clean_conda_env_pins,
         clean_torchrun_template_parser,
+        clean_epoch_helper_accumulation,
+        clean_scheduler_state_test,
     ],
 }
 
@@ -661,4 +663,25 @@ fn status_of_every_project() {
         std::fs::write(&path, report).expect("write the status report");
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// An event inside a helper of another file is named by what it is, not by the text of the
+/// call that reaches it: the message of the micro-batch `zero_grad()` in `engine.py` names that
+/// `zero_grad()`, and names the helper call once (audit 13 found the call's text given as both
+/// the zero_grad and the step).
+#[test]
+fn a_remote_zero_grad_is_named_by_its_kind_not_by_the_helper_call() {
+    let outcome = run_project("grad_accum_helper");
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let key = outcome
+        .reported
+        .iter()
+        .find(|k| k.3 == "zero-grad-misplaced")
+        .expect("the per-micro-batch zero_grad is reported");
+    let m = &outcome.messages[key];
+    assert!(
+        m.starts_with("`optimizer.zero_grad()` (in `forward_backward(...)`)"),
+        "{m}"
+    );
+    assert_eq!(m.matches("forward_backward").count(), 1, "{m}");
 }

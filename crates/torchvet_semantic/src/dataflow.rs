@@ -109,6 +109,11 @@ pub struct Fact {
     /// `softmax` at the end of a model's `forward` in `models.py`); `origin` is then the
     /// place in this file where the value enters (the model call).
     pub remote: Option<(crate::project::FileId, TextRange)>,
+    /// For [`Prop::MaybeNonContiguous`] made by `expand`: how many leading dimensions are the
+    /// expanded ones, when those are the only ones (`x.unsqueeze(0).expand(b, -1, -1)`: 1; the
+    /// `-1`s keep their sizes and strides). An integer index of those dimensions
+    /// (`e[-1]`, `e[0, :]`) removes them and leaves the contiguous rest; 0 when not known.
+    pub expanded_leading: u8,
 }
 
 /// An object built by calling a class: a loss, a layer, a model.
@@ -264,6 +269,7 @@ fn fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
         runs: None,
         through: None,
         remote: None,
+        expanded_leading: 0,
     }
 }
 
@@ -294,6 +300,7 @@ pub fn value_of_resolved(
                 runs: None,
                 through: Some(through.clone()),
                 remote: Some((file, pf.origin)),
+                expanded_leading: 0,
             })
             .collect()
     };
@@ -949,6 +956,65 @@ fn reduction_none(call: &ExprCall) -> bool {
         || helpers::keyword(call, "reduce").and_then(helpers::is_truthy) == Some(false)
 }
 
+/// How many leading dimensions `expand(...)` with these arguments expands, when they are the
+/// only ones: the arguments after them are all the literal `-1` (size and stride kept), as in
+/// `x.unsqueeze(0).expand(b, -1, -1)`. 0 when not known (a shape tuple in a name, sizes that
+/// may or may not differ from the tensor's own).
+fn expanded_leading(args: &[Expr]) -> u8 {
+    let sizes: &[Expr] = match args {
+        [Expr::Tuple(t)] => &t.elts,
+        [Expr::List(t)] => &t.elts,
+        a => a,
+    };
+    if sizes.iter().any(|a| matches!(a, Expr::Starred(_))) {
+        return 0;
+    }
+    let keep = |e: &Expr| helpers::int_value(e) == Some(-1);
+    let lead = sizes.iter().take_while(|e| !keep(e)).count();
+    if lead == 0 || lead == sizes.len() || !sizes[lead..].iter().all(keep) {
+        return 0;
+    }
+    u8::try_from(lead).unwrap_or(0)
+}
+
+/// An index that removes expanded leading dimensions with integers (`e[-1]`, `e[0, :, :]`):
+/// what is left of an `expand` that only expanded those dimensions is the contiguous
+/// tensor it expanded, so the non-contiguity goes (or, when fewer of them are indexed, the
+/// remaining expanded dimensions are counted).
+fn drop_expanded_leading(mut v: Value, slice: &Expr) -> Value {
+    let parts: &[Expr] = match slice {
+        Expr::Tuple(t) => &t.elts,
+        s => std::slice::from_ref(s),
+    };
+    let ints = parts
+        .iter()
+        .take_while(|e| {
+            // `e[True]` adds a dimension: integers only.
+            matches!(helpers::literal(e), Some(helpers::Literal::Int(_)))
+        })
+        .count();
+    // Everything after the integers takes whole dimensions (`:`), which keeps the rest as
+    // it was.
+    let whole = |e: &Expr| matches!(e, Expr::Slice(sl) if sl.lower.is_none() && sl.upper.is_none() && sl.step.is_none());
+    if ints == 0 || !parts[ints..].iter().all(whole) {
+        return v;
+    }
+    let Ok(ints) = u8::try_from(ints) else {
+        return v;
+    };
+    v.facts.retain_mut(|f| {
+        if f.prop != Prop::MaybeNonContiguous || f.expanded_leading == 0 {
+            return true;
+        }
+        if ints >= f.expanded_leading {
+            return false;
+        }
+        f.expanded_leading -= ints;
+        true
+    });
+    v
+}
+
 fn index_keeps_dims(slice: &Expr) -> bool {
     match slice {
         Expr::Slice(_) => true,
@@ -1033,6 +1099,7 @@ impl<'c> FlowContext<'c> {
                 if v.elements.is_some() {
                     return Value::default();
                 }
+                let v = drop_expanded_leading(v, &s.slice);
                 let keep_runs = index_keeps_dims(&s.slice);
                 let column = match &*s.slice {
                     Expr::Tuple(t) => {
@@ -1421,6 +1488,9 @@ impl<'c> FlowContext<'c> {
                     _ => None,
                 };
                 f.runs = runs_of(m, &call.arguments.args, ndim);
+                if m == "expand" {
+                    f.expanded_leading = expanded_leading(&call.arguments.args);
+                }
                 // Two layout changes may cancel out (`x.t().t()`): unknown.
                 let receiver = match &*call.func {
                     Expr::Attribute(a) => Some(&*a.value),

@@ -214,16 +214,17 @@ pub fn local_outlives_function(body: &[Stmt], name: &str) -> bool {
 
 /// Is a tensor matched by `is_target` used as a *gradient leaf* in `body` after the offset
 /// `after`: something that only works, or only makes sense, on the tensor that collects
-/// gradients itself? That is reading or resetting its `.grad`, handing it to an optimizer
-/// (`is_optimizer` judges a call) or to `add_param_group`, returning or yielding it (a
-/// function that creates a tensor requiring grad and hands it out makes a parameter), or
-/// storing it on `self` (`self.w = w`, `self.params.append(w)`).
+/// gradients itself? That is handing it to an optimizer (`is_optimizer` judges a call) or to
+/// `add_param_group`, or reading or resetting its `.grad` when nothing calls
+/// `.retain_grad()` on it (which makes a non-leaf keep its `.grad`).
 ///
 /// The search ends at a later statement of `body` itself that binds the target again.
 ///
-/// Being differentiated through, cloned, detached, compared, or passed as the `gradient` of
-/// `backward` are not leaf uses: a non-leaf tensor serves all of them (and
-/// `torch.autograd.grad(..., inputs=t)` accepts non-leaf inputs).
+/// Being differentiated through, summed into a loss, cloned, detached, compared, returned,
+/// stored on `self`, or passed as the `gradient` of `backward` are not leaf uses: a non-leaf
+/// tensor serves all of them (and `torch.autograd.grad(..., inputs=t)` accepts non-leaf
+/// inputs). A value returned or stored is a leaf use only when what receives it shows one
+/// (for `self.w`, an optimizer of `self.w` in the class).
 pub fn used_as_gradient_leaf(
     body: &[Stmt],
     is_target: &dyn Fn(&Expr) -> bool,
@@ -235,7 +236,12 @@ pub fn used_as_gradient_leaf(
         is_target: &'t dyn Fn(&Expr) -> bool,
         is_optimizer: &'t dyn Fn(&ruff_python_ast::ExprCall) -> bool,
         after: ruff_text_size::TextSize,
+        /// Handed to an optimizer.
         found: bool,
+        /// `.grad` read or written.
+        grad: bool,
+        /// `.retain_grad()` called on it.
+        retains: bool,
     }
     impl Finder<'_> {
         /// Does `expr` mention the target anywhere (`[w]`, `[{"params": [w, b]}]`)?
@@ -260,34 +266,10 @@ pub fn used_as_gradient_leaf(
             m.visit_expr(expr);
             m.found
         }
-        /// Is `expr` the target itself, or a tuple / list holding it?
-        fn holds(&self, expr: &Expr) -> bool {
-            match expr {
-                Expr::Tuple(t) => t.elts.iter().any(|e| (self.is_target)(e)),
-                Expr::List(t) => t.elts.iter().any(|e| (self.is_target)(e)),
-                e => (self.is_target)(e),
-            }
-        }
     }
     impl<'x> Visitor<'x> for Finder<'_> {
         fn visit_stmt(&mut self, stmt: &'x Stmt) {
             if self.found || stmt.end() <= self.after {
-                return;
-            }
-            let leaf = match stmt {
-                Stmt::Return(r) if stmt.start() >= self.after => {
-                    r.value.as_deref().is_some_and(|v| self.holds(v))
-                }
-                Stmt::Assign(a) if stmt.start() >= self.after => {
-                    a.targets
-                        .iter()
-                        .any(|t| helpers::self_attribute(t).is_some())
-                        && self.holds(&a.value)
-                }
-                _ => false,
-            };
-            if leaf {
-                self.found = true;
                 return;
             }
             visitor::walk_stmt(self, stmt);
@@ -301,12 +283,11 @@ pub fn used_as_gradient_leaf(
                     Expr::Attribute(a)
                         if a.attr.as_str() == "grad" && (self.is_target)(&a.value) =>
                     {
-                        self.found = true;
-                        return;
+                        self.grad = true;
                     }
-                    Expr::Yield(y) if y.value.as_deref().is_some_and(|v| self.holds(v)) => {
-                        self.found = true;
-                        return;
+                    Expr::Call(c) if matches!(helpers::method_call(c), Some(("retain_grad", recv)) if (self.is_target)(recv)) =>
+                    {
+                        self.retains = true;
                     }
                     Expr::Call(c) => {
                         let args = || {
@@ -317,12 +298,7 @@ pub fn used_as_gradient_leaf(
                         };
                         let method = helpers::method_call(c);
                         let leaf_call = (self.is_optimizer)(c)
-                            || matches!(method, Some(("add_param_group", _)))
-                            || matches!(
-                                method,
-                                Some(("append" | "extend", recv))
-                                    if helpers::self_attribute(recv).is_some()
-                            );
+                            || matches!(method, Some(("add_param_group", _)));
                         if leaf_call && args().any(|a| self.mentions(a)) {
                             self.found = true;
                             return;
@@ -339,6 +315,8 @@ pub fn used_as_gradient_leaf(
         is_optimizer,
         after,
         found: false,
+        grad: false,
+        retains: false,
     };
     for stmt in body {
         // A later statement of `body` itself that re-binds the target ends the search: what
@@ -356,7 +334,7 @@ pub fn used_as_gradient_leaf(
             break;
         }
     }
-    f.found
+    f.found || (f.grad && !f.retains)
 }
 
 /// Is `expr` the target itself or an indexing of it (`t`, `t[i]`, `t[:, 0]`)?
@@ -670,11 +648,20 @@ mod tests {
         )));
         assert!(leaf_use(&format!("{w}loss.backward()\nprint(w.grad)\n")));
         assert!(leaf_use(&format!("{w}w.grad.zero_()\n")));
-        assert!(leaf_use(&format!("{w}return w, b\n")));
-        assert!(leaf_use(&format!("{w}self.weight = w\n")));
-        assert!(leaf_use(&format!("{w}self.params.append(w)\n")));
         assert!(leaf_use(&format!(
             "{w}opt.add_param_group({{'params': w}})\n"
+        )));
+        // Returned or stored: what receives it decides, not this body.
+        assert!(!leaf_use(&format!("{w}return w, b\n")));
+        assert!(!leaf_use(&format!("{w}self.weight = w\n")));
+        assert!(!leaf_use(&format!("{w}self.params.append(w)\n")));
+        // `.grad` kept by `retain_grad()` on the non-leaf: not a leaf use; an optimizer still
+        // is.
+        assert!(!leaf_use(&format!(
+            "{w}w.retain_grad()\nloss.backward()\nprint(w.grad)\n"
+        )));
+        assert!(leaf_use(&format!(
+            "{w}w.retain_grad()\nopt = torch.optim.SGD([w], lr=0.1)\n"
         )));
         // Only differentiated through, copied, or used as a gradient.
         assert!(!leaf_use(&format!(

@@ -196,6 +196,12 @@ pub(crate) fn movable(checker: &Checker, e: &Event) -> bool {
 /// How to name an event's call in a message: its source text, plus the local function it runs
 /// in when inlined (`` `optimizer.step()` (in `train_step(...)`) ``).
 pub(crate) fn describe(checker: &Checker, e: &Event) -> String {
+    // An event of a project function in another file sits at the call that reaches it: the
+    // call's text is not the event's, so name the event by its kind.
+    if let (Some(_), Some(v)) = (e.remote, e.via) {
+        let callee = checker.text(v.func.range());
+        return format!("{} (in `{callee}(...)`)", remote_event_name(e));
+    }
     let text = match e.call {
         Some(c) => {
             let full = checker.text(c.range());
@@ -213,6 +219,32 @@ pub(crate) fn describe(checker: &Checker, e: &Event) -> String {
             format!("`{text}` (in `{callee}(...)`)")
         }
         None => format!("`{text}`"),
+    }
+}
+
+/// How a message names an event it cannot quote (one inside a function of another file).
+fn remote_event_name(e: &Event) -> String {
+    let on = |method: &str| match e.target_key() {
+        Some(t) => format!("`{t}.{method}()`"),
+        None => format!("a `{method}()`"),
+    };
+    match e.kind {
+        EventKind::Backward => "a `backward()`".to_string(),
+        EventKind::Step => match e.target_key() {
+            Some(t) if e.scaler.is_some() => format!("the step of `{t}` (through the GradScaler)"),
+            _ => on("step"),
+        },
+        EventKind::ZeroGrad => on("zero_grad"),
+        EventKind::GradWrite => "a write of `.grad`".to_string(),
+        EventKind::SchedulerStep => on("step"),
+        EventKind::ScalerScale => "a `scaler.scale(...)`".to_string(),
+        EventKind::ScalerUnscale => "a `scaler.unscale_(...)`".to_string(),
+        EventKind::ScalerUpdate => "a `scaler.update()`".to_string(),
+        EventKind::ClipGrad => "a gradient clipping".to_string(),
+        EventKind::Eval => on("eval"),
+        EventKind::Train => on("train"),
+        EventKind::OptimizerCreated => "the creation of an optimizer".to_string(),
+        EventKind::Escape => "a call that receives the optimizer".to_string(),
     }
 }
 

@@ -11,15 +11,19 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for a tensor created with `requires_grad=True` (or `.requires_grad_()`) and then
     /// moved or cast with `.to(...)`, `.cuda()`, `.double()`, ... in the same expression, or
-    /// by re-binding the same name (`w = w.cuda()`), when the moved copy is then used as a
-    /// gradient leaf: its `.grad` is read, it is handed to an optimizer or `add_param_group`,
-    /// returned, or stored on `self`.
+    /// by re-binding the same name (`w = w.cuda()`), when the code relies on the moved copy
+    /// being a gradient leaf: it is handed to an optimizer or `add_param_group` (for
+    /// `self.w`, anywhere in the class), or its `.grad` is read without a `.retain_grad()`
+    /// call on it.
     ///
-    /// A moved copy that is only differentiated through, cloned, detached, passed as the
-    /// `gradient` of `backward`, or used as an input of `torch.autograd.grad` (which accepts
-    /// non-leaf inputs) behaves the same as the leaf would; there the rule stays silent, in
-    /// unit tests as elsewhere (a kernel test that builds `torch.randn(..., requires_grad=True)
-    /// .cuda()` inputs and only copies them loses nothing).
+    /// A moved copy that is only differentiated through, summed into a loss, cloned,
+    /// detached, returned, passed as the `gradient` of `backward`, or used as an input of
+    /// `torch.autograd.grad` (which accepts non-leaf inputs) behaves the same as the leaf
+    /// would; so does one whose `.grad` is read after `t.retain_grad()`, which makes a non-leaf
+    /// keep its gradient. There the rule stays silent, in unit tests as elsewhere (a kernel
+    /// test that builds `torch.randn(..., requires_grad=True).cuda()` inputs and only copies
+    /// them loses nothing; `loss = torch.tensor([0.0], requires_grad=True).to(device)` as
+    /// the starting value of a sum loses nothing either).
     ///
     /// ## Why is this bad?
     /// A move or cast that copies is an autograd operation: its result is a *non-leaf*
@@ -150,12 +154,12 @@ fn copies(factory: &ExprCall, method: &str, call: &ExprCall) -> bool {
     }
 }
 
-/// Is the moved copy later used as a gradient leaf (its `.grad` read, handed to an
-/// optimizer, returned, stored on `self`: [`uses::used_as_gradient_leaf`])? Only then is the
-/// lost leaf a bug. A tensor that is only differentiated through, cloned, detached, or passed
-/// as the `gradient` of `backward` works the same as a non-leaf (the `requires_grad=True` is
-/// merely pointless), and `torch.autograd.grad(..., inputs=t)` accepts a non-leaf (the
-/// gradient penalty of WGAN-GP).
+/// Is the moved copy later used as a gradient leaf (handed to an optimizer, its `.grad` read
+/// with no `.retain_grad()`: [`uses::used_as_gradient_leaf`])? Only then is the lost leaf a
+/// bug. A tensor that is only differentiated through, summed into a loss, cloned, detached,
+/// returned, or passed as the `gradient` of `backward` works the same as a non-leaf (the
+/// `requires_grad=True` is merely pointless), and `torch.autograd.grad(..., inputs=t)`
+/// accepts a non-leaf (the gradient penalty of WGAN-GP).
 fn used_as_leaf(checker: &Checker, target: &Expr, after: TextSize) -> bool {
     let is_optimizer = |c: &ExprCall| is_optimizer_call(checker, c);
     if let Expr::Name(n) = target {
@@ -183,18 +187,14 @@ fn used_as_leaf(checker: &Checker, target: &Expr, after: TextSize) -> bool {
     false
 }
 
-/// A creation-and-move not bound to a name: is it handed straight to an optimizer or
-/// returned (`return torch.zeros(1, requires_grad=True).cuda()`)?
+/// A creation-and-move not bound to a name: is it handed straight to an optimizer
+/// (`SGD([torch.zeros(1, requires_grad=True).cuda()], lr=0.1)`)? One that is returned is
+/// judged by what the caller does with it, which this file does not show: silent.
 fn inline_leaf_use(checker: &Checker, call: &ExprCall) -> bool {
-    let returned = matches!(checker.current_stmt(), Some(Stmt::Return(r)) if r.value.as_deref().is_some_and(|v| match v {
-        Expr::Tuple(t) => t.elts.iter().any(|e| e.range() == call.range()),
-        v => v.range() == call.range(),
-    }));
-    returned
-        || checker
-            .expr_stack()
-            .iter()
-            .any(|e| matches!(e, Expr::Call(c) if c.range() != call.range() && is_optimizer_call(checker, c)))
+    checker
+        .expr_stack()
+        .iter()
+        .any(|e| matches!(e, Expr::Call(c) if c.range() != call.range() && is_optimizer_call(checker, c)))
 }
 
 fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {

@@ -28,6 +28,10 @@ crate::declare_rule! {
     /// library's: timm's `CosineLRScheduler`, `create_scheduler`, ...): a settings stub whose
     /// optimizer never trains.
     ///
+    /// In unit-test code, a scheduler whose only uses read or restore its state
+    /// (`state_dict()`, `load_state_dict()`, `get_last_lr()`) is a test of checkpointing, not
+    /// a run whose learning rate never changes: it is left alone.
+    ///
     /// When every `.step()` of a scheduler built under `if cfg["scheduler"] == "A":` sits
     /// under `if cfg["scheduler"] == "B":` tests of the same setting for other values, the
     /// scheduler is never stepped either, and reported.
@@ -148,6 +152,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if optimizer_never_used(checker, &p, func, call) {
         return;
     }
+    if notes.is_empty() && state_test(checker, &fates) {
+        return;
+    }
     let class = helpers::last_segment(q);
     let bound = match &origin {
         Origin::Bound(_) => checker
@@ -190,6 +197,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             }
         }
     }
+}
+
+/// A unit test that builds the scheduler to exercise its state (`state_dict()`,
+/// `load_state_dict()` of a checkpoint, `last_epoch` inspected): its only uses read or restore
+/// state, and none is a step. Such a test runs no training whose learning rate could stay
+/// put.
+fn state_test(checker: &Checker, fates: &[Fate]) -> bool {
+    checker.is_test_file()
+        && fates.iter().any(
+            |f| matches!(f, Fate::Use { how: UseHow::Method(m), .. } if READ_ONLY.contains(&&**m)),
+        )
 }
 
 /// " (it goes to `Trainer` in trainer.py, which never steps it)" style note.

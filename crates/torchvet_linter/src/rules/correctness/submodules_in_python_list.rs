@@ -104,11 +104,137 @@ fn container_elements(checker: &Checker, value: &Expr) -> Option<(Vec<Element>, 
         Expr::DictComp(c) => (vec![&*c.value], true),
         _ => return None,
     };
+    let generators: &[ruff_python_ast::Comprehension] = match value {
+        Expr::ListComp(c) => &c.generators,
+        Expr::DictComp(c) => &c.generators,
+        _ => &[],
+    };
     let found: Vec<Element> = elements
         .iter()
+        .filter(|e| !wraps_registered(checker, e, generators))
         .filter_map(|e| element(checker, e))
         .collect();
     Some((found, dict))
+}
+
+/// Is `expr` a module container (`nn.Sequential(...)`, `nn.ModuleList(...)`) built only from
+/// sub-modules that are already registered under an attribute of `self`
+/// (`[nn.Sequential(layer) for layer in self.vgg_feature]`,
+/// `nn.Sequential(*self.features[:4])`)? The container holds no parameters of its own and
+/// every layer in it is reached through the registered attribute: leaving it out of the
+/// registry loses nothing.
+fn wraps_registered(
+    checker: &Checker,
+    expr: &Expr,
+    generators: &[ruff_python_ast::Comprehension],
+) -> bool {
+    let Expr::Call(call) = expr else {
+        return false;
+    };
+    let container = checker.resolve(&call.func).is_some_and(|q| {
+        matches!(
+            q.as_str(),
+            "torch.nn.Sequential"
+                | "torch.nn.ModuleList"
+                | "torch.nn.modules.container.Sequential"
+                | "torch.nn.modules.container.ModuleList"
+        )
+    });
+    let Some(func) = checker.function() else {
+        return false;
+    };
+    container
+        && call.arguments.keywords.is_empty()
+        && !call.arguments.args.is_empty()
+        && call
+            .arguments
+            .args
+            .iter()
+            .all(|a| from_registered(&func.body, a, generators, 0))
+}
+
+/// Does `expr` name sub-modules reached from a registered attribute of `self`: the attribute
+/// (`self.features`), a part of it (`self.features[3]`, `self.features[:4]`,
+/// `*self.features`, `self.backbone.layer1`, `self.features.children()`), or a comprehension
+/// variable running over one (`for layer in self.features`, `enumerate(...)` of it)?
+fn from_registered(
+    body: &[Stmt],
+    expr: &Expr,
+    generators: &[ruff_python_ast::Comprehension],
+    depth: u8,
+) -> bool {
+    if depth > 6 {
+        return false;
+    }
+    let again = |e: &Expr| from_registered(body, e, generators, depth + 1);
+    match expr {
+        Expr::Starred(s) => again(&s.value),
+        Expr::Subscript(s) => again(&s.value),
+        Expr::Attribute(a) => match helpers::self_attribute(expr) {
+            Some(attr) => registered_attribute(body, attr),
+            None => again(&a.value),
+        },
+        Expr::Call(c) => match helpers::method_call(c) {
+            Some(("children" | "modules", recv)) if c.arguments.is_empty() => again(recv),
+            _ => match (&*c.func, &c.arguments.args[..]) {
+                (Expr::Name(f), [inner])
+                    if matches!(f.id.as_str(), "list" | "tuple" | "enumerate" | "iter") =>
+                {
+                    again(inner)
+                }
+                _ => false,
+            },
+        },
+        Expr::Name(n) => generators.iter().any(|g| {
+            let binds = match &g.target {
+                Expr::Name(t) => t.id == n.id,
+                // `for i, layer in enumerate(self.features)`: the second name.
+                Expr::Tuple(t) => {
+                    t.elts.len() == 2
+                        && helpers::name_of(&t.elts[1]) == Some(n.id.as_str())
+                        && matches!(&g.iter, Expr::Call(c) if matches!(&*c.func, Expr::Name(f) if f.id.as_str() == "enumerate"))
+                }
+                _ => false,
+            };
+            binds && again(&g.iter)
+        }),
+        _ => false,
+    }
+}
+
+/// Is `self.<attr>` registered by this method: every assignment to it stores something other
+/// than a plain container literal (`self.features = vgg.features`, `nn.Sequential(...)`)?
+fn registered_attribute(body: &[Stmt], attr: &str) -> bool {
+    let mut assigned = false;
+    let mut plain = false;
+    for_each_stmt(body, &mut |s| {
+        let (targets, value): (&[Expr], Option<&Expr>) = match s {
+            Stmt::Assign(a) => (a.targets.as_slice(), Some(&a.value)),
+            Stmt::AnnAssign(a) => (std::slice::from_ref(&*a.target), a.value.as_deref()),
+            _ => return,
+        };
+        if !targets
+            .iter()
+            .any(|t| helpers::self_attribute(t) == Some(attr))
+        {
+            return;
+        }
+        assigned = true;
+        if value.is_none_or(|v| {
+            matches!(
+                v,
+                Expr::List(_)
+                    | Expr::Tuple(_)
+                    | Expr::ListComp(_)
+                    | Expr::Dict(_)
+                    | Expr::DictComp(_)
+                    | Expr::NoneLiteral(_)
+            )
+        }) {
+            plain = true;
+        }
+    });
+    assigned && !plain
 }
 
 /// Facts about `self.<name>` in the function body.

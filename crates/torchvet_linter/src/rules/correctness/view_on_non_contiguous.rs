@@ -27,8 +27,9 @@ crate::declare_rule! {
     /// only 2-D tensors, so one row has a single dimension of size above 1 and any view of it
     /// works. `k` counts as 1 when it is the literal `1`, or a loop over a parameter
     /// (`for k in topk:`) whose default and every value the project's call sites pass hold only
-    /// 1 (`accuracy(output, target)` with `topk=(1,)`); a call with `topk=(1, 5)` keeps the
-    /// finding, and so does a helper nobody in the project calls.
+    /// 1 (`accuracy(output, target)` with `topk=(1,)`), or, when nobody in the project calls
+    /// the helper, whose default holds only 1; a call with `topk=(1, 5)` keeps the finding,
+    /// and so does a helper nobody calls whose parameter has no default.
     ///
     /// ## Example
     /// ```python
@@ -153,15 +154,23 @@ fn first_row_of_t(checker: &Checker, recv: &Expr, op: &str) -> bool {
         Lit::Tuple(items) => !items.is_empty() && items.iter().all(|x| *x == Lit::Int(1)),
         _ => false,
     };
-    let default_ok = match p.model.function(here).param_defaults.get(i) {
+    let default = p.model.function(here).param_defaults.get(i);
+    let default_ok = match default {
         Some(ParamDefault::Given(d)) => only_ones(d),
         Some(ParamDefault::Required) => true,
         _ => false,
     };
-    default_ok
-        && p.model
-            .param_literals(here, i)
-            .is_some_and(|vals| vals.iter().all(only_ones))
+    if !default_ok {
+        return false;
+    }
+    // No call site in the project (a helper copied along with its module, `accuracy()` of
+    // DETR's `util/misc.py`): the default is the only value the code shows.
+    if p.model.call_sites_no_grad(here).0 == 0 {
+        return matches!(default, Some(ParamDefault::Given(_)));
+    }
+    p.model
+        .param_literals(here, i)
+        .is_some_and(|vals| vals.iter().all(only_ones))
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {

@@ -173,16 +173,33 @@ fn every_micro_step(flow: &LoopFlow, si: usize, opt: &str) -> Option<usize> {
     {
         return None;
     }
+    if accumulates_in_inner_loop(flow, opt) {
+        return None;
+    }
     flow.events.iter().enumerate().find_map(|(zi, z)| {
         let unconditional = !z.is_conditional() && !z.in_accumulate_context();
         let clears = surely_clears(flow, z, opt);
+        // A backward of this iteration: one in a nested loop (here or in a helper) runs many
+        // times per iteration, and its gradients are the inner loop's business.
         let later_backward = flow.events[zi..].iter().any(|b| {
             b.kind == EventKind::Backward
                 && b.periodic_guard().is_none()
                 && !b.in_accumulate_context()
+                && !b.in_nested_loop()
         });
         (unconditional && clears && later_backward).then_some(zi)
     })
+}
+
+/// Is the accumulation done by a nested loop (here or in a helper the loop calls) that steps
+/// the same optimizer itself? An epoch loop that clears at the top of each epoch, runs the
+/// batch loop (`if (i + 1) % k == 0: step(); zero_grad()`) and then flushes the remainder
+/// under `if n % k != 0: step()` is correct: the periodic step of the epoch level is the
+/// flush of what the inner loop accumulated, not an accumulation window of epochs.
+fn accumulates_in_inner_loop(flow: &LoopFlow, opt: &str) -> bool {
+    flow.events
+        .iter()
+        .any(|e| e.kind == EventKind::Step && e.target_key() == Some(opt) && e.in_nested_loop())
 }
 
 fn report(

@@ -7,19 +7,20 @@ use torchvet_semantic::helpers as sem;
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks for the linear-algebra functions deprecated in torch 1.9 and since removed from
-    /// the `torch` namespace (`torch.solve`, `torch.symeig`, `torch.eig`, `torch.lstsq`,
-    /// `torch.matrix_rank`, `torch.qr`, `torch.cholesky`), the deprecated ones
-    /// (`torch.chain_matmul`, `torch.lu`, `torch.lu_solve`, `torch.triangular_solve`,
-    /// `torch.svd`, `torch.norm`, `torch.ger`) and
-    /// `torch.range`: calls, references and `from torch import ...`. The Tensor methods
-    /// `.symeig()` and `.lstsq()` and `.eig(eigenvectors=...)` are checked too.
+    /// Checks for the linear-algebra functions deprecated in torch 1.9 and since removed
+    /// (`torch.solve`, `torch.symeig`, `torch.eig`, `torch.lstsq`, `torch.matrix_rank`), the
+    /// deprecated ones that still exist (`torch.qr`, `torch.cholesky`, `torch.chain_matmul`,
+    /// which warn when called, and `torch.lu`, `torch.lu_solve`, `torch.triangular_solve`,
+    /// `torch.svd`, `torch.norm`, `torch.ger`) and `torch.range`: calls, references and
+    /// `from torch import ...`. The Tensor methods `.symeig()` and `.lstsq()` and
+    /// `.eig(eigenvectors=...)` are checked too.
     ///
     /// ## Why is this bad?
-    /// The removed functions raise `RuntimeError: This function was deprecated since version
-    /// 1.9 and is now removed` (or `AttributeError`) on current torch. The deprecated ones still
-    /// work but are slated for
-    /// removal and some warn; their `torch.linalg` replacements have clearer semantics (and
+    /// The removed functions fail on torch 2.0 and later: the releases that still keep a stub
+    /// raise `RuntimeError: This function was deprecated since version 1.9 and is now
+    /// removed`, later ones have no such attribute (`AttributeError`). The deprecated ones
+    /// still work, but their documentation says they will be removed in a future release and
+    /// some warn on every run; their `torch.linalg` replacements have clearer semantics (and
     /// `torch.range` includes its end point and returns a floating tensor, unlike Python's
     /// `range` and `torch.arange`).
     ///
@@ -88,7 +89,10 @@ const NAMES: &[&str] = &[
     "range",
 ];
 
-/// Removed in 2.0 (true) or deprecated (false), with the replacement to mention.
+/// Removed (true: gone or an error-raising stub from torch 2.0 on, per the torch docs and
+/// the removal PRs) or deprecated and still working (false: `qr`, `cholesky` and
+/// `chain_matmul` warn; the others are documented as deprecated), with the replacement to
+/// mention.
 fn deprecated(q: &str) -> Option<(bool, &'static str)> {
     let name = q.strip_prefix("torch.")?;
     Some(match name {
@@ -97,8 +101,8 @@ fn deprecated(q: &str) -> Option<(bool, &'static str)> {
         "eig" => (true, "torch.linalg.eig"),
         "lstsq" => (true, "torch.linalg.lstsq(A, B)"),
         "matrix_rank" => (true, "torch.linalg.matrix_rank"),
-        "qr" => (true, "torch.linalg.qr"),
-        "cholesky" => (true, "torch.linalg.cholesky"),
+        "qr" => (false, "torch.linalg.qr"),
+        "cholesky" => (false, "torch.linalg.cholesky"),
         "chain_matmul" => (false, "torch.linalg.multi_dot"),
         "lu" => (false, "torch.linalg.lu_factor"),
         "lu_solve" => (false, "torch.linalg.lu_solve"),
@@ -113,9 +117,9 @@ fn deprecated(q: &str) -> Option<(bool, &'static str)> {
 
 fn message(q: &str, removed: bool, replacement: &str) -> String {
     if removed {
-        format!("`{q}` was deprecated in torch 1.9 and is removed (recent releases raise RuntimeError): use `{replacement}`")
+        format!("`{q}` was deprecated in torch 1.9 and has been removed: calling it fails on torch 2.0 and later; use `{replacement}`")
     } else {
-        format!("`{q}` is deprecated and slated for removal: use `{replacement}`")
+        format!("`{q}` is deprecated (it still works) and slated for removal in a future torch release: use `{replacement}`")
     }
 }
 
@@ -440,6 +444,6 @@ fn check_method(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let text = checker.text(receiver.range());
     checker.report(
         call.func.range(),
-        format!("`Tensor.{method}` was deprecated in torch 1.9 and is removed: `{text}.{method}(...)` raises RuntimeError; use `{replacement}`"),
+        format!("`Tensor.{method}` was deprecated in torch 1.9 and has been removed: `{text}.{method}(...)` fails on torch 2.0 and later; use `{replacement}`"),
     );
 }

@@ -10,7 +10,7 @@ use std::rc::Rc;
 use torchvet_semantic::helpers;
 use torchvet_semantic::project::{FileId, ProjectFile};
 use torchvet_semantic::saves::{
-    all_weights_only, saves_for_load, weights_only_load_fails, RejectedKind, SaveSite, Saved,
+    saves_for_load, weights_only_load_fails, RejectedKind, SaveSite, Saved,
 };
 
 crate::declare_rule! {
@@ -69,11 +69,17 @@ crate::declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// The fix adds `weights_only=True`. It is safe only when the file's own `torch.save` calls
-    /// for that checkpoint (the saves with the same path expression, or else every save of
-    /// the file or notebook) hold nothing but tensors, `state_dict()`s, numbers, strings and
-    /// dict/list/tuple containers of them: then the weights-only load reads exactly what the
-    /// full unpickler did. When a save writes a whole `nn.Module`, an optimizer or scheduler
+    /// The fix adds `weights_only=True`. It is safe only when the project model pairs this
+    /// load's path with the `torch.save` calls that write it (the same path, in this file or
+    /// another, or a save helper and a load helper passing it through) and every one of them
+    /// holds nothing but tensors, `state_dict()`s, numbers, strings and dict/list/tuple
+    /// containers of them: then the weights-only load reads exactly what the full unpickler
+    /// did. Another save of the same file that writes a different path says nothing about
+    /// the file loaded (a converter that loads `ckpt_path` and saves to `out_path`), nor do
+    /// saves paired only by the keys read; checkpoints not written by
+    /// `torch.save` (a Lightning `Trainer` / `ModelCheckpoint` `.ckpt`, which carries the
+    /// `save_hyperparameters()` objects: modules, `functools.partial`s) are never paired, so
+    /// their loads get an unsafe fix. When a save writes a whole `nn.Module`, an optimizer or scheduler
     /// object, an `argparse.Namespace`, a NumPy value or an instance of a project class, the
     /// weights-only load would raise `UnpicklingError` on that checkpoint: the fix is offered
     /// as unsafe and its message names the object and the save. When the file saves nothing
@@ -210,7 +216,7 @@ fn downloads_here(checker: &Checker) -> bool {
 
 /// The verdict from the project's saves this load may read (any file), `None` when the
 /// project pairs it with none.
-fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
+fn project_verdict(checker: &Checker, info: &LoadInfo) -> Option<Verdict> {
     if info.pairs.is_empty() {
         return None;
     }
@@ -240,16 +246,58 @@ fn project_verdict(info: &LoadInfo) -> Option<Verdict> {
         });
     }
     Some(
-        if info
-            .pairs
-            .iter()
-            .all(|ps| ps.content.saved == Saved::WeightsOnly)
+        if paired_by_path(checker, info)
+            && info
+                .pairs
+                .iter()
+                .all(|ps| ps.content.saved == Saved::WeightsOnly)
         {
             Verdict::WeightsOnly(info.pairs.iter().all(|ps| ps.func.file == p.file))
         } else {
             Verdict::Unknown
         },
     )
+}
+
+/// Does the project model pair this load with its saves by the load's own path (the same
+/// path, or a save helper and a load helper that pass it through)? Only then are the paired
+/// saves the writers of the file it reads: saves paired by the keys read or by module use, or
+/// the other saves of the same file, may write other files. A checkpoint written by
+/// something that is not a `torch.save` (a Lightning `Trainer` / `ModelCheckpoint`, whose
+/// `.ckpt` files carry `save_hyperparameters()` objects) is never paired, so a load of one
+/// never gets a safe fix.
+///
+/// A helper pair in the load's own function (`def export(ckpt_path, out_path):
+/// torch.load(ckpt_path) ... torch.save(sd, out_path)`, a converter) pairs two different
+/// parameters, not one path: it does not count.
+fn paired_by_path(checker: &Checker, info: &LoadInfo) -> bool {
+    use torchvet_semantic::project::facts::PairBy;
+    let here = crate::rules::facts::current_function(checker, &info.project);
+    !info.pairs.is_empty()
+        && info.pairs.iter().all(|ps| match ps.by {
+            PairBy::Path => true,
+            PairBy::Helper => here.is_some_and(|f| f != ps.func),
+            PairBy::Keys | PairBy::ModuleUse => false,
+        })
+}
+
+/// The verdict from this file's saves when the project model pairs the load with none: a
+/// save with the same path text, or else any save of the file, that writes an object a
+/// weights-only load rejects makes the fix unsafe (named); nothing here shows what the file
+/// read holds, so it is never taken to be weights-only (a script that saves a quantized
+/// `state_dict()` may load a Lightning checkpoint written elsewhere).
+fn file_verdict(checker: &Checker, paired: &[&SaveSite]) -> Verdict {
+    match weights_only_load_fails(paired) {
+        Some(site) => match &site.content {
+            Saved::Rejected(what, _) => Verdict::Fails {
+                what: what.clone(),
+                site: format!("line {}", checker.source.position(site.call.start()).1),
+                at: SaveAt::Here(site.call),
+            },
+            _ => Verdict::Unknown,
+        },
+        None => Verdict::Unknown,
+    }
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
@@ -383,20 +431,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     };
     // What the checkpoint holds: the project's saves this load may read (any file), else the
     // saves of this file (a file's loads usually read what it saves).
-    let verdict = info.as_ref().and_then(project_verdict).unwrap_or_else(|| {
-        match weights_only_load_fails(&paired) {
-            Some(site) => match &site.content {
-                Saved::Rejected(what, _) => Verdict::Fails {
-                    what: what.clone(),
-                    site: format!("line {}", checker.source.position(site.call.start()).1),
-                    at: SaveAt::Here(site.call),
-                },
-                _ => Verdict::Unknown,
-            },
-            None if all_weights_only(&paired) => Verdict::WeightsOnly(true),
-            None => Verdict::Unknown,
-        }
-    });
+    let verdict = info
+        .as_ref()
+        .and_then(|i| project_verdict(checker, i))
+        .unwrap_or_else(|| file_verdict(checker, &paired));
     // `weights_only` exists since torch 1.13: a project that still allows older torch would
     // get a TypeError there.
     let old_torch_allowed = !checker.declared_min_at_least(1, 13);
