@@ -73,6 +73,16 @@ pub enum Prop {
     /// module-level model). Not kept in the summaries of `self.<attr>` objects (another method
     /// may train them).
     EvalMode,
+    /// Entries bounded by a magnitude the code itself fixes, no data reaching them: a tensor
+    /// of number literals, a range with literal ends, `torch.rand` / `torch.randn` /
+    /// `torch.randint` with literal bounds, `zeros` / `ones` / `full`, kept through moves,
+    /// casts and views and through arithmetic with number literals; [`Fact::bound`] holds the
+    /// bound (see [`crate::magnitude`]).
+    LiteralBounded,
+    /// Whole numbers: integer dtypes and casts (`.long()`, `dtype=torch.long`), rounding
+    /// (`torch.round`, `.floor()`), integer literals and ranges, `torch.randint`, kept through
+    /// moves, float casts, views and integer arithmetic (see [`crate::magnitude`]).
+    IntegerValued,
 }
 
 /// How sure the analysis is that a property holds.
@@ -109,6 +119,8 @@ pub struct Fact {
     /// `softmax` at the end of a model's `forward` in `models.py`); `origin` is then the
     /// place in this file where the value enters (the model call).
     pub remote: Option<(crate::project::FileId, TextRange)>,
+    /// For [`Prop::LiteralBounded`]: the largest magnitude of any entry (rounded up).
+    pub bound: Option<u32>,
 }
 
 /// An object built by calling a class: a loss, a layer, a model.
@@ -228,6 +240,12 @@ impl Value {
                 Some(g) if g.certainty == Certainty::Definite => {}
                 _ => f.certainty = Certainty::Maybe,
             }
+            if let Some(g) = other.get(f.prop) {
+                f.bound = match (f.bound, g.bound) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    _ => None,
+                };
+            }
             facts.push(f);
         }
         for g in &other.facts {
@@ -264,7 +282,20 @@ fn fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
         runs: None,
         through: None,
         remote: None,
+        bound: None,
     }
+}
+
+pub(crate) fn new_fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
+    fact(prop, origin, op)
+}
+
+/// Replace the value facts ([`Prop::LiteralBounded`], [`Prop::IntegerValued`]) of `v`.
+fn with_value_facts(mut v: Value, facts: Vec<Fact>) -> Value {
+    v.facts
+        .retain(|f| !matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued));
+    v.facts.extend(facts);
+    v
 }
 
 /// A value the project model describes (a parameter, a cross-file call, a `self.<attr>`),
@@ -294,6 +325,7 @@ pub fn value_of_resolved(
                 runs: None,
                 through: Some(through.clone()),
                 remote: Some((file, pf.origin)),
+                bound: None,
             })
             .collect()
     };
@@ -1059,7 +1091,8 @@ impl<'c> FlowContext<'c> {
             Expr::BinOp(b) => {
                 let l = self.eval(&b.left, lookup, no_grad);
                 let r = self.eval(&b.right, lookup, no_grad);
-                combine(&l, &r, &b.left, &b.right)
+                let facts = crate::magnitude::binop_facts(b.op, &l, &r, &b.left, &b.right);
+                with_value_facts(combine(&l, &r, &b.left, &b.right), facts)
             }
             Expr::UnaryOp(u) => self
                 .eval(&u.operand, lookup, no_grad)
@@ -1224,7 +1257,10 @@ impl<'c> FlowContext<'c> {
                     "from_pretrained",
                 ));
             }
-            let v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            let mut v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            if v.instance.is_none() && !matches!(q.as_str(), "torch.exp" | "torch.log") {
+                v = with_value_facts(v, crate::magnitude::factory_facts(&q, call));
+            }
             if v.instance.is_none()
                 && self.summaries.is_some_and(|s| s.factories_on_cpu)
                 && cpu_factory(&q, call)
@@ -1342,7 +1378,8 @@ impl<'c> FlowContext<'c> {
         if recv.instance.is_some() {
             return out;
         }
-        let mut out = out.without_shape();
+        let facts = crate::magnitude::method_facts(method, recv, call);
+        let mut out = with_value_facts(out, facts).without_shape();
         if let Some(f) = shape_after(method, recv, call) {
             out.facts.push(f);
         }
@@ -1681,6 +1718,8 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                     }
                 }
                 Prop::Probabilities | Prop::LogProbabilities | Prop::EvalMode => {}
+                // Depend on the operator: see `magnitude::binop_facts`.
+                Prop::LiteralBounded | Prop::IntegerValued => {}
                 // CPU with CPU, or with a plain number, stays on the CPU.
                 Prop::OnCpu => {
                     let number = matches!(other_expr, Expr::NumberLiteral(_));
