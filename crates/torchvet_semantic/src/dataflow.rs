@@ -466,13 +466,28 @@ impl Summaries {
             let mut seen: FxHashMap<String, bool> = FxHashMap::default();
             collect_object_assignments(module, false, &mut |name, value| {
                 let v = cx.eval(value, &|_| None, false);
+                // Objects, and the value facts of module-level constants (`LOGITS =
+                // torch.tensor([[10.0, -10.0]])` read in a test function).
                 let v = Value {
-                    facts: Vec::new(),
+                    facts: v
+                        .facts
+                        .into_iter()
+                        .filter(|f| matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued))
+                        .collect(),
                     instance: v.instance,
                     elements: None,
                 };
                 agree(&mut out, &mut seen, name, v);
             });
+            // Names also bound otherwise (`X *= 1000`, `for X in ...`, `global X` in a
+            // function) keep no value facts.
+            let rebound = rebound_globals(module);
+            for (name, v) in out.iter_mut() {
+                if rebound.contains(name.as_str()) {
+                    v.facts.clear();
+                }
+            }
+            out.retain(|_, v| v.instance.is_some() || !v.facts.is_empty());
             out
         };
         s.globals = globals;
@@ -621,7 +636,7 @@ fn agree(
     match seen.get(name) {
         None => {
             seen.insert(name.to_string(), true);
-            if v.instance.is_some() {
+            if v.instance.is_some() || !v.facts.is_empty() {
                 out.insert(name.to_string(), v);
             }
         }
@@ -631,9 +646,78 @@ fn agree(
             });
             if !same {
                 out.remove(name);
+            } else if let Some(old) = out.get_mut(name) {
+                // Value facts hold only when every assignment gives them.
+                let merged = old.merge(&v);
+                old.facts = merged
+                    .facts
+                    .into_iter()
+                    .filter(|f| f.certainty == Certainty::Definite)
+                    .collect();
+                if old.instance.is_none() && old.facts.is_empty() {
+                    out.remove(name);
+                }
             }
         }
     }
+}
+
+/// Module-level names bound by something other than a plain assignment at module level: an
+/// augmented assignment, a `for` / `with` / `except` target, or a `global` declaration in a
+/// function.
+fn rebound_globals(module: &[Stmt]) -> rustc_hash::FxHashSet<&str> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'a> {
+        out: rustc_hash::FxHashSet<&'a str>,
+        depth: u32,
+    }
+    impl<'a> Visitor<'a> for Finder<'a> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::Global(g) => self.out.extend(g.names.iter().map(|n| n.as_str())),
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {
+                    self.depth += 1;
+                    visitor::walk_stmt(self, stmt);
+                    self.depth -= 1;
+                    return;
+                }
+                Stmt::AugAssign(a) if self.depth == 0 => {
+                    self.out.extend(helpers::name_of(&a.target));
+                }
+                Stmt::For(f) if self.depth == 0 => {
+                    let mut names = Vec::new();
+                    collect_store_names(&f.target, &mut names);
+                    self.out.extend(names);
+                }
+                Stmt::With(w) if self.depth == 0 => {
+                    for item in &w.items {
+                        if let Some(v) = &item.optional_vars {
+                            let mut names = Vec::new();
+                            collect_store_names(v, &mut names);
+                            self.out.extend(names);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    fn collect_store_names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
+        match e {
+            Expr::Name(n) => out.push(n.id.as_str()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|x| collect_store_names(x, out)),
+            Expr::List(t) => t.elts.iter().for_each(|x| collect_store_names(x, out)),
+            Expr::Starred(s) => collect_store_names(&s.value, out),
+            _ => {}
+        }
+    }
+    let mut f = Finder {
+        out: rustc_hash::FxHashSet::default(),
+        depth: 0,
+    };
+    f.visit_body(module);
+    f.out
 }
 
 fn collect_classes<'a>(body: &'a [Stmt], out: &mut Vec<&'a ast::StmtClassDef>) {
