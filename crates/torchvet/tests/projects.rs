@@ -96,6 +96,7 @@ projects! {
         unittest_tempdir_checkpoints,
         pretrained_backbone_eval,
         dataset_splits_provenance,
+        dataparallel_trainers_subdir,
     ],
     clean: [
         clean_conditional_eval_helper,
