@@ -20,7 +20,7 @@ fn to_bound(m: f64) -> Option<u32> {
         return None;
     }
     let c = m.ceil();
-    (c < f64::from(u32::MAX)).then(|| c as u32)
+    (c < f64::from(u32::MAX)).then_some(c as u32)
 }
 
 fn number(e: &Expr) -> Option<f64> {
@@ -266,7 +266,7 @@ pub(crate) fn method_facts(method: &str, recv: &Value, call: &ExprCall) -> Vec<F
     ) && !out.iter().any(|f| f.prop == Prop::IntegerValued)
     {
         // `x.round(decimals=2)` keeps fractions.
-        if !(method == "round" && !call.arguments.is_empty()) {
+        if method != "round" || call.arguments.is_empty() {
             out.push(integer(here, "integer rounding"));
         }
     }
