@@ -100,6 +100,7 @@ projects! {
         dataset_splits_provenance,
         finetune_from_best_weights,
         collection_of_methods,
+        dataparallel_trainers_subdir,
     ],
     clean: [
         clean_conditional_eval_helper,

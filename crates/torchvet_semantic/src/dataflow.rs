@@ -73,6 +73,16 @@ pub enum Prop {
     /// module-level model). Not kept in the summaries of `self.<attr>` objects (another method
     /// may train them).
     EvalMode,
+    /// Entries bounded by a magnitude the code itself fixes, no data reaching them: a tensor
+    /// of number literals, a range with literal ends, `torch.rand` / `torch.randn` /
+    /// `torch.randint` with literal bounds, `zeros` / `ones` / `full`, kept through moves,
+    /// casts and views and through arithmetic with number literals; [`Fact::bound`] holds the
+    /// bound (see [`crate::magnitude`]).
+    LiteralBounded,
+    /// Whole numbers: integer dtypes and casts (`.long()`, `dtype=torch.long`), rounding
+    /// (`torch.round`, `.floor()`), integer literals and ranges, `torch.randint`, kept through
+    /// moves, float casts, views and integer arithmetic (see [`crate::magnitude`]).
+    IntegerValued,
 }
 
 /// How sure the analysis is that a property holds.
@@ -114,6 +124,8 @@ pub struct Fact {
     /// `-1`s keep their sizes and strides). An integer index of those dimensions
     /// (`e[-1]`, `e[0, :]`) removes them and leaves the contiguous rest; 0 when not known.
     pub expanded_leading: u8,
+    /// For [`Prop::LiteralBounded`]: the largest magnitude of any entry (rounded up).
+    pub bound: Option<u32>,
 }
 
 /// An object built by calling a class: a loss, a layer, a model.
@@ -233,6 +245,12 @@ impl Value {
                 Some(g) if g.certainty == Certainty::Definite => {}
                 _ => f.certainty = Certainty::Maybe,
             }
+            if let Some(g) = other.get(f.prop) {
+                f.bound = match (f.bound, g.bound) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    _ => None,
+                };
+            }
             facts.push(f);
         }
         for g in &other.facts {
@@ -270,7 +288,20 @@ fn fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
         through: None,
         remote: None,
         expanded_leading: 0,
+        bound: None,
     }
+}
+
+pub(crate) fn new_fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact {
+    fact(prop, origin, op)
+}
+
+/// Replace the value facts ([`Prop::LiteralBounded`], [`Prop::IntegerValued`]) of `v`.
+fn with_value_facts(mut v: Value, facts: Vec<Fact>) -> Value {
+    v.facts
+        .retain(|f| !matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued));
+    v.facts.extend(facts);
+    v
 }
 
 /// A value the project model describes (a parameter, a cross-file call, a `self.<attr>`),
@@ -301,6 +332,7 @@ pub fn value_of_resolved(
                 through: Some(through.clone()),
                 remote: Some((file, pf.origin)),
                 expanded_leading: 0,
+                bound: None,
             })
             .collect()
     };
@@ -441,13 +473,28 @@ impl Summaries {
             let mut seen: FxHashMap<String, bool> = FxHashMap::default();
             collect_object_assignments(module, false, &mut |name, value| {
                 let v = cx.eval(value, &|_| None, false);
+                // Objects, and the value facts of module-level constants (`LOGITS =
+                // torch.tensor([[10.0, -10.0]])` read in a test function).
                 let v = Value {
-                    facts: Vec::new(),
+                    facts: v
+                        .facts
+                        .into_iter()
+                        .filter(|f| matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued))
+                        .collect(),
                     instance: v.instance,
                     elements: None,
                 };
                 agree(&mut out, &mut seen, name, v);
             });
+            // Names also bound otherwise (`X *= 1000`, `for X in ...`, `global X` in a
+            // function) keep no value facts.
+            let rebound = rebound_globals(module);
+            for (name, v) in out.iter_mut() {
+                if rebound.contains(name.as_str()) {
+                    v.facts.clear();
+                }
+            }
+            out.retain(|_, v| v.instance.is_some() || !v.facts.is_empty());
             out
         };
         s.globals = globals;
@@ -596,7 +643,7 @@ fn agree(
     match seen.get(name) {
         None => {
             seen.insert(name.to_string(), true);
-            if v.instance.is_some() {
+            if v.instance.is_some() || !v.facts.is_empty() {
                 out.insert(name.to_string(), v);
             }
         }
@@ -606,9 +653,78 @@ fn agree(
             });
             if !same {
                 out.remove(name);
+            } else if let Some(old) = out.get_mut(name) {
+                // Value facts hold only when every assignment gives them.
+                let merged = old.merge(&v);
+                old.facts = merged
+                    .facts
+                    .into_iter()
+                    .filter(|f| f.certainty == Certainty::Definite)
+                    .collect();
+                if old.instance.is_none() && old.facts.is_empty() {
+                    out.remove(name);
+                }
             }
         }
     }
+}
+
+/// Module-level names bound by something other than a plain assignment at module level: an
+/// augmented assignment, a `for` / `with` / `except` target, or a `global` declaration in a
+/// function.
+fn rebound_globals(module: &[Stmt]) -> rustc_hash::FxHashSet<&str> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'a> {
+        out: rustc_hash::FxHashSet<&'a str>,
+        depth: u32,
+    }
+    impl<'a> Visitor<'a> for Finder<'a> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            match stmt {
+                Stmt::Global(g) => self.out.extend(g.names.iter().map(|n| n.as_str())),
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {
+                    self.depth += 1;
+                    visitor::walk_stmt(self, stmt);
+                    self.depth -= 1;
+                    return;
+                }
+                Stmt::AugAssign(a) if self.depth == 0 => {
+                    self.out.extend(helpers::name_of(&a.target));
+                }
+                Stmt::For(f) if self.depth == 0 => {
+                    let mut names = Vec::new();
+                    collect_store_names(&f.target, &mut names);
+                    self.out.extend(names);
+                }
+                Stmt::With(w) if self.depth == 0 => {
+                    for item in &w.items {
+                        if let Some(v) = &item.optional_vars {
+                            let mut names = Vec::new();
+                            collect_store_names(v, &mut names);
+                            self.out.extend(names);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            visitor::walk_stmt(self, stmt);
+        }
+    }
+    fn collect_store_names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
+        match e {
+            Expr::Name(n) => out.push(n.id.as_str()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|x| collect_store_names(x, out)),
+            Expr::List(t) => t.elts.iter().for_each(|x| collect_store_names(x, out)),
+            Expr::Starred(s) => collect_store_names(&s.value, out),
+            _ => {}
+        }
+    }
+    let mut f = Finder {
+        out: rustc_hash::FxHashSet::default(),
+        depth: 0,
+    };
+    f.visit_body(module);
+    f.out
 }
 
 fn collect_classes<'a>(body: &'a [Stmt], out: &mut Vec<&'a ast::StmtClassDef>) {
@@ -1126,7 +1242,8 @@ impl<'c> FlowContext<'c> {
             Expr::BinOp(b) => {
                 let l = self.eval(&b.left, lookup, no_grad);
                 let r = self.eval(&b.right, lookup, no_grad);
-                combine(&l, &r, &b.left, &b.right)
+                let facts = crate::magnitude::binop_facts(b.op, &l, &r, &b.left, &b.right);
+                with_value_facts(combine(&l, &r, &b.left, &b.right), facts)
             }
             Expr::UnaryOp(u) => self
                 .eval(&u.operand, lookup, no_grad)
@@ -1291,7 +1408,10 @@ impl<'c> FlowContext<'c> {
                     "from_pretrained",
                 ));
             }
-            let v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            let mut v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            if v.instance.is_none() && !matches!(q.as_str(), "torch.exp" | "torch.log") {
+                v = with_value_facts(v, crate::magnitude::factory_facts(&q, call));
+            }
             if v.instance.is_none()
                 && self.summaries.is_some_and(|s| s.factories_on_cpu)
                 && cpu_factory(&q, call)
@@ -1409,7 +1529,8 @@ impl<'c> FlowContext<'c> {
         if recv.instance.is_some() {
             return out;
         }
-        let mut out = out.without_shape();
+        let facts = crate::magnitude::method_facts(method, recv, call);
+        let mut out = with_value_facts(out, facts).without_shape();
         if let Some(f) = shape_after(method, recv, call) {
             out.facts.push(f);
         }
@@ -1773,6 +1894,8 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                     }
                 }
                 Prop::Probabilities | Prop::LogProbabilities | Prop::EvalMode => {}
+                // Depend on the operator: see `magnitude::binop_facts`.
+                Prop::LiteralBounded | Prop::IntegerValued => {}
                 // CPU with CPU, or with a plain number, stays on the CPU.
                 Prop::OnCpu => {
                     let number = matches!(other_expr, Expr::NumberLiteral(_));

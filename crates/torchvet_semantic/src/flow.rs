@@ -43,6 +43,10 @@ pub enum EventKind {
     ZeroGrad,
     /// `p.grad = <value other than None>`: gradients written by hand.
     GradWrite,
+    /// Gradients scaled in place by hand: `p.grad /= k`, `p.grad *= s`, `p.grad.div_(k)`,
+    /// `p.grad.data.mul_(1 / k)` (usually inside `for p in model.parameters():`): an
+    /// accumulation window averaged before the step.
+    GradScale,
     /// `SCHED.step(...)` on a learning-rate scheduler (`target` = SCHED).
     SchedulerStep,
     /// `scaler.scale(X)` not directly followed by `.backward()` (`scaler` set, `loss` = X).
@@ -1024,7 +1028,14 @@ impl<'a> Walker<'a, '_, '_> {
                     self.assigned(&a.target, v, stmt);
                 }
             }
-            Stmt::AugAssign(a) => self.expr(&a.value),
+            Stmt::AugAssign(a) => {
+                self.expr(&a.value);
+                if matches!(a.op, ast::Operator::Div | ast::Operator::Mult)
+                    && has_grad_attribute(&a.target)
+                {
+                    self.push(EventKind::GradScale, stmt.range(), None);
+                }
+            }
             Stmt::Return(r) => {
                 if let Some(v) = &r.value {
                     self.expr(v);
@@ -1424,6 +1435,9 @@ impl<'a> Walker<'a, '_, '_> {
                 "zero_" if has_grad_attribute(recv) => {
                     self.push(EventKind::ZeroGrad, call.range(), Some(call));
                 }
+                "div_" | "mul_" if has_grad_attribute(recv) && args.len() == 1 => {
+                    self.push(EventKind::GradScale, call.range(), Some(call));
+                }
                 "unscale_" => {
                     let sc = self.obj(recv);
                     let target = args.first().and_then(|a| self.obj(a));
@@ -1730,7 +1744,10 @@ impl<'a> Walker<'a, '_, '_> {
             let ev = self.push_remote(call, e);
             match e.kind {
                 EventKind::ScalerScale | EventKind::ScalerUpdate => ev.scaler = obj,
-                EventKind::Backward | EventKind::ClipGrad | EventKind::GradWrite => {}
+                EventKind::Backward
+                | EventKind::ClipGrad
+                | EventKind::GradWrite
+                | EventKind::GradScale => {}
                 _ => ev.target = obj,
             }
         }

@@ -9,6 +9,7 @@ pub mod dataflow;
 pub mod flow;
 pub mod helpers;
 pub mod kinds;
+pub mod magnitude;
 pub mod project;
 pub mod regions;
 pub mod saves;

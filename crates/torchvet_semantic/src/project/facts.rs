@@ -195,6 +195,33 @@ pub enum PathShape {
     Unknown,
 }
 
+/// Two relative paths that name the same file from different working directories: equal
+/// once their leading `./` and `../` components are dropped, with a directory and a file
+/// name left (`../models/x_{}.pth` written by a script run from `trainers/`, `models/x_{}.pth`
+/// read by one run from the repository root). Absolute and home paths are never rewritten.
+pub fn same_relative_path(a: &str, b: &str) -> bool {
+    fn strip(p: &str) -> Option<&str> {
+        if p.starts_with(['/', '~', '\\']) || p.contains(':') {
+            return None;
+        }
+        let mut rest = p;
+        loop {
+            if let Some(r) = rest.strip_prefix("./") {
+                rest = r;
+            } else if let Some(r) = rest.strip_prefix("../") {
+                rest = r;
+            } else {
+                break;
+            }
+        }
+        // A directory and a file name, the name not only a hole.
+        let (dir, name) = rest.rsplit_once('/')?;
+        (!dir.is_empty() && !dir.starts_with('{') && name.len() > 3 && name.contains('.'))
+            .then_some(rest)
+    }
+    a != b && strip(a).is_some_and(|x| strip(b) == Some(x))
+}
+
 /// Calls (by their last name) whose result is downloaded data or a downloaded file.
 pub const DOWNLOAD_CALLS: &[&str] = &[
     "urlopen",
@@ -347,6 +374,9 @@ pub struct FileFacts {
     /// The state-dict loads whose checkpoint path is known (`m.load_state_dict(torch.load(
     /// path))`): which checkpoint goes into which kind of model.
     pub state_dict_load_paths: Vec<StateDictLoadPath>,
+    /// The state-dict loads into what may be a bare model, one per load (see
+    /// [`BareStateDictLoad`]).
+    pub bare_state_dict_loads: Vec<BareStateDictLoad>,
     /// How the file takes part in a distributed launch (see [`LaunchFacts`]).
     pub launch: LaunchFacts,
     /// The file may make CUDA the default for new tensors: `set_default_tensor_type` with a
@@ -382,6 +412,23 @@ pub struct StateDictLoadPath {
     pub at: TextSize,
     /// `m` is a DataParallel/DDP wrapper (as [`StateDictLoads::into_wrapper`] counts).
     pub wrapped: bool,
+    /// The load sits in a top-level function whose name is never read in its file (see
+    /// [`BareStateDictLoad::unreferenced`]).
+    pub unreferenced: bool,
+}
+
+/// `m.load_state_dict(..)` into what may be a bare model (not a DataParallel/DDP wrapper),
+/// counted in [`StateDictLoads::into_other`], with where it is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct BareStateDictLoad {
+    /// The `def` of the function holding it (`None`: the module body).
+    pub def: Option<TextSize>,
+    /// The function is a top-level `def` of a script (a file with an `if __name__ ==
+    /// "__main__":` block) whose name is never read in its file (no call, no reference as a
+    /// callback): with no caller elsewhere in the project either, the load never runs
+    /// (`load_net(net, name)` whose calls are commented out). Functions of library modules
+    /// may be called from outside the project and always count.
+    pub unreferenced: bool,
 }
 
 /// How one file loads model state dicts: tells whether checkpoints saved from a wrapper
@@ -1426,9 +1473,27 @@ impl ProjectModel {
                 return true;
             }
             wrapped += l.into_wrapper;
-            other += l.into_other;
+        }
+        for (fi, f) in self.files.iter().enumerate() {
+            other += f
+                .facts
+                .bare_state_dict_loads
+                .iter()
+                .filter(|l| !self.load_never_runs(fi as FileId, l.def, l.unreferenced))
+                .count() as u32;
         }
         wrapped > 0 && other == 0
+    }
+
+    /// A load in a top-level function of `file` (at `def`) whose name its file never reads
+    /// and that no function of the project calls: it never runs.
+    fn load_never_runs(&self, file: FileId, def: Option<TextSize>, unreferenced: bool) -> bool {
+        let (Some(at), true) = (def, unreferenced) else {
+            return false;
+        };
+        let f = &self.files[file as usize];
+        f.function_at(at)
+            .is_some_and(|index| self.callers(FuncId { file, index }).is_empty())
     }
 
     /// The state-dict loads of the project that read what a save writes (`save` is the
@@ -1462,7 +1527,7 @@ impl ProjectModel {
                     file: fi as FileId,
                     index,
                 };
-                if !same(lf, &l.path) {
+                if !same(lf, &l.path) || self.load_never_runs(fi as FileId, l.def, l.unreferenced) {
                     continue;
                 }
                 if lf == save {
@@ -1666,8 +1731,10 @@ impl ProjectModel {
 
     fn same_path_shape(&self, a_in: FuncId, a: &PathShape, b_in: FuncId, b: &PathShape) -> bool {
         match (a, b) {
-            (PathShape::Literal(x), PathShape::Literal(y)) => x == y,
-            (PathShape::Template(x), PathShape::Template(y)) => x == y && x.len() > 3,
+            (PathShape::Literal(x), PathShape::Literal(y)) => x == y || same_relative_path(x, y),
+            (PathShape::Template(x), PathShape::Template(y)) => {
+                (x == y && x.len() > 3) || same_relative_path(x, y)
+            }
             (PathShape::JoinTail(x), PathShape::JoinTail(y)) => x == y && x.contains('.'),
             (PathShape::JoinTail(x), PathShape::Literal(y))
             | (PathShape::Literal(y), PathShape::JoinTail(x)) => {

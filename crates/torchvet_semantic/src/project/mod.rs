@@ -1848,6 +1848,26 @@ impl ProjectModel {
         (!out.is_empty()).then_some(out)
     }
 
+    /// Does parameter `i` of `f` hold a falsy literal on every call the project makes? Its
+    /// default is `False` / `0` / `None`, and every call site passes a falsy literal or
+    /// leaves the default out; a function without call sites in the project counts (no call
+    /// passes anything else). Calls the model cannot resolve are not seen.
+    pub fn param_always_falsy(&self, f: FuncId, i: usize) -> bool {
+        let falsy = |l: &Lit| matches!(l, Lit::Bool(false) | Lit::Int(0) | Lit::None);
+        let default_falsy = matches!(
+            self.func(f).param_defaults.get(i),
+            Some(ParamDefault::Given(d)) if falsy(d)
+        );
+        if !default_falsy {
+            return false;
+        }
+        if self.sites.get(&f).is_none_or(|l| l.is_empty()) {
+            return true;
+        }
+        self.param_literals(f, i)
+            .is_some_and(|vals| vals.iter().all(falsy))
+    }
+
     /// Does some caller of `f` switch the object it passes as parameter `i` to eval mode
     /// before the call (`model.eval(); evaluate(model, loader)`)? `None` when `f` has no
     /// call sites in the project.

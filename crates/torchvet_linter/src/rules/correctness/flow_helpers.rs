@@ -236,6 +236,7 @@ fn remote_event_name(e: &Event) -> String {
         },
         EventKind::ZeroGrad => on("zero_grad"),
         EventKind::GradWrite => "a write of `.grad`".to_string(),
+        EventKind::GradScale => "an in-place scaling of `.grad`".to_string(),
         EventKind::SchedulerStep => on("step"),
         EventKind::ScalerScale => "a `scaler.scale(...)`".to_string(),
         EventKind::ScalerUnscale => "a `scaler.unscale_(...)`".to_string(),

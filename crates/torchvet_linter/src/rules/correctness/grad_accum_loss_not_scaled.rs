@@ -21,8 +21,9 @@ crate::declare_rule! {
     /// one, and changing k changes the training dynamics. Dividing each micro-batch loss by k
     /// makes the accumulated gradient equal to that of one large batch. Losses already
     /// normalised by a global count (`num_items_in_batch`, sum reduction) stay silent, as do
-    /// `accelerator.backward(loss)` (Accelerate divides by itself) and losses computed in
-    /// helpers the rule cannot see.
+    /// `accelerator.backward(loss)` (Accelerate divides by itself), losses computed in
+    /// helpers the rule cannot see, and windows whose gradients are scaled in place before the
+    /// step (`for p in model.parameters(): p.grad /= k`, `p.grad.div_(k)`).
     ///
     /// ## Example
     /// ```python
@@ -81,6 +82,15 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         let Some(opt) = step.target_key() else {
             continue;
         };
+        // The gradients are averaged by hand before the step (`for p in model.parameters():
+        // p.grad /= num_iters`): the loss needs no division.
+        if flow.events.iter().any(|e| {
+            e.kind == EventKind::GradScale
+                && e.range.start() < step.range.start()
+                && !e.excludes(step)
+        }) {
+            continue;
+        }
         // Pattern B: a periodic step.
         if let Some(guard) = step.periodic_guard() {
             if framework_sync_guard(checker, step) {

@@ -3,6 +3,7 @@ use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Operator};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers::{self, Literal};
+use torchvet_semantic::magnitude;
 
 crate::declare_rule! {
     /// ## What it does
@@ -18,6 +19,15 @@ crate::declare_rule! {
     /// `sum(exp(x))` overflows for large `x` (`log(sum(exp(x - x_max))) + x_max`, already
     /// shifted by hand, is not reported). The fused ops compute the same values without
     /// these failures (and usually faster).
+    ///
+    /// Not reported where the failure cannot happen: `log(sigmoid(x))`, `log(softmax(x))`
+    /// and `log(sum(exp(x)))` of an `x` no data reaches, whose magnitude the code fixes
+    /// (a tensor of literals, `torch.arange` / `linspace` with literal ends, `torch.rand` /
+    /// `randn` / `randint`, possibly scaled by literals: reference formulas in tests);
+    /// `log(1 + x)` / `exp(x) - 1` of whole numbers (`.long()`, rounding, integer ranges:
+    /// `x` is 0 or at least 1 in magnitude); and `exp(x) - 1` / `log(1 + x)` whose result is
+    /// rounded to a whole number (`torch.round(torch.exp(log_d) - 1)`, `.long()`, through a
+    /// clamp), where the lost low digits cannot change the rounded value.
     ///
     /// ## Example
     /// ```python
@@ -78,6 +88,24 @@ fn is_atom(e: &Expr) -> bool {
     )
 }
 
+/// Are the entries of `x` bounded by a magnitude below `limit` that the code itself fixes
+/// (literals, literal ranges, random factories: no data reaches them)?
+fn bounded_below(checker: &mut Checker, x: &Expr, limit: u32) -> bool {
+    magnitude::magnitude_bound(&checker.taint_of(x)).is_some_and(|b| b < limit)
+}
+
+/// Can the digits that `log(1 + x)` / `exp(x) - 1` lose not matter? When `x` is a whole
+/// number (it is 0, or at least 1 in magnitude), and when the result is rounded to a whole
+/// number by what consumes it (`torch.round(torch.exp(d) - 1)`: FastSpeech durations).
+/// Called with the expression being visited on top of the checker's expression stack.
+fn no_digits_to_lose(checker: &mut Checker, x: &Expr) -> bool {
+    let stack = checker.expr_stack().to_vec();
+    if magnitude::rounded_by_consumer(&stack, &|e| checker.resolve(e)) {
+        return true;
+    }
+    magnitude::integer_valued(&checker.taint_of(x))
+}
+
 /// `torch.exp(x)` or `x.exp()`: the operand.
 fn exp_operand<'a>(checker: &Checker, e: &'a Expr) -> Option<&'a Expr> {
     let Expr::Call(c) = e else { return None };
@@ -115,6 +143,14 @@ fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: 
                 Some("torch.softmax" | "torch.nn.functional.softmax" | "torch.special.softmax")
             ) || tensor_method(checker, c, "softmax").is_some();
             if softmax {
+                let input = match tensor_method(checker, c, "softmax") {
+                    Some(recv) => Some(recv),
+                    None => c.arguments.args.first(),
+                };
+                // Entries within 80 of each other: no probability can underflow.
+                if input.is_some_and(|x| bounded_below(checker, x, 40)) {
+                    return;
+                }
                 let fix = match &*c.func {
                     Expr::Attribute(a) => Some(format!(
                         "{}.log_softmax{}",
@@ -148,6 +184,9 @@ fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: 
                     Some("torch.sigmoid" | "torch.nn.functional.sigmoid" | "torch.special.expit")
                 );
             if is_sigmoid {
+                if sigmoid_input.is_some_and(|x| bounded_below(checker, x, 80)) {
+                    return;
+                }
                 let fix = sigmoid_input.and_then(|x| {
                     let prefix = functional_prefix(checker, Some(&*c.func))?;
                     Some(format!("{prefix}logsigmoid({})", checker.text(x.range())))
@@ -176,7 +215,8 @@ fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: 
             // `log(sum(exp(x - x_max))) + x_max` is the hand-written stable form already.
             let shifted = sum_parts
                 .is_some_and(|(x, _)| matches!(x, Expr::BinOp(b) if matches!(b.op, Operator::Sub)));
-            if let Some((x, skip)) = sum_parts.filter(|_| !shifted) {
+            let small = sum_parts.is_some_and(|(x, _)| bounded_below(checker, x, 80));
+            if let Some((x, skip)) = sum_parts.filter(|_| !shifted && !small) {
                 let rest: Vec<&str> = c
                     .arguments
                     .args
@@ -208,6 +248,9 @@ fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: 
             if matches!(b.op, Operator::Add) && (is_one(&b.left) || is_one(&b.right)) =>
         {
             let x = if is_one(&b.left) { &*b.right } else { &*b.left };
+            if no_digits_to_lose(checker, x) {
+                return;
+            }
             let fix = log_prefix.map(|p| format!("{p}.log1p({})", checker.text(x.range())));
             let diag = checker.report(
                 outer.range(),
@@ -250,6 +293,9 @@ fn check_expr(checker: &mut Checker, expr: &Expr) {
     let Some(x) = exp_operand(checker, &b.left) else {
         return;
     };
+    if no_digits_to_lose(checker, x) {
+        return;
+    }
     let fix = match &*b.left {
         Expr::Call(c) => match &*c.func {
             Expr::Attribute(a) if a.attr.as_str() == "exp" && !c.arguments.is_empty() => {

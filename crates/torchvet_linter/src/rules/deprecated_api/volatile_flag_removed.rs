@@ -15,6 +15,10 @@ crate::declare_rule! {
     /// records the whole autograd graph, using far more memory and time than intended.
     /// `torch.no_grad()` or `torch.inference_mode()` is the replacement.
     ///
+    /// `volatile=False` is not reported (it never did anything, and torch warns only on a true
+    /// value), nor `volatile=flag` where `flag` is a parameter of the enclosing function that
+    /// defaults to false and that no call in the project passes anything else for.
+    ///
     /// ## Example
     /// ```python
     /// x = Variable(img, volatile=True)
@@ -60,6 +64,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !helpers::active(checker, 0, 4) {
         return;
     }
+    // `volatile=False` never did anything and torch only warns on a true value: nothing to
+    // say. Likewise a parameter of the enclosing function that is false on every call the
+    // project makes (`def to_var(x, volatile=False)` never called with `True`).
+    if never_true(checker, &kw.value) {
+        return;
+    }
     // Under `torch.no_grad()` here, or in a function every caller runs without grad, the
     // graph is not recorded: the argument is dead, not a leak.
     let off = checker.in_no_grad()
@@ -91,6 +101,54 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// Is the `volatile=` value false wherever this runs: a falsy literal, or a parameter of the
+/// enclosing function with a falsy default that no known call passes anything else for?
+fn never_true(checker: &Checker, value: &Expr) -> bool {
+    if helpers_literal_falsy(value) {
+        return true;
+    }
+    let (Expr::Name(n), Some(f)) = (value, checker.function()) else {
+        return false;
+    };
+    let Some(i) = f
+        .parameters
+        .iter()
+        .position(|p| p.name().as_str() == n.id.as_str())
+    else {
+        return false;
+    };
+    // Rebound in the body: not the parameter's value any more.
+    let rebound = {
+        use ruff_python_ast::visitor::{self, Visitor};
+        struct Stores<'n>(&'n str, bool);
+        impl<'x> Visitor<'x> for Stores<'_> {
+            fn visit_expr(&mut self, e: &'x Expr) {
+                if let Expr::Name(m) = e {
+                    if m.id.as_str() == self.0 && m.ctx == ruff_python_ast::ExprContext::Store {
+                        self.1 = true;
+                    }
+                }
+                visitor::walk_expr(self, e);
+            }
+        }
+        let mut s = Stores(n.id.as_str(), false);
+        s.visit_body(&f.body);
+        s.1
+    };
+    if rebound {
+        return false;
+    }
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    crate::rules::facts::current_function(checker, p)
+        .is_some_and(|id| p.model.param_always_falsy(id, i))
+}
+
+fn helpers_literal_falsy(e: &Expr) -> bool {
+    torchvet_semantic::helpers::is_truthy(e) == Some(false)
 }
 
 /// The frozen model that every use of the Variable feeds, when there is one: `x =

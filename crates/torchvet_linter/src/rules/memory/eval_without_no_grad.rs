@@ -33,8 +33,9 @@ crate::declare_rule! {
     /// `adversary.perturb(x, y)` that back-propagates to the input). Nor a function whose
     /// returned loss a caller differentiates (passes to `.backward()` or
     /// `torch.autograd.grad`, directly or through a helper): it needs its graph. Nor code that
-    /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` in the entry
-    /// script, before every call chain that reaches it), nor a parameter-free module such as
+    /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` or
+    /// `torch.no_grad().__enter__()` as a statement earlier in the same function, or in the
+    /// entry script before every call chain that reaches it), nor a parameter-free module such as
     /// a loss written as an `nn.Module` (in this file or another one of the project).
     ///
     /// ## Why is this bad?

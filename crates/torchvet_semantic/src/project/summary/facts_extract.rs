@@ -13,8 +13,8 @@ use crate::bindings::Scopes;
 use crate::helpers;
 use crate::kinds::{qualified_call_kind, Kind, KindContext, KindTable};
 use crate::project::facts::{
-    ArgContent, ArgPath, ArgPos, Binding, Content, FileFacts, FunctionFacts, KeyContent,
-    LaunchFacts, LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg,
+    ArgContent, ArgPath, ArgPos, BareStateDictLoad, Binding, Content, FileFacts, FunctionFacts,
+    KeyContent, LaunchFacts, LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg,
     StateDictLoadPath, StateDictLoads, TrackedValue, UseHow, ValueUse, ZeroDim,
 };
 use crate::project::summary::Target;
@@ -50,15 +50,20 @@ impl Builder<'_> {
                 bodies: vec![(body, Vec::new(), None)],
                 out: StateDictLoads::default(),
                 paths: Vec::new(),
+                bare: Vec::new(),
+                read_names: names_read(body),
+                script: has_main_guard(body),
+                classes: 0,
+                unreferenced: vec![false],
             };
             for stmt in body {
                 v.visit_stmt(stmt);
             }
-            (v.out, v.paths)
+            (v.out, v.paths, v.bare)
         } else {
-            (StateDictLoads::default(), Vec::new())
+            (StateDictLoads::default(), Vec::new(), Vec::new())
         };
-        let (state_dict_loads, state_dict_load_paths) = state_dict_loads;
+        let (state_dict_loads, state_dict_load_paths, bare_state_dict_loads) = state_dict_loads;
         let has = |w: &[u8]| memchr::memmem::find(text, w).is_some();
         let (launch, may_set_cuda_default) =
             if has(b"local_rank") || has(b"LOCAL_RANK") || has(b"set_default_") {
@@ -77,6 +82,7 @@ impl Builder<'_> {
             safe_globals: has(b"safe_globals"),
             state_dict_loads,
             state_dict_load_paths,
+            bare_state_dict_loads,
             launch,
             may_set_cuda_default,
         };
@@ -1498,6 +1504,50 @@ struct StateDictLoadVisitor<'s, 'a> {
     bodies: Vec<(&'a [Stmt], Vec<&'a str>, Option<TextSize>)>,
     out: StateDictLoads,
     paths: Vec<StateDictLoadPath>,
+    bare: Vec<BareStateDictLoad>,
+    /// Every name the file reads.
+    read_names: FxHashSet<&'a str>,
+    /// The file is a script (it has an `if __name__ == "__main__":` block).
+    script: bool,
+    /// Depth of enclosing classes.
+    classes: u32,
+    /// Per entry of `bodies`: a top-level function whose name the file never reads.
+    unreferenced: Vec<bool>,
+}
+
+/// Does the module have an `if __name__ == "__main__":` block at top level?
+fn has_main_guard(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::If(i) => match &*i.test {
+            Expr::Compare(c) => std::iter::once(&*c.left)
+                .chain(c.comparators.iter())
+                .any(|e| matches!(e, Expr::Name(n) if n.id.as_str() == "__name__")),
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
+/// The names a module reads anywhere (loads of `Name` expressions).
+fn names_read(body: &[Stmt]) -> FxHashSet<&str> {
+    struct Reads<'a> {
+        out: FxHashSet<&'a str>,
+    }
+    impl<'a> Visitor<'a> for Reads<'a> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Name(n) = e {
+                if n.ctx == ast::ExprContext::Load {
+                    self.out.insert(n.id.as_str());
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut r = Reads {
+        out: FxHashSet::default(),
+    };
+    r.visit_body(body);
+    r.out
 }
 
 /// Methods that return the module they are called on (`DataParallel(m).to(device)`).
@@ -1570,15 +1620,28 @@ impl StateDictLoadVisitor<'_, '_> {
                 return;
             }
         }
+        // A dict of another source: the model's own `state_dict()` updated with downloaded
+        // weights, a model-zoo download (`model_zoo.load_url(url)`): not a checkpoint the
+        // project saved.
+        if let (Some(arg), Some((body, _, _))) = (call.arguments.args.first(), self.bodies.last()) {
+            if not_a_saved_checkpoint(arg, body, call.start(), self.scopes, 0) {
+                return;
+            }
+        }
         let wrapped = self
             .frames
             .last()
             .and_then(|f| f.iter().rev().find(|(n, _)| *n == name))
             .is_some_and(|(_, w)| *w);
+        let unreferenced = self.unreferenced.last().copied().unwrap_or(false);
         if wrapped {
             self.out.into_wrapper += 1;
         } else {
             self.out.into_other += 1;
+            self.bare.push(BareStateDictLoad {
+                def: self.bodies.last().and_then(|b| b.2),
+                unreferenced,
+            });
         }
         // `m.load_state_dict(torch.load(path, ...))` (or `torch.load(path)["model"]`): which
         // checkpoint goes into which kind of model.
@@ -1608,7 +1671,76 @@ impl StateDictLoadVisitor<'_, '_> {
             path,
             at: load.start(),
             wrapped,
+            unreferenced,
         });
+    }
+}
+
+/// Is the argument of `m.load_state_dict(arg)` a dict that is not a checkpoint the project
+/// saved: the model's own `state_dict()` (updated in place with pretrained weights), a
+/// deep copy, a download (`model_zoo.load_url(url)`, `load_state_dict_from_url`), or a dict
+/// comprehension over one of those? Names are followed to their last assignment before `at`.
+fn not_a_saved_checkpoint(
+    arg: &Expr,
+    body: &[Stmt],
+    at: TextSize,
+    scopes: &Scopes,
+    depth: u32,
+) -> bool {
+    if depth > 3 {
+        return false;
+    }
+    match arg {
+        Expr::Call(c) => {
+            if matches!(helpers::method_call(c), Some(("state_dict", _))) {
+                return true;
+            }
+            if crate::project::facts::is_download_call(c) {
+                return true;
+            }
+            let q = scopes.resolve(&c.func);
+            q.as_deref().is_some_and(|q| {
+                q == "copy.deepcopy"
+                    || matches!(
+                        helpers::last_segment(q),
+                        "load_url" | "load_state_dict_from_url"
+                    )
+            })
+        }
+        Expr::DictComp(d) => match &*d.value {
+            Expr::Subscript(sub) => not_a_saved_checkpoint(&sub.value, body, at, scopes, depth + 1),
+            _ => false,
+        },
+        Expr::Name(n) => {
+            let id = n.id.as_str();
+            let mut last: Option<&Expr> = None;
+            // `sd.update(other)`: what goes into the dict after it is made.
+            let mut updates: Vec<&Expr> = Vec::new();
+            crate::project::summary::for_each_own_stmt(body, &mut |s| match s {
+                Stmt::Assign(a)
+                    if a.start() < at
+                        && a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) =>
+                {
+                    last = Some(&a.value);
+                    updates.clear();
+                }
+                Stmt::Expr(e) if e.start() < at => {
+                    if let Expr::Call(c) = &*e.value {
+                        if let Some(("update", recv)) = helpers::method_call(c) {
+                            if helpers::name_of(recv) == Some(id) {
+                                updates.extend(c.arguments.args.first());
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            });
+            last.is_some_and(|v| not_a_saved_checkpoint(v, body, v.start(), scopes, depth + 1))
+                && updates
+                    .iter()
+                    .all(|u| not_a_saved_checkpoint(u, body, u.start(), scopes, depth + 1))
+        }
+        _ => false,
     }
 }
 
@@ -1634,14 +1766,23 @@ impl<'a> Visitor<'a> for StateDictLoadVisitor<'_, 'a> {
             Stmt::FunctionDef(f) => {
                 self.frames.push(Vec::new());
                 let params = f.parameters.iter().map(|p| p.name().as_str()).collect();
+                let top = self.bodies.len() == 1 && self.classes == 0;
+                let unreferenced = top
+                    && self.script
+                    && f.decorator_list.is_empty()
+                    && !self.read_names.contains(f.name.as_str());
                 self.bodies.push((&f.body, params, Some(f.start())));
+                self.unreferenced.push(unreferenced);
                 visitor::walk_stmt(self, stmt);
+                self.unreferenced.pop();
                 self.bodies.pop();
                 self.frames.pop();
             }
             Stmt::ClassDef(_) => {
                 self.frames.push(Vec::new());
+                self.classes += 1;
                 visitor::walk_stmt(self, stmt);
+                self.classes -= 1;
                 self.frames.pop();
             }
             Stmt::Assign(a) => {

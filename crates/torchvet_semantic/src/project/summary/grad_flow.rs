@@ -2,7 +2,7 @@
 //! value of each parameter go with respect to differentiation (a `.backward()`, a
 //! `torch.autograd.grad(...)`, a `return`, an argument of another recorded call), and where a
 //! function turns autograd off for the rest of the process (`torch.set_grad_enabled(False)` as
-//! a statement of its body). [`crate::project::ProjectModel::result_differentiated`] and
+//! a statement of its body, or `torch.no_grad().__enter__()`). [`crate::project::ProjectModel::result_differentiated`] and
 //! [`crate::project::ProjectModel::runs_without_grad`] follow them across call sites.
 //!
 //! Names are followed flow-insensitively through assignments (`x = f(...)`, `total += x`,
@@ -47,7 +47,8 @@ pub struct GradFlow {
     /// Empty when no parameter goes anywhere tracked.
     pub params: ThinVec<ValueSinks>,
     /// `torch.set_grad_enabled(False)` as an unconditional statement of the body (or of its
-    /// `if __name__ == "__main__":` block): autograd is off for the rest of the process from
+    /// `if __name__ == "__main__":` block), or a no-grad context entered by hand and never
+    /// left (`torch.no_grad().__enter__()`): autograd is off for the rest of the process from
     /// there on.
     pub grad_disabled_at: Option<TextSize>,
 }
@@ -237,12 +238,21 @@ impl<'a> Visitor<'a> for Collect<'a, '_> {
     }
 }
 
-/// `torch.set_grad_enabled(False)` as a statement.
+/// `torch.set_grad_enabled(False)` as a statement, or a grad-disabling context entered by
+/// hand and never left: `torch.no_grad().__enter__()` (also `inference_mode()`,
+/// `set_grad_enabled(False)`).
 fn disables_grad(scopes: &Scopes, s: &Stmt) -> bool {
     let Stmt::Expr(e) = s else { return false };
     let Expr::Call(c) = &*e.value else {
         return false;
     };
+    if let Some(("__enter__", Expr::Call(ctx))) = helpers::method_call(c) {
+        return c.arguments.is_empty()
+            && ctx.arguments.keywords.is_empty()
+            && scopes
+                .resolve(&ctx.func)
+                .is_some_and(|q| helpers::disables_grad(&q, ctx.arguments.args.first()));
+    }
     let resolved = scopes.resolve(&c.func).is_some_and(|q| {
         matches!(
             q.as_str(),
