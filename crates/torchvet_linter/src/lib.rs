@@ -224,7 +224,11 @@ impl Linter {
                     }
                     broken.push(c);
                 }
-                if let Some(i) = self.syntax_rule {
+                // A fill-in-the-blank of course material (`x = # Your code here`,
+                // `TODO: YOUR CODE HERE`): the student's to complete, not a defect to report.
+                // The cell (or file) is still left out of the analysis.
+                let blank = source.is_exercise_blank(err.location.start());
+                if let (Some(i), false) = (self.syntax_rule, blank) {
                     let raw = RawDiagnostic {
                         rule: i,
                         range: TextRange::empty(err.location.start()),
