@@ -2,6 +2,7 @@
 //! cells), and parse with `ruff_python_parser`. Bad input becomes a [`LoadError`], never a panic.
 #![deny(missing_docs)]
 
+pub mod launch;
 mod line_index;
 mod notebook;
 
