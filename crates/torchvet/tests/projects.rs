@@ -122,6 +122,8 @@ projects! {
         clean_torchvision_pinned_old,
         clean_conda_env_pins,
         clean_torchrun_template_parser,
+        clean_course_env_files,
+        clean_torchrun_usage_docs,
     ],
 }
 

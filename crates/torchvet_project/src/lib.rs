@@ -178,16 +178,15 @@ const LAST_TORCH_FOR_PYTHON: &[((u32, u32), (u32, u32))] = &[
 ];
 
 /// The highest torch the pinned Pythons allow: each spec's highest Python (`=3.5`,
-/// `3.8.10`, `<3.8`) through [`LAST_TORCH_FOR_PYTHON`]. Specs without an upper bound
-/// (`>=3.8`) say nothing; among the others the most permissive wins (files of one directory
-/// may describe different environments), and one that allows a Python newer than the table
-/// leaves torch open.
+/// `3.8.10`, `<3.8`) through [`LAST_TORCH_FOR_PYTHON`]; the most permissive wins (files of
+/// one directory may describe different environments). A spec that leaves Python open
+/// (`python_requires=">=3.6"` in a `setup.py` beside a development `environment.yml` with
+/// `python=3.8`) or allows a Python newer than the table leaves torch open: the package is
+/// installed on newer Pythons too.
 pub(crate) fn python_bounded_torch<'a>(specs: impl Iterator<Item = &'a str>) -> Option<(u32, u32)> {
     let mut best: Option<(u32, u32)> = None;
     for spec in specs {
-        let Some(py) = max_allowed(spec) else {
-            continue;
-        };
+        let py = max_allowed(spec)?;
         let torch = LAST_TORCH_FOR_PYTHON
             .iter()
             .find(|(p, _)| py <= *p)
@@ -251,8 +250,9 @@ mod tests {
         assert_eq!(b(&[">=3.6"]), None);
         assert_eq!(b(&["=3"]), None);
         assert_eq!(b(&[]), None);
-        // The most permissive pin wins; one without an upper bound says nothing.
-        assert_eq!(b(&["=3.5", "3.7", ">=3.5"]), Some((1, 13)));
+        // The most permissive pin wins; one without an upper bound leaves torch open.
+        assert_eq!(b(&["=3.5", "3.7"]), Some((1, 13)));
+        assert_eq!(b(&["=3.8", ">=3.6"]), None);
         assert_eq!(b(&["=3.5", "3.11"]), None);
     }
 }

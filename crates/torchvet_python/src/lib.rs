@@ -225,8 +225,9 @@ impl SourceFile {
 
     /// Does the line holding `offset` (where the parser put a syntax error) carry a
     /// fill-in-the-blank placeholder of course material, left for the student to complete?
-    /// Two shapes: an assignment whose right-hand side is left empty before a comment
-    /// (`rotated_image = #  Your code here`, `img_path = # TASK: ...`, `loss = #TODO`), and a
+    /// Two shapes: an assignment whose right-hand side is left empty before a comment that
+    /// asks for it (`rotated_image = #  Your code here`, `img_path = # TASK: ...`, `loss =
+    /// #TODO`, `model = # implement`; not a commented-out value), and a
     /// placeholder written as code (`TODO: YOUR CODE HERE`, `x = <YOUR CODE>`,
     /// `YOUR CODE HERE`). A line that merely has a `# TODO` comment after code is not one.
     pub fn is_exercise_blank(&self, offset: TextSize) -> bool {
@@ -331,9 +332,25 @@ impl SourceFile {
 fn exercise_blank(line: &str) -> bool {
     let (code, comment) = split_comment(line);
     let code = code.trim();
-    // `name = # ...`, `self.x = # ...`: an empty right-hand side, then the comment that
-    // stands for it. (`==`, `<=`, `>=`, `!=` end a comparison, not an assignment.)
-    let empty_rhs = comment.is_some()
+    // `name = # Your code here`, `loss = #TODO`: an empty right-hand side, then a comment
+    // that asks for it. A commented-out value (`path = #'/data/x.csv'`) is no exercise: the
+    // script is broken. (`==`, `<=`, `>=`, `!=` end a comparison, not an assignment.)
+    let asks = comment.is_some_and(|c| {
+        let c = c.to_ascii_lowercase();
+        [
+            "your",
+            "todo",
+            "task",
+            "implement",
+            "fill",
+            "insert",
+            "complete",
+            "exercise",
+        ]
+        .iter()
+        .any(|w| c.contains(w))
+    });
+    let empty_rhs = asks
         && code.ends_with('=')
         && !code.ends_with("==")
         && !code.ends_with("<=")

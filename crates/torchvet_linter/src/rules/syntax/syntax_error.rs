@@ -36,8 +36,9 @@ crate::declare_rule! {
     /// it.
     ///
     /// Fill-in-the-blank exercises of course material are not reported: an error on a line
-    /// whose right-hand side is left empty before a comment (`rotated = # Your code here`,
-    /// `img_path = # TASK: ...`, `loss = #TODO`), or that is a placeholder written as code
+    /// whose right-hand side is left empty before a comment that asks for it (`rotated = #
+    /// Your code here`, `img_path = # TASK: ...`, `loss = #TODO`; not a commented-out value
+    /// such as `path = #'/data/x.csv'`), or that is a placeholder written as code
     /// (`TODO: YOUR CODE HERE`, `x = <YOUR CODE>`), is the student's to complete. That cell
     /// (or file) is still not analysed. A real error on a line that only carries a `# TODO`
     /// comment after its code is reported.
@@ -161,6 +162,8 @@ mod tests {
             "import torch\nx.cuda(async=True)  # TODO: port to torch 1.0\n",
             "import torch\nif acc >= # best so far\n    pass\n",
             "import torch\nmodel = nn.Sequential(nn.Linear(4, 2)  # TODO\nx = 1\n",
+            // A value commented out, not asked for: the script does not run.
+            "import torch\ndata_file = #f'/data/{split}.csv'\n",
         ] {
             assert_eq!(count("train.py", src), 1, "{src}");
         }
