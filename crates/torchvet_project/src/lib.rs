@@ -161,6 +161,9 @@ pub fn declared_torch_in_dir(dir: &Path) -> Option<(DeclaredRequirement, Option<
     Some((req, bound))
 }
 
+/// A (major, minor) version.
+type MajorMinor = (u32, u32);
+
 /// The newest torch release line that still supports each Python: (Python major, minor) ->
 /// the last torch (major, minor) published for it. From the compatibility table of
 /// torchvision's README (torch 1.0 to 2.3 with their Python ranges:
@@ -169,7 +172,7 @@ pub fn declared_torch_in_dir(dir: &Path) -> Option<(DeclaredRequirement, Option<
 /// <https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix>).
 /// Python 2.7 ends with torch 1.4; older Pythons than listed get the first row's torch
 /// (no newer torch supports them either); a newer Python bounds no torch here.
-const LAST_TORCH_FOR_PYTHON: &[((u32, u32), (u32, u32))] = &[
+const LAST_TORCH_FOR_PYTHON: &[(MajorMinor, MajorMinor)] = &[
     ((2, 7), (1, 4)),
     ((3, 5), (1, 5)),
     ((3, 6), (1, 10)),

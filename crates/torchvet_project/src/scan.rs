@@ -245,22 +245,22 @@ fn may_hold_launch_command(path: &Path) -> bool {
 /// -m torch.distributed.launch ... main.py` or `.../torch/distributed/launch.py ... main.py`)
 /// without `--use_env` / `--use-env`. Shell continuations (`\\` at a line's end) join a
 /// command.
+#[cfg(test)]
 pub(crate) fn legacy_launched_programs(text: &str) -> Vec<String> {
-    launched_with(text, Launcher::Legacy)
-}
-
-fn launched_with(text: &str, kind: Launcher) -> Vec<String> {
     torchvet_python::launch::launched_programs(text)
         .into_iter()
-        .filter(|(_, k)| *k == kind)
+        .filter(|(_, k)| *k == Launcher::Legacy)
         .map(|(p, _)| p)
         .collect()
 }
 
+/// Programs started by the legacy launcher, and by the environment-rank launchers.
+type LaunchedPrograms = (Vec<String>, Vec<String>);
+
 /// The programs the project's scripts and documents among `all` start (files above 1 MB
 /// are not read): (with the legacy launcher, with `torchrun` / `torch.distributed.run` /
 /// `--use_env`), each sorted and without repeats.
-pub(crate) fn launched_programs_in(all: &[PathBuf]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn launched_programs_in(all: &[PathBuf]) -> LaunchedPrograms {
     let mut legacy = Vec::new();
     let mut env = Vec::new();
     for b in all
@@ -300,7 +300,7 @@ pub(crate) fn collect_deps(root: &Path) -> DepFacts {
 /// one walk of its tree.
 pub(crate) fn collect_deps_and_launches(
     root: &Path,
-) -> (DepFacts, (Vec<String>, Vec<String>), Option<(u32, u32)>) {
+) -> (DepFacts, LaunchedPrograms, Option<(u32, u32)>) {
     let all = files(root);
     (
         deps_of(root, &all),
