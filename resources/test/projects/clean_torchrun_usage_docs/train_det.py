@@ -2,10 +2,10 @@
 Train a detector on a custom dataset.
 
 Usage - Single-GPU training:
-    $ python train.py --data coco128.yaml --epochs 3
+    $ python train_det.py --data coco128.yaml --epochs 3
 
 Usage - Multi-GPU DDP training:
-    $ python -m torch.distributed.run --nproc_per_node 4 --master_port 1 train.py --data coco128.yaml
+    $ python -m torch.distributed.run --nproc_per_node 4 --master_port 1 train_det.py --data coco128.yaml
 """
 import argparse
 import os
