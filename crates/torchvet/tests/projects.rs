@@ -129,6 +129,8 @@ projects! {
         clean_torchrun_template_parser,
         clean_epoch_helper_accumulation,
         clean_scheduler_state_test,
+        clean_course_env_files,
+        clean_torchrun_usage_docs,
     ],
 }
 

@@ -45,6 +45,9 @@ pub struct FileContext {
     /// as an option (see [`LintSettings::launches_with_rank_argument`]); `None` = the
     /// settings'.
     pub launches_with_rank_argument: Option<bool>,
+    /// The file's project starts it with an environment-rank launcher only (see
+    /// [`LintSettings::launches_with_env_rank`]); `None` = the settings'.
+    pub launches_with_env_rank: Option<bool>,
     /// The lowest torch the file's project documents (see
     /// [`LintSettings::documented_min_torch`]); `None` = the settings'.
     pub documented_min_torch: Option<Version>,
@@ -150,7 +153,10 @@ impl Linter {
                 && ctx.min_torchvision != self.settings.min_torchvision);
         let launch_differs = ctx
             .launches_with_rank_argument
-            .is_some_and(|l| l != self.settings.launches_with_rank_argument);
+            .is_some_and(|l| l != self.settings.launches_with_rank_argument)
+            || ctx
+                .launches_with_env_rank
+                .is_some_and(|l| l != self.settings.launches_with_env_rank);
         let doc_differs = ctx.documented_min_torch.is_some()
             && ctx.documented_min_torch != self.settings.documented_min_torch;
         if target_differs || min_differs || tv_differs || launch_differs || doc_differs {
@@ -167,6 +173,9 @@ impl Linter {
                 launches_with_rank_argument: ctx
                     .launches_with_rank_argument
                     .unwrap_or(self.settings.launches_with_rank_argument),
+                launches_with_env_rank: ctx
+                    .launches_with_env_rank
+                    .unwrap_or(self.settings.launches_with_env_rank),
                 ..self.settings.clone()
             };
             self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())
@@ -224,7 +233,11 @@ impl Linter {
                     }
                     broken.push(c);
                 }
-                if let Some(i) = self.syntax_rule {
+                // A fill-in-the-blank of course material (`x = # Your code here`,
+                // `TODO: YOUR CODE HERE`): the student's to complete, not a defect to report.
+                // The cell (or file) is still left out of the analysis.
+                let blank = source.is_exercise_blank(err.location.start());
+                if let (Some(i), false) = (self.syntax_rule, blank) {
                     let raw = RawDiagnostic {
                         rule: i,
                         range: TextRange::empty(err.location.start()),

@@ -100,6 +100,10 @@ pub struct LintSettings {
     /// command-line option (`--local-rank=N` since torch 2.0) even when the code reads
     /// `LOCAL_RANK` from the environment.
     pub launches_with_rank_argument: bool,
+    /// A script or document of the project starts the file (by its name) with `torchrun`,
+    /// `python -m torch.distributed.run` or `torch.distributed.launch --use_env`, and none
+    /// with the legacy launcher: no rank option is passed to it.
+    pub launches_with_env_rank: bool,
     /// Preview rules allowed.
     pub preview: bool,
 }
@@ -114,6 +118,7 @@ impl Default for LintSettings {
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
+            launches_with_env_rank: false,
             preview: false,
         })
     }
@@ -174,6 +179,7 @@ impl LintSettings {
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
+            launches_with_env_rank: false,
             preview,
         })
     }
@@ -192,6 +198,7 @@ impl LintSettings {
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
+            launches_with_env_rank: false,
             preview: true,
         }
     }

@@ -71,6 +71,11 @@ pub(crate) fn dep_file_kind(path: &Path) -> Option<DepKind> {
         {
             DepKind::Conda
         }
+        // Any other YAML file may be a conda environment under another name
+        // (`local_env.yml`, `gpu_env.yaml`, `cs224n.yml`): its content decides.
+        _ if lower.ends_with(".yml") || lower.ends_with(".yaml") => DepKind::CondaByContent,
+        // A setup / install script: its `conda install` / `pip install` lines of torch.
+        _ if lower.ends_with(".sh") || lower.ends_with(".bash") => DepKind::InstallScript,
         _ => return None,
     })
 }
@@ -82,6 +87,10 @@ pub(crate) enum DepKind {
     SetupCfg,
     SetupPy,
     Conda,
+    /// A YAML file of another name, read as a conda environment when its content is one.
+    CondaByContent,
+    /// A shell script, read for its torch install commands.
+    InstallScript,
     Pipfile,
     PipfileLock,
     TomlLock,
@@ -178,6 +187,12 @@ impl DepFacts {
             DepKind::SetupCfg => self.setup_cfg(root, path),
             DepKind::SetupPy => self.setup_py(root, path),
             DepKind::Conda => self.conda(root, path),
+            DepKind::CondaByContent => {
+                if read_small(path).is_some_and(|t| is_conda_environment(&t)) {
+                    self.conda(root, path);
+                }
+            }
+            DepKind::InstallScript => self.install_script(root, path),
             DepKind::Pipfile => self.pipfile(root, path),
             DepKind::PipfileLock => self.pipfile_lock(root, path),
             DepKind::TomlLock => self.toml_lock(root, path),
@@ -834,6 +849,51 @@ impl DepFacts {
         }
     }
 
+    /// A shell script (`setup.sh`, `install.sh`): the torch packages of its `conda install` /
+    /// `mamba install` / `pip install` / `python -m pip install` / `uv pip install`
+    /// commands (`conda install pytorch==1.12.1 torchvision cudatoolkit=11.6 -c pytorch`,
+    /// `pip install torch==1.13.1+cu117 -f URL`). Only PyTorch's own packages with a version
+    /// are kept: the script is read for the torch it installs, not as the project's
+    /// dependency list.
+    fn install_script(&mut self, root: &Path, path: &Path) {
+        let Some(text) = read_small(path) else { return };
+        if !text.contains("install") || !text.contains("torch") {
+            return;
+        }
+        let file = rel(root, path);
+        for (line, conda, spec) in install_commands(&text) {
+            let (name, specifier, url) = if conda {
+                let (n, sp) = conda_spec(&spec);
+                (n, sp, None)
+            } else {
+                match parse_pep508(&spec) {
+                    Some(p) => (p.name, p.specifier, p.url),
+                    None => continue,
+                }
+            };
+            let normalized = normalize_name(&name);
+            // An unversioned `pip install torch` installs whatever is newest that day: it
+            // says nothing, and must not hide a versioned declaration further up.
+            if !matches!(
+                normalized.as_str(),
+                "torch" | "pytorch" | "torchvision" | "torchaudio" | "torchtext"
+            ) || (specifier.is_empty() && url.is_none())
+            {
+                continue;
+            }
+            let mut r = DeclaredRequirement::new(
+                &name,
+                &specifier,
+                PathBuf::from(&file),
+                line,
+                RequirementOrigin::InstallScript,
+                &line_text(&text, line),
+            );
+            r.url = url;
+            self.requirements.push(r);
+        }
+    }
+
     fn pipfile(&mut self, root: &Path, path: &Path) {
         let Some(text) = read_text(path) else { return };
         let Ok(table) = toml::from_str::<toml::Table>(&text) else {
@@ -1103,6 +1163,129 @@ fn conda_spec(item: &str) -> (String, String) {
     (name, format!("=={ver}"))
 }
 
+/// Largest file read by content to decide what it is (a YAML file that may be a conda
+/// environment, a shell script): configuration and data files can be large.
+const MAX_SNIFFED: u64 = 256 * 1024;
+
+fn read_small(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SNIFFED {
+        return None;
+    }
+    read_text(path)
+}
+
+/// Is this YAML text a conda environment: a top-level `dependencies:` list, and a top-level
+/// `channels:` or `name:` key (what `conda env create -f` reads)? A model or data config
+/// has neither pair.
+pub(crate) fn is_conda_environment(text: &str) -> bool {
+    let mut deps = false;
+    let mut other = false;
+    for line in text.lines() {
+        if line.starts_with([' ', '\t', '#', '-']) {
+            continue;
+        }
+        let key = line.split(':').next().unwrap_or("").trim();
+        if !line.contains(':') {
+            continue;
+        }
+        match key {
+            "dependencies" => deps = true,
+            "channels" | "name" => other = true,
+            _ => {}
+        }
+    }
+    deps && other
+}
+
+/// The package arguments of the install commands in a shell script: (1-based line, is a
+/// conda command, the argument with its quotes removed). Continuation lines (`\` at the
+/// end) join a command; `&&`, `;` and `|` separate commands; comments are dropped.
+pub(crate) fn install_commands(text: &str) -> Vec<(u32, bool, String)> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let first = i;
+        let mut joined = String::new();
+        loop {
+            let l = strip_comment(lines[i]).trim_end();
+            match l.strip_suffix('\\') {
+                Some(head) if i + 1 < lines.len() => {
+                    joined.push_str(head);
+                    joined.push(' ');
+                    i += 1;
+                }
+                _ => {
+                    joined.push_str(l.strip_suffix('\\').unwrap_or(l));
+                    i += 1;
+                    break;
+                }
+            }
+        }
+        let line = first as u32 + 1;
+        for cmd in joined.split(['&', ';', '|']) {
+            let words: Vec<String> = cmd
+                .split_whitespace()
+                .map(|w| w.trim_matches(['"', '\'']).to_string())
+                .collect();
+            let Some(at) = words.iter().position(|w| w == "install") else {
+                continue;
+            };
+            let tool = &words[..at];
+            let tool_name = |w: &String| w.rsplit('/').next().unwrap_or(w).to_string();
+            let conda = tool
+                .iter()
+                .map(tool_name)
+                .any(|w| matches!(w.as_str(), "conda" | "mamba" | "micromamba"));
+            let pip = tool
+                .iter()
+                .map(tool_name)
+                .any(|w| w == "pip" || w == "pip3" || w.starts_with("pip3."));
+            if !(conda || pip) {
+                continue;
+            }
+            let mut args = words[at + 1..].iter();
+            while let Some(w) = args.next() {
+                if w.is_empty() || w.starts_with('$') {
+                    continue;
+                }
+                if w.starts_with('-') {
+                    const TAKES_VALUE: &[&str] = &[
+                        "-c",
+                        "--channel",
+                        "-n",
+                        "--name",
+                        "-p",
+                        "--prefix",
+                        "-f",
+                        "--find-links",
+                        "-i",
+                        "--index-url",
+                        "--extra-index-url",
+                        "-r",
+                        "--requirement",
+                        "-e",
+                        "--editable",
+                        "-t",
+                        "--target",
+                        "--constraint",
+                        "--file",
+                        "--platform",
+                        "--python-version",
+                    ];
+                    if TAKES_VALUE.contains(&w.as_str()) {
+                        args.next();
+                    }
+                    continue;
+                }
+                out.push((line, conda, w.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Resolve `.` and `..` components without touching the file system.
 fn lexical_normalize(p: &Path) -> PathBuf {
     use std::path::Component;
@@ -1216,6 +1399,41 @@ pub(crate) fn url_version(r: &DeclaredRequirement) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn install_commands_of_shell_scripts() {
+        let got = install_commands(
+            "# conda install pytorch==0.4 (a comment)\nconda install -y -c pytorch pytorch=1.8.0 'torchvision>=0.9' \\\n  cudatoolkit=11.1\nsource activate x && pip3 install --upgrade torch==2.0.1 -i https://mirror/simple\napt-get install -y git\npip install -r requirements.txt\n",
+        );
+        let got: Vec<(u32, bool, &str)> =
+            got.iter().map(|(l, c, w)| (*l, *c, w.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, true, "pytorch=1.8.0"),
+                (2, true, "torchvision>=0.9"),
+                (2, true, "cudatoolkit=11.1"),
+                (4, false, "torch==2.0.1"),
+            ]
+        );
+    }
+
+    #[test]
+    fn conda_environments_by_content() {
+        assert!(is_conda_environment(
+            "name: nmt\nchannels:\n  - pytorch\ndependencies:\n  - python=3.5\n"
+        ));
+        assert!(is_conda_environment(
+            "dependencies:\n  - pytorch\nname: x\n"
+        ));
+        // Model and CI configs.
+        assert!(!is_conda_environment(
+            "model:\n  name: r50\n  dependencies: []\n"
+        ));
+        assert!(!is_conda_environment(
+            "name: CI\non: [push]\njobs:\n  test: {}\n"
+        ));
+    }
 
     #[test]
     fn conda_specs() {

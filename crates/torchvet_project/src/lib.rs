@@ -99,6 +99,10 @@ pub struct ProjectDeclarations {
     /// the program's parser must accept it; under `torchrun` or `--use_env` only the
     /// `LOCAL_RANK` variable is set. Read as text, never run.
     pub legacy_launched_programs: Vec<String>,
+    /// The programs that a script or document of the project starts with `torchrun`,
+    /// `python -m torch.distributed.run` or the legacy launcher with `--use_env`: they get
+    /// their rank from `LOCAL_RANK` and no rank option.
+    pub env_launched_programs: Vec<String>,
     /// The lowest torch (major, minor) the project's documentation mentions as one it runs
     /// on: "PyTorch 1.7.0+", "PyTorch >= 1.6", "tested on PyTorch 1.6.0/1.8.0", `conda
     /// install pytorch==1.7.1`, in the README / INSTALL files at the root or the text files
@@ -109,10 +113,11 @@ pub struct ProjectDeclarations {
 
 /// [`ProjectDeclarations`] of the project under `root`.
 pub fn project_declarations(root: &Path) -> ProjectDeclarations {
-    let (facts, programs, documented) = scan::collect_deps_and_launches(root);
+    let (facts, (programs, env_programs), documented) = scan::collect_deps_and_launches(root);
     ProjectDeclarations {
         requirements: with_locks(&facts),
         legacy_launched_programs: programs,
+        env_launched_programs: env_programs,
         documented_torch_min: documented,
     }
 }
@@ -142,6 +147,56 @@ pub fn declared_requirement(root: &Path, package: &str) -> Option<DeclaredRequir
 pub fn declared_requirement_in_dir(dir: &Path, package: &str) -> Option<DeclaredRequirement> {
     let facts = scan::collect_deps_in_dir(dir);
     best_requirement(&facts.requirements, &facts.locks, package)
+}
+
+/// [`declared_requirement_in_dir`] for torch, with the highest torch (major, minor) that
+/// the Python pinned by the same directory's files can run (a conda `python=3.5`, a
+/// `.python-version`, a Pipfile `python_version`, an upper bound in `requires-python`):
+/// `None` when no file there bounds Python, or the bound leaves every torch release open.
+/// A torch declared without a version (`- pytorch` beside `- python=3.5`) is bounded too.
+pub fn declared_torch_in_dir(dir: &Path) -> Option<(DeclaredRequirement, Option<(u32, u32)>)> {
+    let facts = scan::collect_deps_in_dir(dir);
+    let req = best_requirement(&facts.requirements, &facts.locks, "torch")?;
+    let bound = python_bounded_torch(facts.python.iter().map(|(spec, _)| spec.as_str()));
+    Some((req, bound))
+}
+
+/// A (major, minor) version.
+type MajorMinor = (u32, u32);
+
+/// The newest torch release line that still supports each Python: (Python major, minor) ->
+/// the last torch (major, minor) published for it. From the compatibility table of
+/// torchvision's README (torch 1.0 to 2.3 with their Python ranges:
+/// <https://github.com/pytorch/vision#installation>) and PyTorch's release compatibility
+/// matrix (torch 2.4 supports Python 3.8 to 3.12, torch 2.5 needs 3.9:
+/// <https://github.com/pytorch/pytorch/blob/main/RELEASE.md#release-compatibility-matrix>).
+/// Python 2.7 ends with torch 1.4; older Pythons than listed get the first row's torch
+/// (no newer torch supports them either); a newer Python bounds no torch here.
+const LAST_TORCH_FOR_PYTHON: &[(MajorMinor, MajorMinor)] = &[
+    ((2, 7), (1, 4)),
+    ((3, 5), (1, 5)),
+    ((3, 6), (1, 10)),
+    ((3, 7), (1, 13)),
+    ((3, 8), (2, 4)),
+];
+
+/// The highest torch the pinned Pythons allow: each spec's highest Python (`=3.5`,
+/// `3.8.10`, `<3.8`) through [`LAST_TORCH_FOR_PYTHON`]; the most permissive wins (files of
+/// one directory may describe different environments). A spec that leaves Python open
+/// (`python_requires=">=3.6"` in a `setup.py` beside a development `environment.yml` with
+/// `python=3.8`) or allows a Python newer than the table leaves torch open: the package is
+/// installed on newer Pythons too.
+pub(crate) fn python_bounded_torch<'a>(specs: impl Iterator<Item = &'a str>) -> Option<(u32, u32)> {
+    let mut best: Option<(u32, u32)> = None;
+    for spec in specs {
+        let py = max_allowed(spec)?;
+        let torch = LAST_TORCH_FOR_PYTHON
+            .iter()
+            .find(|(p, _)| py <= *p)
+            .map(|(_, t)| *t)?;
+        best = Some(best.map_or(torch, |b| b.max(torch)));
+    }
+    best
 }
 
 pub(crate) fn best_requirement(
@@ -177,5 +232,30 @@ pub(crate) fn best_requirement(
             .iter()
             .find(|l| same_package(&l.normalized, &want))
             .cloned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_bounded_torch;
+
+    #[test]
+    fn pinned_python_bounds_torch() {
+        let b = |specs: &[&str]| python_bounded_torch(specs.iter().copied());
+        assert_eq!(b(&["=3.5"]), Some((1, 5)));
+        assert_eq!(b(&["3.6.9"]), Some((1, 10)));
+        assert_eq!(b(&["==3.7"]), Some((1, 13)));
+        assert_eq!(b(&["3.8.18"]), Some((2, 4)));
+        assert_eq!(b(&["=2.7"]), Some((1, 4)));
+        assert_eq!(b(&["<3.8"]), Some((1, 13)));
+        // No bound: a newer Python, a lower bound only, a major-only pin.
+        assert_eq!(b(&["3.10"]), None);
+        assert_eq!(b(&[">=3.6"]), None);
+        assert_eq!(b(&["=3"]), None);
+        assert_eq!(b(&[]), None);
+        // The most permissive pin wins; one without an upper bound leaves torch open.
+        assert_eq!(b(&["=3.5", "3.7"]), Some((1, 13)));
+        assert_eq!(b(&["=3.8", ">=3.6"]), None);
+        assert_eq!(b(&["=3.5", "3.11"]), None);
     }
 }

@@ -34,6 +34,8 @@ pub enum RequirementOrigin {
     Pipfile,
     /// A lock file (`uv.lock`, `poetry.lock`, `pdm.lock`, `Pipfile.lock`): an exact version.
     Lock,
+    /// A `conda install` / `pip install` command of torch in a shell script (`setup.sh`).
+    InstallScript,
 }
 
 impl RequirementOrigin {
@@ -50,7 +52,7 @@ impl RequirementOrigin {
             | RequirementOrigin::Pdm(_)
             | RequirementOrigin::DependencyGroup(_)
             | RequirementOrigin::UvDev => 5,
-            RequirementOrigin::Constraints => 6,
+            RequirementOrigin::Constraints | RequirementOrigin::InstallScript => 6,
             RequirementOrigin::Lock => 7,
         }
     }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use torchvet_python::launch::Launcher;
 
 /// Directories never entered.
 const SKIP_DIRS: &[&str] = &[
@@ -244,50 +245,49 @@ fn may_hold_launch_command(path: &Path) -> bool {
 /// -m torch.distributed.launch ... main.py` or `.../torch/distributed/launch.py ... main.py`)
 /// without `--use_env` / `--use-env`. Shell continuations (`\\` at a line's end) join a
 /// command.
+#[cfg(test)]
 pub(crate) fn legacy_launched_programs(text: &str) -> Vec<String> {
-    if !text.contains("distributed.launch") && !text.contains("distributed/launch.py") {
-        return Vec::new();
-    }
-    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
-    let mut out = Vec::new();
-    for line in joined.lines() {
-        if line.contains("use_env") || line.contains("use-env") {
-            continue;
-        }
-        let at = line
-            .find("-m torch.distributed.launch")
-            .map(|i| i + "-m torch.distributed.launch".len())
-            .or_else(|| {
-                line.find("torch/distributed/launch.py")
-                    .map(|i| i + "torch/distributed/launch.py".len())
-            });
-        let Some(at) = at else { continue };
-        // The first `.py` argument after the launcher is the program it starts.
-        let program = line[at..]
-            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ';' | '&' | '|'))
-            .find(|t| t.ends_with(".py") && !t.starts_with('-'));
-        if let Some(p) = program {
-            let name = p.rsplit('/').next().unwrap_or(p);
-            out.push(name.to_string());
-        }
-    }
-    out
+    torchvet_python::launch::launched_programs(text)
+        .into_iter()
+        .filter(|(_, k)| *k == Launcher::Legacy)
+        .map(|(p, _)| p)
+        .collect()
 }
 
-/// [`legacy_launched_programs`] over the project's scripts and documents among `all` (files
-/// above 1 MB are not read), sorted and without repeats.
-pub(crate) fn legacy_launched_programs_in(all: &[PathBuf]) -> Vec<String> {
-    let mut out: Vec<String> = all
+/// Programs started by the legacy launcher, and by the environment-rank launchers.
+type LaunchedPrograms = (Vec<String>, Vec<String>);
+
+/// The programs the project's scripts and documents among `all` start (files above 1 MB
+/// are not read): (with the legacy launcher, with `torchrun` / `torch.distributed.run` /
+/// `--use_env`), each sorted and without repeats.
+pub(crate) fn launched_programs_in(all: &[PathBuf]) -> LaunchedPrograms {
+    let mut legacy = Vec::new();
+    let mut env = Vec::new();
+    for b in all
         .iter()
         .filter(|p| {
             may_hold_launch_command(p) && std::fs::metadata(p).is_ok_and(|m| m.len() <= 1 << 20)
         })
         .filter_map(|p| std::fs::read(p).ok())
-        .flat_map(|b| legacy_launched_programs(&String::from_utf8_lossy(&b)))
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+    {
+        for (p, k) in torchvet_python::launch::launched_programs(&String::from_utf8_lossy(&b)) {
+            match k {
+                Launcher::Legacy => legacy.push(p),
+                Launcher::Env => env.push(p),
+            }
+        }
+    }
+    for v in [&mut legacy, &mut env] {
+        v.sort();
+        v.dedup();
+    }
+    (legacy, env)
+}
+
+/// [`legacy_launched_programs`] over the project's scripts and documents among `all`.
+#[cfg(test)]
+pub(crate) fn legacy_launched_programs_in(all: &[PathBuf]) -> Vec<String> {
+    launched_programs_in(all).0
 }
 
 /// Parse only the dependency files under `root`.
@@ -300,11 +300,11 @@ pub(crate) fn collect_deps(root: &Path) -> DepFacts {
 /// one walk of its tree.
 pub(crate) fn collect_deps_and_launches(
     root: &Path,
-) -> (DepFacts, Vec<String>, Option<(u32, u32)>) {
+) -> (DepFacts, LaunchedPrograms, Option<(u32, u32)>) {
     let all = files(root);
     (
         deps_of(root, &all),
-        legacy_launched_programs_in(&all),
+        launched_programs_in(&all),
         crate::documented::documented_torch_floor(root, &all),
     )
 }
@@ -321,8 +321,53 @@ pub(crate) fn collect_deps_in_dir(dir: &Path) -> DepFacts {
                 .collect()
         })
         .unwrap_or_default();
+    files.extend(readme_scripts(dir, &files));
     files.sort();
     deps_of(dir, &files)
+}
+
+/// Shell scripts below `dir` that its README tells the reader to run (`bash
+/// scripts/setup_env.sh`, "follow `tools/install.sh`"): they install the torch the project
+/// runs on as much as a script beside the README does. Paths are taken as written, relative
+/// to `dir`, and kept only when they name an existing file inside `dir`; `have` are the files
+/// already read.
+fn readme_scripts(dir: &Path, have: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = Vec::new();
+    for e in rd.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().to_ascii_uppercase();
+        if !name.starts_with("README") {
+            continue;
+        }
+        let path = e.path();
+        if std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > 1 << 20) {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for word in text.split(|c: char| {
+            c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | '[' | ']' | '<' | '>')
+        }) {
+            let word = word
+                .trim_start_matches("./")
+                .trim_end_matches(['.', ',', ':', ';']);
+            if !word.ends_with(".sh") || word.contains("..") || word.starts_with('/') {
+                continue;
+            }
+            if word.contains("://") {
+                continue;
+            }
+            let p = dir.join(word);
+            if p.is_file() && !have.contains(&p) && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
 }
 
 /// Parse the dependency files among `all`, shallow files first (so that a root requirements

@@ -2,6 +2,7 @@
 //! cells), and parse with `ruff_python_parser`. Bad input becomes a [`LoadError`], never a panic.
 #![deny(missing_docs)]
 
+pub mod launch;
 mod line_index;
 mod notebook;
 
@@ -179,6 +180,10 @@ impl SourceFile {
     /// syntax errors, and nothing panics.
     pub fn parse(&self) -> Parsed<ModModule> {
         match &self.kind {
+            SourceKind::Python if self.is_cell_script() => {
+                quiet_catch_unwind(|| parse_unchecked_source(&self.text, PySourceType::Ipynb))
+                    .unwrap_or_else(|_| parse_unchecked_source(&self.text, PySourceType::Python))
+            }
             SourceKind::Python => parse_unchecked_source(&self.text, PySourceType::Python),
             SourceKind::Notebook(nb) => {
                 let ranges = nb.cell_ranges();
@@ -199,6 +204,34 @@ impl SourceFile {
                 }
             }
         }
+    }
+
+    /// Is this Python file a cell script, a notebook written as Python: one of its lines (at
+    /// the start of the line) is a percent-format cell marker, `# %%` or `#%%` (Jupytext's
+    /// percent format, VS Code's and PyCharm's interactive cells, Spyder's cells, each run in
+    /// an IPython kernel). Its IPython line escapes (`%matplotlib inline`, `!pip install x`,
+    /// `x = %time f()`) are then valid, as in a notebook's cells, and [`SourceFile::parse`]
+    /// reads them with the parser's IPython mode. A plain `.py` file (no marker) with a stray
+    /// `%` line is still a syntax error: Python refuses it, and so do we.
+    pub fn is_cell_script(&self) -> bool {
+        if !matches!(self.kind, SourceKind::Python) || !self.text.contains("%%") {
+            return false;
+        }
+        self.text.lines().any(|l| {
+            l.strip_prefix('#')
+                .is_some_and(|r| r.strip_prefix(' ').unwrap_or(r).starts_with("%%"))
+        })
+    }
+
+    /// Does the line holding `offset` (where the parser put a syntax error) carry a
+    /// fill-in-the-blank placeholder of course material, left for the student to complete?
+    /// Two shapes: an assignment whose right-hand side is left empty before a comment that
+    /// asks for it (`rotated_image = #  Your code here`, `img_path = # TASK: ...`, `loss =
+    /// #TODO`, `model = # implement`; not a commented-out value), and a
+    /// placeholder written as code (`TODO: YOUR CODE HERE`, `x = <YOUR CODE>`,
+    /// `YOUR CODE HERE`). A line that merely has a `# TODO` comment after code is not one.
+    pub fn is_exercise_blank(&self, offset: TextSize) -> bool {
+        exercise_blank(self.line_text(offset))
     }
 
     /// Notebooks: parse as if the analysed cells whose index (0-based, in
@@ -293,6 +326,75 @@ impl SourceFile {
     pub fn line_text(&self, offset: TextSize) -> &str {
         self.line_index.line_text(&self.text, offset)
     }
+}
+
+/// See [`SourceFile::is_exercise_blank`].
+fn exercise_blank(line: &str) -> bool {
+    let (code, comment) = split_comment(line);
+    let code = code.trim();
+    // `name = # Your code here`, `loss = #TODO`: an empty right-hand side, then a comment
+    // that asks for it. A commented-out value (`path = #'/data/x.csv'`) is no exercise: the
+    // script is broken. (`==`, `<=`, `>=`, `!=` end a comparison, not an assignment.)
+    let asks = comment.is_some_and(|c| {
+        let c = c.to_ascii_lowercase();
+        [
+            "your",
+            "todo",
+            "task",
+            "implement",
+            "fill",
+            "insert",
+            "complete",
+            "exercise",
+        ]
+        .iter()
+        .any(|w| c.contains(w))
+    });
+    let empty_rhs = asks
+        && code.ends_with('=')
+        && !code.ends_with("==")
+        && !code.ends_with("<=")
+        && !code.ends_with(">=")
+        && !code.ends_with("!=")
+        && code.len() > 1;
+    if empty_rhs {
+        return true;
+    }
+    let upper = code.to_ascii_uppercase();
+    let todo_line = code
+        .strip_prefix("TODO")
+        .is_some_and(|r| r.starts_with([':', ' ']) || r.is_empty());
+    todo_line
+        || [
+            "YOUR CODE",
+            "YOUR ANSWER",
+            "YOUR SOLUTION",
+            "FILL IN",
+            "FILL ME",
+        ]
+        .iter()
+        .any(|p| upper.contains(p))
+}
+
+/// A line's code and its comment (`None` when it has none). Quotes on the line are skipped;
+/// a line inside a multi-line string is read as code.
+fn split_comment(line: &str) -> (&str, Option<&str>) {
+    let bytes = line.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(_) if b == b'\\' => i += 1,
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None if b == b'#' => return (&line[..i], Some(&line[i + 1..])),
+            None => {}
+        }
+        i += 1;
+    }
+    (line, None)
 }
 
 thread_local! {

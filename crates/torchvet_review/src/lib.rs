@@ -490,6 +490,7 @@ pub fn review_with(
             target_torchvision: Some(declared.torchvision),
             min_torchvision: declared.min_torchvision,
             launches_with_rank_argument: Some(declared.launches_with_rank_argument),
+            launches_with_env_rank: Some(declared.launches_with_env_rank),
             documented_min_torch: declared.documented_min_torch,
         };
         let diags = linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx);

@@ -44,6 +44,7 @@ impl Workspace {
                 (settings.target_torchvision, settings.min_torchvision) =
                     (declared.torchvision, declared.min_torchvision);
                 settings.launches_with_rank_argument = declared.launches_with_rank_argument;
+                settings.launches_with_env_rank = declared.launches_with_env_rank;
                 settings.documented_min_torch = declared.documented_min_torch;
                 (declared.torch, declared.min_torch)
             }

@@ -30,8 +30,8 @@ pub fn declared_torch_version(start: &Path) -> Option<DeclaredVersion> {
         abs.parent()
     };
     while let Some(d) = dir {
-        if let Some(req) = torchvet_project::declared_requirement_in_dir(d, "torch") {
-            return Some(declared(d, &req));
+        if let Some((req, py)) = torchvet_project::declared_torch_in_dir(d) {
+            return Some(python_bounded(d, &req, py));
         }
         if d.join(".git").exists() {
             break;
@@ -60,6 +60,10 @@ pub struct FileTargets {
     /// local rank as a command-line option: see
     /// [`torchvet_project::ProjectDeclarations::legacy_launched_programs`].
     pub launches_with_rank_argument: bool,
+    /// A script or document of the project starts this file (by its name) with `torchrun`,
+    /// `python -m torch.distributed.run` or `torch.distributed.launch --use_env`, and none
+    /// with the legacy launcher: its processes get the rank from `LOCAL_RANK`, no option.
+    pub launches_with_env_rank: bool,
     /// The lowest torch the project's documentation says it runs on (README / INSTALL /
     /// docs: "PyTorch >= 1.6"), see
     /// [`torchvet_project::ProjectDeclarations::documented_torch_min`]. Only fixes use it.
@@ -103,6 +107,21 @@ fn declared(d: &Path, req: &torchvet_project::DeclaredRequirement) -> DeclaredVe
     }
 }
 
+/// [`declared`], with the highest torch lowered to what the Python pinned beside the
+/// declaration can run (`python=3.5` in a conda environment: torch 1.5 at most).
+fn python_bounded(
+    d: &Path,
+    req: &torchvet_project::DeclaredRequirement,
+    python_max_torch: Option<(u32, u32)>,
+) -> DeclaredVersion {
+    let mut v = declared(d, req);
+    if let Some((major, minor)) = python_max_torch {
+        let bound = Version::new(major, minor);
+        v.max = Some(v.max.map_or(bound, |m| m.min(bound)));
+    }
+    v
+}
+
 /// The lowest version a declaration allows, as far as it says: its lower bound, or for an
 /// upper bound alone (`torch<1.10`) the highest version below it, which it allows too.
 fn floor(req: &torchvet_project::DeclaredRequirement) -> Option<Version> {
@@ -124,6 +143,7 @@ fn lower(a: Option<Version>, b: Option<Version>) -> Option<Version> {
 struct ProjectFacts {
     floors: Floors,
     legacy_launched: Vec<String>,
+    env_launched: Vec<String>,
     documented_torch: Option<Version>,
 }
 
@@ -142,6 +162,7 @@ fn project_facts(root: &Path) -> ProjectFacts {
     ProjectFacts {
         floors: (torch, tv),
         legacy_launched: declared.legacy_launched_programs,
+        env_launched: declared.env_launched_programs,
         documented_torch: declared
             .documented_torch_min
             .map(|(major, minor)| Version::new(major, minor)),
@@ -202,6 +223,10 @@ impl TorchTargets {
         let launches_with_rank_argument = project
             .as_ref()
             .is_some_and(|p| p.legacy_launched.iter().any(|p| p == name));
+        let launches_with_env_rank = !launches_with_rank_argument
+            && project
+                .as_ref()
+                .is_some_and(|p| p.env_launched.iter().any(|p| p == name));
         let documented_min_torch = project.as_ref().and_then(|p| p.documented_torch);
         FileTargets {
             torch: torch.as_ref().and_then(|d| d.max),
@@ -209,6 +234,7 @@ impl TorchTargets {
             torchvision: tv.as_ref().and_then(|d| d.max),
             min_torchvision: lower(tv.as_ref().and_then(|d| d.min), project_tv),
             launches_with_rank_argument,
+            launches_with_env_rank,
             documented_min_torch,
         }
     }
@@ -241,7 +267,8 @@ impl TorchTargets {
 
     fn for_dir(&self, dir: &Path) -> Option<DeclaredVersion> {
         Self::nearest(&self.cache, dir, |d| {
-            torchvet_project::declared_requirement_in_dir(d, "torch").map(|r| Some(declared(d, &r)))
+            torchvet_project::declared_torch_in_dir(d)
+                .map(|(r, py)| Some(python_bounded(d, &r, py)))
         })
     }
 
@@ -354,6 +381,82 @@ mod tests {
         let bare = tempfile::tempdir().unwrap();
         std::fs::create_dir(bare.path().join(".git")).unwrap();
         assert_eq!(targets.for_path(&bare.path().join("a.py")), None);
+    }
+
+    #[test]
+    fn conda_files_by_content_install_scripts_and_pinned_python_bound_torch() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+        let dir = |p: &str| {
+            let p = d.path().join(p);
+            std::fs::create_dir_all(&p).unwrap();
+            p
+        };
+        let targets = TorchTargets::new();
+        let max = |p: &Path| targets.targets(p).torch;
+        // A conda environment under another name, pinning torch.
+        let a5 = dir("assignments/a5");
+        std::fs::write(
+            a5.join("local_env.yml"),
+            "name: local_nmt\nchannels:\n  - pytorch\n  - defaults\ndependencies:\n  - python=3.5\n  - numpy\n  - pytorch=1.0.0\n",
+        )
+        .unwrap();
+        assert_eq!(max(&a5.join("run.py")), Some(Version::new(1, 0)));
+        // torch unpinned beside python=3.5: at most the last torch for Python 3.5.
+        let a4 = dir("assignments/a4");
+        std::fs::write(
+            a4.join("gpu_env.yaml"),
+            "name: a4\ndependencies:\n  - python=3.5\n  - pytorch\n  - tqdm\n",
+        )
+        .unwrap();
+        assert_eq!(max(&a4.join("run.py")), Some(Version::new(1, 5)));
+        // A YAML config that is no conda environment declares nothing.
+        let cfg = dir("configs");
+        std::fs::write(
+            cfg.join("model.yml"),
+            "model:\n  name: resnet\ndependencies: none\ntrain:\n  lr: 0.1\n",
+        )
+        .unwrap();
+        assert_eq!(max(&cfg.join("x.py")), None);
+        // A setup script at a project's root: `conda install pytorch==...`.
+        let p = dir("bert");
+        std::fs::write(
+            p.join("setup.sh"),
+            "#!/usr/bin/env bash\nconda create -n bert python=3.8\nconda activate bert\nconda install pytorch==1.12.1 torchvision torchaudio \\\n    cudatoolkit=11.6 -c pytorch -c conda-forge\npip install tqdm==4.58.0\n",
+        )
+        .unwrap();
+        assert_eq!(max(&p.join("classifier.py")), Some(Version::new(1, 12)));
+        // A script the README points to, below the root; pip style with a local version.
+        let q = dir("seg");
+        std::fs::create_dir(q.join("tools")).unwrap();
+        std::fs::write(
+            q.join("README.md"),
+            "Install with `bash tools/install_env.sh`.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            q.join("tools/install_env.sh"),
+            "python -m pip install torch==1.13.1+cu117 torchvision==0.14.1+cu117 -f https://download.pytorch.org/whl/torch_stable.html\n",
+        )
+        .unwrap();
+        assert_eq!(max(&q.join("train.py")), Some(Version::new(1, 13)));
+        // An unversioned install says nothing: the declaration above decides.
+        let r = dir("bert/docker");
+        std::fs::write(r.join("build.sh"), "pip install torch torchvision\n").unwrap();
+        assert_eq!(max(&r.join("serve.py")), Some(Version::new(1, 12)));
+        // A requirements file with an open range beside a pinned Python 3.8.
+        let s = dir("tabular");
+        std::fs::write(s.join("requirements.txt"), "torch>=1.10\n").unwrap();
+        std::fs::write(s.join(".python-version"), "3.8.18\n").unwrap();
+        assert_eq!(max(&s.join("fit.py")), Some(Version::new(2, 4)));
+        // A lower bound on Python bounds nothing.
+        let u = dir("modern");
+        std::fs::write(
+            u.join("pyproject.toml"),
+            "[project]\nname = \"m\"\nrequires-python = \">=3.8\"\ndependencies = [\"torch>=2.0\"]\n",
+        )
+        .unwrap();
+        assert_eq!(max(&u.join("m.py")), None);
     }
 
     #[test]

@@ -288,6 +288,7 @@ fn lint_loaded(
         target_torchvision: declared.map(|d| d.torchvision),
         min_torchvision: declared.and_then(|d| d.min_torchvision),
         launches_with_rank_argument: declared.map(|d| d.launches_with_rank_argument),
+        launches_with_env_rank: declared.map(|d| d.launches_with_env_rank),
         documented_min_torch: declared.and_then(|d| d.documented_min_torch),
     };
     catch_file(name.clone(), || match mode {

@@ -399,6 +399,14 @@ pub struct LaunchFacts {
     /// (`cfg.local_rank`), not a local bound in the same function
     /// (`env = submitit.JobEnvironment(); env.local_rank`).
     pub reads_shared_local_rank_attr: bool,
+    /// The file's own text (a usage docstring, a comment) starts this file, by its name,
+    /// with the legacy launcher (`python -m torch.distributed.launch ... train.py`, no
+    /// `--use_env`), which passes the rank as a command-line option.
+    pub documents_legacy_launch: bool,
+    /// The file's own text starts this file with `torchrun`, `python -m
+    /// torch.distributed.run` or the legacy launcher with `--use_env`, which pass no rank
+    /// option (`$ python -m torch.distributed.run --nproc_per_node 4 train.py`).
+    pub documents_env_launch: bool,
 }
 
 /// `m.load_state_dict(torch.load(path))` of what may be a model, with the path.

@@ -22,13 +22,19 @@ crate::declare_rule! {
     /// --use_env`, which pass no option) and never reads the parsed `.local_rank` (not in the
     /// file, and nowhere in the project on a value another file can hand over: a parameter,
     /// `self.args`, a module-level name) keeps the option as an unused leftover: not flagged,
-    /// unless the option's help says a launcher passes it (`help="Automatic DDP Multi-GPU
-    /// argument, do not modify"`): such a script is meant to be started by the launcher that
-    /// passes `--local-rank` on torch 2. Nor when a script or document of the project (a
-    /// shell or job script, a README, a Makefile) starts this file, by its name, with `python
-    /// -m torch.distributed.launch` without `--use_env`: that launcher sets `LOCAL_RANK` as well,
-    /// so reading the variable does not show how the program is started, and it still passes
-    /// the option (the commands are read as text, never run).
+    /// unless the option's help names the legacy launcher (`help="set by
+    /// torch.distributed.launch"`). A help that only says the value is filled in
+    /// (`"Automatic DDP Multi-GPU argument, do not modify"`) names no launcher. The leftover is
+    /// flagged when a script or document of the project (a shell or job script, a README, a
+    /// Makefile), or the file's own usage docstring, starts this file, by its name, with
+    /// `python -m torch.distributed.launch` without `--use_env`: that launcher sets
+    /// `LOCAL_RANK` as well, so reading the variable does not show how the program is started,
+    /// and it still passes the option (the commands are read as text, never run).
+    ///
+    /// A program that the project's scripts and documents, or its own usage docstring, start
+    /// only with `torchrun`, `python -m torch.distributed.run` or `torch.distributed.launch
+    /// --use_env` is not flagged: those launchers pass no rank option, so parsing never
+    /// meets `--local-rank`.
     ///
     /// Scripts that use DeepSpeed, or name it at all (a backend loaded with
     /// `importlib.import_module("deepspeed")`), are left alone: its launcher passes
@@ -103,13 +109,26 @@ fn check_end(checker: &mut Checker) {
     {
         return;
     }
-    // The rank comes from the environment (`torchrun`, `launch --use_env`: no option is
-    // passed) and the parsed option is read nowhere: a leftover that parsing never meets,
-    // unless its help says a launcher fills it in ("Automatic DDP Multi-GPU argument", "set
-    // by torch.distributed.launch"), or the project's scripts or docs start this file with
-    // the legacy launcher without `--use_env`: that launcher sets `LOCAL_RANK` too, and still
-    // passes the option.
-    let leftover = !checker.settings.launches_with_rank_argument
+    // How the program is started, as the project's scripts and documents (read as text) or
+    // the file's own usage docstring say. The legacy launcher (`torch.distributed.launch`
+    // without `--use_env`) passes the option, whatever the program reads; `torchrun`,
+    // `torch.distributed.run` and `--use_env` pass none, so parsing never meets it.
+    let launch = checker
+        .project_or_file()
+        .map(|p| p.summary().facts.launch)
+        .unwrap_or_default();
+    let legacy_launched =
+        checker.settings.launches_with_rank_argument || launch.documents_legacy_launch;
+    let env_launched_only = !legacy_launched
+        && (checker.settings.launches_with_env_rank || launch.documents_env_launch);
+    if env_launched_only {
+        return;
+    }
+    // The rank comes from the environment and the parsed option is read nowhere: a leftover
+    // that parsing never meets, unless the project's scripts or docs start this file with the
+    // legacy launcher, or the option's help names that launcher ("set by
+    // torch.distributed.launch"): it sets `LOCAL_RANK` too, and still passes the option.
+    let leftover = !legacy_launched
         && checker.project_or_file().is_some_and(|p| {
             p.model.any_reads_local_rank_env()
                 && !p.summary().facts.launch.reads_local_rank_attr
@@ -118,13 +137,13 @@ fn check_end(checker: &mut Checker) {
     // The project starts its programs with `torchrun` (the rank comes from `LOCAL_RANK`, no
     // script passes the legacy launcher's option): a parser in a function that nothing in the
     // project calls (a template, `parse_args_example()`) is never met at all.
-    let env_launched = !checker.settings.launches_with_rank_argument
+    let env_launched = !legacy_launched
         && checker
             .project()
             .is_some_and(|p| p.model.any_reads_local_rank_env());
     let gated = version_gated_ifs(&checker.module().body);
     for call in candidates {
-        if leftover && !help_names_a_launcher(call) {
+        if leftover && !help_names_legacy_launcher(call) {
             continue;
         }
         if env_launched && in_uncalled_function(checker, call) {
@@ -214,14 +233,16 @@ fn in_uncalled_function(checker: &Checker, call: &ExprCall) -> bool {
         .is_some_and(|f| !p.model.is_called(f))
 }
 
-/// Does the option's `help=` say a launcher passes it (`"Automatic DDP Multi-GPU argument,
-/// do not modify"`, `"set by torch.distributed.launch"`)?
-fn help_names_a_launcher(call: &ExprCall) -> bool {
+/// Does the option's `help=` name the legacy launcher as the one that passes it (`"set by
+/// torch.distributed.launch"`, `"for distributed launch"`)? A help that only says the value is
+/// filled in (`"Automatic DDP Multi-GPU argument, do not modify"`) names no launcher: `torchrun`
+/// fills `LOCAL_RANK` automatically too.
+fn help_names_legacy_launcher(call: &ExprCall) -> bool {
     helpers::keyword(call, "help")
         .and_then(helpers::str_value)
         .is_some_and(|h| {
             let h = h.to_ascii_lowercase();
-            h.contains("launch") || h.contains("automatic")
+            h.contains("launch") && !h.contains("torchrun") && !h.contains("distributed.run")
         })
 }
 
@@ -312,15 +333,43 @@ mod tests {
             "torch.cuda.set_device(args.local_rank)",
         );
         assert_eq!(count(&format!("{parser}{read}")), 1);
-        // The option's help says the launcher passes it: the script is meant to be started
+        // The option's help names the legacy launcher: the script is meant to be started
         // by `torch.distributed.launch`, which passes `--local-rank` on torch 2: fires.
         let documented = parser.replace(
             "default=-1, type=int)",
-            "default=-1, type=int, help='Automatic DDP Multi-GPU argument, do not modify')",
+            "default=-1, type=int, help='set by torch.distributed.launch, do not modify')",
         );
         assert_eq!(count(&format!("{documented}{env}")), 1);
+        // A help that only says the value is filled in names no launcher: a leftover.
+        let automatic = parser.replace(
+            "default=-1, type=int)",
+            "default=-1, type=int, help='Automatic DDP Multi-GPU argument, do not modify')",
+        );
+        assert_eq!(count(&format!("{automatic}{env}")), 0);
         // No environment rank: the legacy launcher passes the option: fires.
         let no_env = env.replace("int(os.environ['LOCAL_RANK'])", "0");
         assert_eq!(count(&format!("{parser}{no_env}")), 1);
+    }
+
+    #[test]
+    fn the_files_own_usage_docstring_tells_how_it_is_launched() {
+        let body = "import argparse\nimport os\nimport torch\nimport torch.distributed as dist\nLOCAL_RANK = int(os.getenv('LOCAL_RANK', -1))\n\ndef parse_opt():\n    parser = argparse.ArgumentParser()\n    parser.add_argument('--local_rank', type=int, default=-1, help='Automatic DDP Multi-GPU argument, do not modify')\n    return parser.parse_args()\n\ndef main(opt):\n    if LOCAL_RANK != -1:\n        torch.cuda.set_device(LOCAL_RANK)\n        dist.init_process_group('nccl')\n";
+        // (`count` lints the text as `train.py`.)
+        let count_in = count;
+        // Started with `torch.distributed.run`: no option is passed; silent even when read.
+        let run = "\"\"\"Train.\n\nUsage - Multi-GPU DDP training:\n    $ python -m torch.distributed.run --nproc_per_node 4 train.py --data coco.yaml\n\"\"\"\n";
+        assert_eq!(count_in(&format!("{run}{body}")), 0);
+        let read = body.replace(
+            "torch.cuda.set_device(LOCAL_RANK)",
+            "torch.cuda.set_device(opt.local_rank)",
+        );
+        assert_eq!(count_in(&format!("{run}{read}")), 0);
+        // Started with the legacy launcher: it passes `--local-rank` on torch 2: fires,
+        // even though the rank is read from the environment.
+        let legacy = run.replace("torch.distributed.run", "torch.distributed.launch");
+        assert_eq!(count_in(&format!("{legacy}{body}")), 1);
+        // A launch line for another program says nothing about this one.
+        let other = run.replace("4 train.py", "4 other.py");
+        assert_eq!(count_in(&format!("{other}{read}")), 1);
     }
 }

@@ -73,6 +73,10 @@ crate::declare_rule! {
     /// safe when the function calls `model.eval()` (it is clearly evaluation); it is unsafe when
     /// evaluation is inferred from the function's name alone, and for the re-indented
     /// module-level loop, since a caller could still differentiate the returned tensors.
+    /// The decorator goes directly above `def`, below any existing decorator, so that it
+    /// wraps the plain function and `@staticmethod` / `@classmethod` / `@property` still
+    /// come last; an `async def` gets no fix (the decorator would only cover creating the
+    /// coroutine).
     ///
     /// ## References
     /// - [torch.no_grad](https://pytorch.org/docs/stable/generated/torch.no_grad.html)
@@ -303,10 +307,7 @@ fn decorator_fix(
     f: &ruff_python_ast::StmtFunctionDef,
     evaled: bool,
 ) -> Option<RawFix> {
-    let at = f
-        .decorator_list
-        .first()
-        .map_or(f.range().start(), |d| d.range().start());
+    let at = def_keyword(checker, f)?;
     let indent = own_line_indent(checker, at)?;
     let line_start = at - TextSize::of(indent);
     let (torch, import) = checker.import_module("torch");
@@ -326,6 +327,31 @@ fn decorator_fix(
     } else {
         RawFix::unsafe_edit(msg, edits)
     })
+}
+
+/// The offset of the `def` keyword of `f` when only indentation precedes it on its line:
+/// the new decorator goes on that line, directly above `def` and below every existing
+/// decorator. It then wraps the plain function, before `@staticmethod`, `@classmethod`,
+/// `@property` or any other decorator sees it; placed above them it would wrap a
+/// `staticmethod` object (a plain function in the class, which receives `self` when called
+/// through an instance, and is not callable at all before Python 3.10) or a `property`.
+/// `None` for an `async def` (`no_grad` would wrap only the creation of the coroutine, whose
+/// body runs later with grad on, and the wrapper is no longer a coroutine function to
+/// frameworks that check) and for a `def` that does not start its line.
+fn def_keyword(checker: &Checker, f: &ruff_python_ast::StmtFunctionDef) -> Option<TextSize> {
+    if f.is_async {
+        return None;
+    }
+    let text = &checker.source.text;
+    let name = f.name.range().start().to_usize();
+    let line_start = text.get(..name)?.rfind('\n').map_or(0, |i| i + 1);
+    let line = text.get(line_start..name)?;
+    let code = line.trim_start_matches([' ', '\t']);
+    let after = code.strip_prefix("def")?;
+    if after.is_empty() || !after.chars().all(|c| c == ' ' || c == '\t') {
+        return None;
+    }
+    TextSize::try_from(line_start + (line.len() - code.len())).ok()
 }
 
 fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {

@@ -28,6 +28,21 @@ crate::declare_rule! {
     /// syntax errors unless the template directory is excluded; a template author expects no
     /// error here, and nobody can act on one).
     ///
+    /// A `.py` file with percent-format cell markers (`# %%` or `#%%` at the start of a line:
+    /// Jupytext, VS Code and PyCharm interactive cells, Spyder) is a notebook kept as Python
+    /// and run cell by cell in an IPython kernel: its IPython lines (`%matplotlib inline`,
+    /// `!pip install x`, `files = !ls`) are read as in a notebook's cells, not reported. A
+    /// plain `.py` file without a marker that holds such a line is reported: Python refuses
+    /// it.
+    ///
+    /// Fill-in-the-blank exercises of course material are not reported: an error on a line
+    /// whose right-hand side is left empty before a comment that asks for it (`rotated = #
+    /// Your code here`, `img_path = # TASK: ...`, `loss = #TODO`; not a commented-out value
+    /// such as `path = #'/data/x.csv'`), or that is a placeholder written as code
+    /// (`TODO: YOUR CODE HERE`, `x = <YOUR CODE>`), is the student's to complete. That cell
+    /// (or file) is still not analysed. A real error on a line that only carries a `# TODO`
+    /// comment after its code is reported.
+    ///
     /// ## Example
     /// ```python
     /// model = nn.Sequential(nn.Linear(4, 2)
@@ -87,7 +102,70 @@ mod tests {
             0
         );
         // A notebook cell is reported whatever the notebook holds.
-        let nb = r#"{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null, "source": ["x = <YOUR CODE>\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"#;
+        let nb = r#"{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null, "source": ["x = [1, 2\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}"#;
         assert_eq!(count("homework.ipynb", nb), 1);
+    }
+
+    #[test]
+    fn cell_scripts_read_ipython_lines_like_notebook_cells() {
+        // A percent-format cell script (VS Code, Jupytext, Spyder): magics and shell lines run.
+        for marker in ["# %%", "#%%", "# %% [markdown]", "#%% train"] {
+            let src = format!(
+                "{marker}\n%matplotlib inline\n!pip install torchvision\nimport torch\nx = torch.ones(2)\n"
+            );
+            assert_eq!(count("demo.py", &src), 0, "{marker}");
+        }
+        // A real error in a cell script is still reported.
+        assert_eq!(
+            count("demo.py", "# %%\nimport torch\nx = torch.ones(2\n"),
+            1
+        );
+        // A plain .py file (no cell marker) with a magic line does not run under Python.
+        assert_eq!(
+            count(
+                "plot.py",
+                "import torch\n%matplotlib inline\nx = torch.ones(2)\n"
+            ),
+            1
+        );
+        // `%%` elsewhere (a format string, a comment in the middle of a line) is no marker.
+        assert_eq!(
+            count(
+                "log.py",
+                "import torch\nprint('%d%%' % 5)  # %% done\n!nvidia-smi\n"
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn exercise_blanks_are_not_reported() {
+        // Fill-in-the-blank course material: the blank is the student's to complete.
+        for src in [
+            "import torch\nrotated = #  Your code here\nshow(rotated)\n",
+            "import torch\nimg_path = # TASK: what would be the image path here?\n",
+            "import torch\nloss_fn = #TODO\n",
+            "import torch\ndef train(model, loader):\n    TODO: YOUR CODE HERE\n    for x, y in loader:\n        TODO: YOUR CODE HERE\n",
+            "import torch\nmodel = <YOUR CODE>\n",
+        ] {
+            assert_eq!(count("exercise.py", src), 0, "{src}");
+            let nb = serde_json::json!({
+                "cells": [{"cell_type": "code", "metadata": {}, "outputs": [],
+                           "execution_count": null, "source": src}],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5,
+            });
+            assert_eq!(count("exercise.ipynb", &nb.to_string()), 0, "{src}");
+        }
+        // A real error on a line that also has a TODO comment, or a comparison left
+        // unfinished, is still reported.
+        for src in [
+            "import torch\nx.cuda(async=True)  # TODO: port to torch 1.0\n",
+            "import torch\nif acc >= # best so far\n    pass\n",
+            "import torch\nmodel = nn.Sequential(nn.Linear(4, 2)  # TODO\nx = 1\n",
+            // A value commented out, not asked for: the script does not run.
+            "import torch\ndata_file = #f'/data/{split}.csv'\n",
+        ] {
+            assert_eq!(count("train.py", src), 1, "{src}");
+        }
     }
 }

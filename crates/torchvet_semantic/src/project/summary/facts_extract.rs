@@ -38,6 +38,24 @@ const WRAPPERS: &[&str] = &[
 ];
 
 impl Builder<'_> {
+    /// The launch commands the file's own text gives for itself (usage docstrings,
+    /// comments): see [`LaunchFacts::documents_legacy_launch`].
+    fn documented_launches(&self, launch: &mut LaunchFacts) {
+        let Some(name) = self.out.path.file_name().and_then(|n| n.to_str()) else {
+            return;
+        };
+        for (program, kind) in torchvet_python::launch::launched_programs(self.text) {
+            if program == name {
+                match kind {
+                    torchvet_python::launch::Launcher::Legacy => {
+                        launch.documents_legacy_launch = true;
+                    }
+                    torchvet_python::launch::Launcher::Env => launch.documents_env_launch = true,
+                }
+            }
+        }
+    }
+
     /// Facts of the module body (function 0) and of the whole file.
     pub(super) fn module_facts(&mut self, body: &[Stmt], vals: &FxHashMap<String, Val>) {
         let text = self.text.as_bytes();
@@ -78,6 +96,8 @@ impl Builder<'_> {
             } else {
                 (LaunchFacts::default(), false)
             };
+        let mut launch = launch;
+        self.documented_launches(&mut launch);
         self.out.facts = FileFacts {
             safe_globals: has(b"safe_globals"),
             state_dict_loads,
