@@ -30,7 +30,10 @@ fn project(name: &str) -> torchvet_review::Review {
     review(&[workspace_root().join("resources/test/projects").join(name)]).expect("review")
 }
 
-/// The rules named in one section of a Markdown review (item headings and table rows).
+/// The rules named in one section of a Markdown review (item headings and table rows), each
+/// with its root cause: an item is one rule and root cause (for loads, the exposure the
+/// heading states after the code, `(critical, path from outside the project)`), so one rule
+/// may head two items of a section only with two different causes.
 fn rules_per_section(md: &str) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for line in md.lines() {
@@ -44,7 +47,15 @@ fn rules_per_section(md: &str) -> Vec<(String, Vec<String>)> {
             if let Some(code) = line.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| {
                 w.len() == 5 && w.starts_with("TV") && w[2..].bytes().all(|b| b.is_ascii_digit())
             }) {
-                rules.push(code.to_string());
+                let cause = line
+                    .split_once(code)
+                    .map_or("", |(_, rest)| rest.trim())
+                    .trim_end_matches(|c: char| c == '|' || c.is_whitespace());
+                rules.push(if line.starts_with("### ") {
+                    format!("{code} {cause}")
+                } else {
+                    code.to_string()
+                });
             }
         }
     }

@@ -58,6 +58,7 @@ crate::declare_rule! {
         severity: Critical,
         title: "In-place update of a requires_grad leaf/parameter outside torch.no_grad()",
         autofix: Yes,
+        preview: true,
         hooks: { stmt: check_stmt, call: check_call, end: check_end },
     };
 }
