@@ -219,6 +219,8 @@ pub struct Checker<'a> {
     expr_stack: Vec<&'a Expr>,
     main_guard: u32,
     version_guard: u32,
+    /// Depth of type annotations being visited (parameters, returns, annotated assignments).
+    annotation_depth: u32,
     class_attrs: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<KindTable>>,
     flow: FlowState<'a>,
     rule: usize,
@@ -295,6 +297,7 @@ impl<'a> Checker<'a> {
             expr_stack: Vec::new(),
             main_guard: 0,
             version_guard: 0,
+            annotation_depth: 0,
             rule: 0,
             module,
             dispatch,
@@ -823,6 +826,12 @@ impl<'a> Checker<'a> {
         self.settings.min_torch.is_some_and(|m| m >= v) && self.documented_min_allows(v)
     }
 
+    /// Is the expression being visited part of a type annotation (of a parameter, a return or
+    /// an annotated assignment)? Annotations name types; they do not call them.
+    pub fn in_annotation(&self) -> bool {
+        self.annotation_depth > 0
+    }
+
     /// The statement being visited (innermost).
     pub fn current_stmt(&self) -> Option<&'a Stmt> {
         self.stmt_stack.last().copied()
@@ -1069,6 +1078,12 @@ impl<'a> Checker<'a> {
 }
 
 impl<'a> Visitor<'a> for Checker<'a> {
+    fn visit_annotation(&mut self, expr: &'a Expr) {
+        self.annotation_depth += 1;
+        self.visit_expr(expr);
+        self.annotation_depth -= 1;
+    }
+
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         self.stmt_stack.push(stmt);
         self.dispatch_stmt(stmt);

@@ -228,10 +228,14 @@ fn check_reference(checker: &mut Checker, expr: &Expr) {
     } else {
         text
     };
-    let d = checker.report(
-        expr.range(),
-        format!("`{shown}` is deprecated since torch 2.4 (FutureWarning on each use): use `torch.amp.{member}` with device \"{device}\""),
-    );
+    // An annotation only names the class: nothing warns there, and `torch.amp.{member}` (the
+    // base class of the deprecated one since torch 2.4) accepts both.
+    let message = if checker.in_annotation() {
+        format!("`{shown}` is a deprecated alias since torch 2.4: annotate with `torch.amp.{member}`, its base class (an annotation does not warn, but the alias is slated for removal)")
+    } else {
+        format!("`{shown}` is deprecated since torch 2.4 (FutureWarning on each use): use `torch.amp.{member}` with device \"{device}\"")
+    };
+    let d = checker.report(expr.range(), message);
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
