@@ -29,6 +29,42 @@ pub(crate) fn current_function(checker: &Checker, p: &ProjectFile) -> Option<Fun
     }
 }
 
+/// The enclosing function's parameter that `e` names, when the body never binds that name
+/// again (an assignment, augmented assignment, loop or `with` target): the model's id of the
+/// function and the parameter's position, for the call-site queries (`param_left_default`,
+/// `param_always_falsy`), and the parameter's default.
+pub(crate) fn unrebound_param<'a>(
+    checker: &Checker<'a>,
+    p: &ProjectFile,
+    e: &Expr,
+) -> Option<(FuncId, usize, Option<&'a Expr>)> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    let Expr::Name(n) = e else { return None };
+    let f = checker.function()?;
+    let (i, param) = f
+        .parameters
+        .iter()
+        .enumerate()
+        .find(|(_, q)| q.name().as_str() == n.id.as_str())?;
+    struct Stores<'n>(&'n str, bool);
+    impl<'x> Visitor<'x> for Stores<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if let Expr::Name(m) = e {
+                if m.id.as_str() == self.0 && m.ctx == ruff_python_ast::ExprContext::Store {
+                    self.1 = true;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut stores = Stores(n.id.as_str(), false);
+    stores.visit_body(&f.body);
+    if stores.1 {
+        return None;
+    }
+    Some((current_function(checker, p)?, i, param.default()))
+}
+
 /// Where the value of `call` goes: `x = call(...)`, `self.x = call(...)`, `return call(...)`
 /// or `return a, call(...)`. `None` for anything else (an argument, an element of a
 /// container, an expression statement...).

@@ -1,6 +1,6 @@
 use super::model_helpers::{
-    analysed_body, binds_name, body_mentions, calls_in, indentation_at, name_assignments, newline,
-    stmt_reads, walk_body,
+    analysed_body, binds_name, body_mentions, calls_in, indentation_at, newline, stmt_reads,
+    walk_body,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -366,34 +366,12 @@ fn else_device(checker: &mut Checker, test: &Expr) -> Device {
 /// Is `e` a parameter of the enclosing function with a true default (`use_events=True`) that
 /// every call in the project leaves at that default, and that the function never rebinds?
 fn flag_true_as_run(checker: &mut Checker, e: &Expr) -> bool {
-    let Expr::Name(n) = e else { return false };
-    let Some(f) = checker.function() else {
-        return false;
-    };
-    let Some(i) = f
-        .parameters
-        .iter()
-        .position(|p| p.name().as_str() == n.id.as_str())
-    else {
-        return false;
-    };
-    let default_true = f
-        .parameters
-        .iter()
-        .nth(i)
-        .and_then(|p| p.default())
-        .and_then(helpers::is_truthy)
-        == Some(true);
-    if !default_true || name_assignments(&f.body, n.id.as_str()).is_some() {
-        return false;
-    }
     let Some(p) = checker.project_or_file().cloned() else {
         return false;
     };
-    let Some(func) = crate::rules::facts::current_function(checker, &p) else {
-        return false;
-    };
-    p.model.param_left_default(func, i)
+    crate::rules::facts::unrebound_param(checker, &p, e).is_some_and(|(func, i, default)| {
+        default.and_then(helpers::is_truthy) == Some(true) && p.model.param_left_default(func, i)
+    })
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {

@@ -109,42 +109,10 @@ fn never_true(checker: &Checker, value: &Expr) -> bool {
     if helpers_literal_falsy(value) {
         return true;
     }
-    let (Expr::Name(n), Some(f)) = (value, checker.function()) else {
-        return false;
-    };
-    let Some(i) = f
-        .parameters
-        .iter()
-        .position(|p| p.name().as_str() == n.id.as_str())
-    else {
-        return false;
-    };
-    // Rebound in the body: not the parameter's value any more.
-    let rebound = {
-        use ruff_python_ast::visitor::{self, Visitor};
-        struct Stores<'n>(&'n str, bool);
-        impl<'x> Visitor<'x> for Stores<'_> {
-            fn visit_expr(&mut self, e: &'x Expr) {
-                if let Expr::Name(m) = e {
-                    if m.id.as_str() == self.0 && m.ctx == ruff_python_ast::ExprContext::Store {
-                        self.1 = true;
-                    }
-                }
-                visitor::walk_expr(self, e);
-            }
-        }
-        let mut s = Stores(n.id.as_str(), false);
-        s.visit_body(&f.body);
-        s.1
-    };
-    if rebound {
-        return false;
-    }
-    let Some(p) = checker.project_or_file() else {
-        return false;
-    };
-    crate::rules::facts::current_function(checker, p)
-        .is_some_and(|id| p.model.param_always_falsy(id, i))
+    checker.project_or_file().is_some_and(|p| {
+        crate::rules::facts::unrebound_param(checker, p, value)
+            .is_some_and(|(func, i, _)| p.model.param_always_falsy(func, i))
+    })
 }
 
 fn helpers_literal_falsy(e: &Expr) -> bool {
