@@ -59,6 +59,7 @@ crate::declare_rule! {
         severity: Warning,
         title: ".view() on a tensor derived from transpose/permute/.t()/.mT/expand (use .reshape)",
         autofix: Yes,
+        preview: true,
         hooks: { call: check_call },
     };
 }
