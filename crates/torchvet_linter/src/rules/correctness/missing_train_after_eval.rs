@@ -58,7 +58,9 @@ crate::declare_rule! {
     /// The fix inserts `model.train()` right after the validation call (or at the end of the
     /// block that starts with `model.eval()`), so the following optimizer steps run in training
     /// mode again. It is offered only when no optimizer step runs between that point and the
-    /// evaluation, and it only restores the mode the model had before: safe.
+    /// evaluation. It is unsafe: it changes the mode every later use of the model sees, and
+    /// code after the loop that relied on the model being left in eval mode (a final test
+    /// pass that reports accuracy) would then run with Dropout and batch statistics on.
     ///
     /// ## References
     /// - [Module.train / Module.eval](https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.train)
@@ -70,7 +72,7 @@ crate::declare_rule! {
         group: Correctness,
         severity: Warning,
         title: "model.eval() inside a training loop and model.train() never restored",
-        autofix: Yes,
+        autofix: Suggest,
         preview: true,
         hooks: { stmt: check_stmt, end: finish },
     };
@@ -317,7 +319,7 @@ fn build_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
     } else {
         format!("{indent}{}.train(){nl}", c.model)
     };
-    Some(RawFix::safe(
+    Some(RawFix::unsafe_edit(
         format!("Call `{}.train()` after the evaluation", c.model),
         vec![RawEdit::insert(at, text)],
     ))
