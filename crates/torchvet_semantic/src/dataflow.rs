@@ -923,40 +923,6 @@ fn key_of(expr: &Expr) -> Option<String> {
     }
 }
 
-const SHAPE_KEEP: &[&str] = &[
-    "view",
-    "view_as",
-    "reshape",
-    "reshape_as",
-    "squeeze",
-    "unsqueeze",
-    "flatten",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "to",
-    "cuda",
-    "cpu",
-    "type",
-    "type_as",
-    "clone",
-    "contiguous",
-    "detach",
-    "clamp",
-    "clamp_",
-    "clip",
-    "squeeze_",
-    "unsqueeze_",
-    "requires_grad_",
-    "narrow",
-    "select",
-    "index_select",
-    "masked_select",
-    "detach_",
-    "pin_memory",
-];
-
 const NON_CONTIGUOUS: &[&str] = &[
     "transpose",
     "permute",
@@ -1631,7 +1597,7 @@ impl<'c> FlowContext<'c> {
                 }
                 v
             }
-            m if SHAPE_KEEP.contains(&m) => r,
+            m if crate::tensor_methods::effects(m).keeps_facts() => r,
             // `scaler.scale(loss)` keeps the loss's shape and graph.
             "scale" if args_len(call) == 1 => call
                 .arguments

@@ -13,6 +13,7 @@ pub mod magnitude;
 pub mod project;
 pub mod regions;
 pub mod saves;
+pub mod tensor_methods;
 pub mod uses;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
