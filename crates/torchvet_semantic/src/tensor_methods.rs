@@ -94,6 +94,23 @@ pub fn effects(method: &str) -> Effects {
     })
 }
 
+/// Is `tensor.<attr>` something other than a graph-carrying tensor: the raw data, the
+/// gradient, the graph node, a shape, a dtype, a device or a flag?
+pub fn attribute_without_graph(attr: &str) -> bool {
+    matches!(
+        attr,
+        "data"
+            | "grad"
+            | "grad_fn"
+            | "shape"
+            | "dtype"
+            | "device"
+            | "requires_grad"
+            | "is_cuda"
+            | "ndim"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::effects;
@@ -119,6 +136,8 @@ mod tests {
         assert!(effects("max").cuts_gradient() && !effects("max").drops_graph());
         assert!(effects("item").cuts_gradient());
         assert_eq!(effects("frobnicate"), Default::default());
+        assert!(super::attribute_without_graph("grad"));
+        assert!(!super::attribute_without_graph("logits"));
     }
 
     #[test]

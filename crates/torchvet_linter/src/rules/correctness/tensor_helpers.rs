@@ -358,18 +358,6 @@ fn grad_preserving_function(q: &str) -> bool {
         )
 }
 
-/// Attributes of a tensor that are not graph-carrying tensors.
-const NOT_GRAPH_ATTRS: &[&str] = &[
-    "data",
-    "grad",
-    "shape",
-    "device",
-    "dtype",
-    "requires_grad",
-    "is_cuda",
-    "ndim",
-];
-
 /// Follow grad-preserving steps down to the value they start from (`model(x).squeeze().cpu()`
 /// -> `model(x)`, `out.logits[0]` -> `out`). `None` when a step cuts the graph (`.detach()`,
 /// `.data`, `.argmax()`, `.item()`...).
@@ -403,7 +391,7 @@ pub(crate) fn strip_grad_preserving<'e>(checker: &Checker, mut e: &'e Expr) -> O
             }
             Expr::Attribute(a) => {
                 let attr = a.attr.as_str();
-                if NOT_GRAPH_ATTRS.contains(&attr) {
+                if torchvet_semantic::tensor_methods::attribute_without_graph(attr) {
                     return None;
                 }
                 if matches!(attr, "weight" | "bias") || helpers::self_attribute(e).is_some() {

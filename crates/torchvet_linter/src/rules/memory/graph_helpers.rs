@@ -83,7 +83,7 @@ pub(crate) fn graph_value(
             "loss" | "logits" | "last_hidden_state" | "hidden_states" => {
                 graph_value(checker, &a.value, scope, before, depth + 1)
             }
-            "data" | "grad" | "shape" | "dtype" | "device" | "requires_grad" => Graph::No,
+            a if torchvet_semantic::tensor_methods::attribute_without_graph(a) => Graph::No,
             _ => Graph::Unknown,
         },
         Expr::Call(call) => {
