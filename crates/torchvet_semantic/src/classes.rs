@@ -385,6 +385,27 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
     .then_some("Dropout")
 }
 
+/// Does calling this qualified name build an `nn.Module`: a module class ([`is_module_base`]:
+/// torch.nn / torch.ao.nn, torchvision model classes, Lightning/HF bases), a torchvision model
+/// builder ([`is_torchvision_model_builder`]), `timm.create_model`, or the `from_pretrained` of
+/// a Hugging Face model class (`AutoModelForCausalLM.from_pretrained`; not a TensorFlow/Flax
+/// one, not a tokenizer or config)? The one answer for "is a model built here" that rules use
+/// for constructor calls; the value kinds ([`crate::kinds::qualified_call_kind`]) also count
+/// what only wraps or compiles a module (`torch.compile`, `torch.hub.load`).
+pub fn constructs_module(q: &str) -> bool {
+    if is_module_base(q) || is_torchvision_model_builder(q) || q == "timm.create_model" {
+        return true;
+    }
+    let Some(class) = q
+        .strip_prefix("transformers.")
+        .and_then(|rest| rest.strip_suffix(".from_pretrained"))
+    else {
+        return false;
+    };
+    let class = crate::helpers::last_segment(class);
+    (class.contains("Model") || class.contains("For")) && !is_non_torch_model(q)
+}
+
 /// Is a qualified name a `torchvision.models` function that builds a model (`resnet50`,
 /// `detection.fasterrcnn_resnet50_fpn`, `get_model`)? Not a weights enum or anything reached
 /// through one (`ResNet50_Weights.DEFAULT.transforms()` builds a preprocessing transform),

@@ -923,40 +923,6 @@ fn key_of(expr: &Expr) -> Option<String> {
     }
 }
 
-const SHAPE_KEEP: &[&str] = &[
-    "view",
-    "view_as",
-    "reshape",
-    "reshape_as",
-    "squeeze",
-    "unsqueeze",
-    "flatten",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "to",
-    "cuda",
-    "cpu",
-    "type",
-    "type_as",
-    "clone",
-    "contiguous",
-    "detach",
-    "clamp",
-    "clamp_",
-    "clip",
-    "squeeze_",
-    "unsqueeze_",
-    "requires_grad_",
-    "narrow",
-    "select",
-    "index_select",
-    "masked_select",
-    "detach_",
-    "pin_memory",
-];
-
 const NON_CONTIGUOUS: &[&str] = &[
     "transpose",
     "permute",
@@ -1195,9 +1161,7 @@ impl<'c> FlowContext<'c> {
                         inner.tensor().without_shape().with(f)
                     }
                     "data" => inner.without(&[Prop::GraphCarrying]),
-                    "shape" | "device" | "dtype" | "grad_fn" | "is_cuda" | "requires_grad" => {
-                        Value::default()
-                    }
+                    a if crate::tensor_methods::attribute_without_graph(a) => Value::default(),
                     // `out.logits`, `out.loss`: the graph of a model output, nothing more.
                     _ => inner.only(&[Prop::GraphCarrying]),
                 }
@@ -1631,7 +1595,7 @@ impl<'c> FlowContext<'c> {
                 }
                 v
             }
-            m if SHAPE_KEEP.contains(&m) => r,
+            m if crate::tensor_methods::effects(m).keeps_facts() => r,
             // `scaler.scale(loss)` keeps the loss's shape and graph.
             "scale" if args_len(call) == 1 => call
                 .arguments
@@ -2841,6 +2805,12 @@ mod tests {
         assert!(returned(&s, "h").get(Prop::GraphCarrying).is_none());
         assert!(returned(&s, "k").get(Prop::GraphCarrying).is_none());
         assert!(returned(&s, "m").get(Prop::GraphCarrying).is_none());
+        // A gradient and a dimension count are not part of the graph.
+        let s = src(
+            "class Net(nn.Module):\n    def forward(self, x):\n        return x\n\nmodel = Net()\ndef f(x, y):\n    loss = F.cross_entropy(model(x), y)\n    return loss.grad\n\ndef g(x):\n    return model(x).ndim\n",
+        );
+        assert!(returned(&s, "f").get(Prop::GraphCarrying).is_none());
+        assert!(returned(&s, "g").get(Prop::GraphCarrying).is_none());
     }
 
     #[test]

@@ -13,9 +13,11 @@ pub mod magnitude;
 pub mod project;
 pub mod regions;
 pub mod saves;
+pub mod tensor_methods;
 pub mod uses;
 
 pub use bindings::{Scope, ScopeKind, Scopes};
+pub use classes::constructs_module;
 pub use classes::{
     attr_is_selection_table, attr_rebound_after, is_dataset_base, is_functional_loss,
     is_known_loss_class, is_leaf_layer, is_module_api, is_module_base, is_non_torch_model,

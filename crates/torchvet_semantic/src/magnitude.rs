@@ -190,47 +190,11 @@ fn q_static(q: &str) -> &'static str {
     }
 }
 
-/// Methods that move, cast, view or copy a tensor without changing any entry.
-const SAME_VALUES: &[&str] = &[
-    "view",
-    "view_as",
-    "reshape",
-    "reshape_as",
-    "squeeze",
-    "unsqueeze",
-    "flatten",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "to",
-    "cuda",
-    "cpu",
-    "type",
-    "type_as",
-    "clone",
-    "contiguous",
-    "detach",
-    "detach_",
-    "squeeze_",
-    "unsqueeze_",
-    "requires_grad_",
-    "pin_memory",
-    "transpose",
-    "permute",
-    "t",
-    "expand",
-    "expand_as",
-    "repeat",
-    "flip",
-    "roll",
-];
-
 /// The value facts of `recv.method(...)` given the receiver's.
 pub(crate) fn method_facts(method: &str, recv: &Value, call: &ExprCall) -> Vec<Fact> {
     let here = call.range();
     let mut out = Vec::new();
-    let keep = SAME_VALUES.contains(&method);
+    let keep = crate::tensor_methods::effects(method).keeps_values();
     if let Some(b) = recv.get(Prop::LiteralBounded) {
         if keep || matches!(method, "abs" | "neg" | "relu") {
             out.push(b.clone());

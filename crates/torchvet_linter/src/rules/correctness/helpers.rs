@@ -6,12 +6,6 @@ use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
 use torchvet_semantic::{helpers, ScopeKind};
 
-/// Is a qualified name an `nn.Module` class of torch (`torch.nn.Linear`, not `torch.nn.Parameter`
-/// nor `torch.nn.functional.*`)?
-pub(crate) fn is_torch_module_class(q: &str) -> bool {
-    q.starts_with("torch.nn.") && torchvet_semantic::is_module_base(q)
-}
-
 /// Is a qualified name `nn.Parameter`?
 pub(crate) fn is_parameter_class(q: &str) -> bool {
     matches!(
@@ -20,22 +14,13 @@ pub(crate) fn is_parameter_class(q: &str) -> bool {
     )
 }
 
-/// Does this call construct an `nn.Module`: a torch module class, a module class of this file,
-/// or a torchvision model builder?
+/// Does this call construct an `nn.Module`: a callee the semantic layer says builds one
+/// ([`torchvet_semantic::constructs_module`]), or a module class of this file (not shadowed by
+/// an import)?
 pub(crate) fn constructs_module(checker: &Checker, call: &ExprCall) -> bool {
     if let Some(q) = checker.resolve(&call.func) {
-        if is_torch_module_class(&q) {
-            return true;
-        }
-        if let Some(rest) = q.strip_prefix("torchvision.models.") {
-            let last = helpers::last_segment(rest);
-            // Builders are lower-case functions (`resnet18`); weights enums are not modules.
-            return last.chars().next().is_some_and(char::is_lowercase)
-                && !matches!(last, "get_model_weights" | "get_weight" | "list_models");
-        }
-        return matches!(q.as_str(), "timm.create_model");
+        return torchvet_semantic::constructs_module(&q);
     }
-    // A class of this file that derives from nn.Module (not shadowed by an import).
     match &*call.func {
         Expr::Name(n) => checker.classes.is_module(n.id.as_str()),
         _ => false,

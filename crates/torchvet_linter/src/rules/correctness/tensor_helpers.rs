@@ -348,44 +348,6 @@ impl NoGradCallees {
     }
 }
 
-/// Tensor methods whose result still requires grad when their input does.
-const GRAD_PRESERVING_METHODS: &[&str] = &[
-    "cpu",
-    "cuda",
-    "to",
-    "float",
-    "double",
-    "half",
-    "squeeze",
-    "unsqueeze",
-    "view",
-    "reshape",
-    "flatten",
-    "permute",
-    "transpose",
-    "t",
-    "contiguous",
-    "clone",
-    "softmax",
-    "log_softmax",
-    "sigmoid",
-    "tanh",
-    "exp",
-    "log",
-    "mean",
-    "sum",
-    "view_as",
-    "reshape_as",
-    "expand",
-];
-
-/// Tensor methods whose result never requires grad (or is not a tensor).
-const GRAPH_CUTTING_METHODS: &[&str] = &[
-    "detach", "detach_", "numpy", "item", "tolist", "argmax", "argmin", "round", "long", "int",
-    "bool", "ge", "gt", "le", "lt", "eq", "ne", "sign", "nonzero", "size", "dim", "numel", "topk",
-    "max", "min", "sort", "argsort", "floor", "ceil",
-];
-
 /// torch functions (qualified) whose result still requires grad when their first input does.
 fn grad_preserving_function(q: &str) -> bool {
     let last = helpers::last_segment(q);
@@ -395,18 +357,6 @@ fn grad_preserving_function(q: &str) -> bool {
             "softmax" | "log_softmax" | "sigmoid" | "tanh" | "exp" | "squeeze" | "flatten"
         )
 }
-
-/// Attributes of a tensor that are not graph-carrying tensors.
-const NOT_GRAPH_ATTRS: &[&str] = &[
-    "data",
-    "grad",
-    "shape",
-    "device",
-    "dtype",
-    "requires_grad",
-    "is_cuda",
-    "ndim",
-];
 
 /// Follow grad-preserving steps down to the value they start from (`model(x).squeeze().cpu()`
 /// -> `model(x)`, `out.logits[0]` -> `out`). `None` when a step cuts the graph (`.detach()`,
@@ -426,11 +376,12 @@ pub(crate) fn strip_grad_preserving<'e>(checker: &Checker, mut e: &'e Expr) -> O
                     return Some(e);
                 }
                 if let Some((m, recv)) = helpers::method_call(c) {
-                    if GRAD_PRESERVING_METHODS.contains(&m) {
+                    let effects = torchvet_semantic::tensor_methods::effects(m);
+                    if effects.keeps_graph() {
                         e = recv;
                         continue;
                     }
-                    if GRAPH_CUTTING_METHODS.contains(&m) {
+                    if effects.cuts_gradient() {
                         return None;
                     }
                     // `model(x)` where `model` is `self.net`: a call of an attribute path.
@@ -440,7 +391,7 @@ pub(crate) fn strip_grad_preserving<'e>(checker: &Checker, mut e: &'e Expr) -> O
             }
             Expr::Attribute(a) => {
                 let attr = a.attr.as_str();
-                if NOT_GRAPH_ATTRS.contains(&attr) {
+                if torchvet_semantic::tensor_methods::attribute_without_graph(attr) {
                     return None;
                 }
                 if matches!(attr, "weight" | "bias") || helpers::self_attribute(e).is_some() {

@@ -34,47 +34,6 @@ pub(crate) enum Graph {
     Unknown,
 }
 
-/// Methods whose result keeps the receiver's graph.
-const KEEP: &[&str] = &[
-    "mean",
-    "sum",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "to",
-    "cuda",
-    "cpu",
-    "view",
-    "reshape",
-    "squeeze",
-    "unsqueeze",
-    "mul",
-    "add",
-    "div",
-    "sub",
-    "pow",
-    "sqrt",
-    "abs",
-    "exp",
-    "log",
-    "clone",
-    "contiguous",
-    "flatten",
-    "permute",
-    "transpose",
-    "sigmoid",
-    "softmax",
-    "log_softmax",
-    "norm",
-];
-
-/// Methods whose result has no graph.
-const DROP: &[&str] = &[
-    "item", "tolist", "numpy", "detach", "detach_", "argmax", "argmin", "eq", "ne", "gt", "lt",
-    "ge", "le", "long", "int", "bool", "size", "dim", "numel", "backward",
-];
-
 fn criterion_name(text: &str) -> bool {
     let last = text.rsplit('.').next().unwrap_or(text).to_ascii_lowercase();
     last.contains("criterion")
@@ -124,15 +83,16 @@ pub(crate) fn graph_value(
             "loss" | "logits" | "last_hidden_state" | "hidden_states" => {
                 graph_value(checker, &a.value, scope, before, depth + 1)
             }
-            "data" | "grad" | "shape" | "dtype" | "device" | "requires_grad" => Graph::No,
+            a if torchvet_semantic::tensor_methods::attribute_without_graph(a) => Graph::No,
             _ => Graph::Unknown,
         },
         Expr::Call(call) => {
             if let Some((method, recv)) = helpers::method_call(call) {
-                if DROP.contains(&method) {
+                let effects = torchvet_semantic::tensor_methods::effects(method);
+                if effects.drops_graph() {
                     return Graph::No;
                 }
-                if KEEP.contains(&method) {
+                if effects.keeps_graph() {
                     // `torch.mean(x)` style calls resolve; only follow tensor methods.
                     if checker.resolve(&call.func).is_none() {
                         return graph_value(checker, recv, scope, before, depth + 1);

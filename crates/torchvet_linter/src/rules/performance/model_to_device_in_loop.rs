@@ -1,6 +1,7 @@
 use super::helpers::{conditional_inside_loop, names_bound_in_loop, names_read};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
+use crate::rules::correctness::helpers::constructs_module;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -94,31 +95,10 @@ fn chain_root(mut e: &Expr) -> &Expr {
     e
 }
 
+/// A module built by a constructor call, possibly followed by methods returning it
+/// (`Net().to(device)`).
 fn is_module_constructor(checker: &Checker, e: &Expr) -> bool {
-    let Expr::Call(c) = chain_root(e) else {
-        return false;
-    };
-    if let Expr::Name(n) = &*c.func {
-        let local_class = checker.classes.is_module(n.id.as_str())
-            && checker.scopes.lookup(n.id.as_str()).is_none();
-        if local_class {
-            return true;
-        }
-    }
-    let Some(q) = checker.resolve(&c.func) else {
-        return false;
-    };
-    if torchvet_semantic::is_module_base(&q) {
-        return true;
-    }
-    // torchvision builders: `torchvision.models.resnet50(...)`.
-    q.strip_prefix("torchvision.models.").is_some_and(|rest| {
-        let last = helpers::last_segment(rest);
-        last.chars()
-            .next()
-            .is_some_and(|ch| ch.is_ascii_lowercase())
-            && !matches!(last, "get_model_weights" | "get_weight" | "list_models")
-    })
+    matches!(chain_root(e), Expr::Call(c) if constructs_module(checker, c))
 }
 
 struct Collector<'c, 'a> {

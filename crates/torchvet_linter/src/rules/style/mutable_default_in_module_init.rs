@@ -1,6 +1,5 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::is_module_constructor;
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use ruff_text_size::{Ranged, TextSize};
 
@@ -83,7 +82,7 @@ fn mutable_kind(checker: &Checker, default: &Expr) -> Option<&'static str> {
         Expr::Set(_) | Expr::SetComp(_) => Some("set"),
         Expr::Call(c) => {
             let q = checker.resolve(&c.func)?;
-            if is_module_constructor(&q) && q.starts_with("torch.nn.") {
+            if torchvet_semantic::constructs_module(&q) && q.starts_with("torch.nn.") {
                 Some("module")
             } else if is_tensor_factory(&q) || q == "torch.nn.Parameter" {
                 Some("tensor")

@@ -375,42 +375,6 @@ pub(crate) fn wrapper_kind(q: &str) -> Option<ModuleKind> {
     })
 }
 
-/// Is a qualified callee an `nn.Module` class or a model builder?
-pub(crate) fn is_module_constructor(q: &str) -> bool {
-    if let Some(rest) = q.strip_prefix("torch.nn.") {
-        let (path, last) = rest.rsplit_once('.').unwrap_or(("", rest));
-        let public_path = path.is_empty()
-            || path.starts_with("modules")
-            || path == "parallel"
-            || path == "quantized";
-        return public_path
-            && last.chars().next().is_some_and(char::is_uppercase)
-            && !matches!(
-                last,
-                "Parameter" | "UninitializedParameter" | "Buffer" | "UninitializedBuffer"
-            );
-    }
-    if let Some(rest) = q.strip_prefix("torchvision.models.") {
-        // A model class (`torchvision.models.ResNet`) or a builder function.
-        let last = helpers::last_segment(rest);
-        let class = last.chars().next().is_some_and(char::is_uppercase)
-            && !rest
-                .split('.')
-                .any(|s| s.ends_with("Weights") || s.starts_with('_'));
-        return class || torchvet_semantic::is_torchvision_model_builder(q);
-    }
-    if q == "timm.create_model" {
-        return true;
-    }
-    if let Some(rest) = q.strip_prefix("transformers.") {
-        if let Some(class) = rest.strip_suffix(".from_pretrained") {
-            let class = helpers::last_segment(class);
-            return class.contains("Model") || class.contains("For");
-        }
-    }
-    false
-}
-
 /// Module methods that return the module itself.
 pub(crate) fn returns_self(method: &str) -> bool {
     matches!(
@@ -454,7 +418,7 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
                         .project()
                         .is_some_and(|p| p.call_kind(&q) == torchvet_semantic::kinds::Kind::Module)
                 };
-                return (is_module_constructor(&q) || project_module())
+                return (torchvet_semantic::constructs_module(&q) || project_module())
                     .then_some(ModuleKind::Plain);
             }
             match &*call.func {
