@@ -1735,6 +1735,7 @@ impl<'a> Checker<'a> {
         let s = std::rc::Rc::new(torchvet_semantic::dataflow::Summaries::compute(
             &self.module.body,
             &self.classes,
+            &self.source.text,
         ));
         self.taint.summaries = Some(s.clone());
         s

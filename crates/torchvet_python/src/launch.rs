@@ -18,12 +18,7 @@ pub enum Launcher {
 /// the launcher: the first `.py` argument after it. Shell continuations (`\` at a line's
 /// end) join a command.
 pub fn launched_programs(text: &str) -> Vec<(String, Launcher)> {
-    if !text.contains("distributed.launch")
-        && !text.contains("distributed/launch.py")
-        && !text.contains("distributed.run")
-        && !text.contains("distributed/run.py")
-        && !text.contains("torchrun")
-    {
+    if !names_a_launcher(text.as_bytes()) {
         return Vec::new();
     }
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
@@ -70,6 +65,18 @@ pub fn launched_programs(text: &str) -> Vec<(String, Launcher)> {
     out
 }
 
+/// Does the text say `distributed.launch`, `distributed/launch.py`, `distributed.run`,
+/// `distributed/run.py` or `torchrun` anywhere? Two vectorised searches instead of five.
+fn names_a_launcher(t: &[u8]) -> bool {
+    const D: &[u8] = b"distributed";
+    memchr::memmem::find_iter(t, D).any(|i| {
+        let rest = &t[i + D.len()..];
+        [&b".launch"[..], b"/launch.py", b".run", b"/run.py"]
+            .iter()
+            .any(|w| rest.starts_with(w))
+    }) || memchr::memmem::find(t, b"torchrun").is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use super::{launched_programs, Launcher};
@@ -95,5 +102,11 @@ mod tests {
         );
         assert_eq!(l("bash my_torchrun_wrapper.sh main.py"), vec![]);
         assert_eq!(l("torchrun --nproc_per_node 2 -m pkg.train"), vec![]);
+        // Not a launcher: `distributed` without one of the launcher paths after it.
+        assert_eq!(l("python distributed_train.py distributed.py"), vec![]);
+        assert_eq!(
+            l("see distributed.py; python torch/distributed/run.py main.py"),
+            vec![("main.py".to_string(), Launcher::Env)]
+        );
     }
 }

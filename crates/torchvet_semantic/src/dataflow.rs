@@ -416,12 +416,25 @@ pub struct Summaries {
 impl Summaries {
     /// Summarise a module: its top-level functions, the `forward` of its `nn.Module` classes,
     /// the objects assigned to `self.<attr>` in each class, and module-level objects.
-    pub fn compute(module: &[Stmt], classes: &ModuleClasses) -> Self {
+    /// `text` is the module's source text (a cheap gate for the default-device search).
+    pub fn compute(module: &[Stmt], classes: &ModuleClasses, text: &str) -> Self {
+        Self::compute_rounds(module, classes, text, true)
+    }
+
+    /// What same-file top-level functions and module classes' `forward`s return
+    /// ([`Summaries::function`], [`Summaries::forward`]) and nothing more: the objects of
+    /// `self.<attr>`s are those of round 1 only and no module-level objects are summarised.
+    /// The per-file summary of phase 1 reads only the returns; phase 2 computes the whole.
+    pub fn compute_returns(module: &[Stmt], classes: &ModuleClasses, text: &str) -> Self {
+        Self::compute_rounds(module, classes, text, false)
+    }
+
+    fn compute_rounds(module: &[Stmt], classes: &ModuleClasses, text: &str, all: bool) -> Self {
         let mut scopes = Scopes::default();
         let scope = Scope::collect(ScopeKind::Module, module, None, &scopes);
         scopes.push(scope);
         let mut s = Summaries {
-            factories_on_cpu: !changes_default_device(module, &scopes),
+            factories_on_cpu: !changes_default_device(module, &scopes, text),
             ..Summaries::default()
         };
         let mut class_defs = Vec::new();
@@ -455,6 +468,9 @@ impl Summaries {
         }
         s.forwards = forwards;
         s.functions = functions;
+        if !all {
+            return s;
+        }
         // Round 3: objects again, now that same-file classes have summaries.
         for c in &class_defs {
             let attrs = class_attributes(c, &scopes, classes, &s);
@@ -524,11 +540,16 @@ impl Summaries {
 
 /// Does the file change where torch factories put their tensors (`torch.set_default_device`,
 /// `torch.set_default_tensor_type`, `with torch.device(...)`), anywhere?
-fn changes_default_device(module: &[Stmt], scopes: &Scopes) -> bool {
+///
+/// The calls are looked for only when the text says `set_default_`: a resolved name's last
+/// segment is an identifier of the text (an import's or the callee's own), so a file without
+/// those words has no such call, and its walk looks at `with` statements only.
+fn changes_default_device(module: &[Stmt], scopes: &Scopes, text: &str) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct Finder<'s> {
         scopes: &'s Scopes,
         found: bool,
+        calls: bool,
     }
     impl<'x> Visitor<'x> for Finder<'_> {
         fn visit_stmt(&mut self, stmt: &'x Stmt) {
@@ -546,6 +567,10 @@ fn changes_default_device(module: &[Stmt], scopes: &Scopes) -> bool {
             }
         }
         fn visit_expr(&mut self, expr: &'x Expr) {
+            if !self.calls {
+                // No statement is nested in an expression.
+                return;
+            }
             if let Expr::Call(c) = expr {
                 let q = self.scopes.resolve(&c.func);
                 let last = match (&q, &*c.func) {
@@ -562,9 +587,15 @@ fn changes_default_device(module: &[Stmt], scopes: &Scopes) -> bool {
             }
         }
     }
+    let t = text.as_bytes();
+    let calls = memchr::memmem::find_iter(t, b"set_default_").any(|i| {
+        let rest = &t[i + b"set_default_".len()..];
+        rest.starts_with(b"device") || rest.starts_with(b"tensor_type")
+    });
     let mut f = Finder {
         scopes,
         found: false,
+        calls,
     };
     f.visit_body(module);
     f.found
@@ -709,6 +740,8 @@ fn rebound_globals(module: &[Stmt]) -> rustc_hash::FxHashSet<&str> {
             }
             visitor::walk_stmt(self, stmt);
         }
+        // Only statements bind here, and no statement is nested in an expression.
+        fn visit_expr(&mut self, _: &'a Expr) {}
     }
     fn collect_store_names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
         match e {
@@ -2649,7 +2682,7 @@ mod tests {
         let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
         scopes.push(scope);
         let classes = ModuleClasses::compute(&module.body, &scopes);
-        let summaries = Summaries::compute(&module.body, &classes);
+        let summaries = Summaries::compute(&module.body, &classes, src);
         let f = module
             .body
             .iter()

@@ -505,27 +505,42 @@ const TRAINING_WORDS: &[&str] = &[
     "inference_mode",
 ];
 
-/// Prebuilt searchers for a fixed word list.
-fn finders(words: &'static [&'static str]) -> Vec<memchr::memmem::Finder<'static>> {
-    words.iter().map(memchr::memmem::Finder::new).collect()
+/// A fixed list of words with their prebuilt vectorised searchers: does a text contain any of
+/// them? (A single multi-word automaton pass, tried here, costs several times more per byte
+/// than a few SIMD substring searches.)
+pub(crate) struct WordSet {
+    words: &'static [&'static str],
+    finders: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>>,
 }
 
-fn any_of(finders: &[memchr::memmem::Finder<'static>], text: &[u8]) -> bool {
-    finders.iter().any(|f| f.find(text).is_some())
+impl WordSet {
+    /// The set of `words` (searchers built on first use).
+    pub(crate) const fn new(words: &'static [&'static str]) -> Self {
+        WordSet {
+            words,
+            finders: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Does `text` contain any of the words?
+    pub(crate) fn any_in(&self, text: &[u8]) -> bool {
+        self.finders
+            .get_or_init(|| self.words.iter().map(memchr::memmem::Finder::new).collect())
+            .iter()
+            .any(|f| f.find(text).is_some())
+    }
 }
 
 impl Vocab {
     /// Read the words of a text.
     pub fn of(text: &str) -> Self {
-        static TRAINING: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
-            std::sync::OnceLock::new();
-        static FACTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
-            std::sync::OnceLock::new();
+        static TRAINING: WordSet = WordSet::new(TRAINING_WORDS);
+        static FACTS: WordSet = WordSet::new(FACT_WORDS);
         let t = text.as_bytes();
         let has = |w: &str| memchr::memmem::find(t, w.as_bytes()).is_some();
         let torch = has("torch");
         // Files that say torch are analysed anyway; the training words matter for the others.
-        let training = !torch && any_of(TRAINING.get_or_init(|| finders(TRAINING_WORDS)), t);
+        let training = !torch && TRAINING.any_in(t);
         // `softmax`, `Softmax`, `log_softmax`, `LogSoftmax`, `sigmoid`, `Sigmoid`, `logsigmoid`.
         let probabilities = torch && (has("oftmax") || has("igmoid"));
         Vocab {
@@ -533,7 +548,7 @@ impl Vocab {
             training,
             probabilities,
             set_epoch: torch && has("set_epoch"),
-            facts: (torch || training) && any_of(FACTS.get_or_init(|| finders(FACT_WORDS)), t),
+            facts: (torch || training) && FACTS.any_in(t),
             save: has("save"),
             load: has("load"),
         }
@@ -817,7 +832,7 @@ pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: boo
     // only in files that can produce them.
     let flow_summaries = vocab
         .probabilities
-        .then(|| dataflow::Summaries::compute(&module.body, &classes));
+        .then(|| dataflow::Summaries::compute_returns(&module.body, &classes, text));
     let mut b = Builder {
         text,
         scopes,
@@ -967,6 +982,7 @@ struct Builder<'s> {
 type Nested = [(String, u32)];
 
 /// Words that name a training event in a function's text (cheap gate for the flow analysis).
+static EVENTS: WordSet = WordSet::new(EVENT_WORDS);
 const EVENT_WORDS: &[&str] = &[
     "backward",
     ".step(",
@@ -986,9 +1002,7 @@ impl Builder<'_> {
         let Some(t) = self.text.get(r.start().to_usize()..r.end().to_usize()) else {
             return false;
         };
-        static EVENTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
-            std::sync::OnceLock::new();
-        any_of(EVENTS.get_or_init(|| finders(EVENT_WORDS)), t.as_bytes())
+        EVENTS.any_in(t.as_bytes())
     }
 
     /// Walk a suite for definitions (functions, classes), summarising each.
@@ -1275,12 +1289,7 @@ impl Builder<'_> {
         if !(self.out.vocab.torch || self.out.vocab.training) {
             return;
         }
-        static EVENTS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
-            std::sync::OnceLock::new();
-        if !any_of(
-            EVENTS.get_or_init(|| finders(EVENT_WORDS)),
-            self.text.as_bytes(),
-        ) {
+        if !EVENTS.any_in(self.text.as_bytes()) {
             return;
         }
         self.events_of(0, anchor, body, None, None, &[]);

@@ -59,9 +59,11 @@ impl Builder<'_> {
     /// Facts of the module body (function 0) and of the whole file.
     pub(super) fn module_facts(&mut self, body: &[Stmt], vals: &FxHashMap<String, Val>) {
         let text = self.text.as_bytes();
-        let state_dict_loads = if memchr::memmem::find(text, b"load_state_dict").is_some()
-            || memchr::memmem::find(text, b"consume_prefix_in_state_dict").is_some()
-        {
+        static STATE_DICT_LOADS: super::WordSet =
+            super::WordSet::new(&["load_state_dict", "consume_prefix_in_state_dict"]);
+        static LAUNCH: super::WordSet =
+            super::WordSet::new(&["local_rank", "LOCAL_RANK", "set_default_"]);
+        let state_dict_loads = if STATE_DICT_LOADS.any_in(text) {
             let mut v = StateDictLoadVisitor {
                 scopes: &self.scopes,
                 frames: vec![Vec::new()],
@@ -83,19 +85,18 @@ impl Builder<'_> {
         };
         let (state_dict_loads, state_dict_load_paths, bare_state_dict_loads) = state_dict_loads;
         let has = |w: &[u8]| memchr::memmem::find(text, w).is_some();
-        let (launch, may_set_cuda_default) =
-            if has(b"local_rank") || has(b"LOCAL_RANK") || has(b"set_default_") {
-                let mut v = LaunchVisitor {
-                    scopes: &self.scopes,
-                    frames: Vec::new(),
-                    launch: LaunchFacts::default(),
-                    cuda_default: false,
-                };
-                v.visit_body(body);
-                (v.launch, v.cuda_default)
-            } else {
-                (LaunchFacts::default(), false)
+        let (launch, may_set_cuda_default) = if LAUNCH.any_in(text) {
+            let mut v = LaunchVisitor {
+                scopes: &self.scopes,
+                frames: Vec::new(),
+                launch: LaunchFacts::default(),
+                cuda_default: false,
             };
+            v.visit_body(body);
+            (v.launch, v.cuda_default)
+        } else {
+            (LaunchFacts::default(), false)
+        };
         let mut launch = launch;
         self.documented_launches(&mut launch);
         self.out.facts = FileFacts {
@@ -366,9 +367,8 @@ impl Builder<'_> {
         let Some(t) = self.text.get(r.start().to_usize()..r.end().to_usize()) else {
             return false;
         };
-        ["save", "ckpt", "checkpoint"]
-            .iter()
-            .any(|w| memchr::memmem::find(t.as_bytes(), w.as_bytes()).is_some())
+        static CHECKPOINT: super::WordSet = super::WordSet::new(&["save", "ckpt", "checkpoint"]);
+        CHECKPOINT.any_in(t.as_bytes())
     }
 }
 
