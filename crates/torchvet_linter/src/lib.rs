@@ -60,11 +60,7 @@ impl FileContext {
         let mut ctx = self.clone();
         if let Some(p) = &self.project {
             let parsed = source.parse();
-            let summary = torchvet_semantic::project::summarise_source(
-                &p.summary().path,
-                source,
-                parsed.syntax(),
-            );
+            let summary = p.summarise_text(source, parsed.syntax());
             ctx.project = Some(p.with_overlay(summary));
         }
         ctx

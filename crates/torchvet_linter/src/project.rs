@@ -8,7 +8,9 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use torchvet_python::SourceFile;
-use torchvet_semantic::project::{summarise_source, FileSummary, ProjectFile, ProjectModel};
+use torchvet_semantic::project::{
+    summarise_source, summarise_source_with, FileSummary, ProjectFile, ProjectModel,
+};
 
 /// The syntax trees of phase 1 are kept for phase 2 for the first this many bytes of source
 /// text (in the order of the files); the files beyond are parsed again in phase 2. Trees take
@@ -58,8 +60,12 @@ pub fn cpu_seconds() -> f64 {
 
 /// Summarise a parsed file (absolute path for the resolver).
 pub fn summary_of(source: &SourceFile, parsed: &Parsed<ModModule>) -> FileSummary {
-    let abs = std::path::absolute(&source.path).unwrap_or_else(|_| source.path.clone());
-    summarise_source(&abs, source, parsed.syntax())
+    summarise_source(&model_path(source), source, parsed.syntax())
+}
+
+/// The path the model knows a file by (absolute, for the resolver).
+fn model_path(source: &SourceFile) -> PathBuf {
+    std::path::absolute(&source.path).unwrap_or_else(|_| source.path.clone())
 }
 
 /// Read and summarise a file outside the checked set (imports resolve to it): summary only.
@@ -194,6 +200,31 @@ pub fn load_project(
         eprintln!("summaries: {fns} functions, {classes} classes, {globals} globals, {calls} calls ({args} arguments), {events} events, {lines} lines");
     }
     let model = Arc::new(ProjectModel::build(summaries, roots, &load_extra));
+    // Files whose star imports bring torch names: summarised again with them (kept tree, or
+    // parsed again), then one relink; rare, so the common case costs one scan of the files.
+    let by_id: Vec<Option<usize>> = {
+        let mut v = vec![None; model.len()];
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(id) = id {
+                v[*id as usize] = Some(i);
+            }
+        }
+        v
+    };
+    let model = model.with_star_torch_names(&|id, names| {
+        let Ok(f) = &loaded[by_id.get(id as usize).copied().flatten()?].state else {
+            return None;
+        };
+        let abs = model_path(&f.source);
+        std::panic::catch_unwind(AssertUnwindSafe(|| match &f.parsed {
+            Some(parsed) => summarise_source_with(&abs, &f.source, parsed.syntax(), names),
+            None => {
+                let parsed = f.source.parse();
+                summarise_source_with(&abs, &f.source, parsed.syntax(), names)
+            }
+        }))
+        .ok()
+    });
     if timing {
         eprintln!(
             "timing (process CPU): phase 1 (read, parse, summarise) {:.3}s, link {:.3}s, {} files ({} loaded outside the checked set)",
@@ -243,4 +274,24 @@ pub fn update_model(
     let mut summaries: Vec<FileSummary> = by_path.into_values().collect();
     summaries.sort_by(|a, b| a.path.cmp(&b.path));
     ProjectModel::build(summaries, model.roots().to_vec(), &load_extra)
+}
+
+/// [`ProjectModel::with_star_torch_names`] for a model whose files are read from disk (the
+/// language server's rebuilt model): a file whose star imports bring torch names is read
+/// and summarised again with them.
+pub fn with_star_torch_names_from_disk(model: Arc<ProjectModel>) -> Arc<ProjectModel> {
+    let paths: Vec<PathBuf> = model
+        .files()
+        .map(|id| model.file(id).path.clone())
+        .collect();
+    model.with_star_torch_names(&|id, names| {
+        let path = paths.get(id as usize)?;
+        std::panic::catch_unwind(|| {
+            let source = SourceFile::load(path).ok()?;
+            let parsed = source.parse();
+            Some(summarise_source_with(path, &source, parsed.syntax(), names))
+        })
+        .ok()
+        .flatten()
+    })
 }

@@ -11,6 +11,7 @@ pub mod helpers;
 pub mod kinds;
 pub mod magnitude;
 pub mod project;
+pub mod reaching;
 pub mod regions;
 pub mod saves;
 pub mod tensor_methods;

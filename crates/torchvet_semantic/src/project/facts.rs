@@ -195,6 +195,36 @@ pub enum PathShape {
     Unknown,
 }
 
+/// Two templates naming one file below directories the code computes
+/// (`os.path.join(opt.checkpoints_dir, opt.name, f"{epoch}_net_{label}.pth")` and
+/// `os.path.join(save_dir, f"{epoch}_net_{label}.pth")`: `{}/{}/{}_net_{}.pth` and
+/// `{}/{}_net_{}.pth`): the directories only holes, the same file name with literal text of
+/// its own, as a join and a template are paired by file name.
+fn same_name_below_holes(a: &str, b: &str) -> bool {
+    fn split(t: &str) -> Option<&str> {
+        let (dir, name) = t.rsplit_once('/')?;
+        let holes_only = dir.split('/').all(|c| c == "{}");
+        let stem = name.rsplit_once('.').map_or(name, |(s, _)| s);
+        (holes_only && name.contains('.') && !stem.replace("{}", "").is_empty()).then_some(name)
+    }
+    a != b && split(a).is_some_and(|n| split(b) == Some(n))
+}
+
+/// Do the callers pass a path the model can compare: every variant a literal, a template,
+/// a join or a module-level name (none unknown, none an attribute)?
+fn known_paths(variants: &[(FuncId, PathShape)]) -> bool {
+    !variants.is_empty()
+        && variants.iter().all(|(_, p)| {
+            matches!(
+                p,
+                PathShape::Literal(_)
+                    | PathShape::Template(_)
+                    | PathShape::JoinTail(_)
+                    | PathShape::Global(_)
+            )
+        })
+}
+
 /// Two relative paths that name the same file from different working directories: equal
 /// once their leading `./` and `../` components are dropped, with a directory and a file
 /// name left (`../models/x_{}.pth` written by a script run from `trainers/`, `models/x_{}.pth`
@@ -1619,10 +1649,15 @@ impl ProjectModel {
                     })
                     .min();
                 let path_match = nearness.is_some();
+                // A save helper and a load helper of one module, each passing its path
+                // parameter through; not when the callers of both pass paths that are known
+                // and differ (`convert("weights.pt", ...)` reads no file
+                // `save_model(net, "net.pt")` writes).
                 let helper = !path_match
                     && sf.file == load.func.file
                     && matches!(load.path, PathShape::Param(_))
-                    && matches!(s.path, PathShape::Param(_));
+                    && matches!(s.path, PathShape::Param(_))
+                    && !(known_paths(&load_variants) && known_paths(&save_variants));
                 for content in self.resolve_content(sf, &s.content, 0) {
                     let keys_match = !load.keys.is_empty()
                         && content.keys.as_ref().is_some_and(|ks| {
@@ -1741,7 +1776,7 @@ impl ProjectModel {
         match (a, b) {
             (PathShape::Literal(x), PathShape::Literal(y)) => x == y || same_relative_path(x, y),
             (PathShape::Template(x), PathShape::Template(y)) => {
-                (x == y && x.len() > 3) || same_relative_path(x, y)
+                (x == y && x.len() > 3) || same_relative_path(x, y) || same_name_below_holes(x, y)
             }
             (PathShape::JoinTail(x), PathShape::JoinTail(y)) => x == y && x.contains('.'),
             (PathShape::JoinTail(x), PathShape::Literal(y))
@@ -2002,7 +2037,7 @@ fn path_shape_at(
             PathShape::Template(lit.into())
         }
         Expr::BinOp(b) if b.op == Operator::Mod => match &*b.left {
-            Expr::StringLiteral(s) => PathShape::Template(s.value.to_str().into()),
+            Expr::StringLiteral(s) => PathShape::Template(holes(s.value.to_str(), '%').into()),
             _ => PathShape::Unknown,
         },
         // `filename + "_critic"`, `"ckpt/" + name + ".pt"`: a template of the literal parts,
@@ -2035,12 +2070,18 @@ fn path_shape_at(
             // `dir / MODEL_NAME` with `MODEL_NAME = "model_1.pth"`
             right => match path_shape_at(right, body, params, scopes, at, depth + 1) {
                 PathShape::Literal(l) => PathShape::JoinTail(l),
+                // `dir / f"model_{epoch}.pt"`: as `f"{dir}/model_{epoch}.pt"`.
+                PathShape::Template(t) => {
+                    join_template([&*b.left, right].into_iter(), &t, &mut |x| {
+                        path_shape_at(x, body, params, scopes, at, depth + 1)
+                    })
+                }
                 _ => PathShape::Unknown,
             },
         },
         Expr::Call(c) => {
             if let Some(("format", Expr::StringLiteral(s))) = helpers::method_call(c) {
-                return PathShape::Template(s.value.to_str().into());
+                return PathShape::Template(holes(s.value.to_str(), '{').into());
             }
             if is_download_call(c) {
                 return PathShape::Download;
@@ -2058,7 +2099,13 @@ fn path_shape_at(
                     Some(Expr::StringLiteral(s)) => PathShape::JoinTail(s.value.to_str().into()),
                     Some(last) => match path_shape_at(last, body, params, scopes, at, depth + 1) {
                         PathShape::Literal(l) => PathShape::JoinTail(l),
-                        PathShape::Template(t) if !t.contains('/') => PathShape::Template(t),
+                        // `os.path.join(dir, f"model_{epoch}.pt")`: as
+                        // `f"{dir}/model_{epoch}.pt"` or `dir + "/model_" + ... + ".pt"`.
+                        PathShape::Template(t) if !t.contains('/') => {
+                            join_template(c.arguments.args.iter(), &t, &mut |x| {
+                                path_shape_at(x, body, params, scopes, at, depth + 1)
+                            })
+                        }
                         _ => PathShape::Unknown,
                     },
                     None => PathShape::Unknown,
@@ -2138,6 +2185,26 @@ fn path_shape_at(
                     }
                 }
             }
+            // `cfg.modelpath = cfg.output_dir + '/model.pt'; torch.load(cfg.modelpath)`: the
+            // value last stored to the same attribute chain before `at` in this body.
+            if let Some(dotted) = helpers::dotted(e) {
+                let mut last: Option<&Expr> = None;
+                super::summary::for_each_own_stmt(body, &mut |s| {
+                    if let Stmt::Assign(a) = s {
+                        if a.start() < at
+                            && a.targets.iter().any(|t| {
+                                matches!(t, Expr::Attribute(_))
+                                    && helpers::dotted(t).as_deref() == Some(&*dotted)
+                            })
+                        {
+                            last = Some(&a.value);
+                        }
+                    }
+                });
+                if let Some(v) = last {
+                    return path_shape_at(v, body, params, scopes, v.start(), depth + 1);
+                }
+            }
             match helpers::dotted(e) {
                 Some(t) => PathShape::Attr(t.into()),
                 None => PathShape::Unknown,
@@ -2145,6 +2212,89 @@ fn path_shape_at(
         }
         _ => PathShape::Unknown,
     }
+}
+
+/// A `%` or `str.format` template with each field written `{}`, as f-strings and
+/// concatenations are (`"%s/ckpt_%03d.pt"` and `"{}/ckpt_{:03d}.pt"` -> `{}/ckpt_{}.pt`), so the
+/// three spellings of one path share a key. `style` is `%` or `{`.
+fn holes(t: &str, style: char) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut it = t.chars().peekable();
+    while let Some(ch) = it.next() {
+        match (style, ch) {
+            ('%', '%') => {
+                if it.peek() == Some(&'%') {
+                    it.next();
+                    out.push('%');
+                    continue;
+                }
+                if it.peek() == Some(&'(') {
+                    for c in it.by_ref() {
+                        if c == ')' {
+                            break;
+                        }
+                    }
+                }
+                while it
+                    .peek()
+                    .is_some_and(|c| matches!(c, '-' | '+' | ' ' | '#' | '*' | '.' | '0'..='9'))
+                {
+                    it.next();
+                }
+                it.next();
+                out.push_str("{}");
+            }
+            ('{', '{') => {
+                if it.peek() == Some(&'{') {
+                    it.next();
+                    out.push('{');
+                    continue;
+                }
+                for c in it.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                }
+                out.push_str("{}");
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// The template of a path joined from parts (`os.path.join(a, "sub", f"m_{e}.pt")`,
+/// `Path(a) / f"m_{e}.pt"`) whose last part is the template `last`: the parts' literal text,
+/// `{}` for the others, joined by `/` (`{}/sub/m_{}.pt`), the same key a concatenation or an
+/// f-string of that path gets. A last part with no literal text of its own besides the
+/// extension (`f"{name}.pt"`) stays its own template, as before (a directory of holes would
+/// pair unrelated files).
+fn join_template<'e>(
+    parts: impl Iterator<Item = &'e Expr>,
+    last: &str,
+    shape: &mut dyn FnMut(&Expr) -> PathShape,
+) -> PathShape {
+    let stem = last.rsplit_once('.').map_or(last, |(s, _)| s);
+    if stem.replace("{}", "").is_empty() {
+        return PathShape::Template(last.into());
+    }
+    let parts: Vec<&Expr> = parts.collect();
+    let mut out = String::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i + 1 == parts.len() {
+            out.push_str(last);
+            break;
+        }
+        let text = match shape(p) {
+            PathShape::Literal(l) => l.to_string(),
+            PathShape::Template(t) => t.to_string(),
+            PathShape::JoinTail(x) => format!("{{}}/{x}"),
+            _ => "{}".to_string(),
+        };
+        out.push_str(text.trim_end_matches('/'));
+        out.push('/');
+    }
+    PathShape::Template(out.into())
 }
 
 impl ProjectModel {

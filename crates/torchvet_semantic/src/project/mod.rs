@@ -39,13 +39,14 @@ use crate::classes::{is_dataset_base, is_module_base, mode_layer};
 use crate::flow::EventKind;
 use crate::kinds::{qualified_call_kind, Kind};
 use resolve::Resolver;
+use ruff_python_ast as ast;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    is_test_path, names_training_setup, summarise, summarise_source, ClassSummary, FileSummary,
-    FunctionSummary, Lit, ParamDefault, PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage,
-    Val, Vocab,
+    is_test_path, names_training_setup, summarise, summarise_source, summarise_source_with,
+    summarise_with, ClassSummary, FileSummary, FunctionSummary, Lit, ParamDefault, PropFact, Ref,
+    RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).
@@ -292,6 +293,9 @@ pub struct ProjectFile {
     /// looked up in it and mapped to the model's classes and functions by order and name.
     overlay: Option<Arc<FileSummary>>,
 }
+
+/// A name a star import brings and what it refers to (`("nn", "torch.nn")`).
+pub type ImportedName = (Box<str>, Box<str>);
 
 impl ProjectModel {
     /// Link the summaries of the checked files. `roots` are the walked directories (absolute);
@@ -2173,6 +2177,40 @@ impl ProjectModel {
         }
     }
 
+    /// Summarise again, with the torch names their star imports bring, the checked files
+    /// that star-import a project module binding `torch` (`from util import *` where util
+    /// does `import torch`), and relink once; `resummarise` parses the file (its id, the
+    /// names) and returns the new summary (`None`: keep the old one). Phase 1 summarises
+    /// each file alone, so only the linked model knows what a star import brings; without
+    /// this, saves, loads and training events of such files have no facts. Two rounds
+    /// follow a star import of a star import. The model itself when nothing changes.
+    pub fn with_star_torch_names(
+        self: Arc<Self>,
+        resummarise: &(dyn Fn(FileId, &[ImportedName]) -> Option<FileSummary> + Sync),
+    ) -> Arc<Self> {
+        let mut m = self;
+        for _ in 0..2 {
+            let todo: Vec<(FileId, Vec<ImportedName>)> = m
+                .files()
+                .filter(|&id| m.is_checked(id) && !m.file(id).star_imports.is_empty())
+                .map(|id| (id, m.view(id).missing_star_torch_names()))
+                .filter(|(_, n)| !n.is_empty())
+                .collect();
+            let new: Vec<FileSummary> = todo
+                .iter()
+                .filter_map(|(id, names)| resummarise(*id, names))
+                .collect();
+            if new.is_empty() {
+                break;
+            }
+            match m.rebuild_with_all(new) {
+                Some(r) => m = Arc::new(r),
+                None => break,
+            }
+        }
+        m
+    }
+
     /// Every file id.
     pub fn files(&self) -> impl Iterator<Item = FileId> {
         0..self.files.len() as FileId
@@ -2195,6 +2233,34 @@ impl ProjectFile {
             }
         }
         out
+    }
+
+    /// The torch names the file's star imports bring that its summary does not bind yet
+    /// (empty for almost every file): re-summarise it with them
+    /// ([`summarise_source_with`]) so phase-1 facts see `torch` there.
+    pub fn missing_star_torch_names(&self) -> Vec<(Box<str>, Box<str>)> {
+        if self.summary().star_imports.is_empty() {
+            return Vec::new();
+        }
+        let own = &self.summary().imports;
+        let mut names = self.star_imported_torch_names();
+        names.retain(|(n, _)| !own.iter().any(|(m, _)| m == n));
+        names.sort();
+        names.dedup_by(|a, b| a.0 == b.0);
+        names
+    }
+
+    /// Summarise a new text of this file the way the model summarised it (with the torch
+    /// names its star imports bring, see [`ProjectFile::missing_star_torch_names`]).
+    pub fn summarise_text(
+        &self,
+        source: &torchvet_python::SourceFile,
+        module: &ast::ModModule,
+    ) -> FileSummary {
+        let mut names = self.star_imported_torch_names();
+        names.sort();
+        names.dedup_by(|a, b| a.0 == b.0);
+        summarise_source_with(&self.summary().path, source, module, &names)
     }
 
     /// The same view, with a newer summary of this file (its text changed since the model

@@ -774,11 +774,24 @@ pub fn summarise_source(
     source: &torchvet_python::SourceFile,
     module: &ast::ModModule,
 ) -> FileSummary {
+    summarise_source_with(path, source, module, &[])
+}
+
+/// [`summarise_source`] with names the file's module-level star imports bring (`torch`,
+/// `nn`... bound by the project module it star-imports, see
+/// [`super::ProjectModel::star_torch_names`]): bound as imports where the file itself does
+/// not bind them, so its saves, loads and training events get facts.
+pub fn summarise_source_with(
+    path: &Path,
+    source: &torchvet_python::SourceFile,
+    module: &ast::ModModule,
+    star_names: &[(Box<str>, Box<str>)],
+) -> FileSummary {
     let notebook = match &source.kind {
         torchvet_python::SourceKind::Notebook(nb) => Some(nb),
         torchvet_python::SourceKind::Python => None,
     };
-    let mut s = summarise(path, &source.text, module, notebook.is_some());
+    let mut s = summarise_with(path, &source.text, module, notebook.is_some(), star_names);
     if let Some(nb) = notebook {
         s.cells = nb
             .cell_map()
@@ -792,8 +805,22 @@ pub fn summarise_source(
 
 /// Summarise one parsed file.
 pub fn summarise(path: &Path, text: &str, module: &ast::ModModule, notebook: bool) -> FileSummary {
+    summarise_with(path, text, module, notebook, &[])
+}
+
+/// [`summarise`] with the names star imports bring (see [`summarise_source_with`]).
+pub fn summarise_with(
+    path: &Path,
+    text: &str,
+    module: &ast::ModModule,
+    notebook: bool,
+    star_names: &[(Box<str>, Box<str>)],
+) -> FileSummary {
     let mut scopes = Scopes::default();
-    let module_scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+    let mut module_scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+    for (name, q) in star_names {
+        module_scope.import_if_unbound(name, q);
+    }
     let imports: Vec<(Box<str>, Box<str>)> = module_scope
         .imports()
         .map(|(n, q)| (Box::from(n), Box::from(q)))

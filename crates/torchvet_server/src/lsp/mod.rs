@@ -496,11 +496,14 @@ impl Session<'_> {
             if known.is_none() && !self.project.covers(&path) {
                 continue;
             }
-            let summary = std::panic::catch_unwind(|| {
+            let summary = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 let source = SourceFile::load(&path).ok()?;
                 let parsed = source.parse();
-                Some(summary_of(&source, &parsed))
-            })
+                Some(match known {
+                    Some(id) => model.view(id).summarise_text(&source, parsed.syntax()),
+                    None => summary_of(&source, &parsed),
+                })
+            }))
             .ok()
             .flatten();
             let expected = self
@@ -629,8 +632,11 @@ impl Session<'_> {
         if known.is_none() && !self.project.covers(path) {
             return FileContext::default();
         }
-        let Ok(summary) = std::panic::catch_unwind(AssertUnwindSafe(|| summary_of(source, parsed)))
-        else {
+        let Ok(summary) = std::panic::catch_unwind(AssertUnwindSafe(|| match known {
+            // As the model summarised it (the torch names its star imports bring).
+            Some(id) => model.view(id).summarise_text(source, parsed.syntax()),
+            None => summary_of(source, parsed),
+        })) else {
             return FileContext::default();
         };
         // What the model holds for the file, or will once the pending relinks are done: a

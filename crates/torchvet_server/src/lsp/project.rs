@@ -19,7 +19,7 @@ use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use torchvet_linter::project::{load_project, update_model};
+use torchvet_linter::project::{load_project, update_model, with_star_torch_names_from_disk};
 use torchvet_semantic::project::{FileSummary, ProjectModel};
 use torchvet_workspace::{discover, find_config, DiscoveryOptions};
 
@@ -195,10 +195,9 @@ impl ProjectState {
             .spawn(move || {
                 let start = Instant::now();
                 let new = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    update_model(&old, changed, &removed)
+                    with_star_torch_names_from_disk(Arc::new(update_model(&old, changed, &removed)))
                 }))
-                .ok()
-                .map(Arc::new);
+                .ok();
                 let _ = tx.send(Relinked {
                     old,
                     new,

@@ -453,6 +453,9 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
             if name == "self" && env.module_class.is_some() {
                 return Some(ModuleKind::Plain);
             }
+            if env.params.is_some() && frame_bindings(env, name, env_end(env)).is_empty() {
+                return module_level_kind(checker, name, depth);
+            }
             match frame_binding(env, name, n.start())? {
                 Bound::Value(v) => module_kind_at(checker, env, v, depth + 1),
                 _ => None,
@@ -465,6 +468,68 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
         }
         _ => None,
     }
+}
+
+/// The end of a frame's body.
+fn env_end(env: Env<'_>) -> TextSize {
+    env.body.last().map_or(TextSize::default(), |s| s.end())
+}
+
+/// A name a function never binds, read inside it (`net = Net()` at module level,
+/// `def export(): torch.save(net, p)`): a module when every module-level assignment of the
+/// name is one (the function may run after any of them). Only for a function whose free
+/// names are the module's (not a closure inside another function).
+fn module_level_kind(checker: &Checker, name: &str, depth: u32) -> Option<ModuleKind> {
+    if checker
+        .frames()
+        .iter()
+        .filter(|f| f.function.is_some())
+        .count()
+        > 1
+    {
+        return None;
+    }
+    let module = &checker.module().body;
+    let module_env = Env {
+        body: module,
+        params: None,
+        module_class: None,
+    };
+    let mut values = Vec::new();
+    let mut other = false;
+    helpers::for_each_own_stmt(module, &mut |s| match s {
+        Stmt::Assign(a) if a.targets.iter().any(|t| helpers::name_of(t) == Some(name)) => {
+            values.push(&*a.value);
+        }
+        Stmt::Assign(a) if a.targets.iter().any(|t| target_index(t, name).is_some()) => {
+            other = true;
+        }
+        Stmt::AnnAssign(a) if helpers::name_of(&a.target) == Some(name) => {
+            if let Some(v) = &a.value {
+                values.push(&**v);
+            }
+        }
+        Stmt::AugAssign(a) if helpers::name_of(&a.target) == Some(name) => other = true,
+        Stmt::For(f) if target_index(&f.target, name).is_some() => other = true,
+        Stmt::With(w)
+            if w.items
+                .iter()
+                .any(|i| i.optional_vars.as_deref().and_then(helpers::name_of) == Some(name)) =>
+        {
+            other = true
+        }
+        Stmt::FunctionDef(f) if f.name.as_str() == name => other = true,
+        Stmt::ClassDef(c) if c.name.as_str() == name => other = true,
+        _ => {}
+    });
+    if other || values.is_empty() || checker.scopes.lookup(name).is_some() {
+        return None;
+    }
+    let mut kind = None;
+    for v in values {
+        kind = Some(module_kind_at(checker, module_env, v, depth + 1)?);
+    }
+    kind
 }
 
 /// `self.<attr>` assigned in `__init__` of `class` to evident module.

@@ -281,6 +281,32 @@ impl Builder<'_> {
                 Some(self.module_kinds),
             );
             let outer = (idx != 0).then_some(self.module_kinds);
+            // What a name holds at a save: the assignments that reach it in this body (not
+            // every assignment of the name: `net = Net(); torch.save(net, p);
+            // net = torch.load(p)`), else, for a name the function never binds, the
+            // module-level value (the union of the module's assignments).
+            let val_at = |n: &str, at: TextSize| -> Option<Val> {
+                match crate::reaching::reaching(body, n, at) {
+                    Some(defs) => defs
+                        .iter()
+                        .map(|d| match d {
+                            crate::reaching::Def::Value(e) => {
+                                Some(self.val(e, params, vals, nested))
+                            }
+                            crate::reaching::Def::Other => None,
+                        })
+                        .collect::<Option<Vec<Val>>>()?
+                        .into_iter()
+                        .reduce(Val::join),
+                    None if idx != 0 && !vals.contains_key(n) => self
+                        .out
+                        .globals
+                        .binary_search_by(|(g, _)| (**g).cmp(n))
+                        .ok()
+                        .map(|i| self.out.globals[i].1.clone()),
+                    None => None,
+                }
+            };
             let cx = SaveContext {
                 kinds: KindContext {
                     local: &local,
@@ -301,7 +327,7 @@ impl Builder<'_> {
                 saves.push(SaveFact {
                     call: call.range(),
                     object: obj.range(),
-                    content: content_of(obj, &cx, params, vals, call.start()),
+                    content: content_of(obj, &cx, params, &val_at, call.start()),
                     path: path.map_or(PathShape::Unknown, |p| {
                         crate::project::facts::path_shape(
                             p,
@@ -319,7 +345,7 @@ impl Builder<'_> {
                         if matches!(a, Expr::Starred(_)) {
                             break;
                         }
-                        let c = content_of(a, &cx, params, vals, call.start());
+                        let c = content_of(a, &cx, params, &val_at, call.start());
                         if interesting(&c) {
                             arg_contents.push(ArgContent {
                                 call: call.range(),
@@ -331,7 +357,7 @@ impl Builder<'_> {
                     }
                     for k in &call.arguments.keywords {
                         let Some(name) = &k.arg else { continue };
-                        let c = content_of(&k.value, &cx, params, vals, call.start());
+                        let c = content_of(&k.value, &cx, params, &val_at, call.start());
                         if interesting(&c) {
                             arg_contents.push(ArgContent {
                                 call: call.range(),
@@ -399,7 +425,7 @@ fn content_of(
     obj: &Expr,
     cx: &SaveContext,
     params: &[&str],
-    vals: &FxHashMap<String, Val>,
+    val_at: &dyn Fn(&str, TextSize) -> Option<Val>,
     at: TextSize,
 ) -> Content {
     let param_of = |e: &Expr| -> Option<u16> {
@@ -421,11 +447,10 @@ fn content_of(
             return Some(Val::Param(i));
         }
         if let Some(n) = helpers::name_of(e) {
-            // A local bound to a project call or a known kind (`vocab = CharVocab(text)`).
-            return vals
-                .get(n)
-                .filter(|v| matches!(v, Val::Call { .. } | Val::Kind(_) | Val::Torch(_)))
-                .cloned();
+            // A local bound to a project call or a known kind (`vocab = CharVocab(text)`),
+            // by the assignments that reach the use.
+            return val_at(n, e.start())
+                .filter(|v| matches!(v, Val::Call { .. } | Val::Kind(_) | Val::Torch(_)));
         }
         helpers::self_attribute(e).map(|a| Val::SelfAttr(a.into()))
     };
