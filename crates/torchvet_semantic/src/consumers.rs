@@ -47,6 +47,9 @@ const READING_BUILTINS: &[&str] = &[
     "hasattr",
 ];
 
+/// Recognises the reads of a bound target.
+type Matcher = Box<dyn Fn(&Expr) -> bool>;
+
 /// Where one occurrence of the value ends up.
 enum Destination<'a> {
     /// The input of a call that may record a graph, returned, or not understood.
@@ -90,7 +93,7 @@ fn reaches<'a>(
         Destination::Bound(t) => t,
     };
     for t in targets {
-        let (scope, matches): (&[Stmt], Box<dyn Fn(&Expr) -> bool>) = match t {
+        let (scope, matches): (&[Stmt], Matcher) = match t {
             Expr::Name(n) => {
                 let name = n.id.to_string();
                 (
