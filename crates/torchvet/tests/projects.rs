@@ -105,6 +105,7 @@ projects! {
         finetune_from_best_weights,
         collection_of_methods,
         dataparallel_trainers_subdir,
+        openmmlab_decoder_other_file,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -1571,7 +1571,7 @@ impl<'a> Checker<'a> {
     pub fn eval_region(&mut self) -> Option<EvalRegion<'a>> {
         use torchvet_semantic::flow::EventKind;
         use torchvet_semantic::regions::{
-            computes_metric, is_eval_name, iterates_eval_data, uses_gradients_expr,
+            computes_metric, is_eval_name, is_train_name, iterates_eval_data, uses_gradients_expr,
             uses_gradients_stmt,
         };
         let trains = |k: EventKind| {
@@ -1668,7 +1668,13 @@ impl<'a> Checker<'a> {
                 && e.site().start() >= scope_start
         }) {
             Evidence::EvalMode
-        } else if computes_metric(text) {
+        } else if computes_metric(text)
+            && !self
+                .function()
+                .is_some_and(|f| is_train_name(f.name.as_str()))
+        {
+            // Words of a metric in a training routine's loop (`forward_train`'s teacher-forced
+            // decode) say nothing: its outputs feed the loss.
             Evidence::Metric
         } else {
             return None;

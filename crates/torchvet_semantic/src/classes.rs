@@ -57,7 +57,73 @@ pub fn is_module_base(q: &str) -> bool {
             | "transformers.PreTrainedModel"
             | "transformers.modeling_utils.PreTrainedModel"
             | "torch_geometric.nn.MessagePassing"
-    )
+    ) || is_openmmlab_module_base(q)
+}
+
+/// The `nn.Module` base classes of the OpenMMLab frameworks that projects build their models
+/// on: mmengine's (and mmcv 1.x's) `BaseModule` / `BaseModel` and their container modules,
+/// and the detector / segmentor / recognizer bases of mmdet, mmseg and mmocr. All of them
+/// subclass `torch.nn.Module`; the framework's validation and test loops (mmengine's
+/// `ValLoop` / `TestLoop`, mmcv's `single_gpu_test`) run a model's `val_step` / `test_step` /
+/// `predict` / `forward_test` under `torch.no_grad()`.
+fn is_openmmlab_module_base(q: &str) -> bool {
+    let package = q.split('.').next().unwrap_or(q);
+    let last = q.rsplit('.').next().unwrap_or(q);
+    match package {
+        "mmengine" => {
+            q.starts_with("mmengine.model.")
+                && matches!(
+                    last,
+                    "BaseModule"
+                        | "BaseModel"
+                        | "BaseDataPreprocessor"
+                        | "ImgDataPreprocessor"
+                        | "BaseTTAModel"
+                        | "ModuleList"
+                        | "ModuleDict"
+                        | "Sequential"
+                )
+        }
+        "mmcv" => {
+            (q.starts_with("mmcv.runner.") || q.starts_with("mmcv.cnn."))
+                && matches!(
+                    last,
+                    "BaseModule" | "ModuleList" | "ModuleDict" | "Sequential"
+                )
+        }
+        "mmdet" | "mmdet3d" => {
+            q.starts_with(&format!("{package}.models."))
+                && matches!(
+                    last,
+                    "BaseDetector"
+                        | "SingleStageDetector"
+                        | "TwoStageDetector"
+                        | "Base3DDetector"
+                        | "BaseDenseHead"
+                        | "BaseRoIHead"
+                )
+        }
+        "mmseg" => {
+            q.starts_with("mmseg.models.")
+                && matches!(
+                    last,
+                    "BaseSegmentor" | "EncoderDecoder" | "CascadeEncoderDecoder" | "BaseDecodeHead"
+                )
+        }
+        "mmocr" => {
+            q.starts_with("mmocr.models.")
+                && matches!(
+                    last,
+                    "BaseRecognizer"
+                        | "EncoderDecoderRecognizer"
+                        | "BaseTextDetector"
+                        | "SingleStageTextDetector"
+                        | "BaseDecoder"
+                        | "BaseEncoder"
+                )
+        }
+        _ => false,
+    }
 }
 
 /// Does calling this qualified name return a model already in evaluation mode? Hugging Face

@@ -5,7 +5,9 @@
 
 mod bindings;
 mod classes;
+pub mod consumers;
 pub mod dataflow;
+pub mod entries;
 pub mod flow;
 pub mod helpers;
 pub mod kinds;

@@ -113,10 +113,73 @@ const METRIC_WORDS: &[&str] = &[
     "topk",
 ];
 
-/// Does a loop's source text compute a metric or a loss?
+/// Does a loop's source text compute a metric or a loss? An equality test counts when it
+/// compares two computed values (`(pred == y).sum()`); one against a constant
+/// (`if i == -1:`, `mode == "train"`, `x == None`) is control flow, not a count of correct
+/// predictions.
 pub fn computes_metric(text: &str) -> bool {
     let l = text.to_ascii_lowercase();
-    METRIC_WORDS.iter().any(|w| l.contains(w))
+    METRIC_WORDS.iter().any(|w| {
+        if *w == "==" {
+            compares_values(&l)
+        } else {
+            l.contains(w)
+        }
+    })
+}
+
+/// Is there an `==` in `text` with no literal constant on either side?
+fn compares_values(text: &str) -> bool {
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(i) = text[from..].find("==").map(|i| i + from) {
+        from = i + 2;
+        let after = text[i + 2..].trim_start_matches([' ', '\t']);
+        let before = text[..i].trim_end_matches([' ', '\t']);
+        if !(constant_start(after) || constant_end(before)) {
+            return true;
+        }
+        if from >= b.len() {
+            break;
+        }
+    }
+    false
+}
+
+/// Does `s` start with a literal constant (a number, possibly negative, a string, `none`,
+/// `true` or `false`, as the lower-cased text spells them)?
+fn constant_start(s: &str) -> bool {
+    let s = s.strip_prefix('-').map_or(s, str::trim_start);
+    let word_is = |w: &str| {
+        s.strip_prefix(w)
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    s.starts_with(|c: char| c.is_ascii_digit() || c == '\'' || c == '"')
+        || word_is("none")
+        || word_is("true")
+        || word_is("false")
+}
+
+/// Does `s` end with a literal constant (a number or a string)?
+fn constant_end(s: &str) -> bool {
+    if s.ends_with(['\'', '"']) {
+        return true;
+    }
+    let token: &str = {
+        let start = s
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + 1);
+        &s[start..]
+    };
+    token.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// Does an identifier name a training routine (`forward_train`, `train_step`, `train`,
+/// `training_epoch`)? Its loops build what a loss is computed from; words of a metric in
+/// them (`loss`, `acc`) do not make them evaluation.
+pub fn is_train_name(name: &str) -> bool {
+    name.split('_')
+        .any(|tok| tok.eq_ignore_ascii_case("train") || tok.eq_ignore_ascii_case("training"))
 }
 
 /// Words of an identifier that name a running best (`best_acc`, `min_loss`, `is_best`,
@@ -754,6 +817,22 @@ mod tests {
         assert!(!is_eval_name("test_forward_shape"));
         assert!(computes_metric("correct += (out.argmax(1) == y).sum()"));
         assert!(!computes_metric("outs.append(model(x))"));
+        assert!(computes_metric(
+            "acc += (logits.argmax(-1) == labels).float().mean()"
+        ));
+        for t in [
+            "for i in range(-1, n):\n    if i == -1:\n        h = self.rnn(x)",
+            "if mode == 'train': y = f(x)",
+            "if mask == None: pass",
+            "if 0 == step: out = m(x)",
+        ] {
+            assert!(!computes_metric(t), "{t}");
+        }
+        assert!(is_train_name("forward_train"));
+        assert!(is_train_name("train"));
+        assert!(is_train_name("Training_step"));
+        assert!(!is_train_name("pretrain"));
+        assert!(!is_train_name("strain_gauge"));
     }
 
     #[test]

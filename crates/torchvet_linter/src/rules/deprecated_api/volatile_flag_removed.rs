@@ -17,7 +17,11 @@ crate::declare_rule! {
     ///
     /// `volatile=False` is not reported (it never did anything, and torch warns only on a true
     /// value), nor `volatile=flag` where `flag` is a parameter of the enclosing function that
-    /// defaults to false and that no call in the project passes anything else for.
+    /// defaults to false and that no call in the project passes anything else for. Nor a
+    /// `Variable` whose value never reaches a call that could record a graph (a model, a
+    /// `forward`, a function of the project), through local names or the `self.<attr>` it is
+    /// stored in: a constant weight (`Variable(torch.from_numpy(w), volatile=True)`) used only
+    /// in arithmetic whose `.data` is read records nothing where it is made.
     ///
     /// ## Example
     /// ```python
@@ -81,6 +85,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     } else {
         frozen_consumer(checker, call)
     };
+    // A wrapped value that never reaches a model or function call (a constant weight used in
+    // arithmetic whose `.data` is read) records no graph here, whatever the flag says.
+    if !off && frozen.is_none() && !reaches_graph_call(checker, call) {
+        return;
+    }
     let message = if off {
         "`volatile=` has had no effect since torch 0.4, and autograd is already off here (`torch.no_grad()`): the argument is dead; remove it".to_string()
     } else if let Some(model) = &frozen {
@@ -101,6 +110,33 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// Does the Variable (or what is computed from it, through local names or `self.<attr>` of the
+/// class) reach the input of a call that may record a graph: a model, a `forward`, a project
+/// function, or leave the function (returned)? Torch functions pass the value on to their
+/// result.
+fn reaches_graph_call(checker: &Checker, call: &ExprCall) -> bool {
+    let Some(stmt) = checker.current_stmt() else {
+        return true;
+    };
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    let class_body = checker.frame().method_of.map(|c| &c.def.body[..]);
+    let passes_through = |func: &Expr| {
+        checker
+            .resolve(func)
+            .is_some_and(|q| q.starts_with("torch.") && !torchvet_semantic::is_module_base(&q))
+    };
+    torchvet_semantic::consumers::reaches_call(
+        stmt,
+        call.range(),
+        body,
+        class_body,
+        &passes_through,
+    )
 }
 
 /// Is the `volatile=` value false wherever this runs: a falsy literal, or a parameter of the

@@ -38,6 +38,17 @@ crate::declare_rule! {
     /// entry script before every call chain that reaches it), nor a parameter-free module such as
     /// a loss written as an `nn.Module` (in this file or another one of the project).
     ///
+    /// Methods of a model class (an `nn.Module`, or a class with a `forward`) are not reported
+    /// either: whoever calls the model chooses the grad mode. That includes models built on
+    /// an OpenMMLab framework base, directly or through project classes in other files
+    /// (mmengine's `BaseModule` / `BaseModel`, mmcv's `BaseModule`, the detector, segmentor
+    /// and recognizer bases of mmdet, mmseg and mmocr): their `forward_test`, `simple_test`
+    /// and `predict` are run by the framework's validation and test loops (mmengine's
+    /// `ValLoop` / `TestLoop`, mmcv's `single_gpu_test`), which turn autograd off. Words of a
+    /// metric alone do not make a loop of a training routine (`forward_train`, `train_step`)
+    /// evaluation, and an equality test against a constant (`if i == -1:`) is control flow,
+    /// not a count of correct predictions.
+    ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
     /// tracking. With autograd on, every forward pass records its graph and keeps the

@@ -78,7 +78,18 @@ pub(crate) fn graph_value(
                 _ => Graph::Unknown,
             }
         }
-        Expr::Subscript(s) => graph_value(checker, &s.value, scope, before, depth + 1),
+        Expr::Subscript(s) => {
+            // `d["loss"]` after the entry was stored again (`for k, v in d.items(): d[k] =
+            // v.item()`): what that store put there.
+            if let Some(name) = helpers::name_of(&s.value) {
+                if let Some(st) =
+                    torchvet_semantic::entries::last_entry_store(scope, name, &s.slice, before)
+                {
+                    return graph_value(checker, st.value, scope, st.at, depth + 1);
+                }
+            }
+            graph_value(checker, &s.value, scope, before, depth + 1)
+        }
         Expr::Attribute(a) => match a.attr.as_str() {
             "loss" | "logits" | "last_hidden_state" | "hidden_states" => {
                 graph_value(checker, &a.value, scope, before, depth + 1)

@@ -1,0 +1,304 @@
+//! Where a value goes after it is made: does it reach the input of a call that can record an
+//! autograd graph (a model, a `forward`, a project function), or does every use only read
+//! it (its `.data`, its shape, a comparison) or combine it arithmetically into something that
+//! is itself only read?
+//!
+//! A tensor that never reaches such a call records nothing where it is made: a constant
+//! weight wrapped in a `Variable` and used as `(w * logits).data` is arithmetic whose result
+//! is detached at once. The question is answered over the syntax of the function (for a local
+//! name) or of the class's methods (for a `self.<attr>`), following the value through
+//! assignments to other names; anything not understood counts as reaching a call.
+use ruff_python_ast::visitor::{self, Visitor};
+use ruff_python_ast::{Expr, ExprContext, Stmt};
+use ruff_text_size::{Ranged, TextRange};
+
+/// Attributes and methods whose result no longer holds the value's graph (or never did):
+/// metadata, detached views, Python numbers.
+const READS_ONLY: &[&str] = &[
+    "data",
+    "shape",
+    "ndim",
+    "dtype",
+    "device",
+    "is_cuda",
+    "requires_grad",
+    "grad",
+    "size",
+    "dim",
+    "numel",
+    "item",
+    "tolist",
+    "numpy",
+    "detach",
+];
+
+/// Builtins that only read a value (an unresolved name: not rebound by the file).
+const READING_BUILTINS: &[&str] = &[
+    "len",
+    "isinstance",
+    "print",
+    "type",
+    "id",
+    "str",
+    "repr",
+    "float",
+    "int",
+    "bool",
+    "hasattr",
+];
+
+/// Recognises the reads of a bound target.
+type Matcher = Box<dyn Fn(&Expr) -> bool>;
+
+/// Where one occurrence of the value ends up.
+enum Destination<'a> {
+    /// The input of a call that may record a graph, returned, or not understood.
+    Consumed,
+    /// Bound to these targets (names or attributes), whose own uses decide.
+    Bound(Vec<&'a Expr>),
+    /// Only read, or discarded.
+    Dropped,
+}
+
+/// Does the value of the expression at `target` (in `stmt`) reach a call that may record a
+/// graph? `body` is the scope searched for the uses of the local names it is bound to (the
+/// function's body, or the module's), `class_body` the enclosing class's body, searched for
+/// `self.<attr>` it is stored in. `passes_through(func)` says that a call of `func` is an
+/// operation on tensors (a torch function) whose result the value flows into, rather than a
+/// model or function that consumes it.
+pub fn reaches_call<'a>(
+    stmt: &'a Stmt,
+    target: TextRange,
+    body: &'a [Stmt],
+    class_body: Option<&'a [Stmt]>,
+    passes_through: &dyn Fn(&Expr) -> bool,
+) -> bool {
+    reaches(stmt, target, body, class_body, passes_through, 0)
+}
+
+fn reaches<'a>(
+    stmt: &'a Stmt,
+    target: TextRange,
+    body: &'a [Stmt],
+    class_body: Option<&'a [Stmt]>,
+    passes_through: &dyn Fn(&Expr) -> bool,
+    depth: u8,
+) -> bool {
+    if depth > 3 {
+        return true;
+    }
+    let targets = match destination(stmt, target, passes_through) {
+        Destination::Consumed => return true,
+        Destination::Dropped => return false,
+        Destination::Bound(t) => t,
+    };
+    for t in targets {
+        let (scope, matches): (&[Stmt], Matcher) = match t {
+            Expr::Name(n) => {
+                let name = n.id.to_string();
+                (
+                    body,
+                    Box::new(move |e: &Expr| matches!(e, Expr::Name(m) if m.id.as_str() == name)),
+                )
+            }
+            Expr::Attribute(a) if matches!(&*a.value, Expr::Name(s) if s.id.as_str() == "self") => {
+                let Some(cb) = class_body else {
+                    return true;
+                };
+                let attr = a.attr.to_string();
+                (
+                    cb,
+                    Box::new(move |e: &Expr| {
+                        matches!(e, Expr::Attribute(x) if x.attr.as_str() == attr
+                            && matches!(&*x.value, Expr::Name(s) if s.id.as_str() == "self"))
+                    }),
+                )
+            }
+            _ => return true,
+        };
+        for (use_stmt, range) in loads(scope, &*matches) {
+            if range == t.range() {
+                continue;
+            }
+            if reaches(use_stmt, range, body, class_body, passes_through, depth + 1) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Every load of an expression matched by `matches` in `scope` (nested definitions
+/// included), with the innermost statement holding it.
+fn loads<'a>(scope: &'a [Stmt], matches: &dyn Fn(&Expr) -> bool) -> Vec<(&'a Stmt, TextRange)> {
+    struct L<'a, 'm> {
+        matches: &'m dyn Fn(&Expr) -> bool,
+        stmt: Option<&'a Stmt>,
+        out: Vec<(&'a Stmt, TextRange)>,
+    }
+    impl<'a> Visitor<'a> for L<'a, '_> {
+        fn visit_stmt(&mut self, s: &'a Stmt) {
+            let prev = self.stmt.replace(s);
+            visitor::walk_stmt(self, s);
+            self.stmt = prev;
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            let load = match e {
+                Expr::Name(n) => matches!(n.ctx, ExprContext::Load),
+                Expr::Attribute(a) => matches!(a.ctx, ExprContext::Load),
+                _ => false,
+            };
+            if load && (self.matches)(e) {
+                if let Some(s) = self.stmt {
+                    self.out.push((s, e.range()));
+                }
+                return;
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut l = L {
+        matches,
+        stmt: None,
+        out: Vec::new(),
+    };
+    l.visit_body(scope);
+    l.out
+}
+
+/// The expressions of `stmt` (not of statements nested in it) that contain `target`, outermost
+/// first, ending with the expression at `target` itself.
+fn ancestors(stmt: &Stmt, target: TextRange) -> Vec<&Expr> {
+    struct A<'a> {
+        target: TextRange,
+        top: bool,
+        stack: Vec<&'a Expr>,
+        found: Option<Vec<&'a Expr>>,
+    }
+    impl<'a> Visitor<'a> for A<'a> {
+        fn visit_stmt(&mut self, s: &'a Stmt) {
+            // Only the statement itself: its header expressions, not a nested suite.
+            if self.top {
+                self.top = false;
+                visitor::walk_stmt(self, s);
+            }
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if self.found.is_some() || !e.range().contains_range(self.target) {
+                return;
+            }
+            self.stack.push(e);
+            if e.range() == self.target {
+                self.found = Some(self.stack.clone());
+            } else {
+                visitor::walk_expr(self, e);
+            }
+            self.stack.pop();
+        }
+    }
+    let mut a = A {
+        target,
+        top: true,
+        stack: Vec::new(),
+        found: None,
+    };
+    a.visit_stmt(stmt);
+    a.found.unwrap_or_default()
+}
+
+fn destination<'a>(
+    stmt: &'a Stmt,
+    target: TextRange,
+    passes_through: &dyn Fn(&Expr) -> bool,
+) -> Destination<'a> {
+    let chain = ancestors(stmt, target);
+    if chain.is_empty() {
+        return Destination::Consumed;
+    }
+    // Walk outwards from the value; `cur` is the expression now holding it.
+    let mut i = chain.len() - 1;
+    let mut cur = chain[i];
+    while i > 0 {
+        let parent = chain[i - 1];
+        match parent {
+            Expr::Attribute(a) => {
+                if READS_ONLY.contains(&a.attr.as_str()) {
+                    return Destination::Dropped;
+                }
+                // A method call on the value: its result holds it.
+                if i >= 2 {
+                    if let Expr::Call(c) = chain[i - 2] {
+                        if c.func.range() == a.range {
+                            i -= 2;
+                            cur = chain[i];
+                            continue;
+                        }
+                    }
+                }
+            }
+            Expr::Call(c) => {
+                if c.func.range() == cur.range() {
+                    return Destination::Consumed;
+                }
+                if let Expr::Name(n) = &*c.func {
+                    if READING_BUILTINS.contains(&n.id.as_str()) && !passes_through(&c.func) {
+                        return Destination::Dropped;
+                    }
+                }
+                if !passes_through(&c.func) {
+                    return Destination::Consumed;
+                }
+            }
+            Expr::Subscript(s) => {
+                if s.value.range() != cur.range() {
+                    // Used as an index.
+                    return Destination::Dropped;
+                }
+            }
+            Expr::BinOp(_)
+            | Expr::UnaryOp(_)
+            | Expr::Tuple(_)
+            | Expr::List(_)
+            | Expr::Set(_)
+            | Expr::Dict(_)
+            | Expr::Starred(_) => {}
+            Expr::If(t) => {
+                if t.test.range() == cur.range() {
+                    return Destination::Dropped;
+                }
+            }
+            Expr::Compare(_) | Expr::FString(_) => return Destination::Dropped,
+            _ => return Destination::Consumed,
+        }
+        i -= 1;
+        cur = parent;
+    }
+    // `cur` is a whole expression of the statement.
+    match stmt {
+        Stmt::Assign(a) if a.value.range() == cur.range() => {
+            // `x, y = Variable(a, volatile=True), b`: the element's own target.
+            if let ([Expr::Tuple(tt)], Expr::Tuple(vt)) = (&a.targets[..], &*a.value) {
+                if chain.len() >= 2
+                    && tt.elts.len() == vt.elts.len()
+                    && !tt.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+                {
+                    if let Some(k) = vt.elts.iter().position(|e| e.range() == chain[1].range()) {
+                        return Destination::Bound(vec![&tt.elts[k]]);
+                    }
+                }
+            }
+            Destination::Bound(a.targets.iter().collect())
+        }
+        Stmt::AnnAssign(a) if a.value.as_deref().is_some_and(|v| v.range() == cur.range()) => {
+            Destination::Bound(vec![&*a.target])
+        }
+        Stmt::AugAssign(a) if a.value.range() == cur.range() => {
+            Destination::Bound(vec![&*a.target])
+        }
+        Stmt::Expr(_) => Destination::Dropped,
+        Stmt::If(s) if s.test.range() == cur.range() => Destination::Dropped,
+        Stmt::While(s) if s.test.range() == cur.range() => Destination::Dropped,
+        Stmt::Assert(_) => Destination::Dropped,
+        _ => Destination::Consumed,
+    }
+}

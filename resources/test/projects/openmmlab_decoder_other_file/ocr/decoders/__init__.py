@@ -1,0 +1,2 @@
+from .base import BaseDecoder
+from .seq_decoder import SeqDecoder
