@@ -843,6 +843,8 @@ fn framework_receiver(name: &str) -> bool {
 
 struct HelperFrame<'a> {
     call: &'a ExprCall,
+    /// The inlined function.
+    def: &'a ast::StmtFunctionDef,
     /// Parameter name -> argument expression at the call.
     params: Vec<(&'a str, &'a Expr)>,
     kinds: KindTable,
@@ -1503,6 +1505,9 @@ impl<'a> Walker<'a, '_, '_> {
                     {
                         self.push(EventKind::Backward, call.range(), Some(call))
                             .loss = args.first();
+                    } else if helpers::name_of(recv) == Some("self") {
+                        // `self.net(x)`: a sub-module of a project class runs its forward.
+                        self.instance_call(call);
                     } else {
                         self.object_method(call, method, recv);
                     }
@@ -1528,6 +1533,10 @@ impl<'a> Walker<'a, '_, '_> {
         }
         if clears_grads_name(name) {
             self.push(EventKind::ZeroGrad, call.range(), Some(call));
+            return;
+        }
+        if !self.input.functions.iter().any(|f| f.name.as_str() == name) && self.instance_call(call)
+        {
             return;
         }
         self.inline_function(call, name);
@@ -1662,6 +1671,63 @@ impl<'a> Walker<'a, '_, '_> {
     /// The events of a project function's summary (composed through its own calls), with its
     /// parameters mapped to the arguments of `call`.
     fn summarised(&mut self, call: &'a ExprCall, id: crate::project::FuncId, method: bool) {
+        self.summarised_on(call, id, method, None);
+    }
+
+    /// `model(x)` / `self.net(x)`: calling an object that is an instance of a project module
+    /// class runs its `forward` (the model's [`crate::project::InstanceCall`] fact): the
+    /// forward's events (composed through what it calls) happen at the call, on the object
+    /// (`self.zero_grad()` in the forward clears `model`'s gradients). False when the object
+    /// is not known to be one.
+    fn instance_call(&mut self, call: &'a ExprCall) -> bool {
+        let Some(p) = self.project() else {
+            return false;
+        };
+        let def = match &self.helper {
+            Some(h) => Some(h.def),
+            None => self.input.current,
+        };
+        let fid = match def {
+            Some(d) => match p.function_at(d.range.start()) {
+                Some(id) => id,
+                None => return false,
+            },
+            None => crate::project::FuncId {
+                file: p.file,
+                index: 0,
+            },
+        };
+        let Some(ic) = p
+            .summary()
+            .functions
+            .get(fid.index as usize)
+            .and_then(|g| g.instance_calls.iter().find(|c| c.range == call.range()))
+        else {
+            return false;
+        };
+        let Some(target) = p.model.instance_call_target(fid, &ic.recv) else {
+            return false;
+        };
+        if target == fid {
+            return false;
+        }
+        let Some(recv) = self.obj(&call.func) else {
+            return false;
+        };
+        self.summarised_on(call, target, true, Some(recv));
+        true
+    }
+
+    /// [`Self::summarised`], with the callee's `self` standing for `recv` when given (a call
+    /// of an instance) rather than for the caller's own `self` (a call of a method of the
+    /// enclosing class).
+    fn summarised_on(
+        &mut self,
+        call: &'a ExprCall,
+        id: crate::project::FuncId,
+        method: bool,
+        recv: Option<Obj>,
+    ) {
         use crate::project::{RoleTag, Target};
         let Some(p) = self.project() else { return };
         let model = p.model;
@@ -1682,6 +1748,30 @@ impl<'a> Walker<'a, '_, '_> {
             };
             let obj = match &e.target {
                 Target::None => None,
+                Target::Param(0, path) if recv.is_some() => recv.as_ref().map(|r| Obj {
+                    key: format!("{}{path}", r.key),
+                    role: if path.is_empty() {
+                        r.role.clone()
+                    } else {
+                        role.clone()
+                    },
+                    ..r.clone()
+                }),
+                Target::SelfAttr(a) if recv.is_some() => recv.as_ref().map(|r| Obj {
+                    key: if a.is_empty() {
+                        r.key.clone()
+                    } else {
+                        format!("{}.{a}", r.key)
+                    },
+                    role: if a.is_empty() && r.role != Role::Unknown {
+                        r.role.clone()
+                    } else if a.is_empty() {
+                        Role::Module
+                    } else {
+                        role.clone()
+                    },
+                    ..r.clone()
+                }),
                 Target::Param(i, path) => {
                     let i = *i as usize;
                     if method && i == 0 {
@@ -1786,6 +1876,7 @@ impl<'a> Walker<'a, '_, '_> {
         let saved_scaled = std::mem::take(&mut self.scaled);
         self.helper = Some(HelperFrame {
             call,
+            def: f,
             params,
             kinds,
         });

@@ -359,7 +359,8 @@ pub fn tracks_running_best(test: &Expr) -> bool {
 /// test-time adaptation)? Such loops are not evaluation regions for the grad-mode rules. Read
 /// from the syntax tree, so comments do not count: it reads or enables `requires_grad`
 /// (`x.requires_grad_()`, `requires_grad=True`, `if p.requires_grad`), or calls
-/// `autograd.grad(...)` (any `.grad(...)` method), `enable_grad()` or
+/// `autograd.grad(...)` (any `.grad(...)` method), a meta-learner's `learner.adapt(loss)`
+/// (learn2learn's MAML / MetaSGD adapt by differentiating the loss), `enable_grad()` or
 /// `set_grad_enabled(True)`, or runs an adversarial attack on the model (`adversary.perturb(x,
 /// y)`, `pgd_attack(model, x, y)`, `self.attacker(x, y)`: a call whose name or receiver names
 /// an attack, an adversary or a perturbation, which back-propagates to the input). Freezing
@@ -383,10 +384,27 @@ pub fn uses_gradients_expr(expr: &Expr) -> bool {
 pub fn may_use_gradients(text: &str) -> bool {
     let b = text.as_bytes();
     [
-        "grad", "ttack", "dvers", "erturb", "fgsm", "FGSM", "pgd", "PGD",
+        "grad", "ttack", "dvers", "erturb", "fgsm", "FGSM", "pgd", "PGD", ".adapt(",
     ]
     .iter()
     .any(|w| memchr::memmem::find(b, w.as_bytes()).is_some())
+}
+
+/// Does an argument name a loss (`support_loss`, `adaptation_error`, `self.loss(x, y)`,
+/// `criterion(pred, y)`)? The adapted quantity of a meta-learner's `adapt(...)`.
+fn names_loss(e: &Expr) -> bool {
+    let name = match e {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        Expr::Call(c) => match &*c.func {
+            Expr::Name(n) => n.id.as_str(),
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => return false,
+        },
+        _ => return false,
+    };
+    let l = name.to_ascii_lowercase();
+    l.contains("loss") || l.contains("err") || l.contains("crit") || l.contains("objective")
 }
 
 /// Does a callee's name (a function, a method, or the object it is called on) name an
@@ -484,6 +502,13 @@ impl<'a> Visitor<'a> for GradientUse {
                         return;
                     }
                     Some("grad") if is_method => {
+                        self.found = true;
+                        return;
+                    }
+                    // learn2learn's `learner.adapt(loss)` (MAML, MetaSGD, GBML): a library
+                    // method that differentiates the loss (`torch.autograd.grad`) to take
+                    // the inner adaptation step.
+                    Some("adapt") if is_method && first.is_some_and(names_loss) => {
                         self.found = true;
                         return;
                     }

@@ -736,3 +736,225 @@ mod tests {
         assert!(sensitive("buf[i] = self.grid * 2\n"));
     }
 }
+
+/// Is the local `name`, as the statement `at` of `body` (a function or module body) leaves
+/// it, read on some path that runs after `at`? The paths are the structured ones: the rest
+/// of `at`'s block, the next iterations of the loops around it (up to where they rebind the
+/// name), then the code after each enclosing statement. The other clauses of an `if` that
+/// holds `at` are not on them. A path ends where the name is certainly bound again before any
+/// read. Reading it in a nested function or lambda counts, and so does `global` / `nonlocal`.
+/// `false` when `at` is not in `body`.
+pub fn read_after(body: &[Stmt], at: &Stmt, name: &str) -> bool {
+    use ruff_text_size::Ranged;
+    /// The blocks from `body` down to the one holding `at`: each block, the index in it, and
+    /// whether the block is a loop's body.
+    fn path<'a>(
+        body: &'a [Stmt],
+        at: &Stmt,
+        is_loop: bool,
+        out: &mut Vec<(&'a [Stmt], usize, bool)>,
+    ) -> bool {
+        for (i, s) in body.iter().enumerate() {
+            if std::ptr::eq(s, at) {
+                out.push((body, i, is_loop));
+                return true;
+            }
+            if !s.range().contains_range(at.range()) {
+                continue;
+            }
+            out.push((body, i, is_loop));
+            let found = match s {
+                Stmt::For(f) => path(&f.body, at, true, out) || path(&f.orelse, at, false, out),
+                Stmt::While(w) => path(&w.body, at, true, out) || path(&w.orelse, at, false, out),
+                Stmt::If(x) => {
+                    path(&x.body, at, false, out)
+                        || x.elif_else_clauses
+                            .iter()
+                            .any(|c| path(&c.body, at, false, out))
+                }
+                Stmt::With(w) => path(&w.body, at, false, out),
+                Stmt::Try(t) => {
+                    path(&t.body, at, false, out)
+                        || t.handlers.iter().any(|h| {
+                            let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                            path(&h.body, at, false, out)
+                        })
+                        || path(&t.orelse, at, false, out)
+                        || path(&t.finalbody, at, false, out)
+                }
+                Stmt::Match(m) => m.cases.iter().any(|c| path(&c.body, at, false, out)),
+                _ => false,
+            };
+            if found {
+                return true;
+            }
+            out.pop();
+        }
+        false
+    }
+    let mut levels = Vec::new();
+    if !path(body, at, false, &mut levels) {
+        return false;
+    }
+    for (block, i, is_loop) in levels.iter().rev() {
+        match reads_first(&block[i + 1..], name) {
+            Some(true) => return true,
+            Some(false) => return false,
+            None => {}
+        }
+        // The next iteration runs the block again from its start (the statement holding
+        // `at` included: another of its clauses may read the name).
+        if *is_loop && reads_first(&block[..=*i], name) == Some(true) {
+            return true;
+        }
+    }
+    false
+}
+
+/// Run in order, do the statements read `name` before binding it (`Some(true)`), bind it on
+/// every path before any read (`Some(false)`), or neither (`None`)?
+fn reads_first(stmts: &[Stmt], name: &str) -> Option<bool> {
+    stmts.iter().find_map(|s| stmt_reads_first(s, name))
+}
+
+fn stmt_reads_first(stmt: &Stmt, name: &str) -> Option<bool> {
+    let reads = |e: &Expr| expr_reads(e, name);
+    match stmt {
+        Stmt::If(x) => {
+            if reads(&x.test)
+                || x.elif_else_clauses
+                    .iter()
+                    .any(|c| c.test.as_ref().is_some_and(reads))
+            {
+                return Some(true);
+            }
+            let mut all_bind = x.elif_else_clauses.last().is_some_and(|c| c.test.is_none());
+            for r in std::iter::once(reads_first(&x.body, name)).chain(
+                x.elif_else_clauses
+                    .iter()
+                    .map(|c| reads_first(&c.body, name)),
+            ) {
+                match r {
+                    Some(true) => return Some(true),
+                    Some(false) => {}
+                    None => all_bind = false,
+                }
+            }
+            all_bind.then_some(false)
+        }
+        Stmt::For(f) => {
+            if reads(&f.iter)
+                || reads_first(&f.body, name) == Some(true)
+                || reads_first(&f.orelse, name) == Some(true)
+            {
+                return Some(true);
+            }
+            None
+        }
+        Stmt::While(w) => {
+            if reads(&w.test)
+                || reads_first(&w.body, name) == Some(true)
+                || reads_first(&w.orelse, name) == Some(true)
+            {
+                return Some(true);
+            }
+            None
+        }
+        Stmt::With(w) => {
+            if w.items.iter().any(|i| reads(&i.context_expr)) {
+                return Some(true);
+            }
+            reads_first(&w.body, name)
+        }
+        Stmt::Try(t) => {
+            let body = reads_first(&t.body, name);
+            let others = t
+                .handlers
+                .iter()
+                .map(|h| {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    reads_first(&h.body, name)
+                })
+                .chain([
+                    reads_first(&t.orelse, name),
+                    reads_first(&t.finalbody, name),
+                ]);
+            let mut any_read = body == Some(true);
+            for r in others {
+                any_read |= r == Some(true);
+            }
+            if any_read {
+                Some(true)
+            } else {
+                body
+            }
+        }
+        Stmt::Match(m) => {
+            if reads(&m.subject)
+                || m.cases.iter().any(|c| {
+                    c.guard.as_deref().is_some_and(reads)
+                        || reads_first(&c.body, name) == Some(true)
+                })
+            {
+                return Some(true);
+            }
+            None
+        }
+        Stmt::Global(g) if g.names.iter().any(|n| n.as_str() == name) => Some(true),
+        Stmt::Nonlocal(g) if g.names.iter().any(|n| n.as_str() == name) => Some(true),
+        _ => {
+            // A simple statement (or a definition): its reads come before its binding.
+            let mut r = NameRead { name, found: false };
+            r.visit_stmt(stmt);
+            if r.found {
+                return Some(true);
+            }
+            let binds = match stmt {
+                Stmt::Assign(a) => a.targets.iter().any(|t| binds_name(t, name)),
+                Stmt::AnnAssign(a) => a.value.is_some() && binds_name(&a.target, name),
+                Stmt::Delete(d) => d.targets.iter().any(|t| binds_name(t, name)),
+                Stmt::FunctionDef(f) => f.name.as_str() == name,
+                Stmt::ClassDef(c) => c.name.as_str() == name,
+                _ => false,
+            };
+            binds.then_some(false)
+        }
+    }
+}
+
+fn binds_name(target: &Expr, name: &str) -> bool {
+    match target {
+        Expr::Name(n) => n.id.as_str() == name,
+        Expr::Tuple(t) => t.elts.iter().any(|e| binds_name(e, name)),
+        Expr::List(t) => t.elts.iter().any(|e| binds_name(e, name)),
+        Expr::Starred(s) => binds_name(&s.value, name),
+        _ => false,
+    }
+}
+
+fn expr_reads(e: &Expr, name: &str) -> bool {
+    let mut r = NameRead { name, found: false };
+    r.visit_expr(e);
+    r.found
+}
+
+/// Finds a load of a name (in nested functions and lambdas too).
+struct NameRead<'n> {
+    name: &'n str,
+    found: bool,
+}
+
+impl<'x> Visitor<'x> for NameRead<'_> {
+    fn visit_expr(&mut self, e: &'x Expr) {
+        if self.found {
+            return;
+        }
+        if let Expr::Name(n) = e {
+            if n.id.as_str() == self.name && n.ctx == ExprContext::Load {
+                self.found = true;
+                return;
+            }
+        }
+        visitor::walk_expr(self, e);
+    }
+}

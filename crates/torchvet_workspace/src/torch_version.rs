@@ -66,7 +66,9 @@ pub struct FileTargets {
     pub launches_with_env_rank: bool,
     /// The lowest torch the project's documentation says it runs on (README / INSTALL /
     /// docs: "PyTorch >= 1.6"), see
-    /// [`torchvet_project::ProjectDeclarations::documented_torch_min`]. Only fixes use it.
+    /// [`torchvet_project::ProjectDeclarations::documented_torch_min`]. Only fixes use it, and
+    /// only when no dependency file of the project bounds torch from below (a declared
+    /// requirement beats prose).
     pub documented_min_torch: Option<Version>,
 }
 
@@ -159,13 +161,21 @@ fn project_facts(root: &Path) -> ProjectFacts {
             _ => {}
         }
     }
+    // Prose is weaker than a declared requirement: a README's "pytorch 1.8.1" or a FAQ's old
+    // install line says nothing once a dependency file bounds torch from below
+    // (`torch==2.5.1`, `torch>=2.1,<2.3`); it only fills in when none does.
+    let documented_torch = if torch.is_some() {
+        None
+    } else {
+        declared
+            .documented_torch_min
+            .map(|(major, minor)| Version::new(major, minor))
+    };
     ProjectFacts {
         floors: (torch, tv),
         legacy_launched: declared.legacy_launched_programs,
         env_launched: declared.env_launched_programs,
-        documented_torch: declared
-            .documented_torch_min
-            .map(|(major, minor)| Version::new(major, minor)),
+        documented_torch,
     }
 }
 
@@ -457,6 +467,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(max(&u.join("m.py")), None);
+    }
+
+    #[test]
+    fn a_declared_lower_bound_beats_the_torch_the_readme_mentions() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+        std::fs::write(
+            d.path().join("README.md"),
+            "## Pytorch code for GAN models\n\n## Dependecies\n* pytorch 1.8.1\n* torchvision 0.9.1\n",
+        )
+        .unwrap();
+        std::fs::write(d.path().join("requirements.txt"), "numpy\ntorch\n").unwrap();
+        // No lower bound declared: the README's torch is the only word on the oldest one.
+        let t = TorchTargets::new().targets(&d.path().join("main.py"));
+        assert_eq!(t.min_torch, None);
+        assert_eq!(t.documented_min_torch, Some(Version::new(1, 8)));
+        // A pinned requirement decides; the README's older torch no longer counts.
+        std::fs::write(d.path().join("requirements.txt"), "numpy\ntorch==2.5.1\n").unwrap();
+        let t = TorchTargets::new().targets(&d.path().join("main.py"));
+        assert_eq!(t.min_torch, Some(Version::new(2, 5)));
+        assert_eq!(t.documented_min_torch, None);
     }
 
     #[test]

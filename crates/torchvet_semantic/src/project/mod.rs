@@ -45,8 +45,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
     is_test_path, names_training_setup, summarise, summarise_source, summarise_source_with,
-    summarise_with, ClassSummary, FileSummary, FunctionSummary, Lit, ParamDefault, PropFact, Ref,
-    RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
+    summarise_with, ClassSummary, FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault,
+    PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).
@@ -981,6 +981,56 @@ impl ProjectModel {
         self.module_methods = by_name;
     }
 
+    /// The function calling an object runs, seen from function `ctx` where the object has the
+    /// value `recv` (an [`InstanceCall`]): the `forward` of the project module class the value
+    /// is an instance of (or that class's own `__call__`, when a project class overrides it).
+    /// `None` when the value is not known to be an instance of a project module class.
+    pub fn instance_call_target(&self, ctx: FuncId, recv: &Val) -> Option<FuncId> {
+        let r = self.resolve_val(ctx, recv, 0);
+        let Some(ClassRef::Project(c)) = r.class else {
+            return None;
+        };
+        if !self.is_module(c) {
+            return None;
+        }
+        self.method(c, "__call__", 0)
+            .or_else(|| self.method(c, "forward", 0))
+    }
+
+    /// Does another file of the project compare the module-level name `name` of file `file`
+    /// (`onmt.constants.torch_version >= 1.2` for `torch_version` of `onmt/constants.py`, or
+    /// the name imported from it and compared)?
+    pub fn compared_in_other_files(&self, file: FileId, name: &str) -> bool {
+        self.files.iter().enumerate().any(|(fi, f)| {
+            fi as FileId != file
+                && f.compared_refs.iter().any(|q| {
+                    let Some((module, last)) = q.rsplit_once('.') else {
+                        return false;
+                    };
+                    last == name
+                        && matches!(self.qualified(fi as FileId, module, 0),
+                            Some(Entity::Module(m)) if m == file)
+                })
+        })
+    }
+
+    /// Is an instance of class `c` called anywhere in the project (an [`InstanceCall`] whose
+    /// object resolves to an instance of `c`)?
+    pub fn instance_called(&self, c: ClassId) -> bool {
+        self.files.iter().enumerate().any(|(fi, f)| {
+            f.functions.iter().enumerate().any(|(gi, g)| {
+                g.instance_calls.iter().any(|ic| {
+                    let ctx = FuncId {
+                        file: fi as FileId,
+                        index: gi as u32,
+                    };
+                    matches!(self.resolve_val(ctx, &ic.recv, 0).class,
+                        Some(ClassRef::Project(x)) if x == c)
+                })
+            })
+        })
+    }
+
     /// The one method of the project's module classes called `name`, when exactly one class
     /// defines it (a name such as `train_custom`): a call `obj.train_custom()` on a module
     /// whose class the summaries do not know runs it.
@@ -1089,6 +1139,52 @@ impl ProjectModel {
                     in_loop: e.in_loop || call.in_loop,
                     depth: e.depth + 1,
                     site: call.range,
+                    ..e
+                });
+            }
+        }
+        // `model(x)`: calling an instance of a project module class runs its `forward`, and
+        // the forward's events happen at the call, on the instance (`self.zero_grad()` in
+        // the forward clears `model`'s gradients).
+        for ic in f.instance_calls.iter() {
+            let Some(callee) = self.instance_call_target(id, &ic.recv) else {
+                continue;
+            };
+            if callee == id {
+                continue;
+            }
+            let recv = match &ic.recv {
+                Val::Param(j) => Target::Param(*j, "".into()),
+                Val::SelfAttr(a) => Target::SelfAttr(a.clone()),
+                _ => Target::Local(ic.key.clone()),
+            };
+            let inner = self.compose_events(callee, depth + 1, memo, stack);
+            for e in inner {
+                let target = match &e.target {
+                    Target::SelfAttr(a) => extend_target(&recv, a).unwrap_or(Target::None),
+                    Target::Param(0, path) => {
+                        extend_target(&recv, path.trim_start_matches('.')).unwrap_or(Target::None)
+                    }
+                    Target::Param(i, path) => {
+                        let i = *i as usize;
+                        let arg = ic.args.get(i - 1).or_else(|| {
+                            let pname = self.func(callee).params.get(i)?;
+                            ic.kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
+                        });
+                        match arg {
+                            Some(Val::Param(j)) => Target::Param(*j, path.clone()),
+                            Some(Val::SelfAttr(a)) => Target::SelfAttr(format!("{a}{path}").into()),
+                            _ => Target::Local(format!("<arg {i}>{path}").into()),
+                        }
+                    }
+                    t => t.clone(),
+                };
+                out.push(FlatEvent {
+                    target,
+                    conditional: e.conditional || ic.conditional,
+                    in_loop: e.in_loop || ic.in_loop,
+                    depth: e.depth + 1,
+                    site: ic.range,
                     ..e
                 });
             }

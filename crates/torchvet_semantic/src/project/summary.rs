@@ -259,6 +259,30 @@ pub struct SumCall {
     pub splat: bool,
 }
 
+/// A call of an object the function holds (`model(x)`, `self.net(x)`, `net(x)` for a
+/// parameter `net`): when the object is an instance of a project module class, the call runs
+/// that class's `forward` (see [`super::ProjectModel::instance_call_target`]), and with it the
+/// training events of the forward (a forward that starts with `self.zero_grad()`, a
+/// meta-learner whose forward runs the inner and outer backward and optimizer steps).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InstanceCall {
+    /// The called object's value: a name bound to a call of a project class, a parameter,
+    /// `self.<attr>`.
+    pub recv: Val,
+    /// The object's key as the caller spells it (`model`, `self.net`).
+    pub key: Box<str>,
+    /// Positional arguments.
+    pub args: ThinVec<Val>,
+    /// Keyword arguments.
+    pub kwargs: ThinVec<(Box<str>, Val)>,
+    /// The call, in the summarised file.
+    pub range: TextRange,
+    /// Inside a loop of the caller.
+    pub in_loop: bool,
+    /// Under a condition of the caller.
+    pub conditional: bool,
+}
+
 /// How a function uses one parameter: evidence for its kind when no call site tells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Usage(pub u16);
@@ -356,6 +380,9 @@ pub struct FunctionSummary {
     pub events: ThinVec<SumEvent>,
     /// Calls it makes that the model may resolve.
     pub calls: Vec<SumCall>,
+    /// Calls of objects it holds (`model(x)`), which run a project module's `forward` when
+    /// the object is an instance of one.
+    pub instance_calls: ThinVec<InstanceCall>,
     /// Calls of a method that is not `nn.Module` API on an object (`discriminator.train_custom()`,
     /// `self.model.restore_mode()`): the object and the method's name. The model resolves the
     /// name to a project module class's method, so the modes that method sets are seen.
@@ -609,6 +636,10 @@ pub struct FileSummary {
     /// through a receiver the model cannot type (`for _, unit in m.named_children():
     /// unit.load_from(w)`) is known by name to run under no_grad.
     pub no_grad_calls: Vec<Box<str>>,
+    /// Qualified names of other modules' objects this file compares (`<`, `>=`, ...):
+    /// `onmt.constants.torch_version >= 1.2`, or a name imported from a project module and
+    /// compared. Sorted, once each. See [`super::ProjectModel::compared_in_other_files`].
+    pub compared_refs: Vec<Box<str>>,
 }
 
 impl FileSummary {
@@ -887,6 +918,7 @@ pub fn summarise_with(
         returns_differentiated: false,
         events: ThinVec::new(),
         calls: Vec::new(),
+        instance_calls: ThinVec::new(),
         object_method_calls: ThinVec::new(),
         usage: Vec::new(),
         has_loop: false,
@@ -911,6 +943,9 @@ pub fn summarise_with(
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
     let mut out = b.out;
+    if out.vocab.torch {
+        out.compared_refs = compared_refs(&b.scopes, &module.body);
+    }
     out.no_grad_calls.sort_unstable();
     out.no_grad_calls.dedup();
     let mut h = rustc_hash::FxHasher::default();
@@ -922,8 +957,43 @@ pub fn summarise_with(
     out.vocab.hash(&mut h);
     out.facts.hash(&mut h);
     out.no_grad_calls.hash(&mut h);
+    out.compared_refs.hash(&mut h);
     out.fingerprint = h.finish();
     out
+}
+
+/// The qualified names (through the module's imports) of the names and attribute chains
+/// compared anywhere in a file (see [`FileSummary::compared_refs`]).
+fn compared_refs(scopes: &Scopes, body: &[Stmt]) -> Vec<Box<str>> {
+    struct C<'s> {
+        scopes: &'s Scopes,
+        out: Vec<Box<str>>,
+    }
+    impl<'a> Visitor<'a> for C<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Compare(c) = e {
+                for operand in std::iter::once(&*c.left).chain(c.comparators.iter()) {
+                    if !matches!(operand, Expr::Name(_) | Expr::Attribute(_)) {
+                        continue;
+                    }
+                    if let Some(q) = self.scopes.resolve(operand) {
+                        if q.contains('.') && !super::summary_is_external(&q) {
+                            self.out.push(q.into());
+                        }
+                    }
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut c = C {
+        scopes,
+        out: Vec::new(),
+    };
+    c.visit_body(body);
+    c.out.sort_unstable();
+    c.out.dedup();
+    c.out
 }
 
 fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
@@ -1197,6 +1267,7 @@ impl Builder<'_> {
             returns_differentiated: false,
             events: ThinVec::new(),
             calls: Vec::new(),
+            instance_calls: ThinVec::new(),
             object_method_calls: ThinVec::new(),
             has_loop: false,
             mode_layer: None,
@@ -1716,6 +1787,7 @@ impl Builder<'_> {
             cond_depth: 0,
             no_grad: u32::from(no_grad),
             calls: Vec::new(),
+            instance_calls: Vec::new(),
             usage: vec![Usage::default(); params.len()],
             has_loop: false,
             mode_layer: None,
@@ -1725,6 +1797,7 @@ impl Builder<'_> {
         w.suite(body);
         let BodyWalker {
             calls,
+            instance_calls,
             usage,
             has_loop,
             mode_layer,
@@ -1735,6 +1808,7 @@ impl Builder<'_> {
         self.out.no_grad_calls.extend(no_grad_callees);
         let f = &mut self.out.functions[idx as usize];
         f.calls = calls;
+        f.instance_calls = instance_calls.into();
         if !params.is_empty() {
             f.usage = usage;
         }
@@ -1975,6 +2049,7 @@ struct BodyWalker<'w, 'b> {
     /// [`FileSummary::no_grad_calls`]).
     no_grad_callees: Vec<Box<str>>,
     calls: Vec<SumCall>,
+    instance_calls: Vec<InstanceCall>,
     usage: Vec<Usage>,
     has_loop: bool,
     mode_layer: Option<(&'static str, TextRange)>,
@@ -1982,6 +2057,71 @@ struct BodyWalker<'w, 'b> {
 }
 
 impl BodyWalker<'_, '_> {
+    /// Record `obj(...)` when `obj` is a name bound to a call of something the model may
+    /// resolve, a parameter, or `self.<attr>` (see [`InstanceCall`]).
+    fn instance_call(&mut self, call: &ExprCall) {
+        let b = &self.b.out.vocab;
+        if !(b.torch || b.training) {
+            return;
+        }
+        let recv = match &*call.func {
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if self
+                    .nested
+                    .is_some_and(|ns| ns.iter().any(|(m, _)| m == id))
+                {
+                    return;
+                }
+                if !self.vals.contains_key(id) && !self.params.contains(&id) {
+                    return;
+                }
+                self.b.val(&call.func, self.params, self.vals, self.nested)
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                Val::SelfAttr(a.attr.as_str().into())
+            }
+            _ => return,
+        };
+        if !matches!(recv, Val::Call { .. } | Val::Param(_) | Val::SelfAttr(_)) {
+            return;
+        }
+        let Some(key) = flow::object_key(&call.func) else {
+            return;
+        };
+        let args = call
+            .arguments
+            .args
+            .iter()
+            .map(|e| match e {
+                Expr::Starred(_) => Val::Unknown,
+                e => self.b.val(e, self.params, self.vals, self.nested),
+            })
+            .collect();
+        let kwargs = call
+            .arguments
+            .keywords
+            .iter()
+            .filter_map(|k| {
+                k.arg.as_ref().map(|n| {
+                    (
+                        Box::from(n.as_str()),
+                        self.b.val(&k.value, self.params, self.vals, self.nested),
+                    )
+                })
+            })
+            .collect();
+        self.instance_calls.push(InstanceCall {
+            recv,
+            key: key.into(),
+            args,
+            kwargs,
+            range: call.range(),
+            in_loop: self.loop_depth > 0,
+            conditional: self.cond_depth > 0,
+        });
+    }
+
     fn param(&self, expr: &Expr) -> Option<usize> {
         let n = helpers::name_of(expr)?;
         if self.vals.contains_key(n) {
@@ -2164,6 +2304,7 @@ impl BodyWalker<'_, '_> {
                         self.mode_layer = Some((k, call.range()));
                     }
                 }
+                self.instance_call(call);
                 if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
                     if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
                         self.builds.push(callee.clone());

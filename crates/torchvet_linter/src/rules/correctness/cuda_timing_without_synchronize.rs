@@ -28,6 +28,9 @@ crate::declare_rule! {
     /// queued. Reading the clock right after measures the launch overhead, not the work,
     /// and the real cost lands in whatever synchronises next. Timings that look 10-100x too
     /// fast lead to wrong conclusions about which model or setting is faster.
+    /// A pair of time stamps from which no elapsed time is ever computed (`t1 = time.time()`
+    /// where neither `t1` nor the first stamp is read on any later path: no difference, no
+    /// print, no log) is not reported: nothing is measured, so nothing is misreported.
     /// Regions that call a project helper or another library's function are not reported
     /// (the helper may synchronise, or its CPU work may dominate the time), and neither is
     /// work on tensors known to be on the CPU (`torch.randn(n, n)` never moved, then
@@ -410,12 +413,26 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             if timer_call(checker, &a.value).is_none() {
                 continue;
             }
-            check_pair(checker, suite, i, start.id.as_str(), dev == Some(true));
+            check_pair(
+                checker,
+                body,
+                suite,
+                i,
+                start.id.as_str(),
+                dev == Some(true),
+            );
         }
     }
 }
 
-fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str, on_cuda: bool) {
+fn check_pair(
+    checker: &mut Checker,
+    body: &[Stmt],
+    suite: &[Stmt],
+    i: usize,
+    start: &str,
+    on_cuda: bool,
+) {
     for j in i + 1..suite.len() {
         let s = &suite[j];
         // The second read: a timer call in a statement that uses the start (`t1 - t0`) or
@@ -441,6 +458,12 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str, on_c
                 let (work, synced) = work_and_sync(checker, &between);
                 let (_, synced_here) = work_and_sync(checker, &[s]);
                 let Some(work) = work else { return };
+                // A second time stamp (`t1 = time.time()`) with no elapsed time computed
+                // from it: unless both stamps are read afterwards (a difference, a print, a
+                // log), nothing is measured and nothing is misreported.
+                if !stmt_reads(s, start) && !stamps_read_after(body, s, start) {
+                    return;
+                }
                 if !file_uses_cuda(checker) {
                     return;
                 }
@@ -456,6 +479,19 @@ fn check_pair(checker: &mut Checker, suite: &[Stmt], i: usize, start: &str, on_c
             return;
         }
     }
+}
+
+/// `t1 = time.time()` after `t0 = time.time()`: are both stamps read on a path after the
+/// second one (`elapsed = t1 - t0`, `print(t0, t1)`, `times.append(t1 - t0)`)? A second stamp
+/// stored elsewhere than in a plain name (`self.t1 = ...`) counts as read.
+fn stamps_read_after(body: &[Stmt], second: &Stmt, start: &str) -> bool {
+    let Stmt::Assign(a) = second else {
+        return true;
+    };
+    let [Expr::Name(stamp)] = &a.targets[..] else {
+        return true;
+    };
+    uses::read_after(body, second, stamp.id.as_str()) && uses::read_after(body, second, start)
 }
 
 /// Does one of the timed statements hold a training loop (backward and an optimizer step in

@@ -10,7 +10,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for training loops that call `backward()` and `optimizer.step()` but never clear
     /// the gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`) anywhere
-    /// in the loop, including the local functions the loop calls.
+    /// in the loop, including the local functions the loop calls and the `forward` of a project
+    /// model the loop calls (`loss = model(x, y)` where the model's forward begins with
+    /// `self.zero_grad()` clears the model's gradients at the call).
     ///
     /// ## Why is this bad?
     /// `backward()` adds into `.grad`; it does not overwrite it. Without clearing, every step

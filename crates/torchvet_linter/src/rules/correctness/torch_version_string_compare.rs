@@ -1,5 +1,5 @@
 use crate::checker::Checker;
-use ruff_python_ast::{CmpOp, Expr, ExprCall};
+use ruff_python_ast::{CmpOp, Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
 
@@ -32,6 +32,12 @@ crate::declare_rule! {
     ///   other packages' `__version__` are plain strings on every release. Against
     ///   `"1.5.0"` they misorder on torch 1.10-1.13 (`"1.13.0" < "1.5.0"`); against `"2.0"`
     ///   or the major digit alone (`__version__[0] >= "1"`) no release misorders.
+    ///
+    /// `float(torch.__version__[:3])` is reported only when the number reaches a comparison:
+    /// compared on the spot, or assigned to a name (or `self.<attr>`) that a comparison reads
+    /// in the same file, or, for a module-level name, in another file of the project
+    /// (`onmt.constants.torch_version >= 1.2`). A parsed version that is never compared (only
+    /// printed, or never read) takes no branch.
     ///
     /// ## Example
     /// ```python
@@ -367,11 +373,92 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if ver.torch_version_object || !ver.steps.iter().any(|s| matches!(s, Step::Slice(..))) {
         return;
     }
+    if !reaches_comparison(checker, call) {
+        return;
+    }
     let text = checker.text(arg.range());
     checker.report(
         call.range(),
         format!("`float({text})` reads a version as a decimal number: \"1.10\" becomes 1.1 and \"2.10\" becomes 2.1, so newer releases compare as older; use `packaging.version.Version`"),
     );
+}
+
+/// Is the parsed version compared: `float(v[:3]) >= 1.2` (through arithmetic), or the name
+/// (or `self.<attr>`) it is assigned to compared anywhere in the file, or, for a module-level
+/// name, in another file of the project (`onmt.constants.torch_version >= 1.2`)? A parsed
+/// version that is never compared misorders nothing.
+fn reaches_comparison(checker: &Checker, call: &ExprCall) -> bool {
+    let stack = checker.expr_stack();
+    // The enclosing expressions, innermost first, without the call itself.
+    for e in stack.iter().rev().skip(1) {
+        match e {
+            Expr::Compare(_) => return true,
+            Expr::BinOp(_) | Expr::UnaryOp(_) => {}
+            _ => break,
+        }
+    }
+    let Some(Stmt::Assign(a)) = checker.current_stmt() else {
+        return false;
+    };
+    if a.value.range() != call.range() {
+        return false;
+    }
+    let module_level = checker.function().is_none() && checker.stmt_stack().len() == 1;
+    a.targets.iter().any(|t| {
+        let (name, attr) = match t {
+            Expr::Name(n) => (n.id.as_str(), false),
+            Expr::Attribute(x) => (x.attr.as_str(), true),
+            _ => return false,
+        };
+        compared_in_file(checker.module(), name, attr)
+            || (module_level
+                && !attr
+                && checker
+                    .project_or_file()
+                    .is_some_and(|p| p.model.compared_in_other_files(p.file, name)))
+    })
+}
+
+/// Does a comparison anywhere in `module` read `name` (as a name, or as an attribute
+/// `x.name` when `attr`)?
+fn compared_in_file(module: &ruff_python_ast::ModModule, name: &str, attr: bool) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Finder<'n> {
+        name: &'n str,
+        attr: bool,
+        in_compare: u32,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Finder<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if self.in_compare > 0 {
+                let hit = match e {
+                    Expr::Name(n) => !self.attr && n.id.as_str() == self.name,
+                    Expr::Attribute(x) => x.attr.as_str() == self.name,
+                    _ => false,
+                };
+                if hit {
+                    self.found = true;
+                    return;
+                }
+            }
+            let compare = matches!(e, Expr::Compare(_));
+            self.in_compare += u32::from(compare);
+            visitor::walk_expr(self, e);
+            self.in_compare -= u32::from(compare);
+        }
+    }
+    let mut f = Finder {
+        name,
+        attr,
+        in_compare: 0,
+        found: false,
+    };
+    f.visit_body(&module.body);
+    f.found
 }
 
 #[cfg(test)]

@@ -29,7 +29,8 @@ crate::declare_rule! {
     /// spot (`v(torch.randn(2, 3, 256, 256))`), or one batch in the `__main__` self-test of a
     /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
-    /// (`requires_grad_()` on the input, `autograd.grad`, or an attack such as
+    /// (`requires_grad_()` on the input, `autograd.grad`, a meta-learner's
+    /// `learner.adapt(loss)` as in learn2learn, which differentiates the loss, or an attack such as
     /// `adversary.perturb(x, y)` that back-propagates to the input). Nor a function whose
     /// returned loss a caller differentiates (passes to `.backward()` or
     /// `torch.autograd.grad`, directly or through a helper): it needs its graph. Nor code that
@@ -56,6 +57,10 @@ crate::declare_rule! {
     /// times more memory (often running out of GPU memory on batch sizes that train fine) and
     /// runs slower. Outputs kept across iterations (metrics, predictions) keep their graphs
     /// alive too.
+    ///
+    /// Calling a model runs its `forward`: a loop whose model call is itself a training step
+    /// (a meta-learner whose forward runs the inner and outer backward passes and the
+    /// optimizer step) trains, and is not evaluation.
     ///
     /// The model may come from another file, and the caller that wraps the evaluation
     /// function in `no_grad` may be in another file: the project model sees both.
