@@ -106,6 +106,7 @@ projects! {
         collection_of_methods,
         dataparallel_trainers_subdir,
         openmmlab_decoder_other_file,
+        forward_runs_training_step,
     ],
     clean: [
         clean_conditional_eval_helper,
