@@ -585,158 +585,6 @@ impl<'x> Visitor<'x> for SensitiveRead<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ruff_text_size::Ranged;
-    use torchvet_python::parser::parse_module;
-
-    fn sensitive(src: &str) -> bool {
-        let parsed = parse_module(src).expect("parses");
-        device_sensitive_read(&parsed.syntax().body, &|e| {
-            helpers::self_attribute(e) == Some("grid")
-        })
-    }
-
-    #[test]
-    fn shape_reads_and_copies_are_not_sensitive() {
-        assert!(!sensitive(
-            "buf = torch.zeros(torch.Size([n]) + self.grid.size())\n\
-             for i in range(n):\n    buf[i] = self.grid\n\
-             buf[0, :, :] = self.grid[:, :]\n\
-             buf.copy_(self.grid)\nk = len(self.grid) + self.grid.shape[0] + self.grid.dim()\n\
-             self.grid = make(x)\n"
-        ));
-    }
-
-    fn outlives(src: &str) -> bool {
-        let parsed = parse_module(src).expect("parses");
-        local_outlives_function(&parsed.syntax().body, "total")
-    }
-
-    #[test]
-    fn locals_that_stay_in_the_function() {
-        assert!(!outlives(
-            "total = torch.zeros([])\nfor _ in range(k):\n    total += loss\n\
-             self.avg = float(total.item() / k)\nlog(total.item())\ndel total\n"
-        ));
-        assert!(outlives("return total\n"));
-        assert!(outlives("return total / k, 3\n"));
-        assert!(outlives("self.total = total\n"));
-        assert!(outlives("history.append(total)\n"));
-        assert!(outlives("global total\n"));
-        assert!(outlives("yield total\n"));
-    }
-
-    fn leaf_use(src: &str) -> bool {
-        let parsed = parse_module(src).expect("parses");
-        let body = &parsed.syntax().body;
-        let after = body[0].end();
-        used_as_gradient_leaf(body, &|e| helpers::name_of(e) == Some("w"), after, &|c| {
-            helpers::dotted(&c.func).is_some_and(|q| q.starts_with("torch.optim."))
-        })
-    }
-
-    #[test]
-    fn gradient_leaf_uses() {
-        let w = "w = torch.randn(3, requires_grad=True).cuda()\n";
-        assert!(leaf_use(&format!(
-            "{w}opt = torch.optim.SGD([w], lr=0.1)\n"
-        )));
-        assert!(leaf_use(&format!(
-            "{w}opt = torch.optim.Adam([{{'params': [w, b]}}])\n"
-        )));
-        assert!(leaf_use(&format!("{w}loss.backward()\nprint(w.grad)\n")));
-        assert!(leaf_use(&format!("{w}w.grad.zero_()\n")));
-        assert!(leaf_use(&format!(
-            "{w}opt.add_param_group({{'params': w}})\n"
-        )));
-        // Returned or stored: what receives it decides, not this body.
-        assert!(!leaf_use(&format!("{w}return w, b\n")));
-        assert!(!leaf_use(&format!("{w}self.weight = w\n")));
-        assert!(!leaf_use(&format!("{w}self.params.append(w)\n")));
-        // `.grad` kept by `retain_grad()` on the non-leaf: not a leaf use; an optimizer still
-        // is.
-        assert!(!leaf_use(&format!(
-            "{w}w.retain_grad()\nloss.backward()\nprint(w.grad)\n"
-        )));
-        assert!(leaf_use(&format!(
-            "{w}w.retain_grad()\nopt = torch.optim.SGD([w], lr=0.1)\n"
-        )));
-        // Only differentiated through, copied, or used as a gradient.
-        assert!(!leaf_use(&format!(
-            "{w}a = w.clone().detach().requires_grad_(True)\n\
-             out = f(w)\nout.backward(w)\ng = torch.autograd.grad(out, w)\n\
-             return out\n"
-        )));
-        // A use after the name is bound again is another tensor's.
-        assert!(!leaf_use(&format!(
-            "{w}w = torch.zeros(2, requires_grad=True)\nprint(w.grad)\n"
-        )));
-        // A use before the creation does not count.
-        let parsed = parse_module("g = w.grad\nw = make()\n").expect("parses");
-        let body = &parsed.syntax().body;
-        assert!(!used_as_gradient_leaf(
-            body,
-            &|e| helpers::name_of(e) == Some("w"),
-            body[1].end(),
-            &|_| false,
-        ));
-    }
-
-    #[test]
-    fn reads_moved_at_once_are_not_sensitive() {
-        assert!(!sensitive("y = x + self.grid.to(x.device)\n"));
-        assert!(!sensitive("y = x + self.grid[:, :n].detach().cuda()\n"));
-        assert!(!sensitive(
-            "y = x + nn.Parameter(self.grid, requires_grad=False).to(self.device)\n"
-        ));
-        assert!(!sensitive("y = x * self.grid.type_as(x)\n"));
-        assert!(!sensitive("y = x * self.grid.to(device=x.device)\n"));
-        // A dtype cast is not a move; a computation before the move already met `x`.
-        assert!(sensitive("y = x * self.grid.to(torch.float16)\n"));
-        assert!(sensitive("y = x * self.grid.to(x.dtype)\n"));
-        assert!(sensitive("y = (self.grid * x).to(x.device)\n"));
-        assert!(sensitive("y = self.grid.cpu() * x\n"));
-    }
-
-    #[test]
-    fn iterating_a_vector_yields_scalars() {
-        let vector = |src: &str| {
-            let parsed = parse_module(src).expect("parses");
-            device_sensitive_read_with(
-                &parsed.syntax().body,
-                &|e| helpers::self_attribute(e) == Some("freqs"),
-                true,
-            )
-        };
-        assert!(!vector(
-            "for f in self.freqs:\n    out.append(torch.sin(f * x))\n"
-        ));
-        assert!(!vector(
-            "for i, f in enumerate(self.freqs):\n    y = f * x\n"
-        ));
-        assert!(!vector(
-            "y = torch.cat([torch.sin(f * x) for f in self.freqs], -1)\n"
-        ));
-        assert!(vector(
-            "for f in self.freqs:\n    y = f * x\nz = x * self.freqs\n"
-        ));
-        // A matrix's rows are not scalars.
-        assert!(sensitive("for row in self.grid:\n    y = row * x\n"));
-    }
-
-    #[test]
-    fn arithmetic_and_calls_are_sensitive() {
-        assert!(sensitive("y = x * self.grid\n"));
-        assert!(sensitive("y = torch.cat([x, self.grid])\n"));
-        assert!(sensitive("y = self.grid.sum()\n"));
-        assert!(sensitive("self.grid += 1\n"));
-        assert!(sensitive("y = x.size(self.grid)\n"));
-        assert!(sensitive("buf[i] = self.grid * 2\n"));
-    }
-}
-
 /// Is the local `name`, as the statement `at` of `body` (a function or module body) leaves
 /// it, read on some path that runs after `at`? The paths are the structured ones: the rest
 /// of `at`'s block, the next iterations of the loops around it (up to where they rebind the
@@ -956,5 +804,157 @@ impl<'x> Visitor<'x> for NameRead<'_> {
             }
         }
         visitor::walk_expr(self, e);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ruff_text_size::Ranged;
+    use torchvet_python::parser::parse_module;
+
+    fn sensitive(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        device_sensitive_read(&parsed.syntax().body, &|e| {
+            helpers::self_attribute(e) == Some("grid")
+        })
+    }
+
+    #[test]
+    fn shape_reads_and_copies_are_not_sensitive() {
+        assert!(!sensitive(
+            "buf = torch.zeros(torch.Size([n]) + self.grid.size())\n\
+             for i in range(n):\n    buf[i] = self.grid\n\
+             buf[0, :, :] = self.grid[:, :]\n\
+             buf.copy_(self.grid)\nk = len(self.grid) + self.grid.shape[0] + self.grid.dim()\n\
+             self.grid = make(x)\n"
+        ));
+    }
+
+    fn outlives(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        local_outlives_function(&parsed.syntax().body, "total")
+    }
+
+    #[test]
+    fn locals_that_stay_in_the_function() {
+        assert!(!outlives(
+            "total = torch.zeros([])\nfor _ in range(k):\n    total += loss\n\
+             self.avg = float(total.item() / k)\nlog(total.item())\ndel total\n"
+        ));
+        assert!(outlives("return total\n"));
+        assert!(outlives("return total / k, 3\n"));
+        assert!(outlives("self.total = total\n"));
+        assert!(outlives("history.append(total)\n"));
+        assert!(outlives("global total\n"));
+        assert!(outlives("yield total\n"));
+    }
+
+    fn leaf_use(src: &str) -> bool {
+        let parsed = parse_module(src).expect("parses");
+        let body = &parsed.syntax().body;
+        let after = body[0].end();
+        used_as_gradient_leaf(body, &|e| helpers::name_of(e) == Some("w"), after, &|c| {
+            helpers::dotted(&c.func).is_some_and(|q| q.starts_with("torch.optim."))
+        })
+    }
+
+    #[test]
+    fn gradient_leaf_uses() {
+        let w = "w = torch.randn(3, requires_grad=True).cuda()\n";
+        assert!(leaf_use(&format!(
+            "{w}opt = torch.optim.SGD([w], lr=0.1)\n"
+        )));
+        assert!(leaf_use(&format!(
+            "{w}opt = torch.optim.Adam([{{'params': [w, b]}}])\n"
+        )));
+        assert!(leaf_use(&format!("{w}loss.backward()\nprint(w.grad)\n")));
+        assert!(leaf_use(&format!("{w}w.grad.zero_()\n")));
+        assert!(leaf_use(&format!(
+            "{w}opt.add_param_group({{'params': w}})\n"
+        )));
+        // Returned or stored: what receives it decides, not this body.
+        assert!(!leaf_use(&format!("{w}return w, b\n")));
+        assert!(!leaf_use(&format!("{w}self.weight = w\n")));
+        assert!(!leaf_use(&format!("{w}self.params.append(w)\n")));
+        // `.grad` kept by `retain_grad()` on the non-leaf: not a leaf use; an optimizer still
+        // is.
+        assert!(!leaf_use(&format!(
+            "{w}w.retain_grad()\nloss.backward()\nprint(w.grad)\n"
+        )));
+        assert!(leaf_use(&format!(
+            "{w}w.retain_grad()\nopt = torch.optim.SGD([w], lr=0.1)\n"
+        )));
+        // Only differentiated through, copied, or used as a gradient.
+        assert!(!leaf_use(&format!(
+            "{w}a = w.clone().detach().requires_grad_(True)\n\
+             out = f(w)\nout.backward(w)\ng = torch.autograd.grad(out, w)\n\
+             return out\n"
+        )));
+        // A use after the name is bound again is another tensor's.
+        assert!(!leaf_use(&format!(
+            "{w}w = torch.zeros(2, requires_grad=True)\nprint(w.grad)\n"
+        )));
+        // A use before the creation does not count.
+        let parsed = parse_module("g = w.grad\nw = make()\n").expect("parses");
+        let body = &parsed.syntax().body;
+        assert!(!used_as_gradient_leaf(
+            body,
+            &|e| helpers::name_of(e) == Some("w"),
+            body[1].end(),
+            &|_| false,
+        ));
+    }
+
+    #[test]
+    fn reads_moved_at_once_are_not_sensitive() {
+        assert!(!sensitive("y = x + self.grid.to(x.device)\n"));
+        assert!(!sensitive("y = x + self.grid[:, :n].detach().cuda()\n"));
+        assert!(!sensitive(
+            "y = x + nn.Parameter(self.grid, requires_grad=False).to(self.device)\n"
+        ));
+        assert!(!sensitive("y = x * self.grid.type_as(x)\n"));
+        assert!(!sensitive("y = x * self.grid.to(device=x.device)\n"));
+        // A dtype cast is not a move; a computation before the move already met `x`.
+        assert!(sensitive("y = x * self.grid.to(torch.float16)\n"));
+        assert!(sensitive("y = x * self.grid.to(x.dtype)\n"));
+        assert!(sensitive("y = (self.grid * x).to(x.device)\n"));
+        assert!(sensitive("y = self.grid.cpu() * x\n"));
+    }
+
+    #[test]
+    fn iterating_a_vector_yields_scalars() {
+        let vector = |src: &str| {
+            let parsed = parse_module(src).expect("parses");
+            device_sensitive_read_with(
+                &parsed.syntax().body,
+                &|e| helpers::self_attribute(e) == Some("freqs"),
+                true,
+            )
+        };
+        assert!(!vector(
+            "for f in self.freqs:\n    out.append(torch.sin(f * x))\n"
+        ));
+        assert!(!vector(
+            "for i, f in enumerate(self.freqs):\n    y = f * x\n"
+        ));
+        assert!(!vector(
+            "y = torch.cat([torch.sin(f * x) for f in self.freqs], -1)\n"
+        ));
+        assert!(vector(
+            "for f in self.freqs:\n    y = f * x\nz = x * self.freqs\n"
+        ));
+        // A matrix's rows are not scalars.
+        assert!(sensitive("for row in self.grid:\n    y = row * x\n"));
+    }
+
+    #[test]
+    fn arithmetic_and_calls_are_sensitive() {
+        assert!(sensitive("y = x * self.grid\n"));
+        assert!(sensitive("y = torch.cat([x, self.grid])\n"));
+        assert!(sensitive("y = self.grid.sum()\n"));
+        assert!(sensitive("self.grid += 1\n"));
+        assert!(sensitive("y = x.size(self.grid)\n"));
+        assert!(sensitive("buf[i] = self.grid * 2\n"));
     }
 }
