@@ -83,6 +83,12 @@ pub enum Prop {
     /// (`torch.round`, `.floor()`), integer literals and ranges, `torch.randint`, kept through
     /// moves, float casts, views and integer arithmetic (see [`crate::magnitude`]).
     IntegerValued,
+    /// Shifted by hand for a stable `exp`: a tensor minus its own maximum
+    /// (`s - s.max(1, keepdim=True)[0]`, `s - s.amax(-1, keepdim=True)`,
+    /// `s - torch.max(s, 1)[0].view(-1, 1)`), kept through moves, views, indexing, scaling by a
+    /// positive literal and a further subtraction (masking a column out, as NCA losses do);
+    /// see [`crate::magnitude::shifted_by_max`].
+    ShiftedByMax,
 }
 
 /// How sure the analysis is that a property holds.
@@ -298,8 +304,12 @@ pub(crate) fn new_fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact 
 
 /// Replace the value facts ([`Prop::LiteralBounded`], [`Prop::IntegerValued`]) of `v`.
 fn with_value_facts(mut v: Value, facts: Vec<Fact>) -> Value {
-    v.facts
-        .retain(|f| !matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued));
+    v.facts.retain(|f| {
+        !matches!(
+            f.prop,
+            Prop::LiteralBounded | Prop::IntegerValued | Prop::ShiftedByMax
+        )
+    });
     v.facts.extend(facts);
     v
 }
@@ -1194,6 +1204,11 @@ impl<'c> FlowContext<'c> {
                         inner.tensor().without_shape().with(f)
                     }
                     "data" => inner.without(&[Prop::GraphCarrying]),
+                    // Sizes are whole numbers (`x.shape[0]`).
+                    "shape" | "ndim" => Value {
+                        facts: crate::magnitude::size_facts(expr.range()),
+                        ..Value::default()
+                    },
                     a if crate::tensor_methods::attribute_without_graph(a) => Value::default(),
                     // `out.logits`, `out.loss`: the graph of a model output, nothing more.
                     _ => inner.only(&[Prop::GraphCarrying]),
@@ -1245,9 +1260,14 @@ impl<'c> FlowContext<'c> {
             Expr::UnaryOp(u) => self
                 .eval(&u.operand, lookup, no_grad)
                 .without(&[Prop::Probabilities, Prop::LogProbabilities]),
-            Expr::Compare(c) => self
-                .eval(&c.left, lookup, no_grad)
-                .only(&[Prop::MaybeNonContiguous]),
+            Expr::Compare(c) => {
+                let mut v = self
+                    .eval(&c.left, lookup, no_grad)
+                    .only(&[Prop::MaybeNonContiguous]);
+                v.facts
+                    .extend(crate::magnitude::compare_facts(expr.range()));
+                v
+            }
             Expr::If(i) => {
                 let a = self.eval(&i.body, lookup, no_grad);
                 let b = self.eval(&i.orelse, lookup, no_grad);
@@ -1407,7 +1427,11 @@ impl<'c> FlowContext<'c> {
             }
             let mut v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
             if v.instance.is_none() && !matches!(q.as_str(), "torch.exp" | "torch.log") {
-                v = with_value_facts(v, crate::magnitude::factory_facts(&q, call));
+                let mut facts = crate::magnitude::factory_facts(&q, call);
+                facts.extend(crate::magnitude::count_facts(&q, call, &|e| {
+                    self.eval(e, lookup, no_grad)
+                }));
+                v = with_value_facts(v, facts);
             }
             if v.instance.is_none()
                 && self.summaries.is_some_and(|s| s.factories_on_cpu)
@@ -1474,6 +1498,12 @@ impl<'c> FlowContext<'c> {
                         if self.summaries.and_then(|s| s.global(id)).is_none() {
                             return v.clone();
                         }
+                    }
+                    if matches!(id, "int" | "len") && call.arguments.args.len() == 1 {
+                        return Value {
+                            facts: crate::magnitude::size_facts(call.range()),
+                            ..Value::default()
+                        };
                     }
                     if matches!(id, "float" | "int" | "len" | "bool" | "str" | "isinstance") {
                         return Value::default();
@@ -1892,7 +1922,7 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                 }
                 Prop::Probabilities | Prop::LogProbabilities | Prop::EvalMode => {}
                 // Depend on the operator: see `magnitude::binop_facts`.
-                Prop::LiteralBounded | Prop::IntegerValued => {}
+                Prop::LiteralBounded | Prop::IntegerValued | Prop::ShiftedByMax => {}
                 // CPU with CPU, or with a plain number, stays on the CPU.
                 Prop::OnCpu => {
                     let number = matches!(other_expr, Expr::NumberLiteral(_));

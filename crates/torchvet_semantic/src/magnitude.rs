@@ -32,11 +32,13 @@ fn number(e: &Expr) -> Option<f64> {
     }
 }
 
+/// A whole-number literal: `3`, `True`, and `1.0` (a float with no fraction).
 fn whole(e: &Expr) -> bool {
-    matches!(
-        helpers::literal(e),
-        Some(Literal::Int(_) | Literal::Bool(_))
-    )
+    match helpers::literal(e) {
+        Some(Literal::Int(_) | Literal::Bool(_)) => true,
+        Some(Literal::Float(f)) => f.is_finite() && f.fract() == 0.0,
+        _ => false,
+    }
 }
 
 /// The largest magnitude of a (nested) list/tuple of number literals, and whether they are
@@ -234,6 +236,8 @@ pub(crate) fn method_facts(method: &str, recv: &Value, call: &ExprCall) -> Vec<F
             out.push(integer(here, "integer rounding"));
         }
     }
+    out.extend(count_method_facts(method, recv, call, &out));
+    out.extend(shifted_method_facts(method, recv));
     out
 }
 
@@ -295,6 +299,7 @@ pub(crate) fn binop_facts(
             }
         }
     }
+    out.extend(shifted_binop_facts(op, l, r, left, right));
     out
 }
 
@@ -363,4 +368,279 @@ pub fn rounded_by_consumer(stack: &[&Expr], resolve: &dyn Fn(&Expr) -> Option<St
         }
     }
     false
+}
+
+/// Sizes and counts are whole numbers: `len(x)`, `int(x)`, `x.shape` / `x.shape[0]`,
+/// `x.ndim` (the value facts of the expression at `here`).
+pub(crate) fn size_facts(here: TextRange) -> Vec<Fact> {
+    vec![integer(here, "size")]
+}
+
+/// A comparison (`x > 0`, `labels == k`) holds booleans: 0 or 1, whole numbers (their
+/// `.sum()` counts).
+pub(crate) fn compare_facts(here: TextRange) -> Vec<Fact> {
+    vec![integer(here, "comparison")]
+}
+
+/// Counting functions, whose results are whole numbers whatever their dtype: node degrees
+/// (`torch_geometric.utils.degree`), `torch.bincount`, `torch.count_nonzero`, `torch.numel`,
+/// index results (`torch.argmax`, `torch.nonzero`, ...); and the reductions and joins that keep
+/// whole numbers whole (`torch.sum`, `torch.sparse.sum`, `torch.cumsum`, `torch.abs`,
+/// `torch.cat` / `torch.stack` of whole-number tensors, also of a list comprehension).
+/// `eval` gives the value of an argument.
+pub(crate) fn count_facts(q: &str, call: &ExprCall, eval: &dyn Fn(&Expr) -> Value) -> Vec<Fact> {
+    let here = call.range();
+    let arg0 = call
+        .arguments
+        .args
+        .first()
+        .filter(|a| !matches!(a, Expr::Starred(_)));
+    match q {
+        "torch_geometric.utils.degree"
+        | "torch_geometric.utils.degree.degree"
+        | "torch.bincount"
+        | "torch.count_nonzero"
+        | "torch.numel"
+        | "torch.argmax"
+        | "torch.argmin"
+        | "torch.argsort"
+        | "torch.nonzero"
+        | "torch.argwhere"
+        | "torch.searchsorted"
+        | "torch.bucketize" => vec![integer(here, "count")],
+        "torch.sum" | "torch.sparse.sum" | "torch.cumsum" | "torch.abs" | "torch.neg"
+        | "torch.relu" | "torch.clamp" | "torch.clip" | "torch.max" | "torch.min" => {
+            // `torch.clamp(x, 0.5)` may make a whole number a fraction.
+            let bounds_whole = call
+                .arguments
+                .args
+                .iter()
+                .skip(1)
+                .chain(call.arguments.keywords.iter().map(|k| &k.value))
+                .all(|b| {
+                    !matches!(q, "torch.clamp" | "torch.clip")
+                        || whole(b)
+                        || b.is_none_literal_expr()
+                });
+            match arg0 {
+                Some(a) if bounds_whole && integer_valued(&eval(a)) => {
+                    vec![integer(here, "whole-number reduction")]
+                }
+                _ => Vec::new(),
+            }
+        }
+        "torch.cat" | "torch.concat" | "torch.concatenate" | "torch.stack" | "torch.hstack"
+        | "torch.vstack" => {
+            let whole_parts = match arg0 {
+                Some(
+                    Expr::List(ast::ExprList { elts, .. })
+                    | Expr::Tuple(ast::ExprTuple { elts, .. }),
+                ) => {
+                    !elts.is_empty()
+                        && elts
+                            .iter()
+                            .all(|e| !matches!(e, Expr::Starred(_)) && integer_valued(&eval(e)))
+                }
+                Some(Expr::ListComp(lc)) => integer_valued(&eval(&lc.elt)),
+                Some(Expr::Generator(g)) => integer_valued(&eval(&g.elt)),
+                _ => false,
+            };
+            if whole_parts {
+                vec![integer(here, "whole-number join")]
+            } else {
+                Vec::new()
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Methods that count, whatever the receiver: node degrees of a graph (DGL's
+/// `g.in_degrees()` / `out_degrees()`), the 0/1 entries of an unweighted adjacency matrix
+/// (`g.adjacency_matrix()`, `g.adj()`), sizes and counts (`numel`, `size`, `count_nonzero`,
+/// `bincount`), index results (`argmax`, `nonzero`, ...); `to_dense()` keeps the entries.
+fn count_method_facts(method: &str, recv: &Value, call: &ExprCall, so_far: &[Fact]) -> Vec<Fact> {
+    if so_far.iter().any(|f| f.prop == Prop::IntegerValued) {
+        return Vec::new();
+    }
+    let here = call.range();
+    match method {
+        "in_degrees" | "out_degrees" | "numel" | "nelement" | "size" | "dim" | "count_nonzero"
+        | "bincount" | "argmax" | "argmin" | "argsort" | "nonzero" | "argwhere" => {
+            vec![integer(here, "count")]
+        }
+        "adjacency_matrix" | "adj" if unweighted_adjacency(call) => {
+            vec![integer(here, "adjacency matrix")]
+        }
+        "to_dense" | "coalesce" => recv.get(Prop::IntegerValued).cloned().into_iter().collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `g.adjacency_matrix(transpose=True)` / `g.adj()` with no edge weights named
+/// (`eweight_name=`, `weight=`) and no arguments but literals: entries count edges.
+fn unweighted_adjacency(call: &ExprCall) -> bool {
+    call.arguments
+        .args
+        .iter()
+        .all(|a| helpers::literal(a).is_some())
+        && call.arguments.keywords.iter().all(|k| {
+            k.arg.as_ref().is_some_and(|a| {
+                !matches!(a.as_str(), "eweight_name" | "weight" | "edge_weight")
+                    || k.value.is_none_literal_expr()
+            })
+        })
+}
+
+/// Is `e` the maximum of `of` over some dimension, as written to shift by it:
+/// `of.max(1)[0]`, `of.max(dim=-1, keepdim=True).values`, `of.amax(-1, keepdim=True)`,
+/// `torch.max(of, 1)[0]`, `of.max()`, possibly followed by `.view(...)` / `.unsqueeze(...)` /
+/// `.detach()` / `.reshape(...)` / `.expand_as(...)`?
+fn max_of(e: &Expr, of: &Expr) -> bool {
+    use ast::comparable::ComparableExpr;
+    let same = |x: &Expr| ComparableExpr::from(x) == ComparableExpr::from(of);
+    match e {
+        Expr::Call(c) => match &*c.func {
+            Expr::Attribute(a) => match a.attr.as_str() {
+                "view" | "unsqueeze" | "detach" | "reshape" | "expand_as" | "expand"
+                | "view_as" | "reshape_as" => max_of(&a.value, of),
+                "amax" => same(&a.value),
+                // `.max()` with no dim is a scalar; with a dim a (values, indices) pair.
+                "max" => c.arguments.is_empty() && same(&a.value),
+                _ => false,
+            },
+            _ => false,
+        },
+        Expr::Subscript(sub) if helpers::int_value(&sub.slice) == Some(0) => {
+            max_pair(&sub.value, of)
+        }
+        Expr::Attribute(a) if a.attr.as_str() == "values" => max_pair(&a.value, of),
+        _ => false,
+    }
+}
+
+/// `of.max(dim, ...)` / `torch.max(of, dim, ...)`: a (values, indices) pair.
+fn max_pair(e: &Expr, of: &Expr) -> bool {
+    use ast::comparable::ComparableExpr;
+    let Expr::Call(c) = e else { return false };
+    if c.arguments.is_empty() {
+        return false;
+    }
+    match &*c.func {
+        Expr::Attribute(a) if a.attr.as_str() == "max" => {
+            if helpers::dotted(&a.value).as_deref() == Some("torch") {
+                c.arguments
+                    .args
+                    .first()
+                    .is_some_and(|x| ComparableExpr::from(x) == ComparableExpr::from(of))
+                    && c.arguments.args.len() + c.arguments.keywords.len() >= 2
+            } else {
+                ComparableExpr::from(&*a.value) == ComparableExpr::from(of)
+            }
+        }
+        _ => false,
+    }
+}
+
+/// `s - s.max(1, keepdim=True)[0]` is shifted by its own maximum; a shifted value stays so
+/// scaled by a positive literal (`(s - m) / T`) and after a further subtraction (the
+/// positive column masked out: `d = shifted - disable_pos`).
+fn shifted_binop_facts(op: Operator, l: &Value, r: &Value, left: &Expr, right: &Expr) -> Vec<Fact> {
+    let positive = |e: &Expr| number(e).is_some_and(|n| n > 0.0);
+    match op {
+        Operator::Sub if max_of(right, left) => vec![crate::dataflow::new_fact(
+            Prop::ShiftedByMax,
+            right.range(),
+            "minus its maximum",
+        )],
+        Operator::Sub => l.get(Prop::ShiftedByMax).cloned().into_iter().collect(),
+        Operator::Div if positive(right) => {
+            l.get(Prop::ShiftedByMax).cloned().into_iter().collect()
+        }
+        Operator::Mult if positive(right) => {
+            l.get(Prop::ShiftedByMax).cloned().into_iter().collect()
+        }
+        Operator::Mult if positive(left) => {
+            r.get(Prop::ShiftedByMax).cloned().into_iter().collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Moves, casts, views and copies keep a shift by the maximum.
+fn shifted_method_facts(method: &str, recv: &Value) -> Vec<Fact> {
+    if crate::tensor_methods::effects(method).keeps_values() || method == "to_dense" {
+        recv.get(Prop::ShiftedByMax).cloned().into_iter().collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Was `v` shifted by its own maximum on every path ([`Prop::ShiftedByMax`], definite), so
+/// that `exp(v)` cannot overflow?
+pub fn shifted_by_max(v: &Value) -> bool {
+    v.definite(Prop::ShiftedByMax).is_some()
+}
+
+/// The value of a Python scalar expression the code fixes: number literals and names whose
+/// value `name` gives (a parameter left at its literal default, say), combined with `+ - * /
+/// **` and unary minus, possibly wrapped in `torch.tensor(...)` / `torch.as_tensor(...)` /
+/// `float(...)` (the callee's qualified name from `resolve`). `None` when anything else
+/// appears.
+pub fn scalar_constant(
+    e: &Expr,
+    name: &dyn Fn(&Expr) -> Option<f64>,
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> Option<f64> {
+    fn go(
+        e: &Expr,
+        name: &dyn Fn(&Expr) -> Option<f64>,
+        resolve: &dyn Fn(&Expr) -> Option<String>,
+        depth: u32,
+    ) -> Option<f64> {
+        if depth > 16 {
+            return None;
+        }
+        if let Some(n) = number(e) {
+            return Some(n);
+        }
+        let v = match e {
+            Expr::Name(_) => name(e)?,
+            Expr::UnaryOp(u) if u.op == ast::UnaryOp::USub => {
+                -go(&u.operand, name, resolve, depth + 1)?
+            }
+            Expr::UnaryOp(u) if u.op == ast::UnaryOp::UAdd => {
+                go(&u.operand, name, resolve, depth + 1)?
+            }
+            Expr::BinOp(b) => {
+                let l = go(&b.left, name, resolve, depth + 1)?;
+                let r = go(&b.right, name, resolve, depth + 1)?;
+                match b.op {
+                    Operator::Add => l + r,
+                    Operator::Sub => l - r,
+                    Operator::Mult => l * r,
+                    Operator::Div if r != 0.0 => l / r,
+                    Operator::Pow => l.powf(r),
+                    _ => return None,
+                }
+            }
+            Expr::Call(c) if c.arguments.args.len() == 1 => {
+                let wraps = match resolve(&c.func).as_deref() {
+                    Some("torch.tensor" | "torch.as_tensor") => no_data_keywords(c),
+                    None => {
+                        helpers::name_of(&c.func) == Some("float")
+                            && c.arguments.keywords.is_empty()
+                    }
+                    _ => false,
+                };
+                if !wraps {
+                    return None;
+                }
+                go(&c.arguments.args[0], name, resolve, depth + 1)?
+            }
+            _ => return None,
+        };
+        v.is_finite().then_some(v)
+    }
+    go(e, name, resolve, 0)
 }

@@ -807,6 +807,36 @@ impl<'x> Visitor<'x> for NameRead<'_> {
     }
 }
 
+/// Does the class's own code read `self.<attr>` (a load, not the assignment): is the
+/// attribute a flag of its own (`if self.requires_grad: ... else: with torch.no_grad(): ...`
+/// in `forward`)? Nested definitions inside methods count; other classes do not.
+pub fn class_reads_own_attribute(class: &ruff_python_ast::StmtClassDef, attr: &str) -> bool {
+    struct Reads<'n> {
+        attr: &'n str,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for Reads<'_> {
+        fn visit_expr(&mut self, expr: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if let Expr::Attribute(a) = expr {
+                if a.ctx == ExprContext::Load
+                    && a.attr.as_str() == self.attr
+                    && helpers::name_of(&a.value) == Some("self")
+                {
+                    self.found = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut v = Reads { attr, found: false };
+    v.visit_body(&class.body);
+    v.found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

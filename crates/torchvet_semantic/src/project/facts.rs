@@ -184,6 +184,10 @@ pub enum PathShape {
     Template(Box<str>),
     /// `os.path.join(..., "last.pt")` (or `dir / "last.pt"`): the final literal component.
     JoinTail(Box<str>),
+    /// `os.path.join(..., self.training_file)`: the final component is an attribute chain
+    /// (a file name the class or a config holds); the same chain in the same file (and, for
+    /// `self.`, the same class) names the same file below some directory.
+    JoinTailAttr(Box<str>),
     /// The result of a download call (`hf_hub_download(...)`, see [`DOWNLOAD_CALLS`]): a file
     /// that comes from outside the project.
     Download,
@@ -1792,7 +1796,8 @@ impl ProjectModel {
                     && t.rsplit_once('/').is_some_and(|(_, name)| name == &**x)
             }
             (PathShape::Handle(x), PathShape::Handle(y)) => x == y && a_in == b_in,
-            (PathShape::Attr(x), PathShape::Attr(y)) => {
+            (PathShape::Attr(x), PathShape::Attr(y))
+            | (PathShape::JoinTailAttr(x), PathShape::JoinTailAttr(y)) => {
                 x == y
                     && a_in.file == b_in.file
                     && (!x.starts_with("self.") || self.func(a_in).class == self.func(b_in).class)
@@ -2106,6 +2111,7 @@ fn path_shape_at(
                                 path_shape_at(x, body, params, scopes, at, depth + 1)
                             })
                         }
+                        PathShape::Attr(a) => PathShape::JoinTailAttr(a),
                         _ => PathShape::Unknown,
                     },
                     None => PathShape::Unknown,

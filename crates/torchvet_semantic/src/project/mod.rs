@@ -2089,6 +2089,13 @@ impl ProjectModel {
             })
     }
 
+    /// Does no call of function `f` in the project pass its parameter `i` (none calls it
+    /// directly, as when the class is handed over to be built elsewhere, or every call leaves
+    /// the parameter at its default)?
+    pub fn param_never_passed(&self, f: FuncId, i: usize) -> bool {
+        self.sites.get(&f).is_none_or(Vec::is_empty) || self.param_left_default(f, i)
+    }
+
     /// Does function `f` freeze the module named `name` (dotted) before `at`?
     pub fn frozen_before(&self, f: FuncId, name: &str, at: ruff_text_size::TextSize) -> bool {
         self.func(f)

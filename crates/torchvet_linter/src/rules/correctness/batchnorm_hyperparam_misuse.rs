@@ -17,6 +17,10 @@ crate::declare_rule! {
     /// The second positional parameter of BatchNorm is `eps`, not momentum: `eps=0.8` adds 0.8
     /// to every variance and flattens the normalisation.
     ///
+    /// The momentum is not reported when the same call passes `track_running_stats=False`:
+    /// there are no running statistics then, batch statistics are used in training and in
+    /// evaluation, and momentum is never read (TensorFlow ports often keep the value anyway).
+    ///
     /// ## Example
     /// ```python
     /// nn.BatchNorm2d(c, momentum=0.99)
@@ -63,6 +67,15 @@ fn one_minus(m: f64) -> String {
     format!("{v}")
 }
 
+/// Does the layer keep running statistics (the only thing momentum weighs)? Not when the call
+/// passes `track_running_stats=False` (keyword, or fifth positional) as a literal.
+fn tracks_running_stats(call: &ExprCall) -> bool {
+    !matches!(
+        helpers::argument(call, "track_running_stats", 4).and_then(helpers::literal),
+        Some(Literal::Bool(false))
+    )
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(q) = name else { return };
     let class = match q {
@@ -75,8 +88,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if helpers::has_args_splat(call) {
         return;
     }
-    // momentum: keyword, or third positional.
-    if let Some(m) = helpers::argument(call, "momentum", 2) {
+    // momentum: keyword, or third positional; never read without running statistics.
+    if let Some(m) = helpers::argument(call, "momentum", 2).filter(|_| tracks_running_stats(call)) {
         if let Some(v) = number(m) {
             if v > 0.5 && v < 1.0 {
                 let text = checker.text(m.range());

@@ -17,15 +17,21 @@ crate::declare_rule! {
     /// `log(0)` is `-inf`: the loss becomes `inf`/`nan` and training diverges. `1 + x` loses
     /// the digits of a small `x` before the log, `exp(x) - 1` cancels them after the exp, and
     /// `sum(exp(x))` overflows for large `x` (`log(sum(exp(x - x_max))) + x_max`, already
-    /// shifted by hand, is not reported). The fused ops compute the same values without
+    /// shifted by hand, is not reported, nor is an `x` shifted by its own maximum in an
+    /// earlier statement, `d = s - s.max(1, keepdim=True)[0]`, even after moves, views,
+    /// scaling by a positive literal or a further subtraction). The fused ops compute the same values without
     /// these failures (and usually faster).
     ///
     /// Not reported where the failure cannot happen: `log(sigmoid(x))`, `log(softmax(x))`
     /// and `log(sum(exp(x)))` of an `x` no data reaches, whose magnitude the code fixes
     /// (a tensor of literals, `torch.arange` / `linspace` with literal ends, `torch.rand` /
     /// `randn` / `randint`, possibly scaled by literals: reference formulas in tests);
-    /// `log(1 + x)` / `exp(x) - 1` of whole numbers (`.long()`, rounding, integer ranges:
-    /// `x` is 0 or at least 1 in magnitude); and `exp(x) - 1` / `log(1 + x)` whose result is
+    /// `log(1 + x)` / `exp(x) - 1` of whole numbers (`x` is 0 or at least 1 in magnitude:
+    /// `.long()`, rounding, integer ranges, counts such as node degrees from
+    /// `torch_geometric.utils.degree`, DGL's `in_degrees()` or the row sums of an unweighted
+    /// adjacency matrix, `torch.bincount`, `.sum()` of a comparison, `len` / `.shape`);
+    /// of a scalar the code fixes at 0.05 or more in magnitude (literals and parameters that
+    /// every call leaves at a literal default: `torch.tensor(5.0 * init_scale)`); and `exp(x) - 1` / `log(1 + x)` whose result is
     /// rounded to a whole number (`torch.round(torch.exp(log_d) - 1)`, `.long()`, through a
     /// clamp), where the lost low digits cannot change the rounded value.
     ///
@@ -103,7 +109,31 @@ fn no_digits_to_lose(checker: &mut Checker, x: &Expr) -> bool {
     if magnitude::rounded_by_consumer(&stack, &|e| checker.resolve(e)) {
         return true;
     }
-    magnitude::integer_valued(&checker.taint_of(x))
+    magnitude::integer_valued(&checker.taint_of(x)) || not_small_constant(checker, x)
+}
+
+/// The smallest magnitude of a constant `x` for which `log(1 + x)` / `exp(x) - 1` is taken to
+/// lose no digits worth naming: at 0.05 a float32 `exp(x) - 1` keeps about 5.6 of its 7
+/// significant digits, and the value is computed once.
+const NOT_SMALL: f64 = 0.05;
+
+/// Is `x` a scalar the code fixes (`torch.tensor(0.5 * 10.0 * init_scale)`: literals and
+/// parameters left at a literal default by every call in the project) whose magnitude is at
+/// least [`NOT_SMALL`]? A configuration constant, not data that may come near 0.
+fn not_small_constant(checker: &Checker, x: &Expr) -> bool {
+    let project = checker.project_or_file().cloned();
+    let name = |e: &Expr| -> Option<f64> {
+        let p = project.as_ref()?;
+        let (func, i, default) = crate::rules::facts::unrebound_param(checker, p, e)?;
+        let v = match helpers::literal(default?)? {
+            Literal::Int(n) => n as f64,
+            Literal::Float(f) => f,
+            _ => return None,
+        };
+        p.model.param_never_passed(func, i).then_some(v)
+    };
+    magnitude::scalar_constant(x, &name, &|e| checker.resolve(e))
+        .is_some_and(|v| v.abs() >= NOT_SMALL)
 }
 
 /// `torch.exp(x)` or `x.exp()`: the operand.
@@ -213,8 +243,12 @@ fn check_log(checker: &mut Checker, outer: &ExprCall, inner: &Expr, log_prefix: 
                 None
             };
             // `log(sum(exp(x - x_max))) + x_max` is the hand-written stable form already.
-            let shifted = sum_parts
-                .is_some_and(|(x, _)| matches!(x, Expr::BinOp(b) if matches!(b.op, Operator::Sub)));
+            // So is one shifted by its maximum in an earlier statement
+            // (`d = s - s.max(1, keepdim=True)[0]` ... `log(exp(d).sum(-1))`).
+            let shifted = sum_parts.is_some_and(|(x, _)| {
+                matches!(x, Expr::BinOp(b) if matches!(b.op, Operator::Sub))
+                    || magnitude::shifted_by_max(&checker.taint_of(x))
+            });
             let small = sum_parts.is_some_and(|(x, _)| bounded_below(checker, x, 80));
             if let Some((x, skip)) = sum_parts.filter(|_| !shifted && !small) {
                 let rest: Vec<&str> = c

@@ -14,7 +14,9 @@ crate::declare_rule! {
     /// `True`/`False`: copying the flag from another module (`new.training = old.training`)
     /// is a deliberate one-module update and stays silent, and so does `training` on a torch
     /// layer without submodules (`drop = nn.Dropout()`, `nn.BatchNorm2d(...)`, `nn.Linear(...)`),
-    /// where it does exactly what `.eval()` / `.train()` do.
+    /// where it does exactly what `.eval()` / `.train()` do. `self.requires_grad = flag` in a
+    /// module whose own code reads `self.requires_grad` (its `forward` chooses
+    /// `torch.no_grad()` by it) is a flag of the class's own and stays silent too.
     ///
     /// ## Why is this bad?
     /// `nn.Module` has no `requires_grad` attribute: the assignment just stores a new plain
@@ -175,6 +177,16 @@ fn check_flag(
         }
         "requires_grad" => {
             if !is_module(checker, receiver) {
+                return;
+            }
+            // A module keeping its own `requires_grad` flag, read by its own code (`forward`
+            // picks `torch.no_grad()` by it): a deliberate attribute, and `requires_grad_`
+            // would remove the flag the class reads.
+            if helpers::name_of(receiver) == Some("self")
+                && checker.module_method().is_some_and(|c| {
+                    torchvet_semantic::uses::class_reads_own_attribute(c.def, "requires_grad")
+                })
+            {
                 return;
             }
             let replacement = format!("{recv}.requires_grad_({val})");

@@ -262,7 +262,10 @@ impl Builder<'_> {
                         &self.scopes,
                         call.start(),
                     );
-                    if !matches!(path, PathShape::Unknown | PathShape::Attr(_)) {
+                    if !matches!(
+                        path,
+                        PathShape::Unknown | PathShape::Attr(_) | PathShape::JoinTailAttr(_)
+                    ) {
                         arg_paths.push(ArgPath {
                             call: call.range(),
                             pos,
