@@ -117,6 +117,18 @@ pub fn last_segment(q: &str) -> &str {
     q.rsplit('.').next().unwrap_or(q)
 }
 
+/// Does the assignment target `target` bind `name` (a plain name, or inside a tuple, list or
+/// starred unpacking)?
+pub fn binds(target: &Expr, name: &str) -> bool {
+    match target {
+        Expr::Name(n) => n.id.as_str() == name,
+        Expr::Tuple(t) => t.elts.iter().any(|e| binds(e, name)),
+        Expr::List(l) => l.elts.iter().any(|e| binds(e, name)),
+        Expr::Starred(s) => binds(&s.value, name),
+        _ => false,
+    }
+}
+
 /// The name of a simple `Name` expression.
 pub fn name_of(expr: &Expr) -> Option<&str> {
     match expr {

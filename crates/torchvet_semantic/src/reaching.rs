@@ -8,6 +8,7 @@
 //! body joined with the way around it (zero iterations), and for a use inside a loop the
 //! assignments later in that loop too (the next iteration sees them). Flow-insensitive inside
 //! expressions; `at` is the offset of the use.
+use crate::helpers::binds;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 
@@ -40,16 +41,6 @@ fn union<'a>(into: &mut Vec<Def<'a>>, from: &[Def<'a>]) {
         if !seen {
             into.push(*d);
         }
-    }
-}
-
-fn binds(target: &Expr, name: &str) -> bool {
-    match target {
-        Expr::Name(n) => n.id.as_str() == name,
-        Expr::Tuple(t) => t.elts.iter().any(|e| binds(e, name)),
-        Expr::List(l) => l.elts.iter().any(|e| binds(e, name)),
-        Expr::Starred(s) => binds(&s.value, name),
-        _ => false,
     }
 }
 

@@ -1064,6 +1064,29 @@ impl ProjectModel {
         self.events = out;
     }
 
+    /// What the callee's parameter `i` (with `path` below it) is at a call site: the caller's
+    /// parameter or `self.<attr>` passed there (positionally, after `shift` implicit leading
+    /// parameters, or by keyword), else a local placeholder `<arg i>`.
+    fn arg_target(
+        &self,
+        callee: FuncId,
+        args: &[Val],
+        kwargs: &[(Box<str>, Val)],
+        i: usize,
+        shift: usize,
+        path: &str,
+    ) -> Target {
+        let arg = i.checked_sub(shift).and_then(|k| args.get(k)).or_else(|| {
+            let pname = self.func(callee).params.get(i)?;
+            kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
+        });
+        match arg {
+            Some(Val::Param(j)) => Target::Param(*j, path.into()),
+            Some(Val::SelfAttr(a)) => Target::SelfAttr(format!("{a}{path}").into()),
+            _ => Target::Local(format!("<arg {i}>{path}").into()),
+        }
+    }
+
     fn compose_events(
         &self,
         id: FuncId,
@@ -1106,28 +1129,11 @@ impl ProjectModel {
             let is_method = matches!(call.callee, Ref::Method(_));
             for e in inner {
                 let target = match &e.target {
+                    Target::Param(0, path) if is_method => {
+                        Target::SelfAttr(path.trim_start_matches('.').into())
+                    }
                     Target::Param(i, path) => {
-                        let i = *i as usize;
-                        let arg = if i >= shift {
-                            call.args.get(i - shift)
-                        } else {
-                            None
-                        };
-                        let arg = arg.or_else(|| {
-                            let pname = self.func(callee).params.get(i)?;
-                            call.kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
-                        });
-                        if is_method && i == 0 {
-                            Target::SelfAttr(path.trim_start_matches('.').into())
-                        } else {
-                            match arg {
-                                Some(Val::Param(j)) => Target::Param(*j, path.clone()),
-                                Some(Val::SelfAttr(a)) => {
-                                    Target::SelfAttr(format!("{a}{path}").into())
-                                }
-                                _ => Target::Local(format!("<arg {i}>{path}").into()),
-                            }
-                        }
+                        self.arg_target(callee, &call.args, &call.kwargs, *i as usize, shift, path)
                     }
                     Target::SelfAttr(a) if is_method => Target::SelfAttr(a.clone()),
                     Target::SelfAttr(a) => Target::Local(format!("<self>.{a}").into()),
@@ -1166,16 +1172,7 @@ impl ProjectModel {
                         extend_target(&recv, path.trim_start_matches('.')).unwrap_or(Target::None)
                     }
                     Target::Param(i, path) => {
-                        let i = *i as usize;
-                        let arg = ic.args.get(i - 1).or_else(|| {
-                            let pname = self.func(callee).params.get(i)?;
-                            ic.kwargs.iter().find(|(k, _)| k == pname).map(|(_, v)| v)
-                        });
-                        match arg {
-                            Some(Val::Param(j)) => Target::Param(*j, path.clone()),
-                            Some(Val::SelfAttr(a)) => Target::SelfAttr(format!("{a}{path}").into()),
-                            _ => Target::Local(format!("<arg {i}>{path}").into()),
-                        }
+                        self.arg_target(callee, &ic.args, &ic.kwargs, *i as usize, 1, path)
                     }
                     t => t.clone(),
                 };

@@ -2057,6 +2057,32 @@ struct BodyWalker<'w, 'b> {
 }
 
 impl BodyWalker<'_, '_> {
+    /// The values a call passes: positional (`*args` unknown) and keyword (`**kwargs` left out).
+    fn call_args(&self, call: &ExprCall) -> (ThinVec<Val>, ThinVec<(Box<str>, Val)>) {
+        let args = call
+            .arguments
+            .args
+            .iter()
+            .map(|e| match e {
+                Expr::Starred(_) => Val::Unknown,
+                e => self.b.val(e, self.params, self.vals, self.nested),
+            })
+            .collect();
+        let kwargs = call
+            .arguments
+            .keywords
+            .iter()
+            .filter_map(|k| {
+                let n = k.arg.as_ref()?;
+                Some((
+                    Box::from(n.as_str()),
+                    self.b.val(&k.value, self.params, self.vals, self.nested),
+                ))
+            })
+            .collect();
+        (args, kwargs)
+    }
+
     /// Record `obj(...)` when `obj` is a name bound to a call of something the model may
     /// resolve, a parameter, or `self.<attr>` (see [`InstanceCall`]).
     fn instance_call(&mut self, call: &ExprCall) {
@@ -2089,28 +2115,7 @@ impl BodyWalker<'_, '_> {
         let Some(key) = flow::object_key(&call.func) else {
             return;
         };
-        let args = call
-            .arguments
-            .args
-            .iter()
-            .map(|e| match e {
-                Expr::Starred(_) => Val::Unknown,
-                e => self.b.val(e, self.params, self.vals, self.nested),
-            })
-            .collect();
-        let kwargs = call
-            .arguments
-            .keywords
-            .iter()
-            .filter_map(|k| {
-                k.arg.as_ref().map(|n| {
-                    (
-                        Box::from(n.as_str()),
-                        self.b.val(&k.value, self.params, self.vals, self.nested),
-                    )
-                })
-            })
-            .collect();
+        let (args, kwargs) = self.call_args(call);
         self.instance_calls.push(InstanceCall {
             recv,
             key: key.into(),
@@ -2309,28 +2314,7 @@ impl BodyWalker<'_, '_> {
                     if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
                         self.builds.push(callee.clone());
                     }
-                    let args = call
-                        .arguments
-                        .args
-                        .iter()
-                        .map(|e| match e {
-                            Expr::Starred(_) => Val::Unknown,
-                            e => self.b.val(e, self.params, self.vals, self.nested),
-                        })
-                        .collect();
-                    let kwargs = call
-                        .arguments
-                        .keywords
-                        .iter()
-                        .filter_map(|k| {
-                            k.arg.as_ref().map(|n| {
-                                (
-                                    Box::from(n.as_str()),
-                                    self.b.val(&k.value, self.params, self.vals, self.nested),
-                                )
-                            })
-                        })
-                        .collect();
+                    let (args, kwargs) = self.call_args(call);
                     let arg_keys = call
                         .arguments
                         .args

@@ -12,6 +12,7 @@ use crate::rules::correctness::modes_helpers::{backward_target, calls_in};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use torchvet_semantic::helpers;
+use torchvet_semantic::helpers::binds;
 use torchvet_semantic::kinds::Kind;
 
 /// Where a graph-carrying value comes from.
@@ -174,16 +175,6 @@ fn returns_differentiated(
         (Some(p), Some(torchvet_semantic::project::Entity::Function(g))) => {
             p.model.function(g).returns_differentiated
         }
-        _ => false,
-    }
-}
-
-fn binds(target: &Expr, name: &str) -> bool {
-    match target {
-        Expr::Name(n) => n.id.as_str() == name,
-        Expr::Tuple(t) => t.elts.iter().any(|e| binds(e, name)),
-        Expr::List(l) => l.elts.iter().any(|e| binds(e, name)),
-        Expr::Starred(s) => binds(&s.value, name),
         _ => false,
     }
 }

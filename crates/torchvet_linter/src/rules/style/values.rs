@@ -12,6 +12,7 @@ use crate::checker::Checker;
 use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, Stmt, UnaryOp};
 use ruff_text_size::{Ranged, TextSize};
 use torchvet_semantic::helpers;
+use torchvet_semantic::helpers::binds;
 
 /// The code a name lookup searches: a function body (with its parameters) or the module.
 #[derive(Clone, Copy)]
@@ -123,16 +124,6 @@ fn target_index(target: &Expr, name: &str) -> Option<Option<usize>> {
             .position(|e| helpers::name_of(e) == Some(name))
             .map(Some),
         _ => None,
-    }
-}
-
-fn binds(target: &Expr, name: &str) -> bool {
-    match target {
-        Expr::Name(n) => n.id.as_str() == name,
-        Expr::Tuple(t) => t.elts.iter().any(|e| binds(e, name)),
-        Expr::List(l) => l.elts.iter().any(|e| binds(e, name)),
-        Expr::Starred(s) => binds(&s.value, name),
-        _ => false,
     }
 }
 
