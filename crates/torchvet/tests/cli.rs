@@ -747,3 +747,41 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn log_of_softmax_reports_its_precision_forms_only_in_preview() {
+    // `log(1 + x)` / `exp(x) - 1` depend on the range of `x`: preview only. The outright
+    // failures (`log(softmax(x))`) are reported by default.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("losses.py"),
+        "import torch\n\
+         import torch.nn.functional as F\n\
+         \n\
+         def losses(logits, rate):\n\
+         \x20   logp = torch.log(F.softmax(logits, dim=-1))\n\
+         \x20   growth = torch.log(1 + rate)\n\
+         \x20   decay = torch.exp(rate) - 1\n\
+         \x20   return logp, growth, decay\n",
+    )
+    .unwrap();
+    let rows = |args: &[&str]| -> Vec<u64> {
+        let mut all = vec!["check", ".", "--isolated", "--output-format", "json"];
+        all.extend_from_slice(args);
+        let (_, out, err) = run(d.path(), &all);
+        let found: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| {
+            panic!("json output ({e}): {out}\n{err}");
+        });
+        let mut rows: Vec<u64> = found
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["name"] == "log-of-softmax")
+            .map(|f| f["location"]["row"].as_u64().unwrap())
+            .collect();
+        rows.sort_unstable();
+        rows
+    };
+    assert_eq!(rows(&[]), vec![5]);
+    assert_eq!(rows(&["--preview"]), vec![5, 6, 7]);
+}
