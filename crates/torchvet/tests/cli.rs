@@ -785,3 +785,46 @@ fn log_of_softmax_reports_its_precision_forms_only_in_preview() {
     assert_eq!(rows(&[]), vec![5]);
     assert_eq!(rows(&["--preview"]), vec![5, 6, 7]);
 }
+
+#[test]
+fn a_cached_result_is_rechecked_when_another_file_changes_what_it_sees() {
+    // `missing-super-init` on a plain holder fires only once an instance is called or moved;
+    // the call is in another file, so the holder's file must be re-checked when that file
+    // changes although its own text did not.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("models.py"),
+        "import torch.nn as nn\n\n\nclass Holder(nn.Module):\n    def __init__(self, k):\n        self.k = k\n",
+    )
+    .unwrap();
+    let train = |body: &str| {
+        std::fs::write(
+            dir.path().join("train.py"),
+            format!("import torch\nfrom models import Holder\n\n\ndef main():\n    h = Holder(3)\n    {body}\n"),
+        )
+        .unwrap();
+    };
+    let names = || -> Vec<String> {
+        let (_, out, err) = run_cached(dir.path(), &["check", "--output-format", "json"]);
+        let found: serde_json::Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                format!(
+                    "{}:{}",
+                    f["filename"].as_str().unwrap(),
+                    f["name"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    train("print(h.k)");
+    assert_eq!(names(), Vec::<String>::new());
+    train("print(h(torch.ones(1)))");
+    assert_eq!(names(), vec!["models.py:missing-super-init".to_string()]);
+    train("print(h.k)");
+    assert_eq!(names(), Vec::<String>::new());
+}

@@ -280,6 +280,20 @@ pub struct ProjectModel {
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
     /// Project-wide lists that queries would otherwise scan every file for, per query.
     scan_index: std::sync::OnceLock<facts::ScanIndex>,
+    /// What other files do with a file's classes and names (instances called, names
+    /// compared), built on first use.
+    cross_index: std::sync::OnceLock<CrossIndex>,
+}
+
+/// Project-wide answers to "does another file use this": one pass over every file instead of
+/// one per question, and hashed into [`ProjectModel::view_digest`] so that a cached result is
+/// re-checked when another file changes the answer.
+#[derive(Debug, Default)]
+struct CrossIndex {
+    /// Classes an instance of which is called somewhere (an [`InstanceCall`]).
+    called_classes: FxHashSet<ClassId>,
+    /// Per file: its module-level names that another file compares, sorted, once each.
+    compared: FxHashMap<FileId, Vec<Box<str>>>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -336,6 +350,7 @@ impl ProjectModel {
             module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
+            cross_index: std::sync::OnceLock::new(),
         };
         m.load_imported(load);
         m.link();
@@ -389,6 +404,7 @@ impl ProjectModel {
             module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
+            cross_index: std::sync::OnceLock::new(),
         };
         m.link();
         Some(m)
@@ -1001,33 +1017,50 @@ impl ProjectModel {
     /// (`onmt.constants.torch_version >= 1.2` for `torch_version` of `onmt/constants.py`, or
     /// the name imported from it and compared)?
     pub fn compared_in_other_files(&self, file: FileId, name: &str) -> bool {
-        self.files.iter().enumerate().any(|(fi, f)| {
-            fi as FileId != file
-                && f.compared_refs.iter().any(|q| {
-                    let Some((module, last)) = q.rsplit_once('.') else {
-                        return false;
-                    };
-                    last == name
-                        && matches!(self.qualified(fi as FileId, module, 0),
-                            Some(Entity::Module(m)) if m == file)
-                })
-        })
+        self.cross()
+            .compared
+            .get(&file)
+            .is_some_and(|names| names.binary_search_by(|n| (**n).cmp(name)).is_ok())
     }
 
     /// Is an instance of class `c` called anywhere in the project (an [`InstanceCall`] whose
     /// object resolves to an instance of `c`)?
     pub fn instance_called(&self, c: ClassId) -> bool {
-        self.files.iter().enumerate().any(|(fi, f)| {
-            f.functions.iter().enumerate().any(|(gi, g)| {
-                g.instance_calls.iter().any(|ic| {
+        self.cross().called_classes.contains(&c)
+    }
+
+    fn cross(&self) -> &CrossIndex {
+        self.cross_index.get_or_init(|| {
+            let mut idx = CrossIndex::default();
+            for (fi, f) in self.files.iter().enumerate() {
+                for (gi, g) in f.functions.iter().enumerate() {
                     let ctx = FuncId {
                         file: fi as FileId,
                         index: gi as u32,
                     };
-                    matches!(self.resolve_val(ctx, &ic.recv, 0).class,
-                        Some(ClassRef::Project(x)) if x == c)
-                })
-            })
+                    for ic in &g.instance_calls {
+                        if let Some(ClassRef::Project(c)) = self.resolve_val(ctx, &ic.recv, 0).class
+                        {
+                            idx.called_classes.insert(c);
+                        }
+                    }
+                }
+                for q in &f.compared_refs {
+                    let Some((module, last)) = q.rsplit_once('.') else {
+                        continue;
+                    };
+                    if let Some(Entity::Module(m)) = self.qualified(fi as FileId, module, 0) {
+                        if m as usize != fi {
+                            idx.compared.entry(m).or_default().push(last.into());
+                        }
+                    }
+                }
+            }
+            for names in idx.compared.values_mut() {
+                names.sort();
+                names.dedup();
+            }
+            idx
         })
     }
 
@@ -2214,6 +2247,15 @@ impl ProjectModel {
                 &mut h,
             );
         }
+        // What other files do with this file's classes and names.
+        for ci in 0..f.classes.len() {
+            self.instance_called(ClassId {
+                file: id,
+                index: ci as u32,
+            })
+            .hash(&mut h);
+        }
+        self.cross().compared.get(&id).hash(&mut h);
         (
             self.relevant[id as usize],
             self.sees_probabilities[id as usize],
