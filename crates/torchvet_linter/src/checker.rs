@@ -633,6 +633,46 @@ impl<'a> Checker<'a> {
         .kind(expr)
     }
 
+    /// The kind of a name or `self.<attr>`, from this file ([`Checker::kind_of`]) or, when
+    /// the file alone does not tell, from the project model: a parameter's kind from every
+    /// call site, a `self.<attr>` from what the class assigns to it (through the methods and
+    /// functions that build it: `self.optimizer = self.create_optimizer()`).
+    pub fn value_kind(&mut self, expr: &Expr) -> Kind {
+        let k = self.kind_of(expr);
+        if k != Kind::Unknown {
+            return k;
+        }
+        let Some(p) = self.project().cloned() else {
+            return k;
+        };
+        match expr {
+            Expr::Name(n) => {
+                let Some(f) = self.function() else { return k };
+                let Some(i) = f
+                    .parameters
+                    .iter()
+                    .position(|prm| prm.name().as_str() == n.id.as_str())
+                else {
+                    return k;
+                };
+                match p.function_at(f.range.start()) {
+                    Some(id) => p.model.param(id, i).kind,
+                    None => k,
+                }
+            }
+            Expr::Attribute(a) if torchvet_semantic::helpers::name_of(&a.value) == Some("self") => {
+                let Some(class) = self.frame().method_of else {
+                    return k;
+                };
+                match p.class_at(class.def.range.start()) {
+                    Some(c) => p.model.class_attr(c, a.attr.as_str(), 0).kind,
+                    None => k,
+                }
+            }
+            _ => k,
+        }
+    }
+
     /// Where the value whose kind [`Checker::kind_of`] reports for a name or `self.<attr>` was
     /// created (`opt = torch.optim.LBFGS(...)`): the assigned expression, when the kind is known.
     pub fn kind_origin(&mut self, expr: &Expr) -> Option<TextRange> {

@@ -658,6 +658,20 @@ pub fn is_periodic_test(test: &Expr) -> bool {
     found
 }
 
+/// Does the test hold on all but one iteration in k (`if i % n_critic != 0:`, `if i % k:`)?
+/// A block under it skips one iteration in k: a schedule, not a window that runs once per k
+/// (after `if i % k != 0: continue`, an [`Guard::AfterExit`], the rest does run once per k).
+pub fn is_skip_schedule(test: &Expr) -> bool {
+    let is_mod = |e: &Expr| matches!(e, Expr::BinOp(b) if b.op == Operator::Mod && !matches!(*b.left, Expr::StringLiteral(_)));
+    match test {
+        Expr::Compare(c) => {
+            matches!(c.ops.as_ref(), [ast::CmpOp::NotEq])
+                && (is_mod(&c.left) || c.comparators.first().is_some_and(&is_mod))
+        }
+        e => is_mod(e),
+    }
+}
+
 /// Is `stmt` a bounded micro-batch loop: `for _ in range(k)` (not `range(len(data))`, which
 /// walks a dataset) or a helper given the accumulation count (`for _ in
 /// accumulate_contexts(self.grad_accum_every, ...)`)? Such a loop runs a fixed, small number
@@ -1049,7 +1063,7 @@ impl<'a> Walker<'a, '_, '_> {
                     stmt: i,
                     clause: 0,
                     test: Some(&i.test),
-                    periodic: is_periodic_test(&i.test),
+                    periodic: is_periodic_test(&i.test) && !is_skip_schedule(&i.test),
                 });
                 self.block(&i.body, false);
                 self.guards.pop();
@@ -1061,7 +1075,10 @@ impl<'a> Walker<'a, '_, '_> {
                         stmt: i,
                         clause: n + 1,
                         test: c.test.as_ref(),
-                        periodic: c.test.as_ref().is_some_and(is_periodic_test),
+                        periodic: c
+                            .test
+                            .as_ref()
+                            .is_some_and(|t| is_periodic_test(t) && !is_skip_schedule(t)),
                     });
                     self.block(&c.body, false);
                     self.guards.pop();

@@ -511,6 +511,21 @@ impl KindContext<'_> {
     }
 }
 
+/// Is the optimizer class (`Kind::Optimizer`'s name) adaptive in a way that makes its update
+/// independent of a constant factor on the gradients: Adam and its variants, RMSprop,
+/// Adagrad, Adadelta (they divide by a running gradient magnitude), Lion (it takes the sign)?
+/// Summing k micro-batch gradients instead of averaging them leaves their step size
+/// unchanged, up to `eps`.
+pub fn is_scale_invariant_optimizer(name: &str) -> bool {
+    let l = name.to_ascii_lowercase();
+    l.contains("adam")
+        || l.contains("rmsprop")
+        || l.contains("adagrad")
+        || l.contains("adadelta")
+        || l.contains("adafactor")
+        || l == "lion"
+}
+
 /// Does calling the qualified name build a learning-rate scheduler, of torch or of another
 /// library? Besides the kinds [`qualified_call_kind`] gives (`torch.optim.lr_scheduler.*`,
 /// the Hugging Face schedule factories), the schedulers of timm (`timm.scheduler.

@@ -7,6 +7,7 @@ use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 use torchvet_semantic::flow::{modulus_of, Event, EventKind, Guard, LoopFlow};
 use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::{is_scale_invariant_optimizer, Kind};
 
 crate::declare_rule! {
     /// ## What it does
@@ -24,6 +25,13 @@ crate::declare_rule! {
     /// `accelerator.backward(loss)` (Accelerate divides by itself), losses computed in
     /// helpers the rule cannot see, and windows whose gradients are scaled in place before the
     /// step (`for p in model.parameters(): p.grad /= k`, `p.grad.div_(k)`).
+    ///
+    /// When the optimizer is known to be adaptive (Adam and its variants, RMSprop, Adagrad,
+    /// Adadelta, Lion), its update divides by a running gradient magnitude (or takes the
+    /// sign), so a constant factor on the gradients leaves the step size unchanged: the rule
+    /// reports such a window only when the gradients are clipped before the step
+    /// (`clip_grad_norm_`), because the clipping threshold then applies to k times the mean
+    /// gradient and cuts far more than intended.
     ///
     /// ## Example
     /// ```python
@@ -82,6 +90,18 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         let Some(opt) = step.target_key() else {
             continue;
         };
+        // An adaptive optimizer (Adam, RMSprop...): a constant factor on the gradients does
+        // not change its step, so the undivided sum is not a larger learning rate. What the
+        // factor still changes is clipping before the step.
+        let adaptive = adaptive_optimizer(checker, step);
+        let clipped = flow.events.iter().any(|e| {
+            e.kind == EventKind::ClipGrad
+                && e.range.start() < step.range.start()
+                && !e.excludes(step)
+        });
+        if adaptive && !clipped {
+            continue;
+        }
         // The gradients are averaged by hand before the step (`for p in model.parameters():
         // p.grad /= num_iters`): the loss needs no division.
         if flow.events.iter().any(|e| {
@@ -127,7 +147,7 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                     && b.periodic_guard().is_none()
                     && !b.excludes(step)
             }) {
-                candidate(checker, &flow, b, step, k, &mut reported);
+                candidate(checker, &flow, b, step, k, adaptive, &mut reported);
             }
             continue;
         }
@@ -165,7 +185,7 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             if zero_inside || steps_inside {
                 continue;
             }
-            candidate(checker, &flow, b, step, Some(k), &mut reported);
+            candidate(checker, &flow, b, step, Some(k), adaptive, &mut reported);
         }
     }
 }
@@ -193,6 +213,7 @@ fn candidate(
     b: &Event,
     step: &Event,
     k: Option<&Expr>,
+    adaptive: bool,
     reported: &mut Vec<TextSize>,
 ) {
     if b.via.is_some()
@@ -216,10 +237,17 @@ fn candidate(
         |t| format!("`{t}`"),
     );
     let loss_text = checker.text(loss.range());
-    let message = format!(
-        "`{loss_text}` is backpropagated undivided on every micro-batch while {} runs once per {k_desc} of them: the step applies the sum of their gradients, an effective learning rate {k_desc} times too large; divide the loss by {k_desc}",
-        describe(checker, step)
-    );
+    let message = if adaptive {
+        format!(
+            "`{loss_text}` is backpropagated undivided on every micro-batch while {} runs once per {k_desc} of them: the gradients are summed, and the clipping before the step cuts the sum, {k_desc} times their mean, as if the threshold were {k_desc} times smaller (the adaptive optimizer's own step does not depend on the scale, the clipping does); divide the loss by {k_desc}",
+            describe(checker, step)
+        )
+    } else {
+        format!(
+            "`{loss_text}` is backpropagated undivided on every micro-batch while {} runs once per {k_desc} of them: the step applies the sum of their gradients, an effective learning rate {k_desc} times too large; divide the loss by {k_desc}",
+            describe(checker, step)
+        )
+    };
     let fix = k.map(|k| {
         let kt = match k {
             Expr::Name(_) | Expr::Attribute(_) | Expr::NumberLiteral(_) => {
@@ -419,5 +447,19 @@ fn is_own_method(checker: &Checker, name: &str) -> bool {
             .body
             .iter()
             .any(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == name))
+    })
+}
+
+/// Is the optimizer the step applies known to be adaptive (Adam, RMSprop...: see
+/// [`is_scale_invariant_optimizer`])? `opt.step()` or `scaler.step(opt)`.
+fn adaptive_optimizer(checker: &mut Checker, step: &Event) -> bool {
+    let Some(call) = step.call else { return false };
+    let opt = if step.scaler.is_some() {
+        call.arguments.args.first()
+    } else {
+        helpers::method_call(call).map(|(_, recv)| recv)
+    };
+    opt.is_some_and(|o| {
+        matches!(checker.value_kind(o), Kind::Optimizer(name) if is_scale_invariant_optimizer(&name))
     })
 }

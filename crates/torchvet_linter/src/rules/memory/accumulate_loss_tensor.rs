@@ -56,7 +56,7 @@ crate::declare_rule! {
     /// ## Fix safety
     /// The fix adds `.item()` to the accumulated loss, or `.detach()` when the value is a model
     /// output (not a scalar) or when the accumulator is later used as a tensor
-    /// (`total.item()`, `total.cpu()`). The accumulated numbers are the same, only the graph
+    /// (`total.item()`, `total.cpu()`, `(total / n).detach()`). The accumulated numbers are the same, only the graph
     /// is dropped, and accumulators that are differentiated later (`total.backward()`, or
     /// through names computed from them: `total_loss = content_loss + total`, then
     /// `total_loss.backward()`) are never reported, so the fix is safe. It is unsafe when the
@@ -148,7 +148,8 @@ fn reassigned_in(body: &[Stmt], text: &str) -> bool {
     found
 }
 
-/// Is the accumulator used as a tensor later (`total.item()`, `total.cpu()`, `total.backward`)?
+/// Is the accumulator used as a tensor later (`total.item()`, `total.cpu()`, `total.backward`,
+/// `(total / n).detach()`)?
 fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct F<'n> {
@@ -161,12 +162,20 @@ fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
                 return;
             }
             if let Expr::Attribute(a) = e {
-                if helpers::dotted(&a.value).as_deref() == Some(self.acc) {
+                if arithmetic_of(&a.value, self.acc) {
                     self.found = true;
                     return;
                 }
             }
             visitor::walk_expr(self, e);
+        }
+    }
+    /// Is `e` the accumulator, or arithmetic on it (`(total / n).detach()`: a tensor still)?
+    fn arithmetic_of(e: &Expr, acc: &str) -> bool {
+        match e {
+            Expr::BinOp(b) => arithmetic_of(&b.left, acc) || arithmetic_of(&b.right, acc),
+            Expr::UnaryOp(u) => arithmetic_of(&u.operand, acc),
+            _ => helpers::dotted(e).as_deref() == Some(acc),
         }
     }
     let mut f = F { acc, found: false };
