@@ -44,6 +44,39 @@ fn bounded_before(text: &[u8], at: usize) -> bool {
 /// The first piece of code spelled in `text`: a call of `exec`, `eval`, `os.system`, ... (word
 /// bounded: `model.eval()` is not code), an `import` of os/subprocess/socket, a shell invocation
 /// (`/bin/sh -c`) or a pipe into a shell (`| sh`). One pass per anchor byte, whatever the length.
+/// True when `text` holds one of `(`, `|`, `/`, space: eight bytes at a time (a byte equal to
+/// `c` is a zero byte of `word ^ c...c`), which costs a fraction of a test per byte.
+#[inline]
+fn has_anchor(text: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    #[inline(always)]
+    fn zero_byte(v: u64) -> u64 {
+        v.wrapping_sub(LO) & !v & HI
+    }
+    #[inline(always)]
+    fn test(w: u64) -> bool {
+        (zero_byte(w ^ (LO * b'(' as u64))
+            | zero_byte(w ^ (LO * b'|' as u64))
+            | zero_byte(w ^ (LO * b'/' as u64))
+            | zero_byte(w ^ (LO * b' ' as u64)))
+            != 0
+    }
+    let mut chunks = text.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        if test(u64::from_le_bytes(w)) {
+            return true;
+        }
+    }
+    // The tail, padded with zero bytes (none of the anchors).
+    let r = chunks.remainder();
+    let mut w = [0u8; 8];
+    w[..r.len()].copy_from_slice(r);
+    test(u64::from_le_bytes(w))
+}
+
 pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     if text.len() < 5 || text.len() > MAX_TEXT {
         return None;
@@ -51,7 +84,7 @@ pub fn code_in_text(text: &[u8]) -> Option<&'static str> {
     // Most strings (parameter names, dtypes, devices) have none of the anchors: every needle
     // holds `(`, `|`, `/` or the space of `import `. Short strings (the keys of a state_dict)
     // are read in one scalar pass, which costs less than starting the vector searchers.
-    if text.len() <= 64 && !text.iter().any(|&b| matches!(b, b'(' | b'|' | b'/' | b' ')) {
+    if text.len() <= 64 && !has_anchor(text) {
         return None;
     }
     static IMPORT: OnceLock<memmem::Finder<'static>> = OnceLock::new();
@@ -250,8 +283,8 @@ pub(crate) fn check_values(ctx: &mut Ctx, m: &Machine, member: &str) {
         }
         set
     };
-    for (id, v) in m.nodes.iter().enumerate() {
-        let (bytes, is_text): (&[u8], bool) = match v {
+    for &id in &m.text_nodes {
+        let (bytes, is_text): (&[u8], bool) = match m.get(id) {
             Value::Str(s) => (s.as_bytes(), true),
             Value::Bytes(b) => (b, false),
             _ => continue,
@@ -270,7 +303,7 @@ pub(crate) fn check_values(ctx: &mut Ctx, m: &Machine, member: &str) {
         }
         if skip
             .get_or_insert_with(|| persistent_items(m))
-            .contains(&(id as u32))
+            .contains(&id)
         {
             continue;
         }
@@ -576,6 +609,33 @@ pub fn sweep_names(b: &[u8]) -> Vec<(usize, String, String, &'static str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_anchor_matches_a_byte_scan() {
+        // Bytes next to the anchors (and with the high bit set) as well as the anchors.
+        let plain = b"ab.\x00\x01\x21\x27\x29\x2e\x30\x7b\x7d\x1f\x80\xa0\xa8\xaf\xfc\xff";
+        let anchors = b"(|/ ";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in 0..80usize {
+            for round in 0..300 {
+                let mut text: Vec<u8> = (0..len)
+                    .map(|_| plain[(next() % plain.len() as u64) as usize])
+                    .collect();
+                if len > 0 && round % 2 == 0 {
+                    let at = (next() % len as u64) as usize;
+                    text[at] = anchors[(next() % 4) as usize];
+                }
+                let want = text.iter().any(|&b| matches!(b, b'(' | b'|' | b'/' | b' '));
+                assert_eq!(has_anchor(&text), want, "{text:?}");
+            }
+        }
+    }
 
     #[test]
     fn code_needles_respect_word_boundaries() {

@@ -301,6 +301,9 @@ fn le64(b: &[u8], o: usize) -> u64 {
 
 /// Bytes as text, invalid UTF-8 replaced (the common valid case is one copy, no scan per char).
 fn lossy_string(b: &[u8]) -> String {
+    if let Some(s) = crate::pickle::ascii_str(b) {
+        return s.to_owned();
+    }
     match std::str::from_utf8(b) {
         Ok(s) => s.to_owned(),
         Err(_) => String::from_utf8_lossy(b).into_owned(),

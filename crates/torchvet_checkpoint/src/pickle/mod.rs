@@ -252,6 +252,8 @@ pub struct Machine<'a> {
     limits: Limits,
     /// All value nodes.
     pub nodes: Vec<Value>,
+    /// Ids of the str and bytes nodes, ascending (the policy checks read only these).
+    pub text_nodes: Vec<Id>,
     stack: Vec<Id>,
     marks: Vec<usize>,
     memo: Memo,
@@ -397,6 +399,7 @@ impl<'a> Machine<'a> {
             // Nodes: up to one per 4 bytes (measured on the bench checkpoints: one per 7.6-8.4), so
             // that the table is never copied while it grows.
             nodes: Vec::with_capacity((2 * hint).min(limits.max_nodes)),
+            text_nodes: Vec::new(),
             stack: Vec::with_capacity(hint.min(256)),
             marks: Vec::new(),
             memo: Memo {
@@ -504,8 +507,12 @@ impl<'a> Machine<'a> {
         if self.nodes.len() >= self.limits.max_nodes {
             return Err("node limit exceeded".into());
         }
+        let id = self.nodes.len() as Id;
+        if matches!(v, Value::Str(_) | Value::Bytes(_)) {
+            self.text_nodes.push(id);
+        }
         self.nodes.push(v);
-        Ok((self.nodes.len() - 1) as Id)
+        Ok(id)
     }
 
     #[inline]
@@ -692,10 +699,8 @@ impl<'a> Machine<'a> {
     fn line_str(&mut self) -> R<String> {
         let l = self.line()?;
         // Latin-1 decoding; ASCII lines (module and class names, memo keys) are one copy.
-        if l.is_ascii() {
-            if let Ok(s) = std::str::from_utf8(l) {
-                return Ok(s.to_owned());
-            }
+        if let Some(s) = ascii_str(l) {
+            return Ok(s.to_owned());
         }
         Ok(l.iter().map(|&b| b as char).collect())
     }
@@ -1265,11 +1270,14 @@ impl<'a> Machine<'a> {
             }
             op::TUPLE1 | op::TUPLE2 | op::TUPLE3 => {
                 let n = (code - op::TUPLE1 + 1) as usize;
-                let mut v = Vec::with_capacity(n);
-                for _ in 0..n {
-                    v.push(self.pop()?);
+                // The top `n` items, in order (what `n` pops would take: none below the mark).
+                let floor = self.marks.last().copied().unwrap_or(0);
+                if self.stack.len() < floor + n {
+                    return Err("stack underflow".into());
                 }
-                v.reverse();
+                let at = self.stack.len() - n;
+                let v = self.stack[at..].to_vec();
+                self.stack.truncate(at);
                 self.push_new(Value::Tuple(v))?
             }
             op::TUPLE => {
@@ -1621,14 +1629,29 @@ fn rot13(s: &str) -> String {
 }
 
 fn latin1(b: &[u8]) -> CompactString {
-    if b.is_ascii() {
-        // ASCII is its own latin-1 decoding (and valid UTF-8).
-        return CompactString::from(std::str::from_utf8(b).unwrap_or_default());
+    if let Some(s) = ascii_str(b) {
+        // ASCII is its own latin-1 decoding.
+        return CompactString::from(s);
     }
     b.iter().map(|&c| c as char).collect()
 }
 
+/// `b` as text when it is ASCII. Names, keys and member names are short ASCII strings, for which
+/// `is_ascii` (a few word compares) is several times cheaper than full UTF-8 validation.
+#[inline]
+pub(crate) fn ascii_str(b: &[u8]) -> Option<&str> {
+    if b.is_ascii() {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(b) })
+    } else {
+        None
+    }
+}
+
 fn utf8_surrogatepass(b: &[u8]) -> CompactString {
+    if let Some(s) = ascii_str(b) {
+        return CompactString::from(s);
+    }
     match std::str::from_utf8(b) {
         Ok(s) => CompactString::from(s),
         Err(_) => CompactString::from(String::from_utf8_lossy(b)),
