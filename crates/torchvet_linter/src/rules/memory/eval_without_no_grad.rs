@@ -226,6 +226,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
+    // The evaluation region first: it reads the syntax and the function's events, while the
+    // value below computes the file's dataflow summaries (most loops are no such region).
+    let Some(region) = checker.eval_region() else {
+        return;
+    };
     // A torch module: by its kind, or, where the name's kind is mixed (a notebook that runs
     // the PyTorch and the TensorFlow version of one example under the same name), by the
     // value it holds here (a torch `from_pretrained` model in eval mode).
@@ -248,9 +253,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }) {
         return;
     }
-    let Some(region) = checker.eval_region() else {
-        return;
-    };
     if callers_disable_grad(checker)
         || crate::rules::facts::module_frozen_at(checker, func, call.start())
     {
