@@ -9,6 +9,7 @@
 //! * [`model`] evaluates torch's allowlisted rebuild functions symbolically into tensor records;
 //!   [`inspect`], [`convert`] and [`diff`] build on it.
 //! * [`cli`] is the `torchvet ckpt` subcommand.
+#![forbid(unsafe_code)]
 
 pub mod against;
 pub mod cli;

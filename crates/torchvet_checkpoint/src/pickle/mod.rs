@@ -1640,9 +1640,10 @@ fn latin1(b: &[u8]) -> CompactString {
 /// `is_ascii` (a few word compares) is several times cheaper than full UTF-8 validation.
 #[inline]
 pub(crate) fn ascii_str(b: &[u8]) -> Option<&str> {
+    // No `unsafe` in a parser of hostile files: the check is repeated by `from_utf8`, which
+    // is cheap on short ASCII input.
     if b.is_ascii() {
-        // SAFETY: ASCII bytes are valid UTF-8.
-        Some(unsafe { std::str::from_utf8_unchecked(b) })
+        std::str::from_utf8(b).ok()
     } else {
         None
     }
