@@ -785,3 +785,64 @@ fn log_of_softmax_reports_its_precision_forms_only_in_preview() {
     assert_eq!(rows(&[]), vec![5]);
     assert_eq!(rows(&["--preview"]), vec![5, 6, 7]);
 }
+
+#[test]
+fn a_cached_file_is_rechecked_when_another_file_changes_how_it_is_used() {
+    // What other files do with a file's classes and names is part of its view
+    // (`ProjectModel::view_digest`): an edit there must not leave a cached result stale.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("holder.py"),
+        "import torch\n\
+         import torch.nn as nn\n\
+         \n\
+         torch_version = float(torch.__version__[:3])\n\
+         \n\
+         \n\
+         class Holder(nn.Module):\n\
+         \x20   def __init__(self, n):\n\
+         \x20       self.n = n\n",
+    )
+    .unwrap();
+    let user = |body: &str| {
+        std::fs::write(
+            p.join("main.py"),
+            format!("import torch\nimport holder\n\n\ndef run():\n    h = holder.Holder(3)\n{body}    return h.n\n"),
+        )
+        .unwrap();
+    };
+    let found = || -> Vec<(String, String)> {
+        let (_, out, err) = run_cached(p, &["check", ".", "--isolated", "--output-format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
+        let mut rows: Vec<(String, String)> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let file = Path::new(f["filename"].as_str().unwrap());
+                let file = file.file_name().unwrap().to_string_lossy().into_owned();
+                (file, f["name"].as_str().unwrap().to_string())
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let holder = |rule: &str| ("holder.py".to_string(), rule.to_string());
+    user("");
+    assert_eq!(found(), vec![]);
+    assert_eq!(found(), vec![], "cached run");
+    // main.py moves the instance: Holder is used as a module.
+    user("    h.to(\"cpu\")\n");
+    assert_eq!(found(), vec![holder("missing-super-init")]);
+    // ... and calls it instead.
+    user("    h(1)\n");
+    assert_eq!(found(), vec![holder("missing-super-init")]);
+    // main.py compares holder's parsed version.
+    user("    if holder.torch_version >= 1.2:\n        pass\n");
+    assert_eq!(found(), vec![holder("torch-version-string-compare")]);
+    user("");
+    assert_eq!(found(), vec![], "back to the first text");
+    assert!(p.join(".torchvet_cache").is_dir());
+}
