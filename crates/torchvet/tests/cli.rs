@@ -787,44 +787,62 @@ fn log_of_softmax_reports_its_precision_forms_only_in_preview() {
 }
 
 #[test]
-fn a_cached_result_is_rechecked_when_another_file_changes_what_it_sees() {
-    // `missing-super-init` on a plain holder fires only once an instance is called or moved;
-    // the call is in another file, so the holder's file must be re-checked when that file
-    // changes although its own text did not.
-    let dir = tempfile::tempdir().unwrap();
+fn a_cached_file_is_rechecked_when_another_file_changes_how_it_is_used() {
+    // What other files do with a file's classes and names is part of its view
+    // (`ProjectModel::view_digest`): an edit there must not leave a cached result stale.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
     std::fs::write(
-        dir.path().join("models.py"),
-        "import torch.nn as nn\n\n\nclass Holder(nn.Module):\n    def __init__(self, k):\n        self.k = k\n",
+        p.join("holder.py"),
+        "import torch\n\
+         import torch.nn as nn\n\
+         \n\
+         torch_version = float(torch.__version__[:3])\n\
+         \n\
+         \n\
+         class Holder(nn.Module):\n\
+         \x20   def __init__(self, n):\n\
+         \x20       self.n = n\n",
     )
     .unwrap();
-    let train = |body: &str| {
+    let user = |body: &str| {
         std::fs::write(
-            dir.path().join("train.py"),
-            format!("import torch\nfrom models import Holder\n\n\ndef main():\n    h = Holder(3)\n    {body}\n"),
+            p.join("main.py"),
+            format!("import torch\nimport holder\n\n\ndef run():\n    h = holder.Holder(3)\n{body}    return h.n\n"),
         )
         .unwrap();
     };
-    let names = || -> Vec<String> {
-        let (_, out, err) = run_cached(dir.path(), &["check", "--output-format", "json"]);
-        let found: serde_json::Value = serde_json::from_str(&out)
+    let found = || -> Vec<(String, String)> {
+        let (_, out, err) = run_cached(p, &["check", ".", "--isolated", "--output-format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&out)
             .unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
-        found
+        let mut rows: Vec<(String, String)> = v
             .as_array()
             .unwrap()
             .iter()
             .map(|f| {
-                format!(
-                    "{}:{}",
-                    f["filename"].as_str().unwrap(),
-                    f["name"].as_str().unwrap()
-                )
+                let file = Path::new(f["filename"].as_str().unwrap());
+                let file = file.file_name().unwrap().to_string_lossy().into_owned();
+                (file, f["name"].as_str().unwrap().to_string())
             })
-            .collect()
+            .collect();
+        rows.sort();
+        rows
     };
-    train("print(h.k)");
-    assert_eq!(names(), Vec::<String>::new());
-    train("print(h(torch.ones(1)))");
-    assert_eq!(names(), vec!["models.py:missing-super-init".to_string()]);
-    train("print(h.k)");
-    assert_eq!(names(), Vec::<String>::new());
+    let holder = |rule: &str| ("holder.py".to_string(), rule.to_string());
+    user("");
+    assert_eq!(found(), vec![]);
+    assert_eq!(found(), vec![], "cached run");
+    // main.py moves the instance: Holder is used as a module.
+    user("    h.to(\"cpu\")\n");
+    assert_eq!(found(), vec![holder("missing-super-init")]);
+    // ... and calls it instead.
+    user("    h(1)\n");
+    assert_eq!(found(), vec![holder("missing-super-init")]);
+    // main.py compares holder's parsed version.
+    user("    if holder.torch_version >= 1.2:\n        pass\n");
+    assert_eq!(found(), vec![holder("torch-version-string-compare")]);
+    user("");
+    assert_eq!(found(), vec![], "back to the first text");
+    assert!(p.join(".torchvet_cache").is_dir());
 }

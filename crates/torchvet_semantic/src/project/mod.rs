@@ -280,19 +280,23 @@ pub struct ProjectModel {
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
     /// Project-wide lists that queries would otherwise scan every file for, per query.
     scan_index: std::sync::OnceLock<facts::ScanIndex>,
-    /// What other files do with a file's classes and names (instances called, names
-    /// compared), built on first use.
-    cross_index: std::sync::OnceLock<CrossIndex>,
+    /// Who uses which class's instances and compares which file's names (built on first
+    /// question; see [`UseIndex`]).
+    use_index: std::sync::OnceLock<UseIndex>,
 }
 
-/// Project-wide answers to "does another file use this": one pass over every file instead of
-/// one per question, and hashed into [`ProjectModel::view_digest`] so that a cached result is
-/// re-checked when another file changes the answer.
+/// What files observe of each other beyond imports and calls, indexed once per model: the
+/// project classes whose instances are called or used as modules, and the module-level names
+/// of each file that other files compare. [`ProjectModel::view_digest`] hashes a file's part
+/// of it, so the result cache and the language server see when another file changes it.
 #[derive(Debug, Default)]
-struct CrossIndex {
-    /// Classes an instance of which is called somewhere (an [`InstanceCall`]).
-    called_classes: FxHashSet<ClassId>,
-    /// Per file: its module-level names that another file compares, sorted, once each.
+struct UseIndex {
+    /// Classes with an instance called anywhere (an [`InstanceCall`]).
+    called: FxHashSet<ClassId>,
+    /// Classes with an instance given an `nn.Module` API method anywhere, or called as a
+    /// module-level name of its file.
+    module_api: FxHashSet<ClassId>,
+    /// Per file: its module-level names compared in other files (sorted, once each).
     compared: FxHashMap<FileId, Vec<Box<str>>>,
 }
 
@@ -350,7 +354,7 @@ impl ProjectModel {
             module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
-            cross_index: std::sync::OnceLock::new(),
+            use_index: std::sync::OnceLock::new(),
         };
         m.load_imported(load);
         m.link();
@@ -404,7 +408,7 @@ impl ProjectModel {
             module_methods: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
-            cross_index: std::sync::OnceLock::new(),
+            use_index: std::sync::OnceLock::new(),
         };
         m.link();
         Some(m)
@@ -465,6 +469,16 @@ impl ProjectModel {
                 }
             }
             i += 1;
+        }
+        // The files whose classes' instances it uses and whose names it compares (see
+        // [`UseIndex`]): what it does with them is part of their view.
+        let mut observed = Vec::new();
+        self.observed_classes(id, &mut |c, _| observed.push(c.file));
+        observed.extend(self.compared_names(id).map(|(m, _)| m));
+        for d in observed {
+            if seen.insert(d) {
+                out.push(d);
+            }
         }
         out
     }
@@ -1017,51 +1031,90 @@ impl ProjectModel {
     /// (`onmt.constants.torch_version >= 1.2` for `torch_version` of `onmt/constants.py`, or
     /// the name imported from it and compared)?
     pub fn compared_in_other_files(&self, file: FileId, name: &str) -> bool {
-        self.cross()
+        self.uses()
             .compared
             .get(&file)
-            .is_some_and(|names| names.binary_search_by(|n| (**n).cmp(name)).is_ok())
+            .is_some_and(|v| v.binary_search_by(|n| (**n).cmp(name)).is_ok())
     }
 
     /// Is an instance of class `c` called anywhere in the project (an [`InstanceCall`] whose
     /// object resolves to an instance of `c`)?
     pub fn instance_called(&self, c: ClassId) -> bool {
-        self.cross().called_classes.contains(&c)
+        self.uses().called.contains(&c)
     }
 
-    fn cross(&self) -> &CrossIndex {
-        self.cross_index.get_or_init(|| {
-            let mut idx = CrossIndex::default();
-            for (fi, f) in self.files.iter().enumerate() {
-                for (gi, g) in f.functions.iter().enumerate() {
-                    let ctx = FuncId {
-                        file: fi as FileId,
-                        index: gi as u32,
-                    };
-                    for ic in &g.instance_calls {
-                        if let Some(ClassRef::Project(c)) = self.resolve_val(ctx, &ic.recv, 0).class
-                        {
-                            idx.called_classes.insert(c);
-                        }
+    /// Is an instance of class `c` used as a module anywhere in the project: called, or
+    /// given an `nn.Module` API method (`net.to(dev)`, `net.parameters()`, `net.eval()`,
+    /// `net.state_dict()`, ...)?
+    pub fn instance_used_as_module(&self, c: ClassId) -> bool {
+        let u = self.uses();
+        u.called.contains(&c) || u.module_api.contains(&c)
+    }
+
+    fn uses(&self) -> &UseIndex {
+        self.use_index.get_or_init(|| {
+            let mut idx = UseIndex::default();
+            for fi in 0..self.files.len() {
+                let file = fi as FileId;
+                self.observed_classes(file, &mut |c, called| {
+                    if called {
+                        idx.called.insert(c);
+                    } else {
+                        idx.module_api.insert(c);
                     }
-                }
-                for q in &f.compared_refs {
-                    let Some((module, last)) = q.rsplit_once('.') else {
-                        continue;
-                    };
-                    if let Some(Entity::Module(m)) = self.qualified(fi as FileId, module, 0) {
-                        if m as usize != fi {
-                            idx.compared.entry(m).or_default().push(last.into());
-                        }
-                    }
+                });
+                for (m, name) in self.compared_names(file) {
+                    idx.compared.entry(m).or_default().push(name.into());
                 }
             }
-            for names in idx.compared.values_mut() {
-                names.sort();
-                names.dedup();
+            for v in idx.compared.values_mut() {
+                v.sort_unstable();
+                v.dedup();
             }
             idx
         })
+    }
+
+    /// The project classes whose instances file `file` uses as modules: `f(c, true)` for an
+    /// instance call, `f(c, false)` for an `nn.Module` API method or a call of a module-level
+    /// name.
+    fn observed_classes(&self, file: FileId, f: &mut dyn FnMut(ClassId, bool)) {
+        for (gi, g) in self.files[file as usize].functions.iter().enumerate() {
+            let ctx = FuncId {
+                file,
+                index: gi as u32,
+            };
+            for ic in g.instance_calls.iter() {
+                if let Some(ClassRef::Project(c)) = self.resolve_val(ctx, &ic.recv, 0).class {
+                    f(c, true);
+                }
+            }
+            for v in g.module_api_uses.iter() {
+                if let Some(ClassRef::Project(c)) = self.resolve_val(ctx, v, 0).class {
+                    f(c, false);
+                }
+            }
+            for name in g.global_module_uses.iter() {
+                if let Some(ClassRef::Project(c)) = self.global(file, name, 0).class {
+                    f(c, false);
+                }
+            }
+        }
+    }
+
+    /// The module-level names of other files that file `file` compares (see
+    /// [`FileSummary::compared_refs`]): the file they belong to and the name.
+    fn compared_names<'f>(&'f self, file: FileId) -> impl Iterator<Item = (FileId, &'f str)> + 'f {
+        self.files[file as usize]
+            .compared_refs
+            .iter()
+            .filter_map(move |q| {
+                let (module, last) = q.rsplit_once('.')?;
+                match self.qualified(file, module, 0) {
+                    Some(Entity::Module(m)) if m != file => Some((m, last)),
+                    _ => None,
+                }
+            })
     }
 
     /// The one method of the project's module classes called `name`, when exactly one class
@@ -2239,23 +2292,16 @@ impl ProjectModel {
             self.events(fid).hash(&mut h);
         }
         for ci in 0..f.classes.len() {
-            self.class_facts(
-                ClassId {
-                    file: id,
-                    index: ci as u32,
-                },
-                &mut h,
-            );
-        }
-        // What other files do with this file's classes and names.
-        for ci in 0..f.classes.len() {
-            self.instance_called(ClassId {
+            let c = ClassId {
                 file: id,
                 index: ci as u32,
-            })
-            .hash(&mut h);
+            };
+            self.class_facts(c, &mut h);
+            // How other files use its instances (see [`UseIndex`]).
+            (self.instance_called(c), self.instance_used_as_module(c)).hash(&mut h);
         }
-        self.cross().compared.get(&id).hash(&mut h);
+        // Its names other files compare.
+        self.uses().compared.get(&id).hash(&mut h);
         (
             self.relevant[id as usize],
             self.sees_probabilities[id as usize],

@@ -383,6 +383,15 @@ pub struct FunctionSummary {
     /// Calls of objects it holds (`model(x)`), which run a project module's `forward` when
     /// the object is an instance of one.
     pub instance_calls: ThinVec<InstanceCall>,
+    /// Objects it gives an `nn.Module` API method (`net.to(dev)`, `net.parameters()`,
+    /// `net.eval()`): their values (a name bound to a call of something the model may
+    /// resolve, a parameter, `self.<attr>`), once each.
+    pub module_api_uses: ThinVec<Val>,
+    /// Module-level names of its file (not its own locals or parameters) that it calls or
+    /// gives an `nn.Module` API method (`model(x)`, `model.to(dev)` in a function, with
+    /// `model = Net()` at module level), once each. The model resolves them through the
+    /// file's globals.
+    pub global_module_uses: ThinVec<Box<str>>,
     /// Calls of a method that is not `nn.Module` API on an object (`discriminator.train_custom()`,
     /// `self.model.restore_mode()`): the object and the method's name. The model resolves the
     /// name to a project module class's method, so the modes that method sets are seen.
@@ -919,6 +928,8 @@ pub fn summarise_with(
         events: ThinVec::new(),
         calls: Vec::new(),
         instance_calls: ThinVec::new(),
+        module_api_uses: ThinVec::new(),
+        global_module_uses: ThinVec::new(),
         object_method_calls: ThinVec::new(),
         usage: Vec::new(),
         has_loop: false,
@@ -1268,6 +1279,8 @@ impl Builder<'_> {
             events: ThinVec::new(),
             calls: Vec::new(),
             instance_calls: ThinVec::new(),
+            module_api_uses: ThinVec::new(),
+            global_module_uses: ThinVec::new(),
             object_method_calls: ThinVec::new(),
             has_loop: false,
             mode_layer: None,
@@ -1788,6 +1801,8 @@ impl Builder<'_> {
             no_grad: u32::from(no_grad),
             calls: Vec::new(),
             instance_calls: Vec::new(),
+            module_api_uses: Vec::new(),
+            global_module_uses: Vec::new(),
             usage: vec![Usage::default(); params.len()],
             has_loop: false,
             mode_layer: None,
@@ -1798,6 +1813,8 @@ impl Builder<'_> {
         let BodyWalker {
             calls,
             instance_calls,
+            module_api_uses,
+            global_module_uses,
             usage,
             has_loop,
             mode_layer,
@@ -1809,6 +1826,8 @@ impl Builder<'_> {
         let f = &mut self.out.functions[idx as usize];
         f.calls = calls;
         f.instance_calls = instance_calls.into();
+        f.module_api_uses = module_api_uses.into();
+        f.global_module_uses = global_module_uses.into();
         if !params.is_empty() {
             f.usage = usage;
         }
@@ -2050,6 +2069,8 @@ struct BodyWalker<'w, 'b> {
     no_grad_callees: Vec<Box<str>>,
     calls: Vec<SumCall>,
     instance_calls: Vec<InstanceCall>,
+    module_api_uses: Vec<Val>,
+    global_module_uses: Vec<Box<str>>,
     usage: Vec<Usage>,
     has_loop: bool,
     mode_layer: Option<(&'static str, TextRange)>,
@@ -2125,6 +2146,53 @@ impl BodyWalker<'_, '_> {
             in_loop: self.loop_depth > 0,
             conditional: self.cond_depth > 0,
         });
+    }
+
+    /// Record an object used as a module: given an `nn.Module` API method (see
+    /// [`FunctionSummary::module_api_uses`]), or, for a module-level name of the file, called
+    /// too (see [`FunctionSummary::global_module_uses`]).
+    fn module_use(&mut self, call: &ExprCall) {
+        let b = &self.b.out.vocab;
+        if !(b.torch || b.training) {
+            return;
+        }
+        let (obj, api) = match helpers::method_call(call) {
+            Some((m, recv)) if crate::classes::is_module_api(m) => (recv, true),
+            _ => (&*call.func, false),
+        };
+        match obj {
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                if self
+                    .nested
+                    .is_some_and(|ns| ns.iter().any(|(m, _)| m == id))
+                {
+                    return;
+                }
+                if self.vals.contains_key(id) || self.params.contains(&id) {
+                    if !api {
+                        return;
+                    }
+                    let v = self.b.val(obj, self.params, self.vals, self.nested);
+                    if matches!(v, Val::Call { .. } | Val::Param(_))
+                        && !self.module_api_uses.contains(&v)
+                    {
+                        self.module_api_uses.push(v);
+                    }
+                } else if self.b.out.globals.iter().any(|(g, _)| &**g == id)
+                    && !self.global_module_uses.iter().any(|g| &**g == id)
+                {
+                    self.global_module_uses.push(id.into());
+                }
+            }
+            Expr::Attribute(a) if api && helpers::name_of(&a.value) == Some("self") => {
+                let v = Val::SelfAttr(a.attr.as_str().into());
+                if !self.module_api_uses.contains(&v) {
+                    self.module_api_uses.push(v);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn param(&self, expr: &Expr) -> Option<usize> {
@@ -2310,6 +2378,7 @@ impl BodyWalker<'_, '_> {
                     }
                 }
                 self.instance_call(call);
+                self.module_use(call);
                 if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
                     if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
                         self.builds.push(callee.clone());

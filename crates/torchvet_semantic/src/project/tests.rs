@@ -668,3 +668,61 @@ def main():\n    net = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.1))\n    net.
         "built from a net in train mode"
     );
 }
+
+#[test]
+fn uses_of_a_files_classes_and_names_elsewhere_are_in_its_view() {
+    // `runner.py` uses `Holder` only through a parameter (it imports nothing of `holder.py`)
+    // and `main.py` passes the instance; `check.py` compares holder's parsed version.
+    let holder = "import torch\nimport torch.nn as nn\n\nversion = float(torch.__version__[:3])\n\n\nclass Holder(nn.Module):\n    def __init__(self, n):\n        self.n = n\n";
+    let main =
+        "import torch\nfrom holder import Holder\nfrom runner import run\n\nrun(Holder(2))\n";
+    let files = |runner: &str, check: &str| {
+        let t = Tree::new(&[
+            ("holder.py", holder),
+            ("main.py", main),
+            ("runner.py", runner),
+            ("check.py", check),
+        ]);
+        let m = t.model(&["holder.py", "main.py", "runner.py", "check.py"]);
+        let h = t.id(&m, "holder.py");
+        let c = ClassId { file: h, index: 0 };
+        let deps = |p: &str| m.dependents(t.id(&m, p)).contains(&h);
+        (
+            m.view_digest(h),
+            m.instance_called(c),
+            m.instance_used_as_module(c),
+            m.compared_in_other_files(h, "version"),
+            deps("runner.py"),
+            deps("check.py"),
+        )
+    };
+    let plain = "import torch\n\n\ndef run(net):\n    return net.n\n";
+    let calls = "import torch\n\n\ndef run(net):\n    return net(1)\n";
+    let moves = "import torch\n\n\ndef run(net):\n    net.to('cpu')\n    return net.n\n";
+    let no_cmp = "import torch\nimport holder\n\nprint(holder.version)\n";
+    let cmp = "import torch\nimport holder\n\nif holder.version >= 1.2:\n    pass\n";
+    let base = files(plain, no_cmp);
+    assert_eq!(&(base.1, base.2, base.3), &(false, false, false));
+    let called = files(calls, no_cmp);
+    assert_eq!(
+        &(called.1, called.2, called.3, called.4),
+        &(true, true, false, true)
+    );
+    let moved = files(moves, no_cmp);
+    assert_eq!(
+        &(moved.1, moved.2, moved.3, moved.4),
+        &(false, true, false, true)
+    );
+    let compared = files(plain, cmp);
+    assert_eq!(
+        &(compared.1, compared.2, compared.3, compared.5),
+        &(false, false, true, true)
+    );
+    // Each change shows in holder.py's view digest.
+    let digests = [base.0, called.0, moved.0, compared.0];
+    for (i, a) in digests.iter().enumerate() {
+        for b in &digests[i + 1..] {
+            assert_ne!(a, b);
+        }
+    }
+}

@@ -46,8 +46,8 @@ crate::declare_rule! {
     /// such a holder works until it is used as a module. It is reported when the failure can
     /// happen: a method assigns a sub-module or a Parameter to `self`, registers a buffer or
     /// parameter, or calls another module method on `self`; the class defines `forward`; or
-    /// an instance is used as a module (called anywhere in the project, or moved, asked for
-    /// its parameters or state dict, switched to eval, ... in the same file).
+    /// an instance is used as a module anywhere in the project (called, moved, asked for its
+    /// parameters or state dict, switched to eval, ...).
     ///
     /// The base initialiser may also run in one of the class's own methods that `__init__`
     /// calls (`self.make_weight(...)` calling `super().__init__(n, d, _weight=w)`); such
@@ -181,9 +181,8 @@ fn report_missing(
 /// when one of its methods assigns a sub-module or a Parameter to `self` (or registers a
 /// buffer, parameter or module, or calls any other module API on `self`), when it defines
 /// `forward` (it is meant to be called, and calling runs the hooks machinery), or when an
-/// instance is used as a module: called (here or in another file, as the project model's
-/// instance calls tell), or given to a module method (`net.to(dev)`, `net.parameters()`,
-/// `net.state_dict()`, ...) in this file.
+/// instance is used as a module anywhere in the project: called, or given a module method
+/// (`net.to(dev)`, `net.parameters()`, `net.state_dict()`, ...), as the project model tells.
 fn fails_without_base_init(checker: &Checker, class: &ruff_python_ast::StmtClassDef) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct Uses<'c, 'a> {
@@ -249,95 +248,10 @@ fn fails_without_base_init(checker: &Checker, class: &ruff_python_ast::StmtClass
     if u.found {
         return true;
     }
-    instance_used_as_module(checker, class)
-}
-
-/// Is an instance of `class` used as a module: called anywhere in the project (the model's
-/// instance calls), or, in this file, called or given a module method?
-fn instance_used_as_module(checker: &Checker, class: &ruff_python_ast::StmtClassDef) -> bool {
-    use ruff_python_ast::visitor::{self, Visitor};
-    let name = class.name.as_str();
-    if let Some(p) = checker.project_or_file() {
-        if let Some(cid) = p.class_at(class.start()) {
-            if p.model.instance_called(cid) {
-                return true;
-            }
-        }
-    }
-    // Names (and `self.<attr>`s) bound to `Class(...)` in this file.
-    struct Bound<'n> {
-        class: &'n str,
-        names: Vec<String>,
-    }
-    impl<'x> Visitor<'x> for Bound<'_> {
-        fn visit_stmt(&mut self, s: &'x Stmt) {
-            if let Stmt::Assign(a) = s {
-                let mut v = &*a.value;
-                // `Class(...).to(device)`
-                while let Expr::Call(c) = v {
-                    match &*c.func {
-                        Expr::Attribute(at) if matches!(&*at.value, Expr::Call(_)) => {
-                            v = &at.value;
-                        }
-                        _ => break,
-                    }
-                }
-                if let Expr::Call(c) = v {
-                    let callee = match &*c.func {
-                        Expr::Name(n) => Some(n.id.as_str()),
-                        Expr::Attribute(at) => Some(at.attr.as_str()),
-                        _ => None,
-                    };
-                    if callee == Some(self.class) {
-                        for t in &a.targets {
-                            if let Some(k) = torchvet_semantic::flow::object_key(t) {
-                                self.names.push(k);
-                            }
-                        }
-                    }
-                }
-            }
-            visitor::walk_stmt(self, s);
-        }
-    }
-    let mut b = Bound {
-        class: name,
-        names: Vec::new(),
-    };
-    b.visit_body(&checker.module().body);
-    if b.names.is_empty() {
-        return false;
-    }
-    struct Used<'n> {
-        names: &'n [String],
-        found: bool,
-    }
-    impl<'x> Visitor<'x> for Used<'_> {
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if self.found {
-                return;
-            }
-            if let Expr::Call(c) = e {
-                let key = |x: &Expr| {
-                    torchvet_semantic::flow::object_key(x).is_some_and(|k| self.names.contains(&k))
-                };
-                let used = key(&c.func)
-                    || helpers::method_call(c)
-                        .is_some_and(|(m, recv)| torchvet_semantic::is_module_api(m) && key(recv));
-                if used {
-                    self.found = true;
-                    return;
-                }
-            }
-            visitor::walk_expr(self, e);
-        }
-    }
-    let mut u = Used {
-        names: &b.names,
-        found: false,
-    };
-    u.visit_body(&checker.module().body);
-    u.found
+    checker
+        .project_or_file()
+        .and_then(|p| Some(p.model.instance_used_as_module(p.class_at(class.start())?)))
+        .unwrap_or(false)
 }
 
 /// An edit inserting `super().__init__()` before the first statement (after a docstring).
