@@ -107,6 +107,7 @@ projects! {
         dataparallel_trainers_subdir,
         openmmlab_decoder_other_file,
         forward_runs_training_step,
+        grad_accum_optimizer_from_caller,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -642,35 +642,35 @@ impl<'a> Checker<'a> {
         if k != Kind::Unknown {
             return k;
         }
-        let Some(p) = self.project().cloned() else {
-            return k;
-        };
+        let Some(p) = self.project() else { return k };
         match expr {
-            Expr::Name(n) => {
-                let Some(f) = self.function() else { return k };
-                let Some(i) = f
-                    .parameters
-                    .iter()
-                    .position(|prm| prm.name().as_str() == n.id.as_str())
-                else {
-                    return k;
-                };
-                match p.function_at(f.range.start()) {
-                    Some(id) => p.model.param(id, i).kind,
-                    None => k,
-                }
-            }
-            Expr::Attribute(a) if torchvet_semantic::helpers::name_of(&a.value) == Some("self") => {
-                let Some(class) = self.frame().method_of else {
-                    return k;
-                };
-                match p.class_at(class.def.range.start()) {
-                    Some(c) => p.model.class_attr(c, a.attr.as_str(), 0).kind,
-                    None => k,
-                }
-            }
+            Expr::Name(n) => self
+                .param_of_function(n.id.as_str())
+                .map_or(k, |(id, i)| p.model.param(id, i).kind),
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => self
+                .method_class_id()
+                .map_or(k, |c| p.model.class_attr(c, a.attr.as_str(), 0).kind),
             _ => k,
         }
+    }
+
+    /// The innermost function (in the project model) and the index of its parameter `name`.
+    pub fn param_of_function(
+        &self,
+        name: &str,
+    ) -> Option<(torchvet_semantic::project::FuncId, usize)> {
+        let f = self.function()?;
+        let i = f
+            .parameters
+            .iter()
+            .position(|prm| prm.name().as_str() == name)?;
+        Some((self.project()?.function_at(f.range.start())?, i))
+    }
+
+    /// The class (in the project model) of the method being checked.
+    pub fn method_class_id(&self) -> Option<torchvet_semantic::project::ClassId> {
+        let class = self.frame().method_of?;
+        self.project()?.class_at(class.def.range.start())
     }
 
     /// Where the value whose kind [`Checker::kind_of`] reports for a name or `self.<attr>` was

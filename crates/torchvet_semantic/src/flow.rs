@@ -648,9 +648,7 @@ pub fn analyze_suite<'a>(
 pub fn is_periodic_test(test: &Expr) -> bool {
     let mut found = false;
     walk_names(test, &mut |e| match e {
-        Expr::BinOp(b) if b.op == Operator::Mod && !matches!(*b.left, Expr::StringLiteral(_)) => {
-            found = true
-        }
+        e if is_modulo(e) => found = true,
         Expr::Name(n) if periodic_name(n.id.as_str()) => found = true,
         Expr::Attribute(a) if periodic_name(a.attr.as_str()) => found = true,
         _ => {}
@@ -662,14 +660,18 @@ pub fn is_periodic_test(test: &Expr) -> bool {
 /// A block under it skips one iteration in k: a schedule, not a window that runs once per k
 /// (after `if i % k != 0: continue`, an [`Guard::AfterExit`], the rest does run once per k).
 pub fn is_skip_schedule(test: &Expr) -> bool {
-    let is_mod = |e: &Expr| matches!(e, Expr::BinOp(b) if b.op == Operator::Mod && !matches!(*b.left, Expr::StringLiteral(_)));
     match test {
         Expr::Compare(c) => {
             matches!(c.ops.as_ref(), [ast::CmpOp::NotEq])
-                && (is_mod(&c.left) || c.comparators.first().is_some_and(&is_mod))
+                && (is_modulo(&c.left) || c.comparators.first().is_some_and(is_modulo))
         }
-        e => is_mod(e),
+        e => is_modulo(e),
     }
+}
+
+/// `a % b`, the arithmetic remainder (not `"%s" % x` string formatting).
+fn is_modulo(e: &Expr) -> bool {
+    matches!(e, Expr::BinOp(b) if b.op == Operator::Mod && !matches!(*b.left, Expr::StringLiteral(_)))
 }
 
 /// Is `stmt` a bounded micro-batch loop: `for _ in range(k)` (not `range(len(data))`, which

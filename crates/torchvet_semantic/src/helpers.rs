@@ -129,6 +129,53 @@ pub fn binds(target: &Expr, name: &str) -> bool {
     }
 }
 
+/// Finds an expression satisfying a predicate, pre-order, nested definitions and lambdas
+/// included (see [`any_expr`], [`any_expr_in`], [`any_expr_in_stmt`]).
+struct FindExpr<'p> {
+    pred: &'p dyn Fn(&Expr) -> bool,
+    found: bool,
+}
+
+impl<'x> ruff_python_ast::visitor::Visitor<'x> for FindExpr<'_> {
+    fn visit_expr(&mut self, e: &'x Expr) {
+        if self.found {
+            return;
+        }
+        if (self.pred)(e) {
+            self.found = true;
+            return;
+        }
+        ruff_python_ast::visitor::walk_expr(self, e);
+    }
+}
+
+/// Does `expr` or any expression inside it satisfy `pred`?
+pub fn any_expr(expr: &Expr, pred: impl Fn(&Expr) -> bool) -> bool {
+    use ruff_python_ast::visitor::Visitor;
+    let mut f = FindExpr {
+        pred: &pred,
+        found: false,
+    };
+    f.visit_expr(expr);
+    f.found
+}
+
+/// Does any expression of the statements (nested definitions included) satisfy `pred`?
+pub fn any_expr_in(body: &[ast::Stmt], pred: impl Fn(&Expr) -> bool) -> bool {
+    use ruff_python_ast::visitor::Visitor;
+    let mut f = FindExpr {
+        pred: &pred,
+        found: false,
+    };
+    f.visit_body(body);
+    f.found
+}
+
+/// [`any_expr_in`] for one statement.
+pub fn any_expr_in_stmt(stmt: &ast::Stmt, pred: impl Fn(&Expr) -> bool) -> bool {
+    any_expr_in(std::slice::from_ref(stmt), pred)
+}
+
 /// The name of a simple `Name` expression.
 pub fn name_of(expr: &Expr) -> Option<&str> {
     match expr {

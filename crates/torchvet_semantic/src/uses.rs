@@ -752,15 +752,13 @@ fn stmt_reads_first(stmt: &Stmt, name: &str) -> Option<bool> {
         Stmt::Nonlocal(g) if g.names.iter().any(|n| n.as_str() == name) => Some(true),
         _ => {
             // A simple statement (or a definition): its reads come before its binding.
-            let mut r = NameRead { name, found: false };
-            r.visit_stmt(stmt);
-            if r.found {
+            if helpers::any_expr_in_stmt(stmt, |x| is_load_of(x, name)) {
                 return Some(true);
             }
             let binds = match stmt {
-                Stmt::Assign(a) => a.targets.iter().any(|t| binds_name(t, name)),
-                Stmt::AnnAssign(a) => a.value.is_some() && binds_name(&a.target, name),
-                Stmt::Delete(d) => d.targets.iter().any(|t| binds_name(t, name)),
+                Stmt::Assign(a) => a.targets.iter().any(|t| helpers::binds(t, name)),
+                Stmt::AnnAssign(a) => a.value.is_some() && helpers::binds(&a.target, name),
+                Stmt::Delete(d) => d.targets.iter().any(|t| helpers::binds(t, name)),
                 Stmt::FunctionDef(f) => f.name.as_str() == name,
                 Stmt::ClassDef(c) => c.name.as_str() == name,
                 _ => false,
@@ -770,71 +768,24 @@ fn stmt_reads_first(stmt: &Stmt, name: &str) -> Option<bool> {
     }
 }
 
-fn binds_name(target: &Expr, name: &str) -> bool {
-    match target {
-        Expr::Name(n) => n.id.as_str() == name,
-        Expr::Tuple(t) => t.elts.iter().any(|e| binds_name(e, name)),
-        Expr::List(t) => t.elts.iter().any(|e| binds_name(e, name)),
-        Expr::Starred(s) => binds_name(&s.value, name),
-        _ => false,
-    }
-}
-
 fn expr_reads(e: &Expr, name: &str) -> bool {
-    let mut r = NameRead { name, found: false };
-    r.visit_expr(e);
-    r.found
+    helpers::any_expr(e, |x| is_load_of(x, name))
 }
 
-/// Finds a load of a name (in nested functions and lambdas too).
-struct NameRead<'n> {
-    name: &'n str,
-    found: bool,
-}
-
-impl<'x> Visitor<'x> for NameRead<'_> {
-    fn visit_expr(&mut self, e: &'x Expr) {
-        if self.found {
-            return;
-        }
-        if let Expr::Name(n) = e {
-            if n.id.as_str() == self.name && n.ctx == ExprContext::Load {
-                self.found = true;
-                return;
-            }
-        }
-        visitor::walk_expr(self, e);
-    }
+/// A load of the name (in nested functions and lambdas too, as [`helpers::any_expr`] walks).
+fn is_load_of(e: &Expr, name: &str) -> bool {
+    matches!(e, Expr::Name(n) if n.id.as_str() == name && n.ctx == ExprContext::Load)
 }
 
 /// Does the class's own code read `self.<attr>` (a load, not the assignment): is the
 /// attribute a flag of its own (`if self.requires_grad: ... else: with torch.no_grad(): ...`
 /// in `forward`)? Nested definitions inside methods count; other classes do not.
 pub fn class_reads_own_attribute(class: &ruff_python_ast::StmtClassDef, attr: &str) -> bool {
-    struct Reads<'n> {
-        attr: &'n str,
-        found: bool,
-    }
-    impl<'x> Visitor<'x> for Reads<'_> {
-        fn visit_expr(&mut self, expr: &'x Expr) {
-            if self.found {
-                return;
-            }
-            if let Expr::Attribute(a) = expr {
-                if a.ctx == ExprContext::Load
-                    && a.attr.as_str() == self.attr
-                    && helpers::name_of(&a.value) == Some("self")
-                {
-                    self.found = true;
-                    return;
-                }
-            }
-            visitor::walk_expr(self, expr);
-        }
-    }
-    let mut v = Reads { attr, found: false };
-    v.visit_body(&class.body);
-    v.found
+    helpers::any_expr_in(&class.body, |e| {
+        matches!(e, Expr::Attribute(a) if a.ctx == ExprContext::Load
+            && a.attr.as_str() == attr
+            && helpers::name_of(&a.value) == Some("self"))
+    })
 }
 
 #[cfg(test)]

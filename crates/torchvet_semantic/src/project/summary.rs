@@ -2107,20 +2107,13 @@ impl BodyWalker<'_, '_> {
     /// Record `obj(...)` when `obj` is a name bound to a call of something the model may
     /// resolve, a parameter, or `self.<attr>` (see [`InstanceCall`]).
     fn instance_call(&mut self, call: &ExprCall) {
-        let b = &self.b.out.vocab;
-        if !(b.torch || b.training) {
+        if !self.tracks_uses() {
             return;
         }
         let recv = match &*call.func {
             Expr::Name(n) => {
                 let id = n.id.as_str();
-                if self
-                    .nested
-                    .is_some_and(|ns| ns.iter().any(|(m, _)| m == id))
-                {
-                    return;
-                }
-                if !self.vals.contains_key(id) && !self.params.contains(&id) {
+                if self.nested_def(id) || !self.bound_here(id) {
                     return;
                 }
                 self.b.val(&call.func, self.params, self.vals, self.nested)
@@ -2152,8 +2145,7 @@ impl BodyWalker<'_, '_> {
     /// [`FunctionSummary::module_api_uses`]), or, for a module-level name of the file, called
     /// too (see [`FunctionSummary::global_module_uses`]).
     fn module_use(&mut self, call: &ExprCall) {
-        let b = &self.b.out.vocab;
-        if !(b.torch || b.training) {
+        if !self.tracks_uses() {
             return;
         }
         let (obj, api) = match helpers::method_call(call) {
@@ -2163,13 +2155,10 @@ impl BodyWalker<'_, '_> {
         match obj {
             Expr::Name(n) => {
                 let id = n.id.as_str();
-                if self
-                    .nested
-                    .is_some_and(|ns| ns.iter().any(|(m, _)| m == id))
-                {
+                if self.nested_def(id) {
                     return;
                 }
-                if self.vals.contains_key(id) || self.params.contains(&id) {
+                if self.bound_here(id) {
                     if !api {
                         return;
                     }
@@ -2193,6 +2182,24 @@ impl BodyWalker<'_, '_> {
             }
             _ => {}
         }
+    }
+
+    /// Are instance calls and module uses recorded in this file (it says torch or training
+    /// words)?
+    fn tracks_uses(&self) -> bool {
+        let v = &self.b.out.vocab;
+        v.torch || v.training
+    }
+
+    /// Is `id` a function or class defined inside this function?
+    fn nested_def(&self, id: &str) -> bool {
+        self.nested
+            .is_some_and(|ns| ns.iter().any(|(m, _)| m == id))
+    }
+
+    /// Is `id` a value this function binds or a parameter of it?
+    fn bound_here(&self, id: &str) -> bool {
+        self.vals.contains_key(id) || self.params.contains(&id)
     }
 
     fn param(&self, expr: &Expr) -> Option<usize> {

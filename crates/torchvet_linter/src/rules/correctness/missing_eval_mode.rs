@@ -397,16 +397,11 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
 }
 
 fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, Created)> {
-    use torchvet_semantic::project::{ClassRef, Entity};
+    use torchvet_semantic::project::ClassRef;
     let p = checker.project()?.clone();
     let resolved = match func {
         Expr::Name(n) => {
-            let f = checker.function()?;
-            let i = f
-                .parameters
-                .iter()
-                .position(|prm| prm.name().as_str() == n.id.as_str())?;
-            let id = p.function_at(f.range.start())?;
+            let (id, i) = checker.param_of_function(n.id.as_str())?;
             // A caller put it in eval mode before passing it.
             if p.model.param_evaled_by_callers(id, i) == Some(true) {
                 return None;
@@ -414,10 +409,7 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
             p.model.param(id, i)
         }
         Expr::Attribute(a) => {
-            let class = checker.frame().method_of?;
-            let Some(Entity::Class(c)) = p.local(class.def.name.as_str()) else {
-                return None;
-            };
+            let c = checker.method_class_id()?;
             // Built from a model a caller put in eval mode (`net.eval(); Controller(net)`).
             if p.model.attr_evaled_by_constructors(c, a.attr.as_str()) == Some(true) {
                 return None;

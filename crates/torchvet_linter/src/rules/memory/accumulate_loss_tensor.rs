@@ -151,25 +151,6 @@ fn reassigned_in(body: &[Stmt], text: &str) -> bool {
 /// Is the accumulator used as a tensor later (`total.item()`, `total.cpu()`, `total.backward`,
 /// `(total / n).detach()`)?
 fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
-    use ruff_python_ast::visitor::{self, Visitor};
-    struct F<'n> {
-        acc: &'n str,
-        found: bool,
-    }
-    impl<'x> Visitor<'x> for F<'_> {
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if self.found {
-                return;
-            }
-            if let Expr::Attribute(a) = e {
-                if arithmetic_of(&a.value, self.acc) {
-                    self.found = true;
-                    return;
-                }
-            }
-            visitor::walk_expr(self, e);
-        }
-    }
     /// Is `e` the accumulator, or arithmetic on it (`(total / n).detach()`: a tensor still)?
     fn arithmetic_of(e: &Expr, acc: &str) -> bool {
         match e {
@@ -178,9 +159,10 @@ fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
             _ => helpers::dotted(e).as_deref() == Some(acc),
         }
     }
-    let mut f = F { acc, found: false };
-    f.visit_body(body);
-    f.found
+    helpers::any_expr_in(
+        body,
+        |e| matches!(e, Expr::Attribute(a) if arithmetic_of(&a.value, acc)),
+    )
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
