@@ -108,6 +108,7 @@ projects! {
         openmmlab_decoder_other_file,
         forward_runs_training_step,
         grad_accum_optimizer_from_caller,
+        fid_frozen_feature_net,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -642,15 +642,25 @@ impl<'a> Checker<'a> {
         if k != Kind::Unknown {
             return k;
         }
-        let Some(p) = self.project() else { return k };
+        self.value_resolved(expr).map_or(k, |r| r.kind)
+    }
+
+    /// What the project model knows of a name or `self.<attr>`: for a parameter of the
+    /// enclosing function, what every call site passes (joined); for `self.<attr>`, what the
+    /// class assigns to it. `None` outside a project, for other expressions, and for names
+    /// that are not parameters.
+    pub fn value_resolved(&self, expr: &Expr) -> Option<torchvet_semantic::project::Resolved> {
+        let p = self.project()?;
         match expr {
-            Expr::Name(n) => self
-                .param_of_function(n.id.as_str())
-                .map_or(k, |(id, i)| p.model.param(id, i).kind),
-            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => self
-                .method_class_id()
-                .map_or(k, |c| p.model.class_attr(c, a.attr.as_str(), 0).kind),
-            _ => k,
+            Expr::Name(n) => {
+                let (id, i) = self.param_of_function(n.id.as_str())?;
+                Some(p.model.param(id, i))
+            }
+            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                let c = self.method_class_id()?;
+                Some(p.model.class_attr(c, a.attr.as_str(), 0))
+            }
+            _ => None,
         }
     }
 

@@ -362,6 +362,22 @@ pub(crate) fn module_frozen_at(
     at: ruff_text_size::TextSize,
 ) -> bool {
     helpers::dotted(model).is_some_and(|name| name_frozen_at(checker, &name, at))
+        || frozen_by_its_class(checker, model)
+}
+
+/// Is `model` (a parameter or `self.<attr>`) an instance of a project class whose
+/// constructor freezes its own parameters ([`ProjectModel::class_freezes_itself`])?
+///
+/// [`ProjectModel::class_freezes_itself`]: torchvet_semantic::project::ProjectModel::class_freezes_itself
+fn frozen_by_its_class(checker: &Checker, model: &Expr) -> bool {
+    use torchvet_semantic::project::ClassRef;
+    let Some(p) = checker.project() else {
+        return false;
+    };
+    matches!(
+        checker.value_resolved(model).and_then(|r| r.class),
+        Some(ClassRef::Project(c)) if p.model.class_freezes_itself(c)
+    )
 }
 
 /// [`module_frozen_at`] for the module's dotted name (`encoder`, `self.G`).

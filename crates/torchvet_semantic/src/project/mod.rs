@@ -2179,6 +2179,23 @@ impl ProjectModel {
         self.sites.get(&f).is_none_or(Vec::is_empty) || self.param_left_default(f, i)
     }
 
+    /// Does building an instance of class `c` freeze its parameters: its `__init__` (its own
+    /// or a project base's) sets `requires_grad` off for every parameter of `self` at its top
+    /// level, unconditionally or from a parameter that is falsy on every call the project
+    /// makes (`def __init__(self, ..., requires_grad=False): ... for p in self.parameters():
+    /// p.requires_grad = requires_grad`, the Inception network of FID scripts)? A forward pass
+    /// of such a module records no graph on inputs that need no grad.
+    pub fn class_freezes_itself(&self, c: ClassId) -> bool {
+        let Some(init) = self.method(c, "__init__", 0) else {
+            return false;
+        };
+        match self.func(init).freezes_self {
+            summary::SelfFreeze::No => false,
+            summary::SelfFreeze::Always => true,
+            summary::SelfFreeze::UnlessParam(i) => self.param_always_falsy(init, usize::from(i)),
+        }
+    }
+
     /// Does function `f` freeze the module named `name` (dotted) before `at`?
     pub fn frozen_before(&self, f: FuncId, name: &str, at: ruff_text_size::TextSize) -> bool {
         self.func(f)
@@ -2327,6 +2344,7 @@ impl ProjectModel {
         self.is_dataset(c).hash(h);
         self.is_loss_class(c).hash(h);
         self.is_parameter_free_class(c).hash(h);
+        self.class_freezes_itself(c).hash(h);
         self.mode_layer(c)
             .map(|(k, at)| (k, self.files[at.file as usize].path.clone(), at.index))
             .hash(h);
@@ -2346,6 +2364,7 @@ impl ProjectModel {
                 self.files[c.file as usize].path.hash(h);
                 c.index.hash(h);
                 self.class_summary(*c).name.hash(h);
+                self.class_freezes_itself(*c).hash(h);
             }
             other => other.hash(h),
         }

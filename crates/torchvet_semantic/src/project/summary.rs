@@ -410,6 +410,11 @@ pub struct FunctionSummary {
     /// chain (`m = nn.Conv2d(...).requires_grad_(False).to(dev)` freezes `m`). A forward pass of a frozen module
     /// on inputs that do not require grad records no graph.
     pub frozen: ThinVec<(Box<str>, TextRange)>,
+    /// Whether its top-level statements freeze the instance's own parameters (`for p in
+    /// self.parameters(): p.requires_grad = False`, `self.requires_grad_(False)`), always or
+    /// when a parameter is falsy (`p.requires_grad = requires_grad`): for an `__init__`, a
+    /// constructor that freezes what it builds (see [`super::ProjectModel::class_freezes_itself`]).
+    pub freezes_self: SelfFreeze,
     // ----- project facts of the wave-3 rules (checkpoints, schedulers, loaders, optimizers,
     // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
     /// Where its values go, its loops, saves, optimizers, loaders and returns.
@@ -936,6 +941,7 @@ pub fn summarise_with(
         mode_layer: None,
         builds: ThinVec::new(),
         frozen: ThinVec::new(),
+        freezes_self: SelfFreeze::No,
         facts: Default::default(),
         grad_flow: GradFlow::default(),
     });
@@ -1286,6 +1292,7 @@ impl Builder<'_> {
             mode_layer: None,
             builds: ThinVec::new(),
             frozen: ThinVec::new(),
+            freezes_self: SelfFreeze::No,
             facts: Default::default(),
             grad_flow: GradFlow::default(),
         });
@@ -1835,7 +1842,83 @@ impl Builder<'_> {
         f.mode_layer = mode_layer;
         f.builds = builds.into();
         f.frozen = frozen_modules(body).into();
+        f.freezes_self = self_freeze(body, params);
     }
+}
+
+/// Does a function freeze the parameters of `self` (see [`FunctionSummary::freezes_self`])?
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum SelfFreeze {
+    /// No (or only under a condition).
+    #[default]
+    No,
+    /// Always: a top-level statement sets `requires_grad` to a falsy literal.
+    Always,
+    /// When parameter `i` (`self` is 0) is falsy: `p.requires_grad = requires_grad`.
+    UnlessParam(u16),
+}
+
+/// [`FunctionSummary::freezes_self`] of a body with these parameters: only its top-level
+/// statements count (a freeze under `if` may not happen).
+fn self_freeze(body: &[Stmt], params: &[&str]) -> SelfFreeze {
+    // The value given to `requires_grad`: a falsy literal, or a parameter of the function.
+    let value = |v: &Expr| -> Option<SelfFreeze> {
+        if helpers::is_truthy(v) == Some(false) {
+            return Some(SelfFreeze::Always);
+        }
+        let n = helpers::name_of(v)?;
+        let i = params.iter().position(|p| *p == n)?;
+        (i > 0).then_some(SelfFreeze::UnlessParam(i as u16))
+    };
+    // `X.requires_grad_(v)` on `recv`: the freeze it makes.
+    let method = |e: &Expr, recv: &dyn Fn(&Expr) -> bool| -> Option<SelfFreeze> {
+        let Expr::Call(c) = e else { return None };
+        let ("requires_grad_", r) = helpers::method_call(c)? else {
+            return None;
+        };
+        if !recv(r) || c.arguments.args.len() + c.arguments.keywords.len() != 1 {
+            return None;
+        }
+        let arg = c
+            .arguments
+            .args
+            .first()
+            .or_else(|| helpers::keyword(c, "requires_grad"))?;
+        value(arg)
+    };
+    let is_self = |e: &Expr| helpers::name_of(e) == Some("self");
+    for s in body {
+        let found = match s {
+            Stmt::Expr(e) => method(&e.value, &is_self),
+            Stmt::For(f) => {
+                let (Some(p), Expr::Call(c)) = (helpers::name_of(&f.target), &*f.iter) else {
+                    continue;
+                };
+                if !matches!(helpers::method_call(c), Some(("parameters", r)) if is_self(r))
+                    || !c.arguments.args.is_empty()
+                {
+                    continue;
+                }
+                let is_p = |e: &Expr| helpers::name_of(e) == Some(p);
+                f.body.iter().find_map(|b| match b {
+                    Stmt::Assign(a)
+                        if a.targets.len() == 1
+                            && matches!(&a.targets[0], Expr::Attribute(at)
+                                if at.attr.as_str() == "requires_grad" && is_p(&at.value)) =>
+                    {
+                        value(&a.value)
+                    }
+                    Stmt::Expr(e) => method(&e.value, &is_p),
+                    _ => None,
+                })
+            }
+            _ => None,
+        };
+        if let Some(f) = found {
+            return f;
+        }
+    }
+    SelfFreeze::No
 }
 
 /// The modules a body freezes whole (see [`FunctionSummary::frozen`]).

@@ -726,3 +726,33 @@ fn uses_of_a_files_classes_and_names_elsewhere_are_in_its_view() {
         }
     }
 }
+
+#[test]
+fn classes_whose_constructor_freezes_their_own_parameters() {
+    let t = Tree::new(&[
+        (
+            "nets.py",
+            "import torch.nn as nn\n\n\
+class Frozen(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        self.requires_grad_(False)\n\n\
+class ByFlag(nn.Module):\n    def __init__(self, dims, requires_grad=False):\n        super().__init__()\n        self.fc = nn.Linear(dims, 2)\n        for p in self.parameters():\n            p.requires_grad = requires_grad\n\n\
+class Tunable(nn.Module):\n    def __init__(self, requires_grad=False):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        self.requires_grad_(requires_grad)\n\n\
+class Maybe(nn.Module):\n    def __init__(self, freeze):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        if freeze:\n            for p in self.parameters():\n                p.requires_grad = False\n\n\
+class Other(nn.Module):\n    def __init__(self, other):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n        for p in other.parameters():\n            p.requires_grad = False\n",
+        ),
+        (
+            "use.py",
+            "from nets import ByFlag, Tunable\n\nscorer = ByFlag(64)\ntuned = Tunable(requires_grad=True)\n",
+        ),
+    ]);
+    let m = t.model(&["nets.py", "use.py"]);
+    let id = t.id(&m, "nets.py");
+    let freezes = |name: &str| {
+        let index = m.file(id).class(name).unwrap();
+        m.class_freezes_itself(ClassId { file: id, index })
+    };
+    assert!(freezes("Frozen"), "self.requires_grad_(False)");
+    assert!(freezes("ByFlag"), "every call leaves requires_grad=False");
+    assert!(!freezes("Tunable"), "a call passes requires_grad=True");
+    assert!(!freezes("Maybe"), "the freeze is conditional");
+    assert!(!freezes("Other"), "it freezes another module");
+}

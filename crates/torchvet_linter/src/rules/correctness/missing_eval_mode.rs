@@ -399,25 +399,21 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
 fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, Created)> {
     use torchvet_semantic::project::ClassRef;
     let p = checker.project()?.clone();
-    let resolved = match func {
-        Expr::Name(n) => {
-            let (id, i) = checker.param_of_function(n.id.as_str())?;
-            // A caller put it in eval mode before passing it.
-            if p.model.param_evaled_by_callers(id, i) == Some(true) {
-                return None;
-            }
-            p.model.param(id, i)
-        }
-        Expr::Attribute(a) => {
-            let c = checker.method_class_id()?;
-            // Built from a model a caller put in eval mode (`net.eval(); Controller(net)`).
-            if p.model.attr_evaled_by_constructors(c, a.attr.as_str()) == Some(true) {
-                return None;
-            }
-            p.model.class_attr(c, a.attr.as_str(), 0)
-        }
-        _ => return None,
+    // A caller put it in eval mode before passing it, or the class was built from a model a
+    // caller put in eval mode (`net.eval(); Controller(net)`).
+    let evaled = match func {
+        Expr::Name(n) => checker
+            .param_of_function(n.id.as_str())
+            .and_then(|(id, i)| p.model.param_evaled_by_callers(id, i)),
+        Expr::Attribute(a) => checker
+            .method_class_id()
+            .and_then(|c| p.model.attr_evaled_by_constructors(c, a.attr.as_str())),
+        _ => None,
     };
+    if evaled == Some(true) {
+        return None;
+    }
+    let resolved = checker.value_resolved(func)?;
     match resolved.class? {
         ClassRef::Project(c) => {
             let (k, _) = p.model.mode_layer(c)?;

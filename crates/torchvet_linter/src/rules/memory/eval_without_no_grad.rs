@@ -25,7 +25,9 @@ crate::declare_rule! {
     ///
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
     /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
-    /// it in, since it records no graph; and shape smoke tests whose inputs are made up on the
+    /// it in, or by its own class's constructor (`for p in self.parameters(): p.requires_grad
+    /// = requires_grad` with `requires_grad=False` on every call, as the Inception network of
+    /// FID scripts does), since it records no graph; and shape smoke tests whose inputs are made up on the
     /// spot (`v(torch.randn(2, 3, 256, 256))`), or one batch in the `__main__` self-test of a
     /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
