@@ -3,6 +3,8 @@
 #   - the wheel: `maturin build --release`, installed into a fresh venv; `torchvet --version`,
 #     `python -m torchvet check` on the demo, and the Python API (python/tests/test_api.py);
 #   - MCP: the official MCP Python SDK as the client (python/tests/mcp_client.py);
+#   - hub scale: Ray Data on a local Ray instance maps torchvet.hub.scan_batch over copies of
+#     the committed checkpoint fixtures (python/tests/ray_hub_scan.py);
 #   - LSP: headless Neovim (Debian's package) applies a quick fix (editors/nvim/test_quickfix.lua).
 # The pre-commit test (python/tests/pre_commit_test.sh) builds torchvet once more inside
 # pre-commit's environment; it runs here only with TORCHVET_PRECOMMIT_TEST=1.
@@ -48,6 +50,10 @@ echo "-- Python API"
 echo "-- MCP (official Python SDK)"
 "$OUT/venv/bin/pip" install -q "mcp==2.3.0"
 python python/tests/mcp_client.py "$(command -v torchvet)"
+
+echo "-- hub scale: Ray Data on a local instance over torchvet.hub.scan_batch"
+"$OUT/venv/bin/pip" install -q "ray[data]==2.60.0"
+python python/tests/ray_hub_scan.py 2> "$OUT/ray.log" || { tail -40 "$OUT/ray.log"; echo "Ray Data scan failed"; exit 1; }
 
 echo "-- LSP (headless Neovim)"
 if ! command -v nvim >/dev/null; then

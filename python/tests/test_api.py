@@ -116,6 +116,24 @@ class Others(unittest.TestCase):
         with self.assertRaises(ValueError):
             ckpt.diff(CKPTS / "benign_linear.pt")
 
+    def test_hub_scan_batch(self):
+        from torchvet.hub import COLUMNS, scan_batch
+
+        safe = str(CKPTS / "benign_linear.pt")
+        bad = str(CKPTS / "mal_reduce_print.pt")
+        gone = str(CKPTS / "no-such-checkpoint.pt")
+        rows = scan_batch({"path": [bad, gone, safe, bad]})
+        self.assertEqual(list(rows), list(COLUMNS))
+        # One row per input path, in order, duplicates and missing files included.
+        self.assertEqual(rows["path"], [bad, gone, safe, bad])
+        self.assertEqual(rows["verdict"], ["dangerous", "error", "safe", "dangerous"])
+        self.assertEqual(rows["format"][2], "torch-zip")
+        self.assertIn("no such file", rows["error"][1])
+        self.assertEqual(rows["error"][0], "")
+        self.assertIn("builtins.print", rows["globals"][0])
+        self.assertEqual(rows["findings"][2], "[]")
+        self.assertEqual(scan_batch({"file": [safe]}, column="file")["verdict"], ["safe"])
+
 
 if __name__ == "__main__":
     unittest.main()
