@@ -262,6 +262,26 @@ impl Linter {
             }
             parsed = &recovered;
         }
+        // Pre-3.7 code passing `async=` (torch < 0.4): parsed as Python 3.6 read it, so the
+        // rest is analysed, and reported once as the syntax error it is today.
+        if let (Some(i), Some(first), true) = (
+            self.syntax_rule,
+            source.legacy_async_arguments().first().copied(),
+            syntax.is_empty(),
+        ) {
+            if would_analyse(source, project) {
+                let raw = RawDiagnostic {
+                    rule: i,
+                    range: first,
+                    message: "syntax error: `async` is a reserved word since Python 3.7 and cannot name an argument (torch 0.4 renamed it `non_blocking`); the rest of the file is analysed as Python 3.6 read it".to_string(),
+                    fix: None,
+                    related: Vec::new(),
+                    remote: Vec::new(),
+                    severity: None,
+                };
+                syntax.push(to_display(source, filename, &raw));
+            }
+        }
         let relevant = is_relevant(source, project);
         if self.dispatch.is_empty() || !relevant {
             return syntax;

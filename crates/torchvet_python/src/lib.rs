@@ -184,7 +184,31 @@ impl SourceFile {
                 quiet_catch_unwind(|| parse_unchecked_source(&self.text, PySourceType::Ipynb))
                     .unwrap_or_else(|_| parse_unchecked_source(&self.text, PySourceType::Python))
             }
-            SourceKind::Python => parse_unchecked_source(&self.text, PySourceType::Python),
+            SourceKind::Python => {
+                let parsed = parse_unchecked_source(&self.text, PySourceType::Python);
+                if parsed.errors().is_empty() || !may_pass_async_argument(&self.text) {
+                    return parsed;
+                }
+                // Pre-3.7 code that passes `async=` (torch < 0.4's name of `non_blocking`):
+                // parse it as Python 3.6 did, with the word spelled as a plain name of the
+                // same length, so offsets are unchanged. The linter still reports the file as
+                // a syntax error of today's Python ([`SourceFile::legacy_async_arguments`]).
+                let places = async_arguments(&parsed);
+                if places.is_empty() {
+                    return parsed;
+                }
+                let mut text = self.text.clone().into_bytes();
+                for r in &places {
+                    text[r.start().to_usize()..r.end().to_usize()].copy_from_slice(LEGACY_ASYNC);
+                }
+                let text = String::from_utf8(text).unwrap_or_default();
+                let again = parse_unchecked_source(&text, PySourceType::Python);
+                if again.errors().is_empty() {
+                    again
+                } else {
+                    parsed
+                }
+            }
             SourceKind::Notebook(nb) => {
                 let ranges = nb.cell_ranges();
                 let ipython = quiet_catch_unwind(|| {
@@ -204,6 +228,26 @@ impl SourceFile {
                 }
             }
         }
+    }
+
+    /// The places where this Python file passes `async` as a keyword argument
+    /// (`x.cuda(async=True)`, torch < 0.4's name of `non_blocking`), when they are the only
+    /// reason the file does not parse: a syntax error since Python 3.7, where `async` became a
+    /// reserved word. [`SourceFile::parse`] reads such a file as Python 3.6 did, so the rest of
+    /// it is analysed; the linter reports these places as the file's syntax error. Empty for
+    /// every other file (and for notebooks, whose cells recover one by one).
+    pub fn legacy_async_arguments(&self) -> Vec<TextRange> {
+        if !matches!(self.kind, SourceKind::Python)
+            || self.is_cell_script()
+            || !may_pass_async_argument(&self.text)
+        {
+            return Vec::new();
+        }
+        let parsed = parse_unchecked_source(&self.text, PySourceType::Python);
+        if parsed.errors().is_empty() || !self.parse().errors().is_empty() {
+            return Vec::new();
+        }
+        async_arguments(&parsed)
     }
 
     /// Is this Python file a cell script, a notebook written as Python: one of its lines (at
@@ -417,6 +461,35 @@ fn quiet_catch_unwind<T>(f: impl FnOnce() -> T) -> std::thread::Result<T> {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
     QUIET_PANICS.with(|q| q.set(false));
     r
+}
+
+/// What `async` is spelled as when a pre-3.7 file is parsed (see [`SourceFile::parse`]): a plain
+/// name of the same length, so every offset stays valid.
+const LEGACY_ASYNC: &[u8; 5] = b"_sync";
+
+/// Cheap pre-filter: does the text hold `async` followed by `=` (not `==`)?
+fn may_pass_async_argument(text: &str) -> bool {
+    memchr::memmem::find_iter(text.as_bytes(), b"async").any(|at| {
+        let rest = text.as_bytes()[at + 5..].trim_ascii_start();
+        rest.first() == Some(&b'=') && rest.get(1) != Some(&b'=')
+    })
+}
+
+/// The `async` keywords of a parse that are followed by `=`: keyword arguments of pre-3.7 code
+/// (`async` is never followed by `=` in valid Python 3.7+, and comments and strings are not
+/// tokens of this kind).
+fn async_arguments(parsed: &Parsed<ModModule>) -> Vec<TextRange> {
+    use ruff_python_ast::token::TokenKind;
+    let tokens: Vec<_> = parsed
+        .tokens()
+        .iter()
+        .filter(|t| !t.kind().is_trivia())
+        .collect();
+    tokens
+        .windows(2)
+        .filter(|w| w[0].kind() == TokenKind::Async && w[1].kind() == TokenKind::Equal)
+        .map(|w| w[0].range())
+        .collect()
 }
 
 #[cfg(test)]
