@@ -109,6 +109,7 @@ projects! {
         forward_runs_training_step,
         grad_accum_optimizer_from_caller,
         fid_frozen_feature_net,
+        torch03_era_scripts,
     ],
     clean: [
         clean_conditional_eval_helper,

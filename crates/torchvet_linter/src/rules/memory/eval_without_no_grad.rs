@@ -39,7 +39,10 @@ crate::declare_rule! {
     /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` or
     /// `torch.no_grad().__enter__()` as a statement earlier in the same function, or in the
     /// entry script before every call chain that reaches it), nor a parameter-free module such as
-    /// a loss written as an `nn.Module` (in this file or another one of the project).
+    /// a loss written as an `nn.Module` (in this file or another one of the project). Nor a
+    /// project whose every allowed torch predates `torch.no_grad` (`torch==0.3.1` in its
+    /// requirements, `--target-torch 0.3`): there, `volatile=True` is how inference turns
+    /// autograd off.
     ///
     /// Methods of a model class (an `nn.Module`, or a class with a `forward`) are not reported
     /// either: whoever calls the model chooses the grad mode. That includes models built on
@@ -202,6 +205,12 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
+    // `torch.no_grad` came with torch 0.4: a project whose every allowed torch is older
+    // (`torch==0.3.1`) turns autograd off with `volatile=True`, which the old API rules leave
+    // alone there.
+    if !checker.torch_at_least(0, 4) {
+        return;
+    }
     let func = &*call.func;
     match func {
         Expr::Name(_) => {}
