@@ -10,8 +10,8 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for sub-modules or Parameters kept in a plain Python `list`, `tuple` or `dict`
     /// attribute of an `nn.Module` (`self.layers = [nn.Linear(d, d) for _ in range(n)]`, or
-    /// `self.layers = []` filled with `append`). A dict that only serves to pick one entry,
-    /// which the module then registers under another attribute
+    /// `self.layers = []` or `list()` filled with `append`). A dict that only serves to pick
+    /// one entry, which the module then registers under another attribute
     /// (`self.backbone = self.resnet_dict[name]`), is not reported: the entries left out are
     /// unused.
     ///
@@ -317,20 +317,31 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     let value = &*assign.value;
-    if !matches!(
-        value,
-        Expr::List(_) | Expr::Tuple(_) | Expr::ListComp(_) | Expr::Dict(_) | Expr::DictComp(_)
-    ) || checker.module_method().is_none()
+    // `self.layers = list()`: an empty list like `[]`, filled by `append` below.
+    let list_call = matches!(value, Expr::Call(c)
+        if c.arguments.is_empty()
+            && helpers::name_of(&c.func) == Some("list")
+            && super::model_helpers::builtin(checker, "list"));
+    if !(list_call
+        || matches!(
+            value,
+            Expr::List(_) | Expr::Tuple(_) | Expr::ListComp(_) | Expr::Dict(_) | Expr::DictComp(_)
+        ))
+        || checker.module_method().is_none()
     {
         return;
     }
     let Some(func) = checker.function() else {
         return;
     };
-    let Some((mut found, dict)) = container_elements(checker, value) else {
+    let Some((mut found, dict)) = (if list_call {
+        Some((Vec::new(), false))
+    } else {
+        container_elements(checker, value)
+    }) else {
         return;
     };
-    let empty_list = matches!(value, Expr::List(l) if l.elts.is_empty());
+    let empty_list = list_call || matches!(value, Expr::List(l) if l.elts.is_empty());
     let u = usage(checker, &func.body, name);
     if u.wrapped || u.assignments > 1 {
         return;
