@@ -110,6 +110,7 @@ projects! {
         grad_accum_optimizer_from_caller,
         fid_frozen_feature_net,
         torch03_era_scripts,
+        model_rebound_to_device,
     ],
     clean: [
         clean_conditional_eval_helper,

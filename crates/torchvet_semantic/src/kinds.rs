@@ -137,7 +137,6 @@ const TENSOR_METHODS: &[&str] = &[
     "add",
 ];
 
-/// Module methods that return the module itself.
 /// Module methods that act in place and return the module itself (`model.to(dev)`).
 pub(crate) const MODULE_SELF_METHODS: &[&str] = &[
     "to",

@@ -1521,6 +1521,11 @@ impl Builder<'_> {
                     });
                 };
                 match st {
+                    // `model = model.to(device)`: the same object, whatever it was bound to
+                    // before (a class instance, a parameter); the binding stands.
+                    Stmt::Assign(a)
+                        if matches!(a.targets.as_slice(), [Expr::Name(n)]
+                            if rebinds_itself(&a.value, n.id.as_str())) => {}
                     Stmt::Assign(a) => {
                         let v = self.val(&a.value, params, &vals, nested);
                         for t in &a.targets {
@@ -1844,6 +1849,23 @@ impl Builder<'_> {
         f.frozen = frozen_modules(body).into();
         f.freezes_self = self_freeze(body, params);
     }
+}
+
+/// Is `value` a chain of the module methods that return their receiver, applied to the name
+/// `id` itself (`model.to(device)`, `net.cuda().eval()`)?
+fn rebinds_itself(value: &Expr, id: &str) -> bool {
+    let mut cur = value;
+    let mut calls = 0;
+    while let Expr::Call(c) = cur {
+        match helpers::method_call(c) {
+            Some((m, recv)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => {
+                cur = recv;
+                calls += 1;
+            }
+            _ => return false,
+        }
+    }
+    calls > 0 && helpers::name_of(cur) == Some(id)
 }
 
 /// Does a function freeze the parameters of `self` (see [`FunctionSummary::freezes_self`])?

@@ -160,11 +160,14 @@ fn is_work(checker: &mut Checker, c: &ast::ExprCall, q: Option<&str>) -> bool {
         }
         None => match helpers::method_call(c) {
             Some(("backward", recv)) => !checker.taint_of(recv).has(Prop::OnCpu),
-            Some(("forward", recv)) => checker.kind_of(recv) == Kind::Module,
+            // A module fed only CPU tensors runs on the CPU (on the GPU it would fail).
+            Some(("forward", recv)) => {
+                checker.kind_of(recv) == Kind::Module && !cpu_operands(checker, c)
+            }
             // A generation loop of this project's own model (a library's waits, see
             // `waits_by_value`).
             Some(("generate", recv)) => checker.kind_of(recv) == Kind::Module,
-            _ => checker.kind_of(&c.func) == Kind::Module,
+            _ => checker.kind_of(&c.func) == Kind::Module && !cpu_operands(checker, c),
         },
     }
 }
