@@ -230,6 +230,11 @@ pub struct Checker<'a> {
     taint: TaintCache,
     /// Answers of [`Checker::mentions`], per word.
     mentions: std::cell::RefCell<FxHashMap<(usize, usize), bool>>,
+    /// Answer of [`Checker::may_see_probabilities`] (asked at every call by the loss-input
+    /// rules).
+    sees_probabilities: std::cell::OnceCell<bool>,
+    /// Answer of [`Checker::flow_relevant`] (asked at every statement by the flow rules).
+    flow_relevant: std::cell::OnceCell<bool>,
     /// A model of this file alone, for [`Checker::project_or_file`] when the run built none.
     single_file_model: std::cell::OnceCell<Option<ProjectFile>>,
     /// The file's `torch.save` calls (see [`Checker::file_saves`]).
@@ -304,6 +309,8 @@ impl<'a> Checker<'a> {
             diagnostics: Vec::new(),
             taint: TaintCache::default(),
             mentions: std::cell::RefCell::default(),
+            sees_probabilities: std::cell::OnceCell::new(),
+            flow_relevant: std::cell::OnceCell::new(),
             single_file_model: std::cell::OnceCell::new(),
             saves: std::cell::OnceCell::new(),
         }
@@ -345,11 +352,13 @@ impl<'a> Checker<'a> {
     /// so, or the project model sees them arrive from another file. The cheap gate of the
     /// loss-input rules.
     pub fn may_see_probabilities(&self) -> bool {
-        self.mentions("oftmax")
-            || self.mentions("igmoid")
-            || self
-                .project()
-                .is_some_and(|p| p.model.sees_probabilities(p.file))
+        *self.sees_probabilities.get_or_init(|| {
+            self.mentions("oftmax")
+                || self.mentions("igmoid")
+                || self
+                    .project()
+                    .is_some_and(|p| p.model.sees_probabilities(p.file))
+        })
     }
 
     /// Is this file unit-test code, by path and pytest / unittest conventions (under `tests/`,
@@ -1491,7 +1500,9 @@ impl<'a> Checker<'a> {
         // Every training event the flow rules reason about sits in a file that runs a
         // backward pass (`loss.backward()`, `accelerator.backward`, `manual_backward`...);
         // inference pipelines that only call `scheduler.step(...)` are skipped.
-        self.mentions("backward") || self.project().is_some_and(|p| p.model.trains(p.file))
+        *self.flow_relevant.get_or_init(|| {
+            self.mentions("backward") || self.project().is_some_and(|p| p.model.trains(p.file))
+        })
     }
 
     /// The per-iteration training events of the loop being visited (the current statement

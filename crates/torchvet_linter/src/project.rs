@@ -199,11 +199,11 @@ pub fn load_project(
         eprintln!("after phase 1: {rss}");
         eprintln!("summaries: {fns} functions, {classes} classes, {globals} globals, {calls} calls ({args} arguments), {events} events, {lines} lines");
     }
-    let model = Arc::new(ProjectModel::build(summaries, roots, &load_extra));
     // Files whose star imports bring torch names: summarised again with them (kept tree, or
-    // parsed again), then one relink; rare, so the common case costs one scan of the files.
+    // parsed again) before the model is linked; rare, so the common case costs one scan of
+    // the files.
     let by_id: Vec<Option<usize>> = {
-        let mut v = vec![None; model.len()];
+        let mut v = vec![None; summaries.len()];
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = id {
                 v[*id as usize] = Some(i);
@@ -211,20 +211,25 @@ pub fn load_project(
         }
         v
     };
-    let model = model.with_star_torch_names(&|id, names| {
-        let Ok(f) = &loaded[by_id.get(id as usize).copied().flatten()?].state else {
-            return None;
-        };
-        let abs = model_path(&f.source);
-        std::panic::catch_unwind(AssertUnwindSafe(|| match &f.parsed {
-            Some(parsed) => summarise_source_with(&abs, &f.source, parsed.syntax(), names),
-            None => {
-                let parsed = f.source.parse();
-                summarise_source_with(&abs, &f.source, parsed.syntax(), names)
-            }
-        }))
-        .ok()
-    });
+    let model = Arc::new(ProjectModel::build_with_star_torch_names(
+        summaries,
+        roots,
+        &load_extra,
+        &|id, names| {
+            let Ok(f) = &loaded[by_id.get(id as usize).copied().flatten()?].state else {
+                return None;
+            };
+            let abs = model_path(&f.source);
+            std::panic::catch_unwind(AssertUnwindSafe(|| match &f.parsed {
+                Some(parsed) => summarise_source_with(&abs, &f.source, parsed.syntax(), names),
+                None => {
+                    let parsed = f.source.parse();
+                    summarise_source_with(&abs, &f.source, parsed.syntax(), names)
+                }
+            }))
+            .ok()
+        },
+    ));
     if timing {
         eprintln!(
             "timing (process CPU): phase 1 (read, parse, summarise) {:.3}s, link {:.3}s, {} files ({} loaded outside the checked set)",

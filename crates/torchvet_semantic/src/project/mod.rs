@@ -324,9 +324,58 @@ impl ProjectModel {
         roots: Vec<PathBuf>,
         load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
     ) -> Self {
+        let mut m = Self::unlinked(checked, roots);
+        m.load_imported(load);
+        m.link();
+        m
+    }
+
+    /// [`ProjectModel::build`] followed by [`ProjectModel::with_star_torch_names`], with one
+    /// link instead of one per round: which torch names a star import brings depends only on
+    /// the summaries and the resolver (the module a star import names and that module's
+    /// imports), so the rounds run on the summaries before linking.
+    pub fn build_with_star_torch_names(
+        checked: Vec<FileSummary>,
+        roots: Vec<PathBuf>,
+        load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
+        resummarise: &(dyn Fn(FileId, &[ImportedName]) -> Option<FileSummary> + Sync),
+    ) -> Self {
+        let mut m = Self::unlinked(checked, roots);
+        m.load_imported(load);
+        for _ in 0..2 {
+            // What a model linked from these summaries answers: the same top-level project
+            // names, fresh memos.
+            let n = m.files.len();
+            m.project_tops = m.project_tops_of();
+            m.cache = (0..n).map(|_| RwLock::default()).collect();
+            m.qcache = (0..n).map(|_| RwLock::default()).collect();
+            let todo: Vec<(FileId, Vec<ImportedName>)> = m
+                .files()
+                .filter(|&id| m.is_checked(id) && !m.file(id).star_imports.is_empty())
+                .map(|id| (id, m.missing_star_torch_names_of(id, m.file(id))))
+                .filter(|(_, n)| !n.is_empty())
+                .collect();
+            let new: Vec<FileSummary> = todo
+                .iter()
+                .filter_map(|(id, names)| resummarise(*id, names))
+                .collect();
+            if new.is_empty() || new.iter().any(|s| !m.by_path.contains_key(&s.path)) {
+                break;
+            }
+            for summary in new {
+                let id = m.by_path[&summary.path];
+                m.files[id as usize] = Arc::new(summary);
+            }
+        }
+        m.link();
+        m
+    }
+
+    /// The checked files' summaries, not linked yet.
+    fn unlinked(checked: Vec<FileSummary>, roots: Vec<PathBuf>) -> Self {
         let resolver = Resolver::new(checked.iter().map(|f| f.path.clone()), roots);
         let n = checked.len();
-        let mut m = ProjectModel {
+        ProjectModel {
             by_path: checked
                 .iter()
                 .enumerate()
@@ -355,10 +404,7 @@ impl ProjectModel {
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
-        };
-        m.load_imported(load);
-        m.link();
-        m
+        }
     }
 
     /// Rebuild after one file changed (its new summary), keeping everything else: summaries
@@ -577,11 +623,8 @@ impl ProjectModel {
         }
     }
 
-    fn link(&mut self) {
-        let n = self.files.len();
-        self.cache = (0..n).map(|_| RwLock::default()).collect();
-        self.qcache = (0..n).map(|_| RwLock::default()).collect();
-        // Top-level names that are project modules (for a cheap reject at lint time).
+    /// Top-level names that are project modules (for a cheap reject at lint time).
+    fn project_tops_of(&self) -> FxHashSet<Box<str>> {
         let mut tops = FxHashSet::default();
         for f in &self.files {
             let stars = f.star_imports.iter();
@@ -598,7 +641,14 @@ impl ProjectModel {
                 }
             }
         }
-        self.project_tops = tops;
+        tops
+    }
+
+    fn link(&mut self) {
+        let n = self.files.len();
+        self.cache = (0..n).map(|_| RwLock::default()).collect();
+        self.qcache = (0..n).map(|_| RwLock::default()).collect();
+        self.project_tops = self.project_tops_of();
         // Dependencies: resolved qualified references.
         self.deps = vec![FxHashSet::default(); n];
         self.rdeps = vec![FxHashSet::default(); n];
@@ -2418,6 +2468,64 @@ impl ProjectModel {
         m
     }
 
+    /// What a qualified name `q` refers to in the project, from `file` (see
+    /// [`ProjectFile::entity`]).
+    fn entity_in(&self, file: FileId, q: &str) -> Option<Entity> {
+        if summary_is_external(q) {
+            return None;
+        }
+        if !q.starts_with('.') {
+            let first = q.split('.').next().unwrap_or(q);
+            if !self.project_tops.contains(first) {
+                return None;
+            }
+        }
+        let cache = &self.cache[file as usize];
+        if let Some(e) = cache.read().ok().and_then(|c| c.get(q).cloned()) {
+            return e;
+        }
+        let e = self
+            .qualified(file, q, 0)
+            .filter(|e| !matches!(e, Entity::External(_)));
+        if let Ok(mut c) = cache.write() {
+            c.insert(q.into(), e.clone());
+        }
+        e
+    }
+
+    /// [`ProjectFile::star_imported_torch_names`] of `file` with this summary.
+    fn star_torch_names_of(&self, file: FileId, summary: &FileSummary) -> Vec<ImportedName> {
+        let mut out = Vec::new();
+        for star in &summary.star_imports {
+            let Some(Entity::Module(m)) = self.entity_in(file, star) else {
+                continue;
+            };
+            for (name, q) in &self.file(m).imports {
+                if q.starts_with("torch") {
+                    out.push((name.clone(), q.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// [`ProjectFile::missing_star_torch_names`] of `file` with this summary.
+    fn missing_star_torch_names_of(
+        &self,
+        file: FileId,
+        summary: &FileSummary,
+    ) -> Vec<ImportedName> {
+        if summary.star_imports.is_empty() {
+            return Vec::new();
+        }
+        let own = &summary.imports;
+        let mut names = self.star_torch_names_of(file, summary);
+        names.retain(|(n, _)| !own.iter().any(|(m, _)| m == n));
+        names.sort();
+        names.dedup_by(|a, b| a.0 == b.0);
+        names
+    }
+
     /// Every file id.
     pub fn files(&self) -> impl Iterator<Item = FileId> {
         0..self.files.len() as FileId
@@ -2428,33 +2536,15 @@ impl ProjectFile {
     /// The torch names (`torch`, `nn`, `F`, `optim`...) that the file's module-level star
     /// imports of project modules bring in, with their qualified names (one level).
     pub fn star_imported_torch_names(&self) -> Vec<(Box<str>, Box<str>)> {
-        let mut out = Vec::new();
-        for star in &self.summary().star_imports {
-            let Some(Entity::Module(m)) = self.entity(star) else {
-                continue;
-            };
-            for (name, q) in &self.model.file(m).imports {
-                if q.starts_with("torch") {
-                    out.push((name.clone(), q.clone()));
-                }
-            }
-        }
-        out
+        self.model.star_torch_names_of(self.file, self.summary())
     }
 
     /// The torch names the file's star imports bring that its summary does not bind yet
     /// (empty for almost every file): re-summarise it with them
     /// ([`summarise_source_with`]) so phase-1 facts see `torch` there.
     pub fn missing_star_torch_names(&self) -> Vec<(Box<str>, Box<str>)> {
-        if self.summary().star_imports.is_empty() {
-            return Vec::new();
-        }
-        let own = &self.summary().imports;
-        let mut names = self.star_imported_torch_names();
-        names.retain(|(n, _)| !own.iter().any(|(m, _)| m == n));
-        names.sort();
-        names.dedup_by(|a, b| a.0 == b.0);
-        names
+        self.model
+            .missing_star_torch_names_of(self.file, self.summary())
     }
 
     /// Summarise a new text of this file the way the model summarised it (with the torch
@@ -2495,27 +2585,7 @@ impl ProjectFile {
     /// What a qualified name (as this file's scopes resolve it: `pkg.models.Net`,
     /// `.models.Net`) refers to in the project. `None` for names outside the project.
     pub fn entity(&self, q: &str) -> Option<Entity> {
-        if summary_is_external(q) {
-            return None;
-        }
-        if !q.starts_with('.') {
-            let first = q.split('.').next().unwrap_or(q);
-            if !self.model.project_tops.contains(first) {
-                return None;
-            }
-        }
-        let cache = &self.model.cache[self.file as usize];
-        if let Some(e) = cache.read().ok().and_then(|c| c.get(q).cloned()) {
-            return e;
-        }
-        let e = self
-            .model
-            .qualified(self.file, q, 0)
-            .filter(|e| !matches!(e, Entity::External(_)));
-        if let Ok(mut c) = cache.write() {
-            c.insert(q.into(), e.clone());
-        }
-        e
+        self.model.entity_in(self.file, q)
     }
 
     /// A module-level name of this file (class, function or object).
