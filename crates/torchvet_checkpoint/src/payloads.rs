@@ -264,6 +264,21 @@ fn small_limits() -> Limits {
     }
 }
 
+/// Whether a str (`is_text`) or bytes value may hold a pickle: raw, as latin-1 text, or
+/// spelled as base64 or hex.
+fn looks_like_payload(bytes: &[u8], is_text: bool) -> bool {
+    (!is_text && pickle::looks_like_pickle(bytes))
+        || (is_text && bytes.starts_with("\u{80}".as_bytes()))
+        || maybe_encoded_pickle(bytes)
+}
+
+/// Whether [`check_values`] looks further at this str (`is_text`) or bytes value: one that
+/// may hold a pickle or spells code. The pickle machine's first pass
+/// ([`pickle::fast`]) leaves every pickle with such a value to the full machine.
+pub(crate) fn text_wants_check(bytes: &[u8], is_text: bool) -> bool {
+    bytes.len() >= 5 && (looks_like_payload(bytes, is_text) || code_in_text(bytes).is_some())
+}
+
 /// Policy checks over the values one pickle run built.
 pub(crate) fn check_values(ctx: &mut Ctx, m: &Machine, member: &str) {
     let nested: Vec<&[u8]> = m.nested.iter().map(|n| n.data.as_slice()).collect();
@@ -293,10 +308,7 @@ pub(crate) fn check_values(ctx: &mut Ctx, m: &Machine, member: &str) {
             continue;
         }
         // Only strings that look like a payload are checked against the persistent ids.
-        let candidate = (embedded < 16
-            && ((!is_text && pickle::looks_like_pickle(bytes))
-                || (is_text && bytes.starts_with("\u{80}".as_bytes()))
-                || maybe_encoded_pickle(bytes)))
+        let candidate = (embedded < 16 && looks_like_payload(bytes, is_text))
             || (code < 16 && code_in_text(bytes).is_some());
         if !candidate {
             continue;

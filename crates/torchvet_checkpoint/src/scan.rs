@@ -34,6 +34,10 @@ pub struct ScanOptions {
     pub limits: Limits,
     /// Maximum nesting of containers and nested pickles.
     pub max_depth: u32,
+    /// Judge pickles held in memory with the pickle machine's value-free first pass when it can
+    /// prove the report (`pickle::fast`); false runs the full machine on every pickle (the
+    /// equivalence tests compare both).
+    pub first_pass: bool,
 }
 
 impl Default for ScanOptions {
@@ -44,6 +48,7 @@ impl Default for ScanOptions {
             strict: false,
             limits: Limits::scan(),
             max_depth: 4,
+            first_pass: true,
         }
     }
 }
@@ -600,47 +605,33 @@ fn analyze_input<'a>(
     member: &str,
     depth: u32,
     error_level: Level,
+    fast: bool,
 ) -> (PickleSummary, Input<'a>) {
-    let mut m = Machine::with_input(inp, ctx.opts.limits);
-    let out = m.run();
-    let mut names = Vec::new();
-    for g in &m.globals {
-        let q = g.qualified();
-        ctx.note_global(&q);
-        if names.len() < 64 && !names.contains(&q) {
-            names.push(q.clone());
-        }
-        if g.module == "?" {
-            continue; // already reported as a computed STACK_GLOBAL
-        }
-        if ctx.torchscript && (g.module.starts_with("__torch__") || g.module == "torch.jit._pickle")
+    // The first pass: a pickle in memory whose report it can prove is judged from its
+    // imported names alone (see `pickle::fast`). Not for the legacy format's pickles, whose
+    // storages and keys are read from the values.
+    if fast && ctx.opts.first_pass && !ctx.want_storages {
+        if let Some(done) = inp
+            .rest_slice()
+            .and_then(|(data, abs0)| pickle::fast::run(data, abs0, ctx.opts.limits))
         {
-            continue; // resolved by TorchScript's C++ type resolver, never imported from Python
-        }
-        let j = ctx.judge(&q, &g.module, &g.name);
-        if j.level > Level::Info {
-            let mut msg = j.reason;
-            if let Some((wm, wn)) = &g.written {
-                msg.push_str(&format!(
-                    " (written as {wm}.{wn}, renamed by the unpickler)"
-                ));
-            }
-            let code = if j.level == Level::Dangerous {
-                "dangerous-global"
-            } else {
-                "unsafe-global"
+            let mut inp = inp;
+            inp.skip(done.end as u64);
+            let names = judge_globals(ctx, &done.globals, member);
+            let summary = PickleSummary {
+                end: done.end,
+                error: false,
+                root_is_legacy_magic: false,
+                storages: Vec::new(),
+                root_strings: Vec::new(),
+                names,
             };
-            ctx.add(
-                j.level,
-                code,
-                msg,
-                Some(member),
-                Some(g.offset),
-                Some(g.opcode),
-                Some(q),
-            );
+            return (summary, inp);
         }
     }
+    let mut m = Machine::with_input(inp, ctx.opts.limits);
+    let out = m.run();
+    let names = judge_globals(ctx, &m.globals, member);
     for f in &m.findings {
         ctx.add(
             f.level,
@@ -746,6 +737,50 @@ fn analyze_input<'a>(
         names,
     };
     (summary, m.into_input())
+}
+
+/// Record the names a pickle imports and report those outside the allowlist; returns the first
+/// 64 distinct qualified names.
+fn judge_globals(ctx: &mut Ctx, globals: &[pickle::GlobalUse], member: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for g in globals {
+        let q = g.qualified();
+        ctx.note_global(&q);
+        if names.len() < 64 && !names.contains(&q) {
+            names.push(q.clone());
+        }
+        if g.module == "?" {
+            continue; // already reported as a computed STACK_GLOBAL
+        }
+        if ctx.torchscript && (g.module.starts_with("__torch__") || g.module == "torch.jit._pickle")
+        {
+            continue; // resolved by TorchScript's C++ type resolver, never imported from Python
+        }
+        let j = ctx.judge(&q, &g.module, &g.name);
+        if j.level > Level::Info {
+            let mut msg = j.reason;
+            if let Some((wm, wn)) = &g.written {
+                msg.push_str(&format!(
+                    " (written as {wm}.{wn}, renamed by the unpickler)"
+                ));
+            }
+            let code = if j.level == Level::Dangerous {
+                "dangerous-global"
+            } else {
+                "unsafe-global"
+            };
+            ctx.add(
+                j.level,
+                code,
+                msg,
+                Some(member),
+                Some(g.offset),
+                Some(g.opcode),
+                Some(q),
+            );
+        }
+    }
+    names
 }
 
 /// `(key, storage type)` of every `("storage", type, key, ...)` persistent id.
@@ -862,7 +897,7 @@ fn scan_pickle_stream(
             Level::Info
         };
         ctx.want_storages = legacy && count == 3;
-        let (s, back) = analyze_input(ctx, inp, &member, depth, err_level);
+        let (s, back) = analyze_input(ctx, inp, &member, depth, err_level, !legacy);
         inp = back;
         if count == 0 && s.root_is_legacy_magic {
             legacy = true;
@@ -1032,7 +1067,7 @@ fn legacy_storages(
             _ => break,
         }
         let member = join(label, &format!("trailing[{n}]"));
-        let (s, back) = analyze_input(ctx, t, &member, depth, Level::Info);
+        let (s, back) = analyze_input(ctx, t, &member, depth, Level::Info, true);
         t = back;
         for q in s.names {
             if !names.contains(&q) {
@@ -1273,6 +1308,7 @@ fn scan_zip_pickle(ctx: &mut Ctx, src: &dyn Source, e: &zip::Entry, member: &str
                 member,
                 depth,
                 Level::Malformed,
+                true,
             );
             let crc = zip::crc32_update(0, bytes);
             if crc != e.crc32 {
@@ -1311,7 +1347,7 @@ fn scan_zip_pickle(ctx: &mut Ctx, src: &dyn Source, e: &zip::Entry, member: &str
     };
     let size = (e.method == 0).then_some(e.size.min(e.compressed_size));
     let inp = Input::from_reader(tap, 0, size);
-    let (_, mut inp) = analyze_input(ctx, inp, member, depth, Level::Malformed);
+    let (_, mut inp) = analyze_input(ctx, inp, member, depth, Level::Malformed, true);
     // The CRC needs every byte: read the rest when it is small (or --strict), never for a bomb.
     let read = state.borrow().1;
     let rest = e.size.saturating_sub(read);
@@ -1447,7 +1483,7 @@ fn scan_npy_stream(ctx: &mut Ctx, mut r: Box<dyn Read + '_>, label: Option<&str>
     let tail = head[head.len() - over..].to_vec();
     let body = std::io::Cursor::new(tail).chain(r);
     let inp = Input::from_reader(body, h.data_offset as u64, None);
-    analyze_input(ctx, inp, &member, depth, Level::Malformed);
+    analyze_input(ctx, inp, &member, depth, Level::Malformed, true);
 }
 
 /// Pre-1.0 torch tar format (`sys_info`, `pickle`, `storages`, `tensors`) and other tars, read
@@ -1575,7 +1611,7 @@ fn scan_torch_tar_member(
         } else {
             Level::Info
         };
-        let (s, back) = analyze_input(ctx, inp, member, depth, lvl);
+        let (s, back) = analyze_input(ctx, inp, member, depth, lvl, true);
         inp = back;
         n += 1;
         if s.error || name == "sys_info" || name == "pickle" {

@@ -410,8 +410,9 @@ impl std::io::Read for Trickle<'_> {
 }
 
 /// Fuzz harness (also run on every saved crash input by the regression tests): the machine must
-/// finish within its limits, and reading the same bytes from a slice or from a stream that hands
-/// out a few bytes at a time must give the same result.
+/// finish within its limits, reading the same bytes from a slice or from a stream that hands
+/// out a few bytes at a time must give the same result, and what the first pass
+/// (`pickle::fast`) accepts the machine reads the same way.
 pub fn fuzz_pickle_machine(data: &[u8]) {
     use crate::pickle::{Input, Limits, Machine};
     let limits = Limits {
@@ -450,6 +451,15 @@ pub fn fuzz_pickle_machine(data: &[u8]) {
     for (x, y) in a.globals.iter().zip(&b.globals) {
         assert_eq!(x.qualified(), y.qualified());
         assert_eq!(x.offset, y.offset);
+    }
+    // The first pass proves only what the full machine agrees with: same end, same names,
+    // nothing found and nothing nested.
+    if let Some(f) = crate::pickle::fast::run(data, 0, limits) {
+        assert!(oa.error.is_none(), "{:?}", oa.error);
+        assert_eq!(f.end, oa.end);
+        assert!(a.findings.is_empty(), "{:?}", a.findings);
+        assert!(a.nested.is_empty());
+        assert_eq!(format!("{:?}", f.globals), format!("{:?}", a.globals));
     }
     // The payload checks and the name sweep over the same bytes.
     let _ = crate::payloads::sweep_names(data);

@@ -105,6 +105,15 @@ impl<'a> Input<'a> {
         self.base
     }
 
+    /// Slice mode: the bytes after the position, and the absolute offset of the first of them
+    /// (`None` for a stream).
+    pub fn rest_slice(&self) -> Option<(&'a [u8], u64)> {
+        if self.stream.is_some() {
+            return None;
+        }
+        Some((&self.slice[self.pos..], self.abs(self.position())))
+    }
+
     /// Bytes that remain, when the length is known.
     pub fn remaining(&self) -> Option<u64> {
         self.total.map(|t| t.saturating_sub(self.position()))

@@ -3,6 +3,7 @@
 //! cycles cost nothing), every declared length is checked against the bytes that remain, and hard
 //! limits bound operations, stack, mark depth, memo and node count.
 
+pub mod fast;
 pub mod input;
 pub mod names;
 pub mod opcodes;
