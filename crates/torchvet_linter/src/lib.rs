@@ -264,12 +264,10 @@ impl Linter {
         }
         // Pre-3.7 code passing `async=` (torch < 0.4): parsed as Python 3.6 read it, so the
         // rest is analysed, and reported once as the syntax error it is today.
-        if let (Some(i), Some(first), true) = (
-            self.syntax_rule,
-            source.legacy_async_arguments().first().copied(),
-            syntax.is_empty(),
-        ) {
-            if would_analyse(source, project) {
+        if let (Some(i), true) = (self.syntax_rule, syntax.is_empty()) {
+            // A byte search first; a file that passes `async=` is parsed once more to find it.
+            let legacy = source.legacy_async_arguments();
+            if let (Some(&first), true) = (legacy.first(), would_analyse(source, project)) {
                 let raw = RawDiagnostic {
                     rule: i,
                     range: first,

@@ -330,6 +330,26 @@ impl ProjectModel {
         m
     }
 
+    /// One round of the star-import torch names: the new summaries of the checked files whose
+    /// star imports bring torch names they do not bind yet (`resummarise` gives `None` to keep
+    /// a file's summary).
+    fn star_resummaries(
+        &self,
+        resummarise: &(dyn Fn(FileId, &[ImportedName]) -> Option<FileSummary> + Sync),
+    ) -> Vec<FileSummary> {
+        self.files()
+            .filter(|&id| self.is_checked(id) && !self.file(id).star_imports.is_empty())
+            .filter_map(|id| {
+                let names = self.missing_star_torch_names_of(id, self.file(id));
+                if names.is_empty() {
+                    None
+                } else {
+                    resummarise(id, &names)
+                }
+            })
+            .collect()
+    }
+
     /// [`ProjectModel::build`] followed by [`ProjectModel::with_star_torch_names`], with one
     /// link instead of one per round: which torch names a star import brings depends only on
     /// the summaries and the resolver (the module a star import names and that module's
@@ -349,16 +369,7 @@ impl ProjectModel {
             m.project_tops = m.project_tops_of();
             m.cache = (0..n).map(|_| RwLock::default()).collect();
             m.qcache = (0..n).map(|_| RwLock::default()).collect();
-            let todo: Vec<(FileId, Vec<ImportedName>)> = m
-                .files()
-                .filter(|&id| m.is_checked(id) && !m.file(id).star_imports.is_empty())
-                .map(|id| (id, m.missing_star_torch_names_of(id, m.file(id))))
-                .filter(|(_, n)| !n.is_empty())
-                .collect();
-            let new: Vec<FileSummary> = todo
-                .iter()
-                .filter_map(|(id, names)| resummarise(*id, names))
-                .collect();
+            let new = m.star_resummaries(resummarise);
             if new.is_empty() || new.iter().any(|s| !m.by_path.contains_key(&s.path)) {
                 break;
             }
@@ -2447,16 +2458,7 @@ impl ProjectModel {
     ) -> Arc<Self> {
         let mut m = self;
         for _ in 0..2 {
-            let todo: Vec<(FileId, Vec<ImportedName>)> = m
-                .files()
-                .filter(|&id| m.is_checked(id) && !m.file(id).star_imports.is_empty())
-                .map(|id| (id, m.view(id).missing_star_torch_names()))
-                .filter(|(_, n)| !n.is_empty())
-                .collect();
-            let new: Vec<FileSummary> = todo
-                .iter()
-                .filter_map(|(id, names)| resummarise(*id, names))
-                .collect();
+            let new = m.star_resummaries(resummarise);
             if new.is_empty() {
                 break;
             }
