@@ -111,6 +111,7 @@ projects! {
         fid_frozen_feature_net,
         torch03_era_scripts,
         model_rebound_to_device,
+        submodule_list_other_file,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -15,11 +15,17 @@ pub(crate) fn is_parameter_class(q: &str) -> bool {
 }
 
 /// Does this call construct an `nn.Module`: a callee the semantic layer says builds one
-/// ([`torchvet_semantic::constructs_module`]), or a module class of this file (not shadowed by
-/// an import)?
+/// ([`torchvet_semantic::constructs_module`]), a module class of the project imported from
+/// another file (`from .modules import BNReluRNN`, whose base `BaseRNN(nn.Module)` may live in
+/// a third), a project function the model says returns a module (`build_model(cfg)`), or a
+/// module class of this file (not shadowed by an import)?
 pub(crate) fn constructs_module(checker: &Checker, call: &ExprCall) -> bool {
     if let Some(q) = checker.resolve(&call.func) {
-        return torchvet_semantic::constructs_module(&q);
+        return torchvet_semantic::constructs_module(&q)
+            || checker.classes.is_module_q(&q)
+            || checker
+                .project()
+                .is_some_and(|p| p.call_kind(&q) == torchvet_semantic::kinds::Kind::Module);
     }
     match &*call.func {
         Expr::Name(n) => checker.classes.is_module(n.id.as_str()),

@@ -402,14 +402,9 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
                 if let Some(k) = wrapper_kind(&q) {
                     return Some(k);
                 }
-                // A library constructor, or a project builder that returns a module
-                // (`build_model(...)` in another file).
-                let project_module = || {
-                    checker
-                        .project()
-                        .is_some_and(|p| p.call_kind(&q) == torchvet_semantic::kinds::Kind::Module)
-                };
-                return (torchvet_semantic::constructs_module(&q) || project_module())
+                // A library constructor, a project module class, or a project builder that
+                // returns a module (`build_model(...)` in another file).
+                return crate::rules::correctness::helpers::constructs_module(checker, call)
                     .then_some(ModuleKind::Plain);
             }
             match &*call.func {

@@ -1,0 +1,3 @@
+from .speech import SpeechModel, Tagger
+
+__all__ = ["SpeechModel", "Tagger"]
