@@ -344,6 +344,8 @@ struct Outcome {
     severities: BTreeMap<Key, String>,
     /// key -> the fix's applicability (`safe`, `unsafe`, `display-only`), when it has one.
     fixes: BTreeMap<Key, String>,
+    /// key -> its secondary locations, as `file:row: message` (`file` empty for this file).
+    related: BTreeMap<Key, Vec<String>>,
     /// Set when the run itself failed (exit code other than 0/1, or output that is not JSON).
     error: Option<String>,
 }
@@ -411,6 +413,7 @@ fn run_project(name: &str) -> Outcome {
         messages: BTreeMap::new(),
         severities: BTreeMap::new(),
         fixes: BTreeMap::new(),
+        related: BTreeMap::new(),
         error: None,
     };
     let code = out.status.code().unwrap_or(-1);
@@ -447,6 +450,24 @@ fn run_project(name: &str) -> Outcome {
         if let Some(a) = f["fix"]["applicability"].as_str() {
             outcome.fixes.insert(key.clone(), a.to_string());
         }
+        let related = f["related"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                format!(
+                    "{}:{}: {}",
+                    r["filename"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .trim_start_matches("./")
+                        .replace('\\', "/"),
+                    r["location"]["row"].as_u64().unwrap_or(0),
+                    r["message"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        outcome.related.insert(key.clone(), related);
         outcome.reported.insert(key);
     }
     outcome
@@ -698,4 +719,26 @@ fn a_remote_zero_grad_is_named_by_its_kind_not_by_the_helper_call() {
         "{m}"
     );
     assert_eq!(m.matches("forward_backward").count(), 1, "{m}");
+}
+
+/// A softmax applied by a model class of another file is pointed at where it is written
+/// (`cifar/models.py`), not at the parameter through which the model enters `train.py`.
+#[test]
+fn a_producer_in_another_file_is_pointed_at_in_that_file() {
+    let outcome = run_project("cifar_pkg_reexport");
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let mut seen = 0;
+    for (key, related) in &outcome.related {
+        if key.3 != "cross-entropy-after-softmax" {
+            continue;
+        }
+        seen += 1;
+        let softmax: Vec<&String> = related.iter().filter(|r| r.contains("softmax")).collect();
+        assert_eq!(
+            softmax,
+            ["cifar/models.py:32: the softmax that `SmallCNN.forward` applies"],
+            "{key:?}: {related:?}"
+        );
+    }
+    assert_eq!(seen, 2, "{:?}", outcome.reported);
 }

@@ -96,14 +96,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
             ));
         }
     }
+    let producer = taint_helpers::producer_note(checker, lc.input.range(), &f);
     let diag = checker.report(
         lc.input.range(),
         format!(
             "{what} fed to `{loss}`: {consequence}; pass the logits to BCEWithLogitsLoss / binary_cross_entropy_with_logits instead"
         ),
     );
-    if f.origin != lc.input.range() {
-        diag.add_related(f.origin, taint_helpers::producer_label(&f));
+    if let Some(note) = producer {
+        note.attach(diag);
     }
     if let Some(ctor) = lc.ctor {
         diag.add_related(ctor, "the loss object");

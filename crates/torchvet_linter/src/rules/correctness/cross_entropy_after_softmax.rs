@@ -70,14 +70,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let loss = taint_helpers::short(checker.text(call.func.range()));
     let fix = taint_helpers::inline_operand(checker, lc.input, &f)
         .map(|z| RawEdit::replace(lc.input.range(), checker.text(z.range())));
+    let producer = taint_helpers::producer_note(checker, lc.input.range(), &f);
     let diag = checker.report(
         lc.input.range(),
         format!(
             "{what}, but `{loss}` applies log_softmax itself: softmax is applied twice, gradients shrink and training stalls; pass the logits"
         ),
     );
-    if f.origin != lc.input.range() {
-        diag.add_related(f.origin, taint_helpers::producer_label(&f));
+    if let Some(note) = producer {
+        note.attach(diag);
     }
     if let Some(ctor) = lc.ctor {
         diag.add_related(ctor, "the loss object");

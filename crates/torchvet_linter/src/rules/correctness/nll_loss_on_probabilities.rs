@@ -73,14 +73,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         },
         _ => None,
     };
+    let producer = taint_helpers::producer_note(checker, lc.input.range(), &f);
     let diag = checker.report(
         lc.input.range(),
         format!(
             "{what} (probabilities), but `{loss}` expects log-probabilities: it minimises -p[target] instead of -log p[target] and training degrades silently; use log_softmax (or cross_entropy on logits)"
         ),
     );
-    if f.origin != lc.input.range() {
-        diag.add_related(f.origin, taint_helpers::producer_label(&f));
+    if let Some(note) = producer {
+        note.attach(diag);
     }
     if let Some(ctor) = lc.ctor {
         diag.add_related(ctor, "the loss object");

@@ -1,10 +1,11 @@
 //! Helpers of the loss-input rules built on the taint analysis (`Checker::taint_of`): which
 //! calls are loss calls (functional or a loss object), and how to describe a producer.
-use crate::checker::Checker;
+use crate::checker::{Checker, RawDiagnostic};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::dataflow::{Fact, Prop, Value};
 use torchvet_semantic::helpers;
+use torchvet_semantic::project::{FileId, ProjectFile};
 
 /// The losses these rules know.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,10 +131,51 @@ pub(crate) fn describe_input(checker: &Checker, input: &Expr, f: &Fact) -> Strin
 }
 
 /// The secondary-location label for a producer.
-pub(crate) fn producer_label(f: &Fact) -> String {
+fn producer_label(f: &Fact) -> String {
     match &f.through {
         Some(through) => format!("the {} that `{through}` applies", f.op),
         None => format!("the {} that produces it", f.op),
+    }
+}
+
+/// Where a finding points for the producer of a fact: in this file, or, when the value comes
+/// from a class or function of another file ([`Fact::remote`]), at the producing expression in
+/// that file (not at the place where the value enters this one). Taken before the finding is
+/// reported, attached after.
+pub(crate) struct ProducerNote {
+    label: String,
+    at: NoteAt,
+}
+
+enum NoteAt {
+    Here(TextRange),
+    Remote(ProjectFile, FileId, TextRange),
+}
+
+/// The producer note of `f` for a finding on `input`; `None` when the producer is the flagged
+/// input itself.
+pub(crate) fn producer_note(checker: &Checker, input: TextRange, f: &Fact) -> Option<ProducerNote> {
+    let at = match f.remote {
+        Some((file, range)) => match checker.project_or_file() {
+            Some(p) if p.file != file => NoteAt::Remote(p.clone(), file, range),
+            Some(_) => NoteAt::Here(range),
+            None => return None,
+        },
+        None if f.origin == input => return None,
+        None => NoteAt::Here(f.origin),
+    };
+    Some(ProducerNote {
+        label: producer_label(f),
+        at,
+    })
+}
+
+impl ProducerNote {
+    pub(crate) fn attach(self, diag: &mut RawDiagnostic) {
+        match self.at {
+            NoteAt::Here(range) => diag.add_related(range, self.label),
+            NoteAt::Remote(p, file, range) => diag.add_remote(&p, file, range, self.label),
+        };
     }
 }
 
