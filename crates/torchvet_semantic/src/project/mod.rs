@@ -634,20 +634,25 @@ impl ProjectModel {
         }
     }
 
-    /// Top-level names that are project modules (for a cheap reject at lint time).
+    /// Top-level names that are project modules (for a cheap reject at lint time): a module or
+    /// package, or a namespace package (a directory without `__init__.py`, as in
+    /// `from kospeech.models.modules import BNReluRNN`) through which an import reaches a
+    /// project file.
     fn project_tops_of(&self) -> FxHashSet<Box<str>> {
         let mut tops = FxHashSet::default();
         for f in &self.files {
             let stars = f.star_imports.iter();
             for q in f.imports.iter().map(|(_, q)| q).chain(stars) {
-                if q.starts_with('.') {
+                if q.starts_with('.') || summary_is_external(q) {
                     continue;
                 }
                 let first = q.split('.').next().unwrap_or(q);
                 if tops.contains(first) {
                     continue;
                 }
-                if self.resolver.resolve(&f.path, first).is_some() {
+                if self.resolver.resolve(&f.path, first).is_some()
+                    || (first.len() < q.len() && self.resolver.resolve(&f.path, q).is_some())
+                {
                     tops.insert(Box::from(first));
                 }
             }

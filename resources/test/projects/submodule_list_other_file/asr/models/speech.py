@@ -1,6 +1,6 @@
 import torch.nn as nn
 
-from .blocks import BNReluRNN, Vocabulary, build_block
+from asr.models.blocks import BNReluRNN, Vocabulary, build_block
 
 
 class SpeechModel(nn.Module):
