@@ -33,6 +33,7 @@ pub mod facts;
 mod grad;
 pub mod practices;
 pub mod resolve;
+mod search_paths;
 pub mod summary;
 
 use crate::classes::{is_dataset_base, is_module_base, mode_layer};
@@ -283,6 +284,8 @@ pub struct ProjectModel {
     /// Who uses which class's instances and compares which file's names (built on first
     /// question; see [`UseIndex`]).
     use_index: std::sync::OnceLock<UseIndex>,
+    /// Which files have a search context and who contributes to it (see [`search_paths`]).
+    context_deps: search_paths::ContextDeps,
 }
 
 /// What files observe of each other beyond imports and calls, indexed once per model: the
@@ -326,10 +329,10 @@ impl ProjectModel {
     ) -> Self {
         let mut m = Self::unlinked(checked, roots);
         m.load_imported(load);
+        m.link_search_paths(Some(load));
         m.link();
         m
     }
-
     /// One round of the star-import torch names: the new summaries of the checked files whose
     /// star imports bring torch names they do not bind yet (`resummarise` gives `None` to keep
     /// a file's summary).
@@ -362,6 +365,10 @@ impl ProjectModel {
     ) -> Self {
         let mut m = Self::unlinked(checked, roots);
         m.load_imported(load);
+        // The search contexts once, before the rounds: the torch names a star import brings
+        // may come through them, and re-summarising with torch names changes no import of a
+        // project module nor any `sys.path` addition.
+        m.link_search_paths(Some(load));
         for _ in 0..2 {
             // What a model linked from these summaries answers: the same top-level project
             // names, fresh memos.
@@ -415,6 +422,7 @@ impl ProjectModel {
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
+            context_deps: Default::default(),
         }
     }
 
@@ -466,7 +474,9 @@ impl ProjectModel {
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
+            context_deps: Default::default(),
         };
+        m.link_search_paths(None);
         m.link();
         Some(m)
     }
@@ -532,6 +542,8 @@ impl ProjectModel {
         let mut observed = Vec::new();
         self.observed_classes(id, &mut |c, _| observed.push(c.file));
         observed.extend(self.compared_names(id).map(|(m, _)| m));
+        // The files whose search context it contributes to (see [`search_paths`]).
+        self.context_dependents(id, &mut observed);
         for d in observed {
             if seen.insert(d) {
                 out.push(d);
@@ -647,7 +659,11 @@ impl ProjectModel {
                 if tops.contains(first) {
                     continue;
                 }
-                if self.resolver.resolve(&f.path, first).is_some() {
+                // The full name too: `model` may be a directory without `__init__.py` (a
+                // namespace package) that only `model.utils` resolves in.
+                if self.resolver.resolve(&f.path, first).is_some()
+                    || (q.len() > first.len() && self.resolver.resolve(&f.path, q).is_some())
+                {
                     tops.insert(Box::from(first));
                 }
             }
@@ -2336,6 +2352,10 @@ impl ProjectModel {
             name.hash(&mut h);
             entity_facts(&self.name_in_file(id, name, 0), &mut h);
         }
+        // The torch names its star imports bring (the file was summarised with them).
+        if !f.star_imports.is_empty() {
+            self.star_torch_names_of(id, f).hash(&mut h);
+        }
         for g in &f.functions {
             for c in &g.calls {
                 if let Ref::Local(n) = &c.callee {
@@ -2500,6 +2520,7 @@ impl ProjectModel {
         let mut out = Vec::new();
         for star in &summary.star_imports {
             let Some(Entity::Module(m)) = self.entity_in(file, star) else {
+                out.extend(self.agreed_star_torch_names(file, star));
                 continue;
             };
             for (name, q) in &self.file(m).imports {
