@@ -328,8 +328,8 @@ impl ProjectModel {
         load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
     ) -> Self {
         let mut m = Self::unlinked(checked, roots);
-        m.load_imported(load);
-        m.link_search_paths(Some(load));
+        let unresolved = m.load_imported(load);
+        m.link_search_paths(Some(load), &unresolved);
         m.link();
         m
     }
@@ -364,11 +364,11 @@ impl ProjectModel {
         resummarise: &(dyn Fn(FileId, &[ImportedName]) -> Option<FileSummary> + Sync),
     ) -> Self {
         let mut m = Self::unlinked(checked, roots);
-        m.load_imported(load);
+        let unresolved = m.load_imported(load);
         // The search contexts once, before the rounds: the torch names a star import brings
         // may come through them, and re-summarising with torch names changes no import of a
         // project module nor any `sys.path` addition.
-        m.link_search_paths(Some(load));
+        m.link_search_paths(Some(load), &unresolved);
         for _ in 0..2 {
             // What a model linked from these summaries answers: the same top-level project
             // names, fresh memos.
@@ -476,7 +476,8 @@ impl ProjectModel {
             use_index: std::sync::OnceLock::new(),
             context_deps: Default::default(),
         };
-        m.link_search_paths(None);
+        let unresolved = m.unresolved_tops(0..m.files.len() as FileId);
+        m.link_search_paths(None, &unresolved);
         m.link();
         Some(m)
     }
@@ -610,9 +611,16 @@ impl ProjectModel {
 
     // ----- building -----
 
-    fn load_imported(&mut self, load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync)) {
+    /// Load the files outside the checked set that imports name (three waves). Returns the
+    /// first names of the absolute references that resolve to no project file (`PIL`, or a
+    /// `lib` that only a `sys.path` addition finds), for [`ProjectModel::link_search_paths`].
+    fn load_imported(
+        &mut self,
+        load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
+    ) -> FxHashSet<Box<str>> {
         let mut frontier: Vec<FileId> = (0..self.files.len() as FileId).collect();
         let mut tried: FxHashSet<PathBuf> = FxHashSet::default();
+        let mut unresolved: FxHashSet<Box<str>> = FxHashSet::default();
         for _wave in 0..3 {
             let mut wanted: Vec<PathBuf> = Vec::new();
             for &f in &frontier {
@@ -622,6 +630,7 @@ impl ProjectModel {
                         continue;
                     }
                     let Some(found) = self.resolver.resolve(&path, q) else {
+                        note_unresolved(q, &mut unresolved);
                         continue;
                     };
                     if !self.by_path.contains_key(&found.file) && tried.insert(found.file.clone()) {
@@ -629,13 +638,13 @@ impl ProjectModel {
                     }
                 }
             }
+            frontier.clear();
             if wanted.is_empty() || self.files.len() >= self.checked.len() + MAX_EXTRA_FILES {
                 break;
             }
             let room = (self.checked.len() + MAX_EXTRA_FILES).saturating_sub(self.files.len());
             wanted.truncate(room);
             let loaded: Vec<FileSummary> = wanted.iter().filter_map(|p| load(p)).collect();
-            frontier.clear();
             for s in loaded {
                 let id = self.files.len() as FileId;
                 self.by_path.insert(s.path.clone(), id);
@@ -644,6 +653,24 @@ impl ProjectModel {
                 frontier.push(id);
             }
         }
+        // The files the last wave loaded were not looked at.
+        let rest = self.unresolved_tops(frontier.into_iter());
+        unresolved.extend(rest);
+        unresolved
+    }
+
+    /// What [`ProjectModel::load_imported`] returns, for these files only.
+    fn unresolved_tops(&self, files: impl Iterator<Item = FileId>) -> FxHashSet<Box<str>> {
+        let mut unresolved: FxHashSet<Box<str>> = FxHashSet::default();
+        for f in files {
+            let s = &self.files[f as usize];
+            for q in qualified_refs(s) {
+                if !summary_is_external(q) && self.resolver.resolve(&s.path, q).is_none() {
+                    note_unresolved(q, &mut unresolved);
+                }
+            }
+        }
+        unresolved
     }
 
     /// Top-level names that are project modules (for a cheap reject at lint time).
@@ -662,7 +689,9 @@ impl ProjectModel {
                 // The full name too: `model` may be a directory without `__init__.py` (a
                 // namespace package) that only `model.utils` resolves in.
                 if self.resolver.resolve(&f.path, first).is_some()
-                    || (q.len() > first.len() && self.resolver.resolve(&f.path, q).is_some())
+                    || (q.len() > first.len()
+                        && !summary_is_external(q)
+                        && self.resolver.resolve(&f.path, q).is_some())
                 {
                     tops.insert(Box::from(first));
                 }
@@ -2710,6 +2739,16 @@ fn annotation_kind(q: &str) -> Kind {
 }
 
 /// Qualified names a summary mentions (imports, bases, callees, annotations).
+/// Record the first name of an absolute reference `q` that resolved to no project file.
+fn note_unresolved(q: &str, unresolved: &mut FxHashSet<Box<str>>) {
+    if !q.starts_with('.') {
+        let first = q.split('.').next().unwrap_or(q);
+        if !unresolved.contains(first) {
+            unresolved.insert(first.into());
+        }
+    }
+}
+
 fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
     let imports = f.imports.iter().map(|(_, q)| &**q);
     let stars = f.star_imports.iter().map(|q| &**q);

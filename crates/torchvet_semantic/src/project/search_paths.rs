@@ -63,7 +63,18 @@ pub(super) struct ContextDeps {
 impl ProjectModel {
     /// Compute the search contexts and give them to the resolver; with `load`, files outside
     /// the checked set that resolutions through contexts reach are loaded.
-    pub(super) fn link_search_paths(&mut self, load: Option<Load<'_>>) {
+    ///
+    /// `unresolved`: the first names of the absolute references that the usual search leaves
+    /// unresolved (see [`ProjectModel::load_imported`]); when no directory a context may hold
+    /// has one of them, nothing is computed.
+    pub(super) fn link_search_paths(
+        &mut self,
+        load: Option<Load<'_>>,
+        unresolved: &FxHashSet<Box<str>>,
+    ) {
+        if !self.may_use_contexts(unresolved) {
+            return;
+        }
         let mut resolved: FxHashSet<(FileId, Box<str>)> = FxHashSet::default();
         for _ in 0..ROUNDS {
             let n = self.files.len();
@@ -248,6 +259,33 @@ impl ProjectModel {
                 break;
             }
         }
+    }
+
+    /// Can a search context resolve anything: is one of the `unresolved` first names a
+    /// module or package of a directory that a context may hold (the directory of any file,
+    /// which may be an entry script, or one that a file adds)? Without one every context is
+    /// empty, and the import edges the contexts need are not computed (most projects stop
+    /// here: the names the usual search leaves unresolved are other libraries').
+    fn may_use_contexts(&self, unresolved: &FxHashSet<Box<str>>) -> bool {
+        if unresolved.is_empty() {
+            return false;
+        }
+        let mut dirs: Vec<DirId> = Vec::new();
+        for s in &self.files {
+            dirs.extend(self.resolver.dir_of(&s.path));
+            dirs.extend(
+                s.sys_path
+                    .iter()
+                    .filter_map(|p| self.resolver.existing_dir(p)),
+            );
+        }
+        dirs.sort_unstable();
+        dirs.dedup();
+        let mut names: FxHashSet<Box<str>> = FxHashSet::default();
+        for d in dirs {
+            self.resolver.top_names(d, &mut names);
+        }
+        unresolved.iter().any(|n| names.contains(n))
     }
 
     /// The files whose search context `id` contributes to, and those below it (what it
