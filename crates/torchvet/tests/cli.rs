@@ -846,3 +846,84 @@ fn a_cached_file_is_rechecked_when_another_file_changes_how_it_is_used() {
     assert_eq!(found(), vec![], "back to the first text");
     assert!(p.join(".torchvet_cache").is_dir());
 }
+
+#[test]
+fn a_cached_file_is_rechecked_when_another_file_changes_its_search_path() {
+    // Directories added to `sys.path` by another file (`_init_paths.py`) and the directory of
+    // the script that imports a shared module decide where imports resolve: editing those
+    // files must not leave a cached result stale (`ProjectModel::view_digest`).
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let head = |probs: bool| {
+        format!(
+            "import torch.nn as nn\nimport torch.nn.functional as F\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 3)\n\n    def forward(self, x):\n        return {}\n",
+            if probs { "F.softmax(self.fc(x), dim=1)" } else { "self.fc(x)" }
+        )
+    };
+    for (dir, probs) in [("lib", true), ("lib2", false)] {
+        std::fs::create_dir_all(p.join(dir).join("model")).unwrap();
+        std::fs::write(p.join(dir).join("model/__init__.py"), "").unwrap();
+        std::fs::write(p.join(dir).join("model/head.py"), head(probs)).unwrap();
+    }
+    std::fs::create_dir_all(p.join("tools")).unwrap();
+    let init_paths = |lib: &str| {
+        std::fs::write(
+            p.join("tools/_init_paths.py"),
+            format!("import os.path as osp\nimport sys\n\n\ndef add_path(path):\n    if path not in sys.path:\n        sys.path.insert(0, path)\n\n\nthis_dir = osp.dirname(__file__)\nadd_path(osp.join(this_dir, '..', '{lib}'))\n"),
+        )
+        .unwrap();
+    };
+    std::fs::write(
+        p.join("tools/train.py"),
+        "import _init_paths\nimport torch\nimport torch.nn as nn\n\nfrom model.head import Head\n\n\ndef step(x, y):\n    return nn.CrossEntropyLoss()(Head()(x), y)\n",
+    )
+    .unwrap();
+    // A shared engine importing `net` from the folder of the script that runs.
+    std::fs::create_dir_all(p.join("cls")).unwrap();
+    std::fs::write(p.join("cls/net.py"), head(true).replace("Head", "Net")).unwrap();
+    std::fs::write(
+        p.join("engine.py"),
+        "import torch\nimport torch.nn as nn\n\nfrom net import Net\n\n\ndef step(x, y):\n    return nn.CrossEntropyLoss()(Net()(x), y)\n",
+    )
+    .unwrap();
+    let script = |imports_engine: bool| {
+        let body = if imports_engine {
+            "import torch\n\nfrom engine import step\n\nif __name__ == '__main__':\n    step(torch.randn(2, 8), torch.tensor([0, 1]))\n"
+        } else {
+            "import torch\n\nif __name__ == '__main__':\n    print(torch.randn(2, 8))\n"
+        };
+        std::fs::write(p.join("cls/run.py"), body).unwrap();
+    };
+    let found = || -> Vec<(String, String)> {
+        let (_, out, err) = run_cached(p, &["check", ".", "--isolated", "--output-format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
+        let mut rows: Vec<(String, String)> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let file = Path::new(f["filename"].as_str().unwrap());
+                let file = file.file_name().unwrap().to_string_lossy().into_owned();
+                (file, f["name"].as_str().unwrap().to_string())
+            })
+            .collect();
+        rows.sort();
+        rows
+    };
+    let ce = |file: &str| (file.to_string(), "cross-entropy-after-softmax".to_string());
+    init_paths("lib2");
+    script(false);
+    assert_eq!(found(), vec![]);
+    assert_eq!(found(), vec![], "cached run");
+    // _init_paths.py now adds lib/, whose head returns probabilities.
+    init_paths("lib");
+    assert_eq!(found(), vec![ce("train.py")]);
+    // cls/run.py imports the engine: `net` resolves next to it.
+    script(true);
+    assert_eq!(found(), vec![ce("engine.py"), ce("train.py")]);
+    init_paths("lib2");
+    script(false);
+    assert_eq!(found(), vec![], "back to the first texts");
+    assert!(p.join(".torchvet_cache").is_dir());
+}

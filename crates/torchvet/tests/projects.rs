@@ -112,6 +112,9 @@ projects! {
         torch03_era_scripts,
         model_rebound_to_device,
         submodule_list_other_file,
+        init_paths_faster_rcnn,
+        path_parents_src_scripts,
+        script_dir_shared_utils,
     ],
     clean: [
         clean_conditional_eval_helper,
@@ -142,6 +145,7 @@ projects! {
         clean_scheduler_state_test,
         clean_course_env_files,
         clean_torchrun_usage_docs,
+        clean_sys_path_per_process,
     ],
 }
 

@@ -33,6 +33,7 @@ pub mod facts;
 mod grad;
 pub mod practices;
 pub mod resolve;
+mod search_paths;
 pub mod summary;
 
 use crate::classes::{is_dataset_base, is_module_base, mode_layer};
@@ -283,6 +284,8 @@ pub struct ProjectModel {
     /// Who uses which class's instances and compares which file's names (built on first
     /// question; see [`UseIndex`]).
     use_index: std::sync::OnceLock<UseIndex>,
+    /// Which files have a search context and who contributes to it (see [`search_paths`]).
+    context_deps: search_paths::ContextDeps,
 }
 
 /// What files observe of each other beyond imports and calls, indexed once per model: the
@@ -325,11 +328,11 @@ impl ProjectModel {
         load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
     ) -> Self {
         let mut m = Self::unlinked(checked, roots);
-        m.load_imported(load);
+        let unresolved = m.load_imported(load);
+        m.link_search_paths(Some(load), &unresolved);
         m.link();
         m
     }
-
     /// One round of the star-import torch names: the new summaries of the checked files whose
     /// star imports bring torch names they do not bind yet (`resummarise` gives `None` to keep
     /// a file's summary).
@@ -361,7 +364,11 @@ impl ProjectModel {
         resummarise: &(dyn Fn(FileId, &[ImportedName]) -> Option<FileSummary> + Sync),
     ) -> Self {
         let mut m = Self::unlinked(checked, roots);
-        m.load_imported(load);
+        let unresolved = m.load_imported(load);
+        // The search contexts once, before the rounds: the torch names a star import brings
+        // may come through them, and re-summarising with torch names changes no import of a
+        // project module nor any `sys.path` addition.
+        m.link_search_paths(Some(load), &unresolved);
         for _ in 0..2 {
             // What a model linked from these summaries answers: the same top-level project
             // names, fresh memos.
@@ -415,6 +422,7 @@ impl ProjectModel {
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
+            context_deps: Default::default(),
         }
     }
 
@@ -466,7 +474,10 @@ impl ProjectModel {
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
+            context_deps: Default::default(),
         };
+        let unresolved = m.unresolved_tops(0..m.files.len() as FileId);
+        m.link_search_paths(None, &unresolved);
         m.link();
         Some(m)
     }
@@ -532,6 +543,8 @@ impl ProjectModel {
         let mut observed = Vec::new();
         self.observed_classes(id, &mut |c, _| observed.push(c.file));
         observed.extend(self.compared_names(id).map(|(m, _)| m));
+        // The files whose search context it contributes to (see [`search_paths`]).
+        self.context_dependents(id, &mut observed);
         for d in observed {
             if seen.insert(d) {
                 out.push(d);
@@ -598,9 +611,16 @@ impl ProjectModel {
 
     // ----- building -----
 
-    fn load_imported(&mut self, load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync)) {
+    /// Load the files outside the checked set that imports name (three waves). Returns the
+    /// first names of the absolute references that resolve to no project file (`PIL`, or a
+    /// `lib` that only a `sys.path` addition finds), for [`ProjectModel::link_search_paths`].
+    fn load_imported(
+        &mut self,
+        load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
+    ) -> FxHashSet<Box<str>> {
         let mut frontier: Vec<FileId> = (0..self.files.len() as FileId).collect();
         let mut tried: FxHashSet<PathBuf> = FxHashSet::default();
+        let mut unresolved: FxHashSet<Box<str>> = FxHashSet::default();
         for _wave in 0..3 {
             let mut wanted: Vec<PathBuf> = Vec::new();
             for &f in &frontier {
@@ -610,6 +630,7 @@ impl ProjectModel {
                         continue;
                     }
                     let Some(found) = self.resolver.resolve(&path, q) else {
+                        note_unresolved(q, &mut unresolved);
                         continue;
                     };
                     if !self.by_path.contains_key(&found.file) && tried.insert(found.file.clone()) {
@@ -617,13 +638,13 @@ impl ProjectModel {
                     }
                 }
             }
+            frontier.clear();
             if wanted.is_empty() || self.files.len() >= self.checked.len() + MAX_EXTRA_FILES {
                 break;
             }
             let room = (self.checked.len() + MAX_EXTRA_FILES).saturating_sub(self.files.len());
             wanted.truncate(room);
             let loaded: Vec<FileSummary> = wanted.iter().filter_map(|p| load(p)).collect();
-            frontier.clear();
             for s in loaded {
                 let id = self.files.len() as FileId;
                 self.by_path.insert(s.path.clone(), id);
@@ -632,6 +653,24 @@ impl ProjectModel {
                 frontier.push(id);
             }
         }
+        // The files the last wave loaded were not looked at.
+        let rest = self.unresolved_tops(frontier.into_iter());
+        unresolved.extend(rest);
+        unresolved
+    }
+
+    /// What [`ProjectModel::load_imported`] returns, for these files only.
+    fn unresolved_tops(&self, files: impl Iterator<Item = FileId>) -> FxHashSet<Box<str>> {
+        let mut unresolved: FxHashSet<Box<str>> = FxHashSet::default();
+        for f in files {
+            let s = &self.files[f as usize];
+            for q in qualified_refs(s) {
+                if !summary_is_external(q) && self.resolver.resolve(&s.path, q).is_none() {
+                    note_unresolved(q, &mut unresolved);
+                }
+            }
+        }
+        unresolved
     }
 
     /// Top-level names that are project modules (for a cheap reject at lint time): a module or
@@ -2341,6 +2380,10 @@ impl ProjectModel {
             name.hash(&mut h);
             entity_facts(&self.name_in_file(id, name, 0), &mut h);
         }
+        // The torch names its star imports bring (the file was summarised with them).
+        if !f.star_imports.is_empty() {
+            self.star_torch_names_of(id, f).hash(&mut h);
+        }
         for g in &f.functions {
             for c in &g.calls {
                 if let Ref::Local(n) = &c.callee {
@@ -2505,6 +2548,7 @@ impl ProjectModel {
         let mut out = Vec::new();
         for star in &summary.star_imports {
             let Some(Entity::Module(m)) = self.entity_in(file, star) else {
+                out.extend(self.agreed_star_torch_names(file, star));
                 continue;
             };
             for (name, q) in &self.file(m).imports {
@@ -2694,6 +2738,16 @@ fn annotation_kind(q: &str) -> Kind {
 }
 
 /// Qualified names a summary mentions (imports, bases, callees, annotations).
+/// Record the first name of an absolute reference `q` that resolved to no project file.
+fn note_unresolved(q: &str, unresolved: &mut FxHashSet<Box<str>>) {
+    if !q.starts_with('.') {
+        let first = q.split('.').next().unwrap_or(q);
+        if !unresolved.contains(first) {
+            unresolved.insert(first.into());
+        }
+    }
+}
+
 fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
     let imports = f.imports.iter().map(|(_, q)| &**q);
     let stars = f.star_imports.iter().map(|q| &**q);

@@ -680,6 +680,11 @@ pub struct FileSummary {
     /// `onmt.constants.torch_version >= 1.2`, or a name imported from a project module and
     /// compared. Sorted, once each. See [`super::ProjectModel::compared_in_other_files`].
     pub compared_refs: Vec<Box<str>>,
+    /// The directories it adds to `sys.path` when it runs (absolute, lexically normalised,
+    /// not checked for existence; see [`super::resolve::sys_path_additions`]).
+    pub sys_path: Vec<PathBuf>,
+    /// It has an `if __name__ == "__main__":` block: a script that may be run itself.
+    pub script: bool,
 }
 
 impl FileSummary {
@@ -991,6 +996,11 @@ pub fn summarise_with(
     }
     out.no_grad_calls.sort_unstable();
     out.no_grad_calls.dedup();
+    out.script = facts_extract::has_main_guard(&module.body);
+    if super::resolve::may_add_sys_path(text) {
+        out.sys_path =
+            super::resolve::sys_path_additions(path, &module.body, &out.imports, notebook).dirs;
+    }
     let mut h = rustc_hash::FxHasher::default();
     out.imports.hash(&mut h);
     out.star_imports.hash(&mut h);
@@ -1001,6 +1011,8 @@ pub fn summarise_with(
     out.facts.hash(&mut h);
     out.no_grad_calls.hash(&mut h);
     out.compared_refs.hash(&mut h);
+    out.sys_path.hash(&mut h);
+    out.script.hash(&mut h);
     out.fingerprint = h.finish();
     out
 }

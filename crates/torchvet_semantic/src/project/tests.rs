@@ -756,3 +756,115 @@ class Other(nn.Module):\n    def __init__(self, other):\n        super().__init_
     assert!(!freezes("Maybe"), "the freeze is conditional");
     assert!(!freezes("Other"), "it freezes another module");
 }
+
+const INIT_PATHS: &str = "import os.path as osp\nimport sys\n\n\ndef add_path(path):\n    if path not in sys.path:\n        sys.path.insert(0, path)\n\n\nthis_dir = osp.dirname(__file__)\nadd_path(osp.join(this_dir, '..', 'lib'))\n";
+
+#[test]
+fn sys_path_additions_serve_the_processes_they_run_in() {
+    let t = Tree::new(&[
+        ("tools/_init_paths.py", INIT_PATHS),
+        (
+            "tools/train.py",
+            "import _init_paths\nimport torch\nfrom model.net import Net\nfrom model.utils import build\n",
+        ),
+        ("tools/other.py", "import torch\nfrom model.net import Net\n"),
+        ("lib/model/__init__.py", ""),
+        ("lib/model/net.py", MODELS),
+        // Inside lib/, the package imports itself absolutely (lib/ is a parent directory).
+        ("lib/model/utils.py", "from model.net import Net\n\ndef build():\n    return Net()\n"),
+    ]);
+    let all = [
+        "tools/_init_paths.py",
+        "tools/train.py",
+        "tools/other.py",
+        "lib/model/__init__.py",
+        "lib/model/net.py",
+        "lib/model/utils.py",
+    ];
+    let m = t.model(&all);
+    let train = m.view(t.id(&m, "tools/train.py"));
+    assert!(train.is_module_class("model.net.Net"));
+    let utils = m.view(t.id(&m, "lib/model/utils.py"));
+    assert!(utils.is_module_class("model.net.Net"));
+    // other.py does not import _init_paths: no addition in its process.
+    let other = m.view(t.id(&m, "tools/other.py"));
+    assert!(!other.is_module_class("model.net.Net"));
+    // An edit of _init_paths.py re-checks the files whose resolution it serves.
+    let deps = m.dependents(t.id(&m, "tools/_init_paths.py"));
+    assert!(deps.contains(&t.id(&m, "tools/train.py")));
+    // Only lib/ checked, tools/ single: the files under lib/ are loaded from disk.
+    let m = t.model_with(&["tools/train.py", "tools/_init_paths.py"], true);
+    assert!(m.view(0).is_module_class("model.net.Net"));
+}
+
+#[test]
+fn missing_or_outside_sys_path_additions_are_ignored() {
+    let t = Tree::new(&[
+        (
+            "tools/train.py",
+            "import sys\nimport os\nimport torch\nsys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))\nsys.path.append('../../elsewhere')\nfrom model.net import Net\n",
+        ),
+        ("libs/model/__init__.py", ""),
+        ("libs/model/net.py", MODELS),
+    ]);
+    let m = t.model(&[
+        "tools/train.py",
+        "libs/model/__init__.py",
+        "libs/model/net.py",
+    ]);
+    assert!(!m.view(0).is_module_class("model.net.Net"));
+}
+
+#[test]
+fn script_directories_resolve_imports_of_shared_modules() {
+    let params = "import torch\nimport torch.nn as nn\n\nDROPOUT = 0.5\n";
+    let utils =
+        "import sys\nfrom parameters import *\n\n\ndef load(path):\n    return torch.load(path)\n";
+    let t = Tree::new(&[
+        ("utils.py", utils),
+        ("transformer/parameters.py", params),
+        (
+            "transformer/train.py",
+            "from utils import *\nfrom parameters import *\n",
+        ),
+        (
+            "lstm/parameters.py",
+            "import torch\nimport torch.nn as nn\nimport numpy as np\n\nDROPOUT = 0.1\n",
+        ),
+        ("lstm/train.py", "from utils import *\n"),
+    ]);
+    let files = [
+        "utils.py",
+        "transformer/parameters.py",
+        "transformer/train.py",
+        "lstm/parameters.py",
+        "lstm/train.py",
+    ];
+    let m = t.model(&files);
+    let u = t.id(&m, "utils.py");
+    // Two script folders: `parameters` is two different files, so it does not resolve ...
+    assert_eq!(m.view(u).entity("parameters"), None);
+    // ... but the torch names both bring alike do.
+    let mut names = m.view(u).star_imported_torch_names();
+    names.sort();
+    assert_eq!(
+        names,
+        vec![
+            ("nn".into(), "torch.nn".into()),
+            ("torch".into(), "torch".into())
+        ]
+    );
+    // One script folder: it resolves.
+    let m = t.model(&[
+        "utils.py",
+        "transformer/parameters.py",
+        "transformer/train.py",
+    ]);
+    let u = t.id(&m, "utils.py");
+    assert_eq!(
+        m.view(u).entity("parameters"),
+        Some(Entity::Module(t.id(&m, "transformer/parameters.py")))
+    );
+    // The script contributes to utils.py's context.
+    assert!(m.dependents(t.id(&m, "transformer/train.py")).contains(&u));
+}

@@ -1564,7 +1564,7 @@ struct StateDictLoadVisitor<'s, 'a> {
 }
 
 /// Does the module have an `if __name__ == "__main__":` block at top level?
-fn has_main_guard(body: &[Stmt]) -> bool {
+pub(crate) fn has_main_guard(body: &[Stmt]) -> bool {
     body.iter().any(|s| match s {
         Stmt::If(i) => match &*i.test {
             Expr::Compare(c) => std::iter::once(&*c.left)

@@ -1,0 +1,1 @@
+"""Road-scene segmentation."""
