@@ -111,9 +111,12 @@ projects! {
         fid_frozen_feature_net,
         torch03_era_scripts,
         model_rebound_to_device,
+        ddp_trainer_loader_factory,
+        sr_test_loader_progress_bar,
     ],
     clean: [
         clean_conditional_eval_helper,
+        clean_ddp_trainer_set_epoch,
         clean_custom_dataset_attrs,
         clean_dataparallel_checkpoints,
         clean_ddp_checkpoint_prefix_strip,
