@@ -115,9 +115,12 @@ projects! {
         init_paths_faster_rcnn,
         path_parents_src_scripts,
         script_dir_shared_utils,
+        ddp_trainer_loader_factory,
+        sr_test_loader_progress_bar,
     ],
     clean: [
         clean_conditional_eval_helper,
+        clean_ddp_trainer_set_epoch,
         clean_custom_dataset_attrs,
         clean_dataparallel_checkpoints,
         clean_ddp_checkpoint_prefix_strip,

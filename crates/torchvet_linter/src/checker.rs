@@ -454,6 +454,17 @@ impl<'a> Checker<'a> {
         self.scopes.resolve(expr)
     }
 
+    /// What a loop over `iter` draws from: through `enumerate` / `tqdm` / `iter` wrappers,
+    /// also held in a local first (`pbar = tqdm(enumerate(loader))`; `for i, b in pbar`),
+    /// see [`torchvet_semantic::iterables::loop_source`].
+    pub fn loop_source(&self, iter: &'a Expr) -> &'a Expr {
+        let body: &'a [Stmt] = match self.function() {
+            Some(f) => &f.body,
+            None => &self.module().body,
+        };
+        torchvet_semantic::iterables::loop_source(iter, body, &|e| self.scopes.resolve(e))
+    }
+
     /// Does `expr` name a loss class: a torch or library loss (`nn.CrossEntropyLoss`,
     /// `monai.losses.DiceLoss`), or a project loss class defined in any file (see
     /// [`torchvet_semantic::project::ProjectModel::is_loss_class`])?
@@ -1716,7 +1727,7 @@ impl<'a> Checker<'a> {
             return None;
         }
         let scope_start = enclosing.map_or(TextSize::new(0), |r| r.start());
-        let evidence = if iterates_eval_data(iter) {
+        let evidence = if iterates_eval_data(iter) || iterates_eval_data(self.loop_source(iter)) {
             Evidence::Data
         } else if self
             .function()

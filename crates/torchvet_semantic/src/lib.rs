@@ -10,6 +10,7 @@ pub mod dataflow;
 pub mod entries;
 pub mod flow;
 pub mod helpers;
+pub mod iterables;
 pub mod kinds;
 pub mod magnitude;
 pub mod project;

@@ -78,8 +78,12 @@ pub enum UseHow {
     Returned(Option<u16>),
     /// `self.<attr> = x`.
     StoredSelf(Box<str>),
-    /// `y = x` (or `y = tqdm(x)` / `enumerate(x)` / `iter(x)`): the new name.
+    /// `y = x`: the new name.
     Alias(Box<str>),
+    /// `y = tqdm(enumerate(x), total=len(x))` (wrappers of [`crate::iterables`], nested):
+    /// the new name iterates `x`; its progress-bar methods and attributes
+    /// (`y.set_description(...)`) are the wrapper's, not `x`'s.
+    Wrapped(Box<str>),
     /// `if x`, `x is None`, a comparison, `assert x`.
     Tested,
     /// `"key" in x` (or `not in`): whether the key is there is tested.
@@ -1093,6 +1097,7 @@ impl ProjectModel {
             UseHow::Alias(name) => {
                 self.follow(func, &Target::Local(name.clone()), depth + 1, seen, out);
             }
+            UseHow::Wrapped(name) => self.follow_wrapper(func, name, depth + 1, seen, out),
             UseHow::Iterated(i) => out.push(Fate::Loop {
                 func,
                 index: *i,
@@ -1162,6 +1167,49 @@ impl ProjectModel {
                 how: how.clone(),
                 at: u.range,
             }),
+        }
+    }
+
+    /// The uses of a local holding a wrapper of the followed value (`pbar = tqdm(loader)`):
+    /// iterating it iterates the value; its progress-bar methods, attributes and tests are the
+    /// wrapper's; anything else is followed as a use of the value.
+    fn follow_wrapper(
+        &self,
+        func: FuncId,
+        name: &str,
+        depth: u32,
+        seen: &mut FxHashSet<(FuncId, Target)>,
+        out: &mut Vec<Fate>,
+    ) {
+        let target = Target::Local(name.into());
+        if out.len() >= MAX_FATES || !seen.insert((func, target.clone())) {
+            return;
+        }
+        let Some(v) = self.facts(func).values.iter().find(|v| v.target == target) else {
+            return;
+        };
+        // A progress bar's own methods; anything else (`it.next()` on `it = iter(loader)`
+        // draws a batch) is a use of the value.
+        const BAR_METHODS: &[&str] = &[
+            "set_description",
+            "set_description_str",
+            "set_postfix",
+            "set_postfix_str",
+            "update",
+            "refresh",
+            "close",
+            "write",
+            "clear",
+        ];
+        for u in &v.uses {
+            match &u.how {
+                UseHow::Method(m) if BAR_METHODS.contains(&&**m) => {}
+                UseHow::Attribute(_) | UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand => {}
+                UseHow::Alias(n) | UseHow::Wrapped(n) => {
+                    self.follow_wrapper(func, n, depth + 1, seen, out)
+                }
+                _ => self.follow_use(func, u, depth, seen, out),
+            }
         }
     }
 

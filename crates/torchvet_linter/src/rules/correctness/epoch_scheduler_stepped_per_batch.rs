@@ -137,22 +137,12 @@ fn all_epochs(elts: &[Expr], max_literal: i64) -> Option<bool> {
     }
 }
 
-/// Is the loop's iterable a DataLoader (`loader`, `enumerate(train_loader)`, `tqdm(dl)`)?
-fn iterates_loader(checker: &mut Checker, iter: &Expr) -> Option<TextRange> {
-    let mut cur = iter;
-    while let Expr::Call(c) = cur {
-        let name = helpers::name_of(&c.func).map(str::to_string).or_else(|| {
-            checker
-                .resolve(&c.func)
-                .map(|q| helpers::last_segment(&q).to_string())
-        })?;
-        if !matches!(
-            name.as_str(),
-            "enumerate" | "tqdm" | "iter" | "trange" | "track"
-        ) {
-            return None;
-        }
-        cur = c.arguments.args.first()?;
+/// Is the loop's iterable a DataLoader (`loader`, `enumerate(train_loader)`, `tqdm(dl)`, a
+/// `pbar = tqdm(enumerate(loader))` held in a variable)?
+fn iterates_loader<'a>(checker: &mut Checker<'a>, iter: &'a Expr) -> Option<TextRange> {
+    let cur = checker.loop_source(iter);
+    if matches!(cur, Expr::Call(_)) {
+        return None;
     }
     if checker.kind_of(cur) == Kind::DataLoader {
         return Some(cur.range());

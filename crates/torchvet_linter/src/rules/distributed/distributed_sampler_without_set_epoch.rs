@@ -385,6 +385,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         _ => {}
     }
     let Some(binding) = binding(checker, call) else {
+        // `return DataLoader(ds, sampler=DistributedSampler(ds))`: a loader factory.
+        if let Some(returned) = returned_directly(checker, call) {
+            if let Some(found) = elsewhere_of_returns(checker, vec![returned]) {
+                let access = checker.text(call.range()).to_string();
+                report_elsewhere(checker, call, &access, &found);
+            }
+        }
         return;
     };
     // Where the epoch loop may be: this function (or the module), and for `self.x` the other
@@ -463,12 +470,7 @@ struct Elsewhere {
 /// loop repeated by an outer (epoch) loop. Framework hooks (`train_dataloader`) and values
 /// the facts cannot follow keep the rule silent.
 fn epoch_loop_elsewhere(checker: &Checker, tracked: &[String]) -> Option<Elsewhere> {
-    let p = checker.project_or_file()?;
-    if p.model.any_set_epoch() {
-        return None;
-    }
     let f = checker.function()?;
-    let func = current_function(checker, p)?;
     // The returned expressions that carry the sampler: `return loader`, `return
     // DataLoader(ds, sampler=sampler)`, or one element of a returned tuple.
     let carries = |e: &Expr| {
@@ -487,6 +489,51 @@ fn epoch_loop_elsewhere(checker: &Checker, tracked: &[String]) -> Option<Elsewhe
         e if carries(e) => returns.push((None, e.range())),
         _ => {}
     });
+    elsewhere_of_returns(checker, returns)
+}
+
+/// The sampler built in a `return` statement: `return DistributedSampler(ds)`, `return
+/// DataLoader(ds, sampler=DistributedSampler(ds))`, or such a loader as one element of a
+/// returned tuple. The element and the returned expression.
+fn returned_directly(checker: &Checker, call: &ExprCall) -> Option<(Option<u16>, TextRange)> {
+    let Stmt::Return(r) = checker.current_stmt()? else {
+        return None;
+    };
+    let value = r.value.as_deref()?;
+    let range = call.range();
+    let carries = |e: &Expr| match e {
+        Expr::Call(c) if c.range() == range => true,
+        Expr::Call(c) => {
+            helpers::keyword(c, "sampler").is_some_and(|s| s.range() == range)
+                && checker.resolve(&c.func).is_some_and(|q| {
+                    matches!(
+                        q.as_str(),
+                        "torch.utils.data.DataLoader" | "torch.utils.data.dataloader.DataLoader"
+                    )
+                })
+        }
+        _ => false,
+    };
+    match value {
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .position(carries)
+            .map(|i| (Some(i as u16), t.elts[i].range())),
+        e => carries(e).then(|| (None, e.range())),
+    }
+}
+
+/// [`epoch_loop_elsewhere`] for the returned expressions that carry the sampler.
+fn elsewhere_of_returns(
+    checker: &Checker,
+    returns: Vec<(Option<u16>, TextRange)>,
+) -> Option<Elsewhere> {
+    let p = checker.project_or_file()?;
+    if p.model.any_set_epoch() {
+        return None;
+    }
+    let func = current_function(checker, p)?;
     let mut found = None;
     for (element, at) in returns {
         for fate in p.model.fates_of_return(func, element, at) {

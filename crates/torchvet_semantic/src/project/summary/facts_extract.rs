@@ -1031,17 +1031,40 @@ impl<'x> Extract<'x, '_> {
                         return;
                     }
                     if let Expr::Call(c) = value {
-                        if self.is_wrapper(c) {
-                            if let Some(first) = c.arguments.args.first() {
-                                if let Some(i) = self.value_index(first) {
-                                    if self.full {
-                                        self.record(i, UseHow::Alias(name.into()), first.range());
-                                        self.track(name, Target::Local(name.into()));
-                                        for a in c.arguments.args.iter().skip(1) {
+                        // `pbar = tqdm(enumerate(loader), total=len(loader))`: the name
+                        // iterates the innermost wrapped value.
+                        let mut calls = vec![c];
+                        while let Some(Expr::Call(inner)) = calls
+                            .last()
+                            .filter(|w| self.is_wrapper(w))
+                            .and_then(|w| w.arguments.args.first())
+                        {
+                            calls.push(inner);
+                        }
+                        let wrapped = calls
+                            .iter()
+                            .rev()
+                            .find(|w| self.is_wrapper(w))
+                            .and_then(|w| w.arguments.args.first());
+                        if let Some(first) = wrapped {
+                            if let Some(i) = self.value_index(first) {
+                                if self.full {
+                                    self.record(i, UseHow::Wrapped(name.into()), first.range());
+                                    self.track(name, Target::Local(name.into()));
+                                    let wrappers: Vec<&'x ExprCall> = calls
+                                        .iter()
+                                        .copied()
+                                        .filter(|w| self.is_wrapper(w))
+                                        .collect();
+                                    for w in wrappers {
+                                        for a in w.arguments.args.iter().skip(1) {
                                             self.expr(a, UseHow::Escapes);
                                         }
-                                        return;
+                                        for k in &w.arguments.keywords {
+                                            self.expr(&k.value, UseHow::Operand);
+                                        }
                                     }
+                                    return;
                                 }
                             }
                         }
