@@ -57,6 +57,8 @@ projects! {
         ddp_checkpoint_bare_load,
         ddp_sampler_factory,
         distill_validate_other_file,
+        model_choice_by_config,
+        criterion_parameters,
         eval_context_restores_mode,
         own_checkpoint_other_file,
         eval_helper_downloaded,

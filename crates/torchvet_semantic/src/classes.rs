@@ -319,6 +319,28 @@ pub fn is_known_loss_class(q: &str) -> bool {
     in_loss_module && q.contains('.')
 }
 
+/// Does calling an instance of the torch loss class `q` built by `call` give a 0-dim tensor?
+/// A `torch.nn` loss class (not `AdaptiveLogSoftmaxWithLoss`, which returns a pair) built with
+/// its default reduction, `reduction='mean'` / `'sum'`, or `reduce=True`. The legacy
+/// `size_average=False` still reduces (by sum). A `**kwargs` splat or a `reduction=` that is
+/// not a literal is not known to reduce.
+pub fn loss_call_reduces(q: &str, call: &ruff_python_ast::ExprCall) -> bool {
+    if !q.starts_with("torch.nn.")
+        || !is_known_loss_class(q)
+        || crate::helpers::last_segment(q) == "AdaptiveLogSoftmaxWithLoss"
+        || crate::helpers::has_kwargs_splat(call)
+    {
+        return false;
+    }
+    if let Some(r) = crate::helpers::keyword(call, "reduction") {
+        return matches!(crate::helpers::str_value(r), Some("mean" | "sum"));
+    }
+    if let Some(r) = crate::helpers::keyword(call, "reduce") {
+        return crate::helpers::is_truthy(r) == Some(true);
+    }
+    true
+}
+
 /// Loss functions of `torch.nn.functional` besides the `*_loss` ones.
 const FUNCTIONAL_LOSSES: &[&str] = &[
     "cross_entropy",

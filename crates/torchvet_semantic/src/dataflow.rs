@@ -98,6 +98,12 @@ pub enum Certainty {
     Definite,
     /// Some path produces it, another does not (after an `if`, a loop head, ...).
     Maybe,
+    /// Holds for one of the classes the value may be an instance of, and for the values
+    /// calling it gives: a model chosen among several project classes in `if`/`elif`
+    /// branches (or returned by a factory with several returns) whose one class's `forward`
+    /// produces it. [`Fact::through`] names that `forward`. Every path through that class
+    /// has it, so it is a "may" that names its class, not a weaker [`Certainty::Maybe`].
+    OneOf,
 }
 
 /// One property of a value, with where it came from.
@@ -148,6 +154,53 @@ pub struct Instance {
     pub returns: Rc<Value>,
     /// Defined in this file (its `forward` was summarised).
     pub local: bool,
+}
+
+/// The prefix of the class name of an object that is one of several
+/// ([`Instance::one_of`]): never a qualified name a rule could take for a torch class.
+pub const ONE_OF: &str = "one of ";
+
+impl Instance {
+    /// An object that is `a` on some paths and `b` on others: what calling it gives is the
+    /// merge of what calling each gives, where a property one class's output has on every
+    /// path and the other's lacks is [`Certainty::OneOf`], naming the class it comes from.
+    pub fn one_of(a: &Instance, b: &Instance) -> Instance {
+        let names = |i: &Instance| -> String {
+            i.class.strip_prefix(ONE_OF).unwrap_or(&i.class).to_string()
+        };
+        let mut returns = a.returns.merge(&b.returns);
+        for f in &mut returns.facts {
+            if f.certainty == Certainty::Definite {
+                continue;
+            }
+            // The class whose output has it on every path, when the other's lacks it.
+            let side = match (a.returns.get(f.prop), b.returns.get(f.prop)) {
+                (Some(g), None) => Some((a, g)),
+                (None, Some(g)) => Some((b, g)),
+                _ => None,
+            };
+            let Some((i, g)) =
+                side.filter(|(_, g)| matches!(g.certainty, Certainty::Definite | Certainty::OneOf))
+            else {
+                continue;
+            };
+            let through = g
+                .through
+                .clone()
+                .or_else(|| Some(Rc::from(format!("{}.forward", names(i)))));
+            *f = Fact {
+                certainty: Certainty::OneOf,
+                through,
+                ..g.clone()
+            };
+        }
+        Instance {
+            class: Rc::from(format!("{ONE_OF}{}, {}", names(a), names(b))),
+            ctor: a.ctor,
+            returns: Rc::new(returns),
+            local: a.local && b.local,
+        }
+    }
 }
 
 /// What the analysis knows about a value: its tensor properties, or the object it is.
@@ -248,7 +301,7 @@ impl Value {
         for f in &self.facts {
             let mut f = f.clone();
             match other.get(f.prop) {
-                Some(g) if g.certainty == Certainty::Definite => {}
+                Some(g) if g.certainty == Certainty::Definite || g.certainty == f.certainty => {}
                 _ => f.certainty = Certainty::Maybe,
             }
             if let Some(g) = other.get(f.prop) {
@@ -268,6 +321,11 @@ impl Value {
         }
         let instance = match (&self.instance, &other.instance) {
             (Some(a), Some(b)) if a.class == b.class && a.returns == b.returns => Some(a.clone()),
+            // Objects of different classes on the two paths (a model chosen by
+            // configuration): one object that is either.
+            (Some(a), Some(b)) if self.facts.is_empty() && other.facts.is_empty() => {
+                Some(Rc::new(Instance::one_of(a, b)))
+            }
             _ => None,
         };
         let elements = match (&self.elements, &other.elements) {
@@ -400,6 +458,16 @@ pub fn value_of_resolved(
             }));
         }
         _ => {}
+    }
+    // One of several objects (a factory returning different classes): either, when every
+    // alternative is an object.
+    if let (None, None, Some(alts)) = (&v.instance, &r.class, &r.alternatives) {
+        let mut objs = alts.iter().map(|a| value_of_resolved(p, a, at).instance);
+        if let Some(Some(first)) = objs.next() {
+            v.instance = objs.try_fold(first, |acc, o| {
+                o.map(|o| Rc::new(Instance::one_of(&acc, &o)))
+            });
+        }
     }
     if let Some(els) = &r.elements {
         v.elements = Some(Rc::new(
@@ -2169,10 +2237,16 @@ fn merge_envs(a: &Env, b: &Env) -> Env {
 }
 
 fn ends_flow(body: &[Stmt]) -> bool {
-    matches!(
-        body.last(),
-        Some(Stmt::Return(_) | Stmt::Raise(_) | Stmt::Continue(_) | Stmt::Break(_))
-    )
+    match body.last() {
+        Some(Stmt::Return(_) | Stmt::Raise(_) | Stmt::Continue(_) | Stmt::Break(_)) => true,
+        // `exit('unknown model')`, `sys.exit(1)`, `quit()`: the process ends.
+        Some(Stmt::Expr(e)) => matches!(&*e.value, Expr::Call(c) if matches!(
+            &*c.func,
+            Expr::Name(n) if matches!(n.id.as_str(), "exit" | "quit"))
+            || matches!(&*c.func, Expr::Attribute(a)
+                if a.attr.as_str() == "exit" && helpers::name_of(&a.value) == Some("sys"))),
+        _ => false,
+    }
 }
 
 /// The analysis result for one function: the value of every tracked name where it is read.

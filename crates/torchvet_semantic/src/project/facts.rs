@@ -29,7 +29,7 @@
 //!
 //! Every query has a depth and size budget; precision first: what is not known is unknown.
 use super::summary::{FunctionSummary, Ref, RoleTag, Target, Val};
-use super::{ClassId, Entity, FileId, FuncId, ProjectModel, MAX_DEPTH};
+use super::{ClassId, ClassRef, Entity, FileId, FuncId, ProjectModel, Resolved, MAX_DEPTH};
 use crate::flow::EventKind;
 use crate::helpers;
 use crate::kinds::Kind;
@@ -1535,6 +1535,23 @@ impl ProjectModel {
             }
         }
         ZeroDim::No
+    }
+
+    /// Does calling a value give a 0-dim tensor on every path: a torch loss module that
+    /// reduces, an instance of a project module whose `forward` returns one, or one of
+    /// several such (a criterion chosen in `if`/`else`)? For a parameter (`criterion` of
+    /// `evaluate(model, criterion)`), `r` is what its call sites pass, joined.
+    pub fn call_gives_zero_dim(&self, r: &Resolved) -> bool {
+        if r.zero_dim_call {
+            return true;
+        }
+        if let Some(alts) = &r.alternatives {
+            return !alts.is_empty() && alts.iter().all(|a| self.call_gives_zero_dim(a));
+        }
+        match &r.class {
+            Some(ClassRef::Project(c)) => self.forward_zero_dim(*c) == ZeroDim::Whole,
+            _ => false,
+        }
     }
 
     /// What calling an instance of a module class gives (its `forward`).

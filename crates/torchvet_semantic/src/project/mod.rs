@@ -135,6 +135,14 @@ pub struct Resolved {
     /// For a module returned by a project function: the properties of what calling it gives,
     /// with that function (`return nn.Sequential(..., nn.Sigmoid())`).
     pub forward: Option<(FuncId, Vec<PropFact>)>,
+    /// Calling the value gives a 0-dim tensor: a torch loss module that reduces
+    /// (`nn.MSELoss(size_average=False)`), on every path.
+    pub zero_dim_call: bool,
+    /// The value is one of these, by the path taken (a model chosen in `if`/`elif` branches,
+    /// a factory returning different classes). The facts above are those every alternative
+    /// has; a fact of some alternatives only ("may") is read here, with the class it comes
+    /// from.
+    pub alternatives: Option<Vec<Resolved>>,
 }
 
 impl Resolved {
@@ -152,6 +160,64 @@ impl Resolved {
             || self.elements.is_some()
             || !self.props.is_empty()
             || self.forward.is_some()
+            || self.zero_dim_call
+    }
+
+    /// The value that is one of `alts` (see [`Resolved::alternatives`]): a fact holds when
+    /// every alternative has it. An alternative that is not known leaves only the list, and
+    /// a value known only by its list counts as unknown where call sites are joined (a site
+    /// whose argument may be anything does not outvote the others).
+    fn one_of(alts: Vec<Resolved>) -> Resolved {
+        let mut flat: Vec<Resolved> = Vec::with_capacity(alts.len());
+        for a in alts {
+            match a.alternatives {
+                Some(inner) => flat.extend(inner),
+                None => flat.push(a),
+            }
+        }
+        let Some(first) = flat.first() else {
+            return Resolved::default();
+        };
+        if flat.iter().all(|a| a == first) {
+            return first.clone();
+        }
+        let all = |f: &dyn Fn(&Resolved) -> bool| flat.iter().all(f);
+        let kind = if all(&|a| a.kind == first.kind) {
+            first.kind.clone()
+        } else {
+            Kind::Unknown
+        };
+        let same_class = all(&|a| a.class == first.class);
+        let same_props = all(&|a| a.props == first.props && a.props_from == first.props_from);
+        let same_forward = all(&|a| a.forward == first.forward);
+        let same_loader = all(&|a| a.loader == first.loader);
+        Resolved {
+            kind,
+            class: if same_class {
+                first.class.clone()
+            } else {
+                None
+            },
+            loader: if same_loader {
+                first.loader.clone()
+            } else {
+                None
+            },
+            elements: None,
+            props: if same_props {
+                first.props.clone()
+            } else {
+                Vec::new()
+            },
+            props_from: if same_props { first.props_from } else { None },
+            forward: if same_forward {
+                first.forward.clone()
+            } else {
+                None
+            },
+            zero_dim_call: all(&|a| a.zero_dim_call),
+            alternatives: Some(flat),
+        }
     }
 
     /// Join the values one parameter gets at different call sites: a fact survives when every
@@ -194,6 +260,11 @@ impl Resolved {
         } else {
             None
         };
+        let alternatives = if self.alternatives == other.alternatives {
+            self.alternatives
+        } else {
+            None
+        };
         Resolved {
             kind,
             class,
@@ -202,6 +273,8 @@ impl Resolved {
             props,
             props_from,
             forward,
+            zero_dim_call: self.zero_dim_call && other.zero_dim_call,
+            alternatives,
         }
     }
 }
@@ -1497,7 +1570,7 @@ impl ProjectModel {
         };
         // Its attributes: torch layers, project modules, plain values.
         let attrs_ok = cs.attrs.iter().all(|(_, _, v)| match v {
-            Val::Torch(q) => torch_ok(q),
+            Val::Torch(q) | Val::Loss(q) => torch_ok(q),
             Val::Call { callee, .. } => match callee {
                 Ref::Qualified(q) => {
                     let last = q.rsplit('.').next().unwrap_or(q);
@@ -1885,6 +1958,17 @@ impl ProjectModel {
                 class: Some(ClassRef::External(q.clone())),
                 ..Resolved::default()
             },
+            Val::Loss(q) => Resolved {
+                kind: Kind::Module,
+                class: Some(ClassRef::External(q.clone())),
+                zero_dim_call: true,
+                ..Resolved::default()
+            },
+            Val::Join(alts) => Resolved::one_of(
+                alts.iter()
+                    .map(|a| self.resolve_val_in(ctx, a, depth + 1, param))
+                    .collect(),
+            ),
             Val::Param(i) => param(*i as usize),
             Val::SelfAttr(a) => self.self_attr(ctx, a, depth + 1),
             Val::Tuple(els) => Resolved {
@@ -2489,6 +2573,13 @@ impl ProjectModel {
         if let Some(els) = &r.elements {
             for e in els {
                 self.hash_resolved(e, h);
+            }
+        }
+        r.zero_dim_call.hash(h);
+        if let Some(alts) = &r.alternatives {
+            alts.len().hash(h);
+            for a in alts {
+                self.hash_resolved(a, h);
             }
         }
     }

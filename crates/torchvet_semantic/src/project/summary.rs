@@ -91,6 +91,9 @@ pub enum ParamDefault {
     Given(Lit),
 }
 
+/// The most alternatives a [`Val::Join`] keeps (more: unknown).
+pub const MAX_JOIN: usize = 64;
+
 /// A value as a summary records it: a kind known locally, or a reference the model resolves.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Val {
@@ -104,6 +107,14 @@ pub enum Val {
     /// An instance of a module class known from the file alone (a torch or library class,
     /// by qualified name: `torch.nn.Softmax`).
     Torch(Box<str>),
+    /// An instance of a `torch.nn` loss class built so that calling it gives a 0-dim tensor
+    /// (its default reduction, `'mean'` / `'sum'`, the legacy `size_average=False`), by
+    /// qualified name: `torch.nn.MSELoss`.
+    Loss(Box<str>),
+    /// One of several objects, by the path taken: a name bound to different project or torch
+    /// classes in the branches of an `if`, a factory whose returns build different classes
+    /// (two to [`MAX_JOIN`] alternatives, none of them unknown).
+    Join(Vec<Val>),
     /// The result of calling a project class or function.
     Call {
         /// What is called.
@@ -138,8 +149,43 @@ impl Val {
             (Val::None, v) | (v, Val::None) => v,
             (a, b) if a == b => a,
             (Val::Kind(a), Val::Kind(b)) if a == b => Val::Kind(a),
+            // Objects built on every path (a model chosen by configuration): which one is
+            // known per path; facts every alternative agrees on hold for the value.
+            (a, b) if a.is_object() && b.is_object() => {
+                let mut alts = Vec::new();
+                for v in [a, b] {
+                    match v {
+                        Val::Join(vs) => alts.extend(vs),
+                        v => alts.push(v),
+                    }
+                }
+                let mut out: Vec<Val> = Vec::with_capacity(alts.len());
+                for v in alts {
+                    if !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+                if out.len() > MAX_JOIN {
+                    Val::Unknown
+                } else {
+                    Val::Join(out)
+                }
+            }
             _ => Val::Unknown,
         }
+    }
+
+    /// An object built here (a project or torch class instance, a call of a project
+    /// function, a module) or a join of such: what [`Val::join`] keeps per path.
+    fn is_object(&self) -> bool {
+        matches!(
+            self,
+            Val::Call { .. }
+                | Val::Torch(_)
+                | Val::Loss(_)
+                | Val::Join(_)
+                | Val::Kind(Kind::Module)
+        )
     }
 
     /// Is anything known?
@@ -1734,6 +1780,9 @@ impl Builder<'_> {
                 };
             }
             if q.starts_with("torch.nn.") && is_module_base(&q) {
+                if crate::classes::loss_call_reduces(&q, call) {
+                    return Val::Loss(q.into());
+                }
                 return Val::Torch(q.into());
             }
         }
@@ -1742,7 +1791,10 @@ impl Builder<'_> {
         if let Some((m, recv)) = helpers::method_call(call) {
             if crate::kinds::MODULE_SELF_METHODS.contains(&m) {
                 let r = self.val(recv, params, vals, nested);
-                if matches!(r, Val::Param(_) | Val::Call { .. } | Val::SelfAttr(_)) {
+                if matches!(
+                    r,
+                    Val::Param(_) | Val::Call { .. } | Val::SelfAttr(_) | Val::Join(_)
+                ) {
                     return r;
                 }
             }

@@ -11,6 +11,13 @@ crate::declare_rule! {
     /// through assignments, reshapes and indexing, or returned by the `forward` of a module of
     /// the same file (`crit(model(x), y)`).
     ///
+    /// A model chosen among several classes (`net = MLP(...)` in one `elif`, `net = CNN(...)`
+    /// in another, or returned by a factory with one `return` per class) is reported when
+    /// one of those classes' `forward` returns softmax and the others' outputs are not
+    /// probabilities on any path: the message says the input *may* be probabilities and
+    /// names the class, since every run configured with it trains on a double softmax. Not
+    /// when a branch builds an object the analysis does not know (a third-party model).
+    ///
     /// ## Why is this bad?
     /// Cross-entropy applies `log_softmax` to its input itself: it expects raw logits. Feeding it
     /// probabilities applies softmax twice. The loss still decreases, but its gradients are
@@ -62,11 +69,25 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         return;
     };
     let v = checker.taint_of(lc.input);
-    let Some(f) = taint_helpers::probabilities(&v, &["softmax", "exp(log_softmax)"]) else {
-        return;
+    const OPS: &[&str] = &["softmax", "exp(log_softmax)"];
+    // A model that may be one of several classes (chosen in `if`/`elif` branches, or by a
+    // factory) where one class's `forward` returns probabilities: reported as "may", naming
+    // the class; every run configured with that class trains on a double softmax.
+    let (f, one_of) = match taint_helpers::probabilities(&v, OPS) {
+        Some(f) => (f.clone(), None),
+        None => match taint_helpers::one_of_probabilities(&v, OPS) {
+            Some((f, class)) => (f.clone(), Some(class.to_string())),
+            None => return,
+        },
     };
-    let f = f.clone();
-    let what = taint_helpers::describe_input(checker, lc.input, &f);
+    let what = match &one_of {
+        None => taint_helpers::describe_input(checker, lc.input, &f),
+        Some(class) => format!(
+            "`{}` may be a {} output: it is when the model is a `{class}` (returned by `{class}.forward`)",
+            taint_helpers::short(checker.text(lc.input.range())),
+            f.op
+        ),
+    };
     let loss = taint_helpers::short(checker.text(call.func.range()));
     let fix = taint_helpers::inline_operand(checker, lc.input, &f)
         .map(|z| RawEdit::replace(lc.input.range(), checker.text(z.range())));
@@ -77,6 +98,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
             "{what}, but `{loss}` applies log_softmax itself: softmax is applied twice, gradients shrink and training stalls; pass the logits"
         ),
     );
+    if let Some(class) = one_of.as_ref().filter(|_| f.remote.is_some()) {
+        // A project class of another file: the origin is where this file builds it.
+        if f.origin != lc.input.range() {
+            diag.add_related(
+                f.origin,
+                format!("the `{class}` built here returns {} output", f.op),
+            );
+        }
+    }
     if let Some(note) = producer {
         note.attach(diag);
     }

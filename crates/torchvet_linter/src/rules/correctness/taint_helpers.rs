@@ -3,7 +3,7 @@
 use crate::checker::{Checker, RawDiagnostic};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
-use torchvet_semantic::dataflow::{Fact, Prop, Value};
+use torchvet_semantic::dataflow::{Certainty, Fact, Prop, Value};
 use torchvet_semantic::helpers;
 use torchvet_semantic::project::{FileId, ProjectFile};
 
@@ -119,6 +119,23 @@ pub(crate) fn probabilities<'v>(v: &'v Value, ops: &[&str]) -> Option<&'v Fact> 
     }
     v.definite(Prop::Probabilities)
         .filter(|f| ops.contains(&f.op))
+}
+
+/// The probabilities fact of a model output that holds for one of the classes the model may
+/// be ([`Certainty::OneOf`]: `net` is an `MLP` or a `CNN` by configuration, and `MLP.forward`
+/// ends in softmax), with that class's name. Not when log-probabilities reach the value on
+/// any path other than another class's output.
+pub(crate) fn one_of_probabilities<'v>(v: &'v Value, ops: &[&str]) -> Option<(&'v Fact, &'v str)> {
+    if v.get(Prop::LogProbabilities)
+        .is_some_and(|f| f.certainty != Certainty::OneOf)
+    {
+        return None;
+    }
+    let f = v
+        .get(Prop::Probabilities)
+        .filter(|f| f.certainty == Certainty::OneOf && ops.contains(&f.op))?;
+    let class = f.through.as_deref()?.strip_suffix(".forward")?;
+    Some((f, class))
 }
 
 /// "`probs` is a softmax output" / "`out` is a softmax output (returned by `Net.forward`)".

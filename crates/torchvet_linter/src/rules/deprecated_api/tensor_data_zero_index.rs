@@ -13,7 +13,12 @@ crate::declare_rule! {
     /// or through a variable assigned from one. The loss may also come from a project
     /// function, in this file or another (`loss = classification_loss(out, y)` whose body
     /// returns `F.nll_loss(...)`), or from a project loss module whose `forward` returns one
-    /// or a tuple of them (`loss_l, loss_c = criterion(out, targets)`).
+    /// or a tuple of them (`loss_l, loss_c = criterion(out, targets)`). A loss module
+    /// passed as an argument counts when every call site passes one that reduces
+    /// (`evaluate(model, nn.MSELoss(size_average=False))`: the legacy `size_average=False`
+    /// sums, still a 0-dim tensor; a criterion chosen in `if`/`else` between such losses, or
+    /// a project loss class whose `forward` returns a reduced loss); a site that passes
+    /// `reduction='none'` keeps it silent.
     ///
     /// ## Why is this bad?
     /// Before torch 0.4 losses were 1-element vectors and `loss.data[0]` read the number.
@@ -131,8 +136,7 @@ fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
                 .then_some(REDUCED_TORCH);
         }
         if q.starts_with("torch.nn.") {
-            return (torchvet_semantic::is_known_loss_class(&q) && reduces(call))
-                .then_some(LOSS_MODULE);
+            return torchvet_semantic::loss_call_reduces(&q, call).then_some(LOSS_MODULE);
         }
         if matches!(q.as_str(), "torch.mean" | "torch.sum")
             && call.arguments.args.len() == 1
@@ -153,6 +157,16 @@ fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
     };
     if callee_kind == Some(LOSS_MODULE) {
         return Some(REDUCED_TORCH);
+    }
+    // `criterion(out, y)` with `criterion` a parameter every call site passes a reducing
+    // loss module to (`evaluate(model, nn.MSELoss(size_average=False))`), or a
+    // `self.<attr>` the class sets to one: the project model knows.
+    if callee_kind.is_none() && matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_)) {
+        if let (Some(r), Some(p)) = (checker.value_resolved(&call.func), checker.project()) {
+            if p.model.call_gives_zero_dim(&r) {
+                return Some(REDUCED_TORCH);
+            }
+        }
     }
     match sem::method_call(call) {
         Some(("mean" | "sum", _)) if call.arguments.is_empty() => Some(REDUCED_METHOD),

@@ -452,8 +452,12 @@ fn content_of(
         if let Some(n) = helpers::name_of(e) {
             // A local bound to a project call or a known kind (`vocab = CharVocab(text)`),
             // by the assignments that reach the use.
-            return val_at(n, e.start())
-                .filter(|v| matches!(v, Val::Call { .. } | Val::Kind(_) | Val::Torch(_)));
+            return val_at(n, e.start()).filter(|v| {
+                matches!(
+                    v,
+                    Val::Call { .. } | Val::Kind(_) | Val::Torch(_) | Val::Loss(_)
+                )
+            });
         }
         helpers::self_attribute(e).map(|a| Val::SelfAttr(a.into()))
     };
