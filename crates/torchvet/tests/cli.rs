@@ -25,6 +25,29 @@ fn run_cached(dir: &Path, args: &[&str]) -> (i32, String, String) {
     run_with(bin().env_remove("TORCHVET_CACHE_DIR"), dir, args)
 }
 
+/// `check . --isolated` through the cache in `dir`: (file name, rule name) of every finding,
+/// sorted.
+fn cached_file_rules(dir: &Path) -> Vec<(String, String)> {
+    let (_, out, err) = run_cached(
+        dir,
+        &["check", ".", "--isolated", "--output-format", "json"],
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
+    let mut rows: Vec<(String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = Path::new(f["filename"].as_str().unwrap());
+            let file = file.file_name().unwrap().to_string_lossy().into_owned();
+            (file, f["name"].as_str().unwrap().to_string())
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
 fn run_with(cmd: &mut std::process::Command, dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = cmd
         .current_dir(dir)
@@ -812,23 +835,7 @@ fn a_cached_file_is_rechecked_when_another_file_changes_how_it_is_used() {
         )
         .unwrap();
     };
-    let found = || -> Vec<(String, String)> {
-        let (_, out, err) = run_cached(p, &["check", ".", "--isolated", "--output-format", "json"]);
-        let v: serde_json::Value = serde_json::from_str(&out)
-            .unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
-        let mut rows: Vec<(String, String)> = v
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                let file = Path::new(f["filename"].as_str().unwrap());
-                let file = file.file_name().unwrap().to_string_lossy().into_owned();
-                (file, f["name"].as_str().unwrap().to_string())
-            })
-            .collect();
-        rows.sort();
-        rows
-    };
+    let found = || cached_file_rules(p);
     let holder = |rule: &str| ("holder.py".to_string(), rule.to_string());
     user("");
     assert_eq!(found(), vec![]);
@@ -894,23 +901,7 @@ fn a_cached_file_is_rechecked_when_another_file_changes_its_search_path() {
         };
         std::fs::write(p.join("cls/run.py"), body).unwrap();
     };
-    let found = || -> Vec<(String, String)> {
-        let (_, out, err) = run_cached(p, &["check", ".", "--isolated", "--output-format", "json"]);
-        let v: serde_json::Value = serde_json::from_str(&out)
-            .unwrap_or_else(|e| panic!("json output ({e}): {out}\n{err}"));
-        let mut rows: Vec<(String, String)> = v
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                let file = Path::new(f["filename"].as_str().unwrap());
-                let file = file.file_name().unwrap().to_string_lossy().into_owned();
-                (file, f["name"].as_str().unwrap().to_string())
-            })
-            .collect();
-        rows.sort();
-        rows
-    };
+    let found = || cached_file_rules(p);
     let ce = |file: &str| (file.to_string(), "cross-entropy-after-softmax".to_string());
     init_paths("lib2");
     script(false);

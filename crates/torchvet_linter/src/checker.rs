@@ -465,6 +465,12 @@ impl<'a> Checker<'a> {
         torchvet_semantic::iterables::loop_source(iter, body, &|e| self.scopes.resolve(e))
     }
 
+    /// Which loop wrapper (`enumerate`, `tqdm`, `iter`, ...) this call is, if any: see
+    /// [`torchvet_semantic::iterables::loop_wrapper`].
+    pub fn loop_wrapper(&self, call: &ExprCall) -> Option<&'static str> {
+        torchvet_semantic::iterables::loop_wrapper(call, &|e| self.scopes.resolve(e))
+    }
+
     /// Does `expr` name a loss class: a torch or library loss (`nn.CrossEntropyLoss`,
     /// `monai.losses.DiceLoss`), or a project loss class defined in any file (see
     /// [`torchvet_semantic::project::ProjectModel::is_loss_class`])?

@@ -14,21 +14,23 @@ use ruff_text_size::Ranged;
 
 /// Last segments of calls that iterate their first argument without consuming it
 /// (`tqdm.tqdm`, `tqdm.auto.tqdm`, `rich.progress.track` resolve to these).
-pub const LOOP_WRAPPERS: &[&str] = &["enumerate", "tqdm", "iter", "track"];
+pub const LOOP_WRAPPERS: &[&str] = &["enumerate", "tqdm", "tqdm_notebook", "iter", "track"];
 
-/// Is this call a loop wrapper (its items are its first argument's)? `resolve` gives the
-/// qualified name of a callee when the file binds it (`from tqdm import tqdm as bar`).
-pub fn is_loop_wrapper(call: &ExprCall, resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
+/// Which loop wrapper this call is (its items are its first argument's), by its last segment
+/// (`enumerate`, `tqdm`, ...). `resolve` gives the qualified name of a callee when the file
+/// binds it (`from tqdm import tqdm as bar`). The one answer for every rule that looks through
+/// the wrappers of a loop's iterable.
+pub fn loop_wrapper(
+    call: &ExprCall,
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> Option<&'static str> {
     if call.arguments.args.is_empty() {
-        return false;
+        return None;
     }
     let resolved = resolve(&call.func);
     let name = match resolved.as_deref() {
         Some(q) => helpers::last_segment(q),
-        None => match helpers::name_of(&call.func) {
-            Some(n) => n,
-            None => return false,
-        },
+        None => helpers::name_of(&call.func)?,
     };
     // A project function named `track` or `iter` is not a wrapper: only builtins and the
     // progress-bar libraries.
@@ -41,7 +43,15 @@ pub fn is_loop_wrapper(call: &ExprCall, resolve: &dyn Fn(&Expr) -> Option<String
                 || q.starts_with("builtins.")
         }
     };
-    known && LOOP_WRAPPERS.contains(&name)
+    if !known {
+        return None;
+    }
+    LOOP_WRAPPERS.iter().copied().find(|w| *w == name)
+}
+
+/// Is this call a loop wrapper ([`loop_wrapper`])?
+pub fn is_loop_wrapper(call: &ExprCall, resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
+    loop_wrapper(call, resolve).is_some()
 }
 
 /// The expression a loop over `iter` draws from: wrappers unwrapped to their first argument,
@@ -117,5 +127,34 @@ mod tests {
         let src =
             "def f(a):\n    bar = tqdm(a)\n    bar = other()\n    for x in bar:\n        pass\n";
         assert_eq!(source_of(src), "bar");
+    }
+
+    #[test]
+    fn names_the_wrapper_and_rejects_project_look_alikes() {
+        let wrapper = |src: &str, q: Option<&str>| {
+            let parsed = parse_module(src).unwrap();
+            let Some(Stmt::Expr(e)) = parsed.syntax().body.first() else {
+                panic!()
+            };
+            let Expr::Call(c) = &*e.value else { panic!() };
+            let q = q.map(str::to_string);
+            loop_wrapper(c, &|_| q.clone())
+        };
+        assert_eq!(wrapper("enumerate(loader)\n", None), Some("enumerate"));
+        assert_eq!(
+            wrapper("bar(loader)\n", Some("tqdm.auto.tqdm")),
+            Some("tqdm")
+        );
+        assert_eq!(
+            wrapper("tqdm_notebook(loader)\n", Some("tqdm.tqdm_notebook")),
+            Some("tqdm_notebook")
+        );
+        // A project function that happens to be called `track`, and a call with no argument.
+        assert_eq!(
+            wrapper("track(loader)\n", Some("utils.metrics.track")),
+            None
+        );
+        assert_eq!(wrapper("enumerate()\n", None), None);
+        assert_eq!(wrapper("zip(a, b)\n", None), None);
     }
 }

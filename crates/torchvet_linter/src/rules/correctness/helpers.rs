@@ -21,8 +21,9 @@ pub(crate) fn is_parameter_class(q: &str) -> bool {
 /// module class of this file (not shadowed by an import)?
 pub(crate) fn constructs_module(checker: &Checker, call: &ExprCall) -> bool {
     if let Some(q) = checker.resolve(&call.func) {
+        // `call_kind` is `Module` for a project module class as for a project function
+        // returning one.
         return torchvet_semantic::constructs_module(&q)
-            || checker.classes.is_module_q(&q)
             || checker
                 .project()
                 .is_some_and(|p| p.call_kind(&q) == torchvet_semantic::kinds::Kind::Module);

@@ -361,21 +361,10 @@ pub(crate) fn loader_of<'e>(checker: &Checker, iter: &'e Expr) -> Option<(&'e Ex
     let mut enumerated = false;
     for _ in 0..3 {
         let Expr::Call(c) = e else { break };
-        let callee = match checker.resolve(&c.func) {
-            Some(q) => q,
-            None => match &*c.func {
-                Expr::Name(n) if checker.scopes.lookup(n.id.as_str()).is_none() => n.id.to_string(),
-                _ => return None,
-            },
-        };
-        let wrapper = matches!(
-            callee.as_str(),
-            "tqdm.tqdm" | "tqdm.auto.tqdm" | "tqdm.notebook.tqdm" | "tqdm.tqdm_notebook"
-        );
-        if callee == "enumerate" && !enumerated {
-            enumerated = true;
-        } else if !wrapper {
-            return None;
+        match checker.loop_wrapper(c)? {
+            "enumerate" if !enumerated => enumerated = true,
+            "enumerate" => return None,
+            _ => {}
         }
         e = c.arguments.args.first()?;
     }

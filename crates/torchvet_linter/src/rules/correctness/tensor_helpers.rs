@@ -169,8 +169,8 @@ fn batch_target<'e>(
         let Some(first) = c.arguments.args.first() else {
             break;
         };
-        match &*c.func {
-            Expr::Name(n) if n.id.as_str() == "enumerate" => {
+        match checker.loop_wrapper(c) {
+            Some("enumerate") => {
                 let Expr::Tuple(t) = target else { return None };
                 if t.elts.len() != 2 {
                     return None;
@@ -178,14 +178,8 @@ fn batch_target<'e>(
                 target = &t.elts[1];
                 iter = first;
             }
-            Expr::Name(n) if matches!(n.id.as_str(), "iter" | "tqdm" | "trange") => iter = first,
-            f if checker
-                .resolve(f)
-                .is_some_and(|q| q.starts_with("tqdm.") && q.ends_with("tqdm")) =>
-            {
-                iter = first
-            }
-            _ => break,
+            Some(_) => iter = first,
+            None => break,
         }
     }
     Some((target, iter))

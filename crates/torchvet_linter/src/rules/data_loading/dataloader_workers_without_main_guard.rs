@@ -60,22 +60,15 @@ crate::declare_rule! {
     };
 }
 
-/// The iterated loader expression: `X`, `enumerate(X)`, `tqdm(X)`, `iter(X)`, `zip(X, ...)`.
-fn iterated(expr: &Expr) -> Vec<&Expr> {
+/// The iterated loader expression: `X`, `enumerate(X)`, `tqdm(X)`, `iter(X)` (the wrappers of
+/// [`Checker::loop_wrapper`]), `zip(X, ...)`.
+fn iterated<'e>(checker: &Checker, expr: &'e Expr) -> Vec<&'e Expr> {
     match expr {
-        Expr::Call(c) => {
-            let name = match &*c.func {
-                Expr::Name(n) => n.id.as_str(),
-                Expr::Attribute(a) => a.attr.as_str(),
-                _ => return vec![expr],
-            };
-            match name {
-                "enumerate" | "tqdm" | "iter" | "track" => {
-                    c.arguments.args.first().into_iter().collect()
-                }
-                "zip" => c.arguments.args.iter().collect(),
-                _ => vec![expr],
-            }
+        Expr::Call(c) if checker.loop_wrapper(c).is_some() => {
+            c.arguments.args.first().into_iter().collect()
+        }
+        Expr::Call(c) if torchvet_semantic::helpers::name_of(&c.func) == Some("zip") => {
+            c.arguments.args.iter().collect()
         }
         e => vec![e],
     }
@@ -92,7 +85,7 @@ fn multi_worker(checker: &Checker, env: Env<'_>, call: &ExprCall) -> Option<i64>
 
 /// The multi-worker loader a `for` loop iterates: its range and worker count.
 fn loop_loader(checker: &Checker, env: Env<'_>, iter: &Expr) -> Option<(TextRange, i64)> {
-    iterated(iter).into_iter().find_map(|e| match e {
+    iterated(checker, iter).into_iter().find_map(|e| match e {
         Expr::Call(c) => multi_worker(checker, env, c).map(|n| (e.range(), n)),
         Expr::Name(n) if checker.scopes.lookup(n.id.as_str()).is_none() => {
             match frame_binding(env, n.id.as_str(), n.start()) {
@@ -157,7 +150,7 @@ fn shown<'a>(checker: &Checker<'a>, range: TextRange) -> &'a str {
 }
 
 fn check_loop(checker: &mut Checker, stmt: &Stmt, iter: &Expr) {
-    let plausible = iterated(iter).iter().any(|e| match e {
+    let plausible = iterated(checker, iter).iter().any(|e| match e {
         Expr::Call(c) => checker
             .resolve(&c.func)
             .is_some_and(|q| loader_kind(&q).is_some()),
