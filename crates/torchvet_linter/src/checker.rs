@@ -1,7 +1,7 @@
 //! The checker: one pass over the AST that keeps the context facts rules need and dispatches
 //! each node to the enabled rules.
 use crate::fix::RawFix;
-use crate::registry::{all_rules, CallHook, EndHook, ExprHook, Hooks, Rule, StmtHook};
+use crate::registry::{all_rules, CallHook, EndHook, ExprHook, ExprKinds, Hooks, Rule, StmtHook};
 use crate::settings::{LintSettings, Version};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, CmpOp, ExceptHandler, Expr, ExprCall, Stmt};
@@ -163,7 +163,8 @@ impl<'a> FileFacts<'a> {
 pub(crate) struct Dispatch {
     stmt: Vec<(usize, StmtHook)>,
     call: Vec<(usize, CallHook)>,
-    expr: Vec<(usize, ExprHook)>,
+    /// The `expr` hooks by [`ExprKinds::bucket`] of the expression.
+    expr: [Vec<(usize, ExprHook)>; ExprKinds::BUCKETS],
     end: Vec<(usize, EndHook)>,
 }
 
@@ -178,6 +179,7 @@ impl Dispatch {
                 stmt,
                 call,
                 expr,
+                expr_on,
                 end,
             } = rule.hooks;
             if let Some(f) = stmt {
@@ -187,7 +189,12 @@ impl Dispatch {
                 d.call.push((i, f));
             }
             if let Some(f) = expr {
-                d.expr.push((i, f));
+                let kinds = expr_on.unwrap_or(ExprKinds::ALL);
+                for (b, hooks) in d.expr.iter_mut().enumerate() {
+                    if kinds.has_bucket(b) {
+                        hooks.push((i, f));
+                    }
+                }
             }
             if let Some(f) = end {
                 d.end.push((i, f));
@@ -197,7 +204,10 @@ impl Dispatch {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.stmt.is_empty() && self.call.is_empty() && self.expr.is_empty() && self.end.is_empty()
+        self.stmt.is_empty()
+            && self.call.is_empty()
+            && self.expr.iter().all(Vec::is_empty)
+            && self.end.is_empty()
     }
 }
 
@@ -1334,7 +1344,7 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 }
             }
             _ => {
-                for &(i, f) in &dispatch.expr {
+                for &(i, f) in &dispatch.expr[ExprKinds::bucket(expr)] {
                     self.rule = i;
                     f(self, expr);
                 }

@@ -113,6 +113,10 @@ pub struct Hooks {
     pub call: Option<CallHook>,
     /// Every expression that is not a call, before its children.
     pub expr: Option<ExprHook>,
+    /// The kinds of expression the `expr` hook looks at (`None`: every kind). The checker
+    /// calls the hook only for those: a hook that starts with `let Expr::Attribute(a) = expr
+    /// else { return }` declares `expr_on: ExprKinds::ATTRIBUTE`.
+    pub expr_on: Option<ExprKinds>,
     /// Once, after the whole file.
     pub end: Option<EndHook>,
 }
@@ -123,8 +127,54 @@ impl Hooks {
         stmt: None,
         call: None,
         expr: None,
+        expr_on: None,
         end: None,
     };
+}
+
+/// A set of expression kinds, for [`Hooks::expr_on`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExprKinds(u8);
+
+impl ExprKinds {
+    /// A bare name.
+    pub const NAME: ExprKinds = ExprKinds(1 << 0);
+    /// An attribute (`a.b`).
+    pub const ATTRIBUTE: ExprKinds = ExprKinds(1 << 1);
+    /// A subscript (`a[b]`).
+    pub const SUBSCRIPT: ExprKinds = ExprKinds(1 << 2);
+    /// A binary operation (`a / b`).
+    pub const BIN_OP: ExprKinds = ExprKinds(1 << 3);
+    /// A comparison (`a < b`).
+    pub const COMPARE: ExprKinds = ExprKinds(1 << 4);
+    /// A name or an attribute chain: a reference.
+    pub const REFERENCE: ExprKinds = ExprKinds(Self::NAME.0 | Self::ATTRIBUTE.0);
+    /// Every kind (what `None` means).
+    pub const ALL: ExprKinds = ExprKinds(u8::MAX);
+    /// How many buckets [`ExprKinds::bucket`] has.
+    pub(crate) const BUCKETS: usize = 6;
+
+    /// The bucket an expression falls in: one per named kind, and one for every other kind.
+    #[inline]
+    pub(crate) fn bucket(expr: &Expr) -> usize {
+        match expr {
+            Expr::Name(_) => 0,
+            Expr::Attribute(_) => 1,
+            Expr::Subscript(_) => 2,
+            Expr::BinOp(_) => 3,
+            Expr::Compare(_) => 4,
+            _ => 5,
+        }
+    }
+
+    /// Does the set hold the kinds of bucket `b`?
+    pub(crate) fn has_bucket(self, b: usize) -> bool {
+        match b {
+            0..=4 => self.0 & (1 << b) != 0,
+            // Every other kind: only a set that names no kind in particular.
+            _ => self == Self::ALL,
+        }
+    }
 }
 
 /// A rule: its identity, docs and hooks.

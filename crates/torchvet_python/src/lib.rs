@@ -258,7 +258,9 @@ impl SourceFile {
     /// reads them with the parser's IPython mode. A plain `.py` file (no marker) with a stray
     /// `%` line is still a syntax error: Python refuses it, and so do we.
     pub fn is_cell_script(&self) -> bool {
-        if !matches!(self.kind, SourceKind::Python) || !self.text.contains("%%") {
+        if !matches!(self.kind, SourceKind::Python)
+            || memchr::memmem::find(self.text.as_bytes(), b"%%").is_none()
+        {
             return false;
         }
         self.text.lines().any(|l| {

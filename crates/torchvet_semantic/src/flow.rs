@@ -722,12 +722,15 @@ pub fn modulus_of(test: &Expr) -> Option<&Expr> {
 }
 
 fn periodic_name(id: &str) -> bool {
-    let l = id.to_ascii_lowercase();
-    l.contains("accum")
-        || l.contains("grad_acc")
-        || l.contains("sync_grad")
-        || l.contains("update_freq")
-        || l.contains("iters_to_acc")
+    [
+        "accum",
+        "grad_acc",
+        "sync_grad",
+        "update_freq",
+        "iters_to_acc",
+    ]
+    .iter()
+    .any(|w| helpers::contains_ignore_ascii_case(id, w))
 }
 
 fn walk_names<'e>(expr: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
@@ -795,30 +798,40 @@ fn last_name(expr: &Expr) -> Option<&str> {
 
 /// The role a name suggests (weak evidence, used when the value kind is unknown).
 pub fn role_from_name(name: &str) -> Role {
-    let l = name.to_ascii_lowercase();
-    if l.contains("sched") {
+    // Case-insensitive without allocating: this runs for every receiver the flow walker
+    // classifies.
+    let has = |w: &str| helpers::contains_ignore_ascii_case(name, w);
+    if has("sched") {
         return Role::Scheduler(None);
     }
-    if l.contains("scaler") {
+    if has("scaler") {
         return Role::Scaler;
     }
-    let tokens_opt = l
-        .split('_')
-        .any(|t| t == "opt" || t == "opts" || t.starts_with("optim"));
+    let tokens_opt = name.split('_').any(|t| {
+        t.eq_ignore_ascii_case("opt")
+            || t.eq_ignore_ascii_case("opts")
+            || t.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("optim"))
+    });
     let camel_opt = name.strip_prefix("opt").is_some_and(|rest| {
         rest.chars()
             .next()
             .is_some_and(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
     });
-    if tokens_opt || camel_opt || l.ends_with("optimizer") || l.ends_with("optimiser") {
+    let ends = |w: &str| {
+        name.len() >= w.len()
+            && name
+                .get(name.len() - w.len()..)
+                .is_some_and(|t| t.eq_ignore_ascii_case(w))
+    };
+    if tokens_opt || camel_opt || ends("optimizer") || ends("optimiser") {
         return Role::Optimizer;
     }
-    if l.contains("model")
-        || l.contains("net")
-        || l.contains("encoder")
-        || l.contains("decoder")
-        || l.contains("generator")
-        || l.contains("discriminator")
+    if has("model")
+        || has("net")
+        || has("encoder")
+        || has("decoder")
+        || has("generator")
+        || has("discriminator")
     {
         return Role::Module;
     }

@@ -529,9 +529,31 @@ pub fn is_keyword_fallback_try(t: &ruff_python_ast::StmtTry, keyword: &str) -> b
     v.1
 }
 
+/// Does `hay` contain `needle`? For short identifiers, where building a substring searcher
+/// (as `str::contains` does) costs more than the search.
+pub fn contains_short(hay: &str, needle: &str) -> bool {
+    let n = needle.as_bytes();
+    n.is_empty() || hay.as_bytes().windows(n.len()).any(|w| w == n)
+}
+
+/// Does `hay` contain `needle` (ASCII, any case), without allocating a lowercased copy? For
+/// short identifiers, where building a substring searcher costs more than the search.
+pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    let Some(&first) = n.first() else {
+        return true;
+    };
+    if h.len() < n.len() {
+        return false;
+    }
+    let first = first.to_ascii_lowercase();
+    (0..=h.len() - n.len())
+        .any(|i| h[i].to_ascii_lowercase() == first && h[i..i + n.len()].eq_ignore_ascii_case(n))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::stmts_after_on_every_path;
+    use super::{contains_ignore_ascii_case, stmts_after_on_every_path};
     use ruff_python_ast::Stmt;
     use ruff_text_size::Ranged;
     use torchvet_python::parser::parse_module;
@@ -619,5 +641,14 @@ mod tests {
         assert!(!n("out.data.cpu()"));
         assert!(!n("model(x)"));
         assert!(!n("x.numpy(force=True).to_tensor()"));
+    }
+
+    #[test]
+    fn contains_ignore_ascii_case_matches_any_case() {
+        assert!(contains_ignore_ascii_case("lr_Scheduler", "sched"));
+        assert!(contains_ignore_ascii_case("NET", "net"));
+        assert!(contains_ignore_ascii_case("x", ""));
+        assert!(!contains_ignore_ascii_case("ne", "net"));
+        assert!(!contains_ignore_ascii_case("n\u{e9}t", "net"));
     }
 }

@@ -1149,8 +1149,8 @@ fn class_calls(body: &[Stmt]) -> (bool, Vec<Box<str>>) {
                     }
                     _ => "",
                 };
-                if last.contains("loss")
-                    || last.contains("cross_entropy")
+                if helpers::contains_short(last, "loss")
+                    || helpers::contains_short(last, "cross_entropy")
                     || matches!(last, "kl_div" | "nll" | "dice")
                 {
                     self.computes_loss = true;
@@ -1261,7 +1261,9 @@ impl Builder<'_> {
                     .text
                     .get(c.range().start().to_usize()..c.range().end().to_usize())
                     .unwrap_or("");
-                t.contains("Parameter") || t.contains("register_") || t.contains("buffer")
+                ["Parameter", "register_", "buffer"]
+                    .iter()
+                    .any(|w| memchr::memmem::find(t.as_bytes(), w.as_bytes()).is_some())
             },
             computes_loss: false,
             self_calls: Vec::new(),

@@ -38,7 +38,7 @@ crate::declare_rule! {
         severity: Critical,
         title: "torch.cuda.is_available used without () (a function object is always truthy)",
         autofix: Yes,
-        hooks: { expr: check_expr },
+        hooks: { expr: check_expr, expr_on: crate::registry::ExprKinds::ATTRIBUTE },
     };
 }
 

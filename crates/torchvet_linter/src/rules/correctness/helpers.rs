@@ -79,7 +79,8 @@ impl<K> Default for LocalKinds<K> {
     }
 }
 
-fn file_key(checker: &Checker) -> (usize, usize) {
+/// Which file a checker is on (for per-file state kept in thread-locals).
+pub(crate) fn file_key(checker: &Checker) -> (usize, usize) {
     (
         std::ptr::from_ref(checker.source) as usize,
         checker.source.text.len(),

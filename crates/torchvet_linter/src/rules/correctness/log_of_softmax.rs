@@ -74,7 +74,7 @@ crate::declare_rule! {
         title: "log(softmax(x)) / log(sigmoid) / log(1+x) / exp(x)-1 / log(sum(exp)) instead of fused stable ops",
         autofix: Yes,
         torchfix: ["TOR106", "TOR107", "TOR108"],
-        hooks: { call: check_call, expr: check_expr },
+        hooks: { call: check_call, expr: check_expr, expr_on: crate::registry::ExprKinds::BIN_OP },
     };
 }
 

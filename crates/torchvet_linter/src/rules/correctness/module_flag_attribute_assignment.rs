@@ -70,6 +70,62 @@ struct IsModule {
 
 thread_local! {
     static KINDS: RefCell<LocalKinds<IsModule>> = RefCell::new(LocalKinds::default());
+    /// Does the file assign one of the flags anywhere (computed at its first statement)?
+    static ASSIGNS_FLAG: std::cell::Cell<Option<((usize, usize), bool)>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// The statements [`check_stmt`] reports on: `x.<flag> = value` with one attribute target.
+fn flag_assignment(stmt: &Stmt) -> Option<(&ruff_python_ast::ExprAttribute, &Expr)> {
+    let Stmt::Assign(assign) = stmt else {
+        return None;
+    };
+    let [Expr::Attribute(target)] = assign.targets.as_slice() else {
+        return None;
+    };
+    matches!(
+        target.attr.as_str(),
+        "require_grad" | "requires_grad" | "training"
+    )
+    .then_some((target, &*assign.value))
+}
+
+/// Does any statement of the file (at any depth) assign a flag? Without one the kind table
+/// is never consulted, so it is not fed.
+fn file_assigns_flag(checker: &Checker) -> bool {
+    let file = super::helpers::file_key(checker);
+    if let Some((f, b)) = ASSIGNS_FLAG.get() {
+        if f == file {
+            return b;
+        }
+    }
+    fn any(body: &[Stmt]) -> bool {
+        body.iter().any(|s| {
+            flag_assignment(s).is_some()
+                || match s {
+                    Stmt::FunctionDef(f) => any(&f.body),
+                    Stmt::ClassDef(c) => any(&c.body),
+                    Stmt::If(i) => any(&i.body) || i.elif_else_clauses.iter().any(|c| any(&c.body)),
+                    Stmt::For(f) => any(&f.body) || any(&f.orelse),
+                    Stmt::While(w) => any(&w.body) || any(&w.orelse),
+                    Stmt::With(w) => any(&w.body),
+                    Stmt::Try(t) => {
+                        any(&t.body)
+                            || any(&t.orelse)
+                            || any(&t.finalbody)
+                            || t.handlers.iter().any(|h| {
+                                let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                                any(&h.body)
+                            })
+                    }
+                    Stmt::Match(m) => m.cases.iter().any(|c| any(&c.body)),
+                    _ => false,
+                }
+        })
+    }
+    let b = any(&checker.module().body);
+    ASSIGNS_FLAG.set(Some((file, b)));
+    b
 }
 
 fn classify(checker: &Checker, kinds: &LocalKinds<IsModule>, value: &Expr) -> Option<IsModule> {
@@ -142,13 +198,13 @@ fn is_module(checker: &Checker, receiver: &Expr) -> bool {
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    if let Stmt::Assign(assign) = stmt {
-        if let [Expr::Attribute(target)] = assign.targets.as_slice() {
-            check_flag(checker, stmt, target, &assign.value);
-        }
+    if let Some((target, value)) = flag_assignment(stmt) {
+        check_flag(checker, stmt, target, value);
     }
     // The kind table is only consulted for flag assignments; files without any skip it.
-    if !(checker.mentions("require_grad") || checker.mentions("training")) {
+    if !file_assigns_flag(checker)
+        || !(checker.mentions("require_grad") || checker.mentions("training"))
+    {
         return;
     }
     KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
@@ -280,4 +336,5 @@ fn check_flag(
 
 fn clear(_checker: &mut Checker) {
     KINDS.with_borrow_mut(LocalKinds::clear);
+    ASSIGNS_FLAG.set(None);
 }

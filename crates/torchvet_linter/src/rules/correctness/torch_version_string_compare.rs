@@ -66,7 +66,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "__version__ compared as a string ('2.10' < '2.4' is True)",
         autofix: No,
-        hooks: { expr: check_expr, call: check_call },
+        hooks: { expr: check_expr, expr_on: crate::registry::ExprKinds::COMPARE, call: check_call },
     };
 }
 

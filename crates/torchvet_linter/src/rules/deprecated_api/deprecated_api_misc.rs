@@ -61,7 +61,7 @@ crate::declare_rule! {
         title: "Other deprecated APIs (weight_norm, sdp_kernel, functorch, assert_allclose, storage(), add_(scalar, tensor), v2.ToTensor, ...)",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103", "TOR202"],
-        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::REFERENCE, end: helpers::bindings::clear },
     };
 }
 

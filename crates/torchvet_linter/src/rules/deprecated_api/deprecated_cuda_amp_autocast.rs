@@ -59,7 +59,7 @@ crate::declare_rule! {
         title: "torch.cuda.amp / torch.cpu.amp autocast, GradScaler, custom_fwd/bwd are deprecated (use torch.amp)",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::REFERENCE, end: helpers::bindings::clear },
     };
 }
 

@@ -43,7 +43,7 @@ crate::declare_rule! {
         severity: Info,
         title: "F.sigmoid / F.tanh are deprecated (use torch.sigmoid / torch.tanh)",
         autofix: Yes,
-        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::REFERENCE, end: helpers::bindings::clear },
     };
 }
 

@@ -67,7 +67,7 @@ crate::declare_rule! {
         title: "Removed/deprecated torch linear-algebra functions and torch.range",
         autofix: Yes,
         torchfix: ["TOR001", "TOR004", "TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::REFERENCE, end: helpers::bindings::clear },
     };
 }
 

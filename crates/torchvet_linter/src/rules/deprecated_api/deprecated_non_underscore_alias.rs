@@ -46,7 +46,7 @@ crate::declare_rule! {
         severity: Info,
         title: "Deprecated non-underscore in-place aliases (nn.utils.clip_grad_norm, nn.init.xavier_uniform, ...)",
         autofix: Yes,
-        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::REFERENCE, end: helpers::bindings::clear },
     };
 }
 

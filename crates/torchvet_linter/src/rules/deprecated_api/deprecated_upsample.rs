@@ -47,7 +47,7 @@ crate::declare_rule! {
         title: "F.upsample* / nn.UpsamplingBilinear2d / nn.UpsamplingNearest2d are deprecated",
         autofix: Yes,
         torchfix: ["TOR101", "TOR103"],
-        hooks: { stmt: check_import, expr: check_reference, end: helpers::bindings::clear },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::REFERENCE, end: helpers::bindings::clear },
     };
 }
 

@@ -48,7 +48,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "torchvision dataset .train_data/.test_data/.train_labels/.test_labels (renamed .data/.targets; gone on CIFAR)",
         autofix: Yes,
-        hooks: { expr: check_expr },
+        hooks: { expr: check_expr, expr_on: crate::registry::ExprKinds::ATTRIBUTE },
     };
 }
 

@@ -52,7 +52,7 @@ crate::declare_rule! {
         severity: Critical,
         title: "loss.data[0] / loss[0] on a 0-dim tensor (IndexError: invalid index of a 0-dim tensor)",
         autofix: Yes,
-        hooks: { stmt: check_assign, expr: check_subscript, end: bindings::clear },
+        hooks: { stmt: check_assign, expr: check_subscript, expr_on: crate::registry::ExprKinds::SUBSCRIPT, end: bindings::clear },
     };
 }
 

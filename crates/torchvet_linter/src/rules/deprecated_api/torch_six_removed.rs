@@ -48,7 +48,7 @@ crate::declare_rule! {
         severity: Critical,
         title: "torch._six was removed in torch 2.0 (string_classes, inf, container_abcs, int_classes)",
         autofix: Yes,
-        hooks: { stmt: check_import, expr: check_reference },
+        hooks: { stmt: check_import, expr: check_reference, expr_on: crate::registry::ExprKinds::ATTRIBUTE },
     };
 }
 

@@ -40,7 +40,7 @@ crate::declare_rule! {
         title: "a / torch.sqrt(b): a * torch.rsqrt(b) is one fused kernel",
         autofix: Suggest,
         torchfix: ["TOR109"],
-        hooks: { expr: check_expr, stmt: check_stmt },
+        hooks: { expr: check_expr, expr_on: crate::registry::ExprKinds::BIN_OP, stmt: check_stmt },
     };
 }
 

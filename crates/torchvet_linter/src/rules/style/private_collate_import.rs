@@ -44,7 +44,7 @@ crate::declare_rule! {
         title: "default_collate/default_convert taken from the private torch.utils.data._utils.collate",
         autofix: Yes,
         torchfix: ["TOR104", "TOR105"],
-        hooks: { stmt: check_stmt, expr: check_expr },
+        hooks: { stmt: check_stmt, expr: check_expr, expr_on: crate::registry::ExprKinds::ATTRIBUTE },
     };
 }
 

@@ -52,7 +52,7 @@ crate::declare_rule! {
         severity: Info,
         title: "Tensor .data access (bypasses autograd version tracking)",
         autofix: Suggest,
-        hooks: { expr: check_expr },
+        hooks: { expr: check_expr, expr_on: crate::registry::ExprKinds::ATTRIBUTE },
     };
 }
 
