@@ -303,6 +303,90 @@ fn lint_loaded(
     })
 }
 
+/// The checked files by project: the indices of `files` in each group, and the command-line
+/// paths the group came from (its roots for the model). Paths of one project share a group:
+/// the same repository (the outermost directory above holding `.git`), else the same nearest
+/// directory with a `pyproject.toml`, `setup.py` or `setup.cfg`; paths inside one another and
+/// paths with neither marker share one too. A file belongs to the group of the paths it is
+/// under. One group (the common case: `torchvet check .`) is the whole run.
+fn project_groups(files: &[PathBuf], paths: &[PathBuf]) -> Vec<(Vec<usize>, Vec<PathBuf>)> {
+    let whole = || vec![((0..files.len()).collect(), paths.to_vec())];
+    if paths.len() < 2 {
+        return whole();
+    }
+    let abs: Vec<PathBuf> = paths
+        .iter()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    let key = |p: &Path| -> Option<PathBuf> {
+        let start = if p.is_dir() { p } else { p.parent()? };
+        if let Some(repo) = start.ancestors().filter(|a| a.join(".git").exists()).last() {
+            return Some(repo.to_path_buf());
+        }
+        start
+            .ancestors()
+            .find(|a| {
+                ["pyproject.toml", "setup.py", "setup.cfg"]
+                    .iter()
+                    .any(|m| a.join(m).is_file())
+            })
+            .map(Path::to_path_buf)
+    };
+    let keys: Vec<Option<PathBuf>> = abs.iter().map(|p| key(p)).collect();
+    // Union-find over the command-line paths.
+    let mut parent: Vec<usize> = (0..abs.len()).collect();
+    fn find(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    for a in 0..abs.len() {
+        for b in 0..a {
+            let same = keys[a] == keys[b]
+                || abs[a].starts_with(&abs[b])
+                || abs[b].starts_with(&abs[a])
+                || keys[a].as_ref().is_some_and(|k| abs[b].starts_with(k))
+                || keys[b].as_ref().is_some_and(|k| abs[a].starts_with(k));
+            if same {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                parent[ra] = rb;
+            }
+        }
+    }
+    let mut group_of_root: Vec<Option<usize>> = vec![None; abs.len()];
+    let mut groups: Vec<(Vec<usize>, Vec<PathBuf>)> = Vec::new();
+    let mut path_group = Vec::with_capacity(abs.len());
+    for i in 0..abs.len() {
+        let r = find(&mut parent, i);
+        let g = *group_of_root[r].get_or_insert_with(|| {
+            groups.push((Vec::new(), Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push(paths[i].clone());
+        path_group.push(g);
+    }
+    if groups.len() < 2 {
+        return whole();
+    }
+    for (fi, f) in files.iter().enumerate() {
+        let f = std::path::absolute(f).unwrap_or_else(|_| f.clone());
+        // The deepest command-line path holding the file.
+        let Some(pi) = (0..abs.len())
+            .filter(|&i| f.starts_with(&abs[i]))
+            .max_by_key(|&i| abs[i].components().count())
+        else {
+            // Not under any path as given (cannot happen for discovered files): keep the
+            // whole run together rather than guess.
+            return whole();
+        };
+        groups[path_group[pi]].0.push(fi);
+    }
+    groups.retain(|(m, _)| !m.is_empty());
+    groups
+}
+
 pub fn run(args: &CheckArgs) -> u8 {
     install_panic_hook();
     let paths: Vec<PathBuf> = if args.paths.is_empty() {
@@ -389,52 +473,77 @@ pub fn run(args: &CheckArgs) -> u8 {
         // Phase 1: every file read, parsed and summarised once; the project model linked.
         // Phase 2: the rules, per file, against the model (through the cache when on: a file
         // whose content and view of the project are unchanged is not analysed again).
-        let (loaded, model) = load_project(&found.files, &paths, true);
-        let outcomes = loaded
-            .par_iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let outcome = match (&cache, &tree, &l.state) {
-                    (Some(c), Some(t), Ok(f)) => {
-                        let deps = f
-                            .project
-                            .as_ref()
-                            .map_or(0, |p| p.model.view_digest(p.file));
-                        match t.file_key(i, u128::from(deps)) {
-                            Some(key) => {
-                                let name = display_name(&l.path);
-                                let outcome = match c.get(key, &name) {
-                                    Some(d) => Outcome::Findings(FileResult {
-                                        diagnostics: d,
-                                        ..FileResult::default()
-                                    }),
-                                    None => {
-                                        let o = lint_loaded(&resolved.linter, l, mode, targets);
-                                        if let Outcome::Findings(r) = &o {
-                                            c.put(key, &r.diagnostics);
+        // Separate projects given together (`torchvet check repo_a repo_b`) are analysed one
+        // after the other, each with its own model: peak memory is that of the largest, and
+        // its trees stay within the kept-tree budget.
+        let groups = project_groups(&found.files, &paths);
+        let last = groups.len().saturating_sub(1);
+        let mut outcomes: Vec<Option<Outcome>> = Vec::new();
+        outcomes.resize_with(found.files.len(), || None);
+        for (g, (members, roots)) in groups.into_iter().enumerate() {
+            let files: Vec<PathBuf> = members.iter().map(|&i| found.files[i].clone()).collect();
+            let (loaded, model) = load_project(&files, &roots, true);
+            let done: Vec<Outcome> = loaded
+                .par_iter()
+                .zip(members.par_iter())
+                .map(|(l, &i)| {
+                    let outcome = match (&cache, &tree, &l.state) {
+                        (Some(c), Some(t), Ok(f)) => {
+                            let deps = f
+                                .project
+                                .as_ref()
+                                .map_or(0, |p| p.model.view_digest(p.file));
+                            match t.file_key(i, u128::from(deps)) {
+                                Some(key) => {
+                                    let name = display_name(&l.path);
+                                    let outcome = match c.get(key, &name) {
+                                        Some(d) => Outcome::Findings(FileResult {
+                                            diagnostics: d,
+                                            ..FileResult::default()
+                                        }),
+                                        None => {
+                                            let o = lint_loaded(&resolved.linter, l, mode, targets);
+                                            if let Outcome::Findings(r) = &o {
+                                                c.put(key, &r.diagnostics);
+                                            }
+                                            o
                                         }
-                                        o
+                                    };
+                                    if let (Outcome::Findings(r), Some(tk)) =
+                                        (&outcome, t.tree_key(i))
+                                    {
+                                        c.put(tk, &r.diagnostics);
                                     }
-                                };
-                                if let (Outcome::Findings(r), Some(tk)) = (&outcome, t.tree_key(i))
-                                {
-                                    c.put(tk, &r.diagnostics);
+                                    outcome
                                 }
-                                outcome
+                                None => lint_loaded(&resolved.linter, l, mode, targets),
                             }
-                            None => lint_loaded(&resolved.linter, l, mode, targets),
                         }
-                    }
-                    _ => lint_loaded(&resolved.linter, l, mode, targets),
-                };
-                progress.inc(1);
-                outcome
-            })
-            .collect();
-        // Freeing every tree and summary one by one costs time for nothing at exit.
-        std::mem::forget(loaded);
-        std::mem::forget(model);
-        outcomes
+                        _ => lint_loaded(&resolved.linter, l, mode, targets),
+                    };
+                    progress.inc(1);
+                    outcome
+                })
+                .collect();
+            for (&i, o) in members.iter().zip(done) {
+                outcomes[i] = Some(o);
+            }
+            if g == last {
+                // Freeing every tree and summary one by one costs time for nothing at exit.
+                std::mem::forget(loaded);
+                std::mem::forget(model);
+            } else {
+                // The next project reuses the memory.
+                drop(loaded);
+                drop(model);
+            }
+        }
+        found
+            .files
+            .iter()
+            .zip(outcomes)
+            .map(|(p, o)| o.unwrap_or_else(|| Outcome::Error(display_name(p), "not read".into())))
+            .collect()
     };
     progress.finish();
     if let Some(c) = &cache {
@@ -643,4 +752,107 @@ fn summary(diags: &[Diagnostic], files: usize, errors: usize) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::project_groups;
+    use std::path::{Path, PathBuf};
+
+    fn touch(p: &Path) {
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, "").expect("write");
+    }
+
+    /// The groups as sorted lists of file names (relative to `root`).
+    fn names(
+        root: &Path,
+        files: &[PathBuf],
+        groups: &[(Vec<usize>, Vec<PathBuf>)],
+    ) -> Vec<Vec<String>> {
+        let mut out: Vec<Vec<String>> = groups
+            .iter()
+            .map(|(m, _)| {
+                let mut v: Vec<String> = m
+                    .iter()
+                    .map(|&i| {
+                        files[i]
+                            .strip_prefix(root)
+                            .expect("under root")
+                            .to_string_lossy()
+                            .replace('\\', "/")
+                    })
+                    .collect();
+                v.sort();
+                v
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn separate_repositories_are_separate_projects() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/.git")).expect("mkdir");
+        std::fs::create_dir_all(root.join("b/.git")).expect("mkdir");
+        let files = vec![
+            root.join("a/model.py"),
+            root.join("a/train.py"),
+            root.join("b/net.py"),
+        ];
+        files.iter().for_each(|f| touch(f));
+        let paths = vec![root.join("a"), root.join("b")];
+        let groups = project_groups(&files, &paths);
+        assert_eq!(
+            names(root, &files, &groups),
+            vec![vec!["a/model.py", "a/train.py"], vec!["b/net.py"]]
+        );
+    }
+
+    #[test]
+    fn paths_of_one_project_stay_together() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        // One repository, two of its directories given; and a declared project with a
+        // nested package given with its parent.
+        std::fs::create_dir_all(root.join("repo/.git")).expect("mkdir");
+        touch(&root.join("proj/pyproject.toml"));
+        let files = vec![
+            root.join("repo/src/model.py"),
+            root.join("repo/scripts/train.py"),
+            root.join("proj/pkg/a.py"),
+            root.join("proj/b.py"),
+        ];
+        files.iter().for_each(|f| touch(f));
+        let paths = vec![
+            root.join("repo/src"),
+            root.join("repo/scripts"),
+            root.join("proj/pkg"),
+            root.join("proj"),
+        ];
+        let groups = project_groups(&files, &paths);
+        assert_eq!(
+            names(root, &files, &groups),
+            vec![
+                vec!["proj/b.py", "proj/pkg/a.py"],
+                vec!["repo/scripts/train.py", "repo/src/model.py"],
+            ]
+        );
+    }
+
+    #[test]
+    fn directories_without_project_markers_stay_one_project() {
+        // Sibling directories of an exported project (no repository, no declaration) may
+        // import each other: they are not split.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        let files = vec![root.join("models/net.py"), root.join("train/loop.py")];
+        files.iter().for_each(|f| touch(f));
+        let paths = vec![root.join("models"), root.join("train")];
+        let groups = project_groups(&files, &paths);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].0, vec![0, 1]);
+    }
 }
