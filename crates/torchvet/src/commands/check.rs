@@ -358,13 +358,13 @@ fn project_groups(files: &[PathBuf], paths: &[PathBuf]) -> Vec<(Vec<usize>, Vec<
     let mut group_of_root: Vec<Option<usize>> = vec![None; abs.len()];
     let mut groups: Vec<(Vec<usize>, Vec<PathBuf>)> = Vec::new();
     let mut path_group = Vec::with_capacity(abs.len());
-    for i in 0..abs.len() {
+    for (i, path) in paths.iter().enumerate() {
         let r = find(&mut parent, i);
         let g = *group_of_root[r].get_or_insert_with(|| {
             groups.push((Vec::new(), Vec::new()));
             groups.len() - 1
         });
-        groups[g].1.push(paths[i].clone());
+        groups[g].1.push(path.clone());
         path_group.push(g);
     }
     if groups.len() < 2 {
