@@ -66,6 +66,7 @@ projects! {
         engine_without_torch,
         eval_loader_shuffled_factory,
         evaled_net_in_controller,
+        eval_helper_of_predict,
         gan_models_dict,
         gan_step_functions,
         grad_accum_helper,

@@ -2,7 +2,7 @@
 //! of the same file.
 use crate::bindings::Scopes;
 use crate::project::ProjectFile;
-use ruff_python_ast::{Expr, Stmt, StmtClassDef};
+use ruff_python_ast::{self as ast, Expr, Stmt, StmtClassDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The classes of one file that derive from `nn.Module` or `Dataset` (through bases in
@@ -442,6 +442,38 @@ pub fn is_leaf_layer(q: &str) -> bool {
         })
     });
     family || LEAVES.contains(&last) || is_parameter_free_layer(last)
+}
+
+/// [`mode_layer`] for a call, with what the arguments add: a recurrent layer (`nn.LSTM`,
+/// `nn.GRU`, `nn.RNN`) built with a `dropout=` that is not a literal zero and a `num_layers`
+/// that is not a literal 1 drops activations between its layers in training mode only
+/// (`Dropout`). With one layer (the default) PyTorch applies no dropout at all.
+pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&'static str> {
+    if let Some(k) = mode_layer(q) {
+        return Some(k);
+    }
+    if !matches!(q, "torch.nn.LSTM" | "torch.nn.GRU" | "torch.nn.RNN") {
+        return None;
+    }
+    let zero = |e: &Expr| match e {
+        Expr::NumberLiteral(n) => match &n.value {
+            ast::Number::Int(i) => i.as_u64() == Some(0),
+            ast::Number::Float(f) => *f == 0.0,
+            ast::Number::Complex { .. } => false,
+        },
+        _ => false,
+    };
+    let one = |e: &Expr| matches!(e, Expr::NumberLiteral(n) if matches!(&n.value, ast::Number::Int(i) if i.as_u64() == Some(1)));
+    // `nn.LSTM(input_size, hidden_size, num_layers, bias, batch_first, dropout)`.
+    let arg = |name: &str, pos: usize| {
+        call.arguments
+            .find_keyword(name)
+            .map(|k| &k.value)
+            .or_else(|| call.arguments.args.get(pos))
+    };
+    let dropout = arg("dropout", 5)?;
+    let layers = arg("num_layers", 2)?;
+    (!zero(dropout) && !one(layers)).then_some("Dropout")
 }
 
 /// Does calling this qualified name build a layer (or model) that behaves differently in

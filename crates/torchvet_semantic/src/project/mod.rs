@@ -2119,6 +2119,30 @@ impl ProjectModel {
         self.mode[c.file as usize][c.index as usize]
     }
 
+    /// The parameters of a class's own `__init__` that it stores whole on the instance
+    /// (`self.encoder = encoder`): by position (`self` is 0) and name. What a caller hands in
+    /// there becomes a sub-module of the instance, so its train/eval-sensitive layers are the
+    /// instance's too (`SimCLR(resnet18(), 512)`), which the class alone cannot tell.
+    pub fn init_params_stored(&self, c: ClassId) -> Vec<(usize, &str)> {
+        let cs = self.class_summary(c);
+        let Some(&(_, init)) = cs.methods.iter().find(|(n, _)| &**n == "__init__") else {
+            return Vec::new();
+        };
+        let f = &self.files[c.file as usize].functions[init as usize];
+        let mut out: Vec<(usize, &str)> = Vec::new();
+        for (_, m, v) in &cs.attrs {
+            if let (true, Val::Param(i)) = (*m == init, v) {
+                let i = usize::from(*i);
+                if let Some(name) = f.params.get(i).filter(|_| i > 0) {
+                    if !out.iter().any(|(j, _)| *j == i) {
+                        out.push((i, name));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// What the class's `forward` returns (tensor properties), through project bases.
     pub fn forward_props(&self, c: ClassId) -> (&[PropFact], Option<ClassId>) {
         let mut cur = c;
@@ -2173,6 +2197,47 @@ impl ProjectModel {
             })
             .count();
         (list.len(), no_grad)
+    }
+
+    /// The caller that makes `f` an evaluation helper: `f` is called in the project, and every
+    /// call site is evaluation — in a function named like an evaluation routine
+    /// ([`crate::regions::is_eval_name`]: `predict`, `validate`, ...) or in a function that is
+    /// itself only called for evaluation (two levels up) — and neither `f` nor any of those
+    /// callers calls `backward()` or steps an optimizer. The name of one such evaluation-named
+    /// caller. Calls the model cannot resolve (callbacks, other projects) are not seen; a
+    /// call site under `no_grad` alone does not count (a target network's forward in a
+    /// training step runs there too).
+    pub fn evaluation_caller(&self, f: FuncId) -> Option<&str> {
+        self.evaluation_caller_at(f, 0)
+    }
+
+    fn evaluation_caller_at(&self, f: FuncId, depth: u8) -> Option<&str> {
+        let trains = |g: FuncId| {
+            self.func(g).events.iter().any(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::Backward | EventKind::Step | EventKind::ZeroGrad
+                )
+            })
+        };
+        if depth > 2 || trains(f) {
+            return None;
+        }
+        let list = self.sites.get(&f)?;
+        let mut named = None;
+        for &(caller, _, _) in list {
+            if caller == f || trains(caller) {
+                return None;
+            }
+            let c = self.func(caller);
+            let name = if crate::regions::is_eval_name(&c.name) {
+                &*c.name
+            } else {
+                self.evaluation_caller_at(caller, depth + 1)?
+            };
+            named.get_or_insert(name);
+        }
+        named
     }
 
     /// The constant values parameter `i` of `f` takes across the project's call sites: per

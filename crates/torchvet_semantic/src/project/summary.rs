@@ -8,7 +8,7 @@
 //! References to other names stay unresolved ([`Ref`]) until the [`super::ProjectModel`] links
 //! the summaries of all files.
 use crate::bindings::{Scope, ScopeKind, Scopes};
-use crate::classes::{is_dataset_base, is_module_base, mode_layer, ModuleClasses};
+use crate::classes::{is_dataset_base, is_module_base, ModuleClasses};
 use crate::dataflow::{self, Prop};
 use crate::flow::{self, EventKind, FlowInput, Guard, Role};
 use crate::helpers;
@@ -1816,7 +1816,8 @@ impl Builder<'_> {
 
     /// The train/eval-sensitive layer family a call builds (`nn.Dropout(...)`, a pretrained
     /// torchvision model), without allocating for calls not rooted in a torch import.
-    fn layer_of_call(&self, func: &Expr) -> Option<&'static str> {
+    fn layer_of_call(&self, call: &ExprCall) -> Option<&'static str> {
+        let func = &*call.func;
         let mut cur = func;
         let root = loop {
             match cur {
@@ -1829,7 +1830,7 @@ impl Builder<'_> {
         if !(q.starts_with("torch") || q.starts_with("timm") || q.starts_with("transformers")) {
             return None;
         }
-        mode_layer(&self.scopes.resolve(func)?)
+        crate::mode_layer_of_call(&self.scopes.resolve(func)?, call)
     }
 
     /// The project-resolvable callee of a call, if any.
@@ -2577,7 +2578,7 @@ impl BodyWalker<'_, '_> {
                     }
                 }
                 if self.mode_layer.is_none() {
-                    if let Some(k) = self.b.layer_of_call(&call.func) {
+                    if let Some(k) = self.b.layer_of_call(call) {
                         self.mode_layer = Some((k, call.range()));
                     }
                 }

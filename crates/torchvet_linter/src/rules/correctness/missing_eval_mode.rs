@@ -1,7 +1,7 @@
 use super::modes_helpers::{
-    assigned_values, caller_differentiates_result, frame_is_eval_named, in_model_class,
-    in_test_code, is_framework_hook, loop_has_backward, mode_dependent, next_line_start,
-    one_batch_self_test, own_line_indent, smoke_test_call, summary, Event,
+    assigned_values, caller_differentiates_result, frame_evaluation_caller, frame_is_eval_named,
+    in_model_class, in_test_code, is_framework_hook, loop_has_backward, mode_dependent,
+    next_line_start, one_batch_self_test, own_line_indent, smoke_test_call, summary, Event,
 };
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
@@ -32,7 +32,15 @@ crate::declare_rule! {
     /// sub-modules and of its base classes, and whether the callers switch it to eval mode
     /// before passing it. Evaluation is a `no_grad` region, an evaluation-named function, or an
     /// evaluation loop wherever it is written (including the validation loop nested in the
-    /// epoch loop).
+    /// epoch loop), or a helper that the project calls only from evaluation-named functions
+    /// (`run_model(enc, dec, batch)` called from `predict()` only; a helper also called from
+    /// the training code, or by a caller that calls `backward()`, is not evaluation).
+    ///
+    /// Stacked recurrent layers count as Dropout layers when built with a `dropout=` other
+    /// than a literal zero and more than one layer (`nn.LSTM(..., num_layers=2,
+    /// dropout=0.3)`): they drop activations between layers in training mode only. So does a
+    /// sub-module handed to a project class that stores it whole (`SimCLR(encoder, 512)` with
+    /// `self.encoder = encoder` in `__init__`, `encoder` a torchvision ResNet).
     ///
     /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers) comes back
     /// in eval mode, so it is not reported where it is still that loaded object: no
@@ -174,7 +182,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let in_no_grad = checker.in_no_grad();
     let fname = checker.function().map(|f| f.name.as_str());
-    let named = frame_is_eval_named(checker);
+    let own_name = frame_is_eval_named(checker);
+    // A helper only called for evaluation (`run_model()` called from `predict()`) evaluates
+    // as its caller does.
+    let serves = if own_name || in_no_grad {
+        None
+    } else {
+        frame_evaluation_caller(checker)
+    };
+    let named = own_name || serves.is_some();
     if !in_no_grad && !named && !checker.in_loop_or_comprehension() {
         return;
     }
@@ -288,6 +304,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         } else {
             "under `torch.no_grad()`".to_string()
         }
+    } else if let Some(caller) = &serves {
+        format!(
+            "in `{}()`, which is only called for evaluation (from `{caller}()`),",
+            fname.unwrap_or("?")
+        )
     } else {
         format!("in `{}()`", fname.unwrap_or("?"))
     };

@@ -257,6 +257,8 @@ struct Cache {
     module_defs: Option<FxHashMap<String, usize>>,
     /// Functions whose name says evaluation.
     eval_named: FxHashMap<u32, bool>,
+    /// Functions only called for evaluation: an evaluation-named caller.
+    evaluation_callers: FxHashMap<u32, Option<String>>,
 }
 
 impl Cache {
@@ -268,6 +270,7 @@ impl Cache {
             self.loop_training.clear();
             self.module_defs = None;
             self.eval_named.clear();
+            self.evaluation_callers.clear();
         }
     }
 }
@@ -566,6 +569,30 @@ pub(crate) fn frame_is_eval_named(checker: &Checker) -> bool {
     b
 }
 
+/// The evaluation-named function that the current function serves, when the project model
+/// sees it called only for evaluation (see
+/// [`torchvet_semantic::project::ProjectModel::evaluation_caller`]: `run_model(enc, dec, batch)`
+/// called from `predict()` only), cached per function.
+pub(crate) fn frame_evaluation_caller(checker: &Checker) -> Option<String> {
+    let f = checker.function()?;
+    let start = f.range().start();
+    let key = file_key(checker);
+    if let Some(b) = CACHE.with_borrow_mut(|c| {
+        c.sync(key);
+        c.evaluation_callers.get(&start.to_u32()).cloned()
+    }) {
+        return b;
+    }
+    let found = checker.project().and_then(|p| {
+        let id = p.function_at(start)?;
+        p.model.evaluation_caller(id).map(str::to_string)
+    });
+    CACHE.with_borrow_mut(|c| {
+        c.evaluation_callers.insert(start.to_u32(), found.clone());
+    });
+    found
+}
+
 /// Framework hooks whose grad/train mode the framework manages (Lightning, HF Trainer).
 pub(crate) fn is_framework_hook(name: &str) -> bool {
     matches!(
@@ -648,7 +675,7 @@ pub(crate) fn mode_dependent(
         return None;
     }
     if let Some(q) = checker.resolve(&call.func) {
-        if let Some(k) = layer_kind(&q) {
+        if let Some(k) = torchvet_semantic::mode_layer_of_call(&q, call) {
             return Some(k);
         }
         if matches!(
@@ -660,7 +687,9 @@ pub(crate) fn mode_dependent(
                 .find_map(|c| mode_dependent(checker, c, depth + 1));
         }
         // A class or builder of another file of the project.
-        return project_mode(checker, checker.project()?.entity(&q)?);
+        let e = checker.project()?.entity(&q)?;
+        return project_mode(checker, e.clone())
+            .or_else(|| stored_argument_mode(checker, call, e, depth));
     }
     let Expr::Name(n) = &*call.func else {
         return None;
@@ -671,7 +700,9 @@ pub(crate) fn mode_dependent(
     });
     let Some(class) = class else {
         // A same-file builder function, or a name a star import brings.
-        return project_mode(checker, checker.project()?.local(n.id.as_str())?);
+        let e = checker.project()?.local(n.id.as_str())?;
+        return project_mode(checker, e.clone())
+            .or_else(|| stored_argument_mode(checker, call, e, depth));
     };
     if !checker.classes.is_module(n.id.as_str()) {
         return None;
@@ -679,14 +710,21 @@ pub(crate) fn mode_dependent(
     if let Some(p) = checker.project() {
         // The project model knows the class's layers, sub-modules and bases in every file.
         if let Some(c) = p.class_at(class.range.start()) {
-            return p.model.mode_layer(c).map(|(k, _)| k);
+            return p.model.mode_layer(c).map(|(k, _)| k).or_else(|| {
+                stored_argument_mode(
+                    checker,
+                    call,
+                    torchvet_semantic::project::Entity::Class(c),
+                    depth,
+                )
+            });
         }
     }
     for st in &class.body {
         let Stmt::FunctionDef(f) = st else { continue };
         for c in calls_in(&f.body) {
             if let Some(q) = checker.resolve(&c.func) {
-                if let Some(k) = layer_kind(&q) {
+                if let Some(k) = torchvet_semantic::mode_layer_of_call(&q, c) {
                     return Some(k);
                 }
             } else if matches!(&*c.func, Expr::Name(m) if m.id.as_str() != n.id.as_str()) {
@@ -694,6 +732,49 @@ pub(crate) fn mode_dependent(
                     return Some(k);
                 }
             }
+        }
+    }
+    None
+}
+
+/// The train/eval-sensitive layers of a sub-module that `call` hands to a project module
+/// class which stores that `__init__` parameter whole on the instance (`SimCLR(encoder, 512)`
+/// with `self.encoder = encoder`, and `encoder = torchvision.models.resnet18()`): the
+/// instance runs it, so its layers are the instance's layers.
+fn stored_argument_mode(
+    checker: &Checker,
+    call: &ExprCall,
+    e: torchvet_semantic::project::Entity,
+    depth: u8,
+) -> Option<&'static str> {
+    let torchvet_semantic::project::Entity::Class(c) = e else {
+        return None;
+    };
+    let p = checker.project()?;
+    // A `*args` splat shifts the positions: which parameter gets what is not known.
+    if call.arguments.args.iter().any(Expr::is_starred_expr) {
+        return None;
+    }
+    for (i, name) in p.model.init_params_stored(c) {
+        let arg = call
+            .arguments
+            .find_keyword(name)
+            .map(|k| &k.value)
+            .or_else(|| call.arguments.args.get(i - 1));
+        let found = match arg {
+            Some(Expr::Call(a)) => mode_dependent(checker, a, depth + 1),
+            Some(a @ Expr::Name(_)) => {
+                assigned_values(checker, a).into_iter().find_map(|(v, _)| {
+                    match torchvet_semantic::dataflow::module_chain(v).0 {
+                        Expr::Call(b) => mode_dependent(checker, b, depth + 1),
+                        _ => None,
+                    }
+                })
+            }
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
         }
     }
     None
