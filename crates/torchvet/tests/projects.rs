@@ -120,10 +120,12 @@ projects! {
         script_dir_shared_utils,
         ddp_trainer_loader_factory,
         sr_test_loader_progress_bar,
+        ddp_set_epoch_other_script,
     ],
     clean: [
         clean_conditional_eval_helper,
         clean_ddp_trainer_set_epoch,
+        clean_ddp_set_epoch_elsewhere,
         clean_custom_dataset_attrs,
         clean_dataparallel_checkpoints,
         clean_ddp_checkpoint_prefix_strip,

@@ -372,6 +372,18 @@ pub enum ZeroDim {
     Elements(Vec<bool>),
 }
 
+/// `x.attr.method(...)` where `x` is a followed value: the value's use is
+/// [`UseHow::Attribute`]`(attr)` at `at`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct AttrMethod {
+    /// The occurrence of the followed value (`x`).
+    pub at: TextRange,
+    /// The attribute read on it.
+    pub attr: Box<str>,
+    /// The method called on the attribute.
+    pub method: Box<str>,
+}
+
 /// The facts of one function (see the module docs).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FunctionFacts {
@@ -393,6 +405,9 @@ pub struct FunctionFacts {
     pub optimizers: Vec<OptimizerFact>,
     /// DataLoaders built here.
     pub loaders: Vec<LoaderFact>,
+    /// Methods called on an attribute of a followed value (`loader.sampler.set_epoch(e)`),
+    /// in source order. Recorded only when `recorded` is.
+    pub attr_methods: Vec<AttrMethod>,
     /// What its returns are.
     pub zero_dim: ZeroDim,
     /// Its `*args` / `**kwargs` parameters, by index.
@@ -549,6 +564,28 @@ impl Fate {
             | Fate::Unknown { func, at, .. } => (*func, *at),
         }
     }
+}
+
+/// Whether `set_epoch` reaches a `DistributedSampler` (see
+/// [`ProjectModel::sampler_epochs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochReach {
+    /// Some path calls `set_epoch` on it.
+    Set,
+    /// Every place it goes is known, and none calls `set_epoch`.
+    Never,
+    /// It goes somewhere the model cannot follow.
+    Unknown,
+}
+
+/// The answer of [`ProjectModel::sampler_epochs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SamplerEpochs {
+    /// Does `set_epoch` reach it?
+    pub reach: EpochReach,
+    /// The loops that iterate it or a loader built on it: function and index in its
+    /// [`FunctionFacts::loops`].
+    pub loops: Vec<(FuncId, u32)>,
 }
 
 /// What a loop does.
@@ -1322,6 +1359,106 @@ impl ProjectModel {
             LoopRole::Eval
         } else {
             LoopRole::Unknown
+        }
+    }
+
+    // ----- samplers -----
+
+    /// Does `set_epoch` reach a `DistributedSampler`, given the fates of the sampler itself
+    /// (`loader` false) or of a `DataLoader` built on it (`loader` true)? Followed: a loader
+    /// built from the sampler (`DataLoader(ds, sampler=s)` bound to a name), and through the
+    /// fates everything they follow (aliases, project calls parameter by parameter, returns,
+    /// `self.<attr>` in every method of the class family). `s.set_epoch(e)` and
+    /// `loader.sampler.set_epoch(e)` set it; iterating, `len`, tests and attribute reads do
+    /// not; anything else (a call the model cannot see into, a container, a bare read of
+    /// `loader.sampler`, a framework hook) makes the answer [`EpochReach::Unknown`] unless some
+    /// path sets it.
+    pub fn sampler_epochs(&self, fates: &[Fate], loader: bool) -> SamplerEpochs {
+        let mut out = SamplerEpochs {
+            reach: EpochReach::Never,
+            loops: Vec::new(),
+        };
+        let (mut set, mut unknown) = (false, false);
+        self.sampler_epochs_in(fates, loader, &mut set, &mut unknown, &mut out.loops);
+        out.reach = if set {
+            EpochReach::Set
+        } else if unknown {
+            EpochReach::Unknown
+        } else {
+            EpochReach::Never
+        };
+        out
+    }
+
+    fn sampler_epochs_in(
+        &self,
+        fates: &[Fate],
+        loader: bool,
+        set: &mut bool,
+        unknown: &mut bool,
+        loops: &mut Vec<(FuncId, u32)>,
+    ) {
+        for f in fates {
+            match f {
+                Fate::Loop { func, index, .. } => loops.push((*func, *index)),
+                Fate::Framework { .. } | Fate::Unknown { .. } => *unknown = true,
+                Fate::Use { func, how, at } => match how {
+                    UseHow::Method(m) if &**m == "set_epoch" => *set = true,
+                    UseHow::Method(_)
+                    | UseHow::Tested
+                    | UseHow::KeyTested(_)
+                    | UseHow::Operand
+                    | UseHow::Key(_) => {}
+                    UseHow::Attribute(a)
+                        if loader && matches!(&**a, "sampler" | "batch_sampler") =>
+                    {
+                        // `loader.sampler.set_epoch(e)`; a bare `loader.sampler` may be kept
+                        // and set later under another name.
+                        let calls: Vec<&AttrMethod> = self
+                            .facts(*func)
+                            .attr_methods
+                            .iter()
+                            .filter(|c| c.at == *at && c.attr == *a)
+                            .collect();
+                        if calls.iter().any(|c| &*c.method == "set_epoch") {
+                            *set = true;
+                        } else if calls.is_empty() || &**a == "batch_sampler" {
+                            *unknown = true;
+                        }
+                    }
+                    UseHow::Attribute(_) => {}
+                    // Looked at, or a batch drawn (`next(iter(loader))`): no reseeding.
+                    UseHow::Arg { callee, .. }
+                        if HARMLESS_CALLEES.contains(&&**callee)
+                            || matches!(&**callee, "iter" | "next" | "enumerate" | "zip") => {}
+                    UseHow::Arg {
+                        call, pos, callee, ..
+                    } if !loader
+                        && matches!(
+                            &**callee,
+                            "torch.utils.data.DataLoader"
+                                | "torch.utils.data.dataloader.DataLoader"
+                        )
+                        && (matches!(pos, ArgPos::Kw(k) if &**k == "sampler")
+                            || matches!(pos, ArgPos::Pos(3))) =>
+                    {
+                        // The loader built on the sampler, when it is bound to a name.
+                        let bound = self.facts(*func).values.iter().find(|v| {
+                            v.bound
+                                .iter()
+                                .any(|b| b.call == *call && b.element.is_none())
+                        });
+                        match bound {
+                            Some(v) => {
+                                let fates = self.fates(*func, &v.target);
+                                self.sampler_epochs_in(&fates, true, set, unknown, loops);
+                            }
+                            None => *unknown = true,
+                        }
+                    }
+                    _ => *unknown = true,
+                },
+            }
         }
     }
 

@@ -7,8 +7,8 @@ use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
-use torchvet_semantic::project::facts::{Fate, LoopRole};
-use torchvet_semantic::project::{FuncId, ProjectFile};
+use torchvet_semantic::project::facts::{EpochReach, Fate, LoopRole};
+use torchvet_semantic::project::{FuncId, ProjectFile, Target};
 
 crate::declare_rule! {
     /// ## What it does
@@ -22,10 +22,19 @@ crate::declare_rule! {
     /// of epoch 0: each rank sees the same samples in the same order every epoch, which removes
     /// the benefit of shuffling and usually costs accuracy. Nothing warns about it.
     ///
-    /// Samplers created with `shuffle=False` (evaluation) need no `set_epoch`. When the file
-    /// calls `set_epoch` anywhere (including through `loader.sampler.set_epoch(...)` in a
-    /// helper) the rule stays silent, and so it does when no epoch loop over the sampler's
-    /// loader is visible in the same function or class.
+    /// Samplers created with `shuffle=False` (evaluation) need no `set_epoch`. The project
+    /// model follows the sampler wherever it goes: into the DataLoader built on it, through
+    /// returns, parameters of project functions (in any file) and `self.<attr>` in every
+    /// method of the class. A `set_epoch` reaching it (`sampler.set_epoch(e)`,
+    /// `loader.sampler.set_epoch(e)`, `self.train_data.sampler.set_epoch(e)`) silences the
+    /// rule; when the model follows a sampler built in a loader factory everywhere, finds no
+    /// `set_epoch`, and a training loop iterates it, the rule reports it even if other
+    /// samplers of the project (in other files) are reseeded.
+    /// When the sampler goes somewhere the model cannot follow (code outside the project, a
+    /// container, a bare `loader.sampler` read), any `set_epoch` call in the project silences
+    /// the rule for a sampler built in a loader factory; when the epoch loop is in the
+    /// sampler's own file, any `set_epoch` call in that file does. It also stays silent when
+    /// no epoch loop over the sampler's loader is visible.
     ///
     /// ## Example
     /// ```python
@@ -80,6 +89,69 @@ struct Pending {
     message: String,
     loop_range: TextRange,
     fix: Option<RawFix>,
+    /// What the project model says about this sampler (see [`Reach`]).
+    reach: Reach,
+}
+
+/// Whether `set_epoch` reaches one sampler, as the project model follows it, and whether one
+/// of the loops iterating it trains.
+#[derive(Clone, Copy)]
+struct Reach {
+    epoch: EpochReach,
+    trains: bool,
+}
+
+impl Reach {
+    const UNKNOWN: Reach = Reach {
+        epoch: EpochReach::Unknown,
+        trains: false,
+    };
+
+    /// Report, given whether the file (or project) calls `set_epoch` somewhere? A sampler
+    /// the model follows everywhere decides by itself: set somewhere, silent; never set and
+    /// iterated by a training loop, reported even when other samplers get `set_epoch`.
+    /// Otherwise any `set_epoch` call silences.
+    fn reports(self, any_set_epoch: bool) -> bool {
+        match self.epoch {
+            EpochReach::Set => false,
+            EpochReach::Never => !any_set_epoch || self.trains,
+            EpochReach::Unknown => !any_set_epoch,
+        }
+    }
+}
+
+/// Ask the project model where the sampler goes: `fates` are those of the sampler itself
+/// (`loader` false) or of a DataLoader built on it.
+fn reach_of(p: &ProjectFile, fates: &[Fate], loader: bool) -> Reach {
+    let r = p.model.sampler_epochs(fates, loader);
+    Reach {
+        epoch: r.reach,
+        trains: r
+            .loops
+            .iter()
+            .any(|&(f, i)| p.model.loop_role(f, i) == LoopRole::Train),
+    }
+}
+
+/// [`reach_of`] for the sampler bound by `binding` in the current function.
+fn binding_reach(checker: &Checker, binding: &Binding) -> Reach {
+    let Some(p) = checker.project_or_file() else {
+        return Reach::UNKNOWN;
+    };
+    let Some(func) = current_function(checker, p) else {
+        return Reach::UNKNOWN;
+    };
+    let (root, loader) = match binding.access.strip_suffix(".sampler") {
+        Some(root) => (root, true),
+        None => (binding.access.as_str(), false),
+    };
+    let target = match root.strip_prefix("self.") {
+        Some(attr) if checker.frame().method_of.is_some() => Target::SelfAttr(attr.into()),
+        Some(_) => return Reach::UNKNOWN,
+        None if !root.contains('.') => Target::Local(root.into()),
+        None => return Reach::UNKNOWN,
+    };
+    reach_of(p, &p.model.fates(func, &target), loader)
 }
 
 thread_local! {
@@ -386,8 +458,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     }
     let Some(binding) = binding(checker, call) else {
         // `return DataLoader(ds, sampler=DistributedSampler(ds))`: a loader factory.
-        if let Some(returned) = returned_directly(checker, call) {
-            if let Some(found) = elsewhere_of_returns(checker, vec![returned]) {
+        if let Some((element, at, loader)) = returned_directly(checker, call) {
+            if let Some(found) = elsewhere_of_returns(checker, vec![(element, at)], loader) {
                 let access = checker.text(call.range()).to_string();
                 report_elsewhere(checker, call, &access, &found);
             }
@@ -418,7 +490,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     }
     let Some(lp) = bodies.iter().find_map(|b| epoch_loop(checker, b, &tracked)) else {
         // A loader factory: the epoch loop is where the returned loader is used.
-        if let Some(found) = epoch_loop_elsewhere(checker, &tracked) {
+        if let Some(found) = epoch_loop_elsewhere(checker, &binding, &tracked) {
             report_elsewhere(checker, call, &binding.access, &found);
         }
         return;
@@ -432,6 +504,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         .access
         .strip_suffix(".sampler")
         .unwrap_or(&binding.access);
+    let reach = binding_reach(checker, &binding);
+    if matches!(reach.epoch, EpochReach::Set) {
+        return;
+    }
     if escapes(checker, &bodies, root) {
         return;
     }
@@ -452,6 +528,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             message,
             loop_range: loop_header(lp),
             fix,
+            reach,
         });
     });
 }
@@ -469,7 +546,11 @@ struct Elsewhere {
 /// calls `set_epoch`, and every place the returned loader is iterated in a loop is a training
 /// loop repeated by an outer (epoch) loop. Framework hooks (`train_dataloader`) and values
 /// the facts cannot follow keep the rule silent.
-fn epoch_loop_elsewhere(checker: &Checker, tracked: &[String]) -> Option<Elsewhere> {
+fn epoch_loop_elsewhere(
+    checker: &Checker,
+    binding: &Binding,
+    tracked: &[String],
+) -> Option<Elsewhere> {
     let f = checker.function()?;
     // The returned expressions that carry the sampler: `return loader`, `return
     // DataLoader(ds, sampler=sampler)`, or one element of a returned tuple.
@@ -489,13 +570,17 @@ fn epoch_loop_elsewhere(checker: &Checker, tracked: &[String]) -> Option<Elsewhe
         e if carries(e) => returns.push((None, e.range())),
         _ => {}
     });
-    elsewhere_of_returns(checker, returns)
+    // Returned itself, or a loader (or batch sampler) built on it.
+    let sampler_itself = returns.len() == 1
+        && checker.text(returns[0].1) == binding.access
+        && !binding.access.ends_with(".sampler");
+    elsewhere_of_returns(checker, returns, !sampler_itself)
 }
 
 /// The sampler built in a `return` statement: `return DistributedSampler(ds)`, `return
 /// DataLoader(ds, sampler=DistributedSampler(ds))`, or such a loader as one element of a
-/// returned tuple. The element and the returned expression.
-fn returned_directly(checker: &Checker, call: &ExprCall) -> Option<(Option<u16>, TextRange)> {
+/// returned tuple. The element, the returned expression, and whether it is a loader.
+fn returned_directly(checker: &Checker, call: &ExprCall) -> Option<(Option<u16>, TextRange, bool)> {
     let Stmt::Return(r) = checker.current_stmt()? else {
         return None;
     };
@@ -514,29 +599,37 @@ fn returned_directly(checker: &Checker, call: &ExprCall) -> Option<(Option<u16>,
         }
         _ => false,
     };
-    match value {
+    let found = match value {
         Expr::Tuple(t) => t
             .elts
             .iter()
             .position(carries)
             .map(|i| (Some(i as u16), t.elts[i].range())),
         e => carries(e).then(|| (None, e.range())),
-    }
+    }?;
+    Some((found.0, found.1, found.1 != range))
 }
 
-/// [`epoch_loop_elsewhere`] for the returned expressions that carry the sampler.
+/// [`epoch_loop_elsewhere`] for the returned expressions that carry the sampler (`loader`:
+/// they are loaders built on it, not the sampler itself).
 fn elsewhere_of_returns(
     checker: &Checker,
     returns: Vec<(Option<u16>, TextRange)>,
+    loader: bool,
 ) -> Option<Elsewhere> {
     let p = checker.project_or_file()?;
-    if p.model.any_set_epoch() {
+    let func = current_function(checker, p)?;
+    let fates: Vec<Vec<Fate>> = returns
+        .iter()
+        .map(|&(element, at)| p.model.fates_of_return(func, element, at))
+        .collect();
+    let all: Vec<Fate> = fates.iter().flatten().cloned().collect();
+    if !reach_of(p, &all, loader).reports(p.model.any_set_epoch()) {
         return None;
     }
-    let func = current_function(checker, p)?;
     let mut found = None;
-    for (element, at) in returns {
-        for fate in p.model.fates_of_return(func, element, at) {
+    for fates in fates {
+        for fate in fates {
             match fate {
                 Fate::Loop { func: g, index, .. } => {
                     if p.model.loop_role(g, index) != LoopRole::Train {
@@ -590,8 +683,13 @@ fn report_elsewhere(checker: &mut Checker, call: &ExprCall, access: &str, found:
     };
     let place = |(f, r): (FuncId, TextRange)| site(&p, f.file, r);
     let owner = p.model.function(found.inner.0).name.to_string();
+    let nobody = if p.model.any_set_epoch() {
+        "nothing calls `set_epoch(epoch)` on it (other samplers of the project get theirs)"
+    } else {
+        "no file of the project calls `set_epoch(epoch)`"
+    };
     let message = format!(
-        "`{access}` is a shuffling DistributedSampler but no file of the project calls `set_epoch(epoch)`: its loader is iterated for training in `{owner}` ({}) once per pass of the epoch loop at {}, so every epoch visits the data in the same order",
+        "`{access}` is a shuffling DistributedSampler but {nobody}: its loader is iterated for training in `{owner}` ({}) once per pass of the epoch loop at {}, so every epoch visits the data in the same order",
         place(found.inner),
         place(found.outer),
     );
@@ -644,10 +742,16 @@ fn loop_header(lp: &Stmt) -> TextRange {
 
 fn check_end(checker: &mut Checker) {
     let pending = PENDING.with_borrow_mut(std::mem::take);
-    if pending.is_empty() || !checker.facts.method_calls_of("set_epoch").is_empty() {
+    if pending.is_empty() {
         return;
     }
+    let any_set_epoch = !checker.facts.method_calls_of("set_epoch").is_empty();
     for p in pending {
+        // The epoch loop is in this file: any `set_epoch` here silences (and the fix, which
+        // adds one, converges).
+        if any_set_epoch || matches!(p.reach.epoch, EpochReach::Set) {
+            continue;
+        }
         let d = checker.report(p.range, p.message);
         d.add_related(p.loop_range, "the epoch loop that should call `set_epoch`");
         if let Some(fix) = p.fix {

@@ -13,9 +13,10 @@ use crate::bindings::Scopes;
 use crate::helpers;
 use crate::kinds::{qualified_call_kind, Kind, KindContext, KindTable};
 use crate::project::facts::{
-    ArgContent, ArgPath, ArgPos, BareStateDictLoad, Binding, Content, FileFacts, FunctionFacts,
-    KeyContent, LaunchFacts, LoaderFact, LoopFact, OptimizerFact, PathShape, SaveFact, ShuffleArg,
-    StateDictLoadPath, StateDictLoads, TrackedValue, UseHow, ValueUse, ZeroDim,
+    ArgContent, ArgPath, ArgPos, AttrMethod, BareStateDictLoad, Binding, Content, FileFacts,
+    FunctionFacts, KeyContent, LaunchFacts, LoaderFact, LoopFact, OptimizerFact, PathShape,
+    SaveFact, ShuffleArg, StateDictLoadPath, StateDictLoads, TrackedValue, UseHow, ValueUse,
+    ZeroDim,
 };
 use crate::project::summary::Target;
 use crate::saves::{self, SaveContext, Saved};
@@ -205,6 +206,7 @@ impl Builder<'_> {
             saves: Vec::new(),
             optimizers: Vec::new(),
             loaders: Vec::new(),
+            attr_methods: Vec::new(),
             project_arg_calls: Vec::new(),
             comprehension_vars: FxHashMap::default(),
         };
@@ -223,6 +225,7 @@ impl Builder<'_> {
             saves: save_calls,
             optimizers,
             loaders,
+            attr_methods,
             project_arg_calls,
             ..
         } = x;
@@ -385,6 +388,7 @@ impl Builder<'_> {
             arg_paths,
             optimizers,
             loaders,
+            attr_methods: if full { attr_methods } else { Vec::new() },
             zero_dim,
             star_params: Vec::new(),
             returns_namespace,
@@ -722,6 +726,8 @@ struct Extract<'x, 'b> {
     saves: Vec<&'x ExprCall>,
     optimizers: Vec<OptimizerFact>,
     loaders: Vec<LoaderFact>,
+    /// `x.attr.m(...)` on followed values `x`.
+    attr_methods: Vec<AttrMethod>,
     project_arg_calls: Vec<&'x ExprCall>,
     /// Comprehension variables bound to `X.items()` values: var -> `X`.
     comprehension_vars: FxHashMap<String, String>,
@@ -808,8 +814,13 @@ impl<'x> Extract<'x, '_> {
         matches!(
             qualified_call_kind(&q),
             Kind::Scheduler(_) | Kind::Optimizer(_) | Kind::DataLoader
-        ) || matches!(q.as_str(), "torch.load" | "torch.serialization.load")
-            || q.starts_with("torchvision.datasets.")
+        ) || matches!(
+            q.as_str(),
+            "torch.load"
+                | "torch.serialization.load"
+                | "torch.utils.data.DistributedSampler"
+                | "torch.utils.data.distributed.DistributedSampler"
+        ) || q.starts_with("torchvision.datasets.")
             || (q.starts_with("transformers.") && q.contains("schedule"))
     }
 
@@ -1300,6 +1311,16 @@ impl<'x> Extract<'x, '_> {
             Expr::Attribute(a) => {
                 if helpers::name_of(&a.value) == Some("self") && !self.self_attrs {
                     return;
+                }
+                // `loader.sampler.set_epoch(e)`: a method of an attribute of a followed value.
+                if let UseHow::Method(m) = &how {
+                    if self.value_index(&a.value).is_some() {
+                        self.attr_methods.push(AttrMethod {
+                            at: a.value.range(),
+                            attr: a.attr.as_str().into(),
+                            method: m.clone(),
+                        });
+                    }
                 }
                 self.expr(&a.value, UseHow::Attribute(a.attr.as_str().into()));
             }
