@@ -529,6 +529,34 @@ pub fn is_keyword_fallback_try(t: &ruff_python_ast::StmtTry, keyword: &str) -> b
     v.1
 }
 
+/// The text of an f-string whose every interpolation `value` can spell (`None` when one
+/// cannot, or has a format spec): `f"{root}/ckpt"` with `root` known.
+pub fn fstring_text<'a>(
+    f: &'a ast::ExprFString,
+    mut value: impl FnMut(&'a ast::InterpolatedElement) -> Option<String>,
+) -> Option<String> {
+    let mut out = String::new();
+    for part in f.value.iter() {
+        match part {
+            ast::FStringPart::Literal(l) => out.push_str(&l.value),
+            ast::FStringPart::FString(fs) => {
+                for el in fs.elements.iter() {
+                    match el {
+                        ast::InterpolatedStringElement::Literal(l) => out.push_str(&l.value),
+                        ast::InterpolatedStringElement::Interpolation(i) => {
+                            if i.format_spec.is_some() {
+                                return None;
+                            }
+                            out.push_str(&value(i)?);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Does `hay` contain `needle`? For short identifiers, where building a substring searcher
 /// (as `str::contains` does) costs more than the search.
 pub fn contains_short(hay: &str, needle: &str) -> bool {

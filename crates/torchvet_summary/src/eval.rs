@@ -841,32 +841,14 @@ impl<'a> Ctx<'a> {
                 None => Value::Unknown,
             },
             Expr::FString(f) => {
-                let mut out = String::new();
-                for part in f.value.iter() {
-                    match part {
-                        ast::FStringPart::Literal(l) => out.push_str(&l.value),
-                        ast::FStringPart::FString(fs) => {
-                            for el in fs.elements.iter() {
-                                match el {
-                                    ast::InterpolatedStringElement::Literal(l) => {
-                                        out.push_str(&l.value)
-                                    }
-                                    ast::InterpolatedStringElement::Interpolation(i) => {
-                                        if i.format_spec.is_some() {
-                                            return Value::Unknown;
-                                        }
-                                        match self.eval(&i.expression) {
-                                            Value::Int(n) => out.push_str(&n.to_string()),
-                                            Value::Str(s) => out.push_str(&s),
-                                            _ => return Value::Unknown,
-                                        }
-                                    }
-                                }
-                            }
-                        }
+                let text = torchvet_semantic::helpers::fstring_text(f, |i| {
+                    match self.eval(&i.expression) {
+                        Value::Int(n) => Some(n.to_string()),
+                        Value::Str(s) => Some(s),
+                        _ => None,
                     }
-                }
-                Value::Str(out)
+                });
+                text.map_or(Value::Unknown, Value::Str)
             }
             Expr::Named(n) => {
                 let v = self.eval(&n.value);

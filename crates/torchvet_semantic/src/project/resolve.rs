@@ -872,32 +872,13 @@ impl<'a> PathEval<'a> {
                 }
                 _ => None,
             },
-            Expr::FString(f) => {
-                let mut out = String::new();
-                for part in f.value.iter() {
-                    match part {
-                        ast::FStringPart::Literal(l) => out.push_str(&l.value),
-                        ast::FStringPart::FString(fs) => {
-                            for el in fs.elements.iter() {
-                                match el {
-                                    ast::InterpolatedStringElement::Literal(l) => {
-                                        out.push_str(&l.value)
-                                    }
-                                    ast::InterpolatedStringElement::Interpolation(i) => {
-                                        if i.format_spec.is_some()
-                                            || i.conversion != ast::ConversionFlag::None
-                                        {
-                                            return None;
-                                        }
-                                        out.push_str(&self.str_of(&i.expression, env)?);
-                                    }
-                                }
-                            }
-                        }
-                    }
+            Expr::FString(f) => crate::helpers::fstring_text(f, |i| {
+                if i.conversion != ast::ConversionFlag::None {
+                    return None;
                 }
-                Some(PathBuf::from(out))
-            }
+                self.str_of(&i.expression, env)
+            })
+            .map(PathBuf::from),
             Expr::Call(c) => self.eval_call(c, env),
             _ => None,
         }
