@@ -9,5 +9,6 @@ mod torch_version;
 pub use config::{find_config, load_config, ConfigError, ConfigFile, Options};
 pub use discovery::{discover, Discovered, DiscoveryOptions, DEFAULT_EXCLUDES};
 pub use torch_version::{
-    declared_torch_version, file_targets, DeclaredVersion, FileTargets, TorchTargets,
+    declared_torch_version, file_targets, repository_root, DeclaredVersion, FileTargets,
+    TorchTargets,
 };

@@ -41,6 +41,13 @@ pub fn declared_torch_version(start: &Path) -> Option<DeclaredVersion> {
     None
 }
 
+/// The repository holding `dir`: the innermost directory at or above it with a `.git`.
+pub fn repository_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|d| d.join(".git").exists())
+        .map(Path::to_path_buf)
+}
+
 /// What one checked file targets, from its project's declarations.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct FileTargets {
@@ -261,12 +268,8 @@ impl TorchTargets {
     /// The file's project: the repository holding `dir`, or the innermost checked directory
     /// holding it.
     fn project_root(&self, dir: &Path) -> Option<PathBuf> {
-        let mut cur = Some(dir);
-        while let Some(d) = cur {
-            if d.join(".git").exists() {
-                return Some(d.to_path_buf());
-            }
-            cur = d.parent();
+        if let Some(repo) = repository_root(dir) {
+            return Some(repo);
         }
         self.roots
             .iter()

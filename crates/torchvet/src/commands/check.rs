@@ -304,11 +304,11 @@ fn lint_loaded(
 }
 
 /// The checked files by project: the indices of `files` in each group, and the command-line
-/// paths the group came from (its roots for the model). Paths of one project share a group:
-/// the same repository (the outermost directory above holding `.git`), else the same nearest
-/// directory with a `pyproject.toml`, `setup.py` or `setup.cfg`; paths inside one another and
-/// paths with neither marker share one too. A file belongs to the group of the paths it is
-/// under. One group (the common case: `torchvet check .`) is the whole run.
+/// paths the group came from (its roots for the model). Paths in one repository (the project
+/// a file belongs to everywhere else, [`torchvet_workspace::repository_root`]), paths inside
+/// one another, and all paths outside any repository share a group. A file belongs to the
+/// group of the paths it is under. One group (the common case: `torchvet check .`) is the
+/// whole run.
 fn project_groups(files: &[PathBuf], paths: &[PathBuf]) -> Vec<(Vec<usize>, Vec<PathBuf>)> {
     let whole = || vec![((0..files.len()).collect(), paths.to_vec())];
     if paths.len() < 2 {
@@ -318,21 +318,13 @@ fn project_groups(files: &[PathBuf], paths: &[PathBuf]) -> Vec<(Vec<usize>, Vec<
         .iter()
         .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
         .collect();
-    let key = |p: &Path| -> Option<PathBuf> {
-        let start = if p.is_dir() { p } else { p.parent()? };
-        if let Some(repo) = start.ancestors().filter(|a| a.join(".git").exists()).last() {
-            return Some(repo.to_path_buf());
-        }
-        start
-            .ancestors()
-            .find(|a| {
-                ["pyproject.toml", "setup.py", "setup.cfg"]
-                    .iter()
-                    .any(|m| a.join(m).is_file())
-            })
-            .map(Path::to_path_buf)
-    };
-    let keys: Vec<Option<PathBuf>> = abs.iter().map(|p| key(p)).collect();
+    let keys: Vec<Option<PathBuf>> = abs
+        .iter()
+        .map(|p| {
+            let dir = if p.is_dir() { p.as_path() } else { p.parent()? };
+            torchvet_workspace::repository_root(dir)
+        })
+        .collect();
     // Union-find over the command-line paths.
     let mut parent: Vec<usize> = (0..abs.len()).collect();
     fn find(parent: &mut [usize], mut i: usize) -> usize {
@@ -815,13 +807,14 @@ mod tests {
     fn paths_of_one_project_stay_together() {
         let dir = tempfile::tempdir().expect("tempdir");
         let root = dir.path();
-        // One repository, two of its directories given; and a declared project with a
-        // nested package given with its parent.
+        // One repository, two of its directories and a submodule of it given; and a package
+        // given with its parent directory.
         std::fs::create_dir_all(root.join("repo/.git")).expect("mkdir");
-        touch(&root.join("proj/pyproject.toml"));
+        std::fs::create_dir_all(root.join("repo/third_party/lib/.git")).expect("mkdir");
         let files = vec![
             root.join("repo/src/model.py"),
             root.join("repo/scripts/train.py"),
+            root.join("repo/third_party/lib/layers.py"),
             root.join("proj/pkg/a.py"),
             root.join("proj/b.py"),
         ];
@@ -829,6 +822,7 @@ mod tests {
         let paths = vec![
             root.join("repo/src"),
             root.join("repo/scripts"),
+            root.join("repo/third_party/lib"),
             root.join("proj/pkg"),
             root.join("proj"),
         ];
@@ -837,7 +831,11 @@ mod tests {
             names(root, &files, &groups),
             vec![
                 vec!["proj/b.py", "proj/pkg/a.py"],
-                vec!["repo/scripts/train.py", "repo/src/model.py"],
+                vec![
+                    "repo/scripts/train.py",
+                    "repo/src/model.py",
+                    "repo/third_party/lib/layers.py"
+                ],
             ]
         );
     }

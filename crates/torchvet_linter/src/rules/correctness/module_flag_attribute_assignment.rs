@@ -99,31 +99,22 @@ fn file_assigns_flag(checker: &Checker) -> bool {
             return b;
         }
     }
-    fn any(body: &[Stmt]) -> bool {
-        body.iter().any(|s| {
-            flag_assignment(s).is_some()
-                || match s {
-                    Stmt::FunctionDef(f) => any(&f.body),
-                    Stmt::ClassDef(c) => any(&c.body),
-                    Stmt::If(i) => any(&i.body) || i.elif_else_clauses.iter().any(|c| any(&c.body)),
-                    Stmt::For(f) => any(&f.body) || any(&f.orelse),
-                    Stmt::While(w) => any(&w.body) || any(&w.orelse),
-                    Stmt::With(w) => any(&w.body),
-                    Stmt::Try(t) => {
-                        any(&t.body)
-                            || any(&t.orelse)
-                            || any(&t.finalbody)
-                            || t.handlers.iter().any(|h| {
-                                let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
-                                any(&h.body)
-                            })
-                    }
-                    Stmt::Match(m) => m.cases.iter().any(|c| any(&c.body)),
-                    _ => false,
-                }
-        })
+    // Every statement, nested definitions included.
+    let mut b = false;
+    let mut bodies = vec![&checker.module().body[..]];
+    while let Some(body) = bodies.pop() {
+        helpers::for_each_own_stmt(body, &mut |s| {
+            b |= flag_assignment(s).is_some();
+            match s {
+                Stmt::FunctionDef(f) => bodies.push(&f.body),
+                Stmt::ClassDef(c) => bodies.push(&c.body),
+                _ => {}
+            }
+        });
+        if b {
+            break;
+        }
     }
-    let b = any(&checker.module().body);
     ASSIGNS_FLAG.set(Some((file, b)));
     b
 }
@@ -336,5 +327,4 @@ fn check_flag(
 
 fn clear(_checker: &mut Checker) {
     KINDS.with_borrow_mut(LocalKinds::clear);
-    ASSIGNS_FLAG.set(None);
 }
