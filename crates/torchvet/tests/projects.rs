@@ -120,7 +120,6 @@ projects! {
         script_dir_shared_utils,
         ddp_trainer_loader_factory,
         sr_test_loader_progress_bar,
-        ddp_set_epoch_other_script,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -2,7 +2,7 @@
 //! of the same file.
 use crate::bindings::Scopes;
 use crate::project::ProjectFile;
-use ruff_python_ast::{self as ast, Expr, Stmt, StmtClassDef};
+use ruff_python_ast::{Expr, Stmt, StmtClassDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The classes of one file that derive from `nn.Module` or `Dataset` (through bases in
@@ -455,15 +455,13 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
     if !matches!(q, "torch.nn.LSTM" | "torch.nn.GRU" | "torch.nn.RNN") {
         return None;
     }
-    let zero = |e: &Expr| match e {
-        Expr::NumberLiteral(n) => match &n.value {
-            ast::Number::Int(i) => i.as_u64() == Some(0),
-            ast::Number::Float(f) => *f == 0.0,
-            ast::Number::Complex { .. } => false,
-        },
+    use crate::helpers::{literal, Literal};
+    let zero = |e: &Expr| match literal(e) {
+        Some(Literal::Int(i)) => i == 0,
+        Some(Literal::Float(f)) => f == 0.0,
         _ => false,
     };
-    let one = |e: &Expr| matches!(e, Expr::NumberLiteral(n) if matches!(&n.value, ast::Number::Int(i) if i.as_u64() == Some(1)));
+    let one = |e: &Expr| matches!(literal(e), Some(Literal::Int(1)));
     // `nn.LSTM(input_size, hidden_size, num_layers, bias, batch_first, dropout)`.
     let arg = |name: &str, pos: usize| {
         call.arguments

@@ -659,10 +659,6 @@ pub(crate) fn assigned_values<'a>(
     out
 }
 
-fn layer_kind(q: &str) -> Option<&'static str> {
-    torchvet_semantic::mode_layer(q)
-}
-
 /// Does the module built by `call` behave differently in train and eval mode (has Dropout or
 /// BatchNorm layers, directly, in an `nn.Sequential`, in a same-file class, or is a
 /// pretrained torchvision/timm/Hugging Face model)? The layer family found.
@@ -791,7 +787,7 @@ fn project_mode(checker: &Checker, e: torchvet_semantic::project::Entity) -> Opt
     };
     match r.class? {
         ClassRef::Project(c) => p.model.mode_layer(c).map(|(k, _)| k),
-        ClassRef::External(q) => layer_kind(&q),
+        ClassRef::External(q) => torchvet_semantic::mode_layer(&q),
     }
 }
 
