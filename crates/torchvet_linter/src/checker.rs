@@ -1500,10 +1500,25 @@ pub enum Evidence {
     Metric,
 }
 
-/// An evaluation region (see [`Checker::eval_region`]).
+/// A training event: a backward pass, an optimizer step or its preparation (`zero_grad`,
+/// gradient clipping, loss scaling, an optimizer built). A region with one is not evaluation.
+fn trains_event(k: torchvet_semantic::flow::EventKind) -> bool {
+    use torchvet_semantic::flow::EventKind;
+    matches!(
+        k,
+        EventKind::Backward
+            | EventKind::Step
+            | EventKind::ZeroGrad
+            | EventKind::ClipGrad
+            | EventKind::ScalerScale
+            | EventKind::OptimizerCreated
+    )
+}
+
+/// An evaluation region (see [`Checker::eval_region`] and [`Checker::eval_function_region`]).
 #[derive(Clone, Copy, Debug)]
 pub struct EvalRegion<'a> {
-    /// The loop or comprehension.
+    /// The loop or comprehension (the whole function for a function-level region).
     pub range: TextRange,
     /// The loop statement (`None` for a comprehension).
     pub loop_stmt: Option<&'a Stmt>,
@@ -1662,17 +1677,7 @@ impl<'a> Checker<'a> {
             computes_metric, is_eval_name, is_train_name, iterates_eval_data, uses_gradients_expr,
             uses_gradients_stmt,
         };
-        let trains = |k: EventKind| {
-            matches!(
-                k,
-                EventKind::Backward
-                    | EventKind::Step
-                    | EventKind::ZeroGrad
-                    | EventKind::ClipGrad
-                    | EventKind::ScalerScale
-                    | EventKind::OptimizerCreated
-            )
-        };
+        let trains = trains_event;
         // The innermost comprehension over data, else the innermost loop.
         let comprehension = self.expr_stack.iter().rev().find_map(|e| match e {
             Expr::ListComp(c) => c.generators.first().map(|g| (e.range(), &g.iter)),
@@ -1771,6 +1776,38 @@ impl<'a> Checker<'a> {
             range,
             loop_stmt,
             evidence,
+        })
+    }
+
+    /// The function being visited as one evaluation region, for a model call at `at` outside
+    /// any loop: the function puts a model in eval mode before `at` (`model.eval()`), trains
+    /// nowhere (no backward pass, optimizer step, `zero_grad`, clipping or loss scaling,
+    /// directly or in the project functions it calls), is not named for training, and uses no
+    /// gradients on purpose (saliency, attacks). One-shot inference (`model.eval(); out =
+    /// model(batch)`) is evaluation as much as a loop over a test loader is. `None` at module
+    /// level.
+    pub fn eval_function_region(&mut self, at: TextSize) -> Option<EvalRegion<'a>> {
+        use torchvet_semantic::flow::EventKind;
+        use torchvet_semantic::regions::{is_train_name, may_use_gradients, uses_gradients_stmt};
+        let f = self.function()?;
+        if is_train_name(f.name.as_str()) {
+            return None;
+        }
+        if may_use_gradients(self.text(f.range)) && f.body.iter().any(uses_gradients_stmt) {
+            return None;
+        }
+        let events = self.function_events();
+        if events.iter().any(|e| trains_event(e.kind))
+            || !events
+                .iter()
+                .any(|e| e.kind == EventKind::Eval && e.site().start() < at)
+        {
+            return None;
+        }
+        Some(EvalRegion {
+            range: f.range,
+            loop_stmt: None,
+            evidence: Evidence::EvalMode,
         })
     }
 

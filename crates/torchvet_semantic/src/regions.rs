@@ -359,7 +359,8 @@ pub fn tracks_running_best(test: &Expr) -> bool {
 /// test-time adaptation)? Such loops are not evaluation regions for the grad-mode rules. Read
 /// from the syntax tree, so comments do not count: it reads or enables `requires_grad`
 /// (`x.requires_grad_()`, `requires_grad=True`, `if p.requires_grad`), or calls
-/// `autograd.grad(...)` (any `.grad(...)` method), a meta-learner's `learner.adapt(loss)`
+/// `autograd.grad(...)` (any `.grad(...)` method), reads a tensor's `grad_fn` (walking the
+/// recorded graph), a meta-learner's `learner.adapt(loss)`
 /// (learn2learn's MAML / MetaSGD adapt by differentiating the loss), `enable_grad()` or
 /// `set_grad_enabled(True)`, or runs an adversarial attack on the model (`adversary.perturb(x,
 /// y)`, `pgd_attack(model, x, y)`, `self.attacker(x, y)`: a call whose name or receiver names
@@ -533,7 +534,9 @@ impl<'a> Visitor<'a> for GradientUse {
                     }
                 }
             }
-            Expr::Attribute(a) if a.attr.as_str() == "requires_grad" => {
+            // `if p.requires_grad`; `out.grad_fn` (walking the recorded graph, as pruning
+            // tools trace a model: it exists only with autograd on).
+            Expr::Attribute(a) if matches!(a.attr.as_str(), "requires_grad" | "grad_fn") => {
                 self.found = true;
                 return;
             }

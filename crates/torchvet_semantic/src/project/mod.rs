@@ -2464,6 +2464,51 @@ impl ProjectModel {
         self.scan().no_grad_calls.contains(name)
     }
 
+    /// The project method `obj.<name>(...)` runs when that method runs the instance's forward
+    /// pass: the method of that name of `class` (the object's project class, when known) or
+    /// else the only method of that name among the project's module classes
+    /// ([`Self::unique_module_method`]; `nn.Module` API names never), that calls the
+    /// instance itself (`self(x)`) or a sub-module it holds (`self.decoder(h)`, an attribute
+    /// the class assigns a module) with autograd on (not under its own `no_grad` block or
+    /// decorator), and
+    /// that trains nowhere (no backward pass or optimizer step in it or in what it calls):
+    /// `model.generate(x)`, `model.incremental_forward(c)`, `vae.sample(n)`.
+    pub fn forward_running_method(&self, class: Option<ClassId>, name: &str) -> Option<FuncId> {
+        if crate::classes::is_module_api(name) {
+            return None;
+        }
+        let f = match class {
+            Some(c) if self.is_module(c) => self.method(c, name, 0)?,
+            Some(_) => return None,
+            None => self.unique_module_method(name)?,
+        };
+        let g = self.func(f);
+        if g.no_grad {
+            return None;
+        }
+        let class = ClassId {
+            file: f.file,
+            index: g.class?,
+        };
+        let runs_forward = g.instance_calls.iter().any(|ic| {
+            let key = &*ic.key;
+            !ic.no_grad
+                && (key == "self"
+                    || key.strip_prefix("self.").is_some_and(|attr| {
+                        !attr.contains('.') && self.class_attr(class, attr, 0).kind == Kind::Module
+                    }))
+        });
+        if !runs_forward
+            || self
+                .events(f)
+                .iter()
+                .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
+        {
+            return None;
+        }
+        Some(f)
+    }
+
     /// Is the function called anywhere in the project?
     pub fn is_called(&self, f: FuncId) -> bool {
         self.called[f.file as usize][f.index as usize]

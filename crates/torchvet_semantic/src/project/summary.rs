@@ -327,6 +327,8 @@ pub struct InstanceCall {
     pub in_loop: bool,
     /// Under a condition of the caller.
     pub conditional: bool,
+    /// With autograd off (a `no_grad` / `inference_mode` block or decorator of the caller).
+    pub no_grad: bool,
 }
 
 /// How a function uses one parameter: evidence for its kind when no call site tells.
@@ -2336,6 +2338,7 @@ impl BodyWalker<'_, '_> {
             range: call.range(),
             in_loop: self.loop_depth > 0,
             conditional: self.cond_depth > 0,
+            no_grad: self.no_grad > 0,
         });
     }
 

@@ -21,7 +21,14 @@ crate::declare_rule! {
     /// functions it calls, feeds none after it, and says evaluation: it iterates validation or
     /// test data, follows `model.eval()`, sits in a function named like `validate`,
     /// `evaluate`, `test` or `predict`, or computes a loss or metric. That includes the
-    /// validation loop written inside the epoch loop, right after the training loop.
+    /// validation loop written inside the epoch loop, right after the training loop. Outside
+    /// any loop, a function that puts the model in eval mode and then runs it once (one-shot
+    /// inference or generation: `model.eval(); out = model(batch)`) is evaluation too, when
+    /// the function trains nowhere (no backward pass or optimizer step, directly or in the
+    /// project functions it calls) and the model is still in eval mode at the call. A model
+    /// call is `model(x)`, `model.forward(x)`, or a method of a project module class that runs
+    /// the model (`model.generate(x)` whose body calls `self(...)` or a sub-module, is not
+    /// decorated with `no_grad`, and trains nowhere).
     ///
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
     /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
@@ -204,6 +211,51 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
         })
 }
 
+/// A name or `self.<attr>`: an object a model call can be made on.
+fn is_object(e: &Expr) -> bool {
+    match e {
+        Expr::Name(_) => true,
+        Expr::Attribute(a) => helpers::name_of(&a.value) == Some("self"),
+        _ => false,
+    }
+}
+
+/// How a call runs a model's forward pass.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// Calling the object (`model(x)`), or not at all (for a method call).
+    Call,
+    /// `obj.forward(x)`, or a forward-running method of the object's own project class.
+    OwnClass,
+    /// The only forward-running project module method of that name; the object's class is
+    /// unknown, so its kind must say module.
+    Name,
+}
+
+/// Does `obj.<method>(...)` run the object's forward pass: `forward` itself, or a project
+/// module class's method that does (see
+/// [`torchvet_semantic::project::ProjectModel::forward_running_method`]): the method of the
+/// object's own class when the project model knows it (a parameter's from its call sites),
+/// else the only such method of that name.
+fn runs_forward(checker: &Checker, method: &ruff_python_ast::ExprAttribute) -> Via {
+    use torchvet_semantic::project::ClassRef;
+    if method.attr.as_str() == "forward" {
+        return Via::OwnClass;
+    }
+    let Some(p) = checker.project_or_file() else {
+        return Via::Call;
+    };
+    let (class, via) = match checker.value_resolved(&method.value).and_then(|r| r.class) {
+        Some(ClassRef::Project(c)) => (Some(c), Via::OwnClass),
+        Some(ClassRef::External(_)) => return Via::Call,
+        None => (None, Via::Name),
+    };
+    match p.model.forward_running_method(class, method.attr.as_str()) {
+        Some(_) => via,
+        None => Via::Call,
+    }
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // `torch.no_grad` came with torch 0.4: a project whose every allowed torch is older
     // (`torch==0.3.1`) turns autograd off with `volatile=True`, which the old API rules leave
@@ -211,13 +263,20 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !checker.torch_at_least(0, 4) {
         return;
     }
-    let func = &*call.func;
-    match func {
-        Expr::Name(_) => {}
-        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
+    // The model called: `model(x)`, `self.net(x)`, or a method of it that runs its forward
+    // pass (`model.forward(x)`, or a project module class's `model.generate(x)`).
+    let (func, via): (&Expr, Via) = match &*call.func {
+        f @ Expr::Name(_) => (f, Via::Call),
+        f @ Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => (f, Via::Call),
+        Expr::Attribute(a) if is_object(&a.value) => match runs_forward(checker, a) {
+            Via::Call => return,
+            via => (&a.value, via),
+        },
         _ => return,
-    }
-    if !checker.in_loop_or_comprehension()
+    };
+    // In a loop (or comprehension), or once in a function that put the model in eval mode.
+    let in_loop = checker.in_loop_or_comprehension();
+    if (!in_loop && checker.function().is_none())
         || grad_off_here(checker)
         || result_discarded(checker, call)
     {
@@ -239,7 +298,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     // The evaluation region first: it reads the syntax and the function's events, while the
     // value below computes the file's dataflow summaries (most loops are no such region).
-    let Some(region) = checker.eval_region() else {
+    let region = if in_loop {
+        checker.eval_region()
+    } else {
+        checker.eval_function_region(call.start())
+    };
+    let Some(region) = region else {
         return;
     };
     // A torch module: by its kind, or, where the name's kind is mixed (a notebook that runs
@@ -249,7 +313,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let torch_here = value
         .get(torchvet_semantic::dataflow::Prop::EvalMode)
         .is_some();
-    if (checker.kind_of(func) != Kind::Module && !torch_here) || loss_like(checker, func) {
+    // An object whose kind the file does not tell is a module when the method it is given
+    // is its own class's forward-running method (the model knows the class), or `forward`;
+    // for the only such method of that name, when it was put in eval mode (below).
+    let kind = checker.kind_of(func);
+    let known_module = kind == Kind::Module || torch_here;
+    let module = known_module || (via != Via::Call && kind == Kind::Unknown);
+    if !module || loss_like(checker, func) {
         return;
     }
     if smoke_test_call(checker, call) || one_batch_self_test(checker) {
@@ -273,17 +343,41 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     }
     let model = checker.text(func.range()).to_string();
-    // The eval() call on this model before the region, if any.
+    // The eval() call on this model before the region (before the call, for a call outside
+    // any loop), if any.
     let events = checker.function_events();
+    let before = if in_loop {
+        region.range.start()
+    } else {
+        call.start()
+    };
+    let model_key = object_key(func);
+    let on_model = |e: &torchvet_semantic::flow::Event| {
+        e.target.as_ref().map(|o| o.key.as_str()) == model_key.as_deref()
+    };
     let eval_call = events
         .iter()
-        .filter(|e| {
-            e.kind == EventKind::Eval
-                && e.site().start() < region.range.start()
-                && e.target.as_ref().map(|o| o.key.as_str()) == object_key(func).as_deref()
-        })
+        .filter(|e| e.kind == EventKind::Eval && e.site().start() < before && on_model(e))
         .map(|e| e.site())
         .next_back();
+    if via == Via::Name && !known_module && eval_call.is_none() {
+        return;
+    }
+    // Outside a loop only the model's own `eval()` makes a call evaluation, and the model is
+    // still in eval mode at the call (no `train()` on it in between).
+    if !in_loop {
+        let Some(at) = eval_call else {
+            return;
+        };
+        if events.iter().any(|e| {
+            e.kind == EventKind::Train
+                && on_model(e)
+                && e.site().start() > at.start()
+                && e.site().start() < call.start()
+        }) {
+            return;
+        }
+    }
     let trains = events
         .iter()
         .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step));
