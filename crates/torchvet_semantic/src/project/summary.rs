@@ -1040,6 +1040,7 @@ pub fn summarise_with(
         flow: flow_summaries.as_ref(),
         out,
         module_defs: module_level_defs(&module.body),
+        body_mutated: Vec::new(),
     };
     // The module body as function 0.
     b.out.functions.push(FunctionSummary {
@@ -1073,8 +1074,9 @@ pub fn summarise_with(
         grad_flow: GradFlow::default(),
         locals: ThinVec::new(),
     });
+    mutated_names(&module.body, &mut b.body_mutated);
+    b.out.mutated.extend(b.body_mutated.iter().cloned());
     let module_vals = b.assignments(&module.body, &[], None);
-    mutated_names(&module.body, &mut b.out.mutated);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
     b.module_events(&module.body);
     // Wave-3 facts of the module body, before the functions (they follow its names).
@@ -1229,6 +1231,9 @@ struct Builder<'s> {
     flow: Option<&'s dataflow::Summaries>,
     out: FileSummary,
     module_defs: FxHashMap<String, bool>,
+    /// The containers the suite being summarised changes in place (see
+    /// [`FileSummary::mutated`]): a dict literal bound to one of them is not a registry.
+    body_mutated: Vec<Box<str>>,
 }
 
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
@@ -1468,8 +1473,11 @@ impl Builder<'_> {
             }
         }
         let param_names: Vec<&str> = f.parameters.iter().map(|p| p.name().as_str()).collect();
+        let mut mutated = Vec::new();
+        mutated_names(&f.body, &mut mutated);
+        self.out.mutated.extend(mutated.iter().cloned());
+        let outer_mutated = std::mem::replace(&mut self.body_mutated, mutated);
         let vals = self.assignments(&f.body, &param_names, Some(&nested));
-        mutated_names(&f.body, &mut self.out.mutated);
         let mut locals: ThinVec<(Box<str>, Val)> = vals
             .iter()
             .filter(|(_, v)| v.is_computed())
@@ -1556,6 +1564,7 @@ impl Builder<'_> {
             });
             self.out.classes[c as usize].attrs.extend(attrs);
         }
+        self.body_mutated = outer_mutated;
         self.scopes.pop();
         idx
     }
@@ -1862,7 +1871,9 @@ impl Builder<'_> {
                         Some(r) => Val::Item(Box::new(r), None),
                         None => Val::Unknown,
                     },
-                    (v @ Val::Dict(_), _) => Val::Item(Box::new(v), None),
+                    (v @ Val::Dict(_), _) => self
+                        .registry_dict(&sub.value, v)
+                        .map_or(Val::Unknown, |r| Val::Item(Box::new(r), None)),
                     _ => Val::Unknown,
                 }
             }
@@ -1917,6 +1928,19 @@ impl Builder<'_> {
         self.scopes
             .module_binds(id)
             .then(|| Val::Ref(Ref::Local(id.into())))
+    }
+
+    /// The registry a dict value `v` of `expr` stands for when read: a module-level name by
+    /// reference (the model checks that no file changes it in place), a local name only when
+    /// the suite does not change it in place, a literal itself.
+    fn registry_dict(&self, expr: &Expr, v: Val) -> Option<Val> {
+        match expr {
+            Expr::Name(n) if self.scopes.module_binds(n.id.as_str()) => {
+                Some(Val::Ref(Ref::Local(n.id.as_str().into())))
+            }
+            Expr::Name(n) if self.body_mutated.iter().any(|m| &**m == n.id.as_str()) => None,
+            _ => Some(v),
+        }
     }
 
     /// A dict literal whose values all name classes or builders (`{"resnet": ResNet, "mlp":
@@ -1983,7 +2007,11 @@ impl Builder<'_> {
         // call the model resolves through the registry: see `ProjectModel::callees`).
         if let Some(("get", recv)) = helpers::method_call(call) {
             match self.val(recv, params, vals, nested) {
-                v @ Val::Dict(_) => return Val::Item(Box::new(v), None),
+                v @ Val::Dict(_) => {
+                    return self
+                        .registry_dict(recv, v)
+                        .map_or(Val::Unknown, |r| Val::Item(Box::new(r), None))
+                }
                 Val::Unknown => {
                     if let Some(r @ Val::Ref(Ref::Local(_))) = self.registry_ref(recv, params, vals)
                     {

@@ -998,3 +998,44 @@ fn val_joins_keep_callees_apart_from_objects() {
     assert!(!Val::Item(Box::new(r("MODELS")), None).is_computed());
     assert!(!call.is_computed());
 }
+
+#[test]
+fn local_registries_changed_in_place_are_not_known() {
+    let t = Tree::new(&[
+        ("nets.py", REGISTRY),
+        (
+            "main.py",
+            "from nets import ResNet, MLP\n\ndef kept(arch):\n    zoo = {\"resnet\": ResNet, \"mlp\": MLP}\n    return zoo[arch]()\n\ndef changed(arch, extra):\n    zoo = {\"resnet\": ResNet}\n    zoo.update(extra)\n    return zoo[arch]()\n\ndef main(arch, extra):\n    a = kept(arch)\n    b = changed(arch, extra)\n    return a, b\n",
+        ),
+    ]);
+    let m = t.model(&["nets.py", "main.py"]);
+    let main = m.view(t.id(&m, "main.py"));
+    let Some(Entity::Function(f)) = main.local("main") else {
+        panic!()
+    };
+    let Some(Entity::Function(kept)) = main.local("kept") else {
+        panic!()
+    };
+    let r = m.resolve_val(
+        f,
+        &Val::Call {
+            callee: Ref::Local("kept".into()),
+            args: ThinVec::new(),
+            kwargs: ThinVec::new(),
+        },
+        0,
+    );
+    assert_eq!(r.kind, Kind::Module);
+    assert_eq!(r.alternatives.as_ref().map(Vec::len), Some(2));
+    assert!(matches!(m.function(kept).returns, Val::Invoke(_)));
+    let r = m.resolve_val(
+        f,
+        &Val::Call {
+            callee: Ref::Local("changed".into()),
+            args: ThinVec::new(),
+            kwargs: ThinVec::new(),
+        },
+        0,
+    );
+    assert!(!r.is_known());
+}
