@@ -121,9 +121,11 @@ projects! {
         script_dir_shared_utils,
         ddp_trainer_loader_factory,
         sr_test_loader_progress_bar,
+        registry_model_zoo,
     ],
     clean: [
         clean_conditional_eval_helper,
+        clean_registry_model_zoo,
         clean_ddp_trainer_set_epoch,
         clean_ddp_set_epoch_elsewhere,
         clean_custom_dataset_attrs,

@@ -610,7 +610,7 @@ impl<'a> Checker<'a> {
             return k.clone();
         }
         let table = match self.frames[index].function {
-            None => KindTable::infer(&self.module.body, None, &self.scopes, &self.classes, None),
+            None => KindTable::infer_module(&self.module.body, &self.scopes, &self.classes),
             Some(f) => {
                 let outer = self.outer_kinds(index);
                 KindTable::infer_function(f, &self.scopes, &self.classes, Some(&outer))
@@ -689,8 +689,25 @@ impl<'a> Checker<'a> {
         let p = self.project()?;
         match expr {
             Expr::Name(n) => {
-                let (id, i) = self.param_of_function(n.id.as_str())?;
-                Some(p.model.param(id, i))
+                let name = n.id.as_str();
+                if let Some((id, i)) = self.param_of_function(name) {
+                    return Some(p.model.param(id, i));
+                }
+                // A local bound to an object only the model resolves (`enc` of
+                // `enc, dec = load_model(path)`, `model = MODELS[args.arch]()`), in the function
+                // that binds it or at module level.
+                let module = torchvet_semantic::project::FuncId {
+                    file: p.file,
+                    index: 0,
+                };
+                let scope = match self.function() {
+                    Some(f) if self.scopes.current().is_some_and(|s| s.binds_locally(name)) => {
+                        p.function_at(f.range.start())?
+                    }
+                    Some(_) if !self.scopes.module_binds(name) => return None,
+                    _ => module,
+                };
+                p.model.local_value(scope, name)
             }
             Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
                 let c = self.method_class_id()?;
@@ -1940,10 +1957,54 @@ impl<'a> Checker<'a> {
         function: Option<&'a ast::StmtFunctionDef>,
     ) -> FxHashMap<String, torchvet_semantic::dataflow::Value> {
         let mut out = FxHashMap::default();
-        let (Some(f), Some(p)) = (function, self.project()) else {
+        let Some(p) = self.project() else {
             return out;
         };
-        let Some(id) = p.function_at(f.range.start()) else {
+        let id = match function {
+            Some(f) => match p.function_at(f.range.start()) {
+                Some(id) => id,
+                None => return out,
+            },
+            None => torchvet_semantic::project::FuncId {
+                file: p.file,
+                index: 0,
+            },
+        };
+        // Locals bound to objects only the model resolves (`enc, dec = load_model(path)`,
+        // `model = MODELS[args.arch]()`): the dataflow does not see through these calls, so
+        // it falls back on these values where it tracks nothing.
+        let body: &[ast::Stmt] = match function {
+            Some(f) => &f.body,
+            None => &self.module.body,
+        };
+        for (name, r) in p.model.computed_locals(id) {
+            // Where the value enters: the first assignment to the name.
+            let mut at = None;
+            torchvet_semantic::helpers::for_each_own_stmt(body, &mut |st| {
+                if at.is_some() {
+                    return;
+                }
+                if let ast::Stmt::Assign(a) = st {
+                    let binds = |t: &ast::Expr| match t {
+                        ast::Expr::Name(n) => n.id.as_str() == name,
+                        ast::Expr::Tuple(tt) => tt
+                            .elts
+                            .iter()
+                            .any(|e| matches!(e, ast::Expr::Name(n) if n.id.as_str() == name)),
+                        _ => false,
+                    };
+                    if a.targets.iter().any(binds) {
+                        at = Some(a.value.range());
+                    }
+                }
+            });
+            let Some(at) = at else { continue };
+            let v = torchvet_semantic::dataflow::value_of_resolved(p, &r, at);
+            if !v.is_empty() {
+                out.insert(name.to_string(), v);
+            }
+        }
+        let Some(f) = function else {
             return out;
         };
         for (i, param) in f.parameters.iter().enumerate() {

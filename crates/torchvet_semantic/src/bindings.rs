@@ -387,6 +387,24 @@ impl Scopes {
         None
     }
 
+    /// Does a bare name refer to the module scope's own binding (an assignment, def or class
+    /// at module level) where the stack stands: no visible inner scope binds or imports it?
+    pub fn module_binds(&self, name: &str) -> bool {
+        let innermost = self.stack.len().saturating_sub(1);
+        for (i, scope) in self.stack.iter().enumerate().rev() {
+            if scope.kind == ScopeKind::Class && i != innermost {
+                continue;
+            }
+            if scope.import(name).is_some() {
+                return false;
+            }
+            if scope.binds_locally(name) {
+                return i == 0;
+            }
+        }
+        false
+    }
+
     /// Resolve `a.b.c` to the qualified name it stands for (`th.nn.functional.softmax` ->
     /// `torch.nn.functional.softmax`). `None` for anything not rooted in an import.
     pub fn resolve(&self, expr: &Expr) -> Option<String> {

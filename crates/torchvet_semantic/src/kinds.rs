@@ -209,6 +209,22 @@ impl KindTable {
         )
     }
 
+    /// [`KindTable::infer`] for the module body: names bound to objects only the project
+    /// model resolves (an element of a tuple a project function returns, an instance of a
+    /// class chosen through a registry) take the kind it gives them.
+    pub fn infer_module(body: &[Stmt], scopes: &Scopes, classes: &ModuleClasses) -> Self {
+        let id = classes.project().map(|p| {
+            (
+                p,
+                crate::project::FuncId {
+                    file: p.file,
+                    index: 0,
+                },
+            )
+        });
+        Self::infer_with(body, None, scopes, classes, None, id)
+    }
+
     fn infer_with(
         body: &[Stmt],
         params: Option<&ast::Parameters>,
@@ -242,6 +258,19 @@ impl KindTable {
         // Two rounds so `a = b.to(dev)` after `b = Net()` settles regardless of order quirks.
         for _ in 0..2 {
             cx.suite(body);
+        }
+        // `enc, dec = load_model(path)`, `model = MODELS[args.arch](...)`: what the project
+        // model resolves these to.
+        if let Some((pf, id)) = project {
+            if pf.model.has_computed_locals(id) {
+                for (name, k) in cx.t.names.iter_mut() {
+                    if *k == Kind::Unknown {
+                        if let Some(r) = pf.model.local_value(id, name) {
+                            *k = r.kind;
+                        }
+                    }
+                }
+            }
         }
         cx.t
     }
@@ -313,6 +342,20 @@ impl KindTable {
                 outer: None,
             };
             collect_self_assignments(&f.body, &cx, &mut out);
+        }
+        // `self.model = get_model(name)()`, `self.enc, self.dec = load_model(path)`: what the
+        // project model resolves these to.
+        if let Some((p, c)) = classes
+            .project()
+            .and_then(|p| Some((p, p.class_at(class.range.start())?)))
+        {
+            for (name, k) in out.names.iter_mut() {
+                if *k == Kind::Unknown {
+                    if let Some(r) = p.model.computed_attr(c, name) {
+                        *k = r.kind;
+                    }
+                }
+            }
         }
         out
     }

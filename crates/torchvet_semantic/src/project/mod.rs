@@ -359,6 +359,10 @@ pub struct ProjectModel {
     use_index: std::sync::OnceLock<UseIndex>,
     /// Which files have a search context and who contributes to it (see [`search_paths`]).
     context_deps: search_paths::ContextDeps,
+    /// Names of the containers some file changes in place ([`FileSummary::mutated`]) that
+    /// are also module-level registries ([`Val::Dict`]) of some file: those registries are
+    /// not trusted.
+    mutated_registries: FxHashSet<Box<str>>,
 }
 
 /// What files observe of each other beyond imports and calls, indexed once per model: the
@@ -496,6 +500,7 @@ impl ProjectModel {
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
             context_deps: Default::default(),
+            mutated_registries: FxHashSet::default(),
         }
     }
 
@@ -548,6 +553,7 @@ impl ProjectModel {
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
             context_deps: Default::default(),
+            mutated_registries: FxHashSet::default(),
         };
         let unresolved = m.unresolved_tops(0..m.files.len() as FileId);
         m.link_search_paths(None, &unresolved);
@@ -812,6 +818,23 @@ impl ProjectModel {
                 }
             }
         }
+        let registries: FxHashSet<&str> = self
+            .files
+            .iter()
+            .flat_map(|f| f.globals.iter())
+            .filter(|(_, v)| matches!(v, Val::Dict(_)))
+            .map(|(n, _)| &**n)
+            .collect();
+        self.mutated_registries = if registries.is_empty() {
+            FxHashSet::default()
+        } else {
+            self.files
+                .iter()
+                .flat_map(|f| f.mutated.iter())
+                .filter(|n| registries.contains(&***n))
+                .cloned()
+                .collect()
+        };
         self.link_classes();
         self.link_params();
         self.link_module_methods();
@@ -1992,6 +2015,34 @@ impl ProjectModel {
                     ..Resolved::default()
                 }
             }
+            // Uncalled classes and registries are nothing by themselves.
+            Val::Ref(_) | Val::Dict(_) | Val::Item(_, None) => Resolved::default(),
+            Val::Item(base, Some(i)) => self
+                .resolve_val_in(ctx, base, depth + 1, param)
+                .elements
+                .and_then(|mut els| {
+                    let i = usize::from(*i);
+                    (i < els.len()).then(|| els.swap_remove(i))
+                })
+                .unwrap_or_default(),
+            Val::Invoke(callee) => {
+                let Some(es) = self.callees(ctx, callee, depth + 1) else {
+                    return Resolved::default();
+                };
+                let mut alts = Vec::with_capacity(es.len());
+                for e in es {
+                    let r = self.entity_call(e, depth + 1);
+                    if !r.is_known() {
+                        return Resolved::default();
+                    }
+                    alts.push(r);
+                }
+                match alts.len() {
+                    0 => Resolved::default(),
+                    1 => alts.pop().unwrap_or_default(),
+                    _ => Resolved::one_of(alts),
+                }
+            }
             Val::Call {
                 callee,
                 args,
@@ -2030,6 +2081,177 @@ impl ProjectModel {
                     Entity::Module(_) => Resolved::default(),
                 }
             }
+        }
+    }
+
+    /// What calling a project entity gives, its arguments unseen.
+    fn entity_call(&self, e: Entity, depth: u32) -> Resolved {
+        match e {
+            Entity::Function(g) => {
+                let gs = self.func(g);
+                let r = self.resolve_val_in(g, &gs.returns, depth + 1, &|_| Resolved::default());
+                self.with_return_props(r, g)
+            }
+            e @ (Entity::Class(_) | Entity::External(_)) => self.instance_of(e),
+            Entity::Global(f, name) => self.global(f, &name, depth),
+            Entity::Module(_) => Resolved::default(),
+        }
+    }
+
+    /// The classes and builders a computed callee may be ([`Val::Invoke`]), seen from `ctx`:
+    /// an uncalled class or function, the values of a registry that no file changes in place,
+    /// what a factory returns, on every path. `None` when any of them is not known (a
+    /// parameter, `getattr(module, name)`, a registry filled elsewhere), or when there are more
+    /// than [`summary::MAX_JOIN`].
+    pub(crate) fn callees(&self, ctx: FuncId, v: &Val, depth: u32) -> Option<Vec<Entity>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let mut out: Vec<Entity> = Vec::new();
+        let mut add = |es: Vec<Entity>| {
+            for e in es {
+                if !out.contains(&e) {
+                    out.push(e);
+                }
+            }
+        };
+        match v {
+            Val::Ref(r) => match self.entity_of_ref(ctx.file, r, Some(ctx), 0)? {
+                e @ (Entity::Class(_) | Entity::Function(_)) => add(vec![e]),
+                Entity::External(q) => {
+                    if qualified_call_kind(&q) != Kind::Module {
+                        return None;
+                    }
+                    add(vec![Entity::External(q)]);
+                }
+                // A module-level object named uncalled: a registry's values.
+                Entity::Global(..) | Entity::Module(_) => return None,
+            },
+            Val::Join(alts) => {
+                for a in alts {
+                    add(self.callees(ctx, a, depth + 1)?);
+                }
+            }
+            Val::Item(base, None) => {
+                let (owner, values) = self.registry_values(ctx, base, depth + 1)?;
+                for a in values {
+                    add(self.callees(owner, a, depth + 1)?);
+                }
+            }
+            Val::Call { callee, .. } => match self.entity_of_ref(ctx.file, callee, Some(ctx), 0) {
+                // A factory: the classes it returns uncalled.
+                Some(Entity::Function(g)) => {
+                    add(self.callees(g, &self.func(g).returns, depth + 1)?);
+                }
+                // `MODELS.get(name)` of a registry imported from another module.
+                None => {
+                    let Ref::Qualified(q) = callee else {
+                        return None;
+                    };
+                    let registry = q.strip_suffix(".get")?;
+                    let base = Val::Ref(Ref::Qualified(registry.into()));
+                    let (owner, values) = self.registry_values(ctx, &base, depth + 1)?;
+                    for a in values {
+                        add(self.callees(owner, a, depth + 1)?);
+                    }
+                }
+                Some(_) => return None,
+            },
+            _ => return None,
+        }
+        (!out.is_empty() && out.len() <= summary::MAX_JOIN).then_some(out)
+    }
+
+    /// The values of a registry (a dict literal of classes or builders, [`Val::Dict`]) that a
+    /// value names, and the function they are seen from: a literal, or a module-level one of
+    /// any file that no file changes in place (`MODELS[k] = cls`, `MODELS.update(...)`).
+    fn registry_values<'v>(
+        &'v self,
+        ctx: FuncId,
+        v: &'v Val,
+        depth: u32,
+    ) -> Option<(FuncId, &'v [Val])> {
+        match v {
+            Val::Dict(vs) => Some((ctx, vs)),
+            Val::Ref(r) => {
+                let Entity::Global(file, name) =
+                    self.entity_of_ref(ctx.file, r, Some(ctx), depth)?
+                else {
+                    return None;
+                };
+                if self.mutated_registries.contains(&name) {
+                    return None;
+                }
+                match self.files[file as usize].global(&name)? {
+                    Val::Dict(vs) => Some((FuncId { file, index: 0 }, vs)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// What a local name of function `f` (of the module body when `f.index` is 0) holds,
+    /// when it is bound to an object only the model resolves ([`Val::is_computed`]: `enc` of
+    /// `enc, dec = load_model(path)`, `model = MODELS[args.arch](...)`). `None` for other
+    /// names (the file's own analyses know them).
+    pub fn local_value(&self, f: FuncId, name: &str) -> Option<Resolved> {
+        let v = if f.index == 0 {
+            self.files.get(f.file as usize)?.global(name)?
+        } else {
+            let g = self
+                .files
+                .get(f.file as usize)?
+                .functions
+                .get(f.index as usize)?;
+            let i = g.locals.binary_search_by(|(n, _)| (**n).cmp(name)).ok()?;
+            &g.locals[i].1
+        };
+        v.is_computed().then(|| self.resolve_val(f, v, 0))
+    }
+
+    /// What `self.<attr>` holds in instances of a class ([`ProjectModel::class_attr`]), when
+    /// the class assigns it an object only the model resolves ([`Val::is_computed`]).
+    pub fn computed_attr(&self, c: ClassId, attr: &str) -> Option<Resolved> {
+        self.class_summary(c)
+            .attrs
+            .iter()
+            .any(|(a, _, v)| &**a == attr && v.is_computed())
+            .then(|| self.class_attr(c, attr, 0))
+    }
+
+    /// Every local name of function `f` (the module body when `f.index` is 0) that
+    /// [`ProjectModel::local_value`] answers for, with its value.
+    pub fn computed_locals(&self, f: FuncId) -> Vec<(&str, Resolved)> {
+        let Some(file) = self.files.get(f.file as usize) else {
+            return Vec::new();
+        };
+        let vals: &[(Box<str>, Val)] = if f.index == 0 {
+            &file.globals
+        } else {
+            match file.functions.get(f.index as usize) {
+                Some(g) => &g.locals,
+                None => return Vec::new(),
+            }
+        };
+        vals.iter()
+            .filter(|(_, v)| v.is_computed())
+            .map(|(n, v)| (&**n, self.resolve_val(f, v, 0)))
+            .collect()
+    }
+
+    /// Does function `f` (the module body when `f.index` is 0) bind any local name that
+    /// [`ProjectModel::local_value`] answers for?
+    pub fn has_computed_locals(&self, f: FuncId) -> bool {
+        let Some(file) = self.files.get(f.file as usize) else {
+            return false;
+        };
+        if f.index == 0 {
+            file.globals.iter().any(|(_, v)| v.is_computed())
+        } else {
+            file.functions
+                .get(f.index as usize)
+                .is_some_and(|g| !g.locals.is_empty())
         }
     }
 
@@ -2117,6 +2339,28 @@ impl ProjectModel {
     /// sub-module or a base) where the layer is built.
     pub fn mode_layer(&self, c: ClassId) -> Option<(&'static str, ClassId)> {
         self.mode[c.file as usize][c.index as usize]
+    }
+
+    /// The train/eval-sensitive layer family of a value's class (see
+    /// [`ProjectModel::mode_layer`]; a library class by name), with the project class where
+    /// the layer is built. For one of several classes ([`Resolved::alternatives`]: a model
+    /// chosen through a registry, a factory with one return per class), only when every one
+    /// of them has such layers: the first's family and class.
+    pub fn value_mode_layer(&self, r: &Resolved) -> Option<(&'static str, Option<ClassId>)> {
+        let one = |r: &Resolved| match r.class.as_ref()? {
+            ClassRef::Project(c) => self.mode_layer(*c).map(|(k, at)| (k, Some(at))),
+            ClassRef::External(q) => mode_layer(q).map(|k| (k, None)),
+        };
+        if r.class.is_some() {
+            return one(r);
+        }
+        let alts = r.alternatives.as_ref()?;
+        let mut first = None;
+        for a in alts {
+            let m = one(a)?;
+            first.get_or_insert(m);
+        }
+        first
     }
 
     /// The parameters of a class's own `__init__` that it stores whole on the instance
@@ -2559,11 +2803,23 @@ impl ProjectModel {
                 self.func(*g).return_forward_props.hash(h);
                 self.func(*g).returns_differentiated.hash(h);
                 self.events(*g).hash(h);
+                // A factory of classes: what calling what it returns gives.
+                let invoked = Val::Invoke(Box::new(self.func(*g).returns.clone()));
+                self.hash_resolved(&self.resolve_val(*g, &invoked, 1), h);
             }
             Some(Entity::Global(m, name)) => {
                 5u8.hash(h);
                 self.files[*m as usize].path.hash(h);
                 self.hash_resolved(&self.global(*m, name, 0), h);
+                // A registry: what calling its values gives.
+                let invoked = Val::Invoke(Box::new(Val::Item(
+                    Box::new(Val::Ref(summary::Ref::Local(name.clone()))),
+                    None,
+                )));
+                self.hash_resolved(
+                    &self.resolve_val(FuncId { file: *m, index: 0 }, &invoked, 1),
+                    h,
+                );
             }
         };
         for q in qualified_refs(f) {
@@ -2635,6 +2891,10 @@ impl ProjectModel {
             self.any_may_set_cuda_default(),
         )
             .hash(&mut h);
+        // Registries changed in place anywhere (few names; rarely changes).
+        let mut mutated: Vec<&str> = self.mutated_registries.iter().map(|n| &**n).collect();
+        mutated.sort_unstable();
+        mutated.hash(&mut h);
         h.finish()
     }
 
@@ -2855,18 +3115,7 @@ impl ProjectFile {
 
     /// What calling a project entity (with arguments the model cannot see) gives.
     pub fn resolve_entity_call(&self, e: Entity) -> Resolved {
-        match e {
-            Entity::Function(g) => {
-                let gs = self.model.func(g);
-                let r = self
-                    .model
-                    .resolve_val_in(g, &gs.returns, 1, &|_| Resolved::default());
-                self.model.with_return_props(r, g)
-            }
-            e @ (Entity::Class(_) | Entity::External(_)) => self.model.instance_of(e),
-            Entity::Global(f, name) => self.model.global(f, &name, 0),
-            Entity::Module(_) => Resolved::default(),
-        }
+        self.model.entity_call(e, 0)
     }
 
     /// The kind calling the project name `q` gives (`Unknown` outside the project).

@@ -130,6 +130,23 @@ pub enum Val {
     SelfAttr(Box<str>),
     /// A tuple or list of values.
     Tuple(Vec<Val>),
+    /// An uncalled name of the project or of a library, as a callee is chosen: a class
+    /// returned by a factory (`return ResNet`) or held in a registry (`{"resnet": ResNet}`),
+    /// a module-level registry itself (`MODELS`). It resolves to nothing by itself; calling
+    /// it ([`Val::Invoke`]) gives an instance.
+    Ref(Ref),
+    /// A dict literal whose values are all [`Val::Ref`] (a registry of classes or builders),
+    /// its values in order.
+    Dict(Vec<Val>),
+    /// An element of a value: `Some(i)`, the `i`-th element of a tuple a call returns
+    /// (`enc, dec = load_model(path)`); `None`, any value of a registry
+    /// (`MODELS[args.arch]`, `MODELS.get(name)`).
+    Item(Box<Val>, Option<u16>),
+    /// The result of calling a computed callee: a class chosen through a registry or returned
+    /// uncalled by a factory (`MODELS[name](...)`, `get_model_class(name)(**cfg)`, `cls(...)`
+    /// after `cls = MODELS.get(name)`). It resolves to the join of the classes the callee may
+    /// be, when every one of them is known.
+    Invoke(Box<Val>),
     /// A DataLoader built here, with its `shuffle=` (when literal) and sampler.
     Loader {
         /// `shuffle=True/False` when given as a literal; `None` when absent or not literal.
@@ -151,7 +168,7 @@ impl Val {
             (Val::Kind(a), Val::Kind(b)) if a == b => Val::Kind(a),
             // Objects built on every path (a model chosen by configuration): which one is
             // known per path; facts every alternative agrees on hold for the value.
-            (a, b) if a.is_object() && b.is_object() => {
+            (a, b) if (a.is_object() && b.is_object()) || (a.is_callee() && b.is_callee()) => {
                 let mut alts = Vec::new();
                 for v in [a, b] {
                     match v {
@@ -178,19 +195,43 @@ impl Val {
     /// An object built here (a project or torch class instance, a call of a project
     /// function, a module) or a join of such: what [`Val::join`] keeps per path.
     fn is_object(&self) -> bool {
-        matches!(
-            self,
-            Val::Call { .. }
-                | Val::Torch(_)
-                | Val::Loss(_)
-                | Val::Join(_)
-                | Val::Kind(Kind::Module)
-        )
+        match self {
+            Val::Join(vs) => !vs.first().is_some_and(Val::is_callee),
+            v => matches!(
+                v,
+                Val::Call { .. }
+                    | Val::Invoke(_)
+                    | Val::Torch(_)
+                    | Val::Loss(_)
+                    | Val::Kind(Kind::Module)
+            ),
+        }
+    }
+
+    /// An uncalled class or builder ([`Val::Ref`]), a registry value, or a join of such: what
+    /// [`Val::join`] keeps per path for a factory returning classes (`return ResNet` in one
+    /// branch, `return MLP` in another). Never joined with objects.
+    fn is_callee(&self) -> bool {
+        match self {
+            Val::Ref(_) | Val::Item(_, None) => true,
+            Val::Join(vs) => vs.first().is_some_and(Val::is_callee),
+            _ => false,
+        }
     }
 
     /// Is anything known?
     pub fn is_known(&self) -> bool {
         !matches!(self, Val::Unknown | Val::None)
+    }
+
+    /// An object that only the model can resolve: an element of a tuple a call returns
+    /// ([`Val::Item`]), a call of a computed callee ([`Val::Invoke`]), or a join with one.
+    pub fn is_computed(&self) -> bool {
+        match self {
+            Val::Item(_, Some(_)) | Val::Invoke(_) => true,
+            Val::Join(vs) => vs.iter().any(Val::is_computed),
+            _ => false,
+        }
     }
 }
 
@@ -470,6 +511,10 @@ pub struct FunctionSummary {
     /// Where call results and parameters go with respect to differentiation, and where it
     /// turns autograd off process-wide (see `grad_flow`).
     pub grad_flow: GradFlow,
+    /// Its local names bound to an object only the model can resolve ([`Val::is_computed`]:
+    /// an element of a returned tuple, an instance of a class chosen through a registry or
+    /// a factory), sorted by name; see [`super::ProjectModel::local_value`].
+    pub locals: ThinVec<(Box<str>, Val)>,
 }
 
 /// One class of a file.
@@ -733,6 +778,11 @@ pub struct FileSummary {
     pub sys_path: Vec<PathBuf>,
     /// It has an `if __name__ == "__main__":` block: a script that may be run itself.
     pub script: bool,
+    /// Names of the containers it changes in place, by the name or last attribute spelled
+    /// (`MODELS[name] = cls`, `del MODELS[k]`, `MODELS.update(...)`, `self.registry.pop(k)`),
+    /// sorted, once each: a registry changed anywhere does not have the values its literal
+    /// shows (see [`Val::Dict`]).
+    pub mutated: Vec<Box<str>>,
 }
 
 impl FileSummary {
@@ -992,6 +1042,7 @@ pub fn summarise_with(
         flow: flow_summaries.as_ref(),
         out,
         module_defs: module_level_defs(&module.body),
+        body_mutated: Vec::new(),
     };
     // The module body as function 0.
     b.out.functions.push(FunctionSummary {
@@ -1023,7 +1074,10 @@ pub fn summarise_with(
         freezes_self: SelfFreeze::No,
         facts: Default::default(),
         grad_flow: GradFlow::default(),
+        locals: ThinVec::new(),
     });
+    mutated_names(&module.body, &mut b.body_mutated);
+    b.out.mutated.extend(b.body_mutated.iter().cloned());
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
     b.module_events(&module.body);
@@ -1061,6 +1115,9 @@ pub fn summarise_with(
     out.compared_refs.hash(&mut h);
     out.sys_path.hash(&mut h);
     out.script.hash(&mut h);
+    out.mutated.sort_unstable();
+    out.mutated.dedup();
+    out.mutated.hash(&mut h);
     out.fingerprint = h.finish();
     out
 }
@@ -1176,6 +1233,9 @@ struct Builder<'s> {
     flow: Option<&'s dataflow::Summaries>,
     out: FileSummary,
     module_defs: FxHashMap<String, bool>,
+    /// The containers the suite being summarised changes in place (see
+    /// [`FileSummary::mutated`]): a dict literal bound to one of them is not a registry.
+    body_mutated: Vec<Box<str>>,
 }
 
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
@@ -1383,6 +1443,7 @@ impl Builder<'_> {
             freezes_self: SelfFreeze::No,
             facts: Default::default(),
             grad_flow: GradFlow::default(),
+            locals: ThinVec::new(),
         });
         if let Some(c) = class {
             self.out.classes[c as usize]
@@ -1414,13 +1475,25 @@ impl Builder<'_> {
             }
         }
         let param_names: Vec<&str> = f.parameters.iter().map(|p| p.name().as_str()).collect();
+        let mut mutated = Vec::new();
+        mutated_names(&f.body, &mut mutated);
+        self.out.mutated.extend(mutated.iter().cloned());
+        let outer_mutated = std::mem::replace(&mut self.body_mutated, mutated);
         let vals = self.assignments(&f.body, &param_names, Some(&nested));
+        let mut locals: ThinVec<(Box<str>, Val)> = vals
+            .iter()
+            .filter(|(_, v)| v.is_computed())
+            .map(|(n, v)| (Box::from(n.as_str()), v.clone()))
+            .collect();
+        locals.sort_by(|a, b| a.0.cmp(&b.0));
+        self.out.functions[idx as usize].locals = locals;
         // Returns.
         let mut returns: Option<Val> = None;
         for_each_own_stmt(&f.body, &mut |st| {
             if let Stmt::Return(r) = st {
                 let v = match &r.value {
-                    Some(e) => self.val(e, &param_names, &vals, Some(&nested)),
+                    // `return ResNet`: a factory of classes names them uncalled.
+                    Some(e) => self.callee_val(e, &param_names, &vals, Some(&nested)),
                     None => Val::None,
                 };
                 returns = Some(match returns.take() {
@@ -1468,11 +1541,32 @@ impl Builder<'_> {
                     if let Some(attr) = helpers::self_attribute(t) {
                         let v = self.val(value, &param_names, &vals, Some(&nested));
                         attrs.push((Box::<str>::from(attr), idx, v));
+                    } else if let Expr::Tuple(tt) = t {
+                        // `self.enc, self.dec = load_model(path)`
+                        if tt.elts.iter().any(|e| matches!(e, Expr::Starred(_))) {
+                            continue;
+                        }
+                        let v = self.val(value, &param_names, &vals, Some(&nested));
+                        for (i, e) in tt.elts.iter().enumerate() {
+                            let Some(attr) = helpers::self_attribute(e) else {
+                                continue;
+                            };
+                            let ev = match &v {
+                                Val::Tuple(els) => els.get(i).cloned().unwrap_or_default(),
+                                Val::Call { .. } | Val::Invoke(_) => u16::try_from(i)
+                                    .map_or(Val::Unknown, |i| {
+                                        Val::Item(Box::new(v.clone()), Some(i))
+                                    }),
+                                _ => Val::Unknown,
+                            };
+                            attrs.push((Box::<str>::from(attr), idx, ev));
+                        }
                     }
                 }
             });
             self.out.classes[c as usize].attrs.extend(attrs);
         }
+        self.body_mutated = outer_mutated;
         self.scopes.pop();
         idx
     }
@@ -1601,6 +1695,23 @@ impl Builder<'_> {
         for _ in 0..1 {
             let mut next: FxHashMap<String, Option<Val>> = FxHashMap::default();
             for_each_own_stmt(body, &mut |st| {
+                // `model = cls(...)` after `cls = MODELS.get(name)` or
+                // `cls = get_model_class(name)` earlier in the suite.
+                let chained = match st {
+                    Stmt::Assign(a) => match &*a.value {
+                        Expr::Call(c) => match &*c.func {
+                            Expr::Name(n) if !vals.contains_key(n.id.as_str()) => {
+                                match next.get(n.id.as_str()) {
+                                    Some(Some(v)) => self.invoke_of(v),
+                                    _ => None,
+                                }
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                    _ => None,
+                };
                 let mut bind = |name: &str, v: Val| {
                     let e = next.entry(name.to_string()).or_insert(None);
                     *e = Some(match e.take() {
@@ -1615,16 +1726,34 @@ impl Builder<'_> {
                         if matches!(a.targets.as_slice(), [Expr::Name(n)]
                             if rebinds_itself(&a.value, n.id.as_str())) => {}
                     Stmt::Assign(a) => {
-                        let v = self.val(&a.value, params, &vals, nested);
+                        let v = match chained {
+                            Some(v) => v,
+                            None => self.val(&a.value, params, &vals, nested),
+                        };
                         for t in &a.targets {
                             match t {
                                 Expr::Name(n) => bind(n.id.as_str(), v.clone()),
                                 Expr::Tuple(tt) => {
+                                    // After a starred target the positions are not known.
+                                    let starred = tt
+                                        .elts
+                                        .iter()
+                                        .position(|e| matches!(e, Expr::Starred(_)))
+                                        .unwrap_or(tt.elts.len());
                                     for (i, e) in tt.elts.iter().enumerate() {
                                         if let Expr::Name(n) = e {
                                             let ev = match &v {
                                                 Val::Tuple(els) => {
                                                     els.get(i).cloned().unwrap_or_default()
+                                                }
+                                                // `enc, dec = load_model(path)`: the element
+                                                // of what the call returns.
+                                                Val::Call { .. } | Val::Invoke(_)
+                                                    if i < starred =>
+                                                {
+                                                    u16::try_from(i).map_or(Val::Unknown, |i| {
+                                                        Val::Item(Box::new(v.clone()), Some(i))
+                                                    })
                                                 }
                                                 _ => Val::Unknown,
                                             };
@@ -1723,8 +1852,125 @@ impl Builder<'_> {
             Expr::If(i) => self
                 .val(&i.body, params, vals, nested)
                 .join(self.val(&i.orelse, params, vals, nested)),
+            Expr::Subscript(sub) => {
+                let index = match &*sub.slice {
+                    Expr::NumberLiteral(ast::ExprNumberLiteral {
+                        value: ast::Number::Int(i),
+                        ..
+                    }) => i.as_u64().and_then(|i| u16::try_from(i).ok()),
+                    _ => None,
+                };
+                match (self.val(&sub.value, params, vals, nested), index) {
+                    (Val::Tuple(els), Some(i)) => {
+                        els.get(usize::from(i)).cloned().unwrap_or_default()
+                    }
+                    // `load_model(path)[0]`
+                    (v @ (Val::Call { .. } | Val::Invoke(_)), Some(i)) => {
+                        Val::Item(Box::new(v), Some(i))
+                    }
+                    // `MODELS[args.arch]`: a registry of this file or of the project.
+                    (Val::Unknown, _) => match self.registry_ref(&sub.value, params, vals) {
+                        Some(r) => Val::Item(Box::new(r), None),
+                        None => Val::Unknown,
+                    },
+                    (v @ Val::Dict(_), _) => self
+                        .registry_dict(&sub.value, v)
+                        .map_or(Val::Unknown, |r| Val::Item(Box::new(r), None)),
+                    _ => Val::Unknown,
+                }
+            }
+            Expr::Dict(d) => self.registry_literal(d, params, vals),
             _ => Val::Unknown,
         }
+    }
+
+    /// The value of an expression where a callee may be named uncalled (a returned value, a
+    /// registry's value): a project or library class, function or object by name, when
+    /// [`Builder::val`] knows nothing else of it.
+    fn callee_val(
+        &self,
+        expr: &Expr,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+    ) -> Val {
+        match self.val(expr, params, vals, nested) {
+            Val::Unknown => match expr {
+                Expr::Name(n)
+                    if params.contains(&n.id.as_str()) || vals.contains_key(n.id.as_str()) =>
+                {
+                    Val::Unknown
+                }
+                Expr::Name(_) | Expr::Attribute(_) => {
+                    self.reference(expr).map_or(Val::Unknown, Val::Ref)
+                }
+                _ => Val::Unknown,
+            },
+            v => v,
+        }
+    }
+
+    /// A registry a subscript or `.get(...)` reads: a module-level name of this file bound by
+    /// assignment, or a name imported from a project module (`from models import MODELS`).
+    /// The model decides whether it is a dict of classes that nothing mutates.
+    fn registry_ref(
+        &self,
+        expr: &Expr,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+    ) -> Option<Val> {
+        let Expr::Name(n) = expr else { return None };
+        let id = n.id.as_str();
+        if params.contains(&id) || vals.contains_key(id) || self.module_defs.contains_key(id) {
+            return None;
+        }
+        if let Some(q) = self.scopes.lookup_str(id) {
+            return (!super::summary_is_external(q)).then(|| Val::Ref(Ref::Qualified(q.into())));
+        }
+        self.scopes
+            .module_binds(id)
+            .then(|| Val::Ref(Ref::Local(id.into())))
+    }
+
+    /// The registry a dict value `v` of `expr` stands for when read: a module-level name by
+    /// reference (the model checks that no file changes it in place), a local name only when
+    /// the suite does not change it in place, a literal itself.
+    fn registry_dict(&self, expr: &Expr, v: Val) -> Option<Val> {
+        match expr {
+            Expr::Name(n) if self.scopes.module_binds(n.id.as_str()) => {
+                Some(Val::Ref(Ref::Local(n.id.as_str().into())))
+            }
+            Expr::Name(n) if self.body_mutated.iter().any(|m| &**m == n.id.as_str()) => None,
+            _ => Some(v),
+        }
+    }
+
+    /// A dict literal whose values all name classes or builders (`{"resnet": ResNet, "mlp":
+    /// MLP}`): a registry. Anything else (`**` entries, computed values) is unknown.
+    fn registry_literal(
+        &self,
+        d: &ast::ExprDict,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+    ) -> Val {
+        if d.items.is_empty() || d.items.len() > MAX_JOIN {
+            return Val::Unknown;
+        }
+        let mut out = Vec::with_capacity(d.items.len());
+        for item in &d.items {
+            if item.key.is_none() {
+                return Val::Unknown;
+            }
+            match &item.value {
+                Expr::Name(_) | Expr::Attribute(_) => {}
+                _ => return Val::Unknown,
+            }
+            match self.callee_val(&item.value, params, vals, None) {
+                v @ Val::Ref(_) => out.push(v),
+                _ => return Val::Unknown,
+            }
+        }
+        Val::Dict(out)
     }
 
     fn call_val(
@@ -1759,6 +2005,24 @@ impl Builder<'_> {
                 .collect();
             (a, k)
         };
+        // `MODELS.get(name)` of a registry of this file (an imported registry's `.get` is a
+        // call the model resolves through the registry: see `ProjectModel::callees`).
+        if let Some(("get", recv)) = helpers::method_call(call) {
+            match self.val(recv, params, vals, nested) {
+                v @ Val::Dict(_) => {
+                    return self
+                        .registry_dict(recv, v)
+                        .map_or(Val::Unknown, |r| Val::Item(Box::new(r), None))
+                }
+                Val::Unknown => {
+                    if let Some(r @ Val::Ref(Ref::Local(_))) = self.registry_ref(recv, params, vals)
+                    {
+                        return Val::Item(Box::new(r), None);
+                    }
+                }
+                _ => {}
+            }
+        }
         // Callees the model resolves: a closure, a module-level def, a project import.
         if let Some(callee) = self.callee_ref(call, params, vals, nested) {
             let (args, kwargs) = args();
@@ -1811,8 +2075,68 @@ impl Builder<'_> {
             classes: self.classes,
         };
         match kinds.call_kind(call) {
-            Kind::Unknown => Val::Unknown,
+            Kind::Unknown => self.invoked(call, params, vals, nested),
             k => Val::Kind(k),
+        }
+    }
+
+    /// A call of a computed callee ([`Val::Invoke`]): a registry's value (`MODELS[name](...)`,
+    /// `cls(...)` after `cls = MODELS.get(name)`), or what a call returns
+    /// (`get_model_class(name)(**cfg)`, `cls(...)` after `cls = get_model_class(name)`).
+    fn invoked(
+        &self,
+        call: &ExprCall,
+        params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
+    ) -> Val {
+        match &*call.func {
+            Expr::Call(_) | Expr::Subscript(_) => {
+                let v = self.val(&call.func, params, vals, nested);
+                match v {
+                    Val::Call { .. } => Val::Invoke(Box::new(v)),
+                    v if v.is_callee() => Val::Invoke(Box::new(v)),
+                    _ => Val::Unknown,
+                }
+            }
+            Expr::Name(n) => vals
+                .get(n.id.as_str())
+                .and_then(|v| self.invoke_of(v))
+                .unwrap_or_default(),
+            _ => Val::Unknown,
+        }
+    }
+
+    /// Calling a local bound to `v`: a registry's value or a class named uncalled
+    /// (`cls = MODELS.get(name)`), or a factory's result (`cls = get_model_class(name)`),
+    /// unless that call builds an instance of a class of this file or calls a method
+    /// (`model = Net(); model(x)`).
+    fn invoke_of(&self, v: &Val) -> Option<Val> {
+        match v {
+            v if v.is_callee() => Some(Val::Invoke(Box::new(v.clone()))),
+            Val::Call { callee, .. } => match callee {
+                Ref::Local(c)
+                    if self
+                        .module_defs
+                        .get(&**c)
+                        .copied()
+                        .unwrap_or_else(|| c.starts_with(|c: char| c.is_ascii_uppercase())) =>
+                {
+                    None
+                }
+                Ref::Method(_) => None,
+                // An imported class spelled as classes are (`model = Net(); model(x)`): its
+                // instance, not a factory (keeps the summaries of training loops small).
+                Ref::Qualified(q)
+                    if q.rsplit('.')
+                        .next()
+                        .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase())) =>
+                {
+                    None
+                }
+                _ => Some(Val::Invoke(Box::new(v.clone()))),
+            },
+            _ => None,
         }
     }
 
@@ -1944,6 +2268,57 @@ impl Builder<'_> {
         f.frozen = frozen_modules(body).into();
         f.freezes_self = self_freeze(body, params);
     }
+}
+
+/// The containers a suite changes in place (see [`FileSummary::mutated`]), not descending into
+/// nested definitions.
+fn mutated_names(body: &[Stmt], out: &mut Vec<Box<str>>) {
+    fn container(e: &Expr) -> Option<&str> {
+        match e {
+            Expr::Name(n) => Some(n.id.as_str()),
+            Expr::Attribute(a) => Some(a.attr.as_str()),
+            _ => None,
+        }
+    }
+    fn subscript_of(e: &Expr, out: &mut Vec<Box<str>>) {
+        match e {
+            Expr::Subscript(s) => {
+                if let Some(n) = container(&s.value) {
+                    out.push(n.into());
+                }
+            }
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| subscript_of(e, out)),
+            Expr::List(t) => t.elts.iter().for_each(|e| subscript_of(e, out)),
+            _ => {}
+        }
+    }
+    for_each_own_stmt(body, &mut |st| match st {
+        Stmt::Assign(a) => a.targets.iter().for_each(|t| subscript_of(t, out)),
+        Stmt::AugAssign(a) => {
+            subscript_of(&a.target, out);
+            // `MODELS |= {...}`
+            if let Some(n) = container(&a.target) {
+                out.push(n.into());
+            }
+        }
+        Stmt::AnnAssign(a) => subscript_of(&a.target, out),
+        Stmt::Delete(d) => d.targets.iter().for_each(|t| subscript_of(t, out)),
+        Stmt::Expr(e) => {
+            if let Expr::Call(c) = &*e.value {
+                if let Some((m, recv)) = helpers::method_call(c) {
+                    if matches!(
+                        m,
+                        "update" | "setdefault" | "pop" | "popitem" | "clear" | "__setitem__"
+                    ) {
+                        if let Some(n) = container(recv) {
+                            out.push(n.into());
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    });
 }
 
 /// Is `value` a chain of the module methods that return their receiver, applied to the name

@@ -1,5 +1,6 @@
 //! Whole-project model tests on small multi-file trees written to a temporary directory.
 use super::*;
+use thin_vec::ThinVec;
 use torchvet_python::SourceFile;
 
 struct Tree(PathBuf);
@@ -867,4 +868,174 @@ fn script_directories_resolve_imports_of_shared_modules() {
     );
     // The script contributes to utils.py's context.
     assert!(m.dependents(t.id(&m, "transformer/train.py")).contains(&u));
+}
+
+const REGISTRY: &str = "import torch\nimport torch.nn as nn\n\nclass ResNet(nn.Module):\n    def __init__(self, n=10):\n        super().__init__()\n        self.fc = nn.Linear(8, n)\n        self.bn = nn.BatchNorm1d(n)\n\nclass MLP(nn.Module):\n    def __init__(self, n=10):\n        super().__init__()\n        self.fc = nn.Linear(8, n)\n        self.drop = nn.Dropout(0.5)\n\nMODELS = {\"resnet\": ResNet, \"mlp\": MLP}\nONE = {\"resnet\": ResNet}\nFILLED = {\"resnet\": ResNet}\nMIXED = {\"resnet\": ResNet, \"relu\": nn.ReLU}\n\ndef register(cls):\n    FILLED[cls.__name__] = cls\n    return cls\n\ndef get_model_class(name):\n    if name == \"resnet\":\n        return ResNet\n    elif name == \"mlp\":\n        return MLP\n    raise ValueError(name)\n\ndef from_registry(name):\n    return ONE[name]\n\ndef by_attr(name):\n    return getattr(torch.nn, name)\n\ndef load_model(path):\n    enc = ResNet()\n    dec = MLP()\n    return enc, dec\n\ndef build(cfg):\n    model = ResNet()\n    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    return model, optimizer\n";
+
+/// The classes of the values in `f` of `main.py` named `name` (sorted), or `None` when the
+/// model does not resolve it.
+fn local_classes(m: &ProjectModel, f: FuncId, name: &str) -> Option<Vec<String>> {
+    let r = m.local_value(f, name)?;
+    let one = |r: &Resolved| match &r.class {
+        Some(ClassRef::Project(c)) => Some(m.class_name(*c).0.to_string()),
+        Some(ClassRef::External(q)) => Some(q.to_string()),
+        None => None,
+    };
+    let mut out: Vec<String> = match &r.alternatives {
+        Some(alts) => alts.iter().map(one).collect::<Option<_>>()?,
+        None => vec![one(&r)?],
+    };
+    out.sort();
+    Some(out)
+}
+
+#[test]
+fn classes_chosen_through_registries_and_factories() {
+    let t = Tree::new(&[
+        ("nets.py", REGISTRY),
+        (
+            "main.py",
+            "import sys\nfrom nets import MODELS, ONE, FILLED, MIXED, get_model_class, from_registry, by_attr\n\ndef main(arch, cfg):\n    a = MODELS[arch](n=3)\n    b = get_model_class(arch)(**cfg)\n    cls = MODELS.get(arch)\n    c = cls()\n    d = ONE[arch]()\n    e = from_registry(arch)()\n    f = FILLED[arch]()\n    g = by_attr(arch)()\n    h = MIXED[arch]()\n    factory = get_model_class(arch)\n    i = factory()\n    j = arch()\n    return a, b, c, d, e, f, g, h, i, j\n\nLOCAL = {\"x\": MODELS}\nmodel = MODELS[sys.argv[1]]()\n",
+        ),
+    ]);
+    let m = t.model(&["nets.py", "main.py"]);
+    let main = m.view(t.id(&m, "main.py"));
+    let Some(Entity::Function(f)) = main.local("main") else {
+        panic!()
+    };
+    let both = Some(vec!["MLP".to_string(), "ResNet".to_string()]);
+    // A registry subscripted, a factory returning classes, `.get` then a call.
+    assert_eq!(local_classes(&m, f, "a"), both);
+    assert_eq!(m.local_value(f, "a").unwrap().kind, Kind::Module);
+    assert_eq!(local_classes(&m, f, "b"), both);
+    assert_eq!(local_classes(&m, f, "c"), both);
+    assert_eq!(local_classes(&m, f, "i"), both);
+    // One class: the class itself, directly or through a function returning the registry's
+    // value.
+    assert_eq!(local_classes(&m, f, "d"), Some(vec!["ResNet".to_string()]));
+    assert_eq!(local_classes(&m, f, "e"), Some(vec!["ResNet".to_string()]));
+    assert!(matches!(
+        m.local_value(f, "d").unwrap().class,
+        Some(ClassRef::Project(_))
+    ));
+    // A registry filled elsewhere (a decorator), `getattr(module, name)`: not known.
+    assert!(!m.local_value(f, "f").unwrap().is_known());
+    assert!(!m.local_value(f, "g").unwrap().is_known());
+    // A project class and a torch layer: both known, a module whatever the key.
+    assert_eq!(
+        local_classes(&m, f, "h"),
+        Some(vec!["ResNet".to_string(), "torch.nn.ReLU".to_string()])
+    );
+    // A parameter called: not a computed local at all.
+    assert!(m.local_value(f, "j").is_none());
+    // The train/eval-sensitive layers of every alternative.
+    let a = m.local_value(f, "a").unwrap();
+    assert!(m.value_mode_layer(&a).is_some());
+    let h = m.local_value(f, "h").unwrap();
+    assert!(m.value_mode_layer(&h).is_none());
+    // Module level.
+    let module = FuncId {
+        file: t.id(&m, "main.py"),
+        index: 0,
+    };
+    assert_eq!(local_classes(&m, module, "model"), both);
+}
+
+#[test]
+fn tuple_returns_of_project_functions_reach_each_target() {
+    let t = Tree::new(&[
+        ("nets.py", REGISTRY),
+        (
+            "main.py",
+            "from nets import load_model, build\n\nclass Runner:\n    def __init__(self, path):\n        self.enc, self.dec = load_model(path)\n\ndef run(path):\n    encoder, decoder = load_model(path)\n    first = load_model(path)[0]\n    model, optimizer = build({})\n    *rest, last = build({})\n    return encoder, decoder, first, model, optimizer, rest, last\n",
+        ),
+    ]);
+    let m = t.model(&["nets.py", "main.py"]);
+    let main = m.view(t.id(&m, "main.py"));
+    let Some(Entity::Function(f)) = main.local("run") else {
+        panic!()
+    };
+    assert_eq!(local_classes(&m, f, "encoder"), Some(vec!["ResNet".into()]));
+    assert_eq!(local_classes(&m, f, "decoder"), Some(vec!["MLP".into()]));
+    assert_eq!(local_classes(&m, f, "first"), Some(vec!["ResNet".into()]));
+    assert_eq!(m.local_value(f, "model").unwrap().kind, Kind::Module);
+    assert_eq!(
+        m.local_value(f, "optimizer").unwrap().kind,
+        Kind::Optimizer("SGD".into())
+    );
+    // After a starred target the positions are not known.
+    assert!(m.local_value(f, "last").is_none());
+    let Some(c) = main.summary().class("Runner") else {
+        panic!()
+    };
+    let runner = ClassId {
+        file: t.id(&m, "main.py"),
+        index: c,
+    };
+    let dec = m.computed_attr(runner, "dec").unwrap();
+    assert!(matches!(dec.class, Some(ClassRef::Project(_))));
+    assert_eq!(m.class_attr(runner, "enc", 0).kind, Kind::Module);
+}
+
+#[test]
+fn val_joins_keep_callees_apart_from_objects() {
+    let r = |n: &str| Val::Ref(Ref::Local(n.into()));
+    let call = Val::Call {
+        callee: Ref::Local("Net".into()),
+        args: ThinVec::new(),
+        kwargs: ThinVec::new(),
+    };
+    // Two classes named uncalled: one of them.
+    assert_eq!(r("A").join(r("B")), Val::Join(vec![r("A"), r("B")]));
+    assert_eq!(r("A").join(Val::None), r("A"));
+    // A class and an instance do not join.
+    assert_eq!(r("A").join(call.clone()), Val::Unknown);
+    // An instance of a computed class joins with other objects.
+    let inv = Val::Invoke(Box::new(r("A")));
+    assert!(matches!(inv.clone().join(call.clone()), Val::Join(v) if v.len() == 2));
+    assert!(inv.is_computed());
+    assert!(Val::Item(Box::new(call.clone()), Some(0)).is_computed());
+    assert!(!Val::Item(Box::new(r("MODELS")), None).is_computed());
+    assert!(!call.is_computed());
+}
+
+#[test]
+fn local_registries_changed_in_place_are_not_known() {
+    let t = Tree::new(&[
+        ("nets.py", REGISTRY),
+        (
+            "main.py",
+            "from nets import ResNet, MLP\n\ndef kept(arch):\n    zoo = {\"resnet\": ResNet, \"mlp\": MLP}\n    return zoo[arch]()\n\ndef changed(arch, extra):\n    zoo = {\"resnet\": ResNet}\n    zoo.update(extra)\n    return zoo[arch]()\n\ndef main(arch, extra):\n    a = kept(arch)\n    b = changed(arch, extra)\n    return a, b\n",
+        ),
+    ]);
+    let m = t.model(&["nets.py", "main.py"]);
+    let main = m.view(t.id(&m, "main.py"));
+    let Some(Entity::Function(f)) = main.local("main") else {
+        panic!()
+    };
+    let Some(Entity::Function(kept)) = main.local("kept") else {
+        panic!()
+    };
+    let r = m.resolve_val(
+        f,
+        &Val::Call {
+            callee: Ref::Local("kept".into()),
+            args: ThinVec::new(),
+            kwargs: ThinVec::new(),
+        },
+        0,
+    );
+    assert_eq!(r.kind, Kind::Module);
+    assert_eq!(r.alternatives.as_ref().map(Vec::len), Some(2));
+    assert!(matches!(m.function(kept).returns, Val::Invoke(_)));
+    let r = m.resolve_val(
+        f,
+        &Val::Call {
+            callee: Ref::Local("changed".into()),
+            args: ThinVec::new(),
+            kwargs: ThinVec::new(),
+        },
+        0,
+    );
+    assert!(!r.is_known());
 }

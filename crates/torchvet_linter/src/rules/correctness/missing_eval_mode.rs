@@ -30,7 +30,10 @@ crate::declare_rule! {
     /// The model may be built in another file, passed in as a parameter, or kept in
     /// `self.<attr>`: the project model knows its class, the layers of the class, of its
     /// sub-modules and of its base classes, and whether the callers switch it to eval mode
-    /// before passing it. Evaluation is a `no_grad` region, an evaluation-named function, or an
+    /// before passing it. A model chosen through a registry or a factory of classes
+    /// (`MODELS[args.arch](...)`, `get_model_class(name)(**cfg)`) is reported when every class
+    /// it may be has such layers; one unpacked from a tuple a project function returns
+    /// (`encoder, decoder = load_model(path)`) has the class of its element. Evaluation is a `no_grad` region, an evaluation-named function, or an
     /// evaluation loop wherever it is written (including the validation loop nested in the
     /// epoch loop), or a helper that the project calls only from evaluation-named functions
     /// (`run_model(enc, dec, batch)` called from `predict()` only; a helper also called from
@@ -435,12 +438,12 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
         return None;
     }
     let resolved = checker.value_resolved(func)?;
-    match resolved.class? {
-        ClassRef::Project(c) => {
+    match resolved.class.clone() {
+        Some(ClassRef::Project(c)) => {
             let (k, _) = p.model.mode_layer(c)?;
             Some((k, Created::Project(c)))
         }
-        ClassRef::External(q) => {
+        Some(ClassRef::External(q)) => {
             if torchvet_semantic::returns_eval_mode(&q)
                 && !switches_to_train(checker, checker.text(func.range()))
             {
@@ -448,6 +451,17 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
             }
             let k = torchvet_semantic::mode_layer(&q)?;
             Some((k, Created::Library))
+        }
+        // One of several classes (a registry, a factory), every one with such layers.
+        None => {
+            let alts = resolved.alternatives.as_deref()?;
+            if alts.iter().any(|a| {
+                matches!(&a.class, Some(ClassRef::External(q)) if torchvet_semantic::returns_eval_mode(q))
+            }) {
+                return None;
+            }
+            let (k, at) = p.model.value_mode_layer(&resolved)?;
+            Some((k, at.map_or(Created::Library, Created::Project)))
         }
     }
 }

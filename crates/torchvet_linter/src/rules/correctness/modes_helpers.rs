@@ -778,17 +778,15 @@ fn stored_argument_mode(
 
 /// The train/eval-sensitive layer family of what calling a project entity builds.
 fn project_mode(checker: &Checker, e: torchvet_semantic::project::Entity) -> Option<&'static str> {
-    use torchvet_semantic::project::{ClassRef, Entity};
+    use torchvet_semantic::project::Entity;
     let p = checker.project()?;
     let r = match e {
         Entity::Class(c) => return p.model.mode_layer(c).map(|(k, _)| k),
         e @ Entity::Function(_) => p.resolve_entity_call(e),
         _ => return None,
     };
-    match r.class? {
-        ClassRef::Project(c) => p.model.mode_layer(c).map(|(k, _)| k),
-        ClassRef::External(q) => torchvet_semantic::mode_layer(&q),
-    }
+    // A factory's class, or every class it may return.
+    p.model.value_mode_layer(&r).map(|(k, _)| k)
 }
 
 fn calls_in_args(call: &ExprCall) -> Vec<&ExprCall> {
