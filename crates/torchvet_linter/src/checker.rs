@@ -362,12 +362,12 @@ impl<'a> Checker<'a> {
     /// so, or the project model sees them arrive from another file. The cheap gate of the
     /// loss-input rules.
     pub fn may_see_probabilities(&self) -> bool {
+        // The model's answer first: it needs no search of the text.
         *self.sees_probabilities.get_or_init(|| {
-            self.mentions("oftmax")
+            self.project()
+                .is_some_and(|p| p.model.sees_probabilities(p.file))
+                || self.mentions("oftmax")
                 || self.mentions("igmoid")
-                || self
-                    .project()
-                    .is_some_and(|p| p.model.sees_probabilities(p.file))
         })
     }
 

@@ -341,17 +341,51 @@ fn join_chain(root: &str, rest: &[&str]) -> String {
 #[derive(Debug, Default)]
 pub struct Scopes {
     stack: Vec<Scope>,
+    /// Per depth: a one-bit-per-name filter ([`name_bit`]) of every name imported by the
+    /// scopes up to it. Most names looked up are imported nowhere (`self`, locals), and the
+    /// filter answers them without a table look-up per scope.
+    imported: Vec<NameBits>,
+}
+
+/// A set of names as bits: may hold false positives, never false negatives.
+type NameBits = [u64; 4];
+
+/// The bit of a name in a [`NameBits`].
+fn name_bit(name: &str) -> (usize, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    let h = h.finish();
+    // The hash's high bits mix best.
+    let b = (h >> 56) as usize;
+    (b >> 6, 1u64 << (b & 63))
 }
 
 impl Scopes {
     /// Enter a scope.
     pub fn push(&mut self, scope: Scope) {
+        let mut bits = self.imported.last().copied().unwrap_or_default();
+        for name in scope.imports.keys() {
+            let (w, b) = name_bit(name);
+            bits[w] |= b;
+        }
+        self.imported.push(bits);
         self.stack.push(scope);
     }
 
     /// Leave the innermost scope.
     pub fn pop(&mut self) {
         self.stack.pop();
+        self.imported.pop();
+    }
+
+    /// May a scope of the stack import `name`? (`false`: certainly none does.)
+    fn may_import(&self, name: &str) -> bool {
+        let Some(bits) = self.imported.last() else {
+            return false;
+        };
+        let (w, b) = name_bit(name);
+        bits[w] & b != 0
     }
 
     /// The innermost scope.
@@ -371,6 +405,9 @@ impl Scopes {
 
     /// [`Scopes::lookup`] without allocating.
     pub fn lookup_str(&self, name: &str) -> Option<&str> {
+        if !self.may_import(name) {
+            return None;
+        }
         let innermost = self.stack.len().saturating_sub(1);
         for (i, scope) in self.stack.iter().enumerate().rev() {
             // Class scopes are invisible to the functions nested in them.
@@ -446,6 +483,9 @@ impl Scopes {
     /// name too (a fallback definition for torch versions or installs without it)? The name
     /// then may not be the imported object at all.
     pub fn import_has_fallback(&self, name: &str) -> bool {
+        if !self.may_import(name) {
+            return false;
+        }
         let innermost = self.stack.len().saturating_sub(1);
         for (i, scope) in self.stack.iter().enumerate().rev() {
             if scope.kind == ScopeKind::Class && i != innermost {

@@ -205,6 +205,19 @@ pub fn dotted(expr: &Expr) -> Option<String> {
     }
 }
 
+/// Is `expr` the dotted expression written `text` (`dotted(expr).as_deref() == Some(text)`,
+/// without building the text)?
+pub fn is_dotted(expr: &Expr, text: &str) -> bool {
+    match expr {
+        Expr::Name(n) => n.id.as_str() == text,
+        Expr::Attribute(a) => text
+            .strip_suffix(a.attr.as_str())
+            .and_then(|rest| rest.strip_suffix('.'))
+            .is_some_and(|rest| is_dotted(&a.value, rest)),
+        _ => false,
+    }
+}
+
 /// Every statement of a suite, descending into compound statements but not into nested
 /// definitions.
 pub fn for_each_own_stmt<'a>(

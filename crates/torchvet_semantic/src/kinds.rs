@@ -334,6 +334,11 @@ impl KindTable {
         let mut out = KindTable::default();
         for stmt in &class.body {
             let Stmt::FunctionDef(f) = stmt else { continue };
+            // The method's own kinds only matter for the values of its `self.<attr>`
+            // assignments: most methods have none.
+            if !has_self_assignments(&f.body) {
+                continue;
+            }
             let locals = KindTable::infer_function(f, scopes, classes, None);
             let cx = Infer {
                 t: locals,
@@ -359,6 +364,29 @@ impl KindTable {
         }
         out
     }
+}
+
+/// Would [`collect_self_assignments`] bind anything in `body` (the same statements)?
+fn has_self_assignments(body: &[Stmt]) -> bool {
+    body.iter().any(|stmt| match stmt {
+        Stmt::Assign(a) => a
+            .targets
+            .iter()
+            .any(|t| crate::helpers::self_attribute(t).is_some()),
+        Stmt::AnnAssign(a) => {
+            a.value.is_some() && crate::helpers::self_attribute(&a.target).is_some()
+        }
+        Stmt::If(i) => {
+            has_self_assignments(&i.body)
+                || i.elif_else_clauses
+                    .iter()
+                    .any(|c| has_self_assignments(&c.body))
+        }
+        Stmt::For(f) => has_self_assignments(&f.body),
+        Stmt::With(w) => has_self_assignments(&w.body),
+        Stmt::Try(t) => has_self_assignments(&t.body) || has_self_assignments(&t.orelse),
+        _ => false,
+    })
 }
 
 fn collect_self_assignments(body: &[Stmt], cx: &Infer, out: &mut KindTable) {

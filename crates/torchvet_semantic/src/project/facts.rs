@@ -2217,12 +2217,78 @@ pub fn path_shape(
     scopes: &crate::bindings::Scopes,
     at: TextSize,
 ) -> PathShape {
-    path_shape_at(e, body, params, scopes, at, 0)
+    path_shape_in(e, body, &NameBindings::of(body), params, scopes, at)
+}
+
+/// [`path_shape`] with the body's [`NameBindings`] built once (a function asks for the shapes
+/// of many arguments).
+pub fn path_shape_in(
+    e: &Expr,
+    body: &[Stmt],
+    names: &NameBindings,
+    params: &[&str],
+    scopes: &crate::bindings::Scopes,
+    at: TextSize,
+) -> PathShape {
+    path_shape_at(e, body, names, params, scopes, at, 0)
+}
+
+/// The statements of a body (not of nested definitions) that bind a plain name as
+/// [`path_shape`] follows it, by name, in source order: `name = value` (one entry per
+/// statement) and `with ... as name` (one per item).
+#[derive(Default)]
+pub struct NameBindings<'a> {
+    by_name: FxHashMap<&'a str, Vec<NameBinding<'a>>>,
+}
+
+enum NameBinding<'a> {
+    Assign(&'a ast::StmtAssign),
+    With(&'a ast::StmtWith, &'a ast::WithItem),
+}
+
+impl<'a> NameBindings<'a> {
+    /// The bindings of `body`.
+    pub fn of(body: &'a [Stmt]) -> Self {
+        let mut out = NameBindings::default();
+        super::summary::for_each_own_stmt(body, &mut |s| match s {
+            Stmt::Assign(a) => {
+                for (i, t) in a.targets.iter().enumerate() {
+                    let Some(n) = helpers::name_of(t) else {
+                        continue;
+                    };
+                    // One entry per statement and name (`x = y = v` twice: once).
+                    if a.targets[..i]
+                        .iter()
+                        .any(|u| helpers::name_of(u) == Some(n))
+                    {
+                        continue;
+                    }
+                    out.by_name
+                        .entry(n)
+                        .or_default()
+                        .push(NameBinding::Assign(a));
+                }
+            }
+            Stmt::With(w) => {
+                for item in &w.items {
+                    if let Some(n) = item.optional_vars.as_deref().and_then(helpers::name_of) {
+                        out.by_name
+                            .entry(n)
+                            .or_default()
+                            .push(NameBinding::With(w, item));
+                    }
+                }
+            }
+            _ => {}
+        });
+        out
+    }
 }
 
 fn path_shape_at(
     e: &Expr,
     body: &[Stmt],
+    names: &NameBindings,
     params: &[&str],
     scopes: &crate::bindings::Scopes,
     at: TextSize,
@@ -2275,12 +2341,12 @@ fn path_shape_at(
             // `dir / "last.pt"` (pathlib)
             Expr::StringLiteral(s) => PathShape::JoinTail(s.value.to_str().into()),
             // `dir / MODEL_NAME` with `MODEL_NAME = "model_1.pth"`
-            right => match path_shape_at(right, body, params, scopes, at, depth + 1) {
+            right => match path_shape_at(right, body, names, params, scopes, at, depth + 1) {
                 PathShape::Literal(l) => PathShape::JoinTail(l),
                 // `dir / f"model_{epoch}.pt"`: as `f"{dir}/model_{epoch}.pt"`.
                 PathShape::Template(t) => {
                     join_template([&*b.left, right].into_iter(), &t, &mut |x| {
-                        path_shape_at(x, body, params, scopes, at, depth + 1)
+                        path_shape_at(x, body, names, params, scopes, at, depth + 1)
                     })
                 }
                 _ => PathShape::Unknown,
@@ -2304,24 +2370,34 @@ fn path_shape_at(
             match q.as_deref() {
                 Some("os.path.join") | Some("posixpath.join") => match c.arguments.args.last() {
                     Some(Expr::StringLiteral(s)) => PathShape::JoinTail(s.value.to_str().into()),
-                    Some(last) => match path_shape_at(last, body, params, scopes, at, depth + 1) {
-                        PathShape::Literal(l) => PathShape::JoinTail(l),
-                        // `os.path.join(dir, f"model_{epoch}.pt")`: as
-                        // `f"{dir}/model_{epoch}.pt"` or `dir + "/model_" + ... + ".pt"`.
-                        PathShape::Template(t) if !t.contains('/') => {
-                            join_template(c.arguments.args.iter(), &t, &mut |x| {
-                                path_shape_at(x, body, params, scopes, at, depth + 1)
-                            })
+                    Some(last) => {
+                        match path_shape_at(last, body, names, params, scopes, at, depth + 1) {
+                            PathShape::Literal(l) => PathShape::JoinTail(l),
+                            // `os.path.join(dir, f"model_{epoch}.pt")`: as
+                            // `f"{dir}/model_{epoch}.pt"` or `dir + "/model_" + ... + ".pt"`.
+                            PathShape::Template(t) if !t.contains('/') => {
+                                join_template(c.arguments.args.iter(), &t, &mut |x| {
+                                    path_shape_at(x, body, names, params, scopes, at, depth + 1)
+                                })
+                            }
+                            PathShape::Attr(a) => PathShape::JoinTailAttr(a),
+                            _ => PathShape::Unknown,
                         }
-                        PathShape::Attr(a) => PathShape::JoinTailAttr(a),
-                        _ => PathShape::Unknown,
-                    },
+                    }
                     None => PathShape::Unknown,
                 },
                 Some("str") | None
                     if helpers::name_of(&c.func) == Some("str") && c.arguments.args.len() == 1 =>
                 {
-                    path_shape_at(&c.arguments.args[0], body, params, scopes, at, depth + 1)
+                    path_shape_at(
+                        &c.arguments.args[0],
+                        body,
+                        names,
+                        params,
+                        scopes,
+                        at,
+                        depth + 1,
+                    )
                 }
                 _ => PathShape::Unknown,
             }
@@ -2333,20 +2409,17 @@ fn path_shape_at(
             // Bound by `with`: the opened path, or the handle's `with` offset.
             let mut handle: Option<Result<&Expr, u32>> = None;
             let mut assigned = false;
-            super::summary::for_each_own_stmt(body, &mut |s| match s {
-                Stmt::Assign(a) if a.targets.iter().any(|t| helpers::name_of(t) == Some(id)) => {
-                    assigned = true;
-                    if a.start() < at {
-                        last = Some(&a.value);
-                        handle = None;
-                    }
-                }
-                // `with open(path, "rb") as f:`: the handle stands for the file at `path`.
-                Stmt::With(w) => {
-                    for item in &w.items {
-                        if item.optional_vars.as_deref().and_then(helpers::name_of) != Some(id) {
-                            continue;
+            for b in names.by_name.get(id).map_or(&[][..], Vec::as_slice) {
+                match *b {
+                    NameBinding::Assign(a) => {
+                        assigned = true;
+                        if a.start() < at {
+                            last = Some(&a.value);
+                            handle = None;
                         }
+                    }
+                    // `with open(path, "rb") as f:`: the handle stands for the file at `path`.
+                    NameBinding::With(w, item) => {
                         assigned = true;
                         if w.start() < at {
                             handle = match &item.context_expr {
@@ -2359,14 +2432,21 @@ fn path_shape_at(
                         }
                     }
                 }
-                _ => {}
-            });
+            }
             if let Some(v) = last {
-                return path_shape_at(v, body, params, scopes, v.start(), depth + 1);
+                return path_shape_at(v, body, names, params, scopes, v.start(), depth + 1);
             }
             match handle {
                 Some(Ok(path)) => {
-                    return path_shape_at(path, body, params, scopes, path.start(), depth + 1)
+                    return path_shape_at(
+                        path,
+                        body,
+                        names,
+                        params,
+                        scopes,
+                        path.start(),
+                        depth + 1,
+                    )
                 }
                 Some(Err(at)) => return PathShape::Handle(at),
                 None => {}
@@ -2401,8 +2481,7 @@ fn path_shape_at(
                     if let Stmt::Assign(a) = s {
                         if a.start() < at
                             && a.targets.iter().any(|t| {
-                                matches!(t, Expr::Attribute(_))
-                                    && helpers::dotted(t).as_deref() == Some(&*dotted)
+                                matches!(t, Expr::Attribute(_)) && helpers::is_dotted(t, &dotted)
                             })
                         {
                             last = Some(&a.value);
@@ -2410,7 +2489,7 @@ fn path_shape_at(
                     }
                 });
                 if let Some(v) = last {
-                    return path_shape_at(v, body, params, scopes, v.start(), depth + 1);
+                    return path_shape_at(v, body, names, params, scopes, v.start(), depth + 1);
                 }
             }
             match helpers::dotted(e) {

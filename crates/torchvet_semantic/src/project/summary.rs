@@ -1725,6 +1725,12 @@ impl Builder<'_> {
                     Stmt::Assign(a)
                         if matches!(a.targets.as_slice(), [Expr::Name(n)]
                             if rebinds_itself(&a.value, n.id.as_str())) => {}
+                    // Only names are bound (`self.x = ...`, `d[k] = ...` bind none).
+                    Stmt::Assign(a)
+                        if !a
+                            .targets
+                            .iter()
+                            .any(|t| matches!(t, Expr::Name(_) | Expr::Tuple(_))) => {}
                     Stmt::Assign(a) => {
                         let v = match chained {
                             Some(v) => v,

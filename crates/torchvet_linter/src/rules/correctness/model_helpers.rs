@@ -469,11 +469,15 @@ pub(crate) fn is_optimizer_call(checker: &Checker, call: &ast::ExprCall) -> bool
         || OTHER_OPTIMIZERS.contains(&last)
 }
 
-/// Cheap exit: does the source text of `body` contain `needle`?
-pub(crate) fn body_mentions(checker: &Checker, body: &[Stmt], needle: &str) -> bool {
+/// Cheap exit: does the source text of `body` contain `needle`? (Not when the file does not:
+/// one cached search per file and word, [`Checker::mentions`].)
+pub(crate) fn body_mentions(checker: &Checker, body: &[Stmt], needle: &'static str) -> bool {
     let (Some(first), Some(last)) = (body.first(), body.last()) else {
         return false;
     };
+    if !checker.mentions(needle) {
+        return false;
+    }
     let text = checker.text(ruff_text_size::TextRange::new(first.start(), last.end()));
     memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some()
 }

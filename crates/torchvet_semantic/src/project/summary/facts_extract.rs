@@ -237,6 +237,9 @@ impl Builder<'_> {
         let wants_args = !project_arg_calls.is_empty()
             && self.out.vocab.save
             && self.function_mentions_checkpoint(idx);
+        // The body's name bindings, for the path shapes of the saves and arguments below.
+        let names = std::cell::OnceCell::new();
+        let names = || names.get_or_init(|| crate::project::facts::NameBindings::of(body));
         let mut saves = Vec::new();
         let mut arg_contents = Vec::new();
         // Paths handed to project helpers (`save_checkpoint(state, "last.pt")`).
@@ -258,9 +261,10 @@ impl Builder<'_> {
                     if !path_like(a) {
                         continue;
                     }
-                    let path = crate::project::facts::path_shape(
+                    let path = crate::project::facts::path_shape_in(
                         a,
                         body,
+                        names(),
                         params,
                         &self.scopes,
                         call.start(),
@@ -335,9 +339,10 @@ impl Builder<'_> {
                     object: obj.range(),
                     content: content_of(obj, &cx, params, &val_at, call.start()),
                     path: path.map_or(PathShape::Unknown, |p| {
-                        crate::project::facts::path_shape(
+                        crate::project::facts::path_shape_in(
                             p,
                             body,
+                            names(),
                             params,
                             &self.scopes,
                             call.start(),
