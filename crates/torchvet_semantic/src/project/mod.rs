@@ -800,15 +800,25 @@ impl ProjectModel {
                 self.rdeps[t as usize].insert(i as FileId);
             }
         }
-        // Relevance: torch or training words, or imported (transitively) by a file that uses
-        // torch.
+        // Relevance: torch or training words, torch names that a star import of a project
+        // module brings (`from model import *` where `model.py` imports torch: the file
+        // uses torch without naming it), or imported (transitively) by a file that uses torch.
+        let star_torch: Vec<bool> = (0..n as FileId)
+            .map(|i| {
+                let f = &self.files[i as usize];
+                !f.vocab.torch
+                    && !f.star_imports.is_empty()
+                    && !self.star_torch_names_of(i, f).is_empty()
+            })
+            .collect();
         self.relevant = self
             .files
             .iter()
-            .map(|f| f.vocab.torch || f.vocab.training)
+            .zip(&star_torch)
+            .map(|(f, &star)| f.vocab.torch || f.vocab.training || star)
             .collect();
         let mut stack: Vec<FileId> = (0..n as FileId)
-            .filter(|&i| self.files[i as usize].vocab.torch)
+            .filter(|&i| self.files[i as usize].vocab.torch || star_torch[i as usize])
             .collect();
         while let Some(f) = stack.pop() {
             for &d in &self.deps[f as usize] {
@@ -2706,6 +2716,12 @@ impl ProjectModel {
     /// project (see [`FileSummary::no_grad_calls`])?
     pub fn called_in_no_grad(&self, name: &str) -> bool {
         self.scan().no_grad_calls.contains(name)
+    }
+
+    /// Does some project module class define a method `name` (not a dunder, not `nn.Module`
+    /// API)? A cheap test before [`Self::forward_running_method`].
+    pub fn is_module_method_name(&self, name: &str) -> bool {
+        self.module_methods.contains_key(name)
     }
 
     /// The project method `obj.<name>(...)` runs when that method runs the instance's forward
