@@ -1810,7 +1810,16 @@ impl<'a> Checker<'a> {
         if is_train_name(f.name.as_str()) {
             return None;
         }
-        if may_use_gradients(self.text(f.range)) && f.body.iter().any(uses_gradients_stmt) {
+        // Only where the text can switch a model to eval mode (`model.eval()`,
+        // `model.train(False)`, a helper named for evaluation): a cheap test before the
+        // function's events are computed.
+        let text = self.text(f.range);
+        if !(self.mentions("eval") || self.mentions(".train("))
+            || !(text.contains("eval") || text.contains(".train("))
+        {
+            return None;
+        }
+        if may_use_gradients(text) && f.body.iter().any(uses_gradients_stmt) {
             return None;
         }
         let events = self.function_events();

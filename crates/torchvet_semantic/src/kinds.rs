@@ -335,18 +335,17 @@ impl KindTable {
         for stmt in &class.body {
             let Stmt::FunctionDef(f) = stmt else { continue };
             // The method's own kinds only matter for the values of its `self.<attr>`
-            // assignments: most methods have none.
-            if !has_self_assignments(&f.body) {
-                continue;
-            }
-            let locals = KindTable::infer_function(f, scopes, classes, None);
-            let cx = Infer {
-                t: locals,
-                scopes,
-                classes,
-                outer: None,
-            };
-            collect_self_assignments(&f.body, &cx, &mut out);
+            // assignments, which most methods lack: they are inferred at the first one.
+            let mut cx: Option<Infer> = None;
+            for_each_self_assignment(&f.body, &mut |attr, value| {
+                let cx = cx.get_or_insert_with(|| Infer {
+                    t: KindTable::infer_function(f, scopes, classes, None),
+                    scopes,
+                    classes,
+                    outer: None,
+                });
+                out.bind_at(attr, cx.kind(value), value.range());
+            });
         }
         // `self.model = get_model(name)()`, `self.enc, self.dec = load_model(path)`: what the
         // project model resolves these to.
@@ -366,58 +365,35 @@ impl KindTable {
     }
 }
 
-/// Would [`collect_self_assignments`] bind anything in `body` (the same statements)?
-fn has_self_assignments(body: &[Stmt]) -> bool {
-    body.iter().any(|stmt| match stmt {
-        Stmt::Assign(a) => a
-            .targets
-            .iter()
-            .any(|t| crate::helpers::self_attribute(t).is_some()),
-        Stmt::AnnAssign(a) => {
-            a.value.is_some() && crate::helpers::self_attribute(&a.target).is_some()
-        }
-        Stmt::If(i) => {
-            has_self_assignments(&i.body)
-                || i.elif_else_clauses
-                    .iter()
-                    .any(|c| has_self_assignments(&c.body))
-        }
-        Stmt::For(f) => has_self_assignments(&f.body),
-        Stmt::With(w) => has_self_assignments(&w.body),
-        Stmt::Try(t) => has_self_assignments(&t.body) || has_self_assignments(&t.orelse),
-        _ => false,
-    })
-}
-
-fn collect_self_assignments(body: &[Stmt], cx: &Infer, out: &mut KindTable) {
+/// Each `self.<attr> = value` of a method body, with its value: directly, or nested in `if`,
+/// `for`, `with` and `try` blocks (not in nested functions).
+fn for_each_self_assignment<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a str, &'a Expr)) {
     for stmt in body {
         match stmt {
             Stmt::Assign(a) => {
                 for target in &a.targets {
                     if let Some(attr) = crate::helpers::self_attribute(target) {
-                        let k = cx.kind(&a.value);
-                        out.bind_at(attr, k, a.value.range());
+                        f(attr, &a.value);
                     }
                 }
             }
             Stmt::AnnAssign(a) => {
                 if let (Some(attr), Some(v)) = (crate::helpers::self_attribute(&a.target), &a.value)
                 {
-                    let k = cx.kind(v);
-                    out.bind_at(attr, k, v.range());
+                    f(attr, v);
                 }
             }
             Stmt::If(i) => {
-                collect_self_assignments(&i.body, cx, out);
+                for_each_self_assignment(&i.body, f);
                 for c in &i.elif_else_clauses {
-                    collect_self_assignments(&c.body, cx, out);
+                    for_each_self_assignment(&c.body, f);
                 }
             }
-            Stmt::For(f) => collect_self_assignments(&f.body, cx, out),
-            Stmt::With(w) => collect_self_assignments(&w.body, cx, out),
+            Stmt::For(l) => for_each_self_assignment(&l.body, f),
+            Stmt::With(w) => for_each_self_assignment(&w.body, f),
             Stmt::Try(t) => {
-                collect_self_assignments(&t.body, cx, out);
-                collect_self_assignments(&t.orelse, cx, out);
+                for_each_self_assignment(&t.body, f);
+                for_each_self_assignment(&t.orelse, f);
             }
             _ => {}
         }

@@ -304,21 +304,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let region = if in_loop {
         checker.eval_region()
     } else {
-        // Outside loops, only where the function's text can put a model in eval mode
-        // (`model.eval()`, `model.train(False)`, a helper named for evaluation): a cheap test
-        // before the function's events are computed.
-        let Some(f) = checker.function() else {
-            return;
-        };
-        if !checker.mentions("eval") && !checker.mentions(".train(") {
-            return;
-        }
-        let text = checker.text(f.range).as_bytes();
-        if memchr::memmem::find(text, b"eval").is_none()
-            && memchr::memmem::find(text, b".train(").is_none()
-        {
-            return;
-        }
         checker.eval_function_region(call.start())
     };
     let Some(region) = region else {
