@@ -2230,21 +2230,26 @@ impl ProjectModel {
             .then(|| self.class_attr(c, attr, 0))
     }
 
+    /// The names function `f` binds to values: the module's globals when `f.index` is 0,
+    /// else its computed locals ([`FunctionSummary::locals`] holds only those).
+    fn bound_values(&self, f: FuncId) -> &[(Box<str>, Val)] {
+        let Some(file) = self.files.get(f.file as usize) else {
+            return &[];
+        };
+        if f.index == 0 {
+            &file.globals
+        } else {
+            file.functions
+                .get(f.index as usize)
+                .map_or(&[], |g| &g.locals[..])
+        }
+    }
+
     /// Every local name of function `f` (the module body when `f.index` is 0) that
     /// [`ProjectModel::local_value`] answers for, with its value.
     pub fn computed_locals(&self, f: FuncId) -> Vec<(&str, Resolved)> {
-        let Some(file) = self.files.get(f.file as usize) else {
-            return Vec::new();
-        };
-        let vals: &[(Box<str>, Val)] = if f.index == 0 {
-            &file.globals
-        } else {
-            match file.functions.get(f.index as usize) {
-                Some(g) => &g.locals,
-                None => return Vec::new(),
-            }
-        };
-        vals.iter()
+        self.bound_values(f)
+            .iter()
             .filter(|(_, v)| v.is_computed())
             .map(|(n, v)| (&**n, self.resolve_val(f, v, 0)))
             .collect()
@@ -2253,16 +2258,7 @@ impl ProjectModel {
     /// Does function `f` (the module body when `f.index` is 0) bind any local name that
     /// [`ProjectModel::local_value`] answers for?
     pub fn has_computed_locals(&self, f: FuncId) -> bool {
-        let Some(file) = self.files.get(f.file as usize) else {
-            return false;
-        };
-        if f.index == 0 {
-            file.globals.iter().any(|(_, v)| v.is_computed())
-        } else {
-            file.functions
-                .get(f.index as usize)
-                .is_some_and(|g| !g.locals.is_empty())
-        }
+        self.bound_values(f).iter().any(|(_, v)| v.is_computed())
     }
 
     fn global(&self, file: FileId, name: &str, depth: u32) -> Resolved {
