@@ -138,6 +138,7 @@ projects! {
         clean_factories_and_helpers,
         clean_gan_detach,
         clean_oneshot_generation,
+        clean_eval_factory_helpers,
         clean_legacy_torch_scheduler,
         clean_lightning_scheduler,
         clean_notebook_ipython,

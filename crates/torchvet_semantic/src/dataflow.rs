@@ -1576,6 +1576,17 @@ impl<'c> FlowContext<'c> {
                     if matches!(id, "float" | "int" | "len" | "bool" | "str" | "isinstance") {
                         return Value::default();
                     }
+                    // A project function or class the file has through a star import.
+                    if let Some(p) = self.classes.project() {
+                        if let Some(
+                            e @ (crate::project::Entity::Function(_)
+                            | crate::project::Entity::Class(_)),
+                        ) = p.star_imported(id)
+                        {
+                            let r = p.resolve_entity_call(e);
+                            return value_of_resolved(p, &r, call.range());
+                        }
+                    }
                 }
                 self.call_callee_value(call, lookup, no_grad)
             }

@@ -1473,6 +1473,35 @@ impl ProjectModel {
         self.optimizer_modules_at(func, opt, 0)
     }
 
+    /// [`Self::optimizer_modules`] for an optimizer and modules written as text in `func`:
+    /// `opt`, `self.opt_d`, `opts[D]` or a parameter's name in, `model`, `self.D`, a
+    /// parameter's name out, leaving out the modules that cannot be named in `func`. `None`
+    /// when the optimizer's modules are not known.
+    pub fn optimizer_module_keys(&self, func: FuncId, opt: &str) -> Option<Vec<String>> {
+        let params = &self.function(func).params;
+        let target = match opt.strip_prefix("self.") {
+            Some(attr) if !attr.contains(['.', '[']) => Target::SelfAttr(attr.into()),
+            Some(_) => return None,
+            None => match params.iter().position(|p| &**p == opt) {
+                Some(i) => Target::Param(i as u16, "".into()),
+                None => Target::Local(opt.into()),
+            },
+        };
+        let modules = self.optimizer_modules(func, &target)?;
+        let keys = modules
+            .iter()
+            .filter_map(|m| match m {
+                Target::Local(n) | Target::Global(n) => Some(n.to_string()),
+                Target::SelfAttr(a) => Some(format!("self.{a}")),
+                Target::Param(i, path) if path.is_empty() => {
+                    params.get(*i as usize).map(|n| n.to_string())
+                }
+                _ => None,
+            })
+            .collect();
+        Some(keys)
+    }
+
     fn optimizer_modules_at(&self, func: FuncId, opt: &Target, depth: u32) -> Option<Vec<Target>> {
         if depth > 3 {
             return None;

@@ -2765,6 +2765,18 @@ impl ProjectModel {
         Some(f)
     }
 
+    /// Does calling an instance of class `c` differentiate: its `forward` (or a function it
+    /// calls) runs `backward()` or `torch.autograd.grad(...)`? An adversarial-attack wrapper
+    /// (PGD around a classifier) or a model that takes input gradients in its forward needs
+    /// autograd on even when it is evaluated.
+    pub fn forward_differentiates(&self, c: ClassId) -> bool {
+        let Some(f) = self.method(c, "forward", 0) else {
+            return false;
+        };
+        self.func(f).grad_flow.differentiates
+            || self.events(f).iter().any(|e| e.kind == EventKind::Backward)
+    }
+
     /// Is the function called anywhere in the project?
     pub fn is_called(&self, f: FuncId) -> bool {
         self.called[f.file as usize][f.index as usize]
@@ -3115,6 +3127,22 @@ impl ProjectFile {
     /// A module-level name of this file (class, function or object).
     pub fn local(&self, name: &str) -> Option<Entity> {
         self.model.name_in_file(self.file, name, 0)
+    }
+
+    /// A name this file has only through a star import of a project module (`from
+    /// utils.eval_utils import *` bringing `initiate_model`): not defined, imported by name or
+    /// assigned in the file itself.
+    pub fn star_imported(&self, name: &str) -> Option<Entity> {
+        let f = &self.model.files[self.file as usize];
+        if f.star_imports.is_empty()
+            || f.class(name).is_some()
+            || f.function(name).is_some()
+            || f.import(name).is_some()
+            || f.global(name).is_some()
+        {
+            return None;
+        }
+        self.local(name)
     }
 
     /// What calling the project name `q` gives.

@@ -457,7 +457,8 @@ pub struct FunctionSummary {
     pub no_grad: bool,
     /// What it returns (joined over its `return` statements).
     pub returns: Val,
-    /// Tensor properties of what it returns (same-file dataflow summary).
+    /// Tensor properties of what it returns (same-file dataflow summary), and its eval mode
+    /// when it returns a module it put in eval mode (`model.eval(); return model`).
     pub return_props: ThinVec<PropFact>,
     /// When it returns a module: the tensor properties of what calling that module gives
     /// (`return nn.Sequential(..., nn.Sigmoid())` gives probabilities).
@@ -595,6 +596,10 @@ pub struct Vocab {
     /// epochs, losses, legacy dataset attributes): files without any of these words have no
     /// facts recorded (their functions count as not followed).
     pub facts: bool,
+    /// A torch file without [`Vocab::facts`] words that computes a reduction (`mean(` /
+    /// `sum(`): a helper module of tensor functions (`mmd.py` returning `torch.mean(K)`).
+    /// Only whether its functions return 0-dim tensors is recorded.
+    pub reductions: bool,
     /// Says `save` anywhere.
     pub save: bool,
     /// Says `load` anywhere.
@@ -703,12 +708,14 @@ impl Vocab {
         let training = !torch && TRAINING.any_in(t);
         // `softmax`, `Softmax`, `log_softmax`, `LogSoftmax`, `sigmoid`, `Sigmoid`, `logsigmoid`.
         let probabilities = torch && (has("oftmax") || has("igmoid"));
+        let facts = (torch || training) && FACTS.any_in(t);
         Vocab {
             torch,
             training,
             probabilities,
             set_epoch: torch && has("set_epoch"),
-            facts: (torch || training) && FACTS.any_in(t),
+            facts,
+            reductions: !facts && torch && (has("mean(") || has("sum(")),
             save: has("save"),
             load: has("load"),
         }
@@ -1396,7 +1403,20 @@ impl Builder<'_> {
             (None, Some(0)) => self.flow.and_then(|s| s.function(f.name.as_str())),
             _ => None,
         };
-        let return_props = flow_return.map(props_of).unwrap_or_default();
+        let mut return_props = flow_return.map(props_of).unwrap_or_default();
+        if !return_props.iter().any(|p| p.prop == Prop::EvalMode) {
+            let text = &self.text[f.range()];
+            if text.contains(".eval()") {
+                if let Some(at) = returns_in_eval_mode(&f.body) {
+                    return_props.push(PropFact {
+                        prop: Prop::EvalMode,
+                        definite: true,
+                        op: "eval()",
+                        origin: at,
+                    });
+                }
+            }
+        }
         let return_forward_props = flow_return
             .and_then(|v| v.instance.as_ref())
             .map(|i| props_of(&i.returns))
@@ -2543,13 +2563,83 @@ fn returns_differentiated(body: &[Stmt]) -> bool {
     any && all
 }
 
+/// Does every `return` of a function give a module it put in eval mode: `return
+/// model.eval()` (or a chain ending in the switch, `Net().to(dev).eval()`), or a name the
+/// body switched with a `name.eval()` statement of its own suite (not in a branch) before the
+/// return, and never switches back with `.train(...)`? The `eval()` call's range when so:
+/// the dataflow's return summary says this only in files it summarises (those that name
+/// softmax or sigmoid), while a checkpoint-loading helper (`model = Net();
+/// model.load_state_dict(...); model.eval(); return model`) lives anywhere.
+fn returns_in_eval_mode(body: &[Stmt]) -> Option<TextRange> {
+    let mut returns: Vec<&Expr> = Vec::new();
+    let mut bare = false;
+    let mut trains = false;
+    helpers::for_each_own_stmt(body, &mut |st| match st {
+        Stmt::Return(r) => match r.value.as_deref() {
+            Some(v) => returns.push(v),
+            None => bare = true,
+        },
+        Stmt::Expr(e) => {
+            if let Expr::Call(c) = &*e.value {
+                if matches!(helpers::method_call(c), Some(("train", _))) {
+                    trains = true;
+                }
+            }
+        }
+        _ => {}
+    });
+    if bare || trains || returns.is_empty() {
+        return None;
+    }
+    // `name.eval()` / `name = name.eval()` statements of the body's own suite.
+    let switched = |name: &str, before: ruff_text_size::TextSize| -> Option<TextRange> {
+        body.iter().find_map(|st| {
+            if st.start() >= before {
+                return None;
+            }
+            let (value, target_ok) = match st {
+                Stmt::Expr(e) => (&*e.value, true),
+                Stmt::Assign(a) => (
+                    &*a.value,
+                    matches!(a.targets.as_slice(), [Expr::Name(n)] if n.id.as_str() == name),
+                ),
+                _ => return None,
+            };
+            let Expr::Call(c) = value else { return None };
+            let Some(("eval", recv)) = helpers::method_call(c) else {
+                return None;
+            };
+            let (base, _) = dataflow::module_chain(recv);
+            (target_ok && c.arguments.is_empty() && helpers::name_of(base) == Some(name))
+                .then(|| c.range())
+        })
+    };
+    let mut first = None;
+    for v in returns {
+        let at = match v {
+            Expr::Name(n) => switched(n.id.as_str(), v.start())?,
+            Expr::Call(c) => match dataflow::module_chain(v) {
+                (_, Some(true)) => c.range(),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        first.get_or_insert(at);
+    }
+    first
+}
+
 fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
     v.facts
         .iter()
         .filter(|f| {
             matches!(
                 f.prop,
-                Prop::Probabilities | Prop::LogProbabilities | Prop::ColumnVector | Prop::Vector
+                Prop::Probabilities
+                    | Prop::LogProbabilities
+                    | Prop::ColumnVector
+                    | Prop::Vector
+                    | Prop::EvalMode
             )
         })
         .map(|f| PropFact {

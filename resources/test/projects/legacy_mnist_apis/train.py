@@ -8,6 +8,7 @@ from torch.utils.data import DataLoader
 
 from data import get_mnist
 from losses import classification_loss
+from regularizers import confidence_penalty, per_class_penalty
 from model import AuxNet
 
 parser = argparse.ArgumentParser(description="MNIST with an auxiliary classifier")
@@ -37,7 +38,7 @@ def train(epoch):
     for batch_idx, (data, target) in enumerate(train_loader):
         optimizer.zero_grad()
         output, aux_output = model(data)
-        loss = classification_loss(output, target, class_weight)
+        loss = classification_loss(output, target, class_weight) + 0.1 * confidence_penalty(output)
         aux_loss = args.aux_weight * classification_loss(aux_output, target)
         loss.backward(retain_variables=True)  # expect: backward-retain-variables-removed
         aux_loss.backward()
@@ -45,6 +46,8 @@ def train(epoch):
         if batch_idx % args.log_interval == 0:
             print("Train Epoch: {} [{}/{}]\tLoss: {:.6f}".format(
                 epoch, batch_idx * len(data), len(train_loader.dataset), loss.data[0]))  # expect: tensor-data-zero-index
+            spread = classification_loss(output, target) + per_class_penalty(output)
+            print("first class:", spread.data[0])  # ok: the per-class penalty keeps the class dimension
 
 
 def test():

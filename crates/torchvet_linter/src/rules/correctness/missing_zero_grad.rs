@@ -3,8 +3,9 @@ use super::flow_helpers::{
 };
 use crate::checker::Checker;
 use crate::fix::RawFix;
+use crate::rules::facts::current_function;
 use ruff_python_ast::Stmt;
-use torchvet_semantic::flow::{EventKind, Role};
+use torchvet_semantic::flow::{EventKind, LoopFlow, Role};
 
 crate::declare_rule! {
     /// ## What it does
@@ -84,6 +85,7 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
                 matches!(e.kind, EventKind::OptimizerCreated | EventKind::Escape)
                     && e.target_key() == Some(key)
             })
+            || cleared_through_modules(checker, &flow, key)
         {
             continue;
         }
@@ -130,4 +132,39 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             ));
         }
     }
+}
+
+/// Are `opt`'s gradients cleared every iteration by other calls of the loop? Every module it
+/// trains (the project model knows them) is zeroed in this function's body, directly
+/// (`D.zero_grad()`) or through another optimizer over it: an InfoGAN's `info_optimizer`
+/// over `chain(G.parameters(), D.parameters())` while `g_opt` and `d_opt` are zeroed each
+/// iteration.
+fn cleared_through_modules(checker: &Checker, flow: &LoopFlow, opt: &str) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(func) = current_function(checker, p) else {
+        return false;
+    };
+    let Some(trained) = p.model.optimizer_module_keys(func, opt) else {
+        return false;
+    };
+    if trained.is_empty() {
+        return false;
+    }
+    let mut cleared: Vec<String> = Vec::new();
+    for (_, z) in flow.of_kind(EventKind::ZeroGrad) {
+        let Some(t) = &z.target else { continue };
+        if z.via.is_some() {
+            continue; // a helper's names are not this function's
+        }
+        if t.role == Role::Optimizer {
+            if let Some(ms) = p.model.optimizer_module_keys(func, &t.key) {
+                cleared.extend(ms);
+            }
+        } else {
+            cleared.push(t.key.clone());
+        }
+    }
+    trained.iter().all(|m| cleared.contains(m))
 }

@@ -96,8 +96,14 @@ fn classify(checker: &Checker, expr: &Expr) -> Option<u8> {
                 Operator::Add | Operator::Sub | Operator::Mult | Operator::Div
             ) =>
         {
+            // A call of a project function that returns a 0-dim tensor
+            // (`loss = ce + 0.25 * mmd_loss(a, b)` with `mmd_loss` returning `torch.mean(..)`)
+            // is a reduced operand as well: the project model knows what it returns.
             let side = |e: &Expr| match e {
                 Expr::NumberLiteral(_) => Some(None),
+                Expr::Call(_) => classify(checker, e)
+                    .or_else(|| project_zero_dim(checker, e).then_some(REDUCED_TORCH))
+                    .map(Some),
                 e => classify(checker, e).map(Some),
             };
             let (l, r) = (side(&b.left)?, side(&b.right)?);

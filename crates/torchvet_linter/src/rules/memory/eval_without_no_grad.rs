@@ -155,7 +155,8 @@ fn callers_disable_grad(checker: &Checker) -> bool {
 /// function returns (`loss = train_loss(model, x); torch.autograd.grad(loss, params)`), so it
 /// needs its graph; or it only runs with autograd off (every caller chain starts after the
 /// entry script's `torch.set_grad_enabled(False)`, or under `no_grad`); or this function (or
-/// the module body) turned autograd off for the process before the call.
+/// the module body) turned autograd off for the process before the call, also from inside
+/// the loop that makes the call.
 fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
     let Some(p) = checker.project_or_file() else {
         return false;
@@ -174,8 +175,15 @@ fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
         .summary()
         .functions
         .get(id.index as usize)
-        .and_then(|g| g.grad_flow.grad_disabled_at)
-        .is_some_and(|at| at < call.start());
+        .is_some_and(|g| {
+            g.grad_flow
+                .grad_disabled_at
+                .is_some_and(|at| at < call.start())
+                || g.grad_flow
+                    .grad_disabled_spans
+                    .iter()
+                    .any(|s| s.start() < call.start() && call.start() < s.end())
+        });
     off_here || caller_differentiates_result(checker) || p.model.runs_without_grad(id)
 }
 
@@ -209,6 +217,27 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
             matches!(class, Some(Entity::Class(id))
                 if p.model.is_parameter_free_class(id) && p.model.is_loss_class(id))
         })
+}
+
+/// May the called object be an instance of a project class whose `forward` differentiates
+/// (an adversarial-attack wrapper that runs `loss.backward()` on its input)? Its call needs
+/// autograd on, so `no_grad` would break it.
+fn forward_differentiates(checker: &Checker, func: &Expr) -> bool {
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(r) = checker.value_resolved(func) else {
+        return false;
+    };
+    let alternatives = r
+        .alternatives
+        .iter()
+        .flatten()
+        .filter_map(|a| a.class.as_ref());
+    r.class
+        .iter()
+        .chain(alternatives)
+        .any(|c| matches!(c, torchvet_semantic::project::ClassRef::Project(id) if p.model.forward_differentiates(*id)))
 }
 
 /// A name or `self.<attr>`: an object a model call can be made on.
@@ -312,10 +341,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // A torch module: by its kind, or, where the name's kind is mixed (a notebook that runs
     // the PyTorch and the TensorFlow version of one example under the same name), by the
     // value it holds here (a torch `from_pretrained` model in eval mode).
+    // The switch must be this file's own: an eval mode that comes with the value from a
+    // helper of another file (`model = load_model(path)`, which calls `.eval()`) says what
+    // the helper returns, not that the object called here is that torch model (a script whose
+    // other branch runs a TensorFlow model under the same attribute).
     let value = checker.taint_of(func);
     let torch_here = value
-        .get(torchvet_semantic::dataflow::Prop::EvalMode)
-        .is_some();
+        .facts
+        .iter()
+        .any(|f| f.prop == torchvet_semantic::dataflow::Prop::EvalMode && f.remote.is_none());
     // An object whose kind the file does not tell is a module when the method it is given
     // is its own class's forward-running method (the model knows the class), or `forward`;
     // for the only such method of that name, when it was put in eval mode (below).
@@ -342,7 +376,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
-    if project_settles_grad(checker, call) || parameter_free_module(checker, func) {
+    if project_settles_grad(checker, call)
+        || parameter_free_module(checker, func)
+        || forward_differentiates(checker, func)
+    {
         return;
     }
     let model = checker.text(func.range()).to_string();

@@ -7,7 +7,7 @@ use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
-use torchvet_semantic::project::{FuncId, ProjectFile, Target};
+use torchvet_semantic::project::{FuncId, ProjectFile};
 
 crate::declare_rule! {
     /// ## What it does
@@ -130,11 +130,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         if trained.contains_key(&key) {
             continue;
         }
-        let Some(t) = target_of(s, &params) else {
+        if !matches!(s, Expr::Name(_) | Expr::Subscript(_))
+            && !matches!(s, Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self"))
+        {
             continue;
-        };
-        if let Some(ms) = p.model.optimizer_modules(func, &t) {
-            let keys: Vec<String> = ms.iter().filter_map(|m| target_key(m, &p, func)).collect();
+        }
+        if let Some(keys) = p.model.optimizer_module_keys(func, &key) {
             if !keys.is_empty() {
                 trained.insert(key, keys);
             }
@@ -371,39 +372,6 @@ fn key_of(e: &Expr) -> Option<String> {
             let k = helpers::str_value(&s.slice)?;
             Some(format!("{base}[{k}]"))
         }
-        _ => None,
-    }
-}
-
-/// An optimizer expression as a target of the function.
-fn target_of(e: &Expr, params: &[String]) -> Option<Target> {
-    match e {
-        Expr::Name(n) => {
-            let id = n.id.as_str();
-            Some(match params.iter().position(|p| p == id) {
-                Some(i) => Target::Param(i as u16, "".into()),
-                None => Target::Local(id.into()),
-            })
-        }
-        Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
-            Some(Target::SelfAttr(a.attr.as_str().into()))
-        }
-        Expr::Subscript(_) => key_of(e).map(|k| Target::Local(k.into())),
-        _ => None,
-    }
-}
-
-/// A module target of the model as a text key of the function.
-fn target_key(t: &Target, p: &ProjectFile, func: FuncId) -> Option<String> {
-    match t {
-        Target::Local(n) | Target::Global(n) => Some(n.to_string()),
-        Target::SelfAttr(a) => Some(format!("self.{a}")),
-        Target::Param(i, path) if path.is_empty() => p
-            .model
-            .function(func)
-            .params
-            .get(*i as usize)
-            .map(|n| n.to_string()),
         _ => None,
     }
 }

@@ -128,6 +128,10 @@ impl Builder<'_> {
         no_grad: bool,
     ) {
         if !self.out.vocab.facts {
+            if self.out.vocab.reductions {
+                self.out.functions[idx as usize].facts.zero_dim =
+                    zero_dim_returns(&f.body, &self.scopes);
+            }
             return;
         }
         let full = class.is_none_or(|c| !self.out.classes[c as usize].local_module);

@@ -51,6 +51,14 @@ pub struct GradFlow {
     /// left (`torch.no_grad().__enter__()`): autograd is off for the rest of the process from
     /// there on.
     pub grad_disabled_at: Option<TextSize>,
+    /// Where a `torch.set_grad_enabled(False)` statement of the body, possibly nested in
+    /// loops, `with` blocks or branches (a demo script that turns autograd off at the top of
+    /// each iteration), has autograd off: from that statement to the end of the suite that
+    /// holds it. Calls there run without a graph. Empty for most functions.
+    pub grad_disabled_spans: ThinVec<TextRange>,
+    /// The body differentiates something: `.backward()`, `torch.autograd.grad(...)` or
+    /// `torch.autograd.backward(...)`.
+    pub differentiates: bool,
 }
 
 /// One flow of names: the names bound (roots, `targets` in [`Collect::targets`]) from the
@@ -264,6 +272,20 @@ fn disables_grad(scopes: &Scopes, s: &Stmt) -> bool {
         && matches!(c.arguments.args.first(), Some(Expr::BooleanLiteral(b)) if !b.value)
 }
 
+/// `torch.set_grad_enabled(True)` as a statement.
+fn enables_grad(scopes: &Scopes, s: &Stmt) -> bool {
+    let Stmt::Expr(e) = s else { return false };
+    let Expr::Call(c) = &*e.value else {
+        return false;
+    };
+    scopes.resolve(&c.func).is_some_and(|q| {
+        matches!(
+            q.as_str(),
+            "torch.set_grad_enabled" | "torch.autograd.set_grad_enabled"
+        )
+    }) && !matches!(c.arguments.args.first(), Some(Expr::BooleanLiteral(b)) if !b.value)
+}
+
 fn is_main_guard(test: &Expr) -> bool {
     let Expr::Compare(c) = test else { return false };
     std::iter::once(&*c.left)
@@ -298,6 +320,11 @@ pub(super) fn grad_flow(
     calls: &[SumCall],
 ) -> GradFlow {
     let grad_disabled_at = grad_disabled_at(scopes, body);
+    let mut grad_disabled_spans = ThinVec::new();
+    if let (Some(first), Some(last)) = (body.first(), body.last()) {
+        let suite = TextRange::new(first.start(), last.end());
+        grad_disabled_spans_in(scopes, body, suite, &mut grad_disabled_spans);
+    }
     let mut c = Collect {
         scopes,
         assigns: Vec::new(),
@@ -309,6 +336,7 @@ pub(super) fn grad_flow(
         ids: rustc_hash::FxHashMap::default(),
     };
     c.visit_body(body);
+    let differentiates = !c.diffs.is_empty();
     // Nothing to follow without a differentiation, a return or a call; and a budget for
     // very long bodies (a huge notebook's module body): unknown is "goes nowhere".
     if (c.diffs.is_empty() && c.returns.is_empty() && calls.is_empty())
@@ -316,6 +344,8 @@ pub(super) fn grad_flow(
     {
         return GradFlow {
             grad_disabled_at,
+            grad_disabled_spans,
+            differentiates,
             ..GradFlow::default()
         };
     }
@@ -561,6 +591,56 @@ pub(super) fn grad_flow(
         results,
         params: params_out,
         grad_disabled_at,
+        grad_disabled_spans,
+        differentiates,
+    }
+}
+
+/// The spans of [`GradFlow::grad_disabled_spans`] in one suite spanning `suite`: its own
+/// first `torch.set_grad_enabled(False)` statement (up to the suite's end, or a later
+/// `set_grad_enabled(True)`), and those of the suites nested in its compound statements
+/// (loop, `with`, `if` and `try` bodies; not nested definitions), each limited to its own
+/// suite: a disable in one `if` arm says nothing about the code after the `if`.
+fn grad_disabled_spans_in(
+    scopes: &Scopes,
+    body: &[Stmt],
+    suite: TextRange,
+    out: &mut ThinVec<TextRange>,
+) {
+    for (i, s) in body.iter().enumerate() {
+        if disables_grad(scopes, s) {
+            // Up to a later `torch.set_grad_enabled(True)` of the same suite, if any.
+            let end = body[i + 1..]
+                .iter()
+                .find(|t| enables_grad(scopes, t))
+                .map_or(suite.end(), |t| t.start());
+            out.push(TextRange::new(s.start(), end));
+            return;
+        }
+        let mut inner: Vec<&[Stmt]> = Vec::new();
+        match s {
+            Stmt::For(f) => inner.extend([&f.body[..], &f.orelse[..]]),
+            Stmt::While(w) => inner.extend([&w.body[..], &w.orelse[..]]),
+            Stmt::With(w) => inner.push(&w.body),
+            Stmt::If(i) => {
+                inner.push(&i.body);
+                inner.extend(i.elif_else_clauses.iter().map(|c| &c.body[..]));
+            }
+            Stmt::Try(t) => {
+                inner.extend([&t.body[..], &t.orelse[..], &t.finalbody[..]]);
+                inner.extend(t.handlers.iter().map(|h| {
+                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
+                    &h.body[..]
+                }));
+            }
+            _ => continue,
+        }
+        for suite in inner {
+            if let (Some(first), Some(last)) = (suite.first(), suite.last()) {
+                let span = TextRange::new(first.start(), last.end());
+                grad_disabled_spans_in(scopes, suite, span, out);
+            }
+        }
     }
 }
 
