@@ -1550,6 +1550,13 @@ pub struct FlowState<'a> {
     loops: FxHashMap<ruff_text_size::TextSize, std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>>,
     functions: FxHashMap<u32, std::rc::Rc<Vec<torchvet_semantic::flow::Event<'a>>>>,
     module_functions: Option<std::rc::Rc<Vec<&'a ast::StmtFunctionDef>>>,
+    /// [`Checker::eval_region`] by the region (loop or comprehension) it answers for: the
+    /// answer is the region's, whichever call in it asks.
+    eval_regions: FxHashMap<(u32, u32), Option<EvalRegion<'a>>>,
+    /// Per function (by where it starts), for [`Checker::eval_function_region`]: where its
+    /// first `eval()` event is when the function can be one evaluation region (the tests
+    /// that do not depend on the model call's place), `None` when it cannot be one.
+    eval_functions: FxHashMap<u32, Option<TextSize>>,
 }
 
 impl<'a> Checker<'a> {
@@ -1689,12 +1696,19 @@ impl<'a> Checker<'a> {
     /// or metric. Wherever it is written: a function, a notebook cell, or nested in the epoch
     /// loop right after the training loop.
     pub fn eval_region(&mut self) -> Option<EvalRegion<'a>> {
-        use torchvet_semantic::flow::EventKind;
-        use torchvet_semantic::regions::{
-            computes_metric, is_eval_name, is_train_name, iterates_eval_data, uses_gradients_expr,
-            uses_gradients_stmt,
-        };
-        let trains = trains_event;
+        let (range, iter, loop_stmt) = self.innermost_region()?;
+        let key = (range.start().to_u32(), range.end().to_u32());
+        if let Some(r) = self.flow.eval_regions.get(&key) {
+            return *r;
+        }
+        let region = self.compute_eval_region(range, iter, loop_stmt);
+        self.flow.eval_regions.insert(key, region);
+        region
+    }
+
+    /// The region [`Checker::eval_region`] tests: the innermost comprehension over data,
+    /// else the innermost `for` loop, of the node being visited.
+    fn innermost_region(&self) -> Option<(TextRange, &'a Expr, Option<&'a Stmt>)> {
         // The innermost comprehension over data, else the innermost loop.
         let comprehension = self.expr_stack.iter().rev().find_map(|e| match e {
             Expr::ListComp(c) => c.generators.first().map(|g| (e.range(), &g.iter)),
@@ -1704,13 +1718,26 @@ impl<'a> Checker<'a> {
             _ => None,
         });
         let innermost_loop = self.frame().loops.last().copied();
-        let (range, iter, loop_stmt): (TextRange, &Expr, Option<&'a Stmt>) =
-            match (comprehension, innermost_loop) {
-                (Some((r, it)), Some(l)) if l.range().contains_range(r) => (r, it, None),
-                (Some((r, it)), None) => (r, it, None),
-                (_, Some(l @ Stmt::For(f))) => (l.range(), &*f.iter, Some(l)),
-                _ => return None,
-            };
+        match (comprehension, innermost_loop) {
+            (Some((r, it)), Some(l)) if l.range().contains_range(r) => Some((r, it, None)),
+            (Some((r, it)), None) => Some((r, it, None)),
+            (_, Some(l @ Stmt::For(f))) => Some((l.range(), &*f.iter, Some(l))),
+            _ => None,
+        }
+    }
+
+    fn compute_eval_region(
+        &mut self,
+        range: TextRange,
+        iter: &'a Expr,
+        loop_stmt: Option<&'a Stmt>,
+    ) -> Option<EvalRegion<'a>> {
+        use torchvet_semantic::flow::EventKind;
+        use torchvet_semantic::regions::{
+            computes_metric, is_eval_name, is_train_name, iterates_eval_data, uses_gradients_expr,
+            uses_gradients_stmt,
+        };
+        let trains = trains_event;
         let text = self.text(range);
         // Every spelling of a gradient use names "grad" or an attack: the syntax walk runs
         // only then.
@@ -1804,9 +1831,31 @@ impl<'a> Checker<'a> {
     /// model(batch)`) is evaluation as much as a loop over a test loader is. `None` at module
     /// level.
     pub fn eval_function_region(&mut self, at: TextSize) -> Option<EvalRegion<'a>> {
+        let f = self.function()?;
+        let key = f.range.start().to_u32();
+        let first_eval = match self.flow.eval_functions.get(&key) {
+            Some(&first) => first,
+            None => {
+                let first = self.function_first_eval(f);
+                self.flow.eval_functions.insert(key, first);
+                first
+            }
+        };
+        if first_eval.is_none_or(|first| first >= at) {
+            return None;
+        }
+        Some(EvalRegion {
+            range: f.range,
+            loop_stmt: None,
+            evidence: Evidence::EvalMode,
+        })
+    }
+
+    /// Where the first `eval()` event of function `f` (the one being visited) is, when `f`
+    /// can be one evaluation region: see [`Checker::eval_function_region`].
+    fn function_first_eval(&mut self, f: &'a ast::StmtFunctionDef) -> Option<TextSize> {
         use torchvet_semantic::flow::EventKind;
         use torchvet_semantic::regions::{is_train_name, may_use_gradients, uses_gradients_stmt};
-        let f = self.function()?;
         if is_train_name(f.name.as_str()) {
             return None;
         }
@@ -1823,18 +1872,14 @@ impl<'a> Checker<'a> {
             return None;
         }
         let events = self.function_events();
-        if events.iter().any(|e| trains_event(e.kind))
-            || !events
-                .iter()
-                .any(|e| e.kind == EventKind::Eval && e.site().start() < at)
-        {
+        if events.iter().any(|e| trains_event(e.kind)) {
             return None;
         }
-        Some(EvalRegion {
-            range: f.range,
-            loop_stmt: None,
-            evidence: Evidence::EvalMode,
-        })
+        events
+            .iter()
+            .filter(|e| e.kind == EventKind::Eval)
+            .map(|e| e.site().start())
+            .min()
     }
 
     /// The statements (or the comprehension's element) of a region, for name collection.

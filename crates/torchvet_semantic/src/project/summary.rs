@@ -1100,7 +1100,14 @@ pub fn summarise_with(
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
     let mut out = b.out;
-    if out.vocab.torch {
+    // A compared name resolves through a module-level import, to a name of the import's
+    // first module: none is recorded when every import is external (no walk then).
+    if out.vocab.torch
+        && out
+            .imports
+            .iter()
+            .any(|(_, q)| !super::summary_is_external(q))
+    {
         out.compared_refs = compared_refs(&b.scopes, &module.body);
     }
     out.no_grad_calls.sort_unstable();
@@ -1198,18 +1205,18 @@ fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
 /// calls (sorted, once each).
 fn class_calls(body: &[Stmt]) -> (bool, Vec<Box<str>>) {
     #[derive(Default)]
-    struct V {
+    struct V<'x> {
         computes_loss: bool,
-        self_calls: Vec<Box<str>>,
+        self_calls: Vec<&'x str>,
     }
-    impl<'x> Visitor<'x> for V {
+    impl<'x> Visitor<'x> for V<'x> {
         fn visit_expr(&mut self, e: &'x Expr) {
             if let Expr::Call(c) = e {
                 let last = match &*c.func {
                     Expr::Name(n) => n.id.as_str(),
                     Expr::Attribute(a) => {
                         if helpers::name_of(&a.value) == Some("self") {
-                            self.self_calls.push(a.attr.as_str().into());
+                            self.self_calls.push(a.attr.as_str());
                         }
                         a.attr.as_str()
                     }
@@ -1229,7 +1236,10 @@ fn class_calls(body: &[Stmt]) -> (bool, Vec<Box<str>>) {
     v.visit_body(body);
     v.self_calls.sort_unstable();
     v.self_calls.dedup();
-    (v.computes_loss, v.self_calls)
+    (
+        v.computes_loss,
+        v.self_calls.into_iter().map(Box::from).collect(),
+    )
 }
 
 struct Builder<'s> {
@@ -1733,7 +1743,11 @@ impl Builder<'_> {
                     _ => None,
                 };
                 let mut bind = |name: &str, v: Val| {
-                    let e = next.entry(name.to_string()).or_insert(None);
+                    // The name is allocated only at its first binding.
+                    let e = match next.get_mut(name) {
+                        Some(e) => e,
+                        None => next.entry(name.to_string()).or_insert(None),
+                    };
                     *e = Some(match e.take() {
                         None => v,
                         Some(prev) => prev.join(v),

@@ -147,8 +147,11 @@ impl<'a> Collect<'a, '_> {
                 return true;
             }
         }
-        helpers::dotted(&c.func)
-            .is_some_and(|d| d.ends_with("autograd.grad") || d.ends_with("autograd.backward"))
+        // As written: `<...>.autograd.grad` / `<...>.autograd.backward` (a bare name has no
+        // dot, so only its resolution above counts).
+        matches!(&*c.func, Expr::Attribute(_))
+            && helpers::dotted(&c.func)
+                .is_some_and(|d| d.ends_with("autograd.grad") || d.ends_with("autograd.backward"))
     }
 }
 
@@ -333,7 +336,8 @@ pub(super) fn grad_flow(
         returns: Vec::new(),
         call_exprs: Vec::new(),
         names: Vec::new(),
-        ids: rustc_hash::FxHashMap::default(),
+        // Room for a typical body's names: the table is not rebuilt while it grows.
+        ids: rustc_hash::FxHashMap::with_capacity_and_hasher(32, Default::default()),
     };
     c.visit_body(body);
     let differentiates = !c.diffs.is_empty();
@@ -434,6 +438,8 @@ pub(super) fn grad_flow(
                 .map(|&(_, n)| (n, (k as u32, at))),
         );
     }
+    // Within a name, by where the sink starts: a call's result skips those before the call.
+    sink_pairs.sort_unstable_by_key(|&(n, (_, at))| (n, at));
     let by_name = Csr::new(n_ids, sink_pairs);
     // The sinks each recorded call sits in (its result flows into them directly): found per
     // sink from the calls sorted by position. `seed_assigns` / `seed_args`: (call, assignment
@@ -530,10 +536,9 @@ pub(super) fn grad_flow(
         hits.clear();
         hits.extend(seeded.iter().map(|&(_, k)| k));
         for &n in &derived {
-            for &(sink, at) in by_name.get(n) {
-                if at < after {
-                    continue;
-                }
+            let sinks = by_name.get(n);
+            let from = sinks.partition_point(|&(_, at)| at < after);
+            for &(sink, _) in &sinks[from..] {
                 match sink {
                     DIFF => differentiated = true,
                     RET => returned = true,
@@ -651,9 +656,12 @@ struct Csr<T> {
 }
 
 impl<T: Copy> Csr<T> {
+    /// The lists of `pairs` by key; within a list, the pairs keep their order when they come
+    /// sorted by key.
     fn new(n: usize, mut pairs: Vec<(u32, T)>) -> Self {
-        // The order within a list does not matter (the lists are read as sets).
-        pairs.sort_unstable_by_key(|&(k, _)| k);
+        if !pairs.is_sorted_by_key(|&(k, _)| k) {
+            pairs.sort_unstable_by_key(|&(k, _)| k);
+        }
         let mut offsets = vec![0u32; n + 1];
         for &(k, _) in &pairs {
             offsets[k as usize + 1] += 1;
