@@ -1050,6 +1050,9 @@ pub fn summarise_with(
         out,
         module_defs: module_level_defs(&module.body),
         body_mutated: Vec::new(),
+        grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
+            || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
+        evals: memchr::memmem::find(text.as_bytes(), b".eval()").is_some(),
     };
     // The module body as function 0.
     b.out.functions.push(FunctionSummary {
@@ -1090,8 +1093,13 @@ pub fn summarise_with(
     b.module_events(&module.body);
     // Wave-3 facts of the module body, before the functions (they follow its names).
     b.module_facts(&module.body, &module_vals);
-    b.out.functions[0].grad_flow =
-        grad_flow::grad_flow(&b.scopes, &module.body, &[], &b.out.functions[0].calls);
+    b.out.functions[0].grad_flow = grad_flow::grad_flow(
+        &b.scopes,
+        &module.body,
+        &[],
+        &b.out.functions[0].calls,
+        b.grad_switch,
+    );
     b.out.globals = module_vals
         .iter()
         .filter(|(_, v)| v.is_known())
@@ -1253,6 +1261,12 @@ struct Builder<'s> {
     /// The containers the suite being summarised changes in place (see
     /// [`FileSummary::mutated`]): a dict literal bound to one of them is not a registry.
     body_mutated: Vec<Box<str>>,
+    /// The text can turn autograd off by a statement (`set_grad_enabled`, a context entered
+    /// by hand with `__enter__`): the only spellings [`GradFlow::grad_disabled_at`] and
+    /// [`GradFlow::grad_disabled_spans`] look for.
+    grad_switch: bool,
+    /// The text says `.eval()` somewhere (else no function returns a module it switched).
+    evals: bool,
 }
 
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
@@ -1414,7 +1428,7 @@ impl Builder<'_> {
             _ => None,
         };
         let mut return_props = flow_return.map(props_of).unwrap_or_default();
-        if !return_props.iter().any(|p| p.prop == Prop::EvalMode) {
+        if self.evals && !return_props.iter().any(|p| p.prop == Prop::EvalMode) {
             let text = &self.text[f.range()];
             if text.contains(".eval()") {
                 if let Some(at) = returns_in_eval_mode(&f.body) {
@@ -1554,6 +1568,7 @@ impl Builder<'_> {
             &f.body,
             &param_names,
             &self.out.functions[idx as usize].calls,
+            self.grad_switch,
         );
         // `self.<attr> = value` in methods.
         if let Some(c) = class {

@@ -315,16 +315,21 @@ fn grad_disabled_at(scopes: &Scopes, body: &[Stmt]) -> Option<TextSize> {
     None
 }
 
-/// The autograd facts of a function body with these parameters and recorded calls.
+/// The autograd facts of a function body with these parameters and recorded calls;
+/// `grad_switch`: the file spells a statement that can turn autograd off (else there is none
+/// to look for).
 pub(super) fn grad_flow(
     scopes: &Scopes,
     body: &[Stmt],
     params: &[&str],
     calls: &[SumCall],
+    grad_switch: bool,
 ) -> GradFlow {
-    let grad_disabled_at = grad_disabled_at(scopes, body);
+    let grad_disabled_at = grad_switch
+        .then(|| grad_disabled_at(scopes, body))
+        .flatten();
     let mut grad_disabled_spans = ThinVec::new();
-    if let (Some(first), Some(last)) = (body.first(), body.last()) {
+    if let (true, Some(first), Some(last)) = (grad_switch, body.first(), body.last()) {
         let suite = TextRange::new(first.start(), last.end());
         grad_disabled_spans_in(scopes, body, suite, &mut grad_disabled_spans);
     }
