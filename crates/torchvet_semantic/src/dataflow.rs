@@ -1576,8 +1576,9 @@ impl<'c> FlowContext<'c> {
                     if matches!(id, "float" | "int" | "len" | "bool" | "str" | "isinstance") {
                         return Value::default();
                     }
-                    // A project function or class the file has through a star import.
-                    if let Some(p) = self.classes.project() {
+                    // A project function or class the file has through a star import (and
+                    // no binding of the name here shadows).
+                    if let Some(p) = self.classes.project().filter(|_| !self.scopes.is_bound(id)) {
                         if let Some(
                             e @ (crate::project::Entity::Function(_)
                             | crate::project::Entity::Class(_)),
