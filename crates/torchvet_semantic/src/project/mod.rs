@@ -3105,6 +3105,21 @@ impl ProjectFile {
         }
     }
 
+    /// Has function `f` of this file turned autograd off before the offset `at` of its body:
+    /// a `torch.set_grad_enabled(False)` statement (or a no-grad context entered by hand) for
+    /// the rest of the process, or one earlier in the suite (loop body, branch) that holds
+    /// `at`? Read from this file's summary (the overlay's offsets when there is one).
+    pub fn grad_disabled_before(&self, f: FuncId, at: ruff_text_size::TextSize) -> bool {
+        let Some(g) = self.summary().functions.get(f.index as usize) else {
+            return false;
+        };
+        let g = &g.grad_flow;
+        g.grad_disabled_at.is_some_and(|d| d < at)
+            || g.grad_disabled_spans
+                .iter()
+                .any(|s| s.start() < at && at < s.end())
+    }
+
     /// This file's summary (the overlay when there is one).
     pub fn summary(&self) -> &FileSummary {
         match &self.overlay {

@@ -1052,7 +1052,6 @@ pub fn summarise_with(
         body_mutated: Vec::new(),
         grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
             || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
-        evals: memchr::memmem::find(text.as_bytes(), b".eval()").is_some(),
     };
     // The module body as function 0.
     b.out.functions.push(FunctionSummary {
@@ -1265,8 +1264,6 @@ struct Builder<'s> {
     /// by hand with `__enter__`): the only spellings [`GradFlow::grad_disabled_at`] and
     /// [`GradFlow::grad_disabled_spans`] look for.
     grad_switch: bool,
-    /// The text says `.eval()` somewhere (else no function returns a module it switched).
-    evals: bool,
 }
 
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
@@ -1427,20 +1424,7 @@ impl Builder<'_> {
             (None, Some(0)) => self.flow.and_then(|s| s.function(f.name.as_str())),
             _ => None,
         };
-        let mut return_props = flow_return.map(props_of).unwrap_or_default();
-        if self.evals && !return_props.iter().any(|p| p.prop == Prop::EvalMode) {
-            let text = &self.text[f.range()];
-            if text.contains(".eval()") {
-                if let Some(at) = returns_in_eval_mode(&f.body) {
-                    return_props.push(PropFact {
-                        prop: Prop::EvalMode,
-                        definite: true,
-                        op: "eval()",
-                        origin: at,
-                    });
-                }
-            }
-        }
+        let return_props = flow_return.map(props_of).unwrap_or_default();
         let return_forward_props = flow_return
             .and_then(|v| v.instance.as_ref())
             .map(|i| props_of(&i.returns))
@@ -1559,6 +1543,18 @@ impl Builder<'_> {
             {
                 self.out.functions[idx as usize].returns_differentiated =
                     returns_differentiated(&f.body);
+            }
+            // A module it returns in eval mode, from its own eval()/train() events.
+            let g = &mut self.out.functions[idx as usize];
+            if !g.return_props.iter().any(|p| p.prop == Prop::EvalMode) {
+                if let Some(at) = returns_in_eval_mode(&f.body, &g.events, &param_names) {
+                    g.return_props.push(PropFact {
+                        prop: Prop::EvalMode,
+                        definite: true,
+                        op: "eval()",
+                        origin: at,
+                    });
+                }
             }
         }
         // Wave-3 facts (see `facts_extract`).
@@ -2593,69 +2589,55 @@ fn returns_differentiated(body: &[Stmt]) -> bool {
 }
 
 /// Does every `return` of a function give a module it put in eval mode: `return
-/// model.eval()` (or a chain ending in the switch, `Net().to(dev).eval()`), or a name the
-/// body switched with a `name.eval()` statement of its own suite (not in a branch) before the
-/// return, and never switches back with `.train(...)`? The `eval()` call's range when so:
-/// the dataflow's return summary says this only in files it summarises (those that name
-/// softmax or sigmoid), while a checkpoint-loading helper (`model = Net();
-/// model.load_state_dict(...); model.eval(); return model`) lives anywhere.
-fn returns_in_eval_mode(body: &[Stmt]) -> Option<TextRange> {
-    let mut returns: Vec<&Expr> = Vec::new();
-    let mut bare = false;
-    let mut trains = false;
-    helpers::for_each_own_stmt(body, &mut |st| match st {
-        Stmt::Return(r) => match r.value.as_deref() {
-            Some(v) => returns.push(v),
-            None => bare = true,
-        },
-        Stmt::Expr(e) => {
-            if let Expr::Call(c) = &*e.value {
-                if matches!(helpers::method_call(c), Some(("train", _))) {
-                    trains = true;
-                }
-            }
-        }
-        _ => {}
-    });
-    if bare || trains || returns.is_empty() {
+/// model.eval()` (a chain ending in the switch, `Net().to(dev).eval()`), or a name whose
+/// `eval()` event (of the function's own `events`) comes before the return on every path (not
+/// under a condition or in a loop)? A function with any `train()` event may switch back and
+/// says nothing. The `eval()` call's range when so. The dataflow's return summary says this
+/// only in files it summarises (those that name softmax or sigmoid), while a
+/// checkpoint-loading helper (`model = Net(); model.load_state_dict(...); model.eval();
+/// return model`) lives anywhere.
+fn returns_in_eval_mode(body: &[Stmt], events: &[SumEvent], params: &[&str]) -> Option<TextRange> {
+    if events.iter().any(|e| e.kind == EventKind::Train) {
         return None;
     }
-    // `name.eval()` / `name = name.eval()` statements of the body's own suite.
-    let switched = |name: &str, before: ruff_text_size::TextSize| -> Option<TextRange> {
-        body.iter().find_map(|st| {
-            if st.start() >= before {
-                return None;
-            }
-            let (value, target_ok) = match st {
-                Stmt::Expr(e) => (&*e.value, true),
-                Stmt::Assign(a) => (
-                    &*a.value,
-                    matches!(a.targets.as_slice(), [Expr::Name(n)] if n.id.as_str() == name),
-                ),
-                _ => return None,
-            };
-            let Expr::Call(c) = value else { return None };
-            let Some(("eval", recv)) = helpers::method_call(c) else {
-                return None;
-            };
-            let (base, _) = dataflow::module_chain(recv);
-            (target_ok && c.arguments.is_empty() && helpers::name_of(base) == Some(name))
-                .then(|| c.range())
-        })
+    let switched = |name: &str, before: ruff_text_size::TextSize| {
+        events
+            .iter()
+            .find(|e| {
+                e.kind == EventKind::Eval
+                    && !e.conditional
+                    && !e.in_loop
+                    && e.range.start() < before
+                    && match &e.target {
+                        Target::Local(n) | Target::Global(n) => &**n == name,
+                        Target::Param(i, path) => {
+                            path.is_empty() && params.get(*i as usize) == Some(&name)
+                        }
+                        _ => false,
+                    }
+            })
+            .map(|e| e.range)
     };
     let mut first = None;
-    for v in returns {
-        let at = match v {
-            Expr::Name(n) => switched(n.id.as_str(), v.start())?,
-            Expr::Call(c) => match dataflow::module_chain(v) {
-                (_, Some(true)) => c.range(),
-                _ => return None,
+    let mut all = true;
+    helpers::for_each_own_stmt(body, &mut |st| {
+        let Stmt::Return(r) = st else { return };
+        let at = match r.value.as_deref() {
+            Some(Expr::Name(n)) => switched(n.id.as_str(), r.start()),
+            Some(v @ Expr::Call(_)) => match dataflow::module_chain(v) {
+                (_, Some(true)) => Some(v.range()),
+                _ => None,
             },
-            _ => return None,
+            _ => None,
         };
-        first.get_or_insert(at);
-    }
-    first
+        match at {
+            Some(at) => {
+                first.get_or_insert(at);
+            }
+            None => all = false,
+        }
+    });
+    first.filter(|_| all)
 }
 
 fn props_of(v: &dataflow::Value) -> Vec<PropFact> {

@@ -161,30 +161,12 @@ fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
     let Some(p) = checker.project_or_file() else {
         return false;
     };
-    let id = match checker.function() {
-        Some(f) => p.function_at(f.range.start()),
-        None => Some(torchvet_semantic::project::FuncId {
-            file: p.file,
-            index: 0,
-        }),
-    };
-    let Some(id) = id else {
+    let Some(id) = crate::rules::facts::current_function(checker, p) else {
         return false;
     };
-    let off_here = p
-        .summary()
-        .functions
-        .get(id.index as usize)
-        .is_some_and(|g| {
-            g.grad_flow
-                .grad_disabled_at
-                .is_some_and(|at| at < call.start())
-                || g.grad_flow
-                    .grad_disabled_spans
-                    .iter()
-                    .any(|s| s.start() < call.start() && call.start() < s.end())
-        });
-    off_here || caller_differentiates_result(checker) || p.model.runs_without_grad(id)
+    p.grad_disabled_before(id, call.start())
+        || caller_differentiates_result(checker)
+        || p.model.runs_without_grad(id)
 }
 
 /// Is the called object a module without parameters (a loss written as an `nn.Module`, such
