@@ -122,6 +122,7 @@ projects! {
         ddp_trainer_loader_factory,
         sr_test_loader_progress_bar,
         registry_model_zoo,
+        dataparallel_wrapped_models,
     ],
     clean: [
         clean_conditional_eval_helper,
@@ -139,6 +140,7 @@ projects! {
         clean_gan_detach,
         clean_oneshot_generation,
         clean_eval_factory_helpers,
+        clean_gan_nets_switched_by_name,
         clean_legacy_torch_scheduler,
         clean_lightning_scheduler,
         clean_notebook_ipython,

@@ -1019,6 +1019,20 @@ pub fn is_registering_wrapper(q: &str) -> bool {
     )
 }
 
+/// Is `q` a data-parallel wrapper (`nn.DataParallel`, `DistributedDataParallel`) whose
+/// `forward` runs the wrapped module and whose `train()`/`eval()` reach it, and whose
+/// `state_dict()` keys carry the `module.` prefix?
+pub fn is_data_parallel_wrapper(q: &str) -> bool {
+    matches!(
+        q,
+        "torch.nn.DataParallel"
+            | "torch.nn.parallel.DataParallel"
+            | "torch.nn.parallel.data_parallel.DataParallel"
+            | "torch.nn.parallel.DistributedDataParallel"
+            | "torch.nn.parallel.distributed.DistributedDataParallel"
+    )
+}
+
 /// What `__init__` finally makes of `self.<attr>` after one assignment to it.
 #[derive(Debug, Clone, Copy)]
 pub enum AttrRebinding<'a> {

@@ -1690,27 +1690,63 @@ impl<'a> Walker<'a, '_, '_> {
             return;
         }
         let Some(p) = self.project() else { return };
-        let Some(id) = p.model.unique_module_method(method) else {
-            return;
+        // The methods the object's class may run, from the summary's record of this call; a
+        // call the summary did not record (a function without training vocabulary) keeps to
+        // the one module class method of that name.
+        let ids = match self.summary_function().and_then(|fid| {
+            p.summary()
+                .functions
+                .get(fid.index as usize)
+                .and_then(|g| {
+                    g.object_method_calls
+                        .iter()
+                        .find(|c| c.range == call.range())
+                })
+                .map(|c| p.model.object_methods(fid, &c.recv, method))
+        }) {
+            Some(ids) => ids,
+            None => p.model.unique_module_method(method).into_iter().collect(),
         };
+        if ids.is_empty() {
+            return;
+        }
         let Some(base) = self.obj(recv) else { return };
         if !matches!(base.role, Role::Module | Role::Unknown) {
             return;
         }
-        for e in p.model.events(id) {
-            if e.kind != EventKind::Train {
-                continue;
+        for id in ids {
+            for e in p.model.events(id) {
+                if e.kind != EventKind::Train {
+                    continue;
+                }
+                let crate::project::Target::SelfAttr(a) = &e.target else {
+                    continue;
+                };
+                let mut obj = base.clone();
+                if !a.is_empty() {
+                    obj.key.push('.');
+                    obj.key.push_str(a);
+                    obj.role = Role::Module;
+                }
+                self.push_remote(call, e).target = Some(obj);
             }
-            let crate::project::Target::SelfAttr(a) = &e.target else {
-                continue;
-            };
-            let mut obj = base.clone();
-            if !a.is_empty() {
-                obj.key.push('.');
-                obj.key.push_str(a);
-                obj.role = Role::Module;
-            }
-            self.push_remote(call, e).target = Some(obj);
+        }
+    }
+
+    /// The project function whose body this analysis walks: the inlined helper's, else the
+    /// current function's, else the module body.
+    fn summary_function(&self) -> Option<crate::project::FuncId> {
+        let p = self.project()?;
+        let def = match &self.helper {
+            Some(h) => Some(h.def),
+            None => self.input.current,
+        };
+        match def {
+            Some(d) => p.function_at(d.range.start()),
+            None => Some(crate::project::FuncId {
+                file: p.file,
+                index: 0,
+            }),
         }
     }
 
@@ -1729,19 +1765,8 @@ impl<'a> Walker<'a, '_, '_> {
         let Some(p) = self.project() else {
             return false;
         };
-        let def = match &self.helper {
-            Some(h) => Some(h.def),
-            None => self.input.current,
-        };
-        let fid = match def {
-            Some(d) => match p.function_at(d.range.start()) {
-                Some(id) => id,
-                None => return false,
-            },
-            None => crate::project::FuncId {
-                file: p.file,
-                index: 0,
-            },
+        let Some(fid) = self.summary_function() else {
+            return false;
         };
         let Some(ic) = p
             .summary()

@@ -1338,6 +1338,42 @@ impl ProjectModel {
         }
     }
 
+    /// The project module-class methods that `obj.name(...)` may run, seen from function
+    /// `ctx` where the object's value is `recv`: the method of the object's class (through
+    /// its bases) when the model knows the class, of each class when it is one of several,
+    /// and every module-class method of that name when the class is not known (an object
+    /// reassigned from `torch.load`, a parameter without call sites). A may-set: callers use
+    /// it to credit a mode the method restores (`self.train()` in `net.loss_func()`), never
+    /// to report one.
+    pub fn object_methods(&self, ctx: FuncId, recv: &Val, name: &str) -> Vec<FuncId> {
+        let Some(all) = self.module_methods.get(name) else {
+            return Vec::new();
+        };
+        let r = self.resolve_val(ctx, recv, 0);
+        let mut classes: Vec<&Option<ClassRef>> = vec![&r.class];
+        if r.class.is_none() {
+            if let Some(alts) = &r.alternatives {
+                classes = alts.iter().map(|a| &a.class).collect();
+            }
+        }
+        let mut out = Vec::new();
+        for c in classes {
+            match c {
+                Some(ClassRef::Project(c)) => {
+                    if let Some(m) = self.method(*c, name, 0).filter(|m| all.contains(m)) {
+                        out.push(m);
+                    }
+                }
+                // A library class: none of its methods is a project method.
+                Some(ClassRef::External(_)) => {}
+                None => return all.clone(),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     fn link_events(&mut self) {
         let n = self.files.len();
         let mut memo: FxHashMap<FuncId, Vec<FlatEvent>> = FxHashMap::default();
@@ -1486,30 +1522,29 @@ impl ProjectModel {
         // `obj.train_custom()`: the modes a project module's method sets on itself (or on
         // its sub-modules) are set on `obj`. Only `train()` is taken: restoring the mode
         // is what callers ask about.
-        for (recv, name, range) in &f.object_method_calls {
-            let Some(callee) = self.unique_module_method(name) else {
-                continue;
-            };
-            if callee == id {
-                continue;
-            }
-            let inner = self.compose_events(callee, depth + 1, memo, stack);
-            for e in inner {
-                if e.kind != crate::flow::EventKind::Train {
+        for oc in f.object_method_calls.iter() {
+            for callee in self.object_methods(id, &oc.recv, &oc.name) {
+                if callee == id {
                     continue;
                 }
-                let Target::SelfAttr(a) = &e.target else {
-                    continue;
-                };
-                let Some(target) = extend_target(recv, a) else {
-                    continue;
-                };
-                out.push(FlatEvent {
-                    target,
-                    depth: e.depth + 1,
-                    site: *range,
-                    ..e
-                });
+                let inner = self.compose_events(callee, depth + 1, memo, stack);
+                for e in inner {
+                    if e.kind != crate::flow::EventKind::Train {
+                        continue;
+                    }
+                    let Target::SelfAttr(a) = &e.target else {
+                        continue;
+                    };
+                    let Some(target) = extend_target(&oc.target, a) else {
+                        continue;
+                    };
+                    out.push(FlatEvent {
+                        target,
+                        depth: e.depth + 1,
+                        site: oc.range,
+                        ..e
+                    });
+                }
             }
         }
         stack.pop();
@@ -1693,6 +1728,25 @@ impl ProjectModel {
             }
         }
         None
+    }
+
+    /// Does a method of class `c` or of one of its project bases put attributes of `self`
+    /// chosen by name in eval mode (`getattr(self, "net" + name).eval()`)? Then any module
+    /// attribute of an instance may be in eval mode, whatever the attribute is called.
+    pub fn evals_attributes_by_name(&self, c: ClassId) -> bool {
+        self.evals_attrs_by_name_at(c, 0)
+    }
+
+    fn evals_attrs_by_name_at(&self, c: ClassId, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        let cs = self.class_summary(c);
+        cs.evals_attrs_by_name
+            || cs.bases.iter().any(|b| {
+                matches!(self.entity_of_ref(c.file, b, None, depth + 1),
+                    Some(Entity::Class(bc)) if self.evals_attrs_by_name_at(bc, depth + 1))
+            })
     }
 
     /// Does `super().__init__()` with no arguments work in class `c`: does the initialiser of
@@ -2858,7 +2912,7 @@ impl ProjectModel {
         if !f.star_imports.is_empty() {
             self.star_torch_names_of(id, f).hash(&mut h);
         }
-        for g in &f.functions {
+        for (gi, g) in f.functions.iter().enumerate() {
             for c in &g.calls {
                 if let Ref::Local(n) = &c.callee {
                     n.hash(&mut h);
@@ -2866,10 +2920,18 @@ impl ProjectModel {
                 }
             }
             // `obj.method()` runs the one module class method of that name (in any file).
-            for (_, name, _) in &g.object_method_calls {
-                name.hash(&mut h);
-                let m = self.unique_module_method(name);
-                entity_facts(&m.map(Entity::Function), &mut h);
+            for oc in g.object_method_calls.iter() {
+                oc.name.hash(&mut h);
+                for m in self.object_methods(
+                    FuncId {
+                        file: id,
+                        index: gi as u32,
+                    },
+                    &oc.recv,
+                    &oc.name,
+                ) {
+                    entity_facts(&Some(Entity::Function(m)), &mut h);
+                }
             }
         }
         for (gi, _) in f.functions.iter().enumerate() {
@@ -2932,6 +2994,7 @@ impl ProjectModel {
         self.is_loss_class(c).hash(h);
         self.is_parameter_free_class(c).hash(h);
         self.class_freezes_itself(c).hash(h);
+        self.evals_attributes_by_name(c).hash(h);
         self.mode_layer(c)
             .map(|(k, at)| (k, self.files[at.file as usize].path.clone(), at.index))
             .hash(h);

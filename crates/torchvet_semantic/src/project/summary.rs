@@ -372,6 +372,20 @@ pub struct InstanceCall {
     pub no_grad: bool,
 }
 
+/// `obj.method(...)` of a method that is not `nn.Module` API (see
+/// [`FunctionSummary::object_method_calls`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ObjectMethodCall {
+    /// The object, as the function's events name it.
+    pub target: Target,
+    /// The object's value (what the model resolves to its class).
+    pub recv: Val,
+    /// The method's name.
+    pub name: Box<str>,
+    /// The call.
+    pub range: TextRange,
+}
+
 /// How a function uses one parameter: evidence for its kind when no call site tells.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Usage(pub u16);
@@ -484,8 +498,9 @@ pub struct FunctionSummary {
     pub global_module_uses: ThinVec<Box<str>>,
     /// Calls of a method that is not `nn.Module` API on an object (`discriminator.train_custom()`,
     /// `self.model.restore_mode()`): the object and the method's name. The model resolves the
-    /// name to a project module class's method, so the modes that method sets are seen.
-    pub object_method_calls: ThinVec<(Target, Box<str>, TextRange)>,
+    /// method on the object's class ([`crate::project::ProjectModel::object_methods`]), so the
+    /// modes that method sets are seen.
+    pub object_method_calls: ThinVec<ObjectMethodCall>,
     /// How it uses each parameter.
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
@@ -552,6 +567,11 @@ pub struct ClassSummary {
     /// `nll_loss`, `self.dice_loss`, `kl_div`). See
     /// [`super::ProjectModel::is_loss_class`].
     pub computes_loss: bool,
+    /// A method puts attributes of `self` chosen by name in eval mode
+    /// (`getattr(self, "net" + name).eval()` over a list of names: the `BaseModel.eval()` of
+    /// GAN code bases), so any module attribute may be switched. See
+    /// [`super::ProjectModel::evals_attributes_by_name`].
+    pub evals_attrs_by_name: bool,
     /// The attributes its methods call on `self` (`self.encoder(x)`, `self.helper(y)`),
     /// sorted, once each: its own or inherited methods, or objects stored on the instance.
     pub self_calls: Vec<Box<str>>,
@@ -1089,7 +1109,7 @@ pub fn summarise_with(
     b.out.mutated.extend(b.body_mutated.iter().cloned());
     let module_vals = b.assignments(&module.body, &[], None);
     b.fill_body(0, &module.body, &[], None, &module_vals, false);
-    b.module_events(&module.body);
+    b.module_events(&module.body, &module_vals);
     // Wave-3 facts of the module body, before the functions (they follow its names).
     b.module_facts(&module.body, &module_vals);
     b.out.functions[0].grad_flow = grad_flow::grad_flow(
@@ -1356,6 +1376,7 @@ impl Builder<'_> {
                     .any(|w| memchr::memmem::find(t.as_bytes(), w.as_bytes()).is_some())
             },
             computes_loss: false,
+            evals_attrs_by_name: false,
             self_calls: Vec::new(),
         });
         let (computes_loss, self_calls) = class_calls(&c.body);
@@ -1535,7 +1556,7 @@ impl Builder<'_> {
         // Training events (the flow analysis of the body, without inlining), in functions
         // whose text names one.
         if (self.out.vocab.torch || self.out.vocab.training) && self.names_training_event(f) {
-            self.events(idx, anchor, f, class, &param_names);
+            self.events(idx, anchor, f, class, &param_names, &vals, &nested);
             if self.out.functions[idx as usize]
                 .events
                 .iter()
@@ -1543,6 +1564,12 @@ impl Builder<'_> {
             {
                 self.out.functions[idx as usize].returns_differentiated =
                     returns_differentiated(&f.body);
+            }
+            // `getattr(self, name).eval()`: a method switching attributes chosen by name.
+            if let Some(c) = class {
+                if self.text[f.range()].contains("getattr(self") && evals_self_getattr(&f.body) {
+                    self.out.classes[c as usize].evals_attrs_by_name = true;
+                }
             }
             // A module it returns in eval mode, from its own eval()/train() events.
             let g = &mut self.out.functions[idx as usize];
@@ -1612,6 +1639,7 @@ impl Builder<'_> {
         idx
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn events(
         &mut self,
         idx: u32,
@@ -1619,13 +1647,24 @@ impl Builder<'_> {
         f: &ast::StmtFunctionDef,
         class: Option<u32>,
         params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: &Nested,
     ) {
-        self.events_of(idx, anchor, &f.body, Some(f), class, params);
+        self.events_of(
+            idx,
+            anchor,
+            &f.body,
+            Some(f),
+            class,
+            params,
+            vals,
+            Some(nested),
+        );
     }
 
     /// Training events of the module body itself (function 0): a notebook's or script's
     /// top-level loop (`for x, y in loader: ... loss.backward(); optimizer.step()`).
-    fn module_events(&mut self, body: &[Stmt]) {
+    fn module_events(&mut self, body: &[Stmt], vals: &FxHashMap<String, Val>) {
         let Some(anchor) = body.first() else { return };
         if !(self.out.vocab.torch || self.out.vocab.training) {
             return;
@@ -1633,9 +1672,10 @@ impl Builder<'_> {
         if !EVENTS.any_in(self.text.as_bytes()) {
             return;
         }
-        self.events_of(0, anchor, body, None, None, &[]);
+        self.events_of(0, anchor, body, None, None, &[], vals, None);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn events_of(
         &mut self,
         idx: u32,
@@ -1644,6 +1684,8 @@ impl Builder<'_> {
         f: Option<&ast::StmtFunctionDef>,
         class: Option<u32>,
         params: &[&str],
+        vals: &FxHashMap<String, Val>,
+        nested: Option<&Nested>,
     ) {
         let local = match f {
             Some(f) => KindTable::infer(
@@ -1714,11 +1756,12 @@ impl Builder<'_> {
             let Some(key) = flow::object_key(&a.value) else {
                 return;
             };
-            calls.push((
-                target_of(&key, params, &local, self.module_kinds),
-                method.into(),
-                call.range(),
-            ));
+            calls.push(ObjectMethodCall {
+                target: target_of(&key, params, &local, self.module_kinds),
+                recv: self.val(&a.value, params, vals, nested),
+                name: method.into(),
+                range: call.range(),
+            });
         });
         self.out.functions[idx as usize].object_method_calls = calls.into();
     }
@@ -2097,6 +2140,25 @@ impl Builder<'_> {
                     shuffle_given: shuffle_arg.is_some(),
                     sampler: Box::new(sampler),
                 };
+            }
+            // `nn.DataParallel(net)` / `DistributedDataParallel(net, ...)`: the wrapper runs
+            // the wrapped module's `forward` and passes `train()`/`eval()` to it, so it is
+            // that module for what the model resolves (its class, layers and outputs).
+            if crate::classes::is_data_parallel_wrapper(&q) {
+                let inner = helpers::argument(call, "module", 0)
+                    .map(|m| self.val(m, params, vals, nested))
+                    .unwrap_or_default();
+                if matches!(
+                    inner,
+                    Val::Param(_)
+                        | Val::Call { .. }
+                        | Val::Invoke(_)
+                        | Val::SelfAttr(_)
+                        | Val::Join(_)
+                        | Val::Torch(_)
+                ) {
+                    return inner;
+                }
             }
             if q.starts_with("torch.nn.") && is_module_base(&q) {
                 if crate::classes::loss_call_reduces(&q, call) {
@@ -2685,6 +2747,40 @@ fn own_calls(body: &[Stmt], f: &mut dyn FnMut(&ExprCall)) {
         }
     }
     V(f).visit_body(body);
+}
+
+/// Does a body call `.eval()` on `getattr(self, ...)`, directly or through a name bound to it
+/// (`net = getattr(self, "net" + name)` then `net.eval()`)?
+fn evals_self_getattr(body: &[Stmt]) -> bool {
+    fn self_getattr(e: &Expr) -> bool {
+        matches!(e, Expr::Call(c)
+            if helpers::name_of(&c.func) == Some("getattr")
+                && c.arguments.args.first().and_then(helpers::name_of) == Some("self"))
+    }
+    let mut bound: Vec<&str> = Vec::new();
+    crate::helpers::for_each_own_stmt(body, &mut |st| {
+        if let Stmt::Assign(a) = st {
+            if self_getattr(&a.value) {
+                for t in &a.targets {
+                    if let Expr::Name(n) = t {
+                        bound.push(n.id.as_str());
+                    }
+                }
+            }
+        }
+    });
+    let mut found = false;
+    own_calls(body, &mut |call| {
+        if found || !call.arguments.is_empty() {
+            return;
+        }
+        let Some(("eval", recv)) = helpers::method_call(call) else {
+            return;
+        };
+        found =
+            self_getattr(recv) || matches!(recv, Expr::Name(n) if bound.contains(&n.id.as_str()));
+    });
+    found
 }
 
 /// How many parameters a call must pass: those without a default, positional or keyword-only.

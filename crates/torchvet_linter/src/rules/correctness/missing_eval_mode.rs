@@ -213,6 +213,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.kind_of(func) != Kind::Module {
         return;
     }
+    // `self.netG(x)` in a class whose (base) method switches the attributes it lists by name
+    // (`getattr(self, "net" + name).eval()`): this attribute may well be in eval mode.
+    if matches!(func, Expr::Attribute(_))
+        && checker
+            .method_class_id()
+            .zip(checker.project())
+            .is_some_and(|(c, p)| p.model.evals_attributes_by_name(c))
+    {
+        return;
+    }
     if smoke_test_call(checker, call)
         || one_batch_self_test(checker)
         || caller_differentiates_result(checker)

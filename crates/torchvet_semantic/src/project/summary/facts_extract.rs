@@ -1673,16 +1673,10 @@ impl StateDictLoadVisitor<'_, '_> {
                     continue;
                 }
             }
-            return self.scopes.resolve(&call.func).is_some_and(|q| {
-                matches!(
-                    q.as_str(),
-                    "torch.nn.DataParallel"
-                        | "torch.nn.parallel.DataParallel"
-                        | "torch.nn.parallel.data_parallel.DataParallel"
-                        | "torch.nn.parallel.DistributedDataParallel"
-                        | "torch.nn.parallel.distributed.DistributedDataParallel"
-                )
-            });
+            return self
+                .scopes
+                .resolve(&call.func)
+                .is_some_and(|q| crate::classes::is_data_parallel_wrapper(&q));
         }
     }
 
