@@ -123,6 +123,7 @@ projects! {
         sr_test_loader_progress_bar,
         registry_model_zoo,
         dataparallel_wrapped_models,
+        oneshot_inference_scripts,
     ],
     clean: [
         clean_conditional_eval_helper,

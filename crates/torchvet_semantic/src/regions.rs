@@ -784,6 +784,49 @@ impl<'a> Visitor<'a> for PairFinder<'_> {
     }
 }
 
+/// The statement `key.load_state_dict(...)` that loads saved weights into the object `key`
+/// before offset `at` in `body` (the suite and the blocks nested in it, not nested
+/// definitions), the last one when there are several: the one-shot inference of a script
+/// (`net.load_state_dict(torch.load(path)); out = net(x)`). A copy of another object's
+/// in-memory weights (`target.load_state_dict(policy.state_dict())`) is not a load.
+pub fn weights_loaded_before<'a>(
+    body: &'a [Stmt],
+    key: &str,
+    at: ruff_text_size::TextSize,
+) -> Option<&'a ast::StmtExpr> {
+    let mut found = None;
+    for stmt in body {
+        if stmt.start() >= at {
+            break;
+        }
+        let inner: Option<&'a ast::StmtExpr> = match stmt {
+            Stmt::Expr(e) => {
+                let loads = matches!(&*e.value, Expr::Call(c)
+                    if matches!(&*c.func, Expr::Attribute(a)
+                        if a.attr.as_str() == "load_state_dict"
+                            && crate::flow::object_key(&a.value).as_deref() == Some(key))
+                        && !c.arguments.args.first().is_some_and(|arg| matches!(arg,
+                            Expr::Call(s) if matches!(&*s.func, Expr::Attribute(m)
+                                if m.attr.as_str() == "state_dict"))));
+                loads.then_some(e)
+            }
+            Stmt::If(s) => std::iter::once(&s.body[..])
+                .chain(s.elif_else_clauses.iter().map(|c| &c.body[..]))
+                .filter_map(|b| weights_loaded_before(b, key, at))
+                .next_back(),
+            Stmt::With(s) => weights_loaded_before(&s.body, key, at),
+            Stmt::Try(s) => weights_loaded_before(&s.body, key, at),
+            Stmt::For(s) => weights_loaded_before(&s.body, key, at),
+            Stmt::While(s) => weights_loaded_before(&s.body, key, at),
+            _ => None,
+        };
+        if inner.is_some() {
+            found = inner;
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

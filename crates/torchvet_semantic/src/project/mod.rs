@@ -2553,40 +2553,77 @@ impl ProjectModel {
     /// cannot resolve (through a callback, from outside the project) are not seen.
     pub fn param_literals(&self, f: FuncId, i: usize) -> Option<Vec<Lit>> {
         let list = self.sites.get(&f)?;
+        let mut out: Vec<Lit> = Vec::new();
+        for &(caller, ci, shift) in list {
+            let value = self.literal_passed(f, i, caller, ci, shift)?;
+            if !out.contains(value) {
+                out.push(value.clone());
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The literal that call `ci` of `caller` passes as parameter `i` of `f` (by position,
+    /// after `shift` parameters, or by keyword), or the parameter's literal default when the
+    /// call leaves it out. `None` when it is not a literal, the call spreads `*args` /
+    /// `**kwargs`, or the parameter is variadic.
+    fn literal_passed(
+        &self,
+        f: FuncId,
+        i: usize,
+        caller: FuncId,
+        ci: usize,
+        shift: usize,
+    ) -> Option<&Lit> {
         let callee = self.func(f);
         let name = callee.params.get(i)?;
         let default = callee.param_defaults.get(i)?;
         if *default == ParamDefault::Variadic {
             return None;
         }
-        let positional = usize::from(callee.positional_params);
-        let mut out: Vec<Lit> = Vec::new();
+        let call = &self.func(caller).calls[ci];
+        if call.spreads || i < shift {
+            return None;
+        }
+        let by_position = (i < usize::from(callee.positional_params))
+            .then(|| call.arg_lits.get(i - shift))
+            .flatten();
+        let by_keyword = call
+            .kwarg_lits
+            .iter()
+            .find(|(kw, _)| kw == name)
+            .map(|(_, v)| v);
+        let value = match (by_position, by_keyword, default) {
+            (Some(v), _, _) | (None, Some(v), _) => v,
+            (None, None, ParamDefault::Given(d)) => d,
+            _ => return None,
+        };
+        (*value != Lit::Unknown).then_some(value)
+    }
+
+    /// Does every call the project makes of `f` that may pass a true value for parameter `i`
+    /// (a literal that is not `False`/`0`/`None`, or anything not a literal) run with autograd
+    /// off (`with torch.no_grad():` or a no-grad decorated caller)? False when `f` has no call
+    /// sites in the project, and when no call passes a true value.
+    pub fn param_true_only_without_grad(&self, f: FuncId, i: usize) -> bool {
+        let Some(list) = self.sites.get(&f) else {
+            return false;
+        };
+        let falsy = |l: &Lit| matches!(l, Lit::Bool(false) | Lit::Int(0) | Lit::None);
+        let mut any_true = false;
         for &(caller, ci, shift) in list {
-            let call = &self.func(caller).calls[ci];
-            if call.spreads || i < shift {
-                return None;
+            if self
+                .literal_passed(f, i, caller, ci, shift)
+                .is_some_and(falsy)
+            {
+                continue;
             }
-            let by_position = (i < positional)
-                .then(|| call.arg_lits.get(i - shift))
-                .flatten();
-            let by_keyword = call
-                .kwarg_lits
-                .iter()
-                .find(|(kw, _)| kw == name)
-                .map(|(_, v)| v);
-            let value = match (by_position, by_keyword, default) {
-                (Some(v), _, _) | (None, Some(v), _) => v,
-                (None, None, ParamDefault::Given(d)) => d,
-                _ => return None,
-            };
-            if *value == Lit::Unknown {
-                return None;
-            }
-            if !out.contains(value) {
-                out.push(value.clone());
+            any_true = true;
+            if !(self.func(caller).calls[ci].no_grad || self.func(caller).no_grad) {
+                return false;
             }
         }
-        (!out.is_empty()).then_some(out)
+        any_true
     }
 
     /// Does parameter `i` of `f` hold a falsy literal on every call the project makes? Its

@@ -18,7 +18,9 @@ crate::declare_rule! {
     /// `BCEWithLogitsLoss` fuses both steps with the log-sum-exp trick and is exact. Under
     /// `torch.autocast`, `binary_cross_entropy` is refused outright ("unsafe to autocast",
     /// RuntimeError). Sigmoid outputs used for predictions, thresholds, metrics or a Dice
-    /// loss are fine and not reported.
+    /// loss are fine and not reported, and so is a loss computed with autograd off (a
+    /// validation loss under `torch.no_grad()` that is only printed: no gradient is taken, and
+    /// the training loss it mirrors is where the finding belongs).
     ///
     /// ## Example
     /// ```python
@@ -63,6 +65,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let Some(lc) = taint_helpers::loss_call(checker, call, q, Loss::Bce) else {
         return;
     };
+    // With autograd off no gradient is taken: a reported validation loss.
+    if checker.in_no_grad() {
+        return;
+    }
     let v = checker.taint_of(lc.input);
     let Some(f) = taint_helpers::probabilities(&v, &["sigmoid"]).cloned() else {
         return;

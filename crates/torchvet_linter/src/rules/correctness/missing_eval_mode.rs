@@ -16,8 +16,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for models with Dropout or BatchNorm layers that are run for evaluation or
     /// inference (under `torch.no_grad()` / `torch.inference_mode()`, or in a function named
-    /// like `validate`, `evaluate`, `test` or `predict`) without ever being switched to
-    /// evaluation mode with `model.eval()`.
+    /// like `validate`, `evaluate`, `test` or `predict`, or right after its trained weights
+    /// are loaded in a script that never trains: `net.load_state_dict(torch.load(path))`
+    /// then `net(x)`) without ever being switched to evaluation mode with `model.eval()`.
     ///
     /// ## Why is this bad?
     /// `torch.no_grad()` only turns off gradient tracking; it does not change how layers
@@ -123,6 +124,8 @@ struct Candidate {
     with_stmt: Option<TextRange>,
     /// The first statement of the enclosing evaluation function.
     first_stmt: Option<TextRange>,
+    /// The `model.load_state_dict(...)` statement of a one-shot inference.
+    after_load: Option<TextRange>,
     key: (u32, String),
 }
 
@@ -194,7 +197,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         frame_evaluation_caller(checker)
     };
     let named = own_name || serves.is_some();
-    if !in_no_grad && !named && !checker.in_loop_or_comprehension() {
+    // One-shot inference: trained weights loaded into the model earlier in this scope, in a
+    // file that never trains (`net.load_state_dict(torch.load(path)); out = net(x)`).
+    let loaded = if in_no_grad || named || checker.in_loop_or_comprehension() {
+        None
+    } else {
+        weights_loaded_here(checker, func, call)
+    };
+    if !in_no_grad && !named && loaded.is_none() && !checker.in_loop_or_comprehension() {
         return;
     }
     if fname.is_some_and(is_framework_hook) || in_model_class(checker) || in_test_code(checker) {
@@ -231,7 +241,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     // Evaluation: under no_grad, in an evaluation-named function, or in an evaluation loop
     // (wherever it is written, e.g. the validation loop nested in the epoch loop).
-    let region = if in_no_grad || named {
+    let region = if in_no_grad || named || loaded.is_some() {
         None
     } else {
         match checker.eval_region() {
@@ -311,6 +321,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     };
     let context = if region.is_some() {
         "in this evaluation loop".to_string()
+    } else if loaded.is_some() {
+        "after its trained weights are loaded, in a file that never trains,".to_string()
     } else if in_no_grad {
         if checker.regions().inference_mode > 0 {
             "under `torch.inference_mode()`".to_string()
@@ -360,9 +372,26 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             context,
             with_stmt,
             first_stmt,
+            after_load: loaded,
             key,
         })
     });
+}
+
+/// The `model.load_state_dict(...)` statement before `call` in the enclosing function (or
+/// the module body) when the file never trains: no `backward()` anywhere in it.
+fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Option<TextRange> {
+    if !checker.facts.method_calls_of("backward").is_empty()
+        || checker.facts.method_calls_of("load_state_dict").is_empty()
+    {
+        return None;
+    }
+    let key = torchvet_semantic::flow::object_key(func)?;
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    torchvet_semantic::regions::weights_loaded_before(body, &key, call.start()).map(|s| s.range())
 }
 
 /// The model's class from the project model, when the file alone does not show where it is
@@ -570,6 +599,19 @@ fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
         return Some(RawFix::unsafe_edit(
             format!("Call `{model}.eval()` before the block"),
             edits,
+        ));
+    }
+    if let Some(load) = c.after_load {
+        // Right after the weights are loaded.
+        let (_, indent) = line_start(checker, load.start())?;
+        let (at, newline_first) = next_line_start(checker, load.end());
+        let lead = if newline_first { nl } else { "" };
+        return Some(RawFix::unsafe_edit(
+            format!("Call `{model}.eval()` after loading the weights"),
+            vec![RawEdit::insert(
+                at,
+                format!("{lead}{indent}{model}.eval(){nl}"),
+            )],
         ));
     }
     if trains {

@@ -119,7 +119,7 @@ fn message(q: &str, removed: bool, replacement: &str) -> String {
     if removed {
         format!("`{q}` was deprecated in torch 1.9 and has been removed: calling it fails on torch 2.0 and later; use `{replacement}`")
     } else {
-        format!("`{q}` is deprecated (it still works) and slated for removal in a future torch release: use `{replacement}`")
+        format!("`{q}` is deprecated (it still works) and may be removed in a future torch release: use `{replacement}`")
     }
 }
 

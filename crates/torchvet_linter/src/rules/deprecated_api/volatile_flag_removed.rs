@@ -76,7 +76,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     }
     // Under `torch.no_grad()` here, or in a function every caller runs without grad, the
     // graph is not recorded: the argument is dead, not a leak.
-    let off = checker.in_no_grad()
+    let by_callers = !checker.in_no_grad()
+        && !checker
+            .function()
+            .is_some_and(|f| checker.called_only_without_grad(f.range.start()))
+        && true_only_without_grad(checker, &kw.value);
+    let off = by_callers
+        || checker.in_no_grad()
         || checker
             .function()
             .is_some_and(|f| checker.called_only_without_grad(f.range.start()));
@@ -90,7 +96,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !off && frozen.is_none() && !reaches_graph_call(checker, call) {
         return;
     }
-    let message = if off {
+    let message = if by_callers {
+        format!("`volatile=` has had no effect since torch 0.4, and every call that sets `{}` runs under `torch.no_grad()` already: the argument is dead; remove it", checker.text(kw.value.range()))
+    } else if off {
         "`volatile=` has had no effect since torch 0.4, and autograd is already off here (`torch.no_grad()`): the argument is dead; remove it".to_string()
     } else if let Some(model) = &frozen {
         format!("`volatile=` has had no effect since torch 0.4; no graph is recorded here anyway, because `{model}` is frozen (its parameters do not require grad) and this input does not require grad either: the argument is dead; remove it (and use `torch.no_grad()` for inference that runs a trainable model)")
@@ -148,6 +156,16 @@ fn never_true(checker: &Checker, value: &Expr) -> bool {
     checker.project_or_file().is_some_and(|p| {
         crate::rules::facts::unrebound_param(checker, p, value)
             .is_some_and(|(func, i, _)| p.model.param_always_falsy(func, i))
+    })
+}
+
+/// Is the `volatile=` value a parameter of the enclosing function that only calls running
+/// with autograd off pass a true value for (`slice_batch(..., inference=True)` only inside
+/// `with torch.no_grad():`)?
+fn true_only_without_grad(checker: &Checker, value: &Expr) -> bool {
+    checker.project_or_file().is_some_and(|p| {
+        crate::rules::facts::unrebound_param(checker, p, value)
+            .is_some_and(|(func, i, _)| p.model.param_true_only_without_grad(func, i))
     })
 }
 
