@@ -20,7 +20,7 @@ pub enum ScopeKind {
 }
 
 /// One scope's bindings.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Scope {
     /// Module, class or function.
     pub kind: ScopeKind,
@@ -344,6 +344,43 @@ fn join_chain(root: &str, rest: &[&str]) -> String {
     s
 }
 
+/// The scopes phase 1 collected for one syntax tree (the module's own bindings, without
+/// names of star imports, and each summarised function's and class's by where its definition
+/// starts), handed to phase 2 with the kept tree so the checker does not collect them again.
+/// A scope depends on its body and on the scopes around it; the checker takes them only when
+/// its module scope is the same as this one (the star-imported names it binds included), so
+/// every enclosing scope is the same too.
+#[derive(Debug, Default)]
+pub struct KeptScopes {
+    module: Option<Scope>,
+    defs: FxHashMap<u32, Scope>,
+}
+
+impl KeptScopes {
+    /// The module's scope.
+    pub fn module(&self) -> Option<&Scope> {
+        self.module.as_ref()
+    }
+
+    /// Take the module's scope.
+    pub fn take_module(&mut self) -> Option<Scope> {
+        self.module.take()
+    }
+
+    /// Take the scope of the function or class whose definition starts at `start`.
+    pub fn take(&mut self, start: u32) -> Option<Scope> {
+        self.defs.remove(&start)
+    }
+
+    pub(crate) fn set_module(&mut self, scope: Scope) {
+        self.module = Some(scope);
+    }
+
+    pub(crate) fn keep(&mut self, start: u32, scope: Scope) {
+        self.defs.insert(start, scope);
+    }
+}
+
 /// The stack of scopes visible at a point of the traversal.
 #[derive(Debug, Default)]
 pub struct Scopes {
@@ -384,6 +421,12 @@ impl Scopes {
     pub fn pop(&mut self) {
         self.stack.pop();
         self.imported.pop();
+    }
+
+    /// Leave the innermost scope, giving it back.
+    pub fn pop_scope(&mut self) -> Option<Scope> {
+        self.imported.pop();
+        self.stack.pop()
     }
 
     /// May a scope of the stack import `name`? (`false`: certainly none does.)

@@ -7,7 +7,7 @@
 //! (per parameter), the calls it makes with what it passes, and how it uses its parameters.
 //! References to other names stay unresolved ([`Ref`]) until the [`super::ProjectModel`] links
 //! the summaries of all files.
-use crate::bindings::{Scope, ScopeKind, Scopes};
+use crate::bindings::{KeptScopes, Scope, ScopeKind, Scopes};
 use crate::classes::{is_dataset_base, is_module_base, ModuleClasses};
 use crate::dataflow::{self, Prop};
 use crate::flow::{self, EventKind, FlowInput, Guard, Role};
@@ -968,6 +968,27 @@ pub fn summarise_source_with(
     module: &ast::ModModule,
     star_names: &[(Box<str>, Box<str>)],
 ) -> FileSummary {
+    summarise_source_scopes(path, source, module, star_names, false).0
+}
+
+/// [`summarise_source`], also giving the scopes it collected, for the checker of the same
+/// tree (see [`KeptScopes`]).
+pub fn summarise_source_keeping_scopes(
+    path: &Path,
+    source: &torchvet_python::SourceFile,
+    module: &ast::ModModule,
+) -> (FileSummary, KeptScopes) {
+    let (s, kept) = summarise_source_scopes(path, source, module, &[], true);
+    (s, kept.unwrap_or_default())
+}
+
+fn summarise_source_scopes(
+    path: &Path,
+    source: &torchvet_python::SourceFile,
+    module: &ast::ModModule,
+    star_names: &[(Box<str>, Box<str>)],
+    keep_scopes: bool,
+) -> (FileSummary, Option<KeptScopes>) {
     let notebook = match &source.kind {
         torchvet_python::SourceKind::Notebook(nb) => Some(nb),
         torchvet_python::SourceKind::Python => None,
@@ -978,13 +999,14 @@ pub fn summarise_source_with(
     let lines = memchr::memchr(b'\r', text)
         .is_none()
         .then(|| source.line_index.starts());
-    let mut s = summarise_lines(
+    let (mut s, kept) = summarise_lines(
         path,
         &source.text,
         module,
         notebook.is_some(),
         star_names,
         lines,
+        keep_scopes,
     );
     if let Some(nb) = notebook {
         s.cells = nb
@@ -994,7 +1016,7 @@ pub fn summarise_source_with(
             .map(|&(c, l)| (c as u32, l as u32))
             .collect();
     }
-    s
+    (s, kept)
 }
 
 /// Summarise one parsed file.
@@ -1010,10 +1032,11 @@ pub fn summarise_with(
     notebook: bool,
     star_names: &[(Box<str>, Box<str>)],
 ) -> FileSummary {
-    summarise_lines(path, text, module, notebook, star_names, None)
+    summarise_lines(path, text, module, notebook, star_names, None, false).0
 }
 
-/// [`summarise_with`], given where the text's lines start when the caller knows.
+/// [`summarise_with`], given where the text's lines start when the caller knows; with
+/// `keep_scopes`, also the scopes it collected.
 fn summarise_lines(
     path: &Path,
     text: &str,
@@ -1021,7 +1044,8 @@ fn summarise_lines(
     notebook: bool,
     star_names: &[(Box<str>, Box<str>)],
     lines: Option<&[u32]>,
-) -> FileSummary {
+    keep_scopes: bool,
+) -> (FileSummary, Option<KeptScopes>) {
     let mut scopes = Scopes::default();
     let mut module_scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
     for (name, q) in star_names {
@@ -1096,6 +1120,7 @@ fn summarise_lines(
         module_defs: module_level_defs(&module.body),
         body_mutated: Vec::new(),
         class_calls,
+        kept: keep_scopes.then(KeptScopes::default),
         grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
             || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
     };
@@ -1152,6 +1177,10 @@ fn summarise_lines(
         .collect();
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
+    let mut kept = b.kept.take();
+    if let (Some(k), Some(m)) = (&mut kept, b.scopes.pop_scope()) {
+        k.set_module(m);
+    }
     let mut out = b.out;
     out.compared_refs = compared;
     out.no_grad_calls.sort_unstable();
@@ -1177,7 +1206,7 @@ fn summarise_lines(
     out.mutated.dedup();
     out.mutated.hash(&mut h);
     out.fingerprint = h.finish();
-    out
+    (out, kept)
 }
 
 /// What a class body calls, by where the class starts: does it compute a loss (a call whose
@@ -1327,6 +1356,8 @@ struct Builder<'s> {
     module_defs: FxHashMap<String, bool>,
     /// What each class body calls, by where the class starts (see [`file_walk`]).
     class_calls: ClassCalls,
+    /// The scopes collected, when the caller keeps them for the checker.
+    kept: Option<KeptScopes>,
     /// The containers the suite being summarised changes in place (see
     /// [`FileSummary::mutated`]): a dict literal bound to one of them is not a registry.
     body_mutated: Vec<Box<str>>,
@@ -1434,7 +1465,7 @@ impl Builder<'_> {
         let scope = Scope::collect(ScopeKind::Class, &c.body, None, &self.scopes);
         self.scopes.push(scope);
         self.defs(&c.body, parent, Some(idx), &[]);
-        self.scopes.pop();
+        self.pop_scope(c.start());
         // Train/eval-sensitive layers and sub-modules built in the methods (recorded while
         // each method's body was walked).
         let methods: Vec<u32> = self.out.classes[idx as usize]
@@ -1678,8 +1709,20 @@ impl Builder<'_> {
             self.out.classes[c as usize].attrs.extend(attrs);
         }
         self.body_mutated = outer_mutated;
-        self.scopes.pop();
+        self.pop_scope(f.start());
         idx
+    }
+
+    /// Leave the scope of the definition starting at `start`, keeping it when asked.
+    fn pop_scope(&mut self, start: TextSize) {
+        match &mut self.kept {
+            Some(k) => {
+                if let Some(s) = self.scopes.pop_scope() {
+                    k.keep(start.to_u32(), s);
+                }
+            }
+            None => self.scopes.pop(),
+        }
     }
 
     fn events(
