@@ -1028,7 +1028,10 @@ fn key_of(expr: &Expr) -> Option<String> {
     match expr {
         Expr::Name(n) => Some(n.id.to_string()),
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
-            Some(format!("self.{}", a.attr))
+            let mut s = String::with_capacity(5 + a.attr.len());
+            s.push_str("self.");
+            s.push_str(a.attr.as_str());
+            Some(s)
         }
         _ => None,
     }
