@@ -759,7 +759,7 @@ fn walk_names<'e>(expr: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
 /// A canonical key for an object expression: `a`, `a.b`, `a[0]`, `a["g"]`; `None` otherwise.
 pub fn object_key(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Name(n) => Some(n.id.as_str().to_owned()),
         // A plain dotted chain in one allocation.
         Expr::Attribute(_) if root_is_name(expr) => helpers::dotted(expr),
         Expr::Attribute(a) => object_key(&a.value).map(|mut s| {
