@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use torchvet_python::SourceFile;
 use torchvet_semantic::kinds::{Kind, KindContext, KindTable};
 use torchvet_semantic::project::ProjectFile;
-use torchvet_semantic::{helpers, ModuleClasses, Scope, ScopeKind, Scopes};
+use torchvet_semantic::{helpers, KeptScopes, ModuleClasses, Scope, ScopeKind, Scopes};
 
 /// A finding before it is placed on rows and columns.
 #[derive(Debug, Clone)]
@@ -249,6 +249,9 @@ pub struct Checker<'a> {
     single_file_model: std::cell::OnceCell<Option<ProjectFile>>,
     /// The file's `torch.save` calls (see [`Checker::file_saves`]).
     saves: std::cell::OnceCell<std::rc::Rc<Vec<torchvet_semantic::saves::SaveSite>>>,
+    /// The scopes of functions and classes phase 1 collected for this tree, taken as each
+    /// definition is entered.
+    kept: KeptScopes,
 }
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
@@ -278,17 +281,36 @@ impl<'a> Checker<'a> {
         dispatch: &'a Dispatch,
         module: &'a ast::ModModule,
         project: Option<ProjectFile>,
+        kept: Option<KeptScopes>,
     ) -> Self {
         let mut scopes = Scopes::default();
-        let mut scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        if let Some(p) = project
+        let star = project
             .as_ref()
-            .filter(|p| !p.summary().star_imports.is_empty())
-        {
-            for (name, q) in p.star_imported_torch_names() {
-                scope.import_if_unbound(&name, &q);
+            .filter(|p| !p.summary().star_imports.is_empty());
+        let (scope, kept) = match (star, kept) {
+            // Without star-imported names to bind, the module scope is the file's own
+            // bindings: the one phase 1 collected.
+            (None, Some(mut k)) if k.module().is_some() => {
+                let scope = k.take_module().unwrap_or_else(|| {
+                    Scope::collect(ScopeKind::Module, &module.body, None, &scopes)
+                });
+                (scope, k)
             }
-        }
+            (star, kept) => {
+                let mut scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+                if let Some(p) = star {
+                    for (name, q) in p.star_imported_torch_names() {
+                        scope.import_if_unbound(&name, &q);
+                    }
+                }
+                // Phase 1's scopes of this tree hold when its module scope is this one (then
+                // every scope around a definition is the same too).
+                let kept = kept
+                    .filter(|k| k.module() == Some(&scope))
+                    .unwrap_or_default();
+                (scope, kept)
+            }
+        };
         scopes.push(scope);
         let classes = ModuleClasses::compute_in(&module.body, &scopes, project);
         Self {
@@ -323,6 +345,7 @@ impl<'a> Checker<'a> {
             flow_relevant: std::cell::OnceCell::new(),
             single_file_model: std::cell::OnceCell::new(),
             saves: std::cell::OnceCell::new(),
+            kept,
         }
     }
 
@@ -1209,12 +1232,15 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     Some(ScopeKind::Class) => self.class_stack.last().copied(),
                     _ => None,
                 };
-                let scope = Scope::collect(
-                    ScopeKind::Function,
-                    &func.body,
-                    Some(&func.parameters),
-                    &self.scopes,
-                );
+                let scope = match self.kept.take(func.range.start().to_u32()) {
+                    Some(s) => s,
+                    None => Scope::collect(
+                        ScopeKind::Function,
+                        &func.body,
+                        Some(&func.parameters),
+                        &self.scopes,
+                    ),
+                };
                 let frame = Frame {
                     function: Some(func),
                     method_of,
@@ -1238,7 +1264,10 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     is_module: self.classes.is_module(name),
                     is_dataset: self.classes.is_dataset(name),
                 };
-                let scope = Scope::collect(ScopeKind::Class, &class.body, None, &self.scopes);
+                let scope = match self.kept.take(class.range.start().to_u32()) {
+                    Some(s) => s,
+                    None => Scope::collect(ScopeKind::Class, &class.body, None, &self.scopes),
+                };
                 self.class_stack.push(info);
                 self.scopes.push(scope);
                 self.visit_body(&class.body);

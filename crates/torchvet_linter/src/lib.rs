@@ -140,6 +140,19 @@ impl Linter {
         filename: &str,
         ctx: &FileContext,
     ) -> Vec<Diagnostic> {
+        self.lint_file_with_scopes(source, parsed, None, filename, ctx)
+    }
+
+    /// [`Linter::lint_file`] with the scopes phase 1 collected for `parsed` (see
+    /// [`torchvet_semantic::KeptScopes`]), so the checker does not collect them again.
+    pub fn lint_file_with_scopes(
+        &self,
+        source: &SourceFile,
+        parsed: Option<&Parsed<ModModule>>,
+        scopes: Option<torchvet_semantic::KeptScopes>,
+        filename: &str,
+        ctx: &FileContext,
+    ) -> Vec<Diagnostic> {
         let target_differs = ctx.target.is_some_and(|t| t != self.settings.target_torch);
         let min_differs = ctx.min_torch.is_some() && ctx.min_torch != self.settings.min_torch;
         let tv_differs = ctx
@@ -174,12 +187,20 @@ impl Linter {
                     .unwrap_or(self.settings.launches_with_env_rank),
                 ..self.settings.clone()
             };
-            self.lint_with(&settings, source, parsed, filename, ctx.project.as_ref())
+            self.lint_with(
+                &settings,
+                source,
+                parsed,
+                scopes,
+                filename,
+                ctx.project.as_ref(),
+            )
         } else {
             self.lint_with(
                 &self.settings,
                 source,
                 parsed,
+                scopes,
                 filename,
                 ctx.project.as_ref(),
             )
@@ -191,9 +212,12 @@ impl Linter {
         settings: &LintSettings,
         source: &SourceFile,
         parsed: Option<&Parsed<ModModule>>,
+        scopes: Option<torchvet_semantic::KeptScopes>,
         filename: &str,
         project: Option<&ProjectFile>,
     ) -> Vec<Diagnostic> {
+        // The kept scopes belong to the caller's tree only.
+        let mut scopes = scopes.filter(|_| parsed.is_some());
         let owned;
         let mut parsed: &Parsed<ModModule> = match parsed {
             Some(p) => p,
@@ -261,6 +285,7 @@ impl Linter {
                 return syntax;
             }
             parsed = &recovered;
+            scopes = None;
         }
         // Pre-3.7 code passing `async=` (torch < 0.4): parsed as Python 3.6 read it, so the
         // rest is analysed, and reported once as the syntax error it is today.
@@ -285,8 +310,15 @@ impl Linter {
             return syntax;
         }
         let module = parsed.syntax();
-        let raws =
-            Checker::new(source, settings, &self.dispatch, module, project.cloned()).run(module);
+        let raws = Checker::new(
+            source,
+            settings,
+            &self.dispatch,
+            module,
+            project.cloned(),
+            scopes,
+        )
+        .run(module);
         if raws.is_empty() {
             return syntax;
         }

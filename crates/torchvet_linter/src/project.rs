@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use torchvet_python::SourceFile;
 use torchvet_semantic::project::{
-    summarise_source, summarise_source_with, FileSummary, ProjectFile, ProjectModel,
+    summarise_source, summarise_source_keeping_scopes, summarise_source_with, FileSummary,
+    ProjectFile, ProjectModel,
 };
 
 /// The syntax trees of phase 1 are kept for phase 2 for the first this many bytes of source
@@ -36,6 +37,9 @@ pub struct LoadedFile {
     pub parsed: Option<Parsed<ModModule>>,
     /// Its view of the model.
     pub project: Option<ProjectFile>,
+    /// The scopes phase 1 collected for the kept tree, for the checker of phase 2 (taken
+    /// once: see [`torchvet_semantic::KeptScopes`]).
+    pub scopes: std::sync::Mutex<Option<torchvet_semantic::KeptScopes>>,
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -113,17 +117,30 @@ pub fn load_project(
             let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
                 let source = SourceFile::load(p).map_err(|e| e.to_string())?;
                 let parsed = source.parse();
-                let summary = project.then(|| summary_of(&source, &parsed));
-                Ok::<_, String>((source, keep.then_some(parsed), summary))
+                // A kept tree keeps the scopes its summary collected, for its checker.
+                let (summary, scopes) = match (project, keep) {
+                    (false, _) => (None, None),
+                    (true, false) => (Some(summary_of(&source, &parsed)), None),
+                    (true, true) => {
+                        let (s, k) = summarise_source_keeping_scopes(
+                            &model_path(&source),
+                            &source,
+                            parsed.syntax(),
+                        );
+                        (Some(s), Some(k))
+                    }
+                };
+                Ok::<_, String>((source, keep.then_some(parsed), summary, scopes))
             }));
             match r {
-                Ok(Ok((source, parsed, summary))) => (
+                Ok(Ok((source, parsed, summary, scopes))) => (
                     Loaded {
                         path: p.clone(),
                         state: Ok(LoadedFile {
                             source,
                             parsed,
                             project: None,
+                            scopes: std::sync::Mutex::new(scopes),
                         }),
                     },
                     summary,

@@ -25,6 +25,11 @@ impl LineIndex {
         Self { starts }
     }
 
+    /// Where each line starts (the first is 0).
+    pub fn starts(&self) -> &[u32] {
+        &self.starts
+    }
+
     /// Number of lines.
     pub fn line_count(&self) -> usize {
         self.starts.len()

@@ -20,7 +20,7 @@ pub enum ScopeKind {
 }
 
 /// One scope's bindings.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct Scope {
     /// Module, class or function.
     pub kind: ScopeKind,
@@ -47,14 +47,14 @@ impl Scope {
         };
         if let Some(params) = params {
             for p in params.iter() {
-                scope.locals.insert(p.name().to_string());
+                scope.bind_local(p.name().as_str());
             }
         }
         let mut aliases = Vec::new();
         scope.collect_suite(body, &mut aliases);
         // Simple aliases (`_BN = nn.BatchNorm2d`) resolve through imports already known.
         for (name, value) in aliases {
-            if scope.imports.contains_key(&name) {
+            if scope.imports.contains_key(name) {
                 continue;
             }
             let resolved = {
@@ -79,20 +79,27 @@ impl Scope {
             };
             match resolved {
                 Some(q) => {
-                    scope.imports.insert(name, q);
+                    scope.imports.insert(name.to_string(), q);
                 }
                 None => {
-                    scope.locals.insert(name);
+                    scope.bind_local(name);
                 }
             }
         }
         scope
     }
 
+    /// Bind `name` other than by import (allocating only for a name not bound yet).
+    fn bind_local(&mut self, name: &str) {
+        if !self.locals.contains(name) {
+            self.locals.insert(name.to_string());
+        }
+    }
+
     fn bind_target(&mut self, target: &Expr) {
         match target {
             Expr::Name(n) => {
-                self.locals.insert(n.id.to_string());
+                self.bind_local(n.id.as_str());
             }
             Expr::Tuple(t) => t.elts.iter().for_each(|e| self.bind_target(e)),
             Expr::List(l) => l.elts.iter().for_each(|e| self.bind_target(e)),
@@ -101,28 +108,28 @@ impl Scope {
         }
     }
 
-    fn collect_suite<'a>(&mut self, body: &'a [Stmt], aliases: &mut Vec<(String, &'a Expr)>) {
+    fn collect_suite<'a>(&mut self, body: &'a [Stmt], aliases: &mut Vec<(&'a str, &'a Expr)>) {
         for stmt in body {
             self.collect_stmt(stmt, aliases);
         }
     }
 
-    fn collect_stmt<'a>(&mut self, stmt: &'a Stmt, aliases: &mut Vec<(String, &'a Expr)>) {
+    fn collect_stmt<'a>(&mut self, stmt: &'a Stmt, aliases: &mut Vec<(&'a str, &'a Expr)>) {
         match stmt {
             Stmt::Import(imp) => {
                 for alias in &imp.names {
                     let full = alias.name.as_str();
                     match &alias.asname {
                         Some(asname) => {
-                            self.imports
-                                .entry(asname.to_string())
-                                .or_insert_with(|| full.to_string());
+                            if !self.imports.contains_key(asname.as_str()) {
+                                self.imports.insert(asname.to_string(), full.to_string());
+                            }
                         }
                         None => {
                             let root = full.split('.').next().unwrap_or(full);
-                            self.imports
-                                .entry(root.to_string())
-                                .or_insert_with(|| root.to_string());
+                            if !self.imports.contains_key(root) {
+                                self.imports.insert(root.to_string(), root.to_string());
+                            }
                         }
                     }
                 }
@@ -154,7 +161,7 @@ impl Scope {
                 if let ([Expr::Name(n)], Expr::Attribute(_) | Expr::Name(_)) =
                     (a.targets.as_slice(), &*a.value)
                 {
-                    aliases.push((n.id.to_string(), &a.value));
+                    aliases.push((n.id.as_str(), &a.value));
                 } else {
                     a.targets.iter().for_each(|t| self.bind_target(t));
                 }
@@ -201,7 +208,7 @@ impl Scope {
                 for h in &t.handlers {
                     let ExceptHandler::ExceptHandler(h) = h;
                     if let Some(name) = &h.name {
-                        self.locals.insert(name.to_string());
+                        self.bind_local(name.as_str());
                     }
                     self.collect_suite(&h.body, aliases);
                 }
@@ -214,10 +221,10 @@ impl Scope {
                 }
             }
             Stmt::FunctionDef(f) => {
-                self.locals.insert(f.name.to_string());
+                self.bind_local(f.name.as_str());
             }
             Stmt::ClassDef(c) => {
-                self.locals.insert(c.name.to_string());
+                self.bind_local(c.name.as_str());
             }
             Stmt::Global(g) => {
                 for n in &g.names {
@@ -337,6 +344,43 @@ fn join_chain(root: &str, rest: &[&str]) -> String {
     s
 }
 
+/// The scopes phase 1 collected for one syntax tree (the module's own bindings, without
+/// names of star imports, and each summarised function's and class's by where its definition
+/// starts), handed to phase 2 with the kept tree so the checker does not collect them again.
+/// A scope depends on its body and on the scopes around it; the checker takes them only when
+/// its module scope is the same as this one (the star-imported names it binds included), so
+/// every enclosing scope is the same too.
+#[derive(Debug, Default)]
+pub struct KeptScopes {
+    module: Option<Scope>,
+    defs: FxHashMap<u32, Scope>,
+}
+
+impl KeptScopes {
+    /// The module's scope.
+    pub fn module(&self) -> Option<&Scope> {
+        self.module.as_ref()
+    }
+
+    /// Take the module's scope.
+    pub fn take_module(&mut self) -> Option<Scope> {
+        self.module.take()
+    }
+
+    /// Take the scope of the function or class whose definition starts at `start`.
+    pub fn take(&mut self, start: u32) -> Option<Scope> {
+        self.defs.remove(&start)
+    }
+
+    pub(crate) fn set_module(&mut self, scope: Scope) {
+        self.module = Some(scope);
+    }
+
+    pub(crate) fn keep(&mut self, start: u32, scope: Scope) {
+        self.defs.insert(start, scope);
+    }
+}
+
 /// The stack of scopes visible at a point of the traversal.
 #[derive(Debug, Default)]
 pub struct Scopes {
@@ -377,6 +421,12 @@ impl Scopes {
     pub fn pop(&mut self) {
         self.stack.pop();
         self.imported.pop();
+    }
+
+    /// Leave the innermost scope, giving it back.
+    pub fn pop_scope(&mut self) -> Option<Scope> {
+        self.imported.pop();
+        self.stack.pop()
     }
 
     /// May a scope of the stack import `name`? (`false`: certainly none does.)

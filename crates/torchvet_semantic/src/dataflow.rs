@@ -1026,9 +1026,12 @@ pub struct FlowContext<'c> {
 /// The key of a tracked name: `x` or `self.x`.
 fn key_of(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Name(n) => Some(n.id.as_str().to_owned()),
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
-            Some(format!("self.{}", a.attr))
+            let mut s = String::with_capacity(5 + a.attr.len());
+            s.push_str("self.");
+            s.push_str(a.attr.as_str());
+            Some(s)
         }
         _ => None,
     }

@@ -759,7 +759,9 @@ fn walk_names<'e>(expr: &'e Expr, f: &mut impl FnMut(&'e Expr)) {
 /// A canonical key for an object expression: `a`, `a.b`, `a[0]`, `a["g"]`; `None` otherwise.
 pub fn object_key(expr: &Expr) -> Option<String> {
     match expr {
-        Expr::Name(n) => Some(n.id.to_string()),
+        Expr::Name(n) => Some(n.id.as_str().to_owned()),
+        // A plain dotted chain in one allocation.
+        Expr::Attribute(_) if root_is_name(expr) => helpers::dotted(expr),
         Expr::Attribute(a) => object_key(&a.value).map(|mut s| {
             s.push('.');
             s.push_str(a.attr.as_str());
@@ -774,6 +776,15 @@ pub fn object_key(expr: &Expr) -> Option<String> {
             Some(format!("{base}[{idx}]"))
         }
         _ => None,
+    }
+}
+
+/// Is `expr` a name or an attribute chain on one (`a.b.c`)?
+fn root_is_name(expr: &Expr) -> bool {
+    match expr {
+        Expr::Name(_) => true,
+        Expr::Attribute(a) => root_is_name(&a.value),
+        _ => false,
     }
 }
 

@@ -194,15 +194,28 @@ pub fn self_attribute(expr: &Expr) -> Option<&str> {
 
 /// Text of a dotted expression (`a.b.c`), unresolved.
 pub fn dotted(expr: &Expr) -> Option<String> {
-    match expr {
-        Expr::Name(n) => Some(n.id.to_string()),
-        Expr::Attribute(a) => dotted(&a.value).map(|mut s| {
-            s.push('.');
-            s.push_str(a.attr.as_str());
-            s
-        }),
-        _ => None,
+    // The length first, so the text is built in one allocation.
+    fn len(expr: &Expr) -> Option<usize> {
+        match expr {
+            Expr::Name(n) => Some(n.id.len()),
+            Expr::Attribute(a) => Some(len(&a.value)? + 1 + a.attr.len()),
+            _ => None,
+        }
     }
+    fn push(expr: &Expr, s: &mut String) {
+        match expr {
+            Expr::Name(n) => s.push_str(n.id.as_str()),
+            Expr::Attribute(a) => {
+                push(&a.value, s);
+                s.push('.');
+                s.push_str(a.attr.as_str());
+            }
+            _ => {}
+        }
+    }
+    let mut s = String::with_capacity(len(expr)?);
+    push(expr, &mut s);
+    Some(s)
 }
 
 /// Is `expr` the dotted expression written `text` (`dotted(expr).as_deref() == Some(text)`,

@@ -20,7 +20,7 @@ pub mod saves;
 pub mod tensor_methods;
 pub mod uses;
 
-pub use bindings::{Scope, ScopeKind, Scopes};
+pub use bindings::{KeptScopes, Scope, ScopeKind, Scopes};
 pub use classes::constructs_module;
 pub use classes::{
     attr_is_selection_table, attr_rebound_after, is_dataset_base, is_functional_loss,

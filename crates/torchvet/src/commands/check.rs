@@ -293,10 +293,20 @@ fn lint_loaded(
     };
     catch_file(name.clone(), || match mode {
         Mode::ParseOnly => Ok(FileResult::default()),
-        Mode::Lint => Ok(FileResult {
-            diagnostics: linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx),
-            ..FileResult::default()
-        }),
+        Mode::Lint => {
+            // Phase 1's scopes of the kept tree, taken once.
+            let scopes = file.scopes.lock().ok().and_then(|mut s| s.take());
+            Ok(FileResult {
+                diagnostics: linter.lint_file_with_scopes(
+                    &file.source,
+                    file.parsed.as_ref(),
+                    scopes,
+                    &name,
+                    &ctx,
+                ),
+                ..FileResult::default()
+            })
+        }
         Mode::Fix { unsafe_fixes, diff } => {
             fix_file(linter, &file.source, &name, (unsafe_fixes, diff), &ctx)
         }

@@ -45,9 +45,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    is_test_path, names_training_setup, summarise, summarise_source, summarise_source_with,
-    summarise_with, ClassSummary, FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault,
-    PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
+    is_test_path, names_training_setup, summarise, summarise_source,
+    summarise_source_keeping_scopes, summarise_source_with, summarise_with, ClassSummary,
+    FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault, PropFact, Ref, RoleTag, SumCall,
+    SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).

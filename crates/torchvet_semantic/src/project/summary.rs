@@ -7,7 +7,7 @@
 //! (per parameter), the calls it makes with what it passes, and how it uses its parameters.
 //! References to other names stay unresolved ([`Ref`]) until the [`super::ProjectModel`] links
 //! the summaries of all files.
-use crate::bindings::{Scope, ScopeKind, Scopes};
+use crate::bindings::{KeptScopes, Scope, ScopeKind, Scopes};
 use crate::classes::{is_dataset_base, is_module_base, ModuleClasses};
 use crate::dataflow::{self, Prop};
 use crate::flow::{self, EventKind, FlowInput, Guard, Role};
@@ -15,7 +15,7 @@ use crate::helpers;
 use crate::kinds::{Kind, KindContext, KindTable};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -988,11 +988,46 @@ pub fn summarise_source_with(
     module: &ast::ModModule,
     star_names: &[(Box<str>, Box<str>)],
 ) -> FileSummary {
+    summarise_source_scopes(path, source, module, star_names, false).0
+}
+
+/// [`summarise_source`], also giving the scopes it collected, for the checker of the same
+/// tree (see [`KeptScopes`]).
+pub fn summarise_source_keeping_scopes(
+    path: &Path,
+    source: &torchvet_python::SourceFile,
+    module: &ast::ModModule,
+) -> (FileSummary, KeptScopes) {
+    let (s, kept) = summarise_source_scopes(path, source, module, &[], true);
+    (s, kept.unwrap_or_default())
+}
+
+fn summarise_source_scopes(
+    path: &Path,
+    source: &torchvet_python::SourceFile,
+    module: &ast::ModModule,
+    star_names: &[(Box<str>, Box<str>)],
+    keep_scopes: bool,
+) -> (FileSummary, Option<KeptScopes>) {
     let notebook = match &source.kind {
         torchvet_python::SourceKind::Notebook(nb) => Some(nb),
         torchvet_python::SourceKind::Python => None,
     };
-    let mut s = summarise_with(path, &source.text, module, notebook.is_some(), star_names);
+    // The line starts the source has already found, when it ends lines as the summary does
+    // (at `\n` only: no `\r` in the text).
+    let text = source.text.as_bytes();
+    let lines = memchr::memchr(b'\r', text)
+        .is_none()
+        .then(|| source.line_index.starts());
+    let (mut s, kept) = summarise_lines(
+        path,
+        &source.text,
+        module,
+        notebook.is_some(),
+        star_names,
+        lines,
+        keep_scopes,
+    );
     if let Some(nb) = notebook {
         s.cells = nb
             .cell_map()
@@ -1001,7 +1036,7 @@ pub fn summarise_source_with(
             .map(|&(c, l)| (c as u32, l as u32))
             .collect();
     }
-    s
+    (s, kept)
 }
 
 /// Summarise one parsed file.
@@ -1017,6 +1052,20 @@ pub fn summarise_with(
     notebook: bool,
     star_names: &[(Box<str>, Box<str>)],
 ) -> FileSummary {
+    summarise_lines(path, text, module, notebook, star_names, None, false).0
+}
+
+/// [`summarise_with`], given where the text's lines start when the caller knows; with
+/// `keep_scopes`, also the scopes it collected.
+fn summarise_lines(
+    path: &Path,
+    text: &str,
+    module: &ast::ModModule,
+    notebook: bool,
+    star_names: &[(Box<str>, Box<str>)],
+    lines: Option<&[u32]>,
+    keep_scopes: bool,
+) -> (FileSummary, Option<KeptScopes>) {
     let mut scopes = Scopes::default();
     let mut module_scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
     for (name, q) in star_names {
@@ -1030,8 +1079,14 @@ pub fn summarise_with(
     let classes = ModuleClasses::compute(&module.body, &scopes);
     let module_kinds = KindTable::infer(&module.body, None, &scopes, &classes, None);
     let vocab = Vocab::of(text);
-    let mut line_starts = vec![0u32];
-    line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1));
+    let line_starts = match lines {
+        Some(l) => l.to_vec(),
+        None => {
+            let mut l = vec![0u32];
+            l.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i as u32 + 1));
+            l
+        }
+    };
     let mut out = FileSummary {
         path: path.to_path_buf(),
         line_starts,
@@ -1061,6 +1116,20 @@ pub fn summarise_with(
     let flow_summaries = vocab
         .probabilities
         .then(|| dataflow::Summaries::compute_returns(&module.body, &classes, text));
+    // A compared name resolves through a module-level import, to a name of the import's
+    // first module: none is recorded when every import is external. The same walk records
+    // what each class body calls; no walk when neither is asked (a class needs the word).
+    let compares = out.vocab.torch
+        && out
+            .imports
+            .iter()
+            .any(|(_, q)| !super::summary_is_external(q));
+    let (compared, class_calls) =
+        if compares || memchr::memmem::find(text.as_bytes(), b"class").is_some() {
+            file_walk(&scopes, &module.body, compares)
+        } else {
+            Default::default()
+        };
     let mut b = Builder {
         text,
         scopes,
@@ -1070,6 +1139,8 @@ pub fn summarise_with(
         out,
         module_defs: module_level_defs(&module.body),
         body_mutated: Vec::new(),
+        class_calls,
+        kept: keep_scopes.then(KeptScopes::default),
         grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
             || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
     };
@@ -1126,17 +1197,12 @@ pub fn summarise_with(
         .collect();
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
     b.defs(&module.body, Some(0), None, &[]);
-    let mut out = b.out;
-    // A compared name resolves through a module-level import, to a name of the import's
-    // first module: none is recorded when every import is external (no walk then).
-    if out.vocab.torch
-        && out
-            .imports
-            .iter()
-            .any(|(_, q)| !super::summary_is_external(q))
-    {
-        out.compared_refs = compared_refs(&b.scopes, &module.body);
+    let mut kept = b.kept.take();
+    if let (Some(k), Some(m)) = (&mut kept, b.scopes.pop_scope()) {
+        k.set_module(m);
     }
+    let mut out = b.out;
+    out.compared_refs = compared;
     out.no_grad_calls.sort_unstable();
     out.no_grad_calls.dedup();
     out.script = facts_extract::has_main_guard(&module.body);
@@ -1160,41 +1226,114 @@ pub fn summarise_with(
     out.mutated.dedup();
     out.mutated.hash(&mut h);
     out.fingerprint = h.finish();
-    out
+    (out, kept)
 }
 
-/// The qualified names (through the module's imports) of the names and attribute chains
-/// compared anywhere in a file (see [`FileSummary::compared_refs`]).
-fn compared_refs(scopes: &Scopes, body: &[Stmt]) -> Vec<Box<str>> {
-    struct C<'s> {
-        scopes: &'s Scopes,
-        out: Vec<Box<str>>,
+/// What a class body calls, by where the class starts: does it compute a loss (a call whose
+/// name says so: `*loss*`, `*cross_entropy*`, `kl_div`, `nll`, `dice`), and which attributes of
+/// `self` it calls (sorted, once each).
+type ClassCalls = FxHashMap<TextSize, (bool, Vec<Box<str>>)>;
+
+/// One walk of the whole file for two facts: the qualified names (through the module's
+/// imports) of the names and attribute chains compared anywhere in it (see
+/// [`FileSummary::compared_refs`]; only when `compares`), and what each class body calls
+/// ([`ClassCalls`]).
+fn file_walk(scopes: &Scopes, body: &[Stmt], compares: bool) -> (Vec<Box<str>>, ClassCalls) {
+    #[derive(Default)]
+    struct Calls<'x> {
+        computes_loss: bool,
+        self_calls: Vec<&'x str>,
     }
-    impl<'a> Visitor<'a> for C<'_> {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            if let Expr::Compare(c) = e {
-                for operand in std::iter::once(&*c.left).chain(c.comparators.iter()) {
-                    if !matches!(operand, Expr::Name(_) | Expr::Attribute(_)) {
-                        continue;
-                    }
-                    if let Some(q) = self.scopes.resolve(operand) {
-                        if q.contains('.') && !super::summary_is_external(&q) {
-                            self.out.push(q.into());
+    struct W<'s, 'x> {
+        scopes: &'s Scopes,
+        compares: bool,
+        refs: Vec<Box<str>>,
+        /// Every class met, with what its body calls.
+        classes: Vec<(TextSize, Calls<'x>)>,
+        /// The classes whose body is being walked (indices in `classes`).
+        open: Vec<usize>,
+    }
+    impl<'x> Visitor<'x> for W<'_, 'x> {
+        fn visit_stmt(&mut self, stmt: &'x Stmt) {
+            let Stmt::ClassDef(c) = stmt else {
+                visitor::walk_stmt(self, stmt);
+                return;
+            };
+            // As `walk_stmt` walks a class, but only its body counts as the class's own.
+            for decorator in &c.decorator_list {
+                self.visit_decorator(decorator);
+            }
+            if let Some(type_params) = &c.type_params {
+                self.visit_type_params(type_params);
+            }
+            if let Some(arguments) = &c.arguments {
+                self.visit_arguments(arguments);
+            }
+            self.open.push(self.classes.len());
+            self.classes.push((c.start(), Calls::default()));
+            self.visit_body(&c.body);
+            self.open.pop();
+        }
+
+        fn visit_expr(&mut self, e: &'x Expr) {
+            match e {
+                Expr::Compare(c) if self.compares => {
+                    for operand in std::iter::once(&*c.left).chain(c.comparators.iter()) {
+                        if !matches!(operand, Expr::Name(_) | Expr::Attribute(_)) {
+                            continue;
+                        }
+                        if let Some(q) = self.scopes.resolve(operand) {
+                            if q.contains('.') && !super::summary_is_external(&q) {
+                                self.refs.push(q.into());
+                            }
                         }
                     }
                 }
+                Expr::Call(c) if !self.open.is_empty() => {
+                    let (last, self_call) = match &*c.func {
+                        Expr::Name(n) => (n.id.as_str(), false),
+                        Expr::Attribute(a) => {
+                            (a.attr.as_str(), helpers::name_of(&a.value) == Some("self"))
+                        }
+                        _ => ("", false),
+                    };
+                    let loss = helpers::contains_short(last, "loss")
+                        || helpers::contains_short(last, "cross_entropy")
+                        || matches!(last, "kl_div" | "nll" | "dice");
+                    for &i in &self.open {
+                        let calls = &mut self.classes[i].1;
+                        if self_call {
+                            calls.self_calls.push(last);
+                        }
+                        calls.computes_loss |= loss;
+                    }
+                }
+                _ => {}
             }
             visitor::walk_expr(self, e);
         }
     }
-    let mut c = C {
+    let mut w = W {
         scopes,
-        out: Vec::new(),
+        compares,
+        refs: Vec::new(),
+        classes: Vec::new(),
+        open: Vec::new(),
     };
-    c.visit_body(body);
-    c.out.sort_unstable();
-    c.out.dedup();
-    c.out
+    w.visit_body(body);
+    w.refs.sort_unstable();
+    w.refs.dedup();
+    let classes = w
+        .classes
+        .into_iter()
+        .map(|(at, mut v)| {
+            v.self_calls.sort_unstable();
+            v.self_calls.dedup();
+            let self_calls = v.self_calls.into_iter().map(Box::from).collect();
+            (at, (v.computes_loss, self_calls))
+        })
+        .collect();
+    (w.refs, classes)
 }
 
 fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
@@ -1227,48 +1366,6 @@ fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
     m
 }
 
-/// What a class body calls: does it compute a loss (a call whose name says so:
-/// `*loss*`, `*cross_entropy*`, `kl_div`, `nll`, `dice`), and which attributes of `self` it
-/// calls (sorted, once each).
-fn class_calls(body: &[Stmt]) -> (bool, Vec<Box<str>>) {
-    #[derive(Default)]
-    struct V<'x> {
-        computes_loss: bool,
-        self_calls: Vec<&'x str>,
-    }
-    impl<'x> Visitor<'x> for V<'x> {
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if let Expr::Call(c) = e {
-                let last = match &*c.func {
-                    Expr::Name(n) => n.id.as_str(),
-                    Expr::Attribute(a) => {
-                        if helpers::name_of(&a.value) == Some("self") {
-                            self.self_calls.push(a.attr.as_str());
-                        }
-                        a.attr.as_str()
-                    }
-                    _ => "",
-                };
-                if helpers::contains_short(last, "loss")
-                    || helpers::contains_short(last, "cross_entropy")
-                    || matches!(last, "kl_div" | "nll" | "dice")
-                {
-                    self.computes_loss = true;
-                }
-            }
-            visitor::walk_expr(self, e);
-        }
-    }
-    let mut v = V::default();
-    v.visit_body(body);
-    v.self_calls.sort_unstable();
-    v.self_calls.dedup();
-    (
-        v.computes_loss,
-        v.self_calls.into_iter().map(Box::from).collect(),
-    )
-}
-
 struct Builder<'s> {
     text: &'s str,
     scopes: Scopes,
@@ -1277,6 +1374,10 @@ struct Builder<'s> {
     flow: Option<&'s dataflow::Summaries>,
     out: FileSummary,
     module_defs: FxHashMap<String, bool>,
+    /// What each class body calls, by where the class starts (see [`file_walk`]).
+    class_calls: ClassCalls,
+    /// The scopes collected, when the caller keeps them for the checker.
+    kept: Option<KeptScopes>,
     /// The containers the suite being summarised changes in place (see
     /// [`FileSummary::mutated`]): a dict literal bound to one of them is not a registry.
     body_mutated: Vec<Box<str>>,
@@ -1379,13 +1480,13 @@ impl Builder<'_> {
             evals_attrs_by_name: false,
             self_calls: Vec::new(),
         });
-        let (computes_loss, self_calls) = class_calls(&c.body);
+        let (computes_loss, self_calls) = self.class_calls.remove(&c.start()).unwrap_or_default();
         self.out.classes[idx as usize].computes_loss = computes_loss;
         self.out.classes[idx as usize].self_calls = self_calls;
         let scope = Scope::collect(ScopeKind::Class, &c.body, None, &self.scopes);
         self.scopes.push(scope);
         self.defs(&c.body, parent, Some(idx), &[]);
-        self.scopes.pop();
+        self.pop_scope(c.start());
         // Train/eval-sensitive layers and sub-modules built in the methods (recorded while
         // each method's body was walked).
         let methods: Vec<u32> = self.out.classes[idx as usize]
@@ -1635,8 +1736,20 @@ impl Builder<'_> {
             self.out.classes[c as usize].attrs.extend(attrs);
         }
         self.body_mutated = outer_mutated;
-        self.scopes.pop();
+        self.pop_scope(f.start());
         idx
+    }
+
+    /// Leave the scope of the definition starting at `start`, keeping it when asked.
+    fn pop_scope(&mut self, start: TextSize) {
+        match &mut self.kept {
+            Some(k) => {
+                if let Some(s) = self.scopes.pop_scope() {
+                    k.keep(start.to_u32(), s);
+                }
+            }
+            None => self.scopes.pop(),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
