@@ -395,14 +395,15 @@ impl<'a> Checker<'a> {
     }
 
     /// Is this file unit-test code, by path and pytest / unittest conventions (under `tests/`,
-    /// `test_*.py`, `*_test.py`, `conftest.py`, or importing pytest / unittest)? Tests run
-    /// models in every mode on purpose. A function's name never decides it: `def test(model,
-    /// loader)` in a training script is its evaluation function.
+    /// `conftest.py`, a `test_*.py` / `*_test.py` module with pytest-collected tests, or
+    /// importing pytest / unittest; see [`torchvet_semantic::project::is_test_module`])?
+    /// Tests run models in every mode on purpose. A function's name never decides it: `def
+    /// test(model, loader)` in a training script is its evaluation function.
     pub fn is_test_file(&self) -> bool {
         match self.project() {
             Some(p) => p.is_test_code(),
             None => {
-                torchvet_semantic::project::is_test_path(&self.source.path)
+                torchvet_semantic::project::is_test_module(&self.source.path, self.module)
                     || self.mentions("import pytest")
                     || self.mentions("import unittest")
             }

@@ -1262,6 +1262,19 @@ impl<'a> Walker<'a, '_, '_> {
             }
             Expr::Name(_) | Expr::Attribute(_) => {
                 let Expr::Call(call) = value else { return };
+                // `model = Net(...).to(dev).eval()`: the new object is put in eval mode (the
+                // chain's object has no name of its own to carry the event).
+                if let (base @ Expr::Call(_), Some(true)) = crate::dataflow::module_chain(value) {
+                    if object_key(base).is_none() {
+                        if let Some(mut o) = self.obj(target) {
+                            if matches!(o.role, Role::Module | Role::Unknown) {
+                                o.role = Role::Module;
+                                self.push(EventKind::Eval, call.range(), Some(call)).target =
+                                    Some(o);
+                            }
+                        }
+                    }
+                }
                 if let Some((m, recv)) = helpers::method_call(call) {
                     if m == "scale" && self.role(recv) == Role::Scaler {
                         if let (Some(k), Some(o)) = (object_key(target), self.obj(recv)) {

@@ -45,7 +45,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    is_test_path, names_training_setup, summarise, summarise_source,
+    is_test_module, is_test_path, names_training_setup, summarise, summarise_source,
     summarise_source_keeping_scopes, summarise_source_with, summarise_with, ClassSummary,
     FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault, PropFact, Ref, RoleTag, SumCall,
     SumEvent, Target, Usage, Val, Vocab,
@@ -1581,6 +1581,24 @@ impl ProjectModel {
     /// computes its training loss, is a model, not a loss.
     pub fn is_loss_class(&self, c: ClassId) -> bool {
         self.loss_class_at(c, 0)
+    }
+
+    /// Does class `c` call nothing stored on its instances: every `self.<name>(...)` in its
+    /// methods is one of its own or inherited methods (a sine generator, a fixed transform),
+    /// no encoder or backbone handed to `__init__`?
+    pub fn runs_no_stored_object(&self, c: ClassId) -> bool {
+        self.class_summary(c)
+            .self_calls
+            .iter()
+            .all(|a| self.method(c, a, 0).is_some())
+    }
+
+    /// Is class `c` an empty skeleton: it assigns no `self.<attr>` and builds nothing (an
+    /// exercise's `class Net(nn.Module)` whose `__init__` is a `# TODO` and whose `forward`
+    /// returns its input)? Such a class stands for the model still to be written.
+    pub fn is_empty_skeleton(&self, c: ClassId) -> bool {
+        let cs = self.class_summary(c);
+        cs.attrs.is_empty() && cs.submodules.is_empty() && !cs.declares_state
     }
 
     fn loss_class_at(&self, c: ClassId, depth: u32) -> bool {

@@ -968,6 +968,42 @@ pub fn is_test_path(path: &Path) -> bool {
             .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")))
 }
 
+/// Is this module unit-test code? Under a `tests/` directory or named `conftest.py`, by
+/// path alone; named `test_*.py` / `*_test.py` only when it holds what pytest collects (a
+/// module-level `def test*` or `class Test*`) or imports pytest / unittest. An evaluation
+/// script named `test_net.py` or `u2net_test.py` (a `main()` that loads weights and runs the
+/// model on test images) is not a test module: it is the project's evaluation code.
+pub fn is_test_module(path: &Path, module: &ast::ModModule) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let stem = name
+        .strip_suffix(".py")
+        .or_else(|| name.strip_suffix(".ipynb"))
+        .unwrap_or(name);
+    if stem == "conftest"
+        || path
+            .components()
+            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")))
+    {
+        return true;
+    }
+    if !(stem.starts_with("test_") || stem.ends_with("_test")) {
+        return false;
+    }
+    module.body.iter().any(|st| match st {
+        Stmt::FunctionDef(f) => f.name.as_str().starts_with("test"),
+        Stmt::ClassDef(c) => c.name.as_str().starts_with("Test"),
+        Stmt::Import(i) => i.names.iter().any(|a| {
+            let n = a.name.as_str();
+            n == "pytest" || n == "unittest" || n.starts_with("unittest.")
+        }),
+        Stmt::ImportFrom(i) => i
+            .module
+            .as_ref()
+            .is_some_and(|m| m.as_str() == "pytest" || m.as_str().starts_with("unittest")),
+        _ => false,
+    })
+}
+
 /// Summarise one parsed source file (a notebook's cells are recorded, see
 /// [`FileSummary::cells`]).
 pub fn summarise_source(
@@ -1095,7 +1131,7 @@ fn summarise_lines(
         imports,
         ..FileSummary::default()
     };
-    out.test_code = is_test_path(path)
+    out.test_code = is_test_module(path, module)
         || out
             .imports
             .iter()

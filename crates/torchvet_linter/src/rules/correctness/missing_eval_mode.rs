@@ -61,7 +61,9 @@ crate::declare_rule! {
     /// loss.backward()`): its forward passes are training. Nor the one-batch self-test under
     /// `if __name__ == "__main__":` of a file that defines the model, loss or decoder (`for
     /// data in tqdm(train_loader): ...; break`): it checks shapes or feeds the training loss,
-    /// it evaluates nothing.
+    /// it evaluates nothing. Nor a model put in training mode explicitly (`model.train()`,
+    /// `model = model.train()`) before the call in a function or script that never trains:
+    /// BatchNorm with batch statistics at inference, chosen on purpose.
     ///
     /// ## Example
     /// ```python
@@ -283,6 +285,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if PENDING.with_borrow(|p| p.iter().any(|c| c.key == key)) {
         return;
     }
+    if trained_on_purpose(checker, &model, call) {
+        return;
+    }
     // The semantic layer's mode of this value here: loaded in eval mode (`from_pretrained`)
     // or switched with `.eval()`, with no `.train()`, trainer or helper that may have
     // switched it back in between.
@@ -376,6 +381,31 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             key,
         })
     });
+}
+
+/// Is `model` put in training mode explicitly (`model.train()`, `model = model.train()`)
+/// before `call` in an enclosing function (or module body) that never trains: inference with
+/// BatchNorm batch statistics on purpose (small domain shifts, batch size one), not a model
+/// someone forgot to switch.
+fn trained_on_purpose(checker: &Checker, model: &str, call: &ExprCall) -> bool {
+    let trains = match checker.function() {
+        Some(f) => summary(checker, f).backward.is_some(),
+        None => !checker.facts.method_calls_of("backward").is_empty(),
+    };
+    if trains {
+        return false;
+    }
+    let scope = checker.function().map(Ranged::range);
+    checker.facts.method_calls_of("train").iter().any(|c| {
+        c.start() < call.start()
+            && scope.is_none_or(|r| r.contains_range(c.range()))
+            && match c.arguments.args.first() {
+                None => c.arguments.keywords.is_empty(),
+                Some(Expr::BooleanLiteral(b)) => b.value,
+                Some(_) => false,
+            }
+            && matches!(&*c.func, Expr::Attribute(a) if checker.text(a.value.range()) == model)
+    })
 }
 
 /// The `model.load_state_dict(...)` statement before `call` in the enclosing function (or

@@ -46,7 +46,8 @@ crate::declare_rule! {
     /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` or
     /// `torch.no_grad().__enter__()` as a statement earlier in the same function, or in the
     /// entry script before every call chain that reaches it), nor a parameter-free module such as
-    /// a loss written as an `nn.Module` (in this file or another one of the project). Nor a
+    /// a loss written as an `nn.Module` or a sine generator (in this file or another one of
+    /// the project). Nor a
     /// project whose every allowed torch predates `torch.no_grad` (`torch==0.3.1` in its
     /// requirements, `--target-torch 0.3`): there, `volatile=True` is how inference turns
     /// autograd off.
@@ -170,8 +171,8 @@ fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
 }
 
 /// Is the called object a module without parameters (a loss written as an `nn.Module`, such
-/// as a bootstrapped cross-entropy, or `nn.MSELoss()`): not a model whose forward records
-/// activations of its own?
+/// as a bootstrapped cross-entropy, `nn.MSELoss()`, a sine generator): not a model whose
+/// forward records activations of its own?
 fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
     use torchvet_semantic::project::Entity;
     let values = assigned_values(checker, func);
@@ -188,16 +189,24 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
                     ) && torchvet_semantic::mode_layer(&q).is_none();
                 }
             }
-            // A project loss class (of any file) that builds nothing with parameters.
+            // A project class (of any file) that builds nothing with parameters: a loss, a
+            // signal generator, a fixed transform.
             let Some(p) = checker.project_or_file() else {
                 return false;
             };
-            let class = match &*c.func {
-                Expr::Name(n) => p.local(n.id.as_str()),
-                f => checker.resolve(f).and_then(|q| p.entity(&q)),
-            };
+            // An imported name (also one imported inside the function), else a class of
+            // this file.
+            let class = checker
+                .resolve(&c.func)
+                .and_then(|q| p.entity(&q))
+                .or_else(|| match &*c.func {
+                    Expr::Name(n) => p.local(n.id.as_str()),
+                    _ => None,
+                });
             matches!(class, Some(Entity::Class(id))
-                if p.model.is_parameter_free_class(id) && p.model.is_loss_class(id))
+                if p.model.is_parameter_free_class(id)
+                    && (p.model.is_loss_class(id)
+                        || (p.model.runs_no_stored_object(id) && !p.model.is_empty_skeleton(id))))
         })
 }
 

@@ -127,7 +127,11 @@ mod tests {
         let rule = "dataloader-num-workers-zero";
         assert_eq!(count_findings(rule, "train.py", TRAIN), 1);
         assert_eq!(count_findings(rule, "tests/test_data.py", TRAIN), 0);
-        assert_eq!(count_findings(rule, "data_test.py", TRAIN), 0);
+        // A pytest module (it holds a test function) is test code; a script that is only
+        // named like one (an evaluation or training script) is not.
+        let pytest_module = format!("{TRAIN}\ndef test_loader():\n    pass\n");
+        assert_eq!(count_findings(rule, "data_test.py", &pytest_module), 0);
+        assert_eq!(count_findings(rule, "data_test.py", TRAIN), 1);
         let no_training = "from torch.utils.data import DataLoader\ndl = DataLoader(ds)\nfor x in dl:\n    print(x)\n";
         assert_eq!(count_findings(rule, "eval.py", no_training), 0);
     }

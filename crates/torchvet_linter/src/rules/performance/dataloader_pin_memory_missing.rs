@@ -165,7 +165,8 @@ mod tests {
         assert_eq!(count_findings(rule, "train.py", cpu), 0);
         let gpu = "import torch\nfrom torch.utils.data import DataLoader\ndevice = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\ndl = DataLoader(ds)\nfor x in dl:\n    x = x.to(device)\n    m(x).sum().backward()\n    opt.step()\n";
         assert_eq!(count_findings(rule, "train.py", gpu), 1);
-        assert_eq!(count_findings(rule, "test_train.py", gpu), 0);
+        let pytest_module = format!("import pytest\n{gpu}");
+        assert_eq!(count_findings(rule, "test_train.py", &pytest_module), 0);
         let inference = gpu.replace("    m(x).sum().backward()\n    opt.step()\n", "");
         assert_eq!(count_findings(rule, "infer.py", &inference), 0);
         let overlap = inference.replace("x.to(device)", "x.to(device, non_blocking=True)");

@@ -206,7 +206,8 @@ mod tests {
         let rule = "missing-seed";
         let script = format!("{TRAIN}if __name__ == '__main__':\n    pass\n");
         assert_eq!(count_findings(rule, "train.py", &script), 1);
-        assert_eq!(count_findings(rule, "test_train.py", &script), 0);
+        let pytest_module = format!("{script}\ndef test_one_step():\n    pass\n");
+        assert_eq!(count_findings(rule, "test_train.py", &pytest_module), 0);
         // A library module without an entry point.
         assert_eq!(count_findings(rule, "engine.py", TRAIN), 0);
         for seeded in [
