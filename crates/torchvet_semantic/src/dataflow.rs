@@ -89,6 +89,10 @@ pub enum Prop {
     /// positive literal and a further subtraction (masking a column out, as NCA losses do);
     /// see [`crate::magnitude::shifted_by_max`].
     ShiftedByMax,
+    /// A maximum over a dimension, kept in a variable to shift by (`m, _ = torch.max(s, 1,
+    /// keepdim=True)`, `m = s.amax(-1, keepdim=True)`, `m = s.max(1)[0]`), kept through moves
+    /// and views: subtracting it is the hand-written shift of a stable `exp`.
+    MaxValue,
 }
 
 /// How sure the analysis is that a property holds.
@@ -360,12 +364,36 @@ pub(crate) fn new_fact(prop: Prop, origin: TextRange, op: &'static str) -> Fact 
     fact(prop, origin, op)
 }
 
+/// `x.max(dim, ...)` / `torch.max(x, dim, ...)` (`dim_at` is the dimension's position: 0
+/// for the method, 1 for the function) gives a (values, indices) pair: `v`, the call's value,
+/// as its values, marked [`Prop::MaxValue`], and indices with no facts. Anything else (such
+/// as `torch.max(a, b)` of two tensors) is `v` itself.
+fn max_pair_value(is_max: bool, call: &ExprCall, dim_at: usize, v: Value) -> Value {
+    if !is_max || v.elements.is_some() || v.instance.is_some() {
+        return v;
+    }
+    // A dimension: `dim=` whatever it is, or a positional integer, or a positional name
+    // beside `keepdim=` (which the element-wise `torch.max(a, b)` does not take).
+    let by_position = call.arguments.args.get(dim_at).is_some_and(|d| {
+        helpers::int_value(d).is_some() || helpers::keyword(call, "keepdim").is_some()
+    });
+    if helpers::keyword(call, "dim").is_none() && !by_position {
+        return v;
+    }
+    let values = v.with(fact(Prop::MaxValue, call.range(), "maximum"));
+    Value {
+        facts: values.facts.clone(),
+        instance: None,
+        elements: Some(Rc::new(vec![values, Value::default()])),
+    }
+}
+
 /// Replace the value facts ([`Prop::LiteralBounded`], [`Prop::IntegerValued`]) of `v`.
 fn with_value_facts(mut v: Value, facts: Vec<Fact>) -> Value {
     v.facts.retain(|f| {
         !matches!(
             f.prop,
-            Prop::LiteralBounded | Prop::IntegerValued | Prop::ShiftedByMax
+            Prop::LiteralBounded | Prop::IntegerValued | Prop::ShiftedByMax | Prop::MaxValue
         )
     });
     v.facts.extend(facts);
@@ -1497,6 +1525,7 @@ impl<'c> FlowContext<'c> {
                 ));
             }
             let mut v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            v = max_pair_value(q == "torch.max", call, 1, v);
             if v.instance.is_none() && !matches!(q.as_str(), "torch.exp" | "torch.log") {
                 let mut facts = crate::magnitude::factory_facts(&q, call);
                 facts.extend(crate::magnitude::count_facts(&q, call, &|e| {
@@ -1644,7 +1673,7 @@ impl<'c> FlowContext<'c> {
         if let Some(f) = shape_after(method, recv, call) {
             out.facts.push(f);
         }
-        out
+        max_pair_value(method == "max", call, 0, out)
     }
 
     fn eval_method_inner(
@@ -2005,7 +2034,10 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                 }
                 Prop::Probabilities | Prop::LogProbabilities | Prop::EvalMode => {}
                 // Depend on the operator: see `magnitude::binop_facts`.
-                Prop::LiteralBounded | Prop::IntegerValued | Prop::ShiftedByMax => {}
+                Prop::LiteralBounded
+                | Prop::IntegerValued
+                | Prop::ShiftedByMax
+                | Prop::MaxValue => {}
                 // CPU with CPU, or with a plain number, stays on the CPU.
                 Prop::OnCpu => {
                     let number = matches!(other_expr, Expr::NumberLiteral(_));

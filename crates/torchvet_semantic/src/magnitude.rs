@@ -238,6 +238,9 @@ pub(crate) fn method_facts(method: &str, recv: &Value, call: &ExprCall) -> Vec<F
     }
     out.extend(count_method_facts(method, recv, call, &out));
     out.extend(shifted_method_facts(method, recv));
+    if method == "amax" || (method == "max" && call.arguments.is_empty()) {
+        out.push(crate::dataflow::new_fact(Prop::MaxValue, here, "maximum"));
+    }
     out
 }
 
@@ -548,11 +551,19 @@ fn max_pair(e: &Expr, of: &Expr) -> bool {
 fn shifted_binop_facts(op: Operator, l: &Value, r: &Value, left: &Expr, right: &Expr) -> Vec<Fact> {
     let positive = |e: &Expr| number(e).is_some_and(|n| n > 0.0);
     match op {
-        Operator::Sub if max_of(right, left) => vec![crate::dataflow::new_fact(
-            Prop::ShiftedByMax,
-            right.range(),
-            "minus its maximum",
-        )],
+        // `s - s.max(1, keepdim=True)[0]`, or `s - m` with `m` a maximum kept in a variable
+        // (`m, _ = torch.max(s, 1, keepdim=True)`; which tensor's maximum it is, a name does
+        // not tell: as lenient as the inline `exp(a - b)`).
+        Operator::Sub
+            if max_of(right, left)
+                || (matches!(right, Expr::Name(_)) && r.get(Prop::MaxValue).is_some()) =>
+        {
+            vec![crate::dataflow::new_fact(
+                Prop::ShiftedByMax,
+                right.range(),
+                "minus its maximum",
+            )]
+        }
         Operator::Sub => l.get(Prop::ShiftedByMax).cloned().into_iter().collect(),
         Operator::Div if positive(right) => {
             l.get(Prop::ShiftedByMax).cloned().into_iter().collect()
@@ -567,10 +578,14 @@ fn shifted_binop_facts(op: Operator, l: &Value, r: &Value, left: &Expr, right: &
     }
 }
 
-/// Moves, casts, views and copies keep a shift by the maximum.
+/// Moves, casts, views and copies keep a shift by the maximum, and a maximum; `x.amax(...)`
+/// and `x.max()` are one.
 fn shifted_method_facts(method: &str, recv: &Value) -> Vec<Fact> {
     if crate::tensor_methods::effects(method).keeps_values() || method == "to_dense" {
-        recv.get(Prop::ShiftedByMax).cloned().into_iter().collect()
+        [Prop::ShiftedByMax, Prop::MaxValue]
+            .iter()
+            .filter_map(|p| recv.get(*p).cloned())
+            .collect()
     } else {
         Vec::new()
     }
