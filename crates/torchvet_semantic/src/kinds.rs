@@ -166,13 +166,11 @@ fn model_factory(q: &str) -> bool {
             | "torch.compile"
             | "torch.jit.script"
             | "torch.jit.trace"
-            | "torch.nn.parallel.DistributedDataParallel"
-            | "torch.nn.DataParallel"
-            | "torch.nn.parallel.DataParallel"
-    ) || (q.starts_with("transformers.")
-        && q.ends_with(".from_pretrained")
-        && q.contains("Model")
-        && !crate::classes::is_non_torch_model(q))
+    ) || crate::classes::is_data_parallel_wrapper(q)
+        || (q.starts_with("transformers.")
+            && q.ends_with(".from_pretrained")
+            && q.contains("Model")
+            && !crate::classes::is_non_torch_model(q))
 }
 
 impl KindTable {

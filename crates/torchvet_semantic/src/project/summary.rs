@@ -955,17 +955,26 @@ fn is_builtin(name: &str) -> bool {
 /// Is this path unit-test code by the conventions pytest uses: a module named `test_*.py`,
 /// `*_test.py` or `conftest.py`, or any file under a `tests/` directory?
 pub fn is_test_path(path: &Path) -> bool {
+    let (by_place, by_name) = test_path_conventions(path);
+    by_place || by_name
+}
+
+/// What the path alone says by pytest's conventions: (under a `tests/` / `unittests/`
+/// directory or named `conftest.py`; named `test_*.py` / `*_test.py`).
+fn test_path_conventions(path: &Path) -> (bool, bool) {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let stem = name
         .strip_suffix(".py")
         .or_else(|| name.strip_suffix(".ipynb"))
         .unwrap_or(name);
-    stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem == "conftest"
+    let by_place = stem == "conftest"
         || path
             .components()
-            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")))
+            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")));
+    (
+        by_place,
+        stem.starts_with("test_") || stem.ends_with("_test"),
+    )
 }
 
 /// Is this module unit-test code? Under a `tests/` directory or named `conftest.py`, by
@@ -974,19 +983,11 @@ pub fn is_test_path(path: &Path) -> bool {
 /// script named `test_net.py` or `u2net_test.py` (a `main()` that loads weights and runs the
 /// model on test images) is not a test module: it is the project's evaluation code.
 pub fn is_test_module(path: &Path, module: &ast::ModModule) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let stem = name
-        .strip_suffix(".py")
-        .or_else(|| name.strip_suffix(".ipynb"))
-        .unwrap_or(name);
-    if stem == "conftest"
-        || path
-            .components()
-            .any(|c| matches!(c.as_os_str().to_str(), Some("tests" | "unittests")))
-    {
+    let (by_place, by_name) = test_path_conventions(path);
+    if by_place {
         return true;
     }
-    if !(stem.starts_with("test_") || stem.ends_with("_test")) {
+    if !by_name {
         return false;
     }
     module.body.iter().any(|st| match st {

@@ -399,12 +399,10 @@ fn trained_on_purpose(checker: &Checker, model: &str, call: &ExprCall) -> bool {
     checker.facts.method_calls_of("train").iter().any(|c| {
         c.start() < call.start()
             && scope.is_none_or(|r| r.contains_range(c.range()))
-            && match c.arguments.args.first() {
-                None => c.arguments.keywords.is_empty(),
-                Some(Expr::BooleanLiteral(b)) => b.value,
-                Some(_) => false,
-            }
-            && matches!(&*c.func, Expr::Attribute(a) if checker.text(a.value.range()) == model)
+            // `train()` / `train(True)`, not `train(mode)` with a mode chosen at run time.
+            && helpers::argument(c, "mode", 0)
+                .is_none_or(|a| matches!(a, Expr::BooleanLiteral(b) if b.value))
+            && matches!(super::modes_helpers::classify(checker, c), Event::Train(r) if r == model)
     })
 }
 

@@ -76,16 +76,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     }
     // Under `torch.no_grad()` here, or in a function every caller runs without grad, the
     // graph is not recorded: the argument is dead, not a leak.
-    let by_callers = !checker.in_no_grad()
-        && !checker
-            .function()
-            .is_some_and(|f| checker.called_only_without_grad(f.range.start()))
-        && true_only_without_grad(checker, &kw.value);
-    let off = by_callers
-        || checker.in_no_grad()
+    let off_here = checker.in_no_grad()
         || checker
             .function()
             .is_some_and(|f| checker.called_only_without_grad(f.range.start()));
+    // Or only the calls that pass a true value run without grad.
+    let by_callers = !off_here && true_only_without_grad(checker, &kw.value);
+    let off = off_here || by_callers;
     let frozen = if off {
         None
     } else {
