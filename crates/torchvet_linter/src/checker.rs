@@ -794,6 +794,29 @@ impl<'a> Checker<'a> {
         &self.frames
     }
 
+    /// The assignments of `name` that may reach offset `at` ([`torchvet_semantic::reaching`]):
+    /// in the current function when it binds `name`, otherwise at module level (a function
+    /// reading a module-level name sees the module's assignments before its `def`). `None` in
+    /// a class body, and when no assignment reaches `at`.
+    pub fn reaching_defs(
+        &self,
+        name: &str,
+        at: TextSize,
+    ) -> Option<Vec<torchvet_semantic::reaching::Def<'a>>> {
+        let scope = self.scopes.current()?;
+        let body: &'a [Stmt] = match (scope.kind, self.function()) {
+            (ScopeKind::Class, _) => return None,
+            // A local alias (`loss_fn = MSELoss`) is kept among the scope's imports.
+            (ScopeKind::Function, Some(f))
+                if scope.binds_locally(name) || scope.import(name).is_some() =>
+            {
+                &f.body
+            }
+            _ => &self.module().body,
+        };
+        torchvet_semantic::reaching::reaching(body, name, at)
+    }
+
     /// The function being visited, if any.
     pub fn function(&self) -> Option<&'a ast::StmtFunctionDef> {
         self.frame().function

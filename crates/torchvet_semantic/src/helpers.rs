@@ -605,6 +605,59 @@ pub fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
         .any(|i| h[i].to_ascii_lowercase() == first && h[i..i + n.len()].eq_ignore_ascii_case(n))
 }
 
+/// The expression of `body` (nested blocks and definitions included) whose range is exactly
+/// `range`: turns a recorded origin (a kind table's "assigned here") back into its node.
+pub fn expr_with_range(body: &[ast::Stmt], range: ruff_text_size::TextRange) -> Option<&Expr> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_text_size::Ranged;
+    struct Find<'a> {
+        range: ruff_text_size::TextRange,
+        found: Option<&'a Expr>,
+    }
+    impl<'a> Visitor<'a> for Find<'a> {
+        fn visit_stmt(&mut self, stmt: &'a ast::Stmt) {
+            if self.found.is_none() && stmt.range().contains_range(self.range) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if self.found.is_some() || !expr.range().contains_range(self.range) {
+                return;
+            }
+            if expr.range() == self.range {
+                self.found = Some(expr);
+            } else {
+                visitor::walk_expr(self, expr);
+            }
+        }
+    }
+    let mut f = Find { range, found: None };
+    f.visit_body(body);
+    f.found
+}
+
+/// `self.x = <value>` / `self.x: T = <value>` statements of a function body (nested blocks,
+/// not nested definitions), with `x`, the value and the statement, in source order.
+pub fn self_assignments(body: &[ast::Stmt]) -> Vec<(&str, &Expr, &ast::Stmt)> {
+    let mut out = Vec::new();
+    for_each_own_stmt(body, &mut |s| match s {
+        ast::Stmt::Assign(a) => {
+            for t in &a.targets {
+                if let Some(x) = self_attribute(t) {
+                    out.push((x, &*a.value, s));
+                }
+            }
+        }
+        ast::Stmt::AnnAssign(a) => {
+            if let (Some(x), Some(v)) = (self_attribute(&a.target), a.value.as_deref()) {
+                out.push((x, v, s));
+            }
+        }
+        _ => {}
+    });
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::{contains_ignore_ascii_case, stmts_after_on_every_path};

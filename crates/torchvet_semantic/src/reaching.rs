@@ -1,281 +1,332 @@
-//! Which assignments of a name may reach a use, in statement order.
+//! Which bindings of a name may reach a use, in statement order: the one query behind "what
+//! was this name last assigned" for the semantic layer and every rule.
 //!
 //! Kinds and values keyed by name alone ignore order: `net = Net(); torch.save(net, p);
 //! net = torch.load(p)` joins a module and a loaded object into "unknown" at the save. This
-//! answers with the assignments that may reach one point of a body (a function's or the
+//! answers with the bindings that may reach one point of a body (a function's or the
 //! module's, nested blocks included, nested functions and classes not): the last one before
-//! it on a straight path, the union of the branches of an `if`/`try` before it, a loop's
-//! body joined with the way around it (zero iterations), and for a use inside a loop the
-//! assignments later in that loop too (the next iteration sees them). Flow-insensitive inside
+//! it on a straight path, the union of the branches of an `if`/`try`/`match` before it (only
+//! the branch holding the use when it lies in one), a loop's body joined with the way around
+//! it (zero iterations). [`reaching`] also lets a use inside a loop see the bindings later in
+//! that loop (the next iteration sees them); [`bindings_at`] does not. Flow-insensitive inside
 //! expressions; `at` is the offset of the use.
-use crate::helpers::binds;
+use crate::helpers::{binds, name_of};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 
-/// One assignment that may reach the use.
+/// One binding that may reach the use.
 #[derive(Clone, Copy, Debug)]
 pub enum Def<'a> {
     /// `name = value` / `name: T = value`: the value.
     Value(&'a Expr),
-    /// Any other binding: unpacking, a loop or `with` target, `+=`, an import, a `def`,
-    /// `del`.
+    /// `for name in iter` / `for a, name in iter`: the iterable, and the element's index when
+    /// the target is a flat tuple.
+    ForIter(&'a Expr, Option<usize>),
+    /// A comprehension's `for name in iter` (never produced here: for callers that look at
+    /// the enclosing comprehensions first).
+    CompIter(&'a Expr, Option<usize>),
+    /// Any other binding: a parameter, unpacking, a `with` target, `+=`, an import, a `def`,
+    /// `del`, `global`.
     Other,
 }
 
-/// The assignments of `name` in `body` that may reach offset `at`. `None` when none does
-/// (the name is not bound in this body before `at`: a parameter, a module-level name seen
-/// from a function, or a use before any assignment).
+/// The bindings of `name` in `body` that may reach offset `at`, a use inside a loop seeing
+/// the loop's later assignments too. `None` when none does (the name is not bound in this
+/// body before `at`: a parameter, a module-level name seen from a function, or a use before
+/// any assignment).
 pub fn reaching<'a>(body: &'a [Stmt], name: &str, at: TextSize) -> Option<Vec<Def<'a>>> {
     let mut cur = Vec::new();
-    walk(body, name, at, &mut cur);
+    Scan {
+        name,
+        at,
+        loop_carried: true,
+    }
+    .body(body, &mut cur);
     (!cur.is_empty()).then_some(cur)
 }
 
-fn union<'a>(into: &mut Vec<Def<'a>>, from: &[Def<'a>]) {
-    for d in from {
-        let seen = into.iter().any(|e| match (e, d) {
-            (Def::Value(a), Def::Value(b)) => std::ptr::eq(*a, *b),
-            (Def::Other, Def::Other) => true,
-            _ => false,
-        });
-        if !seen {
-            into.push(*d);
+/// The bindings of `name` that may reach `at` in a frame (`params` are bound on entry),
+/// without the bindings a later iteration of an enclosing loop would bring.
+pub fn bindings_at<'a>(
+    body: &'a [Stmt],
+    params: Option<&ast::Parameters>,
+    name: &str,
+    at: TextSize,
+) -> Vec<Def<'a>> {
+    let mut cur = Vec::new();
+    if params.is_some_and(|p| p.iter().any(|p| p.name().as_str() == name)) {
+        cur.push(Def::Other);
+    }
+    Scan {
+        name,
+        at,
+        loop_carried: false,
+    }
+    .body(body, &mut cur);
+    cur
+}
+
+/// `Some(None)` when `target` is exactly `name`, `Some(Some(i))` when it is a flat tuple whose
+/// element `i` is `name`.
+pub fn target_index(target: &Expr, name: &str) -> Option<Option<usize>> {
+    match target {
+        Expr::Name(n) if n.id.as_str() == name => Some(None),
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .position(|e| name_of(e) == Some(name))
+            .map(Some),
+        _ => None,
+    }
+}
+
+fn same(a: &Def, b: &Def) -> bool {
+    match (a, b) {
+        (Def::Value(x), Def::Value(y)) => std::ptr::eq(*x, *y),
+        (Def::ForIter(x, i), Def::ForIter(y, j)) | (Def::CompIter(x, i), Def::CompIter(y, j)) => {
+            std::ptr::eq(*x, *y) && i == j
+        }
+        (Def::Other, Def::Other) => true,
+        _ => false,
+    }
+}
+
+fn merge<'a>(into: &mut Vec<Def<'a>>, from: &[Def<'a>]) {
+    for b in from {
+        if !into.iter().any(|x| same(x, b)) {
+            into.push(*b);
         }
     }
 }
 
-/// Walk `stmts` up to `at`, updating the reaching set; true once `at` is reached.
-fn walk<'a>(stmts: &'a [Stmt], name: &str, at: TextSize, cur: &mut Vec<Def<'a>>) -> bool {
-    for stmt in stmts {
-        if stmt.start() >= at {
-            return true;
-        }
-        if stmt.end() > at {
-            inside(stmt, name, at, cur);
-            return true;
-        }
-        apply(stmt, name, cur);
-    }
-    false
+fn set<'a>(cur: &mut Vec<Def<'a>>, b: Def<'a>) {
+    cur.clear();
+    cur.push(b);
 }
 
-/// `at` lies inside `stmt`: walk into the part that holds it.
-fn inside<'a>(stmt: &'a Stmt, name: &str, at: TextSize, cur: &mut Vec<Def<'a>>) {
-    let holds = |b: &[Stmt]| {
-        b.first().is_some_and(|s| s.start() <= at) && b.last().is_some_and(|s| s.end() > at)
-    };
-    match stmt {
-        Stmt::If(i) => {
-            if holds(&i.body) {
-                walk(&i.body, name, at, cur);
-            }
-            for c in &i.elif_else_clauses {
-                if holds(&c.body) {
-                    walk(&c.body, name, at, cur);
-                }
+struct Scan<'n> {
+    name: &'n str,
+    at: TextSize,
+    /// A use inside a loop also sees what the rest of the loop body binds.
+    loop_carried: bool,
+}
+
+impl Scan<'_> {
+    /// The same scan with no use to stop at: the effect of whole suites.
+    fn whole(&self) -> Self {
+        Scan {
+            name: self.name,
+            at: TextSize::from(u32::MAX),
+            loop_carried: false,
+        }
+    }
+
+    /// Run the bindings of a suite into `cur`; `true` once `at` is reached (stop).
+    fn body<'a>(&self, body: &'a [Stmt], cur: &mut Vec<Def<'a>>) -> bool {
+        for stmt in body {
+            if stmt.start() >= self.at || self.stmt(stmt, cur) {
+                return true;
             }
         }
-        Stmt::For(f) if holds(&f.body) => {
-            // The next iteration sees what the rest of the body assigns.
-            let mut around = cur.clone();
-            if binds(&f.target, name) {
-                around = vec![Def::Other];
-            } else {
-                let mut end = cur.clone();
-                apply_suite(&f.body, name, &mut end);
-                union(&mut around, &end);
-            }
-            *cur = around;
-            walk(&f.body, name, at, cur);
-        }
-        Stmt::While(w) if holds(&w.body) => {
+        false
+    }
+
+    /// A loop body about to be scanned for a use inside it: with `loop_carried`, the use also
+    /// sees what the whole body binds (the next iteration).
+    fn carry<'a>(&self, body: &'a [Stmt], cur: &mut Vec<Def<'a>>) {
+        let holds = body.first().is_some_and(|s| s.start() <= self.at)
+            && body.last().is_some_and(|s| s.end() > self.at);
+        if self.loop_carried && holds {
             let mut end = cur.clone();
-            apply_suite(&w.body, name, &mut end);
-            union(cur, &end);
-            walk(&w.body, name, at, cur);
+            self.whole().body(body, &mut end);
+            merge(cur, &end);
         }
-        Stmt::For(ast::StmtFor { orelse, .. }) | Stmt::While(ast::StmtWhile { orelse, .. })
-            if holds(orelse) =>
-        {
-            apply(stmt, name, cur);
-            // `apply` ran the else block too; the union over-approximates.
+    }
+
+    /// Alternative suites (branches): `cur` becomes the union of their outcomes (plus the
+    /// incoming bindings when no branch has to run), or the outcome of the branch holding `at`.
+    fn branches<'a>(
+        &self,
+        branches: &[&'a [Stmt]],
+        exhaustive: bool,
+        cur: &mut Vec<Def<'a>>,
+    ) -> bool {
+        let before = cur.clone();
+        let mut out = Vec::new();
+        for branch in branches {
+            let mut c = before.clone();
+            if self.body(branch, &mut c) {
+                *cur = c;
+                return true;
+            }
+            merge(&mut out, &c);
         }
-        Stmt::With(w) => {
-            for item in &w.items {
-                if item
-                    .optional_vars
-                    .as_deref()
-                    .is_some_and(|v| binds(v, name))
+        if !exhaustive {
+            merge(&mut out, &before);
+        }
+        *cur = out;
+        false
+    }
+
+    fn stmt<'a>(&self, stmt: &'a Stmt, cur: &mut Vec<Def<'a>>) -> bool {
+        let (name, at) = (self.name, self.at);
+        let inside = stmt.range().contains(at);
+        match stmt {
+            Stmt::Assign(a) => {
+                if a.value.end() <= at {
+                    for t in &a.targets {
+                        if name_of(t) == Some(name) {
+                            set(cur, Def::Value(&a.value));
+                        } else if binds(t, name) {
+                            set(cur, Def::Other);
+                        }
+                    }
+                }
+                inside
+            }
+            Stmt::AnnAssign(a) => {
+                if name_of(&a.target) == Some(name) {
+                    match &a.value {
+                        Some(v) if v.end() <= at => set(cur, Def::Value(v)),
+                        Some(_) => {}
+                        None => set(cur, Def::Other),
+                    }
+                }
+                inside
+            }
+            Stmt::AugAssign(a) => {
+                if a.end() <= at && name_of(&a.target) == Some(name) {
+                    set(cur, Def::Other);
+                }
+                inside
+            }
+            Stmt::For(f) => {
+                if f.iter.end() > at {
+                    return true;
+                }
+                let before = cur.clone();
+                let rebinds = match target_index(&f.target, name) {
+                    Some(idx) => {
+                        set(cur, Def::ForIter(&f.iter, idx));
+                        true
+                    }
+                    None if binds(&f.target, name) => {
+                        set(cur, Def::Other);
+                        true
+                    }
+                    None => false,
+                };
+                // Every iteration rebinds the target: nothing carries round for it.
+                if !rebinds {
+                    self.carry(&f.body, cur);
+                }
+                if self.body(&f.body, cur) {
+                    return true;
+                }
+                merge(cur, &before);
+                self.body(&f.orelse, cur) || inside
+            }
+            Stmt::While(w) => {
+                let before = cur.clone();
+                self.carry(&w.body, cur);
+                if self.body(&w.body, cur) {
+                    return true;
+                }
+                merge(cur, &before);
+                self.body(&w.orelse, cur) || inside
+            }
+            Stmt::If(i) => {
+                let mut branches: Vec<&[Stmt]> = vec![&i.body];
+                branches.extend(i.elif_else_clauses.iter().map(|c| c.body.as_slice()));
+                let exhaustive = i.elif_else_clauses.last().is_some_and(|c| c.test.is_none());
+                self.branches(&branches, exhaustive, cur) || inside
+            }
+            Stmt::With(w) => {
+                if w.items
+                    .iter()
+                    .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
                 {
-                    *cur = vec![Def::Other];
+                    set(cur, Def::Other);
                 }
+                self.body(&w.body, cur) || inside
             }
-            walk(&w.body, name, at, cur);
-        }
-        Stmt::Try(t) => {
-            if holds(&t.body) {
-                walk(&t.body, name, at, cur);
-                return;
-            }
-            // A handler, `else` or `finally`: anything the body assigned may have run.
-            let mut after_body = cur.clone();
-            apply_suite(&t.body, name, &mut after_body);
-            let mut all = cur.clone();
-            union(&mut all, &after_body);
-            for h in &t.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                if holds(&h.body) {
-                    *cur = all;
-                    walk(&h.body, name, at, cur);
-                    return;
+            Stmt::Try(t) => {
+                let before = cur.clone();
+                if self.body(&t.body, cur) {
+                    return true;
                 }
+                // A handler may start after any part of the body.
+                let mut entry = before;
+                merge(&mut entry, cur);
+                let handlers: Vec<&[Stmt]> = t
+                    .handlers
+                    .iter()
+                    .map(|h| {
+                        let ast::ExceptHandler::ExceptHandler(h) = h;
+                        h.body.as_slice()
+                    })
+                    .collect();
+                let mut handled = entry;
+                if self.branches(&handlers, true, &mut handled) {
+                    *cur = handled;
+                    return true;
+                }
+                let mut after_body = cur.clone();
+                if self.body(&t.orelse, &mut after_body) {
+                    *cur = after_body;
+                    return true;
+                }
+                let mut out = after_body;
+                if !t.handlers.is_empty() {
+                    merge(&mut out, &handled);
+                }
+                *cur = out;
+                self.body(&t.finalbody, cur) || inside
             }
-            if holds(&t.orelse) {
-                *cur = after_body;
-                walk(&t.orelse, name, at, cur);
-                return;
+            Stmt::Match(m) => {
+                let branches: Vec<&[Stmt]> = m.cases.iter().map(|c| c.body.as_slice()).collect();
+                self.branches(&branches, false, cur) || inside
             }
-            for h in &t.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                let mut end = all.clone();
-                apply_suite(&h.body, name, &mut end);
-                union(&mut all, &end);
+            Stmt::FunctionDef(f) => {
+                if f.name.as_str() == name {
+                    set(cur, Def::Other);
+                }
+                inside
             }
-            *cur = all;
-            walk(&t.finalbody, name, at, cur);
+            Stmt::ClassDef(c) => {
+                if c.name.as_str() == name {
+                    set(cur, Def::Other);
+                }
+                inside
+            }
+            _ => {
+                if binds_by_other_stmt(stmt, name) {
+                    set(cur, Def::Other);
+                }
+                inside
+            }
         }
-        // A simple statement holding the use (`net = f(net)`: its own binding comes after),
-        // or a nested scope.
-        _ => {}
     }
 }
 
-fn apply_suite<'a>(stmts: &'a [Stmt], name: &str, cur: &mut Vec<Def<'a>>) {
-    for s in stmts {
-        apply(s, name, cur);
-    }
-}
-
-/// The effect of a statement that ends before the use.
-#[allow(clippy::collapsible_match)]
-fn apply<'a>(stmt: &'a Stmt, name: &str, cur: &mut Vec<Def<'a>>) {
+/// Does a simple statement other than an assignment bind `name` (import, `global`, `del`)?
+pub fn binds_by_other_stmt(stmt: &Stmt, name: &str) -> bool {
     match stmt {
-        Stmt::Assign(a) => {
-            if a.targets
-                .iter()
-                .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name))
-            {
-                *cur = vec![Def::Value(&a.value)];
-            } else if a.targets.iter().any(|t| binds(t, name)) {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::AnnAssign(a) => {
-            if let (Some(v), true) = (&a.value, binds(&a.target, name)) {
-                *cur = vec![Def::Value(v)];
-            }
-        }
-        Stmt::AugAssign(a) => {
-            if binds(&a.target, name) {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::Delete(d) => {
-            if d.targets.iter().any(|t| binds(t, name)) {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::FunctionDef(f) => {
-            if f.name.as_str() == name {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::ClassDef(c) => {
-            if c.name.as_str() == name {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::Import(i) => {
-            if i.names.iter().any(|a| {
-                a.asname.as_ref().map_or_else(
-                    || a.name.as_str().split('.').next() == Some(name),
-                    |n| n.as_str() == name,
-                )
-            }) {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::ImportFrom(i) => {
-            if i.names
-                .iter()
-                .any(|a| a.asname.as_ref().map_or(a.name.as_str(), |n| n.as_str()) == name)
-            {
-                *cur = vec![Def::Other];
-            }
-        }
-        Stmt::If(i) => {
-            let start = cur.clone();
-            let mut out = Vec::new();
-            let mut body = start.clone();
-            apply_suite(&i.body, name, &mut body);
-            union(&mut out, &body);
-            let mut has_else = false;
-            for c in &i.elif_else_clauses {
-                has_else |= c.test.is_none();
-                let mut b = start.clone();
-                apply_suite(&c.body, name, &mut b);
-                union(&mut out, &b);
-            }
-            if !has_else {
-                union(&mut out, &start);
-            }
-            *cur = out;
-        }
-        Stmt::For(f) => {
-            let mut body = cur.clone();
-            if binds(&f.target, name) {
-                body = vec![Def::Other];
-            }
-            apply_suite(&f.body, name, &mut body);
-            union(cur, &body);
-            apply_suite(&f.orelse, name, cur);
-        }
-        Stmt::While(w) => {
-            let mut body = cur.clone();
-            apply_suite(&w.body, name, &mut body);
-            union(cur, &body);
-            apply_suite(&w.orelse, name, cur);
-        }
-        Stmt::With(w) => {
-            for item in &w.items {
-                if item
-                    .optional_vars
-                    .as_deref()
-                    .is_some_and(|v| binds(v, name))
-                {
-                    *cur = vec![Def::Other];
-                }
-            }
-            apply_suite(&w.body, name, cur);
-        }
-        Stmt::Try(t) => {
-            let start = cur.clone();
-            let mut after_body = start.clone();
-            apply_suite(&t.body, name, &mut after_body);
-            let mut all = start;
-            union(&mut all, &after_body);
-            let mut out = after_body.clone();
-            apply_suite(&t.orelse, name, &mut out);
-            for h in &t.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                let mut b = all.clone();
-                apply_suite(&h.body, name, &mut b);
-                union(&mut out, &b);
-            }
-            apply_suite(&t.finalbody, name, &mut out);
-            *cur = out;
-        }
-        _ => {}
+        Stmt::Import(i) => i.names.iter().any(|a| {
+            a.asname
+                .as_ref()
+                .map(|n| n.as_str())
+                .unwrap_or_else(|| a.name.as_str().split('.').next().unwrap_or(""))
+                == name
+        }),
+        Stmt::ImportFrom(i) => i
+            .names
+            .iter()
+            .any(|a| a.asname.as_ref().unwrap_or(&a.name).as_str() == name),
+        Stmt::Global(g) => g.names.iter().any(|n| n.as_str() == name),
+        Stmt::Nonlocal(g) => g.names.iter().any(|n| n.as_str() == name),
+        Stmt::Delete(d) => d.targets.iter().any(|t| binds(t, name)),
+        _ => false,
     }
 }
 
@@ -294,7 +345,7 @@ mod tests {
             defs.iter()
                 .map(|d| match d {
                     Def::Value(e) => src[e.range()].to_string(),
-                    Def::Other => "?".to_string(),
+                    _ => "?".to_string(),
                 })
                 .collect()
         })

@@ -1,10 +1,9 @@
-//! Helpers shared by the correctness rules: recognising constructor calls of torch classes and a
-//! small per-file record of what local names were last assigned from (a light "value kind").
+//! Helpers shared by the correctness rules: recognising constructor calls of torch classes,
+//! `self.<attr>` assignments and uses, and the per-file key of thread-local rule state. What a
+//! name was last assigned is the semantic layer's answer ([`Checker::reaching_defs`]).
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::Ranged;
-use rustc_hash::FxHashMap;
-use torchvet_semantic::{helpers, ScopeKind};
+use torchvet_semantic::helpers;
 
 /// Is a qualified name `nn.Parameter`?
 pub(crate) fn is_parameter_class(q: &str) -> bool {
@@ -52,155 +51,12 @@ pub(crate) fn torch_alias(checker: &Checker) -> Option<&'static str> {
         .find(|n| checker.scopes.lookup(n).as_deref() == Some("torch"))
 }
 
-/// Where a tracked name lives: a function (by its start offset), the module, or a class's
-/// `self.x` attributes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Owner {
-    Module,
-    Function(u32),
-    Class(u32),
-}
-
-/// What simple names (and `self.x` attributes) were last assigned from, in visiting order.
-/// Each rule that needs one keeps its own in a `thread_local!`; statements are fed in source
-/// order by the rule's `stmt` hook and the record is cleared by its `end` hook.
-#[derive(Debug)]
-pub(crate) struct LocalKinds<K> {
-    file: (usize, usize),
-    map: FxHashMap<(Owner, String), K>,
-}
-
-impl<K> Default for LocalKinds<K> {
-    fn default() -> Self {
-        Self {
-            file: (0, 0),
-            map: FxHashMap::default(),
-        }
-    }
-}
-
 /// Which file a checker is on (for per-file state kept in thread-locals).
 pub(crate) fn file_key(checker: &Checker) -> (usize, usize) {
     (
         std::ptr::from_ref(checker.source) as usize,
         checker.source.text.len(),
     )
-}
-
-impl<K: Copy> LocalKinds<K> {
-    fn sync(&mut self, checker: &Checker) {
-        let key = file_key(checker);
-        if self.file != key {
-            self.map.clear();
-            self.file = key;
-        }
-    }
-
-    /// Forget everything (call from the rule's `end` hook).
-    pub(crate) fn clear(&mut self) {
-        self.map.clear();
-        self.file = (0, 0);
-    }
-
-    fn key(checker: &Checker, expr: &Expr) -> Option<(Owner, String)> {
-        match expr {
-            Expr::Name(n) => {
-                let name = n.id.as_str();
-                let scope = checker.scopes.current()?;
-                match scope.kind {
-                    ScopeKind::Module => Some((Owner::Module, name.to_string())),
-                    ScopeKind::Class => None,
-                    ScopeKind::Function => {
-                        if scope.binds_locally(name) || scope.import(name).is_some() {
-                            let f = checker.function()?;
-                            Some((
-                                Owner::Function(f.range().start().to_u32()),
-                                name.to_string(),
-                            ))
-                        } else {
-                            Some((Owner::Module, name.to_string()))
-                        }
-                    }
-                }
-            }
-            Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
-                let class = checker.frame().method_of?;
-                Some((
-                    Owner::Class(class.def.range().start().to_u32()),
-                    format!("self.{}", a.attr),
-                ))
-            }
-            _ => None,
-        }
-    }
-
-    /// Record that `target` now holds a value of `kind` (`None`: something else).
-    pub(crate) fn assign(&mut self, checker: &Checker, target: &Expr, kind: Option<K>) {
-        self.sync(checker);
-        if kind.is_none() && self.map.is_empty() {
-            // Nothing to forget (the common case: no value of the kind in the file so far).
-            return;
-        }
-        match target {
-            Expr::Tuple(t) => t.elts.iter().for_each(|e| self.assign(checker, e, None)),
-            Expr::List(l) => l.elts.iter().for_each(|e| self.assign(checker, e, None)),
-            Expr::Starred(s) => self.assign(checker, &s.value, None),
-            _ => {
-                let Some(key) = Self::key(checker, target) else {
-                    return;
-                };
-                match kind {
-                    Some(k) => {
-                        self.map.insert(key, k);
-                    }
-                    None => {
-                        self.map.remove(&key);
-                    }
-                }
-            }
-        }
-    }
-
-    /// The kind `expr` (a name or `self.x`) was last assigned, if known.
-    pub(crate) fn get(&self, checker: &Checker, expr: &Expr) -> Option<K> {
-        if self.file != file_key(checker) || self.map.is_empty() {
-            return None;
-        }
-        let key = Self::key(checker, expr)?;
-        self.map.get(&key).copied()
-    }
-
-    /// Feed one statement: assignments record `classify(value)`, other bindings forget.
-    pub(crate) fn observe(
-        &mut self,
-        checker: &Checker,
-        stmt: &Stmt,
-        classify: impl Fn(&Checker, &Self, &Expr) -> Option<K>,
-    ) {
-        self.sync(checker);
-        match stmt {
-            Stmt::Assign(a) => {
-                let kind = classify(checker, self, &a.value);
-                for t in &a.targets {
-                    self.assign(checker, t, kind);
-                }
-            }
-            Stmt::AnnAssign(a) => {
-                let kind = a.value.as_deref().and_then(|v| classify(checker, self, v));
-                self.assign(checker, &a.target, kind);
-            }
-            Stmt::AugAssign(a) => self.assign(checker, &a.target, None),
-            Stmt::For(f) => self.assign(checker, &f.target, None),
-            Stmt::With(w) => {
-                for item in &w.items {
-                    if let Some(v) = &item.optional_vars {
-                        self.assign(checker, v, None);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 pub(crate) use torchvet_semantic::helpers::for_each_own_stmt as for_each_stmt;
@@ -216,25 +72,7 @@ pub(crate) fn class_method<'a>(
     })
 }
 
-/// `self.x = <value>` statements of a function body (any nesting), with `x` and the value.
-pub(crate) fn self_assignments(body: &[Stmt]) -> Vec<(&str, &Expr, &Stmt)> {
-    let mut out = Vec::new();
-    for_each_stmt(body, &mut |s| {
-        if let Stmt::Assign(a) = s {
-            for t in &a.targets {
-                if let Some(x) = helpers::self_attribute(t) {
-                    out.push((x, &*a.value, s));
-                }
-            }
-        }
-        if let Stmt::AnnAssign(a) = s {
-            if let (Some(x), Some(v)) = (helpers::self_attribute(&a.target), a.value.as_deref()) {
-                out.push((x, v, s));
-            }
-        }
-    });
-    out
-}
+pub(crate) use torchvet_semantic::helpers::self_assignments;
 
 /// How `self.<name>` is used in a function body: read at all, and the receiver of a
 /// device move (`self.x.to(...)`, `.cuda()`, `.type_as(...)`) or replaced by a moved value

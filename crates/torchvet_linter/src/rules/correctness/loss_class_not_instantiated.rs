@@ -1,9 +1,12 @@
-use super::helpers::LocalKinds;
+use super::helpers::{file_key, self_assignments};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::{Ranged, TextRange, TextSize};
+use rustc_hash::FxHashSet;
 use std::cell::RefCell;
+use torchvet_semantic::helpers;
+use torchvet_semantic::reaching::Def;
 
 crate::declare_rule! {
     /// ## What it does
@@ -44,34 +47,75 @@ crate::declare_rule! {
         severity: Critical,
         title: "Loss class bound without instantiation (crit = nn.CrossEntropyLoss) then called with tensors",
         autofix: Yes,
-        hooks: { stmt: check_stmt, call: check_call, end: clear },
+        hooks: { call: check_call, end: clear },
     };
 }
 
 thread_local! {
-    static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
+    /// The assignments already reported in the current file (one finding per assignment).
+    static REPORTED: RefCell<((usize, usize), FxHashSet<TextSize>)> =
+        RefCell::new(((0, 0), FxHashSet::default()));
 }
 
-fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
+/// A loss class itself (`nn.CrossEntropyLoss`, not an instance): its range.
+fn loss_class(checker: &Checker, value: &Expr) -> Option<TextRange> {
     if !matches!(value, Expr::Attribute(_) | Expr::Name(_)) {
         return None;
     }
     checker.is_loss_class(value).then(|| value.range())
 }
 
-fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
-    KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
+/// Where the called name or `self.<attr>` was bound to a loss class: the one assignment of
+/// the name that reaches the call, or, for an attribute, every assignment of `self.<attr>`
+/// in the class's methods (all of them loss classes; the first is reported).
+fn bound_loss_class(checker: &Checker, func: &Expr) -> Option<TextRange> {
+    match func {
+        Expr::Name(n) => match checker
+            .reaching_defs(n.id.as_str(), func.start())?
+            .as_slice()
+        {
+            [Def::Value(v)] => loss_class(checker, v),
+            _ => None,
+        },
+        Expr::Attribute(_) => {
+            let attr = helpers::self_attribute(func)?;
+            let class = checker.frame().method_of?;
+            let mut first = None;
+            for s in &class.def.body {
+                let Stmt::FunctionDef(f) = s else { continue };
+                for (x, value, _) in self_assignments(&f.body) {
+                    if x != attr {
+                        continue;
+                    }
+                    let range = loss_class(checker, value)?;
+                    first.get_or_insert(range);
+                }
+            }
+            first
+        }
+        _ => None,
+    }
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_)) || call.arguments.args.len() < 2 {
         return;
     }
-    let Some(assigned) = KINDS.with_borrow(|k| k.get(checker, &call.func)) else {
+    let Some(assigned) = bound_loss_class(checker, &call.func) else {
         return;
     };
     // Report once per assignment.
-    KINDS.with_borrow_mut(|k| k.assign(checker, &call.func, None));
+    let key = file_key(checker);
+    let first = REPORTED.with_borrow_mut(|(file, seen)| {
+        if *file != key {
+            *file = key;
+            seen.clear();
+        }
+        seen.insert(assigned.start())
+    });
+    if !first {
+        return;
+    }
     let class = checker.text(assigned);
     let bound = checker.text(call.func.range());
     checker
@@ -87,5 +131,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 }
 
 fn clear(_checker: &mut Checker) {
-    KINDS.with_borrow_mut(LocalKinds::clear);
+    REPORTED.with_borrow_mut(|(file, seen)| {
+        *file = (0, 0);
+        seen.clear();
+    });
 }

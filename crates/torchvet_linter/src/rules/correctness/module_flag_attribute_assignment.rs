@@ -1,10 +1,10 @@
-use super::helpers::{constructs_module, LocalKinds};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
-use std::cell::RefCell;
 use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::reaching::Def;
 
 crate::declare_rule! {
     /// ## What it does
@@ -57,7 +57,7 @@ crate::declare_rule! {
         title: "Assigning requires_grad/training on a Module (or the typo require_grad) does nothing useful",
         autofix: Yes,
         torchfix: ["TOR002"],
-        hooks: { stmt: check_stmt, end: clear },
+        hooks: { stmt: check_stmt },
     };
 }
 
@@ -66,13 +66,6 @@ crate::declare_rule! {
 #[derive(Clone, Copy)]
 struct IsModule {
     leaf: bool,
-}
-
-thread_local! {
-    static KINDS: RefCell<LocalKinds<IsModule>> = RefCell::new(LocalKinds::default());
-    /// Does the file assign one of the flags anywhere (computed at its first statement)?
-    static ASSIGNS_FLAG: std::cell::Cell<Option<((usize, usize), bool)>> =
-        const { std::cell::Cell::new(None) };
 }
 
 /// The statements [`check_stmt`] reports on: `x.<flag> = value` with one attribute target.
@@ -90,64 +83,35 @@ fn flag_assignment(stmt: &Stmt) -> Option<(&ruff_python_ast::ExprAttribute, &Exp
     .then_some((target, &*assign.value))
 }
 
-/// Does any statement of the file (at any depth) assign a flag? Without one the kind table
-/// is never consulted, so it is not fed.
-fn file_assigns_flag(checker: &Checker) -> bool {
-    let file = super::helpers::file_key(checker);
-    if let Some((f, b)) = ASSIGNS_FLAG.get() {
-        if f == file {
-            return b;
-        }
-    }
-    // Every statement, nested definitions included.
-    let mut b = false;
-    let mut bodies = vec![&checker.module().body[..]];
-    while let Some(body) = bodies.pop() {
-        helpers::for_each_own_stmt(body, &mut |s| {
-            b |= flag_assignment(s).is_some();
-            match s {
-                Stmt::FunctionDef(f) => bodies.push(&f.body),
-                Stmt::ClassDef(c) => bodies.push(&c.body),
-                _ => {}
+/// Is the module `value` was created from a torch layer without submodules
+/// (`nn.Dropout(0.1).to(device)`, or a name holding one: `noise = noise.to("cuda")`)?
+fn created_as_leaf(checker: &Checker, mut value: &Expr, depth: u32) -> bool {
+    loop {
+        match value {
+            Expr::Call(call) => match helpers::method_call(call) {
+                // Module.to/cuda/eval/train/... return the module itself.
+                Some((
+                    "to" | "cuda" | "cpu" | "eval" | "train" | "float" | "half" | "double"
+                    | "bfloat16" | "requires_grad_",
+                    receiver,
+                )) => value = receiver,
+                _ => {
+                    return checker
+                        .resolve(&call.func)
+                        .is_some_and(|q| torchvet_semantic::is_leaf_layer(&q))
+                }
+            },
+            Expr::Name(n) if depth < 4 => {
+                return checker
+                    .reaching_defs(n.id.as_str(), n.start())
+                    .is_some_and(|defs| {
+                        defs.iter().all(
+                        |d| matches!(d, Def::Value(v) if created_as_leaf(checker, v, depth + 1)),
+                    )
+                    })
             }
-        });
-        if b {
-            break;
+            _ => return false,
         }
-    }
-    ASSIGNS_FLAG.set(Some((file, b)));
-    b
-}
-
-fn classify(checker: &Checker, kinds: &LocalKinds<IsModule>, value: &Expr) -> Option<IsModule> {
-    match value {
-        Expr::Call(call) => {
-            if constructs_module(checker, call) {
-                let leaf = checker
-                    .resolve(&call.func)
-                    .is_some_and(|q| torchvet_semantic::is_leaf_layer(&q));
-                return Some(IsModule { leaf });
-            }
-            // Module.to/cuda/eval/train/... return the module itself.
-            let (method, receiver) = helpers::method_call(call)?;
-            if matches!(
-                method,
-                "to" | "cuda"
-                    | "cpu"
-                    | "eval"
-                    | "train"
-                    | "float"
-                    | "half"
-                    | "double"
-                    | "bfloat16"
-                    | "requires_grad_"
-            ) {
-                return classify(checker, kinds, receiver);
-            }
-            None
-        }
-        Expr::Name(_) | Expr::Attribute(_) => kinds.get(checker, value),
-        _ => None,
     }
 }
 
@@ -171,7 +135,7 @@ fn loop_module_variable(checker: &Checker, name: &str) -> bool {
     })
 }
 
-fn module_kind(checker: &Checker, receiver: &Expr) -> Option<IsModule> {
+fn module_kind(checker: &mut Checker, receiver: &Expr) -> Option<IsModule> {
     match receiver {
         Expr::Name(n) if n.id.as_str() == "self" => checker
             .module_method()
@@ -180,11 +144,37 @@ fn module_kind(checker: &Checker, receiver: &Expr) -> Option<IsModule> {
         Expr::Name(n) if loop_module_variable(checker, n.id.as_str()) => {
             Some(IsModule { leaf: false })
         }
-        _ => KINDS.with_borrow(|k| k.get(checker, receiver)),
+        // A name: what every assignment reaching this statement creates (a module, and a
+        // leaf layer only when all of them are); a parameter: what the project passes.
+        Expr::Name(n) => match checker.reaching_defs(n.id.as_str(), receiver.start()) {
+            Some(defs) => {
+                let mut leaf = true;
+                for d in defs {
+                    let Def::Value(v) = d else { return None };
+                    if checker.kind_of(v) != Kind::Module {
+                        return None;
+                    }
+                    leaf &= created_as_leaf(checker, v, 0);
+                }
+                Some(IsModule { leaf })
+            }
+            None => {
+                (checker.value_kind(receiver) == Kind::Module).then_some(IsModule { leaf: false })
+            }
+        },
+        // `self.<attr>`: what the class assigns to it.
+        Expr::Attribute(_) if checker.value_kind(receiver) == Kind::Module => {
+            let leaf = checker.kind_origin(receiver).is_some_and(|r| {
+                helpers::expr_with_range(&checker.module().body, r)
+                    .is_some_and(|e| created_as_leaf(checker, e, 0))
+            });
+            Some(IsModule { leaf })
+        }
+        _ => None,
     }
 }
 
-fn is_module(checker: &Checker, receiver: &Expr) -> bool {
+fn is_module(checker: &mut Checker, receiver: &Expr) -> bool {
     module_kind(checker, receiver).is_some()
 }
 
@@ -192,13 +182,6 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if let Some((target, value)) = flag_assignment(stmt) {
         check_flag(checker, stmt, target, value);
     }
-    // The kind table is only consulted for flag assignments; files without any skip it.
-    if !file_assigns_flag(checker)
-        || !(checker.mentions("require_grad") || checker.mentions("training"))
-    {
-        return;
-    }
-    KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
 }
 
 fn check_flag(
@@ -323,8 +306,4 @@ fn check_flag(
         }
         _ => {}
     }
-}
-
-fn clear(_checker: &mut Checker) {
-    KINDS.with_borrow_mut(LocalKinds::clear);
 }

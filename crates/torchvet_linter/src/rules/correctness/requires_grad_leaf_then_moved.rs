@@ -1,10 +1,9 @@
-use super::helpers::LocalKinds;
 use super::model_helpers::is_optimizer_call;
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use std::cell::RefCell;
+use torchvet_semantic::reaching::Def;
 use torchvet_semantic::{helpers, uses};
 
 crate::declare_rule! {
@@ -60,12 +59,8 @@ crate::declare_rule! {
         severity: Critical,
         title: "Tensor created with requires_grad=True then moved/cast: the bound name is a non-leaf copy",
         autofix: Yes,
-        hooks: { stmt: check_stmt, call: check_call, end: clear },
+        hooks: { stmt: check_stmt, call: check_call },
     };
-}
-
-thread_local! {
-    static KINDS: RefCell<LocalKinds<TextRange>> = RefCell::new(LocalKinds::default());
 }
 
 const FACTORIES: &[&str] = &[
@@ -197,8 +192,18 @@ fn inline_leaf_use(checker: &Checker, call: &ExprCall) -> bool {
         .any(|e| matches!(e, Expr::Call(c) if c.range() != call.range() && is_optimizer_call(checker, c)))
 }
 
-fn classify(checker: &Checker, _kinds: &LocalKinds<TextRange>, value: &Expr) -> Option<TextRange> {
-    leaf_creation(checker, value).map(|_| value.range())
+/// The leaf creation `name` holds before `stmt` (`w = torch.randn(..., requires_grad=True)`):
+/// the one assignment that reaches it, other than `stmt`'s own value (which a loop would carry
+/// round to the next iteration).
+fn created_leaf(checker: &Checker, name: &str, stmt: &ast::StmtAssign) -> Option<TextRange> {
+    let defs = checker.reaching_defs(name, stmt.start())?;
+    let mut earlier = defs
+        .iter()
+        .filter(|d| !matches!(d, Def::Value(v) if std::ptr::eq(*v, &*stmt.value)));
+    match (earlier.next(), earlier.next()) {
+        (Some(Def::Value(v)), None) => leaf_creation(checker, v).map(|_| v.range()),
+        _ => None,
+    }
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
@@ -212,8 +217,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                         "to" | "cuda" | "double" | "half" | "bfloat16" | "type"
                     )
                 {
-                    if let Some(created) = KINDS
-                        .with_borrow(|k| k.get(checker, &a.targets[0]))
+                    if let Some(created) = created_leaf(checker, target.id.as_str(), a)
                         .filter(|_| used_as_leaf(checker, &a.targets[0], stmt.end()))
                     {
                         let name = target.id.as_str();
@@ -229,7 +233,6 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             }
         }
     }
-    KINDS.with_borrow_mut(|k| k.observe(checker, stmt, classify));
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
@@ -290,8 +293,4 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             ],
         ));
     }
-}
-
-fn clear(_checker: &mut Checker) {
-    KINDS.with_borrow_mut(LocalKinds::clear);
 }

@@ -307,7 +307,7 @@ impl Builder<'_> {
                             crate::reaching::Def::Value(e) => {
                                 Some(self.val(e, params, vals, nested))
                             }
-                            crate::reaching::Def::Other => None,
+                            _ => None,
                         })
                         .collect::<Option<Vec<Val>>>()?
                         .into_iter()
