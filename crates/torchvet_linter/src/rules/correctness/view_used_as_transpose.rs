@@ -201,11 +201,12 @@ fn report(
 ) {
     let order: Vec<String> = perm.iter().map(usize::to_string).collect();
     let order = order.join(", ");
-    let fix_text = format!("{x}.permute({order})");
+    let recv = helpers::method_call(call).map_or(x, |(_, r)| checker.text(r.range()));
+    let fix_text = format!("{recv}.permute({order})");
     let diag = checker.report(
         call.range(),
         format!(
-            "`{x}.{method}(...)` passes `{x}`'s own sizes in another order: {method} keeps memory order, so the result has the new shape but scrambled contents; to move axes use `{x}.permute({order})`"
+            "`{recv}.{method}(...)` passes `{x}`'s own sizes in another order: {method} keeps memory order, so the result has the new shape but scrambled contents; to move axes use `{fix_text}`"
         ),
     );
     if let Some(r) = unpack {
@@ -215,6 +216,28 @@ fn report(
         format!("Use `{fix_text}`"),
         vec![RawEdit::replace(call.range(), fix_text)],
     ));
+}
+
+/// The name whose shape `recv` has: `x` itself, or `x` through element-wise steps that keep
+/// the shape (`(x / 255.).float()`, `x.to(device)`, `-x`, `x * 2`).
+fn shape_source(recv: &Expr) -> Option<&str> {
+    match recv {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Call(c) => match helpers::method_call(c)? {
+            (
+                "float" | "double" | "half" | "bfloat16" | "long" | "int" | "to" | "cuda" | "cpu"
+                | "contiguous" | "clone" | "detach" | "type",
+                r,
+            ) => shape_source(r),
+            _ => None,
+        },
+        Expr::BinOp(b) => match (&*b.left, &*b.right) {
+            (Expr::NumberLiteral(_), e) | (e, Expr::NumberLiteral(_)) => shape_source(e),
+            _ => None,
+        },
+        Expr::UnaryOp(u) => shape_source(&u.operand),
+        _ => None,
+    }
 }
 
 /// `x.size(i)` / `x.shape[i]` with a literal `i >= 0`.
@@ -254,7 +277,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     if !matches!(method, "view" | "reshape") || !call.arguments.keywords.is_empty() {
         return;
     }
-    let Some(x) = helpers::name_of(recv) else {
+    let Some(x) = shape_source(recv) else {
         return;
     };
     let args: &[Expr] = match &call.arguments.args[..] {
