@@ -1,6 +1,5 @@
-use super::modes_helpers::{next_line_start, own_line_indent};
 use crate::checker::Checker;
-use crate::fix::{RawEdit, RawFix};
+use crate::fix::{next_line_start, own_line_indent, RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
