@@ -962,3 +962,143 @@ fn literal_arguments(call: &ruff_python_ast::ExprCall) -> bool {
         && call.arguments.args.iter().all(literal)
         && call.arguments.keywords.iter().all(|k| literal(&k.value))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Scope, ScopeKind};
+
+    /// A site at module level of one file.
+    struct ModuleSite<'a> {
+        text: &'a str,
+        module: &'a ast::ModModule,
+        scopes: Scopes,
+        classes: ModuleClasses,
+        cache: ModeCache,
+    }
+
+    impl<'a> ModeSite<'a> for ModuleSite<'a> {
+        fn source(&self) -> &'a str {
+            self.text
+        }
+        fn module(&self) -> &'a ast::ModModule {
+            self.module
+        }
+        fn scopes(&self) -> &Scopes {
+            &self.scopes
+        }
+        fn classes(&self) -> &ModuleClasses {
+            &self.classes
+        }
+        fn project(&self) -> Option<&ProjectFile> {
+            None
+        }
+        fn project_or_file(&self) -> Option<&ProjectFile> {
+            None
+        }
+        fn function(&self) -> Option<&'a ast::StmtFunctionDef> {
+            None
+        }
+        fn method_of(&self) -> Option<EnclosingClass<'a>> {
+            None
+        }
+        fn loops(&self) -> &[&'a Stmt] {
+            &[]
+        }
+        fn stmt_stack(&self) -> &[&'a Stmt] {
+            &[]
+        }
+        fn in_no_grad(&self) -> bool {
+            false
+        }
+        fn in_main_guard(&self) -> bool {
+            false
+        }
+        fn mode_cache(&self) -> &ModeCache {
+            &self.cache
+        }
+    }
+
+    #[test]
+    fn training_events_and_loops() {
+        let src = "import torch\n\
+def step(model, opt, loss):\n    loss.backward()\n    opt.step()\n    model.eval()\n\
+for x in loader:\n    step(net, optimizer, crit(net(x)))\n\
+for x in loader:\n    scaler.scale(loss).backward()\n    torch.autograd.backward(l2)\n    scaler.step(optim_g)\n    sched.step()\n    net.train(False)\n    net.train()\n\
+for x in val_loader:\n    out = net(x)\n";
+        let parsed = torchvet_python::parser::parse_module(src).expect("parses");
+        let module = parsed.syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let site = ModuleSite {
+            text: src,
+            module,
+            scopes,
+            classes,
+            cache: ModeCache::default(),
+        };
+        let loops: Vec<&Stmt> = module.body[2..].iter().collect();
+        // One level of inlining: `step(...)` trains, and its `model.eval()` is the caller's
+        // `net.eval()`.
+        assert!(loop_is_training(&site, loops[0]));
+        assert!(!loop_has_backward(&site, loops[0]));
+        let events: Vec<Event> = events_of(&site, loop_body(loops[0]))
+            .into_iter()
+            .map(|f| f.event)
+            .collect();
+        assert!(events.contains(&Event::Eval("net".into())));
+        // Direct events, in source order.
+        let calls = calls_in(loop_body(loops[1]));
+        let kinds: Vec<Event> = calls.iter().map(|c| classify(&site, c)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                Event::Backward,
+                Event::Other,
+                Event::Backward,
+                Event::OptStep,
+                Event::Other,
+                Event::Eval("net".into()),
+                Event::Train("net".into()),
+            ]
+        );
+        let target = backward_target(&site, calls[0]).map(|e| source_text(&site, e.range()));
+        assert_eq!(target, Some("loss"));
+        let target = backward_target(&site, calls[2]).map(|e| source_text(&site, e.range()));
+        assert_eq!(target, Some("l2"));
+        assert!(loop_is_training(&site, loops[1]));
+        assert!(!loop_is_training(&site, loops[2]));
+        assert!(!loop_has_backward(&site, loops[2]));
+    }
+
+    #[test]
+    fn made_up_inputs() {
+        let src = "import torch\nx = torch.randn(1, 3, 32, 32)\nnet(x)\nnet(torch.zeros(2).cuda())\nnet(load_image('cat.jpg'))\nnet(str2tensor('hello'))\nnet(batch)\n";
+        let parsed = torchvet_python::parser::parse_module(src).expect("parses");
+        let module = parsed.syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let site = ModuleSite {
+            text: src,
+            module,
+            scopes,
+            classes,
+            cache: ModeCache::default(),
+        };
+        let smoke: Vec<bool> = module.body[2..]
+            .iter()
+            .map(|s| match s {
+                Stmt::Expr(e) => match &*e.value {
+                    Expr::Call(c) => smoke_test_call(&site, c),
+                    _ => false,
+                },
+                _ => false,
+            })
+            .collect();
+        assert_eq!(smoke, vec![true, true, false, true, false]);
+    }
+}
