@@ -605,11 +605,7 @@ fn line_start<'a>(checker: &Checker<'a>, at: TextSize) -> Option<(TextSize, &'a 
 }
 
 fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
-    let nl = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let nl = crate::fix::newline(checker);
     let model = &c.model;
     if let Some(w) = c.with_stmt {
         let (start, indent) = line_start(checker, w.start())?;

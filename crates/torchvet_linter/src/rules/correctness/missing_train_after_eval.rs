@@ -308,11 +308,7 @@ fn build_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
         last
     };
     let (at, newline_first) = next_line_start(checker, after.end());
-    let nl = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let nl = crate::fix::newline(checker);
     let text = if newline_first {
         format!("{nl}{indent}{}.train(){nl}", c.model)
     } else {

@@ -466,11 +466,7 @@ fn decorator_fix(
     let indent = own_line_indent(checker, at)?;
     let line_start = at - TextSize::of(indent);
     let (torch, import) = checker.import_module("torch");
-    let nl = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let nl = crate::fix::newline(checker);
     let mut edits = vec![RawEdit::insert(
         line_start,
         format!("{indent}@{torch}.no_grad(){nl}"),
