@@ -252,6 +252,8 @@ pub struct Checker<'a> {
     /// The scopes of functions and classes phase 1 collected for this tree, taken as each
     /// definition is entered.
     kept: KeptScopes,
+    /// The memo of the train/eval and grad mode queries ([`torchvet_semantic::modes`]).
+    modes: torchvet_semantic::modes::ModeCache,
 }
 
 fn grad_region(q: &str) -> Option<fn(&mut Regions) -> &mut u32> {
@@ -346,6 +348,7 @@ impl<'a> Checker<'a> {
             single_file_model: std::cell::OnceCell::new(),
             saves: std::cell::OnceCell::new(),
             kept,
+            modes: torchvet_semantic::modes::ModeCache::default(),
         }
     }
 
@@ -1224,6 +1227,66 @@ impl<'a> Checker<'a> {
             self.rule = i;
             f(self, stmt);
         }
+    }
+}
+
+/// The mode queries read the place being visited through the checker.
+impl<'a> torchvet_semantic::modes::ModeSite<'a> for Checker<'a> {
+    fn source(&self) -> &'a str {
+        self.source.text.as_str()
+    }
+
+    fn module(&self) -> &'a ast::ModModule {
+        self.module
+    }
+
+    fn scopes(&self) -> &Scopes {
+        &self.scopes
+    }
+
+    fn classes(&self) -> &ModuleClasses {
+        &self.classes
+    }
+
+    fn project(&self) -> Option<&ProjectFile> {
+        Checker::project(self)
+    }
+
+    fn project_or_file(&self) -> Option<&ProjectFile> {
+        Checker::project_or_file(self)
+    }
+
+    fn function(&self) -> Option<&'a ast::StmtFunctionDef> {
+        Checker::function(self)
+    }
+
+    fn method_of(&self) -> Option<torchvet_semantic::modes::EnclosingClass<'a>> {
+        self.frame()
+            .method_of
+            .map(|c| torchvet_semantic::modes::EnclosingClass {
+                def: c.def,
+                is_module: c.is_module,
+            })
+    }
+
+    fn loops(&self) -> &[&'a Stmt] {
+        &self.frame().loops
+    }
+
+    fn stmt_stack(&self) -> &[&'a Stmt] {
+        &self.stmt_stack
+    }
+
+    fn in_no_grad(&self) -> bool {
+        Checker::in_no_grad(self)
+    }
+
+    fn in_main_guard(&self) -> bool {
+        Checker::in_main_guard(self)
+    }
+
+    fn mode_cache(&self) -> &torchvet_semantic::modes::ModeCache {
+        &self.modes
     }
 }
 

@@ -1,5 +1,6 @@
 //! Fixes as the rules build them (byte ranges of the analysed source).
-use ruff_text_size::TextRange;
+use crate::checker::Checker;
+use ruff_text_size::{TextRange, TextSize};
 pub use torchvet_diagnostics::Applicability;
 
 /// One replacement.
@@ -95,5 +96,40 @@ pub fn add_keyword_argument(call: &ruff_python_ast::ExprCall, keyword: &str) -> 
             call.arguments.start() + ruff_text_size::TextSize::from(1),
             keyword.to_string(),
         ),
+    }
+}
+
+// ----- Layout of inserted text -----
+
+/// The indentation before `at` when only spaces and tabs precede it on its line (the
+/// statement starting there is the first thing on its line).
+pub(crate) fn own_line_indent<'a>(checker: &Checker<'a>, at: TextSize) -> Option<&'a str> {
+    let text = &checker.source.text;
+    let pos = at.to_usize();
+    let line_start = text.get(..pos)?.rfind('\n').map_or(0, |i| i + 1);
+    let indent = text.get(line_start..pos)?;
+    indent
+        .chars()
+        .all(|c| c == ' ' || c == '\t')
+        .then_some(indent)
+}
+
+/// The offset just after the end of the line holding `at` (start of the next line), and
+/// whether a newline must be prepended (end of file without a newline).
+pub(crate) fn next_line_start(checker: &Checker, at: TextSize) -> (TextSize, bool) {
+    let text = &checker.source.text;
+    let pos = at.to_usize();
+    match text.get(pos..).and_then(|rest| rest.find('\n')) {
+        Some(i) => (TextSize::new((pos + i + 1) as u32), false),
+        None => (TextSize::new(text.len() as u32), true),
+    }
+}
+
+/// The file's newline sequence (`\r\n` when it uses one anywhere).
+pub(crate) fn newline(checker: &Checker) -> &'static str {
+    if checker.source.text.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
     }
 }

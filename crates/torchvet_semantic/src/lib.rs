@@ -13,6 +13,7 @@ pub mod helpers;
 pub mod iterables;
 pub mod kinds;
 pub mod magnitude;
+pub mod modes;
 pub mod project;
 pub mod reaching;
 pub mod regions;

@@ -1,11 +1,11 @@
 use super::helpers::for_each_stmt;
-use super::modes_helpers::backward_target;
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
+use torchvet_semantic::modes::backward_target;
 
 crate::declare_rule! {
     /// ## What it does
@@ -441,7 +441,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
 }
 
-fn clear(checker: &mut Checker) {
+fn clear(_checker: &mut Checker) {
     DEFS.with_borrow_mut(FxHashMap::clear);
-    super::modes_helpers::reset(checker);
 }

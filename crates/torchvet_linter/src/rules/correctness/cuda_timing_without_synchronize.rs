@@ -1,8 +1,8 @@
 use super::model_helpers::{
-    analysed_body, binds_name, body_mentions, calls_in, indentation_at, newline, stmt_reads,
-    walk_body,
+    analysed_body, binds_name, body_mentions, calls_in, indentation_at, stmt_reads, walk_body,
 };
 use crate::checker::Checker;
+use crate::fix::newline;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -505,7 +505,7 @@ fn times_training_run(checker: &Checker, stmts: &[&Stmt]) -> bool {
         walk_body(std::slice::from_ref(*s), &mut |x, _| {
             if !found
                 && matches!(x, Stmt::For(_) | Stmt::While(_))
-                && super::modes_helpers::loop_is_training(checker, x)
+                && torchvet_semantic::modes::loop_is_training(checker, x)
             {
                 found = true;
             }

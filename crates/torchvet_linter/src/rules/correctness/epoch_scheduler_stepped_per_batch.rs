@@ -1,9 +1,9 @@
-use super::modes_helpers::{assigned_values, calls_in, classify, Event};
 use crate::checker::Checker;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers::{self, Literal};
 use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::modes::{assigned_values, calls_in, classify, Event};
 
 crate::declare_rule! {
     /// ## What it does

@@ -2,7 +2,7 @@
 //! which events clear an optimizer's gradients, and line-based edits that insert, delete or
 //! move one statement while keeping the file's indentation.
 use crate::checker::Checker;
-use crate::fix::RawEdit;
+use crate::fix::{newline, own_line_indent, RawEdit};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
 use torchvet_semantic::flow::{Event, EventKind, LoopFlow, Role};
@@ -82,29 +82,10 @@ pub(crate) fn atom_text(checker: &Checker, expr: &Expr) -> String {
     }
 }
 
-fn newline(checker: &Checker) -> &'static str {
-    if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    }
-}
-
 fn line_start(text: &str, offset: usize) -> usize {
     text.get(..offset)
         .and_then(|s| s.rfind('\n'))
         .map_or(0, |i| i + 1)
-}
-
-/// The indentation before `offset` when only whitespace precedes it on its line.
-pub(crate) fn indent_at<'a>(checker: &Checker<'a>, offset: TextSize) -> Option<&'a str> {
-    let text = checker.source.text.as_str();
-    let off = offset.to_usize();
-    let prefix = text.get(line_start(text, off)..off)?;
-    prefix
-        .chars()
-        .all(|c| c == ' ' || c == '\t')
-        .then_some(prefix)
 }
 
 /// The offset of the line after `end` when only whitespace or a comment follows `end` on its
@@ -123,12 +104,12 @@ fn next_line(checker: &Checker, end: TextSize) -> Option<usize> {
 
 /// Is `stmt` alone on its lines (nothing else before it or after it but a comment)?
 pub(crate) fn stmt_alone(checker: &Checker, stmt: &Stmt) -> bool {
-    indent_at(checker, stmt.start()).is_some() && next_line(checker, stmt.end()).is_some()
+    own_line_indent(checker, stmt.start()).is_some() && next_line(checker, stmt.end()).is_some()
 }
 
 /// Insert the line `line` before `stmt`, at its indentation.
 pub(crate) fn insert_before(checker: &Checker, stmt: &Stmt, line: &str) -> Option<RawEdit> {
-    let indent = indent_at(checker, stmt.start())?;
+    let indent = own_line_indent(checker, stmt.start())?;
     Some(RawEdit::insert(
         stmt.start(),
         format!("{line}{}{indent}", newline(checker)),
@@ -142,7 +123,7 @@ pub(crate) fn insert_after(
     line: &str,
     indent: Option<&str>,
 ) -> Option<RawEdit> {
-    let own = indent_at(checker, stmt.start())?;
+    let own = own_line_indent(checker, stmt.start())?;
     let indent = indent.unwrap_or(own);
     let pos = next_line(checker, stmt.end())?;
     let text = checker.source.text.as_str();
@@ -158,7 +139,7 @@ pub(crate) fn insert_after(
 /// Delete the lines of `stmt` (alone on its lines and not the only statement of its block).
 pub(crate) fn delete_stmt(checker: &Checker, stmt: &Stmt) -> Option<RawEdit> {
     let text = checker.source.text.as_str();
-    let indent = indent_at(checker, stmt.start())?;
+    let indent = own_line_indent(checker, stmt.start())?;
     let start = line_start(text, stmt.start().to_usize());
     let end = next_line(checker, stmt.end())?;
     // The only statement of its block: the previous code line opens the block and the next

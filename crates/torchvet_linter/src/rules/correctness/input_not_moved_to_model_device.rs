@@ -1,8 +1,9 @@
 use super::model_helpers::{
     analysed_body, binds_name, indentation_at, is_cuda_device, is_plain_dataloader, loader_of,
-    newline, own_exprs, visit_exprs, walk_body,
+    own_exprs, visit_exprs, walk_body,
 };
 use crate::checker::Checker;
+use crate::fix::newline;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};

@@ -1,9 +1,5 @@
-use super::modes_helpers::{
-    assigned_values, caller_differentiates_result, frame_evaluation_caller, frame_is_eval_named,
-    in_model_class, in_test_code, is_framework_hook, loop_has_backward, mode_dependent,
-    next_line_start, one_batch_self_test, own_line_indent, smoke_test_call, summary, Event,
-};
 use crate::checker::Checker;
+use crate::fix::{next_line_start, own_line_indent};
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -11,6 +7,11 @@ use std::cell::RefCell;
 use torchvet_semantic::dataflow::module_chain;
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::modes::{
+    assigned_values, caller_differentiates_result, classify, frame_evaluation_caller,
+    frame_is_eval_named, in_model_class, is_framework_hook, loop_has_backward, mode_dependent,
+    one_batch_self_test, smoke_test_call, summary, Event,
+};
 
 crate::declare_rule! {
     /// ## What it does
@@ -209,7 +210,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !in_no_grad && !named && loaded.is_none() && !checker.in_loop_or_comprehension() {
         return;
     }
-    if fname.is_some_and(is_framework_hook) || in_model_class(checker) || in_test_code(checker) {
+    if fname.is_some_and(is_framework_hook) || in_model_class(checker) || checker.is_test_file() {
         return;
     }
     // `with eval_mode(model):` style helpers switch the mode themselves.
@@ -402,7 +403,7 @@ fn trained_on_purpose(checker: &Checker, model: &str, call: &ExprCall) -> bool {
             // `train()` / `train(True)`, not `train(mode)` with a mode chosen at run time.
             && helpers::argument(c, "mode", 0)
                 .is_none_or(|a| matches!(a, Expr::BooleanLiteral(b) if b.value))
-            && matches!(super::modes_helpers::classify(checker, c), Event::Train(r) if r == model)
+            && matches!(classify(checker, c), Event::Train(r) if r == model)
     })
 }
 
@@ -548,7 +549,7 @@ fn loaded_in_eval_mode(checker: &Checker, call: &ExprCall, model: &str) -> bool 
 fn switches_to_train(checker: &Checker, model: &str) -> bool {
     let last = model.rsplit('.').next().unwrap_or(model);
     let direct = checker.facts.method_calls_of("train").iter().any(|c| {
-        let Event::Train(r) = super::modes_helpers::classify(checker, c) else {
+        let Event::Train(r) = classify(checker, c) else {
             return false;
         };
         r == model || r.rsplit('.').next() == Some(last) || r.to_lowercase().contains("trainer")
@@ -576,7 +577,7 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
         .method_calls_of("eval")
         .iter()
         .chain(checker.facts.method_calls_of("train"))
-        .filter(|c| matches!(super::modes_helpers::classify(checker, c), Event::Eval(_)))
+        .filter(|c| matches!(classify(checker, c), Event::Eval(_)))
         .filter_map(|c| match &*c.func {
             Expr::Attribute(a) => Some(checker.text(a.value.range())),
             _ => None,
@@ -604,11 +605,7 @@ fn line_start<'a>(checker: &Checker<'a>, at: TextSize) -> Option<(TextSize, &'a 
 }
 
 fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
-    let nl = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let nl = crate::fix::newline(checker);
     let model = &c.model;
     if let Some(w) = c.with_stmt {
         let (start, indent) = line_start(checker, w.start())?;
@@ -658,7 +655,6 @@ fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
 
 fn finish(checker: &mut Checker) {
     report_pending(checker);
-    super::modes_helpers::reset(checker);
 }
 
 fn report_pending(checker: &mut Checker) {

@@ -256,7 +256,6 @@ fn fails_without_base_init(checker: &Checker, class: &ruff_python_ast::StmtClass
 
 /// An edit inserting `super().__init__()` before the first statement (after a docstring).
 fn insertion(checker: &Checker, func: &StmtFunctionDef) -> Option<RawEdit> {
-    let text = &checker.source.text;
     let first = func.body.first()?;
     let is_doc = matches!(first, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_)));
     let anchor = if is_doc {
@@ -265,12 +264,7 @@ fn insertion(checker: &Checker, func: &StmtFunctionDef) -> Option<RawEdit> {
         Some(first)
     };
     // Indentation of the first statement (which must start its own line).
-    let start = first.start().to_usize();
-    let line_start = text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
-    let indent = text.get(line_start..start)?;
-    if !indent.chars().all(|c| c == ' ' || c == '\t') {
-        return None;
-    }
+    let indent = crate::fix::own_line_indent(checker, first.start())?;
     match anchor {
         Some(s) => Some(RawEdit::insert(
             s.start(),

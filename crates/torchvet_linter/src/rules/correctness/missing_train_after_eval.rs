@@ -1,6 +1,5 @@
-use super::modes_helpers::{next_line_start, own_line_indent};
 use crate::checker::Checker;
-use crate::fix::{RawEdit, RawFix};
+use crate::fix::{next_line_start, own_line_indent, RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt, StmtFunctionDef};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
@@ -309,11 +308,7 @@ fn build_fix(checker: &Checker, c: &Candidate) -> Option<RawFix> {
         last
     };
     let (at, newline_first) = next_line_start(checker, after.end());
-    let nl = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let nl = crate::fix::newline(checker);
     let text = if newline_first {
         format!("{nl}{indent}{}.train(){nl}", c.model)
     } else {

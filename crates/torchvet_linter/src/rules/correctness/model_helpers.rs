@@ -395,23 +395,9 @@ pub(crate) fn is_plain_dataloader(checker: &mut Checker, body: &[Stmt], expr: &E
 
 /// The source line's indentation before `offset` when only whitespace precedes it on its line.
 pub(crate) fn indentation_at(checker: &Checker, offset: TextSize) -> Option<(TextSize, String)> {
-    let text = checker.source.text.as_str();
-    let o = offset.to_usize();
-    let line_start = text.get(..o)?.rfind('\n').map_or(0, |i| i + 1);
-    let indent = text.get(line_start..o)?;
-    if !indent.chars().all(|c| c == ' ' || c == '\t') {
-        return None;
-    }
+    let indent = crate::fix::own_line_indent(checker, offset)?;
+    let line_start = offset.to_usize() - indent.len();
     Some((TextSize::try_from(line_start).ok()?, indent.to_string()))
-}
-
-/// The newline used by the file.
-pub(crate) fn newline(checker: &Checker) -> &'static str {
-    if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    }
 }
 
 /// Is a builtin (`list`, `enumerate`) not shadowed at this point?

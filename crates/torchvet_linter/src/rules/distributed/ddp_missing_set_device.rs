@@ -297,14 +297,7 @@ fn bound_alias(checker: &Checker, module: &str) -> Option<String> {
 /// The indentation of the line `offset` starts a statement on, when only whitespace precedes
 /// it (the call is the statement).
 fn statement_indent(checker: &Checker, offset: TextSize) -> Option<String> {
-    let text = &checker.source.text;
-    let off = offset.to_usize();
-    let line_start = text.get(..off)?.rfind('\n').map_or(0, |i| i + 1);
-    let prefix = text.get(line_start..off)?;
-    prefix
-        .chars()
-        .all(|c| c == ' ' || c == '\t')
-        .then(|| prefix.to_string())
+    crate::fix::own_line_indent(checker, offset).map(str::to_string)
 }
 
 /// Is the init call inside a function this file never calls (nor spawns) (`def setup():

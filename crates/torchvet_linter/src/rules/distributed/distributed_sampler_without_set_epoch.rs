@@ -406,14 +406,7 @@ fn count_bindings(checker: &Checker, bodies: &[&[Stmt]], text: &str) -> usize {
 
 /// Indentation of the line a statement starts on, when only whitespace precedes it.
 fn indent_of(checker: &Checker, stmt: &Stmt) -> Option<String> {
-    let text = &checker.source.text;
-    let off = stmt.start().to_usize();
-    let line_start = text.get(..off)?.rfind('\n').map_or(0, |i| i + 1);
-    let prefix = text.get(line_start..off)?;
-    prefix
-        .chars()
-        .all(|c| c == ' ' || c == '\t')
-        .then(|| prefix.to_string())
+    crate::fix::own_line_indent(checker, stmt.start()).map(str::to_string)
 }
 
 fn fix_for(checker: &Checker, b: &Binding, lp: &Stmt) -> Option<RawFix> {
@@ -429,11 +422,7 @@ fn fix_for(checker: &Checker, b: &Binding, lp: &Stmt) -> Option<RawFix> {
         return None;
     }
     let s = &b.access;
-    let newline = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let newline = crate::fix::newline(checker);
     let content = if b.nullable {
         let unit = if indent.contains('\t') { "\t" } else { "    " };
         format!("if {s} is not None:{newline}{indent}{unit}{s}.set_epoch({var}){newline}{indent}")

@@ -207,19 +207,13 @@ fn guard_fix(checker: &Checker, call: &ExprCall) -> Option<RawFix> {
     } else {
         format!("{}.distributed", checker.module_alias("torch")?)
     };
-    let text = &checker.source.text;
-    let off = stmt.start().to_usize();
-    let line_start = text.get(..off)?.rfind('\n').map_or(0, |i| i + 1);
-    let indent = text.get(line_start..off)?;
-    if !indent.chars().all(|c| c == ' ' || c == '\t') {
-        return None;
-    }
+    let indent = crate::fix::own_line_indent(checker, stmt.start())?;
     let body = checker.text(stmt.range());
     if body.contains("\"\"\"") || body.contains("'''") {
         return None;
     }
     let unit = if indent.contains('\t') { "\t" } else { "    " };
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let newline = crate::fix::newline(checker);
     let reindented = body
         .split('\n')
         .collect::<Vec<_>>()

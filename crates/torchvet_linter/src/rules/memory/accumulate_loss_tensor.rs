@@ -4,10 +4,11 @@ use super::graph_helpers::{
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
-use crate::rules::correctness::modes_helpers::{grad_off_here, loop_body, loop_has_backward};
 use ruff_python_ast::{self as ast, Expr, Operator, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
+use torchvet_semantic::modes::{grad_off_here, loop_has_backward};
+use torchvet_semantic::regions::loop_body;
 
 crate::declare_rule! {
     /// ## What it does
@@ -74,7 +75,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "Running total accumulates graph-carrying loss tensors across iterations",
         autofix: Yes,
-        hooks: { stmt: check_stmt, end: crate::rules::correctness::modes_helpers::reset },
+        hooks: { stmt: check_stmt },
     };
 }
 
@@ -227,15 +228,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     }
     if !matches!(target, Expr::Name(_)) {
         // `self.total` / `stats[k]`: differentiated through its root name?
-        let mentioned = crate::rules::correctness::modes_helpers::calls_in(scope)
+        let mentioned = torchvet_semantic::modes::calls_in(scope)
             .into_iter()
             .any(|c| {
-                crate::rules::correctness::modes_helpers::backward_target(checker, c).is_some_and(
-                    |t| {
-                        mentions_name(t, root)
-                            && checker.text(t.range()).contains(acc_text.as_str())
-                    },
-                )
+                torchvet_semantic::modes::backward_target(checker, c).is_some_and(|t| {
+                    mentions_name(t, root) && checker.text(t.range()).contains(acc_text.as_str())
+                })
             });
         if mentioned {
             return;

@@ -1,9 +1,6 @@
 use crate::checker::{Checker, Evidence};
+use crate::fix::own_line_indent;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::correctness::modes_helpers::{
-    assigned_values, caller_differentiates_result, grad_off_here, in_model_class, in_test_code,
-    is_framework_hook, one_batch_self_test, own_line_indent, result_discarded, smoke_test_call,
-};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashSet;
@@ -11,6 +8,10 @@ use std::cell::RefCell;
 use torchvet_semantic::flow::{object_key, EventKind};
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::modes::{
+    assigned_values, caller_differentiates_result, grad_off_here, in_model_class,
+    is_framework_hook, one_batch_self_test, result_discarded, smoke_test_call,
+};
 
 crate::declare_rule! {
     /// ## What it does
@@ -315,7 +316,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         .function()
         .is_some_and(|f| is_framework_hook(f.name.as_str()))
         || in_model_class(checker)
-        || in_test_code(checker)
+        || checker.is_test_file()
     {
         return;
     }
@@ -465,11 +466,7 @@ fn decorator_fix(
     let indent = own_line_indent(checker, at)?;
     let line_start = at - TextSize::of(indent);
     let (torch, import) = checker.import_module("torch");
-    let nl = if checker.source.text.contains("\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let nl = crate::fix::newline(checker);
     let mut edits = vec![RawEdit::insert(
         line_start,
         format!("{indent}@{torch}.no_grad(){nl}"),

@@ -1,8 +1,9 @@
 use crate::checker::Checker;
-use crate::rules::correctness::modes_helpers::{calls_in, classify, events_of, loop_body, Event};
 use ruff_python_ast::ExprCall;
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
+use torchvet_semantic::modes::{calls_in, classify, events_of, Event};
+use torchvet_semantic::regions::loop_body;
 
 crate::declare_rule! {
     /// ## What it does
@@ -54,7 +55,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "backward(retain_graph=True) in a training loop without a second backward",
         autofix: No,
-        hooks: { call: check_call, end: crate::rules::correctness::modes_helpers::reset },
+        hooks: { call: check_call },
     };
 }
 

@@ -2,15 +2,13 @@ use super::graph_helpers::{backward_mentions, graph_value, Graph, Source};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
-use crate::rules::correctness::modes_helpers::{
-    grad_off_here, in_model_class, in_test_code, is_eval_name, loop_body, loop_has_backward,
-    summary,
-};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashSet;
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
+use torchvet_semantic::modes::{grad_off_here, in_model_class, loop_has_backward, summary};
+use torchvet_semantic::regions::{is_eval_name, loop_body};
 
 crate::declare_rule! {
     /// ## What it does
@@ -130,7 +128,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let [value] = call.arguments.args.as_ref() else {
         return;
     };
-    if !checker.in_loop() || in_model_class(checker) || in_test_code(checker) {
+    if !checker.in_loop() || in_model_class(checker) || checker.is_test_file() {
         return;
     }
     let Some(list_text) = helpers::dotted(list) else {
@@ -203,7 +201,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 
 fn finish(checker: &mut Checker) {
     report_pending(checker);
-    crate::rules::correctness::modes_helpers::reset(checker);
 }
 
 fn report_pending(checker: &mut Checker) {

@@ -77,7 +77,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     // Each iteration is a separate trial that deletes its own model (a batch-size search or
     // benchmark: `del model, input_tensor, output, loss`): releasing the cache between trials
     // is the point.
-    let body = crate::rules::correctness::modes_helpers::loop_body(innermost);
+    let body = torchvet_semantic::regions::loop_body(innermost);
     let mut deleted = Vec::new();
     // Names built in the loop by a call, and names used as a module there (`.train()`,
     // `.eval()`, `.parameters()`).

@@ -1,12 +1,11 @@
 use crate::checker::Checker;
-use crate::rules::correctness::modes_helpers::{
-    calls_in, in_test_code, is_backward, loop_body, loop_is_training,
-};
 use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::modes::{calls_in, is_backward, loop_is_training};
+use torchvet_semantic::regions::loop_body;
 
 crate::declare_rule! {
     /// ## What it does
@@ -99,9 +98,8 @@ fn in_loop_or_comprehension_expr(checker: &Checker) -> bool {
     })
 }
 
-fn finish(checker: &mut Checker) {
+fn finish(_checker: &mut Checker) {
     LAST_STMT.set(0);
-    crate::rules::correctness::modes_helpers::reset(checker);
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
@@ -111,7 +109,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !checker.flow_relevant()
         // A CPU-only script has no device to wait for.
         || !(checker.mentions("cuda") || checker.mentions("device"))
-        || in_test_code(checker)
+        || checker.is_test_file()
         || checker.in_no_grad()
         || in_loop_or_comprehension_expr(checker)
     {

@@ -160,13 +160,11 @@ fn body_insertion(checker: &Checker, func: &StmtFunctionDef) -> Option<(TextSize
     let first = func.body.first()?;
     let is_doc = matches!(first, Stmt::Expr(e) if e.value.is_string_literal_expr());
     let target = if is_doc { func.body.get(1)? } else { first };
-    let text = &checker.source.text;
-    let off = target.start().to_usize();
-    let line_start = text.get(..off)?.rfind('\n').map_or(0, |i| i + 1);
-    let indent = text.get(line_start..off)?;
-    if !indent.chars().all(|c| c == ' ' || c == '\t') || indent.is_empty() {
+    let indent = crate::fix::own_line_indent(checker, target.start())?;
+    if indent.is_empty() {
         return None;
     }
+    let line_start = target.start().to_usize() - indent.len();
     if func.start().to_usize() >= line_start {
         return None;
     }
