@@ -2167,3 +2167,13 @@ fn unsafe_unless_declared(
         fix.edits,
     )
 }
+
+impl torchvet_semantic::grad_source::ValueSite for Checker<'_> {
+    fn resolve(&self, expr: &Expr) -> Option<String> {
+        Checker::resolve(self, expr)
+    }
+
+    fn kind(&mut self, expr: &Expr) -> Kind {
+        self.kind_of(expr)
+    }
+}

@@ -1,7 +1,5 @@
 use super::helpers::{for_each_stmt, is_parameter_class};
-use super::tensor_helpers::{
-    indent_of, is_module_path, newline_of, param_loop_of, stmt_owns_lines, ParamLoop,
-};
+use super::tensor_helpers::{indent_of, newline_of, stmt_owns_lines};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
@@ -9,6 +7,7 @@ use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
+use torchvet_semantic::iterables::{parameter_loop, ParameterLoop};
 
 crate::declare_rule! {
     /// ## What it does
@@ -174,7 +173,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     };
     if method == "requires_grad_" {
         if call.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
-            let root = match helpers::name_of(recv).and_then(|n| param_loop_of(checker, n)) {
+            let root = match helpers::name_of(recv)
+                .and_then(|n| parameter_loop(&checker.frame().loops, n))
+            {
                 Some(l) => loop_root(checker, l.stmt),
                 None => Some(checker.text(recv.range()).to_string()),
             };
@@ -211,7 +212,7 @@ fn observe_frozen_assign(checker: &Checker, stmt: &Stmt) {
     let Some(name) = helpers::name_of(&attr.value) else {
         return;
     };
-    if let Some(l) = param_loop_of(checker, name) {
+    if let Some(l) = parameter_loop(&checker.frame().loops, name) {
         if let Some(r) = loop_root(checker, l.stmt) {
             STATE.with(|s| s.borrow_mut().frozen.insert(r));
         }
@@ -235,7 +236,7 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
     match target {
         Expr::Name(n) => {
             let name = n.id.as_str();
-            if let Some(l) = param_loop_of(checker, name) {
+            if let Some(l) = parameter_loop(&checker.frame().loops, name) {
                 root = loop_root(checker, l.stmt);
                 related = (l.header, format!("`{name}` ranges over parameters here"));
                 leaf_desc = format!("the parameter `{name}`");
@@ -261,7 +262,9 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
                     format!("`self.{attr}` is an `nn.Parameter` created here"),
                 );
                 leaf_desc = format!("the parameter `self.{attr}`");
-            } else if matches!(attr, "weight" | "bias") && is_module_path(checker, &a.value) {
+            } else if matches!(attr, "weight" | "bias")
+                && torchvet_semantic::kinds::module_path(&a.value, &mut |e| checker.kind_of(e))
+            {
                 related = (
                     a.value.range(),
                     format!(
@@ -437,7 +440,7 @@ fn self_parameter(checker: &Checker, attr: &str) -> Option<TextRange> {
 }
 
 /// Wrap the parameter loop (or the statement) in `with torch.no_grad():`.
-fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParamLoop>) -> Option<RawFix> {
+fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParameterLoop>) -> Option<RawFix> {
     let (wrapped, safe) = match param_loop {
         Some(l) => {
             let Stmt::For(f) = l.stmt else { return None };

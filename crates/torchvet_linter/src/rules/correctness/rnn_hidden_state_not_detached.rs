@@ -1,5 +1,5 @@
 use super::helpers::{for_each_stmt, self_assignments};
-use super::tensor_helpers::{indent_of, is_module_path, newline_of, stmt_owns_lines};
+use super::tensor_helpers::{indent_of, newline_of, stmt_owns_lines};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::performance::helpers::suite_calls_method;
@@ -91,7 +91,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     let (_, state_arg, state_text) = state;
-    if !is_module_path(checker, &call.func) {
+    if !torchvet_semantic::kinds::module_path(&call.func, &mut |e| checker.kind_of(e)) {
         return;
     }
     let Some(&inner) = checker.frame().loops.last() else {
