@@ -2120,6 +2120,39 @@ impl<'a> Checker<'a> {
         flow.value_of(&cx, expr)
     }
 
+    /// Does `expr` still carry an autograd graph produced inside `within` (a loop: one
+    /// iteration's graph)? The producing expression and whether it is a loss (the dataflow's
+    /// definite [`Prop::GraphCarrying`](torchvet_semantic::dataflow::Prop::GraphCarrying)
+    /// fact). A literal-key entry of a dict (`d["loss"]`) is what the last store to it in
+    /// `scope` put there ([`torchvet_semantic::entries::last_entry_store`]): logging code turns
+    /// a dict of loss tensors into numbers (`for k, v in d.items(): d[k] = v.item()`).
+    pub fn graph_of<'e>(
+        &mut self,
+        expr: &'e Expr,
+        scope: &'e [ast::Stmt],
+        within: ruff_text_size::TextRange,
+    ) -> Option<(ruff_text_size::TextRange, bool)> {
+        use torchvet_semantic::dataflow::{Prop, LOSS};
+        let mut expr = expr;
+        if let Expr::Subscript(s) = expr {
+            if let Some(name) = torchvet_semantic::helpers::name_of(&s.value) {
+                if let Some(st) = torchvet_semantic::entries::last_entry_store(
+                    scope,
+                    name,
+                    &s.slice,
+                    expr.start(),
+                ) {
+                    expr = st.value;
+                }
+            }
+        }
+        let v = self.taint_of(expr);
+        let f = v.definite(Prop::GraphCarrying)?;
+        within
+            .contains_range(f.origin)
+            .then(|| (f.origin, f.op == LOSS))
+    }
+
     /// The values the project model gives a function's parameters (the objects passed at its
     /// call sites: a model of a class whose forward ends in softmax, a loss instance...).
     fn project_param_values(
@@ -2219,4 +2252,14 @@ fn unsafe_unless_declared(
         ),
         fix.edits,
     )
+}
+
+impl torchvet_semantic::grad_source::ValueSite for Checker<'_> {
+    fn resolve(&self, expr: &Expr) -> Option<String> {
+        Checker::resolve(self, expr)
+    }
+
+    fn kind(&mut self, expr: &Expr) -> Kind {
+        self.kind_of(expr)
+    }
 }

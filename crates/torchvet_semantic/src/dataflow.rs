@@ -41,7 +41,12 @@ pub enum Prop {
     LogProbabilities,
     /// Part of an autograd graph: model outputs, losses and the results of differentiable ops
     /// on them (cleared by `.detach()`, `.item()`, `.data`, comparisons, `argmax`, and not
-    /// introduced inside `with torch.no_grad()` / a `@torch.no_grad()` function).
+    /// introduced inside `with torch.no_grad()` / a `@torch.no_grad()` function). A loss
+    /// (a loss module or criterion call, `F.*_loss`, a project function returning a loss it
+    /// differentiated, or a name a loop differentiates) has [`Fact::op`] [`LOSS`]; a model
+    /// output `"model output"`. Definite through arithmetic, indexing, graph-keeping methods and
+    /// the `.loss`/`.logits`/`.last_hidden_state`/`.hidden_states` attributes; only a "maybe"
+    /// through other attributes, unknown methods and elements unpacked from a call.
     GraphCarrying,
     /// A strided view that is probably not contiguous: transpose / permute / `.t()` / `.T` /
     /// `.mT` / expand / swapaxes / movedim / unfold without a later `.contiguous()`,
@@ -94,6 +99,9 @@ pub enum Prop {
     /// and views: subtracting it is the hand-written shift of a stable `exp`.
     MaxValue,
 }
+
+/// The [`Fact::op`] of a [`Prop::GraphCarrying`] fact that is a loss.
+pub const LOSS: &str = "loss";
 
 /// How sure the analysis is that a property holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1310,10 +1318,36 @@ impl<'c> FlowContext<'c> {
                     },
                     a if crate::tensor_methods::attribute_without_graph(a) => Value::default(),
                     // `out.logits`, `out.loss`: the graph of a model output, nothing more.
-                    _ => inner.only(&[Prop::GraphCarrying]),
+                    "loss" | "logits" | "last_hidden_state" | "hidden_states" => {
+                        inner.only(&[Prop::GraphCarrying])
+                    }
+                    // Any other attribute may or may not be a tensor of the graph.
+                    _ => inner.only(&[Prop::GraphCarrying]).weaken(),
                 }
             }
+            Expr::Call(call) if no_grad => self
+                .eval_call(call, lookup, no_grad)
+                .without(&[Prop::GraphCarrying]),
             Expr::Call(call) => self.eval_call(call, lookup, no_grad),
+            // An operation run without autograd gives a tensor outside any graph.
+            Expr::Subscript(_) | Expr::BinOp(_) | Expr::UnaryOp(_) if no_grad => {
+                let v = self.eval_graph(expr, lookup, no_grad);
+                if v.elements.is_some() || v.instance.is_some() {
+                    return v;
+                }
+                v.without(&[Prop::GraphCarrying])
+            }
+            _ => self.eval_graph(expr, lookup, no_grad),
+        }
+    }
+
+    fn eval_graph(
+        &self,
+        expr: &Expr,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        match expr {
             Expr::Subscript(s) => {
                 let v = self.eval(&s.value, lookup, no_grad);
                 if let (Some(els), Some(i)) = (&v.elements, helpers::int_value(&s.slice)) {
@@ -1432,20 +1466,15 @@ impl<'c> FlowContext<'c> {
         &self,
         inst: &Instance,
         call: &ExprCall,
-        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        _lookup: &dyn Fn(&Expr) -> Option<Value>,
         no_grad: bool,
     ) -> Value {
         let mut v = (*inst.returns).clone();
         let is_loss = inst.class.ends_with("Loss");
         if !no_grad && v.get(Prop::GraphCarrying).is_none() {
-            let g = if is_loss {
-                self.args_graph(call, lookup, no_grad)
-            } else {
-                Some(fact(Prop::GraphCarrying, call.range(), "model output"))
-            };
-            if let Some(g) = g {
-                v.facts.push(g);
-            }
+            // A loss is computed to be differentiated: it carries the graph of its inputs.
+            let op = if is_loss { LOSS } else { "model output" };
+            v.facts.push(fact(Prop::GraphCarrying, call.range(), op));
         }
         v
     }
@@ -1504,6 +1533,82 @@ impl<'c> FlowContext<'c> {
     }
 
     fn eval_call(
+        &self,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let mut v = self.eval_call_inner(call, lookup, no_grad);
+        if !no_grad && self.gives_loss(call, lookup) {
+            v.facts.retain(|f| f.prop != Prop::GraphCarrying);
+            v.facts.push(fact(Prop::GraphCarrying, call.range(), LOSS));
+        }
+        v
+    }
+
+    /// Does this call compute a loss: a criterion (`criterion(...)`, `self.loss_fn(...)`,
+    /// `crit(...)`), `F.*_loss` / `F.cross_entropy` / `F.kl_div`, a module whose name says
+    /// loss (`self.loss(...)`), or a project function that returns a loss it differentiated
+    /// (a training-step helper)?
+    fn gives_loss(&self, call: &ExprCall, lookup: &dyn Fn(&Expr) -> Option<Value>) -> bool {
+        if let Some((method, _)) = helpers::method_call(call) {
+            if crate::tensor_methods::effects(method).drops_graph()
+                || crate::tensor_methods::effects(method).keeps_graph()
+            {
+                return false;
+            }
+        }
+        let project = self.classes.project();
+        let differentiated = |e: Option<crate::project::Entity>| match (project, e) {
+            (Some(p), Some(crate::project::Entity::Function(g))) => {
+                p.model.function(g).returns_differentiated
+            }
+            _ => false,
+        };
+        if let Some(q) = self.scopes.resolve(&call.func) {
+            if let Some(f) = q.strip_prefix("torch.nn.functional.") {
+                return f.ends_with("_loss") || f.contains("cross_entropy") || f == "kl_div";
+            }
+            return differentiated(project.and_then(|p| p.entity(&q)));
+        }
+        if let Expr::Name(n) = &*call.func {
+            let id = n.id.as_str();
+            if differentiated(project.and_then(|p| p.local(id))) {
+                return true;
+            }
+            if matches!(id, "float" | "int" | "bool" | "len" | "round" | "str")
+                && self.scopes.current().is_none_or(|s| !s.binds_locally(id))
+            {
+                return false;
+            }
+        }
+        let Some(text) = helpers::dotted(&call.func) else {
+            return false;
+        };
+        let last = text
+            .rsplit('.')
+            .next()
+            .unwrap_or(&text)
+            .to_ascii_lowercase();
+        if last.contains("criterion")
+            || last.contains("loss_fn")
+            || last.contains("loss_func")
+            || last == "crit"
+            || last == "lossfn"
+        {
+            return true;
+        }
+        // A module named for a loss (`self.loss(out, y)`, `ce_loss(...)`).
+        text.to_ascii_lowercase().contains("loss")
+            && matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_))
+            && (self
+                .kinds
+                .as_ref()
+                .is_some_and(|k| k.kind(&call.func) == Kind::Module)
+                || self.eval(&call.func, lookup, false).instance.is_some())
+    }
+
+    fn eval_call_inner(
         &self,
         call: &ExprCall,
         lookup: &dyn Fn(&Expr) -> Option<Value>,
@@ -2054,6 +2159,11 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
             }
         }
     }
+    // `a + b`: definitely graph-carrying when either side definitely is.
+    if let Some(g) = [l, r].iter().find_map(|v| v.definite(Prop::GraphCarrying)) {
+        out.facts.retain(|f| f.prop != Prop::GraphCarrying);
+        out.facts.push(g.clone());
+    }
     out
 }
 
@@ -2313,6 +2423,8 @@ struct Walker<'c, 'x> {
     out: FunctionFlow,
     no_grad: u32,
     loop_depth: u32,
+    /// Per enclosing loop: the names its body differentiates, with the first backward call.
+    differentiated: Vec<Vec<(String, TextRange)>>,
 }
 
 impl FunctionFlow {
@@ -2333,6 +2445,7 @@ impl FunctionFlow {
             },
             no_grad: u32::from(no_grad),
             loop_depth: 0,
+            differentiated: Vec::new(),
         };
         w.suite(body);
         w.out
@@ -2495,11 +2608,12 @@ impl Walker<'_, '_> {
                     }
                     _ => {
                         // Unpacking a tensor along dim 0 keeps its properties; anything else
-                        // keeps at most its graph.
+                        // keeps at most its graph, and which element holds a graph (a loss
+                        // and its detached per-class scores) is not known.
                         let each = if v.elements.is_some() {
                             Value::default()
                         } else {
-                            v.tensor().only(&[Prop::GraphCarrying])
+                            v.tensor().only(&[Prop::GraphCarrying]).weaken()
                         };
                         for t in elts {
                             let t = match t {
@@ -2536,7 +2650,68 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// A name bound in a loop whose body differentiates it (`loss.backward()`,
+    /// `scaler.scale(loss).backward()`, `accelerator.backward(loss)`) is a loss with a graph,
+    /// unless the bound value plainly has none (`loss = loss.item()`): `loss, acc =
+    /// step(...)` then `loss.backward()`.
+    fn differentiated_binding(&mut self, target: &Expr, value: Option<&Expr>) {
+        if self.differentiated.is_empty() || self.no_grad > 0 {
+            return;
+        }
+        match target {
+            Expr::Name(n) => {
+                let name = n.id.as_str();
+                let Some(site) = self
+                    .differentiated
+                    .iter()
+                    .find_map(|d| d.iter().find(|(n, _)| n == name).map(|(_, r)| *r))
+                else {
+                    return;
+                };
+                if value.is_some_and(plainly_without_graph) {
+                    return;
+                }
+                let v = self.env.entry(name.to_owned()).or_default();
+                if v.definite(Prop::GraphCarrying).is_none() {
+                    v.facts.retain(|f| f.prop != Prop::GraphCarrying);
+                    v.facts.push(fact(Prop::GraphCarrying, site, LOSS));
+                }
+            }
+            Expr::Tuple(_) | Expr::List(_) => {
+                let elts = match target {
+                    Expr::Tuple(t) => &t.elts,
+                    Expr::List(l) => &l.elts,
+                    _ => return,
+                };
+                let values = match value {
+                    Some(Expr::Tuple(t)) => Some(&t.elts),
+                    Some(Expr::List(l)) => Some(&l.elts),
+                    _ => None,
+                }
+                .filter(|v| {
+                    v.len() == elts.len()
+                        && !v
+                            .iter()
+                            .chain(elts.iter())
+                            .any(|e| matches!(e, Expr::Starred(_)))
+                });
+                for (i, t) in elts.iter().enumerate() {
+                    self.differentiated_binding(t, values.map(|v| &v[i]));
+                }
+            }
+            Expr::Starred(s) => self.differentiated_binding(&s.value, None),
+            _ => {}
+        }
+    }
+
     fn loop_body(&mut self, body: &[Stmt], target: Option<&Expr>) {
+        self.differentiated
+            .push(differentiated_names(body, self.cx.scopes));
+        self.loop_body_inner(body, target);
+        self.differentiated.pop();
+    }
+
+    fn loop_body_inner(&mut self, body: &[Stmt], target: Option<&Expr>) {
         let before = self.env.clone();
         if self.loop_depth < 4 {
             // First pass (not recorded): what an iteration leaves for the next one.
@@ -2545,6 +2720,7 @@ impl Walker<'_, '_> {
             self.record = false;
             if let Some(t) = target {
                 self.unbind(t);
+                self.differentiated_binding(t, None);
             }
             self.loop_depth += 1;
             self.suite(body);
@@ -2557,12 +2733,23 @@ impl Walker<'_, '_> {
         let head = self.env.clone();
         if let Some(t) = target {
             self.unbind(t);
+            self.differentiated_binding(t, None);
         }
         self.loop_depth += 1;
         self.suite(body);
         self.loop_depth -= 1;
         let after = std::mem::take(&mut self.env);
         self.env = merge_envs(&head, &after);
+        // A graph the body definitely leaves (`total = 0.0; for ...: total += loss`) is there
+        // after the loop: training loops run.
+        for (k, v) in &after {
+            if let Some(g) = v.definite(Prop::GraphCarrying) {
+                if let Some(m) = self.env.get_mut(k) {
+                    m.facts.retain(|f| f.prop != Prop::GraphCarrying);
+                    m.facts.push(g.clone());
+                }
+            }
+        }
     }
 
     fn stmt(&mut self, stmt: &Stmt) {
@@ -2575,6 +2762,7 @@ impl Walker<'_, '_> {
                 let v = self.eval(&a.value);
                 for t in &a.targets {
                     self.bind(t, v.clone());
+                    self.differentiated_binding(t, Some(&a.value));
                 }
             }
             Stmt::AnnAssign(a) => {
@@ -2582,6 +2770,7 @@ impl Walker<'_, '_> {
                     self.record_expr(value);
                     let v = self.eval(value);
                     self.bind(&a.target, v);
+                    self.differentiated_binding(&a.target, Some(value));
                 }
             }
             Stmt::AugAssign(a) => {
@@ -2665,6 +2854,7 @@ impl Walker<'_, '_> {
                     }
                     if let Some(v) = &item.optional_vars {
                         self.unbind(v);
+                        self.differentiated_binding(v, None);
                     }
                 }
                 if entered > 0 && self.record {
@@ -2741,6 +2931,75 @@ impl Walker<'_, '_> {
             Expr::List(l) => l.elts.iter().for_each(|e| self.record_targets(e)),
             _ => {}
         }
+    }
+}
+
+/// The names a suite differentiates directly (`loss.backward()`), with the first backward
+/// call of each, nested definitions and lambdas excluded.
+fn differentiated_names(body: &[Stmt], scopes: &Scopes) -> Vec<(String, TextRange)> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Calls<'s> {
+        scopes: &'s Scopes,
+        out: Vec<(String, TextRange)>,
+    }
+    impl<'a> Visitor<'a> for Calls<'_> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Lambda(_) => {}
+                Expr::Call(c) => {
+                    if let Some(Expr::Name(n)) = crate::uses::backward_target(self.scopes, c) {
+                        if !self.out.iter().any(|(m, _)| m == n.id.as_str()) {
+                            self.out.push((n.id.to_string(), c.range()));
+                        }
+                    }
+                    visitor::walk_expr(self, e);
+                }
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    let mut c = Calls {
+        scopes,
+        out: Vec::new(),
+    };
+    c.visit_body(body);
+    c.out
+}
+
+/// Plainly not part of a graph: a literal, a comparison, `x.item()` and the other
+/// graph-dropping methods, `float(...)`, `torch.tensor(...)`, `x.grad`, `x.shape`.
+fn plainly_without_graph(expr: &Expr) -> bool {
+    match expr {
+        Expr::NumberLiteral(_) | Expr::BooleanLiteral(_) | Expr::StringLiteral(_) => true,
+        Expr::Compare(_) | Expr::BoolOp(_) | Expr::FString(_) => true,
+        Expr::UnaryOp(u) => plainly_without_graph(&u.operand),
+        Expr::BinOp(b) => plainly_without_graph(&b.left) && plainly_without_graph(&b.right),
+        Expr::Attribute(a) => crate::tensor_methods::attribute_without_graph(a.attr.as_str()),
+        Expr::Call(c) => {
+            if let Some((method, _)) = helpers::method_call(c) {
+                return crate::tensor_methods::effects(method).drops_graph();
+            }
+            matches!(
+                helpers::dotted(&c.func).as_deref(),
+                Some(
+                    "float"
+                        | "int"
+                        | "bool"
+                        | "len"
+                        | "round"
+                        | "str"
+                        | "torch.tensor"
+                        | "torch.as_tensor"
+                        | "torch.from_numpy"
+                )
+            )
+        }
+        _ => false,
     }
 }
 
@@ -2995,6 +3254,46 @@ mod tests {
         );
         assert!(returned(&s, "f").get(Prop::GraphCarrying).is_none());
         assert!(returned(&s, "g").get(Prop::GraphCarrying).is_none());
+    }
+
+    #[test]
+    fn losses_differentiated_names_and_no_grad_ops() {
+        let loss_of = |body: &str, func: &str| -> Option<&'static str> {
+            let v = returned(&src(body), func);
+            v.definite(Prop::GraphCarrying).map(|f| f.op)
+        };
+        // A criterion call, a loss module named otherwise, `F.*_loss`: losses.
+        assert_eq!(
+            loss_of(
+                "def f(model, criterion, x, y):\n    return criterion(model(x), y)\n",
+                "f"
+            ),
+            Some(LOSS)
+        );
+        assert_eq!(
+            loss_of(
+                "cost_fn = nn.CrossEntropyLoss()\ndef f(p, y):\n    return cost_fn(p, y)\n",
+                "f"
+            ),
+            Some(LOSS)
+        );
+        assert_eq!(
+            loss_of("def f(p, y):\n    return F.mse_loss(p, y)\n", "f"),
+            Some(LOSS)
+        );
+        // Unpacked from an unknown call: only a "maybe", unless the loop differentiates it.
+        let body = "def f(model, loader):\n    for x in loader:\n        loss, acc = model(x)\n        loss.backward()\n        last = loss\n    return last\n\ndef g(model, loader):\n    for x in loader:\n        loss, acc = model(x)\n        loss.backward()\n        last = acc\n    return last\n";
+        assert_eq!(loss_of(body, "f"), Some(LOSS));
+        assert_eq!(loss_of(body, "g"), None);
+        // `loss = loss.item()` after the backward pass: a number.
+        let body = "def f(model, criterion, loader):\n    for x, y in loader:\n        loss = criterion(model(x), y)\n        loss.backward()\n        loss = loss.item()\n        last = loss\n    return last\n";
+        assert_eq!(loss_of(body, "f"), None);
+        // Computed under no_grad from a graph-carrying output: no graph.
+        let body = "def f(model, x):\n    out = model(x)\n    with torch.no_grad():\n        w = F.softmax(out, dim=1)[0] * 2\n    return w\n";
+        assert_eq!(loss_of(body, "f"), None);
+        // A sum built in a loop carries the graph after it.
+        let body = "def f(criterion, outs, y):\n    total = 0\n    for o in outs:\n        total += criterion(o, y)\n    return total\n";
+        assert_eq!(loss_of(body, "f"), Some(LOSS));
     }
 
     #[test]

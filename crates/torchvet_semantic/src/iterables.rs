@@ -158,3 +158,141 @@ mod tests {
         assert_eq!(wrapper("zip(a, b)\n", None), None);
     }
 }
+
+/// A loop variable that ranges over parameters (a requires-grad leaf).
+#[derive(Clone, Copy, Debug)]
+pub struct ParameterLoop<'a> {
+    /// The `for` statement.
+    pub stmt: &'a Stmt,
+    /// The loop's `for` header (target and iterable), for secondary locations.
+    pub header: ruff_text_size::TextRange,
+}
+
+/// Does `iter` produce parameters (`X.parameters()`, `X.named_parameters()` with a
+/// `(name, p)` target, `group["params"]`)? `Some(true)` for named pairs.
+fn parameter_iter(iter: &Expr) -> Option<bool> {
+    match iter {
+        Expr::Call(c) => match helpers::method_call(c)? {
+            ("parameters", _) => Some(false),
+            ("named_parameters", _) => Some(true),
+            _ => None,
+        },
+        Expr::Subscript(s) if helpers::str_value(&s.slice) == Some("params") => Some(false),
+        _ => None,
+    }
+}
+
+/// When the bare name `name` is the variable of one of the enclosing `loops` (outermost
+/// first) that ranges over parameters (`for p in model.parameters()`, `for n, p in
+/// m.named_parameters()`, `for p in group["params"]`): that loop. The innermost loop binding
+/// `name` decides.
+pub fn parameter_loop<'a>(loops: &[&'a Stmt], name: &str) -> Option<ParameterLoop<'a>> {
+    for &stmt in loops.iter().rev() {
+        let Stmt::For(f) = stmt else { continue };
+        if !helpers::binds(&f.target, name) {
+            continue;
+        }
+        let named = parameter_iter(&f.iter)?;
+        let ok = match &*f.target {
+            Expr::Name(_) => !named,
+            Expr::Tuple(t) => {
+                named && t.elts.len() == 2 && helpers::name_of(&t.elts[1]) == Some(name)
+            }
+            _ => false,
+        };
+        return ok.then(|| ParameterLoop {
+            stmt,
+            header: ruff_text_size::TextRange::new(f.target.start(), f.iter.end()),
+        });
+    }
+    None
+}
+
+/// The per-batch part of a loop target and the iterable, through `enumerate(...)` (whose
+/// target is `(i, batch)`), `tqdm(...)` and `iter(...)`.
+fn batch_target<'e>(
+    mut target: &'e Expr,
+    mut iter: &'e Expr,
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> Option<(&'e Expr, &'e Expr)> {
+    while let Expr::Call(c) = iter {
+        let Some(first) = c.arguments.args.first() else {
+            break;
+        };
+        match loop_wrapper(c, resolve) {
+            Some("enumerate") => {
+                let Expr::Tuple(t) = target else { return None };
+                if t.elts.len() != 2 {
+                    return None;
+                }
+                target = &t.elts[1];
+                iter = first;
+            }
+            Some(_) => iter = first,
+            None => break,
+        }
+    }
+    Some((target, iter))
+}
+
+/// Does the name of an iterable say it is a data loader (`train_loader`, `dataloader`,
+/// `self.val_dl`, `dl`)?
+pub fn named_like_loader(iter: &Expr) -> bool {
+    let last = match iter {
+        Expr::Name(n) => n.id.as_str(),
+        Expr::Attribute(a) => a.attr.as_str(),
+        _ => return false,
+    };
+    let lower = last.to_ascii_lowercase();
+    lower.ends_with("loader") || lower.ends_with("_dl") || lower == "dl"
+}
+
+/// When `name` is unpacked from the batches of a loop over a data loader, one of the
+/// enclosing `loops` (outermost first): `for x, y in loader`, `for i, (x, y) in
+/// enumerate(tqdm(loader))`, or `for data in loader: x, y = data` (first statements of the
+/// body); that loop and its iterable. With the default collate such a name holds a tensor when
+/// the iterable is a `DataLoader` (by kind, or by name: [`named_like_loader`]); the caller
+/// checks the iterable. A plain `for batch in loader: batch.to(d)` does not count (a batch may
+/// be a dict or a `BatchEncoding`, whose `.to()` works in place).
+pub fn batch_loop<'a>(
+    loops: &[&'a Stmt],
+    name: &str,
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> Option<(&'a Stmt, &'a Expr)> {
+    for &stmt in loops.iter().rev() {
+        let Stmt::For(f) = stmt else { continue };
+        let Some((batch, loader)) = batch_target(&f.target, &f.iter, resolve) else {
+            if helpers::binds(&f.target, name) {
+                return None;
+            }
+            continue;
+        };
+        let unpacked = if helpers::binds(batch, name) {
+            if matches!(batch, Expr::Name(_)) {
+                return None;
+            }
+            true
+        } else if helpers::binds(&f.target, name) {
+            return None; // the `enumerate` counter
+        } else {
+            // `for data in loader: inputs, labels = data`
+            let Some(batch_name) = helpers::name_of(batch) else {
+                continue;
+            };
+            f.body.iter().take(3).any(|s| match s {
+                Stmt::Assign(a) => {
+                    helpers::name_of(&a.value) == Some(batch_name)
+                        && a.targets.iter().any(|t| {
+                            matches!(t, Expr::Tuple(_) | Expr::List(_)) && helpers::binds(t, name)
+                        })
+                }
+                _ => false,
+            })
+        };
+        if !unpacked {
+            continue;
+        }
+        return Some((stmt, loader));
+    }
+    None
+}

@@ -729,6 +729,18 @@ impl Infer<'_> {
     }
 }
 
+/// Is `expr` a module or one of its submodules: `model`, `self.fc` (known modules),
+/// `model.encoder.layer` (attributes of a known module)? `kind_of` gives value kinds.
+pub fn module_path(expr: &Expr, kind_of: &mut dyn FnMut(&Expr) -> Kind) -> bool {
+    if kind_of(expr) == Kind::Module {
+        return true;
+    }
+    match expr {
+        Expr::Attribute(a) => module_path(&a.value, kind_of),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@ pub mod consumers;
 pub mod dataflow;
 pub mod entries;
 pub mod flow;
+pub mod grad_source;
 pub mod helpers;
 pub mod iterables;
 pub mod kinds;

@@ -146,35 +146,10 @@ pub enum Event {
     Other,
 }
 
-/// Receivers whose `.backward(loss)` takes the loss as argument (Accelerate, Fabric,
-/// DeepSpeed engines).
-fn is_backward_wrapper(text: &str) -> bool {
-    let t = text.to_ascii_lowercase();
-    t.ends_with("accelerator") || t.ends_with("fabric") || t.ends_with("engine")
-}
-
-/// The tensor a backward call differentiates (`loss` in every spelling), if the call is one.
+/// The tensor a backward call differentiates (`loss` in every spelling), if the call is one
+/// ([`crate::uses::backward_target`]).
 pub fn backward_target<'x, 'a>(cx: &impl ModeSite<'x>, call: &'a ExprCall) -> Option<&'a Expr> {
-    let Some(("backward", recv)) = helpers::method_call(call) else {
-        return None;
-    };
-    if is_backward_wrapper(source_text(cx, recv.range()))
-        || cx
-            .scopes()
-            .resolve(recv)
-            .is_some_and(|q| q == "torch.autograd")
-    {
-        return call.arguments.args.first();
-    }
-    // `scaler.scale(loss).backward()`
-    if let Expr::Call(inner) = recv {
-        if let Some(("scale", _)) = helpers::method_call(inner) {
-            if let Some(a) = inner.arguments.args.first() {
-                return Some(a);
-            }
-        }
-    }
-    Some(recv)
+    crate::uses::backward_target(cx.scopes(), call)
 }
 
 /// Is this call a backward pass?

@@ -7,6 +7,7 @@
 //! (`buf[i] = t`, `buf.copy_(t)`) works across devices because a copy moves the data. Every
 //! other read (arithmetic, a torch function or a module call with other tensors, a method
 //! that computes) may meet a tensor on another device.
+use crate::bindings::Scopes;
 use crate::helpers;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprContext, Stmt};
@@ -786,6 +787,150 @@ pub fn class_reads_own_attribute(class: &ruff_python_ast::StmtClassDef, attr: &s
             && a.attr.as_str() == attr
             && helpers::name_of(&a.value) == Some("self"))
     })
+}
+
+/// The tensor a backward call differentiates (`loss` of `loss.backward()`,
+/// `scaler.scale(loss).backward()`, `accelerator.backward(loss)` and
+/// `torch.autograd.backward(loss)`), if the call is one.
+pub fn backward_target<'a>(
+    scopes: &Scopes,
+    call: &'a ruff_python_ast::ExprCall,
+) -> Option<&'a Expr> {
+    let Some(("backward", recv)) = helpers::method_call(call) else {
+        return None;
+    };
+    let wrapper = helpers::dotted(recv).is_some_and(|t| {
+        let t = t.to_ascii_lowercase();
+        t.ends_with("accelerator") || t.ends_with("fabric") || t.ends_with("engine")
+    });
+    if wrapper || scopes.resolve(recv).as_deref() == Some("torch.autograd") {
+        return call.arguments.args.first();
+    }
+    // `scaler.scale(loss).backward()`
+    if let Expr::Call(inner) = recv {
+        if let Some(("scale", _)) = helpers::method_call(inner) {
+            if let Some(a) = inner.arguments.args.first() {
+                return Some(a);
+            }
+        }
+    }
+    Some(recv)
+}
+
+/// Does an expression mention the bare name `name` anywhere?
+pub fn mentions_name(expr: &Expr, name: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct F<'n> {
+        name: &'n str,
+        found: bool,
+    }
+    impl<'x> Visitor<'x> for F<'_> {
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if self.found {
+                return;
+            }
+            if let Expr::Name(n) = e {
+                if n.id.as_str() == self.name {
+                    self.found = true;
+                    return;
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = F { name, found: false };
+    f.visit_expr(expr);
+    f.found
+}
+
+/// The names whose value depends on `name` in `scope`, transitively, through plain and
+/// augmented assignments to names (`local_loss = 0.01 * (loss_s + loss_t)`, then
+/// `join_loss = ... + local_loss`, then `loss = soft + join_loss`). `name` itself excluded.
+pub fn dependents<'s>(scope: &'s [Stmt], name: &str) -> Vec<&'s str> {
+    let mut edges: Vec<(&'s str, &'s Expr)> = Vec::new();
+    crate::helpers::for_each_own_stmt(scope, &mut |st: &'s Stmt| match st {
+        Stmt::Assign(a) => {
+            for t in &a.targets {
+                if let Expr::Name(n) = t {
+                    edges.push((n.id.as_str(), &a.value));
+                }
+            }
+        }
+        Stmt::AugAssign(a) => {
+            if let Expr::Name(n) = &*a.target {
+                edges.push((n.id.as_str(), &a.value));
+            }
+        }
+        Stmt::AnnAssign(a) => {
+            if let (Expr::Name(n), Some(v)) = (&*a.target, &a.value) {
+                edges.push((n.id.as_str(), v));
+            }
+        }
+        _ => {}
+    });
+    let mut out: Vec<&'s str> = Vec::new();
+    loop {
+        let mut changed = false;
+        for (t, v) in &edges {
+            if *t == name || out.contains(t) {
+                continue;
+            }
+            if mentions_name(v, name) || out.iter().any(|d| mentions_name(v, d)) {
+                out.push(t);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    out
+}
+
+/// Every call of a suite (not inside nested definitions or lambdas).
+fn calls_of(body: &[Stmt]) -> Vec<&ruff_python_ast::ExprCall> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Calls<'a>(Vec<&'a ruff_python_ast::ExprCall>);
+    impl<'a> Visitor<'a> for Calls<'a> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match e {
+                Expr::Lambda(_) => {}
+                Expr::Call(c) => {
+                    self.0.push(c);
+                    visitor::walk_expr(self, e);
+                }
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    let mut c = Calls(Vec::new());
+    c.visit_body(body);
+    c.0
+}
+
+/// Does a backward pass of `scope` differentiate an expression mentioning `name`
+/// (`total.backward()`, `(total / n).backward()`, `scaler.scale(total).backward()`,
+/// `torch.autograd.grad(total, ...)`)?
+pub fn differentiates_name(scopes: &Scopes, scope: &[Stmt], name: &str) -> bool {
+    calls_of(scope).into_iter().any(|call| {
+        backward_target(scopes, call).is_some_and(|t| mentions_name(t, name))
+            || (scopes.resolve(&call.func).as_deref() == Some("torch.autograd.grad")
+                && call.arguments.args.iter().any(|a| mentions_name(a, name)))
+    })
+}
+
+/// Is `name`, or a name computed from it ([`dependents`]), differentiated in `scope`
+/// (`loss_s += ...; local_loss = 0.01 * (loss_s + loss_t); ...; loss.backward()`)?
+pub fn reaches_differentiation(scopes: &Scopes, scope: &[Stmt], name: &str) -> bool {
+    differentiates_name(scopes, scope, name)
+        || dependents(scope, name)
+            .into_iter()
+            .any(|d| differentiates_name(scopes, scope, d))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-use super::tensor_helpers::{enclosing_suite, first_read, is_module_path, stmts_after};
+use super::tensor_helpers::{enclosing_suite, first_read, stmts_after};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::performance::helpers::{loop_body, names_bound_in_loop, suite_calls_method};
@@ -161,7 +161,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if holds_plain_values(&model_kind) || matches!(model_kind, Kind::Optimizer(_)) {
         return;
     }
-    let known_module = is_module_path(checker, model);
+    let known_module = torchvet_semantic::kinds::module_path(model, &mut |e| checker.kind_of(e));
     if what == "alias" && !known_module {
         return;
     }

@@ -1,7 +1,5 @@
 use super::helpers::displayed_by_notebook;
-use super::tensor_helpers::{
-    batch_loop_of, enclosing_suite, first_read, in_error_probe, stmts_after,
-};
+use super::tensor_helpers::{enclosing_suite, first_read, in_error_probe, stmts_after};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt};
@@ -127,7 +125,16 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         let Some(name) = helpers::name_of(receiver) else {
             return;
         };
-        batch_loop = batch_loop_of(checker, name);
+        let loops = checker.frame().loops.clone();
+        let candidate =
+            torchvet_semantic::iterables::batch_loop(&loops, name, &|e| checker.scopes.resolve(e));
+        if let Some((stmt, loader)) = candidate {
+            if checker.kind_of(loader) == Kind::DataLoader
+                || torchvet_semantic::iterables::named_like_loader(loader)
+            {
+                batch_loop = Some(stmt);
+            }
+        }
         if batch_loop.is_none() {
             return;
         }

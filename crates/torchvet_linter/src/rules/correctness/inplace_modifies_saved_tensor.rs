@@ -1,5 +1,5 @@
 use super::helpers::for_each_stmt;
-use super::tensor_helpers::{enclosing_suite, stmts_after, target_binds};
+use super::tensor_helpers::{enclosing_suite, stmts_after};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::performance::helpers::suite_calls_method;
@@ -7,6 +7,7 @@ use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
+use torchvet_semantic::helpers::binds as target_binds;
 
 crate::declare_rule! {
     /// ## What it does

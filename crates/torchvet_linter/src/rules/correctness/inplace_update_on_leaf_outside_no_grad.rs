@@ -1,14 +1,14 @@
 use super::helpers::{for_each_stmt, is_parameter_class};
-use super::tensor_helpers::{
-    indent_of, is_module_path, newline_of, param_loop_of, stmt_owns_lines, ParamLoop,
-};
+use super::tensor_helpers::stmt_owns_lines;
 use crate::checker::Checker;
+use crate::fix::{newline, own_line_indent};
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
+use torchvet_semantic::iterables::{parameter_loop, ParameterLoop};
 
 crate::declare_rule! {
     /// ## What it does
@@ -174,7 +174,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     };
     if method == "requires_grad_" {
         if call.arguments.args.first().and_then(helpers::is_truthy) == Some(false) {
-            let root = match helpers::name_of(recv).and_then(|n| param_loop_of(checker, n)) {
+            let root = match helpers::name_of(recv)
+                .and_then(|n| parameter_loop(&checker.frame().loops, n))
+            {
                 Some(l) => loop_root(checker, l.stmt),
                 None => Some(checker.text(recv.range()).to_string()),
             };
@@ -211,7 +213,7 @@ fn observe_frozen_assign(checker: &Checker, stmt: &Stmt) {
     let Some(name) = helpers::name_of(&attr.value) else {
         return;
     };
-    if let Some(l) = param_loop_of(checker, name) {
+    if let Some(l) = parameter_loop(&checker.frame().loops, name) {
         if let Some(r) = loop_root(checker, l.stmt) {
             STATE.with(|s| s.borrow_mut().frozen.insert(r));
         }
@@ -235,7 +237,7 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
     match target {
         Expr::Name(n) => {
             let name = n.id.as_str();
-            if let Some(l) = param_loop_of(checker, name) {
+            if let Some(l) = parameter_loop(&checker.frame().loops, name) {
                 root = loop_root(checker, l.stmt);
                 related = (l.header, format!("`{name}` ranges over parameters here"));
                 leaf_desc = format!("the parameter `{name}`");
@@ -261,7 +263,9 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
                     format!("`self.{attr}` is an `nn.Parameter` created here"),
                 );
                 leaf_desc = format!("the parameter `self.{attr}`");
-            } else if matches!(attr, "weight" | "bias") && is_module_path(checker, &a.value) {
+            } else if matches!(attr, "weight" | "bias")
+                && torchvet_semantic::kinds::module_path(&a.value, &mut |e| checker.kind_of(e))
+            {
                 related = (
                     a.value.range(),
                     format!(
@@ -437,7 +441,7 @@ fn self_parameter(checker: &Checker, attr: &str) -> Option<TextRange> {
 }
 
 /// Wrap the parameter loop (or the statement) in `with torch.no_grad():`.
-fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParamLoop>) -> Option<RawFix> {
+fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParameterLoop>) -> Option<RawFix> {
     let (wrapped, safe) = match param_loop {
         Some(l) => {
             let Stmt::For(f) = l.stmt else { return None };
@@ -453,8 +457,8 @@ fn make_fix(checker: &Checker, stmt: &Stmt, param_loop: Option<ParamLoop>) -> Op
     if !first_for_loop {
         return None;
     }
-    let indent = indent_of(checker, wrapped.start())?;
-    let nl = newline_of(checker);
+    let indent = own_line_indent(checker, wrapped.start())?;
+    let nl = newline(checker);
     let step = if indent.contains('\t') { "\t" } else { "    " };
     let (torch, import) = checker.import_module("torch");
     let line_start = wrapped.start() - TextSize::of(indent);

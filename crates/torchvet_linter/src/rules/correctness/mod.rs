@@ -39,7 +39,6 @@ mod missing_super_init;
 mod missing_train_after_eval;
 mod missing_zero_grad;
 pub(crate) mod model_helpers;
-pub(crate) mod modes_helpers;
 mod module_flag_attribute_assignment;
 mod mse_target_shape_broadcast;
 mod nll_loss_on_probabilities;

@@ -1,9 +1,9 @@
-use super::tensor_helpers::{grad_source, NoGradCallees};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
+use torchvet_semantic::grad_source::{grad_source, NoGradCallees};
 use torchvet_semantic::helpers;
 
 crate::declare_rule! {
@@ -74,7 +74,11 @@ thread_local! {
 }
 
 fn source_of(checker: &mut Checker, e: &Expr, at: ruff_text_size::TextSize) -> Option<TextRange> {
-    grad_source(checker, e, at, 0)
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    grad_source(checker, body, e, at, 0)
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {

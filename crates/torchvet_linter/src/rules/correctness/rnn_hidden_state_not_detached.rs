@@ -1,6 +1,7 @@
 use super::helpers::{for_each_stmt, self_assignments};
-use super::tensor_helpers::{indent_of, is_module_path, newline_of, stmt_owns_lines};
+use super::tensor_helpers::stmt_owns_lines;
 use crate::checker::Checker;
+use crate::fix::{newline, own_line_indent};
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::performance::helpers::suite_calls_method;
 use ruff_python_ast::visitor::{self, Visitor};
@@ -91,7 +92,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     let (_, state_arg, state_text) = state;
-    if !is_module_path(checker, &call.func) {
+    if !torchvet_semantic::kinds::module_path(&call.func, &mut |e| checker.kind_of(e)) {
         return;
     }
     let Some(&inner) = checker.frame().loops.last() else {
@@ -265,8 +266,8 @@ fn make_fix(
     if !stmt_owns_lines(checker, stmt) {
         return None;
     }
-    let indent = indent_of(checker, stmt.start())?;
-    let nl = newline_of(checker);
+    let indent = own_line_indent(checker, stmt.start())?;
+    let nl = newline(checker);
     let step = if indent.contains('\t') { "\t" } else { "    " };
     let value = match class {
         Some("LSTM") => format!("tuple(h.detach() for h in {state})"),

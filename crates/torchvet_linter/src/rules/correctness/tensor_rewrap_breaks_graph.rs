@@ -1,9 +1,10 @@
-use super::tensor_helpers::{enclosing_suite, grad_source, stmts_after};
+use super::tensor_helpers::{enclosing_suite, stmts_after};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
+use torchvet_semantic::grad_source::grad_source;
 use torchvet_semantic::helpers;
 
 crate::declare_rule! {
@@ -68,7 +69,11 @@ const CONSTRUCTORS: &[&str] = &[
 
 /// A value that carries gradients (see [`grad_source`]), looked up before `at`.
 fn carrying(checker: &mut Checker, e: &Expr, at: ruff_text_size::TextSize) -> Option<TextRange> {
-    grad_source(checker, e, at, 0)
+    let body: &[Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    grad_source(checker, body, e, at, 0)
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {

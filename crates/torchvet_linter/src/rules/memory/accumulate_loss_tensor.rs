@@ -1,6 +1,3 @@
-use super::graph_helpers::{
-    dependents, graph_value, mentions_name, reaches_backward, Graph, Source,
-};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
@@ -9,6 +6,7 @@ use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
 use torchvet_semantic::modes::{grad_off_here, loop_has_backward};
 use torchvet_semantic::regions::loop_body;
+use torchvet_semantic::uses::{dependents, mentions_name, reaches_differentiation};
 
 crate::declare_rule! {
     /// ## What it does
@@ -214,8 +212,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     }
 
-    let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), stmt.start(), 0)
-    else {
+    let Some((origin, is_loss)) = checker.graph_of(value, loop_body(outer), outer.range()) else {
         return;
     };
     // Intentional sum-then-backward: the accumulator is differentiated somewhere.
@@ -223,7 +220,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         Some(f) => &f.body,
         None => &checker.module().body,
     };
-    if matches!(target, Expr::Name(_)) && reaches_backward(checker, scope, root) {
+    if matches!(target, Expr::Name(_)) && reaches_differentiation(&checker.scopes, scope, root) {
         return;
     }
     if !matches!(target, Expr::Name(_)) {
@@ -241,11 +238,12 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     }
     let acc_src = checker.text(target.range());
     let value_src = checker.text(value.range());
-    let what = match source {
-        Source::Loss => "a loss tensor",
-        Source::ModelOutput => "a model output",
+    let what = if is_loss {
+        "a loss tensor"
+    } else {
+        "a model output"
     };
-    let use_detach = source == Source::ModelOutput || used_as_tensor(scope, &acc_text);
+    let use_detach = !is_loss || used_as_tensor(scope, &acc_text);
     let suffix = if use_detach { ".detach()" } else { ".item()" };
     let replacement = if matches!(
         value,
@@ -258,9 +256,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let message = format!(
         "`{acc_src}` accumulates `{value_src}`, {what} that still carries its autograd graph: every iteration's graph stays linked to `{acc_src}` and is never freed, so memory grows with each batch; add `{suffix}`"
     );
-    let origin_note = match source {
-        Source::Loss => "the graph-carrying loss is produced here",
-        Source::ModelOutput => "the graph-carrying model output is produced here",
+    let origin_note = if is_loss {
+        "the graph-carrying loss is produced here"
+    } else {
+        "the graph-carrying model output is produced here"
     };
     // The fix only changes what is summed when nothing else reads the total: a value computed
     // from it (`avg = total / n`, which a caller may differentiate or call `.item()` on) or a
@@ -341,7 +340,7 @@ fn per_step_sum(checker: &mut Checker, loops: &[&Stmt], target: &Expr) -> bool {
             // The nested loop trains: the total runs across its batches.
             return false;
         }
-        return reaches_backward(checker, body, acc) || used_as_tensor(body, acc);
+        return reaches_differentiation(&checker.scopes, body, acc) || used_as_tensor(body, acc);
     }
     false
 }

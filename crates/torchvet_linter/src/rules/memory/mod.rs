@@ -3,7 +3,6 @@ use crate::registry::Rule;
 
 mod accumulate_loss_tensor;
 mod eval_without_no_grad;
-pub(crate) mod graph_helpers;
 mod retain_graph_in_loop;
 mod store_outputs_without_detach;
 

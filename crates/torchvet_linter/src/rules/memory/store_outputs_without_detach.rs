@@ -1,4 +1,3 @@
-use super::graph_helpers::{backward_mentions, graph_value, Graph, Source};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::correctness::helpers::for_each_stmt;
@@ -153,8 +152,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         }
         function = Some(f.name.to_string());
     }
-    let Graph::Yes(origin, source) = graph_value(checker, value, loop_body(outer), call.start(), 0)
-    else {
+    let Some((origin, is_loss)) = checker.graph_of(value, loop_body(outer), outer.range()) else {
         return;
     };
     // Lists that are differentiated later (`torch.stack(losses).backward()`).
@@ -163,14 +161,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         None => &checker.module().body,
     };
     let root = list_text.split('.').next().unwrap_or(&list_text);
-    if backward_mentions(checker, scope, root) {
+    if torchvet_semantic::uses::differentiates_name(&checker.scopes, scope, root) {
         return;
     }
     let value_src = checker.text(value.range());
-    let what = match source {
-        Source::Loss => "a loss",
-        Source::ModelOutput => "a model output",
-    };
+    let what = if is_loss { "a loss" } else { "a model output" };
     let replacement = if matches!(
         value,
         Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
@@ -182,9 +177,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let message = format!(
         "`{list_text}` keeps `{value_src}`, {what} that still carries its autograd graph, beyond the iteration: every stored tensor keeps its whole graph (all saved activations) alive, so memory grows with each batch; store `{replacement}` instead"
     );
-    let origin_note = match source {
-        Source::Loss => "the graph-carrying loss comes from here",
-        Source::ModelOutput => "the graph-carrying model output comes from here",
+    let origin_note = if is_loss {
+        "the graph-carrying loss comes from here"
+    } else {
+        "the graph-carrying model output comes from here"
     };
     STATE.with_borrow_mut(|s| {
         s.pending.push(Candidate {

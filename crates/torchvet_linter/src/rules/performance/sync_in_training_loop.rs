@@ -1,5 +1,4 @@
 use crate::checker::Checker;
-use crate::rules::memory::graph_helpers::{graph_value, Graph};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
@@ -147,10 +146,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let body = loop_body(inner);
     let tensorish = any_receiver
         || checker.kind_of(value) == Kind::Tensor
-        || matches!(
-            graph_value(checker, value, body, call.start(), 0),
-            Graph::Yes(..)
-        )
+        || checker.graph_of(value, body, inner.range()).is_some()
         || matches!(value, Expr::Call(c) if matches!(helpers::method_call(c), Some(("detach", _))));
     if !tensorish {
         return;
