@@ -1004,6 +1004,20 @@ fn summarise(
     strip_graph(v)
 }
 
+/// `x.detach()`, `x.detach().cpu()`, `x.data`, `x.item()`: an argument written to be outside
+/// the autograd graph.
+fn cut_from_graph(e: &Expr) -> bool {
+    match e {
+        Expr::Attribute(a) => a.attr.as_str() == "data",
+        Expr::Call(c) => match helpers::method_call(c) {
+            Some(("detach" | "item" | "numpy" | "tolist", _)) => true,
+            Some(("cpu" | "to" | "cuda" | "float" | "long" | "double", r)) => cut_from_graph(r),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 fn strip_graph(mut v: Value) -> Value {
     // The device a function's tensors end on is judged where they are used, not summarised.
     v.facts
@@ -1541,7 +1555,13 @@ impl<'c> FlowContext<'c> {
         let mut v = self.eval_call_inner(call, lookup, no_grad);
         if !no_grad && self.gives_loss(call, lookup) {
             v.facts.retain(|f| f.prop != Prop::GraphCarrying);
-            v.facts.push(fact(Prop::GraphCarrying, call.range(), LOSS));
+            // `criterion(out.detach(), y)`: a loss of inputs visibly cut from the graph, none
+            // of them carrying one, is a number for monitoring.
+            let cut = call.arguments.args.iter().any(cut_from_graph)
+                && self.args_graph(call, lookup, no_grad).is_none();
+            if !cut {
+                v.facts.push(fact(Prop::GraphCarrying, call.range(), LOSS));
+            }
         }
         v
     }
