@@ -806,16 +806,15 @@ impl<'a> Checker<'a> {
         name: &str,
         at: TextSize,
     ) -> Option<Vec<torchvet_semantic::reaching::Def<'a>>> {
+        // A local alias (`loss_fn = MSELoss`) is kept among the scope's imports. A name the
+        // frame does not bind (a builtin, a parameter-free global) needs no scan.
+        let bound = |s: &Scope| s.binds_locally(name) || s.import(name).is_some();
         let scope = self.scopes.current()?;
         let body: &'a [Stmt] = match (scope.kind, self.function()) {
             (ScopeKind::Class, _) => return None,
-            // A local alias (`loss_fn = MSELoss`) is kept among the scope's imports.
-            (ScopeKind::Function, Some(f))
-                if scope.binds_locally(name) || scope.import(name).is_some() =>
-            {
-                &f.body
-            }
-            _ => &self.module().body,
+            (ScopeKind::Function, Some(f)) if bound(scope) => &f.body,
+            _ if self.scopes.module_scope().is_some_and(bound) => &self.module().body,
+            _ => return None,
         };
         torchvet_semantic::reaching::reaching(body, name, at)
     }
@@ -895,6 +894,39 @@ impl<'a> Checker<'a> {
     /// Inside a torch-version check (or an ImportError/AttributeError compatibility shim)?
     pub fn in_version_guard(&self) -> bool {
         self.version_guard > 0
+    }
+
+    /// Under a test that probes one of these attributes (`if hasattr(ds, "train_data"):`,
+    /// `x.a if hasattr(x, "a") else x.b`, also inside `not`/`and`/`or`): code written for
+    /// both sides of an API change, like a version check but for one attribute.
+    pub fn in_attribute_probe(&self, attrs: &[&str]) -> bool {
+        fn probes(test: &Expr, attrs: &[&str]) -> bool {
+            match test {
+                Expr::Call(c) => {
+                    helpers::name_of(&c.func) == Some("hasattr")
+                        && c.arguments
+                            .args
+                            .get(1)
+                            .and_then(helpers::str_value)
+                            .is_some_and(|s| attrs.contains(&s))
+                }
+                Expr::UnaryOp(u) => probes(&u.operand, attrs),
+                Expr::BoolOp(b) => b.values.iter().any(|v| probes(v, attrs)),
+                _ => false,
+            }
+        }
+        self.stmt_stack.iter().any(|s| match s {
+            Stmt::If(i) => {
+                probes(&i.test, attrs)
+                    || i.elif_else_clauses
+                        .iter()
+                        .any(|c| c.test.as_ref().is_some_and(|t| probes(t, attrs)))
+            }
+            _ => false,
+        }) || self
+            .expr_stack
+            .iter()
+            .any(|e| matches!(e, Expr::If(i) if probes(&i.test, attrs)))
     }
 
     /// Is the target torch at least `v` (latest when unknown)? Deprecation rules use this: an

@@ -443,6 +443,11 @@ impl Scopes {
         self.stack.last()
     }
 
+    /// The module's scope (the outermost).
+    pub fn module_scope(&self) -> Option<&Scope> {
+        self.stack.first()
+    }
+
     /// Depth (1 = module).
     pub fn depth(&self) -> usize {
         self.stack.len()

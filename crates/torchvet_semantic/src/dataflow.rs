@@ -2957,38 +2957,15 @@ impl Walker<'_, '_> {
 /// The names a suite differentiates directly (`loss.backward()`), with the first backward
 /// call of each, nested definitions and lambdas excluded.
 fn differentiated_names(body: &[Stmt], scopes: &Scopes) -> Vec<(String, TextRange)> {
-    use ruff_python_ast::visitor::{self, Visitor};
-    struct Calls<'s> {
-        scopes: &'s Scopes,
-        out: Vec<(String, TextRange)>,
-    }
-    impl<'a> Visitor<'a> for Calls<'_> {
-        fn visit_stmt(&mut self, stmt: &'a Stmt) {
-            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
-                visitor::walk_stmt(self, stmt);
+    let mut out: Vec<(String, TextRange)> = Vec::new();
+    helpers::for_each_own_call(body, false, &mut |c| {
+        if let Some(Expr::Name(n)) = crate::uses::backward_target(scopes, c) {
+            if !out.iter().any(|(m, _)| m == n.id.as_str()) {
+                out.push((n.id.to_string(), c.range()));
             }
         }
-        fn visit_expr(&mut self, e: &'a Expr) {
-            match e {
-                Expr::Lambda(_) => {}
-                Expr::Call(c) => {
-                    if let Some(Expr::Name(n)) = crate::uses::backward_target(self.scopes, c) {
-                        if !self.out.iter().any(|(m, _)| m == n.id.as_str()) {
-                            self.out.push((n.id.to_string(), c.range()));
-                        }
-                    }
-                    visitor::walk_expr(self, e);
-                }
-                _ => visitor::walk_expr(self, e),
-            }
-        }
-    }
-    let mut c = Calls {
-        scopes,
-        out: Vec::new(),
-    };
-    c.visit_body(body);
-    c.out
+    });
+    out
 }
 
 /// Plainly not part of a graph: a literal, a comparison, `x.item()` and the other

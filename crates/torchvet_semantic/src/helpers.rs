@@ -658,6 +658,48 @@ pub fn self_assignments(body: &[ast::Stmt]) -> Vec<(&str, &Expr, &ast::Stmt)> {
     out
 }
 
+/// Every call of a suite in source pre-order (a call before the calls in its arguments), not
+/// inside nested functions, classes or lambdas; with `skip_loops`, not inside nested
+/// `for`/`while` statements either (one iteration of a loop body).
+pub fn for_each_own_call<'a>(
+    body: &'a [ast::Stmt],
+    skip_loops: bool,
+    f: &mut dyn FnMut(&'a ast::ExprCall),
+) {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Calls<'a, 'f> {
+        skip_loops: bool,
+        f: &'f mut dyn FnMut(&'a ast::ExprCall),
+    }
+    impl<'a> Visitor<'a> for Calls<'a, '_> {
+        fn visit_stmt(&mut self, stmt: &'a ast::Stmt) {
+            match stmt {
+                ast::Stmt::FunctionDef(_) | ast::Stmt::ClassDef(_) => {}
+                ast::Stmt::For(_) | ast::Stmt::While(_) if self.skip_loops => {}
+                _ => visitor::walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            match expr {
+                Expr::Lambda(_) => {}
+                Expr::Call(c) => {
+                    (self.f)(c);
+                    visitor::walk_expr(self, expr);
+                }
+                _ => visitor::walk_expr(self, expr),
+            }
+        }
+    }
+    Calls { skip_loops, f }.visit_body(body);
+}
+
+/// The calls [`for_each_own_call`] visits (nested loops included), in that order.
+pub fn own_calls(body: &[ast::Stmt]) -> Vec<&ast::ExprCall> {
+    let mut out = Vec::new();
+    for_each_own_call(body, false, &mut |c| out.push(c));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::{contains_ignore_ascii_case, stmts_after_on_every_path};

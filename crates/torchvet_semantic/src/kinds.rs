@@ -138,7 +138,7 @@ const TENSOR_METHODS: &[&str] = &[
 ];
 
 /// Module methods that act in place and return the module itself (`model.to(dev)`).
-pub(crate) const MODULE_SELF_METHODS: &[&str] = &[
+pub const MODULE_SELF_METHODS: &[&str] = &[
     "to",
     "cuda",
     "cpu",

@@ -100,24 +100,17 @@ impl<'a> Visitor<'a> for CallCollector<'a> {
 
 /// Every call of a suite (not inside nested defs, classes or lambdas), by start offset.
 pub fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
-    let mut c = CallCollector {
-        out: Vec::new(),
-        skip_loops: false,
-    };
-    c.visit_body(body);
-    c.out.sort_by_key(|c| c.start());
-    c.out
+    let mut out = helpers::own_calls(body);
+    out.sort_by_key(|c| c.start());
+    out
 }
 
 /// The calls of one iteration of a loop body: like [`calls_in`] but not inside nested loops.
 pub fn calls_in_iteration(body: &[Stmt]) -> Vec<&ExprCall> {
-    let mut c = CallCollector {
-        out: Vec::new(),
-        skip_loops: true,
-    };
-    c.visit_body(body);
-    c.out.sort_by_key(|c| c.start());
-    c.out
+    let mut out = Vec::new();
+    helpers::for_each_own_call(body, true, &mut |c| out.push(c));
+    out.sort_by_key(|c| c.start());
+    out
 }
 
 /// The calls of one expression (including itself when it is a call).
@@ -952,6 +945,22 @@ mod tests {
         cache: ModeCache,
     }
 
+    impl<'a> ModuleSite<'a> {
+        fn new(text: &'a str, module: &'a ast::ModModule) -> Self {
+            let mut scopes = Scopes::default();
+            let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+            scopes.push(scope);
+            let classes = ModuleClasses::compute(&module.body, &scopes);
+            ModuleSite {
+                text,
+                module,
+                scopes,
+                classes,
+                cache: ModeCache::default(),
+            }
+        }
+    }
+
     impl<'a> ModeSite<'a> for ModuleSite<'a> {
         fn source(&self) -> &'a str {
             self.text
@@ -1003,17 +1012,7 @@ for x in loader:\n    scaler.scale(loss).backward()\n    torch.autograd.backward
 for x in val_loader:\n    out = net(x)\n";
         let parsed = torchvet_python::parser::parse_module(src).expect("parses");
         let module = parsed.syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
-        let site = ModuleSite {
-            text: src,
-            module,
-            scopes,
-            classes,
-            cache: ModeCache::default(),
-        };
+        let site = ModuleSite::new(src, module);
         let loops: Vec<&Stmt> = module.body[2..].iter().collect();
         // One level of inlining: `step(...)` trains, and its `model.eval()` is the caller's
         // `net.eval()`.
@@ -1053,17 +1052,7 @@ for x in val_loader:\n    out = net(x)\n";
         let src = "import torch\nx = torch.randn(1, 3, 32, 32)\nnet(x)\nnet(torch.zeros(2).cuda())\nnet(load_image('cat.jpg'))\nnet(str2tensor('hello'))\nnet(batch)\n";
         let parsed = torchvet_python::parser::parse_module(src).expect("parses");
         let module = parsed.syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
-        let site = ModuleSite {
-            text: src,
-            module,
-            scopes,
-            classes,
-            cache: ModeCache::default(),
-        };
+        let site = ModuleSite::new(src, module);
         let smoke: Vec<bool> = module.body[2..]
             .iter()
             .map(|s| match s {

@@ -22,7 +22,7 @@ use crate::bindings::Scopes;
 use crate::classes::ModuleClasses;
 use crate::helpers;
 use crate::kinds::{Kind, KindContext, KindTable};
-use ruff_python_ast::visitor::{self, Visitor};
+
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 
@@ -522,7 +522,7 @@ pub fn file_saves(
                 scopes,
                 classes,
             };
-            for call in calls_in(body) {
+            for call in helpers::own_calls(body) {
                 let Some(q) = scopes.resolve(&call.func) else {
                     continue;
                 };
@@ -547,7 +547,7 @@ pub fn file_saves(
     collect_functions(module, None, &mut functions);
     let mut class_kinds: Vec<(TextSize, KindTable)> = Vec::new();
     for (f, class) in functions {
-        if calls_in(&f.body).is_empty() {
+        if helpers::own_calls(&f.body).is_empty() {
             continue;
         }
         let local = KindTable::infer(
@@ -595,33 +595,6 @@ fn collect_functions<'a>(
             _ => {}
         }
     }
-}
-
-/// The calls of a body (not inside nested functions, classes or lambdas).
-fn calls_in(body: &[Stmt]) -> Vec<&ExprCall> {
-    struct V<'b> {
-        out: Vec<&'b ExprCall>,
-    }
-    impl<'b> Visitor<'b> for V<'b> {
-        fn visit_stmt(&mut self, stmt: &'b Stmt) {
-            if matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
-                return;
-            }
-            visitor::walk_stmt(self, stmt);
-        }
-        fn visit_expr(&mut self, expr: &'b Expr) {
-            if matches!(expr, Expr::Lambda(_)) {
-                return;
-            }
-            if let Expr::Call(c) = expr {
-                self.out.push(c);
-            }
-            visitor::walk_expr(self, expr);
-        }
-    }
-    let mut v = V { out: Vec::new() };
-    v.visit_body(body);
-    v.out
 }
 
 /// The saves a load of `path_text` reads, among `saves`: those whose path argument is the

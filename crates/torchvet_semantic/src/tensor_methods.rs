@@ -33,6 +33,9 @@ const NO_GRAPH: u8 = 1 << 3;
 /// `ceil`, `sign`: a zero gradient) and the reductions that return indices (`max`, `min`,
 /// `sort`, `topk` with a dim give `(values, indices)`, and code usually keeps the indices).
 const ZERO_GRAD: u8 = 1 << 4;
+/// The result has the receiver's shape: casts, device moves, copies, `detach`, element-wise
+/// functions of the tensor alone.
+const SHAPE: u8 = 1 << 5;
 
 impl Effects {
     /// Every tracked dataflow fact carries over (see the `FACTS` column).
@@ -51,6 +54,11 @@ impl Effects {
     pub fn drops_graph(self) -> bool {
         self.0 & NO_GRAPH != 0
     }
+    /// The result has the receiver's shape (see the `SHAPE` column).
+    pub fn keeps_shape(self) -> bool {
+        self.0 & SHAPE != 0
+    }
+
     /// No useful gradient reaches the receiver: no graph, a zero gradient (rounding), or
     /// indices (see the `ZERO_GRAD` column).
     pub fn cuts_gradient(self) -> bool {
@@ -66,13 +74,13 @@ pub fn effects(method: &str) -> Effects {
         | "squeeze_" | "unsqueeze_" => FACTS | VALUES | GRAPH,
         // Casts and device moves.
         "float" | "double" | "half" | "bfloat16" | "to" | "cuda" | "cpu" | "type_as" => {
-            FACTS | VALUES | GRAPH
+            FACTS | VALUES | GRAPH | SHAPE
         }
         "type" => FACTS | VALUES,
         // Copies.
-        "clone" | "contiguous" => FACTS | VALUES | GRAPH,
-        "pin_memory" | "requires_grad_" => FACTS | VALUES,
-        "detach" | "detach_" => FACTS | VALUES | NO_GRAPH,
+        "clone" | "contiguous" => FACTS | VALUES | GRAPH | SHAPE,
+        "pin_memory" | "requires_grad_" => FACTS | VALUES | SHAPE,
+        "detach" | "detach_" => FACTS | VALUES | NO_GRAPH | SHAPE,
         // Entries bounded or selected: facts kept, entries not all kept.
         "clamp" | "clamp_" | "clip" | "narrow" | "select" | "index_select" | "masked_select" => {
             FACTS | GRAPH
@@ -82,12 +90,16 @@ pub fn effects(method: &str) -> Effects {
             VALUES | GRAPH
         }
         // Differentiable arithmetic, activations and reductions to one tensor.
-        "mean" | "sum" | "norm" | "mul" | "add" | "div" | "sub" | "pow" | "sqrt" | "abs"
-        | "exp" | "log" | "sigmoid" | "tanh" | "softmax" | "log_softmax" => GRAPH,
-        // Python values, indices, comparisons, integer casts, shapes.
+        "mean" | "sum" | "norm" | "mul" | "add" | "div" | "sub" | "pow" => GRAPH,
+        // Element-wise functions of the tensor alone.
+        "sqrt" | "abs" | "exp" | "log" | "sigmoid" | "tanh" | "softmax" | "log_softmax" => {
+            GRAPH | SHAPE
+        }
+        // Integer and boolean casts.
+        "long" | "int" | "bool" => NO_GRAPH | SHAPE,
+        // Python values, indices, comparisons, shapes.
         "item" | "tolist" | "numpy" | "argmax" | "argmin" | "eq" | "ne" | "gt" | "lt" | "ge"
-        | "le" | "long" | "int" | "bool" | "size" | "dim" | "numel" | "backward" | "nonzero"
-        | "argsort" => NO_GRAPH,
+        | "le" | "size" | "dim" | "numel" | "backward" | "nonzero" | "argsort" => NO_GRAPH,
         // Zero gradients and index-returning reductions.
         "round" | "floor" | "ceil" | "sign" | "max" | "min" | "sort" | "topk" => ZERO_GRAD,
         _ => 0,
@@ -135,6 +147,9 @@ mod tests {
         assert!(!effects("max").keeps_graph());
         assert!(effects("max").cuts_gradient() && !effects("max").drops_graph());
         assert!(effects("item").cuts_gradient());
+        // A cast keeps the shape; a reduction or a view does not promise it.
+        assert!(effects("float").keeps_shape() && effects("detach").keeps_shape());
+        assert!(!effects("mean").keeps_shape() && !effects("view").keeps_shape());
         assert_eq!(effects("frobnicate"), Default::default());
         assert!(super::attribute_without_graph("grad"));
         assert!(!super::attribute_without_graph("logits"));

@@ -817,30 +817,12 @@ pub fn backward_target<'a>(
     Some(recv)
 }
 
-/// Does an expression mention the bare name `name` anywhere?
+/// Does an expression mention the bare name `name` anywhere (load or store)?
 pub fn mentions_name(expr: &Expr, name: &str) -> bool {
-    use ruff_python_ast::visitor::{self, Visitor};
-    struct F<'n> {
-        name: &'n str,
-        found: bool,
-    }
-    impl<'x> Visitor<'x> for F<'_> {
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if self.found {
-                return;
-            }
-            if let Expr::Name(n) = e {
-                if n.id.as_str() == self.name {
-                    self.found = true;
-                    return;
-                }
-            }
-            visitor::walk_expr(self, e);
-        }
-    }
-    let mut f = F { name, found: false };
-    f.visit_expr(expr);
-    f.found
+    helpers::any_expr(
+        expr,
+        |x| matches!(x, Expr::Name(n) if n.id.as_str() == name),
+    )
 }
 
 /// The names whose value depends on `name` in `scope`, transitively, through plain and
@@ -887,37 +869,11 @@ pub fn dependents<'s>(scope: &'s [Stmt], name: &str) -> Vec<&'s str> {
     out
 }
 
-/// Every call of a suite (not inside nested definitions or lambdas).
-fn calls_of(body: &[Stmt]) -> Vec<&ruff_python_ast::ExprCall> {
-    use ruff_python_ast::visitor::{self, Visitor};
-    struct Calls<'a>(Vec<&'a ruff_python_ast::ExprCall>);
-    impl<'a> Visitor<'a> for Calls<'a> {
-        fn visit_stmt(&mut self, stmt: &'a Stmt) {
-            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
-                visitor::walk_stmt(self, stmt);
-            }
-        }
-        fn visit_expr(&mut self, e: &'a Expr) {
-            match e {
-                Expr::Lambda(_) => {}
-                Expr::Call(c) => {
-                    self.0.push(c);
-                    visitor::walk_expr(self, e);
-                }
-                _ => visitor::walk_expr(self, e),
-            }
-        }
-    }
-    let mut c = Calls(Vec::new());
-    c.visit_body(body);
-    c.0
-}
-
 /// Does a backward pass of `scope` differentiate an expression mentioning `name`
 /// (`total.backward()`, `(total / n).backward()`, `scaler.scale(total).backward()`,
 /// `torch.autograd.grad(total, ...)`)?
 pub fn differentiates_name(scopes: &Scopes, scope: &[Stmt], name: &str) -> bool {
-    calls_of(scope).into_iter().any(|call| {
+    helpers::own_calls(scope).into_iter().any(|call| {
         backward_target(scopes, call).is_some_and(|t| mentions_name(t, name))
             || (scopes.resolve(&call.func).as_deref() == Some("torch.autograd.grad")
                 && call.arguments.args.iter().any(|a| mentions_name(a, name)))

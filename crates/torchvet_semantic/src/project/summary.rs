@@ -1892,7 +1892,7 @@ impl Builder<'_> {
         }
         self.out.functions[idx as usize].events = out.into();
         let mut calls = Vec::new();
-        own_calls(body, &mut |call| {
+        helpers::for_each_own_call(body, false, &mut |call| {
             let Expr::Attribute(a) = &*call.func else {
                 return;
             };
@@ -2893,29 +2893,6 @@ fn props_of(v: &dataflow::Value) -> Vec<PropFact> {
 
 /// Map an object key seen in a function (`opt`, `self.optimizer`, `model.module`,
 /// `opts[0]`) to a summary target.
-/// Every call of a suite, outside nested functions, classes and lambdas.
-fn own_calls(body: &[Stmt], f: &mut dyn FnMut(&ExprCall)) {
-    struct V<'f>(&'f mut dyn FnMut(&ExprCall));
-    impl<'x> Visitor<'x> for V<'_> {
-        fn visit_stmt(&mut self, stmt: &'x Stmt) {
-            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
-                visitor::walk_stmt(self, stmt);
-            }
-        }
-        fn visit_expr(&mut self, expr: &'x Expr) {
-            match expr {
-                Expr::Lambda(_) => {}
-                Expr::Call(c) => {
-                    (self.0)(c);
-                    visitor::walk_expr(self, expr);
-                }
-                _ => visitor::walk_expr(self, expr),
-            }
-        }
-    }
-    V(f).visit_body(body);
-}
-
 /// Does a body call `.eval()` on `getattr(self, ...)`, directly or through a name bound to it
 /// (`net = getattr(self, "net" + name)` then `net.eval()`)?
 fn evals_self_getattr(body: &[Stmt]) -> bool {
@@ -2937,7 +2914,7 @@ fn evals_self_getattr(body: &[Stmt]) -> bool {
         }
     });
     let mut found = false;
-    own_calls(body, &mut |call| {
+    helpers::for_each_own_call(body, false, &mut |call| {
         if found || !call.arguments.is_empty() {
             return;
         }

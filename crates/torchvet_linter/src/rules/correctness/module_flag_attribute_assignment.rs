@@ -3,7 +3,7 @@ use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
-use torchvet_semantic::kinds::Kind;
+use torchvet_semantic::kinds::{Kind, MODULE_SELF_METHODS};
 use torchvet_semantic::reaching::Def;
 
 crate::declare_rule! {
@@ -90,11 +90,7 @@ fn created_as_leaf(checker: &Checker, mut value: &Expr, depth: u32) -> bool {
         match value {
             Expr::Call(call) => match helpers::method_call(call) {
                 // Module.to/cuda/eval/train/... return the module itself.
-                Some((
-                    "to" | "cuda" | "cpu" | "eval" | "train" | "float" | "half" | "double"
-                    | "bfloat16" | "requires_grad_",
-                    receiver,
-                )) => value = receiver,
+                Some((m, receiver)) if MODULE_SELF_METHODS.contains(&m) => value = receiver,
                 _ => {
                     return checker
                         .resolve(&call.func)

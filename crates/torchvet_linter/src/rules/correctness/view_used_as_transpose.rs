@@ -224,11 +224,9 @@ fn shape_source(recv: &Expr) -> Option<&str> {
     match recv {
         Expr::Name(n) => Some(n.id.as_str()),
         Expr::Call(c) => match helpers::method_call(c)? {
-            (
-                "float" | "double" | "half" | "bfloat16" | "long" | "int" | "to" | "cuda" | "cpu"
-                | "contiguous" | "clone" | "detach" | "type",
-                r,
-            ) => shape_source(r),
+            (m, r) if torchvet_semantic::tensor_methods::effects(m).keeps_shape() => {
+                shape_source(r)
+            }
             _ => None,
         },
         Expr::BinOp(b) => match (&*b.left, &*b.right) {

@@ -2,9 +2,8 @@ use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::registry::Severity;
 use crate::rules::facts::current_function;
-use ruff_python_ast::{Expr, ExprContext, Stmt};
+use ruff_python_ast::{Expr, ExprContext};
 use ruff_text_size::Ranged;
-use torchvet_semantic::helpers;
 
 crate::declare_rule! {
     /// ## What it does
@@ -56,45 +55,6 @@ crate::declare_rule! {
 const MNIST_FAMILY: &[&str] = &["MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST"];
 const CIFAR: &[&str] = &["CIFAR10", "CIFAR100"];
 
-/// `hasattr(x, "train_data")` (or another legacy name), alone or inside `not`/`and`/`or`.
-fn probes_legacy_attribute(test: &Expr) -> bool {
-    match test {
-        Expr::Call(c) => {
-            helpers::name_of(&c.func) == Some("hasattr")
-                && c.arguments
-                    .args
-                    .get(1)
-                    .and_then(helpers::str_value)
-                    .is_some_and(|s| {
-                        matches!(
-                            s,
-                            "train_data" | "test_data" | "train_labels" | "test_labels"
-                        )
-                    })
-        }
-        Expr::UnaryOp(u) => probes_legacy_attribute(&u.operand),
-        Expr::BoolOp(b) => b.values.iter().any(probes_legacy_attribute),
-        _ => false,
-    }
-}
-
-/// Is the code under a test that probes one of the legacy attributes (`if hasattr(ds,
-/// "train_data"):`, or `x = ds.train_data if hasattr(ds, "train_data") else ds.data`)?
-fn probed_attribute(checker: &Checker) -> bool {
-    checker.stmt_stack().iter().any(|s| match s {
-        Stmt::If(i) => {
-            probes_legacy_attribute(&i.test)
-                || i.elif_else_clauses
-                    .iter()
-                    .any(|c| c.test.as_ref().is_some_and(probes_legacy_attribute))
-        }
-        _ => false,
-    }) || checker
-        .expr_stack()
-        .iter()
-        .any(|e| matches!(e, Expr::If(i) if probes_legacy_attribute(&i.test)))
-}
-
 /// The torchvision dataset class a qualified name creates: its short name.
 fn dataset_class(q: &str) -> Option<&str> {
     let rest = q.strip_prefix("torchvision.datasets.")?;
@@ -117,7 +77,7 @@ fn check_expr(checker: &mut Checker, expr: &Expr) {
     // fallback, or a probe of the old attribute itself (`if hasattr(ds, "train_data")`).
     // A project on torchvision 0.2 may still have the old names.
     if checker.in_version_guard()
-        || probed_attribute(checker)
+        || checker.in_attribute_probe(&["train_data", "test_data", "train_labels", "test_labels"])
         || !checker.torchvision_at_least(0, 3)
     {
         return;
