@@ -115,6 +115,7 @@ projects! {
         fid_frozen_feature_net,
         torch03_era_scripts,
         model_rebound_to_device,
+        freeze_helper_other_file,
         submodule_list_other_file,
         init_paths_faster_rcnn,
         path_parents_src_scripts,
