@@ -813,6 +813,31 @@ pub struct FileSummary {
 }
 
 impl FileSummary {
+    /// Give back the room the lists grew into while the summary was built. Summaries live
+    /// until the run ends (every file's, at once), and the slack of their growing lists was
+    /// about a sixth of them (40 MB of 218 MB on transformers); fresh pages cost a kernel
+    /// zeroing each.
+    fn shrink_to_fit(&mut self) {
+        self.functions.shrink_to_fit();
+        for f in &mut self.functions {
+            f.calls.shrink_to_fit();
+            f.params.shrink_to_fit();
+            f.usage.shrink_to_fit();
+            f.annotations.shrink_to_fit();
+            f.param_defaults.shrink_to_fit();
+            f.facts.values.shrink_to_fit();
+            for v in &mut f.facts.values {
+                v.uses.shrink_to_fit();
+                v.bound.shrink_to_fit();
+            }
+        }
+        self.classes.shrink_to_fit();
+        self.line_starts.shrink_to_fit();
+        self.imports.shrink_to_fit();
+    }
+}
+
+impl FileSummary {
     /// Where an offset of this file is, as a user finds it: the notebook cell (1-based, `None`
     /// in a `.py` file) and the 1-based row inside it (or in the file).
     pub fn place(&self, offset: ruff_text_size::TextSize) -> (Option<usize>, usize) {
@@ -1263,6 +1288,7 @@ fn summarise_lines(
     out.mutated.dedup();
     out.mutated.hash(&mut h);
     out.fingerprint = h.finish();
+    out.shrink_to_fit();
     (out, kept)
 }
 
