@@ -838,9 +838,11 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
     fn made_up<'x>(cx: &impl ModeSite<'x>, e: &Expr, depth: u8) -> bool {
         match e {
             Expr::Subscript(s) => made_up(cx, &s.value, depth),
-            Expr::Name(_) if depth < 3 => {
-                let values = assigned_values(cx, e);
-                !values.is_empty() && values.iter().all(|(v, _)| made_up(cx, v, depth + 1))
+            Expr::Name(n) if depth < 3 => {
+                let mut values: Vec<&Expr> =
+                    assigned_values(cx, e).into_iter().map(|(v, _)| v).collect();
+                values.extend(parallel_values(cx, n.id.as_str()));
+                !values.is_empty() && values.iter().all(|v| made_up(cx, v, depth + 1))
             }
             Expr::Call(c) => {
                 if let Some(q) = cx.scopes().resolve(&c.func) {
@@ -853,6 +855,10 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                             | "torch.ones"
                             | "torch.empty"
                             | "torch.full"
+                            | "torch.normal"
+                            | "torch.arange"
+                            | "torch.linspace"
+                            | "torch.eye"
                     ) {
                         return true;
                     }
@@ -886,7 +892,16 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                 if let Some((method, recv)) = helpers::method_call(c) {
                     if matches!(
                         method,
-                        "to" | "cuda" | "cpu" | "float" | "half" | "double" | "unsqueeze"
+                        "to" | "cuda"
+                            | "cpu"
+                            | "float"
+                            | "half"
+                            | "double"
+                            | "unsqueeze"
+                            | "reshape"
+                            | "view"
+                            | "repeat"
+                            | "expand"
                     ) {
                         return made_up(cx, recv, depth + 1);
                     }
@@ -904,6 +919,31 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
         }
     }
     made_up(cx, arg, 0)
+}
+
+/// The values a name gets from a parallel assignment of the current function (or the
+/// module): `queries, keys = torch.normal(0, 1, (2, 1, 20)), torch.ones((2, 10, 2))`.
+fn parallel_values<'a>(cx: &impl ModeSite<'a>, name: &str) -> Vec<&'a Expr> {
+    let body = match cx.function() {
+        Some(f) => &f.body,
+        None => &cx.module().body,
+    };
+    let mut out = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |st: &'a Stmt| {
+        let Stmt::Assign(a) = st else { return };
+        let ([Expr::Tuple(t)], Expr::Tuple(v)) = (&a.targets[..], &*a.value) else {
+            return;
+        };
+        if t.elts.len() != v.elts.len() {
+            return;
+        }
+        for (te, ve) in t.elts.iter().zip(v.elts.iter()) {
+            if helpers::name_of(te) == Some(name) {
+                out.push(ve);
+            }
+        }
+    });
+    out
 }
 
 /// Are a call's arguments all literals (numbers, strings that name no file, lists and tuples

@@ -250,6 +250,7 @@ pub(crate) fn load_info_at(
         path,
         keys,
         as_module,
+        at: Some(call.start()),
     };
     let pairs = p.model.saves_for_load(&desc);
     let downloaded = p.model.path_downloaded(func, &desc.path);

@@ -652,6 +652,9 @@ pub struct LoadDesc {
     pub keys: Vec<Box<str>>,
     /// What it returns is used as an `nn.Module` (`.eval()`, called, `.parameters()`).
     pub as_module: bool,
+    /// Where the `torch.load` call starts in its function, when known: a save of the same
+    /// path earlier in the same function is what it reads, not one written after it.
+    pub at: Option<TextSize>,
 }
 
 /// A save a load may read.
@@ -1921,6 +1924,23 @@ impl ProjectModel {
                         && content.keys.is_none()
                     {
                         by_module.push((near(sf.file), paired(PairBy::ModuleUse)));
+                    }
+                }
+            }
+        }
+        // A script that saves, loads, and saves again to the same path (`torch.save(net.
+        // state_dict(), p); net.load_state_dict(torch.load(p)); torch.save(net, p)`): the
+        // load reads the save before it; the one after it is farther.
+        if let Some(at) = load.at {
+            let own = |p: &PairedSave| p.func == load.func;
+            let call_of = |p: &PairedSave| self.func(p.func).facts.saves[p.index].call;
+            if by_path
+                .iter()
+                .any(|(_, p)| own(p) && call_of(p).end() <= at)
+            {
+                for (n, p) in by_path.iter_mut() {
+                    if own(p) && call_of(p).start() > at && *n == 0 {
+                        *n = 1;
                     }
                 }
             }

@@ -370,6 +370,7 @@ fn nearest_saves_are_marked_and_the_farther_kept() {
         path: facts::PathShape::Literal("ckpt.pt".into()),
         keys: Vec::new(),
         as_module: false,
+        at: None,
     };
     let pairs = m.saves_for_load(&load);
     assert_eq!(pairs.len(), 2, "{pairs:?}");

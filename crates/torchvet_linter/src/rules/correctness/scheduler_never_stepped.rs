@@ -312,7 +312,8 @@ fn excluded_by(checker: &Checker, g: &Guard, r: TextRange) -> bool {
     excluded
 }
 
-/// The optimizer the scheduler is built on is a name of this function that nothing steps,
+/// The optimizer the scheduler is built on is a name of this function (or of a notebook's
+/// cells) that nothing steps,
 /// returns, stores or hands to anything but a scheduler constructor (a `model_config()` that
 /// builds an optimizer and a scheduler and drops both): no training runs with either, so the
 /// learning rate the scheduler would change is never used.
@@ -347,7 +348,10 @@ fn optimizer_never_used(
             },
             _ => false,
         })
-        && checker.function().is_some()
+        // At module level a runner may import the optimizer by name (`config.optimizer`),
+        // which the model cannot follow; nothing imports a notebook.
+        && (checker.function().is_some()
+            || matches!(checker.source.kind, torchvet_python::SourceKind::Notebook(_)))
 }
 
 #[cfg(test)]

@@ -63,8 +63,16 @@ fn flag(k: &Keyword) -> Option<Option<bool>> {
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(q) = name else { return };
-    let size_average = call.arguments.find_keyword("size_average");
-    let reduce = call.arguments.find_keyword("reduce");
+    // An explicit `None` is the signature's default: torch takes the legacy path only for
+    // a value that is not None (`BCELoss(weight=None, size_average=None, reduce=None,
+    // reduction="sum")` neither warns nor overrides `reduction=`).
+    let given = |name: &str| {
+        call.arguments
+            .find_keyword(name)
+            .filter(|k| !k.value.is_none_literal_expr())
+    };
+    let size_average = given("size_average");
+    let reduce = given("reduce");
     if size_average.is_none() && reduce.is_none() {
         return;
     }

@@ -312,9 +312,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if REPORTED.with_borrow(|r| r.contains(&fkey)) {
         return;
     }
+    // A callable object's `__call__` (a loss class's, `YoloLoss()(preds, targets)`) runs in
+    // the grad mode of its caller, like a module's `forward`.
     if checker
         .function()
-        .is_some_and(|f| is_framework_hook(f.name.as_str()))
+        .is_some_and(|f| is_framework_hook(f.name.as_str()) || f.name.as_str() == "__call__")
         || in_model_class(checker)
         || checker.is_test_file()
     {
@@ -347,7 +349,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // for the only such method of that name, when it was put in eval mode (below).
     let kind = checker.kind_of(func);
     let known_module = kind == Kind::Module || torch_here;
-    let module = known_module || (via != Via::Call && kind == Kind::Unknown);
+    // An object of unknown kind whose `forward` is called is taken for a module only in a
+    // file that uses torch: a NumPy network written from scratch (`nn = NeuralNetwork(...)`;
+    // `nn.forward(x)`) or a tinygrad model records no autograd graph.
+    let module =
+        known_module || (via != Via::Call && kind == Kind::Unknown && checker.mentions("torch"));
     if !module || loss_like(checker, func) {
         return;
     }
@@ -375,6 +381,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     }
     let model = checker.text(func.range()).to_string();
+    // A loop that builds the model it runs (`model.add_module(name, layer)` per layer of a
+    // pretrained CNN, running the partial model once to record a style-transfer target) is
+    // construction, not evaluation.
+    if region
+        .loop_stmt
+        .is_some_and(|l| builds_model_in(checker, l, &model))
+    {
+        return;
+    }
     // The eval() call on this model before the region (before the call, for a call outside
     // any loop), if any.
     let events = checker.function_events();
@@ -455,6 +470,24 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// Does the loop build a model: `add_module(...)` on any module, or `model.append(...)` on
+/// the one it runs?
+fn builds_model_in(checker: &Checker, l: &ruff_python_ast::Stmt, model: &str) -> bool {
+    let mut found = false;
+    helpers::for_each_own_call(
+        torchvet_semantic::regions::loop_body(l),
+        false,
+        &mut |c: &ExprCall| match helpers::method_call(c) {
+            Some(("add_module", _)) => found = true,
+            Some(("append" | "insert" | "extend", recv)) => {
+                found |= checker.text(recv.range()) == model;
+            }
+            _ => {}
+        },
+    );
+    found
 }
 
 fn decorator_fix(

@@ -9,7 +9,7 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for `loss.backward(retain_graph=True)` (or `torch.autograd.grad(...,
     /// retain_graph=True)`) in a training loop where no second backward pass over the same
-    /// graph follows in the iteration.
+    /// graph follows in the iteration (of that loop or of a loop around it).
     ///
     /// ## Why is this bad?
     /// `retain_graph=True` keeps the graph's saved activations after the backward pass so the
@@ -83,7 +83,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     else {
         return;
     };
-    // A second backward (or autograd.grad) in the iteration may reuse the retained graph.
+    // A second backward (or autograd.grad) in the iteration may reuse the retained graph:
+    // in this loop, or later in an enclosing one (a WGAN's critic loop retains the graph of
+    // `fake = G(z)`, which the generator's backward after the critic loop runs through again).
+    let outer = checker.frame().loops.first().copied().unwrap_or(inner);
+    let body = loop_body(outer);
     let backwards = events_of(checker, body)
         .iter()
         .filter(|f| f.event == Event::Backward)
