@@ -819,6 +819,31 @@ impl<'a> Checker<'a> {
         torchvet_semantic::reaching::reaching(body, name, at)
     }
 
+    /// The one binding of `name` that reaches `at`, for the style, distributed and
+    /// data-loading rules' evidence: the innermost enclosing comprehension's `for` that binds
+    /// it, else the frame's ([`torchvet_semantic::reaching::bindings_at`] in the function, its
+    /// parameters bound on entry, or in the module), when exactly one binding reaches (no
+    /// loop-carried ones). `None` when none or several do.
+    pub fn binding_at(
+        &self,
+        name: &str,
+        at: TextSize,
+    ) -> Option<torchvet_semantic::reaching::Def<'a>> {
+        use torchvet_semantic::reaching;
+        if let Some(d) = reaching::comprehension_binding(&self.expr_stack, name, at) {
+            return Some(d);
+        }
+        let mut defs = match self.function() {
+            Some(f) => reaching::bindings_at(&f.body, Some(&f.parameters), name, at),
+            None => reaching::bindings_at(&self.module().body, None, name, at),
+        };
+        if defs.len() == 1 {
+            defs.pop()
+        } else {
+            None
+        }
+    }
+
     /// The function being visited, if any.
     pub fn function(&self) -> Option<&'a ast::StmtFunctionDef> {
         self.frame().function

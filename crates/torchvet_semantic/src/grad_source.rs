@@ -1,9 +1,9 @@
 //! Where a value that still requires grad comes from, judged on demand from one function's
 //! statements: a call of a known module (`model(x)`, `self.encoder(x)`), a loss from
 //! `torch.nn.functional`, a module's `.weight`/`.bias`, arithmetic on such values, or a name
-//! whose last assignment before the use is one, through grad-preserving steps
-//! (`.squeeze()`, `.cpu()`, `F.softmax`). Asked by the rules on NumPy conversions and on
-//! tensors re-wrapped with `torch.tensor(...)`.
+//! whose assignment reaching the use is one (the last written when branches join), through
+//! grad-preserving steps (`.squeeze()`, `.cpu()`, `F.softmax`). Asked by the rules on NumPy
+//! conversions and on tensors re-wrapped with `torch.tensor(...)`.
 use crate::helpers;
 use crate::kinds::Kind;
 use ruff_python_ast::{Expr, Stmt};
@@ -103,8 +103,8 @@ pub fn strip_grad_preserving<'e>(cx: &mut impl ValueSite, mut e: &'e Expr) -> Op
 
 /// Where a value that still requires grad comes from: a call of a known module (`model(x)`,
 /// `self.encoder(x)`), a loss from `torch.nn.functional`, a module's `.weight`/`.bias`,
-/// arithmetic on such values, or a name whose last assignment before `before` (in the
-/// function or module `body`, not under `torch.no_grad()`) is one. Follows grad-preserving steps
+/// arithmetic on such values, or a name whose value at `before` (in the function or module
+/// `body`, from the reaching-definitions engine, not assigned under `torch.no_grad()`) is one. Follows grad-preserving steps
 /// (see [`strip_grad_preserving`]). Computed on demand: no per-statement tracking.
 pub fn grad_source(
     cx: &mut impl ValueSite,
@@ -137,7 +137,10 @@ pub fn grad_source(
             crate::kinds::module_path(&a.value, &mut |e| cx.kind(e)).then(|| base.range())
         }
         Expr::Name(n) => {
-            let (value, no_grad) = last_binding(cx, body, n.id.as_str(), before)?;
+            if rebinds_around(body, n.id.as_str(), before) {
+                return None;
+            }
+            let (value, no_grad) = reaching_value(cx, body, n.id.as_str(), before)?;
             if no_grad {
                 return None;
             }
@@ -147,109 +150,79 @@ pub fn grad_source(
     }
 }
 
-/// The value of the last plain assignment `name = value` that starts before `before` in the
-/// function (or module) `body`, and whether it sits in a `with torch.no_grad()` /
-/// `inference_mode()` block. `None` when the last binding is something else (a loop target,
-/// tuple unpacking, `+=`) or there is none.
-pub fn last_binding<'a>(
+/// The value `name` holds at `before` in the function (or module) `body`, from the
+/// reaching-definitions engine ([`crate::reaching::bindings_at`], no loop-carried bindings):
+/// when every binding that reaches is a plain `name = value`, the last of them in source order
+/// (the branch written last, as a reader follows the code), and whether it sits in a
+/// `with torch.no_grad()` / `inference_mode()` block. `None` when some reaching binding is
+/// something else (a loop target, tuple unpacking, `+=`) or none reaches.
+fn reaching_value<'a>(
     cx: &impl ValueSite,
     body: &'a [Stmt],
     name: &str,
     before: TextSize,
 ) -> Option<(&'a Expr, bool)> {
-    let mut last: Option<(Option<&'a Expr>, bool)> = None;
-    scan_bindings(cx, body, name, before, false, &mut last);
-    match last? {
-        (Some(v), ng) => Some((v, ng)),
-        (None, _) => None,
+    let defs = crate::reaching::bindings_at(body, None, name, before);
+    let mut last: Option<&'a Expr> = None;
+    for d in defs {
+        let crate::reaching::Def::Value(v) = d else {
+            return None;
+        };
+        if last.is_none_or(|l| v.start() > l.start()) {
+            last = Some(v);
+        }
     }
+    let value = last?;
+    Some((value, under_no_grad(cx, body, value.start())))
 }
 
-fn scan_bindings<'a>(
-    cx: &impl ValueSite,
-    body: &'a [Stmt],
-    name: &str,
-    before: TextSize,
-    no_grad: bool,
-    last: &mut Option<(Option<&'a Expr>, bool)>,
-) {
-    for stmt in body {
-        if stmt.start() >= before {
+/// Is `at` inside an assignment that rebinds `name` (`y = y.numpy()`, `z = z * 2`)? Such a
+/// name is not followed: a conversion written back into its own name is silent, as it was
+/// before this query moved onto the reaching-definitions engine (on the audit set every one
+/// of them that the engine's earlier binding would report was a module-output guess: a
+/// parameter-free module, `decoder.sample(...)` indices, a loss of no-grad outputs).
+fn rebinds_around(body: &[Stmt], name: &str, at: TextSize) -> bool {
+    let mut hit = false;
+    helpers::for_each_own_stmt(body, &mut |stmt| {
+        if hit || !stmt.range().contains(at) {
             return;
         }
-        match stmt {
-            Stmt::Assign(a) => {
-                for t in &a.targets {
-                    match t {
-                        Expr::Name(n) if n.id.as_str() == name => {
-                            *last = Some((Some(&a.value), no_grad))
-                        }
-                        t if helpers::binds(t, name) => *last = Some((None, no_grad)),
-                        _ => {}
-                    }
-                }
-            }
-            Stmt::AnnAssign(a) if helpers::binds(&a.target, name) => {
-                *last = Some((a.value.as_deref(), no_grad));
-            }
-            Stmt::AugAssign(a) if helpers::binds(&a.target, name) => *last = Some((None, no_grad)),
-            Stmt::For(f) => {
-                if helpers::binds(&f.target, name) {
-                    *last = Some((None, no_grad));
-                }
-                scan_bindings(cx, &f.body, name, before, no_grad, last);
-                scan_bindings(cx, &f.orelse, name, before, no_grad, last);
-            }
-            Stmt::While(w) => {
-                scan_bindings(cx, &w.body, name, before, no_grad, last);
-                scan_bindings(cx, &w.orelse, name, before, no_grad, last);
-            }
-            Stmt::If(i) => {
-                scan_bindings(cx, &i.body, name, before, no_grad, last);
-                for c in &i.elif_else_clauses {
-                    scan_bindings(cx, &c.body, name, before, no_grad, last);
-                }
-            }
-            Stmt::With(w) => {
-                let mut ng = no_grad;
-                for item in &w.items {
-                    if item
-                        .optional_vars
-                        .as_deref()
-                        .is_some_and(|v| helpers::binds(v, name))
-                    {
-                        *last = Some((None, no_grad));
-                    }
-                    let ctx = match &item.context_expr {
-                        Expr::Call(c) => &*c.func,
-                        e => e,
-                    };
-                    if cx.resolve(ctx).is_some_and(|q| {
-                        matches!(
-                            q.as_str(),
-                            "torch.no_grad"
-                                | "torch.inference_mode"
-                                | "torch.autograd.no_grad"
-                                | "torch.autograd.inference_mode"
-                        )
-                    }) {
-                        ng = true;
-                    }
-                }
-                scan_bindings(cx, &w.body, name, before, ng, last);
-            }
-            Stmt::Try(t) => {
-                scan_bindings(cx, &t.body, name, before, no_grad, last);
-                for h in &t.handlers {
-                    let ruff_python_ast::ExceptHandler::ExceptHandler(h) = h;
-                    scan_bindings(cx, &h.body, name, before, no_grad, last);
-                }
-                scan_bindings(cx, &t.orelse, name, before, no_grad, last);
-                scan_bindings(cx, &t.finalbody, name, before, no_grad, last);
-            }
-            _ => {}
+        hit = match stmt {
+            Stmt::Assign(a) => a.targets.iter().any(|t| helpers::binds(t, name)),
+            Stmt::AnnAssign(a) => helpers::binds(&a.target, name),
+            Stmt::AugAssign(a) => helpers::binds(&a.target, name),
+            _ => false,
+        };
+    });
+    hit
+}
+
+/// Is `at` inside a `with torch.no_grad()` / `inference_mode()` block of `body` (nested
+/// suites included, nested functions and classes not)?
+fn under_no_grad(cx: &impl ValueSite, body: &[Stmt], at: TextSize) -> bool {
+    let mut hit = false;
+    helpers::for_each_own_stmt(body, &mut |stmt| {
+        let Stmt::With(w) = stmt else { return };
+        if hit || !w.range.contains(at) {
+            return;
         }
-    }
+        hit = w.items.iter().any(|item| {
+            let ctx = match &item.context_expr {
+                Expr::Call(c) => &*c.func,
+                e => e,
+            };
+            cx.resolve(ctx).is_some_and(|q| {
+                matches!(
+                    q.as_str(),
+                    "torch.no_grad"
+                        | "torch.inference_mode"
+                        | "torch.autograd.no_grad"
+                        | "torch.autograd.inference_mode"
+                )
+            })
+        });
+    });
+    hit
 }
 
 /// Method names that are not submodules (`model.parameters()` is a method call, not a

@@ -9,7 +9,9 @@
 //! the branch holding the use when it lies in one), a loop's body joined with the way around
 //! it (zero iterations). [`reaching`] also lets a use inside a loop see the bindings later in
 //! that loop (the next iteration sees them); [`bindings_at`] does not. Flow-insensitive inside
-//! expressions; `at` is the offset of the use.
+//! expressions; `at` is the offset of the use. [`comprehension_binding`] answers for the
+//! comprehensions around a use, [`every_binding`] for a name read by a function that does
+//! not bind it (every module-level binding, in no order).
 use crate::helpers::{binds, name_of};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextSize};
@@ -22,8 +24,8 @@ pub enum Def<'a> {
     /// `for name in iter` / `for a, name in iter`: the iterable, and the element's index when
     /// the target is a flat tuple.
     ForIter(&'a Expr, Option<usize>),
-    /// A comprehension's `for name in iter` (never produced here: for callers that look at
-    /// the enclosing comprehensions first).
+    /// A comprehension's `for name in iter` ([`comprehension_binding`] only: the frame scans
+    /// do not enter expressions).
     CompIter(&'a Expr, Option<usize>),
     /// Any other binding: a parameter, unpacking, a `with` target, `+=`, an import, a `def`,
     /// `del`, `global`.
@@ -64,6 +66,76 @@ pub fn bindings_at<'a>(
     }
     .body(body, &mut cur);
     cur
+}
+
+/// Every binding of `name` in `body` (nested blocks included, nested functions and classes
+/// not), in source order, regardless of control flow: what a function may see of a name of
+/// the module it does not bind itself (it may run after any of them).
+pub fn every_binding<'a>(body: &'a [Stmt], name: &str) -> Vec<Def<'a>> {
+    let scan = Scan {
+        name,
+        at: TextSize::from(u32::MAX),
+        loop_carried: false,
+    };
+    let mut out = Vec::new();
+    crate::helpers::for_each_own_stmt(body, &mut |stmt| {
+        let mut cur = Vec::new();
+        match stmt {
+            // Headers only: the suites are visited statement by statement.
+            Stmt::For(f) => cur.extend(for_target(f, name)),
+            Stmt::With(w) => cur.extend(with_target(w, name)),
+            Stmt::While(_) | Stmt::If(_) | Stmt::Try(_) | Stmt::Match(_) => {}
+            _ => {
+                scan.stmt(stmt, &mut cur);
+            }
+        }
+        merge(&mut out, &cur);
+    });
+    out
+}
+
+/// The binding a `for` header makes of `name`.
+fn for_target<'a>(f: &'a ast::StmtFor, name: &str) -> Option<Def<'a>> {
+    match target_index(&f.target, name) {
+        Some(idx) => Some(Def::ForIter(&f.iter, idx)),
+        None if binds(&f.target, name) => Some(Def::Other),
+        None => None,
+    }
+}
+
+/// The binding a `with` header makes of `name` (`as name`).
+fn with_target<'a>(w: &ast::StmtWith, name: &str) -> Option<Def<'a>> {
+    w.items
+        .iter()
+        .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
+        .then_some(Def::Other)
+}
+
+/// The binding of `name` made by the innermost enclosing comprehension whose `for` binds it:
+/// `exprs` are the expressions around the use, outermost first (a visitor's stack); a
+/// generator whose iterable holds `at` does not bind there (`[x for x in f(x)]`). `None` when
+/// no enclosing comprehension binds `name` (ask the frame: [`bindings_at`]).
+pub fn comprehension_binding<'a>(exprs: &[&'a Expr], name: &str, at: TextSize) -> Option<Def<'a>> {
+    for e in exprs.iter().rev() {
+        let generators = match e {
+            Expr::ListComp(c) => &c.generators,
+            Expr::SetComp(c) => &c.generators,
+            Expr::DictComp(c) => &c.generators,
+            Expr::Generator(c) => &c.generators,
+            _ => continue,
+        };
+        for g in generators.iter().rev() {
+            if g.iter.range().contains(at) {
+                continue;
+            }
+            match target_index(&g.target, name) {
+                Some(idx) => return Some(Def::CompIter(&g.iter, idx)),
+                None if binds(&g.target, name) => return Some(Def::Other),
+                None => {}
+            }
+        }
+    }
+    None
 }
 
 /// `Some(None)` when `target` is exactly `name`, `Some(Some(i))` when it is a flat tuple whose
@@ -205,13 +277,9 @@ impl Scan<'_> {
                     return true;
                 }
                 let before = cur.clone();
-                let rebinds = match target_index(&f.target, name) {
-                    Some(idx) => {
-                        set(cur, Def::ForIter(&f.iter, idx));
-                        true
-                    }
-                    None if binds(&f.target, name) => {
-                        set(cur, Def::Other);
+                let rebinds = match for_target(f, name) {
+                    Some(d) => {
+                        set(cur, d);
                         true
                     }
                     None => false,
@@ -242,11 +310,8 @@ impl Scan<'_> {
                 self.branches(&branches, exhaustive, cur) || inside
             }
             Stmt::With(w) => {
-                if w.items
-                    .iter()
-                    .any(|i| i.optional_vars.as_deref().is_some_and(|v| binds(v, name)))
-                {
-                    set(cur, Def::Other);
+                if let Some(d) = with_target(w, name) {
+                    set(cur, d);
                 }
                 self.body(&w.body, cur) || inside
             }
@@ -371,5 +436,51 @@ mod tests {
         assert_eq!(at(src, "m", "save"), Some(vec!["?".into()]));
         let src = "net = f(net)\n";
         assert_eq!(at(src, "net", "f("), None);
+    }
+
+    /// The source text of each value (`?` for other bindings).
+    fn texts(src: &str, defs: &[Def]) -> Vec<String> {
+        defs.iter()
+            .map(|d| match d {
+                Def::Value(e) => src[e.range()].to_string(),
+                Def::ForIter(e, _) | Def::CompIter(e, _) => format!("for {}", &src[e.range()]),
+                Def::Other => "?".to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_binding_ignores_order_and_control_flow() {
+        let src = "d = 'cpu'\ndef f():\n    d = 'x'\nif c:\n    d = 'cuda'\nfor d in r:\n    pass\nwith o as d:\n    d, e = g()\n";
+        let module = SourceFile::from_python("t.py", src.to_string())
+            .parse()
+            .into_syntax();
+        assert_eq!(
+            texts(src, &every_binding(&module.body, "d")),
+            vec!["'cpu'", "'cuda'", "for r", "?"]
+        );
+        assert!(every_binding(&module.body, "f")
+            .iter()
+            .all(|d| matches!(d, Def::Other)));
+        assert!(every_binding(&module.body, "zzz").is_empty());
+    }
+
+    #[test]
+    fn comprehension_targets_bind_inside_their_comprehension() {
+        let src = "[x for x in xs if f(x)]\n";
+        let module = SourceFile::from_python("t.py", src.to_string())
+            .parse()
+            .into_syntax();
+        let Stmt::Expr(e) = &module.body[0] else {
+            panic!()
+        };
+        let stack = [&*e.value];
+        let use_at = TextSize::try_from(src.find("f(x)").unwrap() + 2).unwrap();
+        let d = comprehension_binding(&stack, "x", use_at).map(|d| texts(src, &[d]));
+        assert_eq!(d, Some(vec!["for xs".to_string()]));
+        assert!(comprehension_binding(&stack, "y", use_at).is_none());
+        // Inside the iterable the generator's own target is not bound yet.
+        let iter_at = TextSize::try_from(src.find("xs").unwrap()).unwrap();
+        assert!(comprehension_binding(&stack, "x", iter_at).is_none());
     }
 }

@@ -22,6 +22,7 @@ use crate::bindings::Scopes;
 use crate::classes::ModuleClasses;
 use crate::helpers;
 use crate::kinds::{Kind, KindContext, KindTable};
+use crate::reaching::Def;
 
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
@@ -146,7 +147,8 @@ pub fn classify(obj: &Expr, cx: &SaveContext, at: TextSize) -> Saved {
 
 /// The string-keyed items of a saved dict: a dict literal, `dict(k=v, ...)`, or a name bound
 /// to one before `at` (items stored later with `name["k"] = v` included). `None` when the
-/// object is not such a dict (or has a non-literal key or a `**` splat).
+/// object is not such a dict (or has a non-literal key or a `**` splat), or when more than one
+/// binding of the name reaches `at`.
 pub fn dict_items<'e>(
     obj: &'e Expr,
     cx: &SaveContext<'e>,
@@ -187,8 +189,9 @@ fn dict_items_at<'e>(
                 .map(|k| Some((k.arg.as_ref()?.to_string(), &k.value)))
                 .collect()
         }
-        Expr::Name(n) => match assigned_value(cx.body, n.id.as_str(), at)? {
-            Assigned::Value(v) => {
+        Expr::Name(n) => match assignments_reaching(cx.body, n.id.as_str(), at)?.as_slice() {
+            [Assigned::Value(v)] => {
+                let v = *v;
                 let mut items = dict_items_at(v, cx, v.start(), depth + 1)?;
                 let mut extra = Vec::new();
                 for_each_assign(cx.body, &mut |target, value| {
@@ -254,20 +257,26 @@ fn classify_at(obj: &Expr, cx: &SaveContext, at: TextSize, depth: u32) -> Saved 
             if let Some(s) = from_kind(&kind, obj.range()) {
                 return s;
             }
-            match assigned_value(cx.body, n.id.as_str(), at) {
-                Some(Assigned::Value(v)) => {
-                    let base = classify_at(v, cx, v.start(), depth + 1);
-                    // Items set later: `state["optimizer"] = optimizer`.
-                    item_stores(cx.body, n.id.as_str(), v.end(), at)
-                        .into_iter()
-                        .fold(base, |acc, e| {
-                            acc.and(classify_at(e, cx, e.start(), depth + 1))
-                        })
-                }
-                Some(Assigned::Namespace) => Saved::Rejected(RejectedKind::Namespace, obj.range()),
-                Some(Assigned::Counter) => Saved::WeightsOnly,
-                None => Saved::Unknown,
-            }
+            let Some(defs) = assignments_reaching(cx.body, n.id.as_str(), at) else {
+                return Saved::Unknown;
+            };
+            // Every value that may reach the save: a rejection on one path wins.
+            defs.into_iter().fold(Saved::WeightsOnly, |acc, d| {
+                acc.and(match d {
+                    Assigned::Value(v) => {
+                        let base = classify_at(v, cx, v.start(), depth + 1);
+                        // Items set later: `state["optimizer"] = optimizer`.
+                        item_stores(cx.body, n.id.as_str(), v.end(), at)
+                            .into_iter()
+                            .fold(base, |acc, e| {
+                                acc.and(classify_at(e, cx, e.start(), depth + 1))
+                            })
+                    }
+                    Assigned::Namespace => Saved::Rejected(RejectedKind::Namespace, obj.range()),
+                    Assigned::Counter => Saved::WeightsOnly,
+                    Assigned::Other => Saved::Unknown,
+                })
+            })
         }
         Expr::Attribute(a) => {
             if matches!(a.attr.as_str(), "data" | "grad" | "T" | "mT") {
@@ -385,61 +394,49 @@ enum Assigned<'a> {
     Namespace,
     /// A loop counter: `for name in range(...)`, `for name, x in enumerate(...)`.
     Counter,
+    /// Any other binding (a parameter, unpacking, `+=`, another loop target).
+    Other,
 }
 
-/// The last plain assignment `name = value` before `at` in `body` (nested blocks included,
-/// not nested functions or classes).
-fn assigned_value<'a>(body: &'a [Stmt], name: &str, at: TextSize) -> Option<Assigned<'a>> {
-    let mut found: Option<&'a Expr> = None;
-    for_each_assign(body, &mut |target, value| {
-        if value.start() < at && helpers::name_of(target) == Some(name) {
-            found = Some(value);
-        }
-    });
-    if found.is_none() && is_loop_counter(body, name, at) {
-        return Some(Assigned::Counter);
-    }
-    let value = found?;
-    let call = match value {
-        Expr::Call(c) => Some(c),
-        Expr::Subscript(s) => match &*s.value {
-            Expr::Call(c) => Some(c),
-            _ => None,
-        },
-        _ => None,
-    };
-    if let Some(c) = call {
-        if matches!(
-            helpers::method_call(c),
-            Some(("parse_args" | "parse_known_args", _))
-        ) {
-            return Some(Assigned::Namespace);
-        }
-    }
-    Some(Assigned::Value(value))
+/// The bindings of `name` that reach `at` in `body` (the reaching-definitions engine, as the
+/// project summary asks it at a save: nested blocks included, not nested functions or
+/// classes). `None` when none does.
+fn assignments_reaching<'a>(
+    body: &'a [Stmt],
+    name: &str,
+    at: TextSize,
+) -> Option<Vec<Assigned<'a>>> {
+    let defs = crate::reaching::reaching(body, name, at)?;
+    Some(defs.into_iter().map(assigned).collect())
 }
 
-/// Is `name` the counter of a loop enclosing or preceding `at` (`for epoch in range(n)`,
-/// `for i, batch in enumerate(loader)`)?
-fn is_loop_counter(body: &[Stmt], name: &str, at: TextSize) -> bool {
-    let mut hit = false;
-    let mut visit = |stmt: &Stmt| {
-        let Stmt::For(f) = stmt else { return };
-        if f.start() >= at {
-            return;
-        }
-        let Expr::Call(c) = &*f.iter else { return };
-        let callee = helpers::name_of(&c.func);
-        hit |= match (&*f.target, callee) {
-            (Expr::Name(n), Some("range")) => n.id.as_str() == name,
-            (Expr::Tuple(t), Some("enumerate")) => {
-                t.elts.first().and_then(helpers::name_of) == Some(name)
+fn assigned(def: Def<'_>) -> Assigned<'_> {
+    match def {
+        Def::Value(value) => {
+            let call = match value {
+                Expr::Call(c) => Some(c),
+                Expr::Subscript(s) => match &*s.value {
+                    Expr::Call(c) => Some(c),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if call.is_some_and(|c| {
+                matches!(
+                    helpers::method_call(c),
+                    Some(("parse_args" | "parse_known_args", _))
+                )
+            }) {
+                return Assigned::Namespace;
             }
-            _ => false,
-        };
-    };
-    helpers::for_each_own_stmt(body, &mut visit);
-    hit
+            Assigned::Value(value)
+        }
+        Def::ForIter(Expr::Call(c), index) => match (helpers::name_of(&c.func), index) {
+            (Some("range"), None) | (Some("enumerate"), Some(0)) => Assigned::Counter,
+            _ => Assigned::Other,
+        },
+        _ => Assigned::Other,
+    }
 }
 
 /// Values stored into items of `name` between `from` and `to`: `name["k"] = v`.

@@ -116,7 +116,7 @@ fn moved_name(stmt: &Stmt) -> Option<&str> {
 }
 
 /// `model.to(dev)` / `model.cuda()` / `model = X.to(dev)` statements moving a Module to CUDA.
-fn cuda_move<'a>(checker: &mut Checker, body: &[Stmt], stmt: &'a Stmt) -> Option<Move<'a>> {
+fn cuda_move<'a>(checker: &mut Checker, stmt: &'a Stmt) -> Option<Move<'a>> {
     let (target, value): (&Expr, &Expr) = match stmt {
         Stmt::Expr(e) => {
             let Expr::Call(c) = &*e.value else {
@@ -141,7 +141,7 @@ fn cuda_move<'a>(checker: &mut Checker, body: &[Stmt], stmt: &'a Stmt) -> Option
         "cuda" => None,
         _ => {
             let d = helpers::argument(c, "device", 0)?;
-            if !is_cuda_device(checker, body, d) {
+            if !is_cuda_device(checker, d) {
                 return None;
             }
             Some(d)
@@ -224,7 +224,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         if !moved_name(s).is_some_and(|n| called.contains(n)) {
             continue;
         }
-        if let Some(m) = cuda_move(checker, body, s) {
+        if let Some(m) = cuda_move(checker, s) {
             moves.push(m);
         }
     }
@@ -233,7 +233,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     }
     let mut reported: FxHashSet<u32> = FxHashSet::default();
     for m in &moves {
-        let Some(f) = scan(checker, body, &stmts, m) else {
+        let Some(f) = scan(checker, &stmts, m) else {
             continue;
         };
         if !reported.insert(f.call.start().to_u32()) {
@@ -337,7 +337,7 @@ fn cpu_factory(checker: &Checker, value: &Expr) -> bool {
         && !helpers::has_kwargs_splat(c)
 }
 
-fn scan(checker: &mut Checker, body: &[Stmt], stmts: &[&Stmt], m: &Move) -> Option<Finding> {
+fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
     // The model must never be wrapped or re-bound to something else after the move.
     let mut raw: FxHashSet<String> = FxHashSet::default();
     let mut origin: rustc_hash::FxHashMap<String, (TextRange, bool)> = Default::default();
@@ -414,7 +414,7 @@ fn scan(checker: &mut Checker, body: &[Stmt], stmts: &[&Stmt], m: &Move) -> Opti
             }
         }
         // 3. bindings.
-        if binds_name(s, m.name) && cuda_move(checker, body, s).is_none() {
+        if binds_name(s, m.name) && cuda_move(checker, s).is_none() {
             return None;
         }
         match s {
@@ -425,7 +425,7 @@ fn scan(checker: &mut Checker, body: &[Stmt], stmts: &[&Stmt], m: &Move) -> Opti
                     raw.remove(n);
                 }
                 if let Some((loader, enumerated)) = loader_of(checker, &f.iter) {
-                    if is_plain_dataloader(checker, body, loader) {
+                    if is_plain_dataloader(checker, loader) {
                         let batch = match (&*f.target, enumerated) {
                             (Expr::Tuple(t), true) if t.elts.len() == 2 => Some(&t.elts[1]),
                             (_, true) => None,

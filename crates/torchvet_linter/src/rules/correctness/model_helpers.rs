@@ -299,58 +299,48 @@ pub(crate) fn is_cuda_literal(checker: &Checker, expr: &Expr) -> bool {
 }
 
 /// Is `expr` a CUDA device: a CUDA literal (see [`is_cuda_literal`]) or a plain name whose
-/// every assignment in `body` (or, when not bound there, in the module) is one.
-pub(crate) fn is_cuda_device(checker: &Checker, body: &[Stmt], expr: &Expr) -> bool {
+/// every value that may reach it (see [`values_at`]) is one.
+pub(crate) fn is_cuda_device(checker: &Checker, expr: &Expr) -> bool {
     if is_cuda_literal(checker, expr) {
         return true;
     }
     let Some(name) = helpers::name_of(expr) else {
         return false;
     };
-    let in_body = name_assignments(body, name);
-    let values = match in_body {
-        Some(v) => v,
-        None => {
-            // A parameter of the function is not known.
-            if checker
-                .function()
-                .is_some_and(|f| f.parameters.iter().any(|p| p.name().as_str() == name))
-            {
-                return false;
-            }
-            match name_assignments(&checker.module().body, name) {
-                Some(v) => v,
-                None => return false,
-            }
-        }
-    };
-    !values.is_empty() && values.iter().all(|v| is_cuda_literal(checker, v))
+    values_at(checker, name, expr.start())
+        .is_some_and(|values| values.iter().all(|v| is_cuda_literal(checker, v)))
 }
 
-/// The values `name` is assigned in `body` (`None` when it is not bound there at all; an
-/// empty list when some binding is not a plain `name = value`).
-pub(crate) fn name_assignments<'a>(body: &'a [Stmt], name: &str) -> Option<Vec<&'a Expr>> {
-    let mut values = Vec::new();
-    let mut bound = false;
-    let mut other = false;
-    walk_body(body, &mut |s, _| {
-        if !binds_name(s, name) {
-            return;
-        }
-        bound = true;
-        match s {
-            Stmt::Assign(a)
-                if a.targets.len() == 1 && helpers::name_of(&a.targets[0]) == Some(name) =>
-            {
-                values.push(&*a.value)
-            }
-            _ => other = true,
-        }
-    });
-    if !bound {
-        return None;
-    }
-    Some(if other { Vec::new() } else { values })
+/// The values `name` may hold at `at`, from the reaching-definitions engine: the bindings
+/// that reach `at` in the function or module being checked (`Checker::reaching_defs`), or,
+/// for a name the current function does not bind, every module-level binding
+/// ([`torchvet_semantic::reaching::every_binding`]: the function may run after any of them).
+/// `None` when one of them is not a plain `name = value` (a parameter, a loop target,
+/// unpacking, `+=`, an import) or there is none.
+pub(crate) fn values_at<'a>(
+    checker: &Checker<'a>,
+    name: &str,
+    at: TextSize,
+) -> Option<Vec<&'a Expr>> {
+    use torchvet_semantic::reaching::{every_binding, Def};
+    let global = checker.function().is_some()
+        && !checker
+            .scopes
+            .current()
+            .is_some_and(|s| s.binds_locally(name) || s.import(name).is_some());
+    let defs = if global {
+        every_binding(&checker.module().body, name)
+    } else {
+        checker.reaching_defs(name, at)?
+    };
+    let values = defs
+        .iter()
+        .map(|d| match d {
+            Def::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect::<Option<Vec<&'a Expr>>>()?;
+    (!values.is_empty()).then_some(values)
 }
 
 /// The DataLoader a `for` loop iterates: `for b in loader`, `enumerate(loader)`,
@@ -373,7 +363,7 @@ pub(crate) fn loader_of<'e>(checker: &Checker, iter: &'e Expr) -> Option<(&'e Ex
 
 /// Is `expr` a DataLoader by its kind (`loader = DataLoader(ds, ...)`) without a
 /// `collate_fn` (a custom collate may move batches to the device)?
-pub(crate) fn is_plain_dataloader(checker: &mut Checker, body: &[Stmt], expr: &Expr) -> bool {
+pub(crate) fn is_plain_dataloader(checker: &mut Checker, expr: &Expr) -> bool {
     if checker.kind_of(expr) != Kind::DataLoader {
         return false;
     }
@@ -381,16 +371,14 @@ pub(crate) fn is_plain_dataloader(checker: &mut Checker, body: &[Stmt], expr: &E
     let Some(name) = helpers::name_of(expr) else {
         return true;
     };
-    let values = name_assignments(body, name)
-        .or_else(|| name_assignments(&checker.module().body, name))
-        .unwrap_or_default();
-    !values.is_empty()
-        && values.iter().all(|v| match v {
+    values_at(checker, name, expr.start()).is_some_and(|values| {
+        values.iter().all(|v| match v {
             Expr::Call(c) => {
                 helpers::keyword(c, "collate_fn").is_none() && !helpers::has_kwargs_splat(c)
             }
             _ => false,
         })
+    })
 }
 
 /// The source line's indentation before `offset` when only whitespace precedes it on its line.

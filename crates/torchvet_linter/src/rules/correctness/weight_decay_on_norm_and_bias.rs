@@ -1,4 +1,4 @@
-use super::model_helpers::{calls_in, is_optimizer_call, name_assignments, walk_body};
+use super::model_helpers::{calls_in, is_optimizer_call, values_at, walk_body};
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
@@ -149,11 +149,7 @@ fn model_evidence(checker: &Checker, model: &Expr) -> Option<(TextRange, String)
         return Some((c.range(), what));
     }
     let name = helpers::name_of(model)?;
-    let values = match checker.function() {
-        Some(f) => name_assignments(&f.body, name),
-        None => None,
-    }
-    .or_else(|| name_assignments(&checker.module().body, name))?;
+    let values = values_at(checker, name, model.start())?;
     let [value] = values.as_slice() else {
         return None;
     };

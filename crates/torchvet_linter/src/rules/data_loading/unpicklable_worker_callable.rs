@@ -1,7 +1,7 @@
 use super::helpers::{loader_arg, loader_kind};
 use super::worker_helpers::worker_loader;
 use crate::checker::Checker;
-use crate::rules::style::values::{last_binding, with_frame, Bound};
+use crate::rules::style::values::Bound;
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
@@ -71,12 +71,10 @@ fn unpicklable(checker: &Checker, expr: &Expr) -> Option<Why> {
             if let Some(def) = nested_def(&func.body, n.id.as_str()) {
                 return Some(Why::Nested(def));
             }
-            with_frame(checker, |env| {
-                match last_binding(checker, env, n.id.as_str(), n.start()) {
-                    Some(Bound::Value(Expr::Lambda(_))) => Some(Why::Lambda),
-                    _ => None,
-                }
-            })
+            match checker.binding_at(n.id.as_str(), n.start()) {
+                Some(Bound::Value(Expr::Lambda(_))) => Some(Why::Lambda),
+                _ => None,
+            }
         }
         _ => None,
     }
@@ -106,30 +104,12 @@ fn nested_def(body: &[Stmt], name: &str) -> Option<TextRange> {
 fn dataset_call<'a>(checker: &Checker<'a>, expr: &'a Expr) -> Option<&'a ExprCall> {
     match expr {
         Expr::Call(c) => Some(c),
-        Expr::Name(n) => with_frame(checker, |env| {
-            match last_binding(checker, env, n.id.as_str(), n.start()) {
-                Some(Bound::Value(Expr::Call(c))) => Some(c.range()),
-                _ => None,
-            }
-        })
-        .and_then(|r| find_call(checker, r)),
+        Expr::Name(n) => match checker.binding_at(n.id.as_str(), n.start()) {
+            Some(Bound::Value(Expr::Call(c))) => Some(c),
+            _ => None,
+        },
         _ => None,
     }
-}
-
-/// The call node at `range` in the current function (or module) body.
-fn find_call<'a>(checker: &Checker<'a>, range: TextRange) -> Option<&'a ExprCall> {
-    let body: &'a [Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
-    let mut found = None;
-    crate::rules::distributed::rank_helpers::for_each_call(body, &mut |c| {
-        if c.range() == range {
-            found = Some(c);
-        }
-    });
-    found
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {

@@ -2,7 +2,7 @@
 //! do in a worker (CUDA, global RNG state, pickling).
 use super::helpers::{known_workers, loader_arg, Loader};
 use crate::checker::Checker;
-use crate::rules::style::values::{last_binding, with_frame, Bound};
+use crate::rules::style::values::{with_frame, Bound};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -39,12 +39,10 @@ impl WorkerLoader {
 /// The class a dataset expression instantiates (`DS(...)`, or a name bound to it).
 pub(crate) fn dataset_class(checker: &Checker, expr: &Expr) -> Option<String> {
     match expr {
-        Expr::Name(n) => with_frame(checker, |env| {
-            match last_binding(checker, env, n.id.as_str(), n.start()) {
-                Some(Bound::Value(Expr::Call(c))) => helpers::name_of(&c.func).map(str::to_string),
-                _ => None,
-            }
-        }),
+        Expr::Name(n) => match checker.binding_at(n.id.as_str(), n.start()) {
+            Some(Bound::Value(Expr::Call(c))) => helpers::name_of(&c.func).map(str::to_string),
+            _ => None,
+        },
         Expr::Call(c) => helpers::name_of(&c.func).map(str::to_string),
         _ => None,
     }

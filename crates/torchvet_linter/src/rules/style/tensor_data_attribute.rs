@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{last_binding, self_assignments, with_frame, Bound, Env};
+use crate::rules::style::values::{self_assignments, with_frame, Bound, Env};
 use ruff_python_ast::{Expr, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -147,7 +147,7 @@ fn is_tensor(checker: &Checker, env: Env<'_>, expr: &Expr) -> bool {
             if checker.scopes.lookup(n.id.as_str()).is_some() {
                 return false;
             }
-            match last_binding(checker, env, n.id.as_str(), n.start()) {
+            match checker.binding_at(n.id.as_str(), n.start()) {
                 Some(Bound::ForIter(iter, idx) | Bound::CompIter(iter, idx)) => {
                     yields_parameters(iter, idx)
                 }

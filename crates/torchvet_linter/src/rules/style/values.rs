@@ -4,10 +4,8 @@
 //! `DataLoader`, and a small evaluator of literal-ish boolean/integer expressions.
 //!
 //! Everything here is "evidence or silence": when a fact cannot be established from the code
-//! at hand the helpers answer `None` and the rules stay silent.
-//!
-//! Promotion candidate: the checker has no access to the module body from hooks, so for
-//! module-level code [`with_frame`] parses the file again (only when a rule asks).
+//! at hand the helpers answer `None` and the rules stay silent. Which binding of a name
+//! reaches a use is the semantic layer's answer (`Checker::binding_at`, [`frame_binding`]).
 use crate::checker::Checker;
 use ruff_python_ast::{self as ast, BoolOp, CmpOp, Expr, Stmt, UnaryOp};
 use ruff_text_size::{Ranged, TextSize};
@@ -35,9 +33,8 @@ pub(crate) fn with_frame<R>(checker: &Checker, f: impl FnOnce(Env<'_>) -> R) -> 
         };
         return f(env);
     }
-    let parsed = checker.source.parse();
     let env = Env {
-        body: &parsed.syntax().body,
+        body: &checker.module().body,
         params: None,
         module_class: None,
     };
@@ -48,36 +45,6 @@ pub(crate) fn with_frame<R>(checker: &Checker, f: impl FnOnce(Env<'_>) -> R) -> 
 /// `Other`).
 pub(crate) use torchvet_semantic::reaching::Def as Bound;
 use torchvet_semantic::reaching::{binds_by_other_stmt, target_index};
-
-/// The last binding of `name` that completes before `at` (in source order, ignoring control
-/// flow), looking first at enclosing comprehensions and then at the frame.
-pub(crate) fn last_binding<'b>(
-    checker: &Checker<'b>,
-    env: Env<'b>,
-    name: &str,
-    at: TextSize,
-) -> Option<Bound<'b>> {
-    for e in checker.expr_stack().iter().rev() {
-        let generators = match e {
-            Expr::ListComp(c) => &c.generators,
-            Expr::SetComp(c) => &c.generators,
-            Expr::DictComp(c) => &c.generators,
-            Expr::Generator(c) => &c.generators,
-            _ => continue,
-        };
-        for g in generators.iter().rev() {
-            if g.iter.range().contains(at) {
-                continue;
-            }
-            match target_index(&g.target, name) {
-                Some(idx) => return Some(Bound::CompIter(&g.iter, idx)),
-                None if binds(&g.target, name) => return Some(Bound::Other),
-                None => {}
-            }
-        }
-    }
-    frame_binding(env, name, at)
-}
 
 /// The binding of `name` that reaches `at` in a frame, when exactly one does. Control flow is
 /// followed coarsely: the branches of an `if`/`try`/`match` are alternatives (only the branch
