@@ -2444,7 +2444,9 @@ struct Walker<'c, 'x> {
     no_grad: u32,
     loop_depth: u32,
     /// Per enclosing loop: the names its body differentiates, with the first backward call.
-    differentiated: Vec<Vec<(String, TextRange)>>,
+    /// Per enclosing loop: the names its body differentiates, with the first
+    /// differentiation's range and where the last one ends.
+    differentiated: Vec<Vec<(String, TextRange, TextSize)>>,
 }
 
 impl FunctionFlow {
@@ -2681,14 +2683,20 @@ impl Walker<'_, '_> {
         match target {
             Expr::Name(n) => {
                 let name = n.id.as_str();
-                let Some(site) = self
-                    .differentiated
-                    .iter()
-                    .find_map(|d| d.iter().find(|(n, _)| n == name).map(|(_, r)| *r))
-                else {
+                let Some((site, last)) = self.differentiated.iter().find_map(|d| {
+                    d.iter()
+                        .find(|(n, _, _)| n == name)
+                        .map(|(_, r, last)| (*r, *last))
+                }) else {
                     return;
                 };
                 if value.is_some_and(plainly_without_graph) {
+                    return;
+                }
+                // Bound after the loop's last differentiation of the name (`loss.backward();
+                // optimizer.step(); loss = scalar(loss)`): what it is now is for logging, and
+                // the next iteration binds the loss it differentiates anew.
+                if target.start() >= last {
                     return;
                 }
                 let v = self.env.entry(name.to_owned()).or_default();
@@ -2956,12 +2964,13 @@ impl Walker<'_, '_> {
 
 /// The names a suite differentiates directly (`loss.backward()`), with the first backward
 /// call of each, nested definitions and lambdas excluded.
-fn differentiated_names(body: &[Stmt], scopes: &Scopes) -> Vec<(String, TextRange)> {
-    let mut out: Vec<(String, TextRange)> = Vec::new();
+fn differentiated_names(body: &[Stmt], scopes: &Scopes) -> Vec<(String, TextRange, TextSize)> {
+    let mut out: Vec<(String, TextRange, TextSize)> = Vec::new();
     helpers::for_each_own_call(body, false, &mut |c| {
         if let Some(Expr::Name(n)) = crate::uses::backward_target(scopes, c) {
-            if !out.iter().any(|(m, _)| m == n.id.as_str()) {
-                out.push((n.id.to_string(), c.range()));
+            match out.iter_mut().find(|(m, _, _)| m == n.id.as_str()) {
+                Some((_, _, last)) => *last = (*last).max(c.end()),
+                None => out.push((n.id.to_string(), c.range(), c.end())),
             }
         }
     });
