@@ -1703,9 +1703,10 @@ impl<'a> Walker<'a, '_, '_> {
         }
     }
 
-    /// `discriminator.train_custom()`: a method of a project module class (the only class
-    /// defining that name) that puts the module or its sub-modules in training mode; its
-    /// `train()` events are the object's.
+    /// `discriminator.train_custom()`, `net.set_mode("valid")`: a method of a project module
+    /// class (the only class defining that name) that puts the module or its sub-modules in
+    /// training or evaluation mode; its `train()` / `eval()` events are the object's (a switch
+    /// under a condition of the method stays conditional).
     fn object_method(&mut self, call: &'a ExprCall, method: &str, recv: &'a Expr) {
         if helpers::name_of(recv) == Some("self")
             || crate::classes::is_module_api(method)
@@ -1740,7 +1741,7 @@ impl<'a> Walker<'a, '_, '_> {
         }
         for id in ids {
             for e in p.model.events(id) {
-                if e.kind != EventKind::Train {
+                if !matches!(e.kind, EventKind::Train | EventKind::Eval) {
                     continue;
                 }
                 let crate::project::Target::SelfAttr(a) = &e.target else {

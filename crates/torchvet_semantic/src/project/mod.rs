@@ -1520,9 +1520,9 @@ impl ProjectModel {
                 });
             }
         }
-        // `obj.train_custom()`: the modes a project module's method sets on itself (or on
-        // its sub-modules) are set on `obj`. Only `train()` is taken: restoring the mode
-        // is what callers ask about.
+        // `obj.train_custom()`, `net.set_mode("valid")`: the modes a project module's method
+        // sets on itself (or on its sub-modules) are set on `obj`. A switch the method makes
+        // under a condition (`if mode in ["eval", "valid"]: self.eval()`) stays conditional.
         for oc in f.object_method_calls.iter() {
             for callee in self.object_methods(id, &oc.recv, &oc.name) {
                 if callee == id {
@@ -1530,7 +1530,10 @@ impl ProjectModel {
                 }
                 let inner = self.compose_events(callee, depth + 1, memo, stack);
                 for e in inner {
-                    if e.kind != crate::flow::EventKind::Train {
+                    if !matches!(
+                        e.kind,
+                        crate::flow::EventKind::Train | crate::flow::EventKind::Eval
+                    ) {
                         continue;
                     }
                     let Target::SelfAttr(a) = &e.target else {

@@ -1040,3 +1040,41 @@ fn local_registries_changed_in_place_are_not_known() {
     );
     assert!(!r.is_known());
 }
+
+#[test]
+fn a_mode_method_of_the_model_class_puts_the_object_in_eval_mode() {
+    let t = Tree::new(&[
+        (
+            "model.py",
+            "import torch.nn as nn\n\n\
+class Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 2)\n        self.drop = nn.Dropout(0.5)\n\n    def forward(self, x):\n        return self.fc(self.drop(x))\n\n    def set_mode(self, mode):\n        if mode in ['eval', 'valid', 'test']:\n            self.eval()\n        elif mode in ['train']:\n            self.train()\n",
+        ),
+        (
+            "train.py",
+            "import torch\nfrom model import Net\n\n\
+def do_valid(net, loader):\n    with torch.no_grad():\n        return [net(x) for x, _ in loader]\n\n\
+def do_test(net, loader):\n    with torch.no_grad():\n        return [net(x) for x, _ in loader]\n\n\
+def run(loader):\n    net = Net()\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    for epoch in range(3):\n        net.set_mode('train')\n        for x, y in loader:\n            opt.zero_grad()\n            net(x).sum().backward()\n            opt.step()\n        net.set_mode('valid')\n        do_valid(net, loader)\n\n\
+def run_untouched(loader):\n    net = Net()\n    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n    for x, y in loader:\n        opt.zero_grad()\n        net(x).sum().backward()\n        opt.step()\n    do_test(net, loader)\n",
+        ),
+    ]);
+    let m = t.model(&["model.py", "train.py"]);
+    let id = t.id(&m, "train.py");
+    let func = |name: &str| FuncId {
+        file: id,
+        index: m
+            .file(id)
+            .functions
+            .iter()
+            .position(|f| &*f.name == name)
+            .unwrap() as u32,
+    };
+    let eval = m
+        .events(func("run"))
+        .iter()
+        .find(|e| e.kind == crate::flow::EventKind::Eval)
+        .expect("set_mode's eval() is an event of the caller");
+    assert!(eval.conditional, "taken under the method's condition");
+    assert_eq!(m.param_evaled_by_callers(func("do_valid"), 0), Some(true));
+    assert_eq!(m.param_evaled_by_callers(func("do_test"), 0), Some(false));
+}
