@@ -116,6 +116,7 @@ projects! {
         torch03_era_scripts,
         model_rebound_to_device,
         freeze_helper_other_file,
+        numpy_network_from_scratch,
         submodule_list_other_file,
         init_paths_faster_rcnn,
         path_parents_src_scripts,
