@@ -68,7 +68,6 @@ const NORMS: &[&str] = &[
     "InstanceNorm3d",
     "RMSNorm",
     "SyncBatchNorm",
-    "Embedding",
 ];
 const BIASED: &[&str] = &["Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d"];
 
