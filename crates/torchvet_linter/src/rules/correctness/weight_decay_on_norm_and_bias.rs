@@ -68,6 +68,7 @@ const NORMS: &[&str] = &[
     "InstanceNorm3d",
     "RMSNorm",
     "SyncBatchNorm",
+    "Embedding",
 ];
 const BIASED: &[&str] = &["Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose2d"];
 
