@@ -39,7 +39,8 @@ crate::declare_rule! {
     /// ## Fix safety
     /// The fix replaces `model.parameters()` with two parameter groups (parameters with
     /// `ndim >= 2` keep the optimizer's weight decay, the others get `0.0`). It changes the
-    /// training dynamics, so it is unsafe.
+    /// training dynamics, so it is unsafe. A model whose only such layer is an `nn.Embedding`
+    /// gets no fix: its table has `ndim == 2`, so the split would not exclude it.
     ///
     /// ## References
     /// - [Per-parameter options](https://pytorch.org/docs/stable/optim.html#per-parameter-options)
@@ -89,6 +90,7 @@ fn undecayed_layer<'a>(
 ) -> Option<(&'a ExprCall, String)> {
     let mut found: Option<(&'a ExprCall, String)> = None;
     let mut biased: Option<(&'a ExprCall, String)> = None;
+    let mut embedding: Option<(&'a ExprCall, String)> = None;
     let mut nested: Vec<String> = Vec::new();
     for s in &class.body {
         let Stmt::FunctionDef(f) = s else { continue };
@@ -101,7 +103,11 @@ fn undecayed_layer<'a>(
                     let Some(last) = q.strip_prefix("torch.nn.") else {
                         continue;
                     };
-                    if NORMS.contains(&last) {
+                    if last == "Embedding" {
+                        // Named only when no norm or biased layer is: the split the fix
+                        // offers (ndim < 2) covers those, not an embedding table.
+                        embedding.get_or_insert((c, last.to_string()));
+                    } else if NORMS.contains(&last) {
                         found = Some((c, last.to_string()));
                     } else if biased.is_none()
                         && BIASED.contains(&last)
@@ -131,7 +137,7 @@ fn undecayed_layer<'a>(
             }
         }
     }
-    biased
+    biased.or(embedding)
 }
 
 fn class_def<'a>(checker: &Checker<'a>, name: &str) -> Option<&'a ast::StmtClassDef> {
@@ -212,6 +218,18 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
             ),
         )],
     );
+    if what == "Embedding" {
+        // The ndim split does not take an embedding table out of the decay: no fix.
+        let d = checker.report(
+            pc.range(),
+            format!(
+                "weight_decay={wd_text} is applied to every parameter of `{model_text}`, including the table of its Embedding: the rows of rare tokens are pulled toward zero between their updates; give the embedding's weight a group with weight_decay=0"
+            ),
+        );
+        d.add_related(evidence, "an embedding table that gets decayed");
+        d.add_related(wd.range(), "the uniform weight decay");
+        return;
+    }
     let d = checker.report(
         pc.range(),
         format!(
