@@ -806,17 +806,13 @@ impl<'a> Checker<'a> {
         name: &str,
         at: TextSize,
     ) -> Option<Vec<torchvet_semantic::reaching::Def<'a>>> {
-        // A local alias (`loss_fn = MSELoss`) is kept among the scope's imports. A name the
-        // frame does not bind (a builtin, a parameter-free global) needs no scan.
-        let bound = |s: &Scope| s.binds_locally(name) || s.import(name).is_some();
-        let scope = self.scopes.current()?;
-        let body: &'a [Stmt] = match (scope.kind, self.function()) {
-            (ScopeKind::Class, _) => return None,
-            (ScopeKind::Function, Some(f)) if bound(scope) => &f.body,
-            _ if self.scopes.module_scope().is_some_and(bound) => &self.module().body,
-            _ => return None,
-        };
-        torchvet_semantic::reaching::reaching(body, name, at)
+        torchvet_semantic::reaching::reaching_in_frame(
+            &self.scopes,
+            self.function(),
+            self.module(),
+            name,
+            at,
+        )
     }
 
     /// The one binding of `name` that reaches `at`, for the style, distributed and

@@ -700,6 +700,23 @@ pub fn own_calls(body: &[ast::Stmt]) -> Vec<&ast::ExprCall> {
     out
 }
 
+/// The namespace of parsed command-line arguments: `parser.parse_args(...)`, or the first
+/// element of `parser.parse_known_args(...)` (the second is the list of the other arguments).
+pub fn parsed_cli_args(e: &Expr) -> bool {
+    let call = match e {
+        Expr::Call(c) => c,
+        Expr::Subscript(s) => match &*s.value {
+            Expr::Call(c) if int_value(&s.slice) == Some(0) => c,
+            _ => return false,
+        },
+        _ => return false,
+    };
+    matches!(
+        method_call(call),
+        Some(("parse_args" | "parse_known_args", _))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::{contains_ignore_ascii_case, stmts_after_on_every_path};

@@ -838,12 +838,19 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
     fn made_up<'x>(cx: &impl ModeSite<'x>, e: &Expr, depth: u8) -> bool {
         match e {
             Expr::Subscript(s) => made_up(cx, &s.value, depth),
-            Expr::Name(n) if depth < 3 => {
-                let mut values: Vec<&Expr> =
-                    assigned_values(cx, e).into_iter().map(|(v, _)| v).collect();
-                values.extend(parallel_values(cx, n.id.as_str()));
-                !values.is_empty() && values.iter().all(|v| made_up(cx, v, depth + 1))
-            }
+            Expr::Name(n) if depth < 3 => crate::reaching::reaching_in_frame(
+                cx.scopes(),
+                cx.function(),
+                cx.module(),
+                n.id.as_str(),
+                e.start(),
+            )
+            .is_some_and(|defs| {
+                defs.iter().all(|d| match d {
+                    crate::reaching::Def::Value(v) => made_up(cx, v, depth + 1),
+                    _ => false,
+                })
+            }),
             Expr::Call(c) => {
                 if let Some(q) = cx.scopes().resolve(&c.func) {
                     if matches!(
@@ -919,31 +926,6 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
         }
     }
     made_up(cx, arg, 0)
-}
-
-/// The values a name gets from a parallel assignment of the current function (or the
-/// module): `queries, keys = torch.normal(0, 1, (2, 1, 20)), torch.ones((2, 10, 2))`.
-fn parallel_values<'a>(cx: &impl ModeSite<'a>, name: &str) -> Vec<&'a Expr> {
-    let body = match cx.function() {
-        Some(f) => &f.body,
-        None => &cx.module().body,
-    };
-    let mut out = Vec::new();
-    helpers::for_each_own_stmt(body, &mut |st: &'a Stmt| {
-        let Stmt::Assign(a) = st else { return };
-        let ([Expr::Tuple(t)], Expr::Tuple(v)) = (&a.targets[..], &*a.value) else {
-            return;
-        };
-        if t.elts.len() != v.elts.len() {
-            return;
-        }
-        for (te, ve) in t.elts.iter().zip(v.elts.iter()) {
-            if helpers::name_of(te) == Some(name) {
-                out.push(ve);
-            }
-        }
-    });
-    out
 }
 
 /// Are a call's arguments all literals (numbers, strings that name no file, lists and tuples

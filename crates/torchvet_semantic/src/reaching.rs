@@ -152,6 +152,44 @@ pub fn target_index(target: &Expr, name: &str) -> Option<Option<usize>> {
     }
 }
 
+/// The element of a tuple or list display that a parallel assignment binds to `name`:
+/// `queries, keys = torch.normal(...), torch.ones(...)` gives `keys` the second.
+fn parallel_element<'a>(target: &Expr, value: &'a Expr, name: &str) -> Option<&'a Expr> {
+    let (
+        Some(Some(i)),
+        Expr::Tuple(ast::ExprTuple { elts, .. }) | Expr::List(ast::ExprList { elts, .. }),
+    ) = (target_index(target, name), value)
+    else {
+        return None;
+    };
+    let flat = |es: &[Expr]| !es.iter().any(|e| matches!(e, Expr::Starred(_)));
+    let Expr::Tuple(t) = target else { return None };
+    (t.elts.len() == elts.len() && flat(&t.elts) && flat(elts)).then(|| &elts[i])
+}
+
+/// The assignments of `name` that may reach `at` in the frame a use sees: the current
+/// function when it binds `name` (or imports it), otherwise the module (a function reading a
+/// module-level name sees the module's assignments before its `def`). `None` in a class body,
+/// for a name neither binds (a builtin), and when no assignment reaches `at`.
+pub fn reaching_in_frame<'a>(
+    scopes: &crate::bindings::Scopes,
+    function: Option<&'a ast::StmtFunctionDef>,
+    module: &'a ast::ModModule,
+    name: &str,
+    at: TextSize,
+) -> Option<Vec<Def<'a>>> {
+    use crate::bindings::{Scope, ScopeKind};
+    let bound = |s: &Scope| s.binds_locally(name) || s.import(name).is_some();
+    let scope = scopes.current()?;
+    let body: &'a [Stmt] = match (scope.kind, function) {
+        (ScopeKind::Class, _) => return None,
+        (ScopeKind::Function, Some(f)) if bound(scope) => &f.body,
+        _ if scopes.module_scope().is_some_and(bound) => &module.body,
+        _ => return None,
+    };
+    reaching(body, name, at)
+}
+
 fn same(a: &Def, b: &Def) -> bool {
     match (a, b) {
         (Def::Value(x), Def::Value(y)) => std::ptr::eq(*x, *y),
@@ -249,6 +287,8 @@ impl Scan<'_> {
                     for t in &a.targets {
                         if name_of(t) == Some(name) {
                             set(cur, Def::Value(&a.value));
+                        } else if let Some(v) = parallel_element(t, &a.value, name) {
+                            set(cur, Def::Value(v));
                         } else if binds(t, name) {
                             set(cur, Def::Other);
                         }
@@ -447,6 +487,23 @@ mod tests {
                 Def::Other => "?".to_string(),
             })
             .collect()
+    }
+
+    #[test]
+    fn a_parallel_assignment_gives_each_name_its_element() {
+        let src = "q, k = normal(0, 1), ones(2)\na, *b = f(), g()\nu, v = pair\nprint(k, b, v)\n";
+        let module = SourceFile::from_python("t.py", src.to_string())
+            .parse()
+            .into_syntax();
+        let at = TextSize::try_from(src.find("print").unwrap()).unwrap();
+        let defs = |name| texts(src, &reaching(&module.body, name, at).unwrap());
+        assert_eq!(defs("k"), vec!["ones(2)"]);
+        assert_eq!(defs("b"), vec!["?"], "a starred target is not one element");
+        assert_eq!(
+            defs("v"),
+            vec!["?"],
+            "unpacking a value that is not a display"
+        );
     }
 
     #[test]

@@ -413,20 +413,7 @@ fn assignments_reaching<'a>(
 fn assigned(def: Def<'_>) -> Assigned<'_> {
     match def {
         Def::Value(value) => {
-            let call = match value {
-                Expr::Call(c) => Some(c),
-                Expr::Subscript(s) => match &*s.value {
-                    Expr::Call(c) => Some(c),
-                    _ => None,
-                },
-                _ => None,
-            };
-            if call.is_some_and(|c| {
-                matches!(
-                    helpers::method_call(c),
-                    Some(("parse_args" | "parse_known_args", _))
-                )
-            }) {
+            if helpers::parsed_cli_args(value) {
                 return Assigned::Namespace;
             }
             Assigned::Value(value)

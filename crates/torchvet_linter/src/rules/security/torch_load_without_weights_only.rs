@@ -736,20 +736,7 @@ fn outside(checker: &Checker, e: &Expr, depth: u32) -> Option<(&'static str, Tex
 /// in this function or the module, or a parameter called `args`/`opt`/`opts`)?
 fn is_cli_namespace(checker: &Checker, name: &str) -> bool {
     if let Some(v) = last_assignment(checker, name, ruff_text_size::TextSize::new(u32::MAX)) {
-        let call = match v {
-            Expr::Call(c) => Some(c),
-            Expr::Subscript(s) => match &*s.value {
-                Expr::Call(c) => Some(c),
-                _ => None,
-            },
-            _ => None,
-        };
-        return call.is_some_and(|c| {
-            matches!(
-                helpers::method_call(c),
-                Some(("parse_args" | "parse_known_args", _))
-            )
-        });
+        return helpers::parsed_cli_args(v);
     }
     matches!(name, "args" | "opt" | "opts")
         && checker

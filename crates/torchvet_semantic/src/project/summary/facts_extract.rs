@@ -562,27 +562,13 @@ fn zero_dim_returns(body: &[Stmt], scopes: &crate::bindings::Scopes) -> ZeroDim 
 /// Does every `return` give the parsed command line (`parser.parse_args()`,
 /// `parse_known_args()[0]`, or a name bound to one)?
 fn returns_namespace(body: &[Stmt]) -> bool {
-    fn parsed(e: &Expr) -> bool {
-        let call = match e {
-            Expr::Call(c) => c,
-            Expr::Subscript(s) => match &*s.value {
-                Expr::Call(c) if helpers::int_value(&s.slice) == Some(0) => c,
-                _ => return false,
-            },
-            _ => return false,
-        };
-        matches!(
-            helpers::method_call(call),
-            Some(("parse_args" | "parse_known_args", _))
-        )
-    }
     let mut any = false;
     let mut all = true;
     crate::project::summary::for_each_own_stmt(body, &mut |s| {
         let Stmt::Return(r) = s else { return };
         any = true;
         let ok = match r.value.as_deref() {
-            Some(e) if parsed(e) => true,
+            Some(e) if helpers::parsed_cli_args(e) => true,
             Some(Expr::Name(n)) => {
                 let mut found = false;
                 let mut other = false;
@@ -592,7 +578,7 @@ fn returns_namespace(body: &[Stmt]) -> bool {
                             .iter()
                             .any(|x| helpers::name_of(x) == Some(n.id.as_str()))
                         {
-                            if parsed(&a.value) {
+                            if helpers::parsed_cli_args(&a.value) {
                                 found = true;
                             } else {
                                 other = true;
