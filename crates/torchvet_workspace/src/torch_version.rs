@@ -99,6 +99,8 @@ pub struct TorchTargets {
     roots: Vec<PathBuf>,
     /// Project root -> what its declarations say (read once per project).
     projects: std::sync::Mutex<std::collections::HashMap<PathBuf, std::sync::Arc<ProjectFacts>>>,
+    /// Directory -> its project root (a walk up looking for `.git`, once per directory).
+    project_roots: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 type Floors = (Option<Version>, Option<Version>);
@@ -268,6 +270,22 @@ impl TorchTargets {
     /// The file's project: the repository holding `dir`, or the innermost checked directory
     /// holding it.
     fn project_root(&self, dir: &Path) -> Option<PathBuf> {
+        if let Some(hit) = self
+            .project_roots
+            .lock()
+            .ok()
+            .and_then(|c| c.get(dir).cloned())
+        {
+            return hit;
+        }
+        let root = self.project_root_uncached(dir);
+        if let Ok(mut c) = self.project_roots.lock() {
+            c.insert(dir.to_path_buf(), root.clone());
+        }
+        root
+    }
+
+    fn project_root_uncached(&self, dir: &Path) -> Option<PathBuf> {
         if let Some(repo) = repository_root(dir) {
             return Some(repo);
         }

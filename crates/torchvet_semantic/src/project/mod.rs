@@ -39,6 +39,7 @@ pub mod summary;
 use crate::classes::{is_dataset_base, is_module_base, mode_layer};
 use crate::flow::EventKind;
 use crate::kinds::{qualified_call_kind, Kind};
+use rayon::prelude::*;
 use resolve::Resolver;
 use ruff_python_ast as ast;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -61,6 +62,9 @@ thread_local! {
     /// the resolution read (see `ProjectModel::link_params`).
     static PARAM_READS: std::cell::RefCell<Option<Vec<FuncId>>> = const { std::cell::RefCell::new(None) };
 }
+/// One function's parameters: what each holds, `None` when nothing is known.
+type ParamSlots = Box<[Option<Box<Resolved>>]>;
+
 /// Files outside the checked set loaded to resolve imports, at most.
 pub const MAX_EXTRA_FILES: usize = 512;
 
@@ -321,8 +325,10 @@ pub struct ProjectModel {
     dataset: Vec<Vec<bool>>,
     /// Per file, per class: the train/eval-sensitive layer family, and the class that has it.
     mode: Vec<Vec<Option<(&'static str, ClassId)>>>,
-    /// Per file, per function, per parameter: what call sites (or usage) say it holds.
-    params: Vec<Vec<Vec<Resolved>>>,
+    /// Per file, per function, per parameter: what call sites (or usage) say it holds;
+    /// `None` for nothing known (most parameters: one pointer each instead of a
+    /// [`Resolved`]).
+    params: Vec<Vec<ParamSlots>>,
     /// Per file, per function: events composed through calls.
     events: Vec<Vec<Vec<FlatEvent>>>,
     /// Methods of the project's module classes by name (for calls on objects whose class
@@ -405,8 +411,11 @@ impl ProjectModel {
         roots: Vec<PathBuf>,
         load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
     ) -> Self {
+        let mut laps = Laps::start();
         let mut m = Self::unlinked(checked, roots);
+        laps.lap("unlinked");
         let unresolved = m.load_imported(load);
+        laps.lap("load_imported");
         m.link_search_paths(Some(load), &unresolved);
         m.link();
         m
@@ -441,12 +450,16 @@ impl ProjectModel {
         load: &(dyn Fn(&Path) -> Option<FileSummary> + Sync),
         resummarise: &(dyn Fn(FileId, &[ImportedName]) -> Option<FileSummary> + Sync),
     ) -> Self {
+        let mut laps = Laps::start();
         let mut m = Self::unlinked(checked, roots);
+        laps.lap("unlinked");
         let unresolved = m.load_imported(load);
+        laps.lap("load_imported");
         // The search contexts once, before the rounds: the torch names a star import brings
         // may come through them, and re-summarising with torch names changes no import of a
         // project module nor any `sys.path` addition.
         m.link_search_paths(Some(load), &unresolved);
+        laps.lap("search paths");
         for _ in 0..2 {
             // What a model linked from these summaries answers: the same top-level project
             // names, fresh memos.
@@ -463,7 +476,8 @@ impl ProjectModel {
                 m.files[id as usize] = Arc::new(summary);
             }
         }
-        m.link();
+        laps.lap("star rounds");
+        m.link_timed(&mut laps);
         m
     }
 
@@ -703,18 +717,31 @@ impl ProjectModel {
         let mut unresolved: FxHashSet<Box<str>> = FxHashSet::default();
         for _wave in 0..3 {
             let mut wanted: Vec<PathBuf> = Vec::new();
-            for &f in &frontier {
-                let path = self.files[f as usize].path.clone();
-                for q in qualified_refs(&self.files[f as usize]) {
-                    if summary_is_external(q) {
-                        continue;
-                    }
-                    let Some(found) = self.resolver.resolve(&path, q) else {
-                        note_unresolved(q, &mut unresolved);
-                        continue;
-                    };
-                    if !self.by_path.contains_key(&found.file) && tried.insert(found.file.clone()) {
-                        wanted.push(found.file);
+            // Each file's references resolved in parallel (the resolver is shared and
+            // memoised), then merged in file order.
+            let per_file: Vec<Vec<Result<PathBuf, &str>>> = frontier
+                .par_iter()
+                .map(|&f| {
+                    let s = &self.files[f as usize];
+                    qualified_refs(s)
+                        .filter(|q| !summary_is_external(q))
+                        .filter_map(|q| match self.resolver.resolve(&s.path, q) {
+                            None => Some(Err(q)),
+                            Some(found) if !self.by_path.contains_key(&found.file) => {
+                                Some(Ok(found.file))
+                            }
+                            Some(_) => None,
+                        })
+                        .collect()
+                })
+                .collect();
+            for r in per_file.into_iter().flatten() {
+                match r {
+                    Err(q) => note_unresolved(q, &mut unresolved),
+                    Ok(file) => {
+                        if tried.insert(file.clone()) {
+                            wanted.push(file);
+                        }
                     }
                 }
             }
@@ -780,6 +807,10 @@ impl ProjectModel {
     }
 
     fn link(&mut self) {
+        self.link_timed(&mut Laps::off());
+    }
+
+    fn link_timed(&mut self, laps: &mut Laps) {
         let n = self.files.len();
         self.cache = (0..n).map(|_| RwLock::default()).collect();
         self.qcache = (0..n).map(|_| RwLock::default()).collect();
@@ -787,15 +818,20 @@ impl ProjectModel {
         // Dependencies: resolved qualified references.
         self.deps = vec![FxHashSet::default(); n];
         self.rdeps = vec![FxHashSet::default(); n];
-        for i in 0..n {
-            let path = self.files[i].path.clone();
-            let mut seen: FxHashSet<&str> = FxHashSet::default();
-            let targets: Vec<FileId> = qualified_refs(&self.files[i])
-                .filter(|q| !summary_is_external(q) && seen.insert(q))
-                .filter_map(|q| self.resolver.resolve(&path, q))
-                .filter_map(|f| self.by_path.get(&f.file).copied())
-                .filter(|&t| t as usize != i)
-                .collect();
+        let per_file: Vec<Vec<FileId>> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let path = &self.files[i].path;
+                let mut seen: FxHashSet<&str> = FxHashSet::default();
+                qualified_refs(&self.files[i])
+                    .filter(|q| !summary_is_external(q) && seen.insert(q))
+                    .filter_map(|q| self.resolver.resolve(path, q))
+                    .filter_map(|f| self.by_path.get(&f.file).copied())
+                    .filter(|&t| t as usize != i)
+                    .collect()
+            })
+            .collect();
+        for (i, targets) in per_file.into_iter().enumerate() {
             for t in targets {
                 self.deps[i].insert(t);
                 self.rdeps[t as usize].insert(i as FileId);
@@ -846,10 +882,14 @@ impl ProjectModel {
                 .cloned()
                 .collect()
         };
+        laps.lap("deps, relevance, registries");
         self.link_classes();
-        self.link_params();
+        laps.lap("classes");
+        self.link_params(laps);
         self.link_module_methods();
+        laps.lap("module methods");
         self.link_events();
+        laps.lap("events");
         // Probabilities reach a file through what it imports (transitively) and through the
         // parameters its functions receive.
         let mut sees: Vec<bool> = self.files.iter().map(|f| f.vocab.probabilities).collect();
@@ -866,7 +906,7 @@ impl ProjectModel {
             if *seen {
                 continue;
             }
-            *seen = self.params[fi].iter().flatten().any(|r| {
+            *seen = self.params[fi].iter().flatten().flatten().any(|r| {
                 r.props_from.is_some()
                     || r.forward.is_some()
                     || match &r.class {
@@ -882,6 +922,7 @@ impl ProjectModel {
             });
         }
         self.sees_probabilities = sees;
+        laps.lap("probabilities");
         self.trains = self
             .events
             .iter()
@@ -1034,7 +1075,7 @@ impl ProjectModel {
     }
 
     #[allow(clippy::needless_range_loop)]
-    fn link_params(&mut self) {
+    fn link_params(&mut self, laps: &mut Laps) {
         let n = self.files.len();
         // Call sites per callee.
         let mut sites: FxHashMap<FuncId, Vec<(FuncId, usize, usize)>> = FxHashMap::default();
@@ -1063,6 +1104,7 @@ impl ProjectModel {
             })
             .collect();
         self.targets = targets;
+        laps.lap("params: call targets");
         for fi in 0..n {
             for (gi, g) in self.files[fi].functions.iter().enumerate() {
                 let caller = FuncId {
@@ -1078,10 +1120,11 @@ impl ProjectModel {
                 }
             }
         }
+        laps.lap("params: sites");
         // Start from annotations and usage. Annotations repeat (`torch.Tensor`, `nn.Module`,
         // `int`): each distinct one of a file is resolved once.
         let mut annotation_memo: FxHashMap<(FileId, &Ref), Option<Resolved>> = FxHashMap::default();
-        let mut params: Vec<Vec<Vec<Resolved>>> = Vec::with_capacity(n);
+        let mut params: Vec<Vec<ParamSlots>> = Vec::with_capacity(n);
         for (fi, f) in self.files.iter().enumerate() {
             let mut per_file = Vec::with_capacity(f.functions.len());
             for (gi, g) in f.functions.iter().enumerate() {
@@ -1102,12 +1145,13 @@ impl ProjectModel {
                                     .clone()
                             };
                             if let Some(res) = known {
-                                return res;
+                                return Some(Box::new(res));
                             }
                         }
-                        Resolved::of_kind(
+                        let usage = Resolved::of_kind(
                             g.usage.get(pi).map(|u| u.kind()).unwrap_or(Kind::Unknown),
-                        )
+                        );
+                        usage.is_known().then(|| Box::new(usage))
                     })
                     .collect();
                 per_file.push(seeds);
@@ -1115,6 +1159,7 @@ impl ProjectModel {
             params.push(per_file);
         }
         self.params = params;
+        laps.lap("params: sites and seeds");
         // The fixed point over call sites. Each callee's parameters are a function of the
         // parameters its call sites' resolution reads (the callers', and those of whatever the
         // arguments reach: returned values, `self.x` set in `__init__`). Those reads are
@@ -1164,12 +1209,12 @@ impl ProjectModel {
                     }
                     if let Some(r) = acc {
                         if r.is_known() {
-                            let slot =
-                                &self.params[callee.file as usize][callee.index as usize][pi];
+                            let slot = self.params[callee.file as usize][callee.index as usize][pi]
+                                .as_deref();
                             // Call sites win over usage; annotations win over both.
-                            let annotated =
-                                g.annotations[pi].is_some() && slot.kind != Kind::Unknown;
-                            if !annotated && *slot != r {
+                            let annotated = g.annotations[pi].is_some()
+                                && slot.is_some_and(|s| s.kind != Kind::Unknown);
+                            if !annotated && slot != Some(&r) {
                                 updates.push((callee, pi, r));
                             }
                         }
@@ -1187,12 +1232,13 @@ impl ProjectModel {
             }
             let mut changed = FxHashSet::default();
             for (callee, pi, r) in updates {
-                self.params[callee.file as usize][callee.index as usize][pi] = r;
+                self.params[callee.file as usize][callee.index as usize][pi] = Some(Box::new(r));
                 changed.insert(callee);
             }
             changed_last = Some(changed);
         }
         self.sites = sites;
+        laps.lap("params: fixed point");
     }
 
     /// The value an annotation names, when the project knows it (`model: Net`).
@@ -2022,7 +2068,7 @@ impl ProjectModel {
             .get(f.file as usize)
             .and_then(|p| p.get(f.index as usize))
             .and_then(|p| p.get(i))
-            .cloned()
+            .map(|r| r.as_deref().cloned().unwrap_or_default())
             .unwrap_or_else(|| {
                 // During the fixed point's first round `params` may be empty: usage only.
                 Resolved::of_kind(
@@ -2999,7 +3045,10 @@ impl ProjectModel {
                 index: gi as u32,
             };
             for r in self.params[id as usize][gi].iter() {
-                self.hash_resolved(r, &mut h);
+                match r {
+                    Some(r) => self.hash_resolved(r, &mut h),
+                    None => self.hash_resolved(&Resolved::default(), &mut h),
+                }
             }
             self.call_sites_no_grad(fid).hash(&mut h);
             (self.result_differentiated(fid), self.runs_without_grad(fid)).hash(&mut h);
@@ -3470,3 +3519,23 @@ pub(crate) fn summary_is_external(q: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+
+/// Wall time of the link's steps on stderr, with `TORCHVET_TIMING=1`.
+pub(super) struct Laps(Option<std::time::Instant>);
+
+impl Laps {
+    pub(super) fn start() -> Self {
+        Laps(std::env::var_os("TORCHVET_TIMING").map(|_| std::time::Instant::now()))
+    }
+
+    fn off() -> Self {
+        Laps(None)
+    }
+
+    pub(super) fn lap(&mut self, step: &str) {
+        if let Some(t) = &mut self.0 {
+            eprintln!("link: {step} {:.3}s", t.elapsed().as_secs_f64());
+            *t = std::time::Instant::now();
+        }
+    }
+}

@@ -35,6 +35,7 @@
 //! additions): the contexts are computed again until no new edge appears (a few rounds).
 use super::resolve::DirId;
 use super::{qualified_refs, summary_is_external, FileId, FileSummary, ProjectModel};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -76,28 +77,34 @@ impl ProjectModel {
             return;
         }
         let mut resolved: FxHashSet<(FileId, Box<str>)> = FxHashSet::default();
+        let mut laps = super::Laps::start();
         for _ in 0..ROUNDS {
             let n = self.files.len();
             // Import edges with the current contexts.
+            // What each file imports, resolved in parallel (the resolver is shared and
+            // memoised), then inverted in file order.
+            let imports: Vec<Vec<FileId>> = (0..n)
+                .into_par_iter()
+                .map(|i| {
+                    let path = &self.files[i].path;
+                    let mut seen: FxHashSet<&str> = FxHashSet::default();
+                    qualified_refs(&self.files[i])
+                        .filter(|q| !summary_is_external(q) && seen.insert(q))
+                        .filter_map(|q| self.resolver.resolve(path, q))
+                        .filter_map(|found| self.by_path.get(&found.file).copied())
+                        .filter(|&t| t as usize != i)
+                        .collect()
+                })
+                .collect();
             let mut importers: Vec<Vec<FileId>> = vec![Vec::new(); n];
-            for i in 0..n {
-                let path = &self.files[i].path;
-                let mut seen: FxHashSet<&str> = FxHashSet::default();
-                for q in qualified_refs(&self.files[i]) {
-                    if summary_is_external(q) || !seen.insert(q) {
-                        continue;
-                    }
-                    if let Some(found) = self.resolver.resolve(path, q) {
-                        if let Some(&t) = self.by_path.get(&found.file) {
-                            if t as usize != i
-                                && importers[t as usize].last() != Some(&(i as FileId))
-                            {
-                                importers[t as usize].push(i as FileId);
-                            }
-                        }
+            for (i, targets) in imports.into_iter().enumerate() {
+                for t in targets {
+                    if importers[t as usize].last() != Some(&(i as FileId)) {
+                        importers[t as usize].push(i as FileId);
                     }
                 }
             }
+            laps.lap("search paths: importers");
             let entry: Vec<bool> = (0..n)
                 .map(|i| importers[i].is_empty() || self.files[i].script)
                 .collect();
@@ -177,15 +184,22 @@ impl ProjectModel {
             // The files with an import only the contexts may resolve, and their contexts.
             let mut contexts: Vec<(PathBuf, Vec<DirId>)> = Vec::new();
             let mut deps = ContextDeps::default();
+            laps.lap("search paths: added dirs, names");
+            let wanting: Vec<bool> = (0..n)
+                .into_par_iter()
+                .map(|m| {
+                    let s = &self.files[m];
+                    qualified_refs(s).any(|q| {
+                        !q.starts_with('.')
+                            && !summary_is_external(q)
+                            && names.contains(q.split('.').next().unwrap_or(q))
+                            && !self.resolver.resolves_plainly(&s.path, q)
+                    })
+                })
+                .collect();
             for m in 0..n as FileId {
                 let s = &self.files[m as usize];
-                let wanted = qualified_refs(s).any(|q| {
-                    !q.starts_with('.')
-                        && !summary_is_external(q)
-                        && names.contains(q.split('.').next().unwrap_or(q))
-                        && !self.resolver.resolves_plainly(&s.path, q)
-                });
-                if !wanted {
+                if !wanting[m as usize] {
                     continue;
                 }
                 let mut dirs: Vec<DirId> = Vec::new();
@@ -217,6 +231,7 @@ impl ProjectModel {
                 deps.with_context.insert(m);
                 contexts.push((s.path.clone(), dirs));
             }
+            laps.lap("search paths: contexts");
             self.resolver.set_contexts(contexts);
             self.context_deps = deps;
             // New resolutions (and files to load for them).
@@ -255,6 +270,7 @@ impl ProjectModel {
                     self.checked.push(false);
                 }
             }
+            laps.lap("search paths: new resolutions");
             if !grew {
                 break;
             }
