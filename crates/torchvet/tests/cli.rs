@@ -226,6 +226,8 @@ fn bad_files_give_one_error_line_each_and_never_stop_the_run() {
     std::fs::write(p.join("syntax.py"), "import torch\ndef f(:\n").unwrap();
     std::fs::write(p.join("broken.ipynb"), "{\"cells\": [").unwrap();
     std::fs::write(p.join("notnb.ipynb"), "[1, 2]").unwrap();
+    // A 0-byte notebook is an empty notebook (as Jupyter editors open it), not an error.
+    std::fs::write(p.join("placeholder.ipynb"), b"").unwrap();
     let big = "x = 1\n".repeat(2_000_000);
     std::fs::write(p.join("huge.py"), big).unwrap();
     #[cfg(unix)]
@@ -262,7 +264,41 @@ fn bad_files_give_one_error_line_each_and_never_stop_the_run() {
     }
     #[cfg(unix)]
     assert!(err.contains("dangling.py: broken symbolic link"), "{err}");
+    assert!(!err.contains("placeholder.ipynb"), "{err}");
     assert!(!err.contains("panic"), "{err}");
+}
+
+#[test]
+fn a_zero_byte_notebook_is_checked_as_an_empty_notebook() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("train.py"),
+        "import torch
+x = torch.ones(2)
+",
+    )
+    .unwrap();
+    std::fs::write(p.join("placeholder.ipynb"), b"").unwrap();
+    let (code, out, err) = run(
+        p,
+        &["check", ".", "--isolated", "--output-format", "concise"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.is_empty(), "{err}");
+    let (code, out, err) = run(
+        p,
+        &[
+            "check",
+            ".",
+            "--isolated",
+            "--fix",
+            "--output-format",
+            "concise",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(std::fs::read(p.join("placeholder.ipynb")).unwrap(), b"");
 }
 
 /// Cookiecutter / Jinja templates become Python only when rendered: a template that does not

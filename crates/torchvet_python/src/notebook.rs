@@ -515,9 +515,14 @@ fn reindent(code: &str, indent: &str) -> String {
 }
 
 impl Notebook {
-    /// Parse nbformat JSON.
+    /// Parse nbformat JSON. An empty (or blank) file is a notebook without cells, as
+    /// Jupyter editors open it: placeholder notebooks committed as 0-byte files are common.
     pub fn parse(raw: &str) -> Result<Self, String> {
-        let nb: Value = serde_json::from_str(raw).map_err(|e| format!("invalid JSON: {e}"))?;
+        let nb: Value = if raw.trim().is_empty() {
+            serde_json::json!({ "cells": [] })
+        } else {
+            serde_json::from_str(raw).map_err(|e| format!("invalid JSON: {e}"))?
+        };
         let cells = nb
             .get("cells")
             .and_then(Value::as_array)
@@ -765,6 +770,15 @@ mod tests {
         assert_eq!(nb.cell_map().cell_row(1), (2, 1));
         assert_eq!(nb.cell_map().cell_row(2), (2, 2));
         assert_eq!(nb.cell_map().cell_row(4), (4, 2));
+    }
+
+    #[test]
+    fn an_empty_file_is_a_notebook_without_cells() {
+        for raw in ["", "\n", "  \r\n"] {
+            let nb = Notebook::parse(raw).unwrap();
+            assert_eq!(nb.source(), "", "{raw:?}");
+        }
+        assert!(Notebook::parse("{\"cells\": [").is_err());
     }
 
     #[test]
