@@ -18,11 +18,12 @@ use torchvet_semantic::project::{
 /// none. Trees take about ten times the size of their text, and on this kind of machine fresh
 /// memory costs about as much as parsing again. Measured on the 2-core bench machine (median
 /// of 5-7 alternating runs): timm (6 MB of source) 0.17 s keeping its trees against 0.19 s
-/// without; diffusers (30 MB) 0.94 s keeping them against 0.78 s, at 458 against 243 MB; the
-/// whole 8,083-file corpus 4.21 s with a 32 MB prefix kept against 4.08 s with none, at
+/// without; diffusers (30 MB) 0.84 s keeping them against 0.77 s (noisy: the fastest run kept
+/// them, 0.67 s), at 458 against 249 MB, for 1.6 G more instructions without; the whole
+/// 8,083-file corpus (128 MB) 4.21 s with a 32 MB prefix kept against 4.08 s with none, at
 /// 1,142 against 882 MB. A kept prefix of a large run costs its memory at the peak and saves
 /// little, so the budget is all or nothing.
-pub const KEEP_TREES_BYTES: u64 = 16 << 20;
+pub const KEEP_TREES_BYTES: u64 = 32 << 20;
 
 /// One file after phase 1.
 pub struct Loaded {
