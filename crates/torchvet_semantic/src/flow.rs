@@ -1540,7 +1540,11 @@ impl<'a> Walker<'a, '_, '_> {
                             || call.arguments.keywords.is_empty()
                             || (method == "train" && helpers::keyword(call, "mode").is_some())) =>
                 {
-                    let Some(o) = self.obj(recv) else { return };
+                    // `model.cuda().eval()`, `model.to(device).train()`: those methods give
+                    // the module itself back, so the switch is the model's.
+                    let Some(o) = self.obj(crate::dataflow::module_chain(recv).0) else {
+                        return;
+                    };
                     if !matches!(o.role, Role::Module | Role::Unknown) {
                         return;
                     }

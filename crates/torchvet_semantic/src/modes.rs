@@ -169,6 +169,13 @@ pub fn classify<'x>(cx: &impl ModeSite<'x>, call: &ExprCall) -> Event {
     if is_backward(cx, call) {
         return Event::Backward;
     }
+    // The module a `.eval()` / `.train()` switches, through the methods that give it back
+    // (`model.cuda().eval()`).
+    let recv = if matches!(method, "eval" | "train") {
+        crate::dataflow::module_chain(recv).0
+    } else {
+        recv
+    };
     let text = source_text(cx, recv.range());
     match method {
         "step" => {

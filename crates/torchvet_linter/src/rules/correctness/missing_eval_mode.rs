@@ -579,7 +579,7 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
         .chain(checker.facts.method_calls_of("train"))
         .filter(|c| matches!(classify(checker, c), Event::Eval(_)))
         .filter_map(|c| match &*c.func {
-            Expr::Attribute(a) => Some(checker.text(a.value.range())),
+            Expr::Attribute(a) => Some(checker.text(module_chain(&a.value).0.range())),
             _ => None,
         });
     if receivers.any(|r| r == model || r.rsplit('.').next() == Some(last)) {
