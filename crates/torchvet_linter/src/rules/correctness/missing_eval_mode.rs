@@ -130,6 +130,9 @@ struct Candidate {
     /// The `model.load_state_dict(...)` statement of a one-shot inference.
     after_load: Option<TextRange>,
     key: (u32, String),
+    /// Plain names the model was bound from (`self.net = model`): a `model.eval()` before the
+    /// binding switched this model too.
+    aliases: Vec<String>,
 }
 
 thread_local! {
@@ -300,7 +303,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     }
     let mut found = None;
+    let mut aliases = Vec::new();
     for (value, range) in assigned_values(checker, func) {
+        if let Expr::Name(n) = value {
+            aliases.push(n.id.to_string());
+        }
         // The binding's chain (`Net().to(dev).eval()`) leaves it in eval mode.
         let (base, mode) = module_chain(value);
         if mode == Some(true) {
@@ -380,6 +387,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             first_stmt,
             after_load: loaded,
             key,
+            aliases,
         })
     });
 }
@@ -664,7 +672,10 @@ fn report_pending(checker: &mut Checker) {
     }
     let trains = !checker.facts.method_calls_of("backward").is_empty();
     for c in pending {
-        if evaluated_somewhere(checker, &c.model) {
+        if std::iter::once(&c.model)
+            .chain(&c.aliases)
+            .any(|m| evaluated_somewhere(checker, m))
+        {
             continue;
         }
         let model = &c.model;
