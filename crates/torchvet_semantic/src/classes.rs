@@ -136,6 +136,20 @@ pub fn returns_eval_mode(q: &str) -> bool {
         && !loads_companion(q)
 }
 
+/// Does the framework call named `q` take over the mode of the model passed to it, switching
+/// it to eval mode whenever it runs (and leaving it there)? PyTorch-Ignite's
+/// `create_supervised_evaluator(model, ...)` builds an engine whose every iteration calls
+/// `model.eval()`. The index of the model among the positional arguments, and its keyword.
+pub fn evaluator_of_model(q: &str) -> Option<(usize, &'static str)> {
+    matches!(
+        q,
+        "ignite.engine.create_supervised_evaluator"
+            | "ignite.engine.engine.create_supervised_evaluator"
+            | "ignite.engine.create_supervised_tbptt_evaluator"
+    )
+    .then_some((0, "model"))
+}
+
 /// Is a Hugging Face loader one of a model's companions rather than a model: a tokenizer,
 /// processor, feature extractor, configuration, generation config, pipeline or scheduler
 /// (`AutoTokenizer.from_pretrained`, `DiffusionPipeline.from_pretrained`)?

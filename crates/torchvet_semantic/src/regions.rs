@@ -106,6 +106,7 @@ const METRIC_WORDS: &[&str] = &[
     "recall",
     "f1",
     "iou",
+    "miou",
     "psnr",
     "bleu",
     "perplexity",
@@ -113,19 +114,64 @@ const METRIC_WORDS: &[&str] = &[
     "topk",
 ];
 
-/// Does a loop's source text compute a metric or a loss? An equality test counts when it
-/// compares two computed values (`(pred == y).sum()`); one against a constant
-/// (`if i == -1:`, `mode == "train"`, `x == None`) is control flow, not a count of correct
+/// Does a loop's source text compute a metric or a loss? Comments do not count ("the correct
+/// slice"). An equality test counts when it compares two computed values
+/// (`(pred == y).sum()`); one against a constant (`if i == -1:`, `mode == "train"`,
+/// `x == None`), or the test of an `if` / `elif` / `while` / `assert` line
+/// (`elif layout == torch.sparse_csc:`), is control flow or a check, not a count of correct
 /// predictions.
 pub fn computes_metric(text: &str) -> bool {
     let l = text.to_ascii_lowercase();
-    METRIC_WORDS.iter().any(|w| {
-        if *w == "==" {
-            compares_values(&l)
-        } else {
-            l.contains(w)
+    let found = text_lines(&l).any(|line| {
+        let code = without_comment(line);
+        METRIC_WORDS.iter().any(|w| match *w {
+            "==" => !is_test_line(code) && compares_values(code),
+            // A word of its own (`iou`, `mean_iou`), not inside another ("previous").
+            "iou" => code.match_indices(w).any(|(i, _)| {
+                !code[..i].ends_with(|c: char| c.is_ascii_alphabetic())
+                    && !code[i + w.len()..].starts_with(|c: char| c.is_ascii_alphabetic())
+            }),
+            _ => code.contains(w),
+        })
+    });
+    found
+}
+
+fn text_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['\n', '\r'])
+}
+
+/// A line without its `#` comment (a `#` inside a one-line string literal is kept).
+fn without_comment(line: &str) -> &str {
+    let mut quote = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '#' => return &line[..i],
+                '\'' | '"' => quote = Some(c),
+                _ => {}
+            },
         }
-    })
+    }
+    line
+}
+
+/// Is the line the test of an `if` / `elif` / `while` or an `assert`?
+fn is_test_line(line: &str) -> bool {
+    let t = line.trim_start();
+    ["if ", "elif ", "while ", "assert "]
+        .iter()
+        .any(|k| t.starts_with(k))
 }
 
 /// Is there an `==` in `text` with no literal constant on either side?
@@ -896,9 +942,20 @@ mod tests {
             "if mode == 'train': y = f(x)",
             "if mask == None: pass",
             "if 0 == step: out = m(x)",
+            // A metric word in a comment, an equality that picks a branch.
+            "for g in sizes:\n    # the correct slice of the table\n    e += emb(ids + g)",
+            "for layout in layouts:\n    if layout == 'csr':\n        a = f(x)\n    elif layout == torch.sparse_csc:\n        a = g(x)\n    out = module(x, a)",
+            "for x in xs:\n    assert model(x).shape == ref.shape",
         ] {
             assert!(!computes_metric(t), "{t}");
         }
+        assert!(computes_metric(
+            "for x, y in pairs:\n    n += 1  # count\n    hits += int(model(x) == y)"
+        ));
+        assert!(computes_metric("print('# acc', (p == y).float().mean())"));
+        assert!(computes_metric("miou += iou(pred, mask)"));
+        assert!(computes_metric("total_miou += batch_miou"));
+        assert!(!computes_metric("out = torch.cat((previous, sample), -2)"));
         assert!(is_train_name("forward_train"));
         assert!(is_train_name("train"));
         assert!(is_train_name("Training_step"));

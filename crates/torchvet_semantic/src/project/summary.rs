@@ -2689,12 +2689,10 @@ fn self_freeze(body: &[Stmt], params: &[&str]) -> SelfFreeze {
         let found = match s {
             Stmt::Expr(e) => method(&e.value, &is_self),
             Stmt::For(f) => {
-                let (Some(p), Expr::Call(c)) = (helpers::name_of(&f.target), &*f.iter) else {
+                let Some((p, c, r)) = parameter_loop(f) else {
                     continue;
                 };
-                if !matches!(helpers::method_call(c), Some(("parameters", r)) if is_self(r))
-                    || !c.arguments.args.is_empty()
-                {
+                if !is_self(r) || !c.arguments.args.is_empty() {
                     continue;
                 }
                 let is_p = |e: &Expr| helpers::name_of(e) == Some(p);
@@ -2717,6 +2715,20 @@ fn self_freeze(body: &[Stmt], params: &[&str]) -> SelfFreeze {
         }
     }
     SelfFreeze::No
+}
+
+/// A loop over every parameter of a module: `for p in X.parameters()` or
+/// `for name, p in X.named_parameters()`. The loop variable holding each parameter, the
+/// `parameters()` call and its receiver `X`.
+fn parameter_loop(f: &ast::StmtFor) -> Option<(&str, &ExprCall, &Expr)> {
+    let Expr::Call(c) = &*f.iter else { return None };
+    let (method, recv) = helpers::method_call(c)?;
+    let p = match (method, &*f.target) {
+        ("parameters", t) => helpers::name_of(t)?,
+        ("named_parameters", Expr::Tuple(t)) if t.elts.len() == 2 => helpers::name_of(&t.elts[1])?,
+        _ => return None,
+    };
+    Some((p, c, recv))
 }
 
 /// The modules a body freezes whole (see [`FunctionSummary::frozen`]).
@@ -2776,10 +2788,7 @@ fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
             }
         }
         Stmt::For(f) => {
-            let (Some(p), Expr::Call(c)) = (helpers::name_of(&f.target), &*f.iter) else {
-                return;
-            };
-            let Some(("parameters", recv)) = helpers::method_call(c) else {
+            let Some((p, _, recv)) = parameter_loop(f) else {
                 return;
             };
             let Some(name) = helpers::dotted(recv) else {

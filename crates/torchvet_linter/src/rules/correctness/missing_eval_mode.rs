@@ -593,6 +593,22 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
     if receivers.any(|r| r == model || r.rsplit('.').next() == Some(last)) {
         return true;
     }
+    // A framework evaluator built on the model runs it in eval mode and leaves it there
+    // (`create_supervised_evaluator(model, ...)` of PyTorch-Ignite).
+    let handed_to_evaluator = checker.facts.calls.iter().any(|(q, calls)| {
+        torchvet_semantic::evaluator_of_model(q).is_some_and(|(i, kw)| {
+            calls.iter().any(|c| {
+                c.arguments
+                    .args
+                    .get(i)
+                    .or_else(|| helpers::keyword(c, kw))
+                    .is_some_and(|a| checker.text(module_chain(a).0.range()) == model)
+            })
+        })
+    });
+    if handed_to_evaluator {
+        return true;
+    }
     // A helper `def evaluate(model, ...): model.eval()` may be applied to this model.
     checker.module().body.iter().any(|s| match s {
         Stmt::FunctionDef(f) => {

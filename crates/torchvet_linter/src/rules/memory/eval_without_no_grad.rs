@@ -32,7 +32,8 @@ crate::declare_rule! {
     /// decorated with `no_grad`, and trains nowhere).
     ///
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
-    /// `p.requires_grad = False` for each of its parameters), here or by a caller that passes
+    /// `p.requires_grad = False` for each of its parameters, by `parameters()` or
+    /// `named_parameters()`), here or by a caller that passes
     /// it in, or by its own class's constructor (`for p in self.parameters(): p.requires_grad
     /// = requires_grad` with `requires_grad=False` on every call, as the Inception network of
     /// FID scripts does), since it records no graph; and shape smoke tests whose inputs are made up on the
@@ -51,7 +52,8 @@ crate::declare_rule! {
     /// the project). Nor a
     /// project whose every allowed torch predates `torch.no_grad` (`torch==0.3.1` in its
     /// requirements, `--target-torch 0.3`): there, `volatile=True` is how inference turns
-    /// autograd off.
+    /// autograd off. Code of that era in a newer project (a `Variable(x, volatile=True)` in the
+    /// same function) is left to `volatile-flag-removed`, which reports the flag.
     ///
     /// Methods of a model class (an `nn.Module`, or a class with a `forward`) are not reported
     /// either: whoever calls the model chooses the grad mode. That includes models built on
@@ -285,6 +287,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // (`torch==0.3.1`) turns autograd off with `volatile=True`, which the old API rules leave
     // alone there.
     if !checker.torch_at_least(0, 4) {
+        return;
+    }
+    // Code written for torch < 0.4 that turns autograd off with `Variable(x, volatile=True)`
+    // in this function: `volatile-flag-removed` reports the flag (ignored since 0.4) and
+    // says what replaces it.
+    if uses_volatile_here(checker) {
         return;
     }
     // The model called: `model(x)`, `self.net(x)`, or a method of it that runs its forward
@@ -575,4 +583,27 @@ fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {
 
 fn finish(_checker: &mut Checker) {
     REPORTED.with_borrow_mut(|r| r.clear());
+}
+
+/// Does the enclosing function (at module level: the module's own statements, outside its
+/// functions and classes) build a `Variable` with `volatile=` set to anything but a literal
+/// false value?
+fn uses_volatile_here(checker: &Checker) -> bool {
+    use ruff_python_ast::Stmt;
+    let here = |c: &ExprCall| match checker.function() {
+        Some(f) => f.range().contains_range(c.range()),
+        None => !checker.module().body.iter().any(|s| {
+            matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
+                && s.range().contains_range(c.range())
+        }),
+    };
+    [
+        "torch.autograd.Variable",
+        "torch.autograd.variable.Variable",
+    ]
+    .iter()
+    .flat_map(|q| checker.facts.calls_of(q))
+    .filter(|c| here(c))
+    .filter_map(|c| c.arguments.find_keyword("volatile"))
+    .any(|k| helpers::is_truthy(&k.value) != Some(false))
 }
