@@ -336,6 +336,11 @@ impl KindTable {
             // assignments, which most methods lack: they are inferred at the first one.
             let mut cx: Option<Infer> = None;
             for_each_self_assignment(&f.body, &mut |attr, value| {
+                // `self.model = None` in `__init__`, built later (`build_model()`): a
+                // placeholder, not a second kind.
+                if value.is_none_literal_expr() {
+                    return;
+                }
                 let cx = cx.get_or_insert_with(|| Infer {
                     t: KindTable::infer_function(f, scopes, classes, None),
                     scopes,

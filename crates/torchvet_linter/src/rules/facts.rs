@@ -381,6 +381,24 @@ fn frozen_by_its_class(checker: &Checker, model: &Expr) -> bool {
     )
 }
 
+/// Is the called object (a name or `self.<attr>`) an instance of a project class that
+/// defines its own `__call__`, itself or through a project base
+/// ([`ProjectModel::class_defines_call`])? Calling it runs that method, not `forward` in the
+/// caller's grad and train/eval mode: Ultralytics' `Model.__call__` runs a predictor that
+/// switches the network to eval mode and turns autograd off itself.
+///
+/// [`ProjectModel::class_defines_call`]: torchvet_semantic::project::ProjectModel::class_defines_call
+pub(crate) fn runs_own_call(checker: &Checker, func: &Expr) -> bool {
+    use torchvet_semantic::project::ClassRef;
+    let Some(p) = checker.project() else {
+        return false;
+    };
+    matches!(
+        checker.value_resolved(func).and_then(|r| r.class),
+        Some(ClassRef::Project(c)) if p.model.class_defines_call(c)
+    )
+}
+
 /// [`module_frozen_at`] for the module's dotted name (`encoder`, `self.G`).
 pub(crate) fn name_frozen_at(checker: &Checker, name: &str, at: ruff_text_size::TextSize) -> bool {
     let Some(p) = checker.project_or_file() else {

@@ -2414,7 +2414,9 @@ impl ProjectModel {
         let cs = self.class_summary(c);
         let mut acc: Option<Resolved> = None;
         for (a, m, v) in &cs.attrs {
-            if &**a != attr {
+            // `self.model = None` in `__init__`, built later: a placeholder, whichever
+            // assignment comes first.
+            if &**a != attr || matches!(v, Val::None) {
                 continue;
             }
             let r = self.resolve_val(
@@ -2857,6 +2859,12 @@ impl ProjectModel {
             summary::SelfFreeze::Always => true,
             summary::SelfFreeze::UnlessParam(i) => self.param_always_falsy(init, usize::from(i)),
         }
+    }
+
+    /// Does class `c` define `__call__`, itself or through a project base? Calling an instance
+    /// then runs that method rather than `nn.Module.__call__` (and so `forward`).
+    pub fn class_defines_call(&self, c: ClassId) -> bool {
+        self.method(c, "__call__", 0).is_some()
     }
 
     /// Does function `f` freeze the module named `name` (dotted) before `at`?

@@ -292,6 +292,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if trained_on_purpose(checker, &model, call) {
         return;
     }
+    // An object whose class defines its own `__call__` decides its mode there.
+    if crate::rules::facts::runs_own_call(checker, func) {
+        return;
+    }
     // The semantic layer's mode of this value here: loaded in eval mode (`from_pretrained`)
     // or switched with `.eval()`, with no `.train()`, trainer or helper that may have
     // switched it back in between.

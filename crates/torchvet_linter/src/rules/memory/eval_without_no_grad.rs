@@ -52,8 +52,12 @@ crate::declare_rule! {
     /// the project). Nor a
     /// project whose every allowed torch predates `torch.no_grad` (`torch==0.3.1` in its
     /// requirements, `--target-torch 0.3`): there, `volatile=True` is how inference turns
-    /// autograd off. Code of that era in a newer project (a `Variable(x, volatile=True)` in the
-    /// same function) is left to `volatile-flag-removed`, which reports the flag.
+    /// autograd off. Code of that era (a `Variable(x, volatile=True)` in the same function) in
+    /// a project that declares no torch requirement is left to `volatile-flag-removed`, which
+    /// reports the flag; where the project requires torch 0.4 or later, both are reported.
+    ///
+    /// Nor an instance of a project class that defines its own `__call__` (Ultralytics'
+    /// `Model`, whose call runs a predictor that turns autograd off itself).
     ///
     /// Methods of a model class (an `nn.Module`, or a class with a `forward`) are not reported
     /// either: whoever calls the model chooses the grad mode. That includes models built on
@@ -290,9 +294,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     }
     // Code written for torch < 0.4 that turns autograd off with `Variable(x, volatile=True)`
-    // in this function: `volatile-flag-removed` reports the flag (ignored since 0.4) and
-    // says what replaces it.
-    if uses_volatile_here(checker) {
+    // in this function, in a project that does not say it runs on a newer torch:
+    // `volatile-flag-removed` reports the flag (ignored since 0.4) and says what replaces it.
+    if !checker.declared_min_known_at_least(0, 4) && uses_volatile_here(checker) {
         return;
     }
     // The model called: `model(x)`, `self.net(x)`, or a method of it that runs its forward
@@ -385,6 +389,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if project_settles_grad(checker, call)
         || parameter_free_module(checker, func)
         || forward_differentiates(checker, func)
+        || crate::rules::facts::runs_own_call(checker, func)
     {
         return;
     }
