@@ -2532,6 +2532,7 @@ impl Builder<'_> {
             usage: vec![Usage::default(); params.len()],
             has_loop: false,
             mode_layer: None,
+            applied_inline: None,
             builds: Vec::new(),
             no_grad_callees: Vec::new(),
         };
@@ -3031,6 +3032,9 @@ struct BodyWalker<'w, 'b> {
     usage: Vec<Usage>,
     has_loop: bool,
     mode_layer: Option<(&'static str, TextRange)>,
+    /// The start of a layer built and applied on the spot (`nn.Dropout(p)(x)`): a fresh
+    /// module, never registered, in training mode whatever `eval()` does to the model.
+    applied_inline: Option<TextSize>,
     builds: Vec<Ref>,
 }
 
@@ -3337,7 +3341,10 @@ impl BodyWalker<'_, '_> {
                         self.mark(recv, bits);
                     }
                 }
-                if self.mode_layer.is_none() {
+                if let Expr::Call(inner) = &*call.func {
+                    self.applied_inline = Some(inner.start());
+                }
+                if self.mode_layer.is_none() && self.applied_inline != Some(call.start()) {
                     if let Some(k) = self.b.layer_of_call(call) {
                         self.mode_layer = Some((k, call.range()));
                     }
