@@ -1038,6 +1038,33 @@ impl<'a> Checker<'a> {
         self.annotation_depth > 0
     }
 
+    /// Does the value of `call` (or what is computed from it, through local names or
+    /// `self.<attr>` of the class) reach the input of a call that may record a graph: a model,
+    /// a `forward`, a project function, or leave the function (returned)? Torch functions
+    /// pass the value on to their result; `.item()`, `.tolist()`, `.data`, indexing and
+    /// comparisons only read it (see [`torchvet_semantic::consumers`]).
+    pub fn reaches_graph_call(&self, call: &ExprCall) -> bool {
+        let Some(stmt) = self.current_stmt() else {
+            return true;
+        };
+        let body: &[Stmt] = match self.function() {
+            Some(f) => &f.body,
+            None => &self.module().body,
+        };
+        let class_body = self.frame().method_of.map(|c| &c.def.body[..]);
+        let passes_through = |func: &Expr| {
+            self.resolve(func)
+                .is_some_and(|q| q.starts_with("torch.") && !torchvet_semantic::is_module_base(&q))
+        };
+        torchvet_semantic::consumers::reaches_call(
+            stmt,
+            call.range(),
+            body,
+            class_body,
+            &passes_through,
+        )
+    }
+
     /// The statement being visited (innermost).
     pub fn current_stmt(&self) -> Option<&'a Stmt> {
         self.stmt_stack.last().copied()
@@ -2017,6 +2044,37 @@ impl<'a> Checker<'a> {
             range: f.range,
             loop_stmt: None,
             evidence: Evidence::EvalMode,
+        })
+    }
+
+    /// The function being visited as one evaluation region for a model call outside any loop
+    /// whose output is only read (`.item()`, `.tolist()`, `argmax`, indexing: it reaches no
+    /// call that could differentiate it, and is not returned), in a function named for
+    /// evaluation (`predict_sentiment`, `evaluate`, `inference`) that trains nowhere and uses
+    /// no gradients on purpose: single-input prediction helpers that never call `eval()`
+    /// themselves (their caller did, or the model has no mode-dependent layers).
+    pub fn inference_function_region(&mut self, call: &ExprCall) -> Option<EvalRegion<'a>> {
+        use torchvet_semantic::regions::{
+            is_eval_name, is_train_name, may_use_gradients, uses_gradients_stmt,
+        };
+        let f = self.function()?;
+        if !is_eval_name(f.name.as_str()) || is_train_name(f.name.as_str()) {
+            return None;
+        }
+        let text = self.text(f.range);
+        if may_use_gradients(text) && f.body.iter().any(uses_gradients_stmt) {
+            return None;
+        }
+        if self.function_events().iter().any(|e| trains_event(e.kind)) {
+            return None;
+        }
+        if self.reaches_graph_call(call) {
+            return None;
+        }
+        Some(EvalRegion {
+            range: f.range,
+            loop_stmt: None,
+            evidence: Evidence::Function,
         })
     }
 

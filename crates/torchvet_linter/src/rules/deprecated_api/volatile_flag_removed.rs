@@ -90,7 +90,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     };
     // A wrapped value that never reaches a model or function call (a constant weight used in
     // arithmetic whose `.data` is read) records no graph here, whatever the flag says.
-    if !off && frozen.is_none() && !reaches_graph_call(checker, call) {
+    if !off && frozen.is_none() && !checker.reaches_graph_call(call) {
         return;
     }
     let message = if by_callers {
@@ -115,33 +115,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
-}
-
-/// Does the Variable (or what is computed from it, through local names or `self.<attr>` of the
-/// class) reach the input of a call that may record a graph: a model, a `forward`, a project
-/// function, or leave the function (returned)? Torch functions pass the value on to their
-/// result.
-fn reaches_graph_call(checker: &Checker, call: &ExprCall) -> bool {
-    let Some(stmt) = checker.current_stmt() else {
-        return true;
-    };
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
-    let class_body = checker.frame().method_of.map(|c| &c.def.body[..]);
-    let passes_through = |func: &Expr| {
-        checker
-            .resolve(func)
-            .is_some_and(|q| q.starts_with("torch.") && !torchvet_semantic::is_module_base(&q))
-    };
-    torchvet_semantic::consumers::reaches_call(
-        stmt,
-        call.range(),
-        body,
-        class_body,
-        &passes_through,
-    )
 }
 
 /// Is the `volatile=` value false wherever this runs: a falsy literal, or a parameter of the

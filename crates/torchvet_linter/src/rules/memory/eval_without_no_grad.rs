@@ -26,7 +26,10 @@ crate::declare_rule! {
     /// any loop, a function that puts the model in eval mode and then runs it once (one-shot
     /// inference or generation: `model.eval(); out = model(batch)`) is evaluation too, when
     /// the function trains nowhere (no backward pass or optimizer step, directly or in the
-    /// project functions it calls) and the model is still in eval mode at the call. A model
+    /// project functions it calls) and the model is still in eval mode at the call. So is one
+    /// forward pass in a function named for evaluation or prediction (`predict_sentiment`,
+    /// `evaluate`, `inference`) that trains nowhere, when its output is only read (`.item()`,
+    /// `.tolist()`, `argmax`, indexing) and neither returned nor passed to another call. A model
     /// call is `model(x)`, `model.forward(x)`, or a method of a project module class that runs
     /// the model (`model.generate(x)` whose body calls `self(...)` or a sub-module, is not
     /// decorated with `no_grad`, and trains nowhere).
@@ -339,7 +342,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let region = if in_loop {
         checker.eval_region()
     } else {
-        checker.eval_function_region(call.start())
+        match checker.eval_function_region(call.start()) {
+            Some(r) => Some(r),
+            None => checker.inference_function_region(call),
+        }
     };
     let Some(region) = region else {
         return;
@@ -425,7 +431,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     // Outside a loop only the model's own `eval()` makes a call evaluation, and the model is
     // still in eval mode at the call (no `train()` on it in between).
-    if !in_loop {
+    if !in_loop && region.evidence != Evidence::Function {
         let Some(at) = eval_call else {
             return;
         };
