@@ -30,7 +30,9 @@ crate::declare_rule! {
     /// forward pass in a function named for evaluation or prediction (`predict_sentiment`,
     /// `evaluate`, `inference`) that trains nowhere, when its output is only read (`.item()`,
     /// `.tolist()`, `argmax`, indexing) and neither returned nor passed to another call. A model
-    /// call is `model(x)`, `model.forward(x)`, or a method of a project module class that runs
+    /// call is `model(x)`, `model.forward(x)` (also of a name bound only to `torch.load(...)`:
+    /// a whole pickled model, since a state dict is not callable), or a method of a project
+    /// module class that runs
     /// the model (`model.generate(x)` whose body calls `self(...)` or a sub-module, is not
     /// decorated with `no_grad`, and trains nowhere).
     ///
@@ -178,6 +180,17 @@ fn project_settles_grad(checker: &Checker, call: &ExprCall) -> bool {
     p.grad_disabled_before(id, call.start())
         || caller_differentiates_result(checker)
         || p.model.runs_without_grad(id)
+}
+
+/// Is every binding of the called name a `torch.load(...)` (through `.to(device)`,
+/// `.cuda()`, `.eval()` chains)?
+fn loaded_whole(checker: &Checker, func: &Expr) -> bool {
+    let values = assigned_values(checker, func);
+    !values.is_empty()
+        && values.iter().all(|(v, _)| {
+            matches!(torchvet_semantic::dataflow::module_chain(v).0, Expr::Call(c)
+                if checker.resolve(&c.func).as_deref() == Some("torch.load"))
+        })
 }
 
 /// Is the called object a module without parameters (a loss written as an `nn.Module`, such
@@ -370,8 +383,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // An object of unknown kind whose `forward` is called is taken for a module only in a
     // file that uses torch: a NumPy network written from scratch (`nn = NeuralNetwork(...)`;
     // `nn.forward(x)`) or a tinygrad model records no autograd graph.
-    let module =
-        known_module || (via != Via::Call && kind == Kind::Unknown && checker.mentions("torch"));
+    // A name bound only to what `torch.load` returns and then called (`rnn = torch.load(path)`,
+    // `rnn(x)`) holds a whole pickled module: a state dict or a tensor is not callable.
+    let module = known_module
+        || (via != Via::Call && kind == Kind::Unknown && checker.mentions("torch"))
+        || (kind == Kind::Unknown && loaded_whole(checker, func));
     if !module || loss_like(checker, func) {
         return;
     }
