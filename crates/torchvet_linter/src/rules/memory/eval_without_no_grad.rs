@@ -485,9 +485,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         (false, Evidence::Function) => format!("{place} looks like evaluation but runs `{model}`"),
         (false, _) => format!("this evaluation loop runs `{model}`"),
     };
-    let message = format!(
-        "{why} with autograd enabled: every forward pass records a graph and keeps its activations for a backward pass that never comes, using several times the memory; wrap it in `torch.no_grad()`"
-    );
+    // A loop keeps paying (and a running total may keep every graph alive); one forward pass
+    // holds its activations until the result is dropped.
+    let cost = if in_loop {
+        "every forward pass records a graph and keeps its activations for a backward pass that never comes, using several times the memory"
+    } else {
+        "the forward pass records a graph and keeps its activations for a backward pass that never comes"
+    };
+    let message = format!("{why} with autograd enabled: {cost}; wrap it in `torch.no_grad()`");
     let fix = match (checker.function(), region.loop_stmt) {
         // A whole function that only evaluates: decorate it.
         (Some(f), _) if !trains => decorator_fix(checker, f, eval_call.is_some()),
