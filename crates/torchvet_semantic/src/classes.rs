@@ -485,7 +485,7 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
     };
     let dropout = arg("dropout", 5)?;
     let layers = arg("num_layers", 2)?;
-    (!zero(dropout) && !one(layers)).then_some("Dropout")
+    (!zero(dropout) && !one(layers)).then_some("recurrent dropout")
 }
 
 /// Does calling this qualified name build a layer (or model) that behaves differently in
