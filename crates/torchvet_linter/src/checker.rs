@@ -1753,6 +1753,8 @@ pub struct FlowState<'a> {
     /// first `eval()` event is when the function can be one evaluation region (the tests
     /// that do not depend on the model call's place), `None` when it cannot be one.
     eval_functions: FxHashMap<u32, Option<TextSize>>,
+    /// Per function (by where it starts), [`Checker::trains_nowhere`].
+    trains_nowhere: FxHashMap<u32, bool>,
 }
 
 impl<'a> Checker<'a> {
@@ -2054,21 +2056,11 @@ impl<'a> Checker<'a> {
     /// no gradients on purpose: single-input prediction helpers that never call `eval()`
     /// themselves (their caller did, or the model has no mode-dependent layers).
     pub fn inference_function_region(&mut self, call: &ExprCall) -> Option<EvalRegion<'a>> {
-        use torchvet_semantic::regions::{
-            is_eval_name, is_train_name, may_use_gradients, uses_gradients_stmt,
-        };
         let f = self.function()?;
-        if !is_eval_name(f.name.as_str()) || is_train_name(f.name.as_str()) {
-            return None;
-        }
-        let text = self.text(f.range);
-        if may_use_gradients(text) && f.body.iter().any(uses_gradients_stmt) {
-            return None;
-        }
-        if self.function_events().iter().any(|e| trains_event(e.kind)) {
-            return None;
-        }
-        if self.reaches_graph_call(call) {
+        if !torchvet_semantic::regions::is_eval_name(f.name.as_str())
+            || !self.trains_nowhere(f)
+            || self.reaches_graph_call(call)
+        {
             return None;
         }
         Some(EvalRegion {
@@ -2082,31 +2074,41 @@ impl<'a> Checker<'a> {
     /// can be one evaluation region: see [`Checker::eval_function_region`].
     fn function_first_eval(&mut self, f: &'a ast::StmtFunctionDef) -> Option<TextSize> {
         use torchvet_semantic::flow::EventKind;
-        use torchvet_semantic::regions::{is_train_name, may_use_gradients, uses_gradients_stmt};
-        if is_train_name(f.name.as_str()) {
-            return None;
-        }
         // Only where the text can switch a model to eval mode (`model.eval()`,
         // `model.train(False)`, a helper named for evaluation): a cheap test before the
         // function's events are computed.
         let text = self.text(f.range);
         if !(self.mentions("eval") || self.mentions(".train("))
             || !(text.contains("eval") || text.contains(".train("))
+            || !self.trains_nowhere(f)
         {
             return None;
         }
-        if may_use_gradients(text) && f.body.iter().any(uses_gradients_stmt) {
-            return None;
-        }
-        let events = self.function_events();
-        if events.iter().any(|e| trains_event(e.kind)) {
-            return None;
-        }
-        events
+        self.function_events()
             .iter()
             .filter(|e| e.kind == EventKind::Eval)
             .map(|e| e.site().start())
             .min()
+    }
+
+    /// Can function `f` (the one being visited) be evaluation as a whole: it is not named for
+    /// training, uses no gradients on purpose (saliency, attacks), and has no training event
+    /// (backward, step, `zero_grad`, clipping, loss scaling), directly or in the project
+    /// functions it calls? Cached per function.
+    fn trains_nowhere(&mut self, f: &'a ast::StmtFunctionDef) -> bool {
+        use torchvet_semantic::regions::{is_train_name, may_use_gradients, uses_gradients_stmt};
+        let key = f.range.start().to_u32();
+        if let Some(&answer) = self.flow.trains_nowhere.get(&key) {
+            return answer;
+        }
+        let named_for_training = is_train_name(f.name.as_str());
+        let uses_gradients =
+            || may_use_gradients(self.text(f.range)) && f.body.iter().any(uses_gradients_stmt);
+        let answer = !named_for_training
+            && !uses_gradients()
+            && !self.function_events().iter().any(|e| trains_event(e.kind));
+        self.flow.trains_nowhere.insert(key, answer);
+        answer
     }
 
     /// The statements (or the comprehension's element) of a region, for name collection.

@@ -136,19 +136,15 @@ pub fn returns_eval_mode(q: &str) -> bool {
         && !loads_companion(q)
 }
 
-/// Does the framework call named `q` take over the mode of the model passed to it, switching
-/// it to eval mode whenever it runs (and leaving it there)? PyTorch-Ignite's
-/// `create_supervised_evaluator(model, ...)` builds an engine whose every iteration calls
-/// `model.eval()`. The index of the model among the positional arguments, and its keyword.
-pub fn evaluator_of_model(q: &str) -> Option<(usize, &'static str)> {
-    matches!(
-        q,
-        "ignite.engine.create_supervised_evaluator"
-            | "ignite.engine.engine.create_supervised_evaluator"
-            | "ignite.engine.create_supervised_tbptt_evaluator"
-    )
-    .then_some((0, "model"))
-}
+/// Framework calls that take over the mode of the model passed to them (first positional
+/// argument, or `model=`), switching it to eval mode whenever they run and leaving it there:
+/// PyTorch-Ignite's `create_supervised_evaluator(model, ...)` builds an engine whose every
+/// iteration calls `model.eval()`.
+pub const MODEL_EVALUATORS: &[&str] = &[
+    "ignite.engine.create_supervised_evaluator",
+    "ignite.engine.engine.create_supervised_evaluator",
+    "ignite.engine.create_supervised_tbptt_evaluator",
+];
 
 /// Is a Hugging Face loader one of a model's companions rather than a model: a tokenizer,
 /// processor, feature extractor, configuration, generation config, pipeline or scheduler

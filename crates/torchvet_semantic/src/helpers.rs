@@ -16,6 +16,11 @@ pub enum Literal<'a> {
     None,
 }
 
+/// Is `q` the qualified name of `torch.load` (also spelled `torch.serialization.load`)?
+pub fn is_torch_load(q: &str) -> bool {
+    matches!(q, "torch.load" | "torch.serialization.load")
+}
+
 /// Evaluate a literal (with unary minus/not).
 pub fn literal(expr: &Expr) -> Option<Literal<'_>> {
     match expr {

@@ -371,13 +371,23 @@ pub(crate) fn module_frozen_at(
 ///
 /// [`ProjectModel::class_freezes_itself`]: torchvet_semantic::project::ProjectModel::class_freezes_itself
 fn frozen_by_its_class(checker: &Checker, model: &Expr) -> bool {
+    project_class_is(checker, model, |p, c| p.model.class_freezes_itself(c))
+}
+
+/// Is the value of `expr` (a name or `self.<attr>`) an instance of a project class that
+/// satisfies `pred`?
+fn project_class_is(
+    checker: &Checker,
+    expr: &Expr,
+    pred: impl Fn(&ProjectFile, torchvet_semantic::project::ClassId) -> bool,
+) -> bool {
     use torchvet_semantic::project::ClassRef;
     let Some(p) = checker.project() else {
         return false;
     };
     matches!(
-        checker.value_resolved(model).and_then(|r| r.class),
-        Some(ClassRef::Project(c)) if p.model.class_freezes_itself(c)
+        checker.value_resolved(expr).and_then(|r| r.class),
+        Some(ClassRef::Project(c)) if pred(p, c)
     )
 }
 
@@ -389,14 +399,7 @@ fn frozen_by_its_class(checker: &Checker, model: &Expr) -> bool {
 ///
 /// [`ProjectModel::class_defines_call`]: torchvet_semantic::project::ProjectModel::class_defines_call
 pub(crate) fn runs_own_call(checker: &Checker, func: &Expr) -> bool {
-    use torchvet_semantic::project::ClassRef;
-    let Some(p) = checker.project() else {
-        return false;
-    };
-    matches!(
-        checker.value_resolved(func).and_then(|r| r.class),
-        Some(ClassRef::Project(c)) if p.model.class_defines_call(c)
-    )
+    project_class_is(checker, func, |p, c| p.model.class_defines_call(c))
 }
 
 /// [`module_frozen_at`] for the module's dotted name (`encoder`, `self.G`).

@@ -810,15 +810,11 @@ impl ProjectModel {
         self.link_timed(&mut Laps::off());
     }
 
-    fn link_timed(&mut self, laps: &mut Laps) {
-        let n = self.files.len();
-        self.cache = (0..n).map(|_| RwLock::default()).collect();
-        self.qcache = (0..n).map(|_| RwLock::default()).collect();
-        self.project_tops = self.project_tops_of();
-        // Dependencies: resolved qualified references.
-        self.deps = vec![FxHashSet::default(); n];
-        self.rdeps = vec![FxHashSet::default(); n];
-        let per_file: Vec<Vec<FileId>> = (0..n)
+    /// Per file, the other project files its qualified references resolve to (each once, in
+    /// reference order), with the resolver's current contexts. Resolved in parallel: the
+    /// resolver is shared and memoised.
+    fn imported_files(&self) -> Vec<Vec<FileId>> {
+        (0..self.files.len())
             .into_par_iter()
             .map(|i| {
                 let path = &self.files[i].path;
@@ -830,8 +826,18 @@ impl ProjectModel {
                     .filter(|&t| t as usize != i)
                     .collect()
             })
-            .collect();
-        for (i, targets) in per_file.into_iter().enumerate() {
+            .collect()
+    }
+
+    fn link_timed(&mut self, laps: &mut Laps) {
+        let n = self.files.len();
+        self.cache = (0..n).map(|_| RwLock::default()).collect();
+        self.qcache = (0..n).map(|_| RwLock::default()).collect();
+        self.project_tops = self.project_tops_of();
+        // Dependencies: resolved qualified references.
+        self.deps = vec![FxHashSet::default(); n];
+        self.rdeps = vec![FxHashSet::default(); n];
+        for (i, targets) in self.imported_files().into_iter().enumerate() {
             for t in targets {
                 self.deps[i].insert(t);
                 self.rdeps[t as usize].insert(i as FileId);
@@ -3053,10 +3059,7 @@ impl ProjectModel {
                 index: gi as u32,
             };
             for r in self.params[id as usize][gi].iter() {
-                match r {
-                    Some(r) => self.hash_resolved(r, &mut h),
-                    None => self.hash_resolved(&Resolved::default(), &mut h),
-                }
+                self.hash_resolved(r.as_deref().unwrap_or(&Resolved::default()), &mut h);
             }
             self.call_sites_no_grad(fid).hash(&mut h);
             (self.result_differentiated(fid), self.runs_without_grad(fid)).hash(&mut h);

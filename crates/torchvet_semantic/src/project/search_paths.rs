@@ -80,24 +80,9 @@ impl ProjectModel {
         let mut laps = super::Laps::start();
         for _ in 0..ROUNDS {
             let n = self.files.len();
-            // Import edges with the current contexts.
-            // What each file imports, resolved in parallel (the resolver is shared and
-            // memoised), then inverted in file order.
-            let imports: Vec<Vec<FileId>> = (0..n)
-                .into_par_iter()
-                .map(|i| {
-                    let path = &self.files[i].path;
-                    let mut seen: FxHashSet<&str> = FxHashSet::default();
-                    qualified_refs(&self.files[i])
-                        .filter(|q| !summary_is_external(q) && seen.insert(q))
-                        .filter_map(|q| self.resolver.resolve(path, q))
-                        .filter_map(|found| self.by_path.get(&found.file).copied())
-                        .filter(|&t| t as usize != i)
-                        .collect()
-                })
-                .collect();
+            // Import edges with the current contexts, inverted in file order.
             let mut importers: Vec<Vec<FileId>> = vec![Vec::new(); n];
-            for (i, targets) in imports.into_iter().enumerate() {
+            for (i, targets) in self.imported_files().into_iter().enumerate() {
                 for t in targets {
                     if importers[t as usize].last() != Some(&(i as FileId)) {
                         importers[t as usize].push(i as FileId);

@@ -87,7 +87,7 @@ crate::declare_rule! {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    if !matches!(name, Some("torch.load" | "torch.serialization.load")) {
+    if !name.is_some_and(torchvet_semantic::helpers::is_torch_load) {
         return;
     }
     let Some(explicit) = weights_only_in_effect(checker, call) else {

@@ -599,17 +599,16 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
     }
     // A framework evaluator built on the model runs it in eval mode and leaves it there
     // (`create_supervised_evaluator(model, ...)` of PyTorch-Ignite).
-    let handed_to_evaluator = checker.facts.calls.iter().any(|(q, calls)| {
-        torchvet_semantic::evaluator_of_model(q).is_some_and(|(i, kw)| {
-            calls.iter().any(|c| {
-                c.arguments
-                    .args
-                    .get(i)
-                    .or_else(|| helpers::keyword(c, kw))
-                    .is_some_and(|a| checker.text(module_chain(a).0.range()) == model)
-            })
+    let handed_to_evaluator = torchvet_semantic::MODEL_EVALUATORS
+        .iter()
+        .flat_map(|q| checker.facts.calls_of(q))
+        .filter_map(|c| {
+            c.arguments
+                .args
+                .first()
+                .or_else(|| helpers::keyword(c, "model"))
         })
-    });
+        .any(|a| checker.text(module_chain(a).0.range()) == model);
     if handed_to_evaluator {
         return true;
     }

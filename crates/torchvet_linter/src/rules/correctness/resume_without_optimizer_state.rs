@@ -115,10 +115,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     };
     let [b] = bindings else { return };
-    if at != func
-        || b.element.is_some()
-        || !matches!(&*b.callee, "torch.load" | "torch.serialization.load")
-    {
+    if at != func || b.element.is_some() || !torchvet_semantic::helpers::is_torch_load(&b.callee) {
         return;
     }
     let body: &[Stmt] = match checker.function() {

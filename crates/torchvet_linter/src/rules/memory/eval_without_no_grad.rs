@@ -189,7 +189,7 @@ fn loaded_whole(checker: &Checker, func: &Expr) -> bool {
     !values.is_empty()
         && values.iter().all(|(v, _)| {
             matches!(torchvet_semantic::dataflow::module_chain(v).0, Expr::Call(c)
-                if checker.resolve(&c.func).as_deref() == Some("torch.load"))
+                if checker.resolve(&c.func).is_some_and(|q| helpers::is_torch_load(&q)))
         })
 }
 

@@ -301,7 +301,7 @@ fn file_verdict(checker: &Checker, paired: &[&SaveSite]) -> Verdict {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    if !matches!(name, Some("torch.load" | "torch.serialization.load")) {
+    if !name.is_some_and(torchvet_semantic::helpers::is_torch_load) {
         return;
     }
     if helpers::has_kwargs_splat(call) {

@@ -1738,7 +1738,7 @@ impl StateDictLoadVisitor<'_, '_> {
         let is_load = self
             .scopes
             .resolve(&load.func)
-            .is_some_and(|q| matches!(q.as_str(), "torch.load" | "torch.serialization.load"));
+            .is_some_and(|q| helpers::is_torch_load(&q));
         if !is_load {
             return;
         }
