@@ -127,6 +127,7 @@ projects! {
         registry_model_zoo,
         dataparallel_wrapped_models,
         oneshot_inference_scripts,
+        eval_mode_set_by_helper_call,
     ],
     clean: [
         clean_conditional_eval_helper,

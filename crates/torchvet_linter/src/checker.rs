@@ -1956,6 +1956,11 @@ impl<'a> Checker<'a> {
             if self.flow_relevant() && self.flow_of(l).events.iter().any(|e| trains(e.kind)) {
                 return None;
             }
+            if torchvet_semantic::regions::runs_custom_train_step(
+                torchvet_semantic::regions::loop_body(l),
+            ) {
+                return None;
+            }
         }
         // Nothing trains after the region in the same iteration of the enclosing loop (or in
         // the rest of the function): the outputs do not feed a backward pass.

@@ -1054,6 +1054,63 @@ pub fn decorated_no_grad(f: &ast::StmtFunctionDef, scopes: &Scopes) -> bool {
     })
 }
 
+/// The module-level functions of a file that are decorators turning autograd off for what they
+/// wrap: `def nograd(f)` whose inner wrapper calls `f` inside `with torch.no_grad():` and is
+/// returned (a hand-written `@torch.no_grad()`, common in code from before it was a
+/// decorator). Empty for most files (only defs with a nested def are looked at).
+pub fn grad_off_decorators(body: &[Stmt], scopes: &Scopes) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in crate::helpers::function_defs(body) {
+        let Some(wrapped) = f.parameters.args.first().map(|p| p.parameter.name.as_str()) else {
+            continue;
+        };
+        let returns = |name: &str| {
+            f.body.iter().any(|s| {
+                matches!(s, Stmt::Return(r)
+                if r.value.as_deref().and_then(crate::helpers::name_of) == Some(name))
+            })
+        };
+        let wraps = crate::helpers::function_defs(&f.body).any(|inner| {
+            returns(inner.name.as_str())
+                && inner.body.iter().any(|s| {
+                    let Stmt::With(w) = s else {
+                        return false;
+                    };
+                    let off = w.items.iter().any(|item| match &item.context_expr {
+                        Expr::Call(c) => scopes.resolve(&c.func).is_some_and(|q| {
+                            crate::helpers::disables_grad(&q, c.arguments.args.first())
+                        }),
+                        _ => false,
+                    });
+                    off && w.body.iter().any(|s| {
+                        let value = match s {
+                            Stmt::Return(r) => r.value.as_deref(),
+                            Stmt::Expr(e) => Some(&*e.value),
+                            Stmt::Assign(a) => Some(&*a.value),
+                            _ => None,
+                        };
+                        matches!(value, Some(Expr::Call(c))
+                            if crate::helpers::name_of(&c.func) == Some(wrapped))
+                    })
+                })
+        });
+        if wraps {
+            out.push(f.name.to_string());
+        }
+    }
+    out
+}
+
+/// Is the function decorated with one of the file's own grad-off decorators (see
+/// [`grad_off_decorators`]), by its bare name?
+pub fn decorated_by(f: &ast::StmtFunctionDef, decorators: &[String]) -> bool {
+    !decorators.is_empty()
+        && f.decorator_list.iter().any(|d| {
+            crate::helpers::name_of(&d.expression)
+                .is_some_and(|n| decorators.iter().any(|x| x == n))
+        })
+}
+
 /// What an evaluation looks names up in.
 #[derive(Clone, Copy)]
 pub struct FlowContext<'c> {

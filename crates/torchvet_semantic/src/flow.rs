@@ -376,6 +376,25 @@ impl<'a> Event<'a> {
         })
     }
 
+    /// Does the event run only on the last iteration of `loop_stmt` (`if i == len(steps) - 1:`,
+    /// `if batch_idx + 1 == len(loader):` with `i` a name the loop binds)? For that loop it
+    /// comes after the iteration's other events, as if written after the loop.
+    pub fn only_on_last_iteration(&self, loop_stmt: &Stmt) -> bool {
+        let Stmt::For(f) = loop_stmt else {
+            return false;
+        };
+        let mut bound = Vec::new();
+        helpers::collect_target_names(&f.target, &mut bound);
+        self.guards.iter().any(|g| match g {
+            Guard::If {
+                stmt, clause: 0, ..
+            } if f.range().contains_range(stmt.range()) => {
+                is_last_iteration_test(&stmt.test, &bound)
+            }
+            _ => false,
+        })
+    }
+
     /// The key of the target object.
     pub fn target_key(&self) -> Option<&str> {
         self.target.as_ref().map(|o| o.key.as_str())
@@ -385,6 +404,31 @@ impl<'a> Event<'a> {
     pub fn scaler_key(&self) -> Option<&str> {
         self.scaler.as_ref().map(|o| o.key.as_str())
     }
+}
+
+/// `i == len(x) - 1`, `i == n - 1`, `i + 1 == len(x)` (either order) for `i` one of `index`.
+fn is_last_iteration_test(test: &Expr, index: &[&str]) -> bool {
+    let Expr::Compare(c) = test else {
+        return false;
+    };
+    let ([ast::CmpOp::Eq], [right]) = (&*c.ops, &*c.comparators) else {
+        return false;
+    };
+    let one = |e: &Expr| matches!(e, Expr::NumberLiteral(n) if matches!(&n.value, ast::Number::Int(i) if i.as_u8() == Some(1)));
+    let is_index = |e: &Expr| helpers::name_of(e).is_some_and(|n| index.contains(&n));
+    // (`i`, `len(x) - 1`) or (`i + 1`, `len(x)`): the bound is no literal.
+    let pair = |a: &Expr, b: &Expr| match a {
+        Expr::BinOp(p)
+            if matches!(p.op, ast::Operator::Add) && is_index(&p.left) && one(&p.right) =>
+        {
+            !matches!(b, Expr::NumberLiteral(_))
+        }
+        a if is_index(a) => matches!(b, Expr::BinOp(p)
+            if matches!(p.op, ast::Operator::Sub) && one(&p.right)
+                && !matches!(&*p.left, Expr::NumberLiteral(_))),
+        _ => false,
+    };
+    pair(&c.left, right) || pair(right, &c.left)
 }
 
 /// The test a guard's branch runs under, as (test, negated): `if T:` body -> (T, false),
@@ -1627,13 +1671,13 @@ impl<'a> Walker<'a, '_, '_> {
     // ----- one level of local-function summaries -----
 
     fn inline_function(&mut self, call: &'a ExprCall, name: &str) {
-        let f = self
-            .input
-            .functions
-            .iter()
-            .rev()
-            .find(|f| f.name.as_str() == name)
-            .copied();
+        let module_level = self.input.current.is_none() && self.helper.is_none();
+        let f = helpers::visible_def(
+            self.input.functions.iter().copied(),
+            name,
+            call.start(),
+            module_level,
+        );
         match f {
             Some(f) if self.helper.is_none() => self.inline(call, f, false),
             // Deeper than one level, or not a function the loop's file lists: the project

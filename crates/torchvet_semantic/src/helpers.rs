@@ -288,6 +288,39 @@ pub fn function_defs(body: &[ast::Stmt]) -> impl Iterator<Item = &ast::StmtFunct
     })
 }
 
+/// The names an assignment or loop target binds (`i, (x, y)` -> `i`, `x`, `y`; starred too).
+pub fn collect_target_names<'e>(target: &'e Expr, out: &mut Vec<&'e str>) {
+    match target {
+        Expr::Name(n) => out.push(n.id.as_str()),
+        Expr::Tuple(t) => t.elts.iter().for_each(|e| collect_target_names(e, out)),
+        Expr::List(l) => l.elts.iter().for_each(|e| collect_target_names(e, out)),
+        Expr::Starred(s) => collect_target_names(&s.value, out),
+        _ => {}
+    }
+}
+
+/// Which of several same-named definitions a call of `name` at `at` runs. Code at module level
+/// (a script, a notebook's cells) runs top to bottom, so it sees the last definition before the
+/// call (`def val_loss` redefined in a later cell does not change an earlier cell's loop); a
+/// call inside a function runs after the module has been loaded, so it sees the last
+/// definition of the file. A module-level call before every definition falls back to the last.
+pub fn visible_def<'a>(
+    defs: impl Iterator<Item = &'a ast::StmtFunctionDef>,
+    name: &str,
+    at: ruff_text_size::TextSize,
+    module_level: bool,
+) -> Option<&'a ast::StmtFunctionDef> {
+    let mut last = None;
+    let mut before = None;
+    for f in defs.filter(|f| f.name.as_str() == name) {
+        if module_level && f.range.start() < at {
+            before = Some(f);
+        }
+        last = Some(f);
+    }
+    before.or(last)
+}
+
 /// Does some name or attribute of the expression (`rank` in `str(args.rank)`) satisfy `pred`?
 /// Lambdas are not entered.
 pub fn any_identifier(e: &Expr, pred: &dyn Fn(&str) -> bool) -> bool {

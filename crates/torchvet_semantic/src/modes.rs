@@ -223,27 +223,28 @@ pub fn local_function<'a>(
         Expr::Name(n) => {
             let name = n.id.as_str();
             let body = &cx.module().body;
-            let index = cx.mode_cache().with(|c| {
+            let indices = cx.mode_cache().with(|c| {
                 c.module_defs
                     .get_or_insert_with(|| {
-                        let mut m = FxHashMap::default();
+                        let mut m: FxHashMap<String, Vec<usize>> = FxHashMap::default();
                         for (i, s) in body.iter().enumerate() {
                             if let Stmt::FunctionDef(f) = s {
-                                m.entry(f.name.to_string()).or_insert(i);
+                                m.entry(f.name.to_string()).or_default().push(i);
                             }
                         }
                         m
                     })
                     .get(name)
-                    .copied()
+                    .cloned()
             })?;
             if cx.scopes().lookup(name).is_some() {
                 return None;
             }
-            match body.get(index) {
+            let defs = indices.iter().filter_map(|&i| match body.get(i) {
                 Some(Stmt::FunctionDef(f)) => Some(f),
                 _ => None,
-            }
+            });
+            helpers::visible_def(defs, name, call.start(), cx.function().is_none())
         }
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
             let class = cx.method_of()?;
@@ -292,7 +293,7 @@ struct Cache {
     loop_backward: FxHashMap<u32, bool>,
     loop_training: FxHashMap<u32, bool>,
     /// Module-level `def`s by name (index into the module body).
-    module_defs: Option<FxHashMap<String, usize>>,
+    module_defs: Option<FxHashMap<String, Vec<usize>>>,
     /// Functions whose name says evaluation.
     eval_named: FxHashMap<u32, bool>,
     /// Functions only called for evaluation: an evaluation-named caller.
@@ -784,6 +785,18 @@ pub fn in_model_class<'x>(cx: &impl ModeSite<'x>) -> bool {
                 .body
                 .iter()
                 .any(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == "forward"))
+    })
+}
+
+/// Is the function being visited a method of a loss class (`ComputeLoss`, `YoloLoss`,
+/// `ContrastiveCriterion`: named for it, module or not)? Its forward passes (target assignment
+/// that decodes predictions with a helper module, IoU matching) belong to the training step
+/// whose loss it computes: they are not evaluation.
+pub fn in_loss_class<'x>(cx: &impl ModeSite<'x>) -> bool {
+    cx.method_of().is_some_and(|c| {
+        let name = c.def.name.as_str();
+        helpers::contains_ignore_ascii_case(name, "loss")
+            || helpers::contains_ignore_ascii_case(name, "criterion")
     })
 }
 

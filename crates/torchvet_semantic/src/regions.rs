@@ -3,6 +3,7 @@
 //! backward or optimizer step in the loop, none after it in the same iteration or function)
 //! to decide, wherever the loop is written (a standalone function, a notebook cell, or nested
 //! in the epoch loop right after the training loop), that a loop is an evaluation region.
+use crate::helpers;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
@@ -590,6 +591,21 @@ impl<'a> Visitor<'a> for GradientUse {
         }
         visitor::walk_expr(self, expr);
     }
+}
+
+/// Does the suite call a hand-written training step named `train` (`model.train(X, y)`,
+/// `agent.train(batch, lr=lr)`): two or more arguments, which `nn.Module.train(mode)` never
+/// takes? A loop that makes one trains, whatever metric it also prints.
+pub fn runs_custom_train_step(body: &[Stmt]) -> bool {
+    let mut found = false;
+    helpers::for_each_own_call(body, false, &mut |c| {
+        if matches!(helpers::method_call(c), Some(("train", _)))
+            && c.arguments.args.len() + c.arguments.keywords.len() >= 2
+        {
+            found = true;
+        }
+    });
+    found
 }
 
 /// The body of a `for`/`while` loop.

@@ -416,6 +416,24 @@ pub(crate) fn name_frozen_at(checker: &Checker, name: &str, at: ruff_text_size::
     let Some(f) = checker.function() else {
         return false;
     };
+    // A module-level model the function reads as a global (a notebook's `model`, frozen in
+    // an earlier cell): frozen by the module body, which runs before any call of the function.
+    let root = name.split('.').next().unwrap_or(name);
+    if !checker
+        .scopes
+        .current()
+        .is_some_and(|s| s.binds_locally(root))
+        && p.model.frozen_before(
+            FuncId {
+                file: p.file,
+                index: 0,
+            },
+            name,
+            ruff_text_size::TextSize::new(u32::MAX),
+        )
+    {
+        return true;
+    }
     f.parameters
         .iter()
         .position(|q| q.name().as_str() == name)

@@ -2749,6 +2749,23 @@ impl ProjectModel {
             }) {
                 any = true;
             }
+            // Or an earlier call of the caller hands the same object to a function that
+            // switches it (`acc = evaluate(model=model, ...)`, whose body calls
+            // `model.eval()`, then `plot_class_preds(net=model, ...)`).
+            let targets = &self.targets[caller.file as usize][caller.index as usize];
+            any |= g.calls.iter().enumerate().any(|(cj, c)| {
+                if c.range.start() >= call.range.start() {
+                    return false;
+                }
+                let Some(Some((h, hshift))) = targets.get(cj).copied() else {
+                    return false;
+                };
+                self.events(h).iter().any(|e| {
+                    e.kind == EventKind::Eval
+                        && matches!(&e.target, Target::Param(k, path) if path.is_empty()
+                            && self.arg_key(h, c, *k as usize, hshift).as_deref() == Some(&*key))
+                })
+            });
         }
         Some(any)
     }

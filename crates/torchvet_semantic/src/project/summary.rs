@@ -1192,6 +1192,7 @@ fn summarise_lines(
         } else {
             Default::default()
         };
+    let grad_off_decorators = dataflow::grad_off_decorators(&module.body, &scopes);
     let mut b = Builder {
         text,
         scopes,
@@ -1200,6 +1201,7 @@ fn summarise_lines(
         flow: flow_summaries.as_ref(),
         out,
         module_defs: module_level_defs(&module.body),
+        grad_off_decorators,
         body_mutated: Vec::new(),
         class_calls,
         kept: keep_scopes.then(KeptScopes::default),
@@ -1437,6 +1439,9 @@ struct Builder<'s> {
     flow: Option<&'s dataflow::Summaries>,
     out: FileSummary,
     module_defs: FxHashMap<String, bool>,
+    /// The file's own decorators that turn autograd off (see
+    /// [`dataflow::grad_off_decorators`]).
+    grad_off_decorators: Vec<String>,
     /// What each class body calls, by where the class starts (see [`file_walk`]).
     class_calls: ClassCalls,
     /// The scopes collected, when the caller keeps them for the checker.
@@ -1604,7 +1609,8 @@ impl Builder<'_> {
                 })
             })
             .collect();
-        let no_grad = dataflow::decorated_no_grad(f, &self.scopes);
+        let no_grad = dataflow::decorated_no_grad(f, &self.scopes)
+            || dataflow::decorated_by(f, &self.grad_off_decorators);
         let flow_return = match (class, parent) {
             (None, Some(0)) => self.flow.and_then(|s| s.function(f.name.as_str())),
             _ => None,
@@ -3033,7 +3039,8 @@ struct BodyWalker<'w, 'b> {
     has_loop: bool,
     mode_layer: Option<(&'static str, TextRange)>,
     /// The start of a layer built and applied on the spot (`nn.Dropout(p)(x)`): a fresh
-    /// module, never registered, in training mode whatever `eval()` does to the model.
+    /// module, never registered, in training mode whatever `eval()` does to the model. Also
+    /// a layer built only for some arguments (`nn.Dropout(p) if p > 0 else None`).
     applied_inline: Option<TextSize>,
     builds: Vec<Ref>,
 }
@@ -3308,6 +3315,23 @@ impl BodyWalker<'_, '_> {
                 "dataset" | "sampler" | "batch_size" => self.mark(&a.value, Usage::LOADER_ATTR),
                 _ => {}
             },
+            // `nn.Dropout(p) if p > 0 else None`: a layer that exists only for some
+            // constructor arguments (a DP-LSTM's dropout, off by default) does not by itself
+            // make the class train/eval-sensitive.
+            Expr::If(i) => {
+                let absent = |e: &Expr| {
+                    matches!(e, Expr::NoneLiteral(_))
+                        || matches!(e, Expr::Call(c) if matches!(&*c.func,
+                            Expr::Name(n) if n.id.as_str() == "Identity")
+                            || matches!(&*c.func,
+                            Expr::Attribute(a) if a.attr.as_str() == "Identity"))
+                };
+                for (branch, other) in [(&*i.body, &*i.orelse), (&*i.orelse, &*i.body)] {
+                    if let (Expr::Call(c), true) = (branch, absent(other)) {
+                        self.applied_inline = Some(c.start());
+                    }
+                }
+            }
             Expr::Call(call) => {
                 if let Some(i) = self.param(&call.func) {
                     self.usage[i].0 |= Usage::CALLED;

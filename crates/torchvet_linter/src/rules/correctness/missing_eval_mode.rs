@@ -9,8 +9,8 @@ use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 use torchvet_semantic::modes::{
     assigned_values, caller_differentiates_result, classify, frame_evaluation_caller,
-    frame_is_eval_named, in_model_class, is_framework_hook, loop_has_backward, mode_dependent,
-    one_batch_self_test, smoke_test_call, summary, Event,
+    frame_is_eval_named, in_loss_class, in_model_class, is_framework_hook, loop_has_backward,
+    mode_dependent, one_batch_self_test, smoke_test_call, summary, Event,
 };
 
 crate::declare_rule! {
@@ -32,7 +32,10 @@ crate::declare_rule! {
     /// The model may be built in another file, passed in as a parameter, or kept in
     /// `self.<attr>`: the project model knows its class, the layers of the class, of its
     /// sub-modules and of its base classes, and whether the callers switch it to eval mode
-    /// before passing it. A model chosen through a registry or a factory of classes
+    /// before passing it (themselves, or through an earlier call of a helper whose body calls
+    /// `model.eval()`: `evaluate(model=model, ...)` then `plot_preds(net=model, ...)`). A
+    /// layer built only for some arguments (`nn.Dropout(p) if p > 0 else None`) does not
+    /// count by itself. A model chosen through a registry or a factory of classes
     /// (`MODELS[args.arch](...)`, `get_model_class(name)(**cfg)`) is reported when every class
     /// it may be has such layers; one unpacked from a tuple a project function returns
     /// (`encoder, decoder = load_model(path)`) has the class of its element. Evaluation is a `no_grad` region, an evaluation-named function, or an
@@ -213,7 +216,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !in_no_grad && !named && loaded.is_none() && !checker.in_loop_or_comprehension() {
         return;
     }
-    if fname.is_some_and(is_framework_hook) || in_model_class(checker) || checker.is_test_file() {
+    if fname.is_some_and(is_framework_hook)
+        || in_model_class(checker)
+        || in_loss_class(checker)
+        || checker.is_test_file()
+    {
         return;
     }
     // `with eval_mode(model):` style helpers switch the mode themselves.

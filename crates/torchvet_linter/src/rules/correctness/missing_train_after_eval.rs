@@ -28,8 +28,12 @@ crate::declare_rule! {
     /// (`select_action()` that calls `self.dqn.eval()` only `if self.is_test:`), and an
     /// `eval()` under the opposite value of a test the loop never changes from its optimizer
     /// step (`if not train: ... model.eval()` and `if train: optimizer.step()` in one epoch
-    /// function for training and validation). An `eval()` under a periodic condition
-    /// (`if epoch % 5 == 0:`) is still a switch.
+    /// function for training and validation), nor one that runs only on the last iteration of
+    /// the batch loop (`if i == len(loader) - 1: validate(model)`): it comes after that loop's
+    /// last step, and whether the next epoch restores the mode is the epoch loop's question.
+    /// An `eval()` under a periodic condition (`if epoch % 5 == 0:`) is still a switch. In a
+    /// script or notebook, a helper redefined later (`def val_loss` in a later cell) is the
+    /// definition before the loop that calls it.
     ///
     /// ## Example
     /// ```python
@@ -158,7 +162,9 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                             == Some(target.key.as_str())
                 })
             });
-            // Unknown models (a library's `fit(model, ...)`) may well have such layers.
+            // Unknown models (a library's `fit(model, ...)`, a backbone picked from a dict of
+            // instances) may well have such layers; a model known to have none (built here from
+            // torch layers or project classes without Dropout / BatchNorm) does not.
             model.is_none_or(|m| {
                 crate::rules::correctness::missing_eval_mode::mode_sensitivity(checker, m)
                     != Some(false)
@@ -174,6 +180,11 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             // `select_action()` that calls `eval()` only `if self.is_test:`, a shared epoch
             // function that evaluates only `if not train:`: the training path does not switch.
             if e.conditional_in_callee(loop_range) {
+                continue;
+            }
+            // `if i == len(loader) - 1: validate(model)`: after this loop's last step; whether
+            // the next epoch restores the mode is the enclosing loop's question.
+            if e.only_on_last_iteration(stmt) {
                 continue;
             }
             // `if not train: model.eval()` ... `if train: optimizer.step()` with a `train`

@@ -9,7 +9,7 @@ use torchvet_semantic::flow::{object_key, EventKind};
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 use torchvet_semantic::modes::{
-    assigned_values, caller_differentiates_result, grad_off_here, in_model_class,
+    assigned_values, caller_differentiates_result, grad_off_here, in_loss_class, in_model_class,
     is_framework_hook, one_batch_self_test, result_discarded, smoke_test_call,
 };
 
@@ -62,7 +62,15 @@ crate::declare_rule! {
     /// reports the flag; where the project requires torch 0.4 or later, both are reported.
     ///
     /// Nor an instance of a project class that defines its own `__call__` (Ultralytics'
-    /// `Model`, whose call runs a predictor that turns autograd off itself).
+    /// `Model`, whose call runs a predictor that turns autograd off itself), nor a method
+    /// decorated with a wrapper of the project's own that calls it inside `torch.no_grad()`
+    /// (`@nograd` in code older than the `no_grad` decorator). Nor the methods of a loss class
+    /// (`ComputeLoss.build_targets` decoding predictions for target assignment: part of the
+    /// training step), nor a loop that calls a hand-written training step named `train`
+    /// (`model.train(X, y)`, which `nn.Module.train(mode)` never takes). A model read as a
+    /// global whose every parameter the module body froze (a notebook's first cell) is
+    /// frozen, and an `eval()` followed by a fresh model under the same name (`model =
+    /// RNNModel(...)` in a later cell) says nothing of the new one.
     ///
     /// Methods of a model class (an `nn.Module`, or a class with a `forward`) are not reported
     /// either: whoever calls the model chooses the grad mode. That includes models built on
@@ -346,6 +354,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         .function()
         .is_some_and(|f| is_framework_hook(f.name.as_str()) || f.name.as_str() == "__call__")
         || in_model_class(checker)
+        || in_loss_class(checker)
         || checker.is_test_file()
     {
         return;
@@ -442,6 +451,22 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         .filter(|e| e.kind == EventKind::Eval && e.site().start() < before && on_model(e))
         .map(|e| e.site())
         .next_back();
+    // A model built afresh after that `eval()` (`model = RNNModel(...)` in a later notebook
+    // cell) is a new object in training mode: the old switch says nothing of it.
+    let stale = eval_call;
+    let eval_call = eval_call.filter(|at| {
+        !assigned_values(checker, func).iter().any(|(v, r)| {
+            r.start() > at.end()
+                && r.start() < before
+                && matches!(
+                    torchvet_semantic::dataflow::module_chain(v).0,
+                    Expr::Call(_)
+                )
+        })
+    });
+    if stale.is_some() && eval_call.is_none() && region.evidence == Evidence::EvalMode {
+        return;
+    }
     if via == Via::Name && !known_module && eval_call.is_none() {
         return;
     }
