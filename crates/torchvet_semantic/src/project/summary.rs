@@ -469,6 +469,10 @@ pub struct FunctionSummary {
     pub annotations: Vec<Option<Ref>>,
     /// Decorated `@torch.no_grad()` / `@torch.inference_mode()`.
     pub no_grad: bool,
+    /// Builds a pre-0.4 `Variable(..., volatile=...)` (not literally `False`) in its own body:
+    /// a helper such as `get_batch(source, i, evaluation=True)` that hands out inputs with
+    /// autograd off for the torch of its era.
+    pub volatile_inputs: bool,
     /// What it returns (joined over its `return` statements).
     pub returns: Val,
     /// Tensor properties of what it returns (same-file dataflow summary), and its eval mode
@@ -1220,6 +1224,7 @@ fn summarise_lines(
         param_defaults: Vec::new(),
         annotations: Vec::new(),
         no_grad: false,
+        volatile_inputs: false,
         returns: Val::Unknown,
         return_props: ThinVec::new(),
         return_forward_props: ThinVec::new(),
@@ -1578,6 +1583,13 @@ impl Builder<'_> {
         }
         subs.sort_by(ref_order);
         subs.dedup();
+        // Dropout / BatchNorm held only by attributes that `forward` and the other methods never
+        // read (a classifier head kept from the original network by a feature-map extractor
+        // whose `forward` runs `self.features` alone, a `self.dropout` defined and never
+        // applied): switching the mode cannot change what the class computes.
+        if layer.is_some() && self.mode_layers_unused(c) {
+            layer = None;
+        }
         let cs = &mut self.out.classes[idx as usize];
         cs.mode_layer = layer.map(|(k, _)| k);
         cs.mode_layer_at = layer.map(|(_, r)| r);
@@ -1645,6 +1657,7 @@ impl Builder<'_> {
                 .collect(),
             annotations,
             no_grad,
+            volatile_inputs: self.builds_volatile_variable(f),
             returns: Val::Unknown,
             return_props: return_props.into(),
             return_forward_props: return_forward_props.into(),
@@ -2443,6 +2456,138 @@ impl Builder<'_> {
 
     /// The train/eval-sensitive layer family a call builds (`nn.Dropout(...)`, a pretrained
     /// torchvision model), without allocating for calls not rooted in a torch import.
+    /// Does class `c` define `forward` and hold every train/eval-sensitive layer it builds in
+    /// `self.<attr> = ...` assignments (the layer anywhere in the value) whose attributes no
+    /// method other than construction and weight initialisation reads, with no method reaching its sub-modules by other
+    /// means (`self.modules()`, `self.children()`, `getattr(self, ...)`, `self._modules`,
+    /// iterating `self`)?
+    fn mode_layers_unused(&self, c: &ast::StmtClassDef) -> bool {
+        use ruff_python_ast::visitor::{self, Visitor};
+        let methods: Vec<&ast::StmtFunctionDef> = helpers::function_defs(&c.body).collect();
+        if !methods.iter().any(|f| f.name.as_str() == "forward") {
+            return false;
+        }
+        // Every layer call of the class, and the attributes holding one.
+        struct Layers<'b, 's> {
+            b: &'b Builder<'s>,
+            calls: usize,
+        }
+        impl<'a> Visitor<'a> for Layers<'_, '_> {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                if let Expr::Call(call) = e {
+                    if self.b.layer_of_call(call).is_some() {
+                        self.calls += 1;
+                    }
+                }
+                visitor::walk_expr(self, e);
+            }
+        }
+        let mut all = Layers { b: self, calls: 0 };
+        let mut held = Layers { b: self, calls: 0 };
+        let mut attrs: Vec<&str> = Vec::new();
+        for f in &methods {
+            visitor::walk_body(&mut all, &f.body);
+            helpers::for_each_own_stmt(&f.body, &mut |st: &Stmt| {
+                if let Stmt::Assign(a) = st {
+                    if let [Expr::Attribute(t)] = &*a.targets {
+                        if helpers::name_of(&t.value) == Some("self") {
+                            let before = held.calls;
+                            held.visit_expr(&a.value);
+                            if held.calls > before {
+                                attrs.push(t.attr.as_str());
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        if attrs.is_empty() || held.calls != all.calls {
+            return false;
+        }
+        // Reads of those attributes, or of the sub-modules wholesale, outside `__init__`.
+        struct Reads<'x> {
+            attrs: &'x [&'x str],
+            found: bool,
+        }
+        impl<'a> Visitor<'a> for Reads<'_> {
+            fn visit_expr(&mut self, e: &'a Expr) {
+                match e {
+                    Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {
+                        let n = a.attr.as_str();
+                        if self.attrs.contains(&n)
+                            || matches!(
+                                n,
+                                "modules"
+                                    | "children"
+                                    | "named_modules"
+                                    | "named_children"
+                                    | "_modules"
+                            )
+                        {
+                            self.found = true;
+                        }
+                    }
+                    Expr::Call(c) if helpers::name_of(&c.func) == Some("getattr") => {
+                        self.found = true;
+                    }
+                    _ => {}
+                }
+                visitor::walk_expr(self, e);
+            }
+            fn visit_stmt(&mut self, st: &'a Stmt) {
+                if let Stmt::For(f) = st {
+                    if helpers::name_of(&f.iter) == Some("self") {
+                        self.found = true;
+                    }
+                }
+                visitor::walk_stmt(self, st);
+            }
+        }
+        let mut reads = Reads {
+            attrs: &attrs,
+            found: false,
+        };
+        // Construction and weight initialisation (`__init__`, `_initialize_weights`,
+        // `reset_parameters`, which walk `self.modules()`) run no forward pass.
+        let builds_only = |name: &str| {
+            helpers::contains_ignore_ascii_case(name, "init") || name == "reset_parameters"
+        };
+        for f in methods.iter().filter(|f| !builds_only(f.name.as_str())) {
+            visitor::walk_body(&mut reads, &f.body);
+        }
+        !reads.found
+    }
+
+    /// Does `f`'s own body call `Variable(..., volatile=...)` with a flag not literally false
+    /// (see [`FunctionSummary::volatile_inputs`])? Only functions whose text says `volatile`
+    /// are walked.
+    fn builds_volatile_variable(&self, f: &ast::StmtFunctionDef) -> bool {
+        let text = self
+            .text
+            .get(f.range.start().to_usize()..f.range.end().to_usize())
+            .unwrap_or("");
+        if memchr::memmem::find(text.as_bytes(), b"volatile").is_none() {
+            return false;
+        }
+        let mut found = false;
+        helpers::for_each_own_call(&f.body, false, &mut |c| {
+            let variable = self.scopes.resolve(&c.func).is_some_and(|q| {
+                matches!(
+                    q.as_str(),
+                    "torch.autograd.Variable" | "torch.autograd.variable.Variable"
+                )
+            });
+            if variable
+                && c.arguments
+                    .find_keyword("volatile")
+                    .is_some_and(|k| helpers::is_truthy(&k.value) != Some(false))
+            {
+                found = true;
+            }
+        });
+        found
+    }
+
     fn layer_of_call(&self, call: &ExprCall) -> Option<&'static str> {
         let func = &*call.func;
         let mut cur = func;

@@ -35,7 +35,8 @@ crate::declare_rule! {
     /// before passing it (themselves, or through an earlier call of a helper whose body calls
     /// `model.eval()`: `evaluate(model=model, ...)` then `plot_preds(net=model, ...)`). A
     /// layer built only for some arguments (`nn.Dropout(p) if p > 0 else None`) does not
-    /// count by itself. A model chosen through a registry or a factory of classes
+    /// count by itself, nor one held by an attribute that `forward` and the other methods
+    /// never read (a feature-map extractor that keeps the classifier head it never runs). A model chosen through a registry or a factory of classes
     /// (`MODELS[args.arch](...)`, `get_model_class(name)(**cfg)`) is reported when every class
     /// it may be has such layers; one unpacked from a tuple a project function returns
     /// (`encoder, decoder = load_model(path)`) has the class of its element. Evaluation is a `no_grad` region, an evaluation-named function, or an

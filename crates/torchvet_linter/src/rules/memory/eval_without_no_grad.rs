@@ -57,7 +57,9 @@ crate::declare_rule! {
     /// the project). Nor a
     /// project whose every allowed torch predates `torch.no_grad` (`torch==0.3.1` in its
     /// requirements, `--target-torch 0.3`): there, `volatile=True` is how inference turns
-    /// autograd off. Code of that era (a `Variable(x, volatile=True)` in the same function) in
+    /// autograd off. Code of that era (a `Variable(x, volatile=True)` in the same function, or
+    /// inputs from a project helper that builds them so: `get_batch(source, i,
+    /// evaluation=True)`) in
     /// a project that declares no torch requirement is left to `volatile-flag-removed`, which
     /// reports the flag; where the project requires torch 0.4 or later, both are reported.
     ///
@@ -663,4 +665,40 @@ fn uses_volatile_here(checker: &Checker) -> bool {
     .filter(|c| here(c))
     .filter_map(|c| c.arguments.find_keyword("volatile"))
     .any(|k| helpers::is_truthy(&k.value) != Some(false))
+        || volatile_inputs_from_helper(checker)
+}
+
+/// Does the function (or module body) being checked call a project function that builds
+/// volatile `Variable`s (`data, targets = get_batch(source, i, evaluation=True)` with
+/// `Variable(..., volatile=evaluation)` in `utils.py`)? Its inputs turn autograd off the
+/// pre-0.4 way.
+fn volatile_inputs_from_helper(checker: &Checker) -> bool {
+    use torchvet_semantic::project::Entity;
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    let Some(here) = crate::rules::facts::current_function(checker, p) else {
+        return false;
+    };
+    let mut found = false;
+    let body: &[ruff_python_ast::Stmt] = match checker.function() {
+        Some(f) => &f.body,
+        None => &checker.module().body,
+    };
+    helpers::for_each_own_call(body, false, &mut |c| {
+        if found {
+            return;
+        }
+        let callee = checker
+            .resolve(&c.func)
+            .and_then(|q| p.entity(&q))
+            .or_else(|| match &*c.func {
+                ruff_python_ast::Expr::Name(n) => p.local(n.id.as_str()),
+                _ => None,
+            });
+        if let Some(Entity::Function(id)) = callee {
+            found = id != here && p.model.function(id).volatile_inputs;
+        }
+    });
+    found
 }
