@@ -319,12 +319,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !checker.torch_at_least(0, 4) {
         return;
     }
-    // Code written for torch < 0.4 that turns autograd off with `Variable(x, volatile=True)`
-    // in this function, in a project that does not say it runs on a newer torch:
-    // `volatile-flag-removed` reports the flag (ignored since 0.4) and says what replaces it.
-    if !checker.declared_min_known_at_least(0, 4) && uses_volatile_here(checker) {
-        return;
-    }
     // The model called: `model(x)`, `self.net(x)`, or a method of it that runs its forward
     // pass (`model.forward(x)`, or a project module class's `model.generate(x)`).
     let (func, via): (&Expr, Via) = match &*call.func {
@@ -374,6 +368,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(region) = region else {
         return;
     };
+    // Code written for torch < 0.4 that turns autograd off with `Variable(x, volatile=True)`
+    // in this function (or takes its inputs from a project helper that builds them so), in a
+    // project that does not say it runs on a newer torch: `volatile-flag-removed` reports the
+    // flag (ignored since 0.4) and says what replaces it. Asked once a region is found: the
+    // helper search walks the function's calls.
+    if !checker.declared_min_known_at_least(0, 4) && uses_volatile_here(checker) {
+        return;
+    }
     // A torch module: by its kind, or, where the name's kind is mixed (a notebook that runs
     // the PyTorch and the TensorFlow version of one example under the same name), by the
     // value it holds here (a torch `from_pretrained` model in eval mode).
