@@ -31,7 +31,10 @@ crate::declare_rule! {
     /// function for training and validation), nor one that runs only on the last iteration of
     /// the batch loop (`if i == len(loader) - 1: validate(model)`): it comes after that loop's
     /// last step, and whether the next epoch restores the mode is the epoch loop's question.
-    /// An `eval()` under a periodic condition (`if epoch % 5 == 0:`) is still a switch. In a
+    /// An `eval()` under a periodic condition (`if epoch % 5 == 0:`) is still a switch.
+    /// Several switches of one model in one statement of the loop (a validation block that
+    /// calls `perform_val(model, ...)` once per benchmark) are one finding, at the last of
+    /// them, with the others as related locations. In a
     /// script or notebook, a helper redefined later (`def val_loss` in a later cell) is the
     /// definition before the loop that calls it.
     ///
@@ -92,6 +95,12 @@ struct Candidate {
     remote: Option<(torchvet_semantic::project::FileId, TextRange)>,
     model: String,
     step: TextRange,
+    /// The statement of the loop body that holds the switch: switches of one model in one
+    /// such statement (seven `perform_val(..., backbone, ...)` calls in one validation block)
+    /// are one finding, at the last of them.
+    top: TextRange,
+    /// The earlier switches of that statement.
+    earlier: Vec<TextRange>,
 }
 
 thread_local! {
@@ -204,15 +213,34 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             {
                 continue;
             }
-            if p.iter().any(|c| c.site == e.site()) {
+            if p.iter()
+                .any(|c| c.site == e.site() || c.earlier.contains(&e.site()))
+            {
+                continue;
+            }
+            let inner = e.via.filter(|_| e.remote.is_none()).map(|_| e.range);
+            if let Some(c) = p
+                .iter_mut()
+                .find(|c| c.model == model && c.top == e.top.range())
+            {
+                if e.site().start() > c.site.start() {
+                    c.earlier.push(c.site);
+                    c.site = e.site();
+                    c.inner = inner;
+                    c.remote = e.remote;
+                } else {
+                    c.earlier.push(e.site());
+                }
                 continue;
             }
             p.push(Candidate {
                 site: e.site(),
-                inner: e.via.filter(|_| e.remote.is_none()).map(|_| e.range),
+                inner,
                 remote: e.remote,
                 model: model.clone(),
                 step,
+                top: e.top.range(),
+                earlier: Vec::new(),
             });
             if trained_args.contains(&model) {
                 TRAINED.with_borrow_mut(|t| t.push(model));
@@ -361,6 +389,9 @@ fn report_pending(checker: &mut Checker) {
         }
         if let (Some((file, range)), Some(p)) = (c.remote, &project) {
             d.add_remote(p, file, range, "`eval()` is called here");
+        }
+        for at in &c.earlier {
+            d.add_related(*at, format!("`{model}` is also switched to eval mode here"));
         }
         d.add_related(c.step, "this optimizer step then runs in eval mode");
         if let Some(fix) = fix {
