@@ -374,11 +374,11 @@ fn report_pending(checker: &mut Checker) {
         let model = &c.model;
         let message = if c.inner.is_some() || c.remote.is_some() {
             format!(
-                "`{call_text}` puts `{model}` in eval mode inside this training loop and `{model}.train()` is never called again: the following optimizer steps train with Dropout off and BatchNorm frozen to its running statistics"
+                "`{call_text}` puts `{model}` in eval mode inside this training loop and `{model}.train()` is not called before the following optimizer steps, which train with Dropout off and BatchNorm frozen to its running statistics"
             )
         } else {
             format!(
-                "`{model}` is put in eval mode inside this training loop and `{model}.train()` is never called again: the following optimizer steps train with Dropout off and BatchNorm frozen to its running statistics"
+                "`{model}` is put in eval mode inside this training loop and `{model}.train()` is not called before the following optimizer steps, which train with Dropout off and BatchNorm frozen to its running statistics"
             )
         };
         let fix = build_fix(checker, &c);
