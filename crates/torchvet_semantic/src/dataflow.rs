@@ -1041,17 +1041,24 @@ fn strip_graph(mut v: Value) -> Value {
     v
 }
 
+/// Does a context manager or decorator expression turn autograd off: `torch.no_grad()`,
+/// `torch.inference_mode()`, `torch.set_grad_enabled(False)` (see
+/// [`crate::helpers::disables_grad`]), called or bare?
+pub fn turns_grad_off(e: &Expr, scopes: &Scopes) -> bool {
+    let (callee, first) = match e {
+        Expr::Call(c) => (&*c.func, c.arguments.args.first()),
+        e => (e, None),
+    };
+    scopes
+        .resolve(callee)
+        .is_some_and(|q| crate::helpers::disables_grad(&q, first))
+}
+
 /// Is the function decorated `@torch.no_grad()` / `@torch.inference_mode()`?
 pub fn decorated_no_grad(f: &ast::StmtFunctionDef, scopes: &Scopes) -> bool {
-    f.decorator_list.iter().any(|d| {
-        let (e, first) = match &d.expression {
-            Expr::Call(c) => (&*c.func, c.arguments.args.first()),
-            e => (e, None),
-        };
-        scopes
-            .resolve(e)
-            .is_some_and(|q| crate::helpers::disables_grad(&q, first))
-    })
+    f.decorator_list
+        .iter()
+        .any(|d| turns_grad_off(&d.expression, scopes))
 }
 
 /// The module-level functions of a file that are decorators turning autograd off for what they
@@ -1076,12 +1083,10 @@ pub fn grad_off_decorators(body: &[Stmt], scopes: &Scopes) -> Vec<String> {
                     let Stmt::With(w) = s else {
                         return false;
                     };
-                    let off = w.items.iter().any(|item| match &item.context_expr {
-                        Expr::Call(c) => scopes.resolve(&c.func).is_some_and(|q| {
-                            crate::helpers::disables_grad(&q, c.arguments.args.first())
-                        }),
-                        _ => false,
-                    });
+                    let off = w
+                        .items
+                        .iter()
+                        .any(|item| turns_grad_off(&item.context_expr, scopes));
                     off && w.body.iter().any(|s| {
                         let value = match s {
                             Stmt::Return(r) => r.value.as_deref(),
@@ -2925,16 +2930,7 @@ impl Walker<'_, '_> {
                 let mut entered = 0;
                 for item in &w.items {
                     self.record_expr(&item.context_expr);
-                    let (callee, first) = match &item.context_expr {
-                        Expr::Call(c) => (&*c.func, c.arguments.args.first()),
-                        e => (e, None),
-                    };
-                    let ctx = self
-                        .cx
-                        .scopes
-                        .resolve(callee)
-                        .is_some_and(|q| helpers::disables_grad(&q, first));
-                    if ctx {
+                    if turns_grad_off(&item.context_expr, self.cx.scopes) {
                         entered += 1;
                     }
                     if let Some(v) = &item.optional_vars {

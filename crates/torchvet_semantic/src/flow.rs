@@ -383,13 +383,11 @@ impl<'a> Event<'a> {
         let Stmt::For(f) = loop_stmt else {
             return false;
         };
-        let mut bound = Vec::new();
-        helpers::collect_target_names(&f.target, &mut bound);
         self.guards.iter().any(|g| match g {
             Guard::If {
                 stmt, clause: 0, ..
             } if f.range().contains_range(stmt.range()) => {
-                is_last_iteration_test(&stmt.test, &bound)
+                is_last_iteration_test(&stmt.test, &f.target)
             }
             _ => false,
         })
@@ -406,8 +404,9 @@ impl<'a> Event<'a> {
     }
 }
 
-/// `i == len(x) - 1`, `i == n - 1`, `i + 1 == len(x)` (either order) for `i` one of `index`.
-fn is_last_iteration_test(test: &Expr, index: &[&str]) -> bool {
+/// `i == len(x) - 1`, `i == n - 1`, `i + 1 == len(x)` (either order) for `i` a name the loop
+/// target binds.
+fn is_last_iteration_test(test: &Expr, target: &Expr) -> bool {
     let Expr::Compare(c) = test else {
         return false;
     };
@@ -415,7 +414,7 @@ fn is_last_iteration_test(test: &Expr, index: &[&str]) -> bool {
         return false;
     };
     let one = |e: &Expr| matches!(e, Expr::NumberLiteral(n) if matches!(&n.value, ast::Number::Int(i) if i.as_u8() == Some(1)));
-    let is_index = |e: &Expr| helpers::name_of(e).is_some_and(|n| index.contains(&n));
+    let is_index = |e: &Expr| helpers::name_of(e).is_some_and(|n| helpers::binds(target, n));
     // (`i`, `len(x) - 1`) or (`i + 1`, `len(x)`): the bound is no literal.
     let pair = |a: &Expr, b: &Expr| match a {
         Expr::BinOp(p)

@@ -288,17 +288,6 @@ pub fn function_defs(body: &[ast::Stmt]) -> impl Iterator<Item = &ast::StmtFunct
     })
 }
 
-/// The names an assignment or loop target binds (`i, (x, y)` -> `i`, `x`, `y`; starred too).
-pub fn collect_target_names<'e>(target: &'e Expr, out: &mut Vec<&'e str>) {
-    match target {
-        Expr::Name(n) => out.push(n.id.as_str()),
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| collect_target_names(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| collect_target_names(e, out)),
-        Expr::Starred(s) => collect_target_names(&s.value, out),
-        _ => {}
-    }
-}
-
 /// Which of several same-named definitions a call of `name` at `at` runs. Code at module level
 /// (a script, a notebook's cells) runs top to bottom, so it sees the last definition before the
 /// call (`def val_loss` redefined in a later cell does not change an earlier cell's loop); a

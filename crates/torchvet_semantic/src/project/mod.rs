@@ -1452,12 +1452,16 @@ impl ProjectModel {
 
     /// What the callee's parameter `i` (with `path` below it) is at a call site: the caller's
     /// parameter or `self.<attr>` passed there (positionally, after `shift` implicit leading
-    /// parameters, or by keyword), else a local placeholder `<arg i>`.
+    /// parameters, or by keyword), else the caller's own object of that name (`key`, the
+    /// argument's object key: `evaluate(model=model)` switches the caller's `model`), else a
+    /// local placeholder `<arg i>`.
+    #[allow(clippy::too_many_arguments)]
     fn arg_target(
         &self,
         callee: FuncId,
         args: &[Val],
         kwargs: &[(Box<str>, Val)],
+        key: Option<&str>,
         i: usize,
         shift: usize,
         path: &str,
@@ -1469,7 +1473,10 @@ impl ProjectModel {
         match arg {
             Some(Val::Param(j)) => Target::Param(*j, path.into()),
             Some(Val::SelfAttr(a)) => Target::SelfAttr(format!("{a}{path}").into()),
-            _ => Target::Local(format!("<arg {i}>{path}").into()),
+            _ => match key {
+                Some(k) => Target::Local(format!("{k}{path}").into()),
+                None => Target::Local(format!("<arg {i}>{path}").into()),
+            },
         }
     }
 
@@ -1518,9 +1525,15 @@ impl ProjectModel {
                     Target::Param(0, path) if is_method => {
                         Target::SelfAttr(path.trim_start_matches('.').into())
                     }
-                    Target::Param(i, path) => {
-                        self.arg_target(callee, &call.args, &call.kwargs, *i as usize, shift, path)
-                    }
+                    Target::Param(i, path) => self.arg_target(
+                        callee,
+                        &call.args,
+                        &call.kwargs,
+                        self.arg_key(callee, call, *i as usize, shift).as_deref(),
+                        *i as usize,
+                        shift,
+                        path,
+                    ),
                     Target::SelfAttr(a) if is_method => Target::SelfAttr(a.clone()),
                     Target::SelfAttr(a) => Target::Local(format!("<self>.{a}").into()),
                     t => t.clone(),
@@ -1558,7 +1571,7 @@ impl ProjectModel {
                         extend_target(&recv, path.trim_start_matches('.')).unwrap_or(Target::None)
                     }
                     Target::Param(i, path) => {
-                        self.arg_target(callee, &ic.args, &ic.kwargs, *i as usize, 1, path)
+                        self.arg_target(callee, &ic.args, &ic.kwargs, None, *i as usize, 1, path)
                     }
                     t => t.clone(),
                 };
@@ -2749,23 +2762,6 @@ impl ProjectModel {
             }) {
                 any = true;
             }
-            // Or an earlier call of the caller hands the same object to a function that
-            // switches it (`acc = evaluate(model=model, ...)`, whose body calls
-            // `model.eval()`, then `plot_class_preds(net=model, ...)`).
-            let targets = &self.targets[caller.file as usize][caller.index as usize];
-            any |= g.calls.iter().enumerate().any(|(cj, c)| {
-                if c.range.start() >= call.range.start() {
-                    return false;
-                }
-                let Some(Some((h, hshift))) = targets.get(cj).copied() else {
-                    return false;
-                };
-                self.events(h).iter().any(|e| {
-                    e.kind == EventKind::Eval
-                        && matches!(&e.target, Target::Param(k, path) if path.is_empty()
-                            && self.arg_key(h, c, *k as usize, hshift).as_deref() == Some(&*key))
-                })
-            });
         }
         Some(any)
     }
@@ -2882,6 +2878,17 @@ impl ProjectModel {
             summary::SelfFreeze::Always => true,
             summary::SelfFreeze::UnlessParam(i) => self.param_always_falsy(init, usize::from(i)),
         }
+    }
+
+    /// Does function `f` (0: the module body) turn autograd off the pre-0.4 way: it builds
+    /// `Variable(..., volatile=...)` itself, or calls a project function that does
+    /// (`get_batch(source, i, evaluation=True)`)?
+    pub fn takes_volatile_inputs(&self, f: FuncId) -> bool {
+        self.func(f).volatile_inputs
+            || self.targets[f.file as usize][f.index as usize]
+                .iter()
+                .flatten()
+                .any(|&(callee, _)| callee != f && self.func(callee).volatile_inputs)
     }
 
     /// Does class `c` define `__call__`, itself or through a project base? Calling an instance

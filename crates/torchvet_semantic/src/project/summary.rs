@@ -469,9 +469,10 @@ pub struct FunctionSummary {
     pub annotations: Vec<Option<Ref>>,
     /// Decorated `@torch.no_grad()` / `@torch.inference_mode()`.
     pub no_grad: bool,
-    /// Builds a pre-0.4 `Variable(..., volatile=...)` (not literally `False`) in its own body:
-    /// a helper such as `get_batch(source, i, evaluation=True)` that hands out inputs with
-    /// autograd off for the torch of its era.
+    /// Builds a pre-0.4 `Variable(..., volatile=...)` (not literally `False`) in its own body
+    /// (the module body for function 0): inference written for the torch of its era, or a
+    /// helper such as `get_batch(source, i, evaluation=True)` that hands out such inputs. See
+    /// [`super::ProjectModel::takes_volatile_inputs`].
     pub volatile_inputs: bool,
     /// What it returns (joined over its `return` statements).
     pub returns: Val,
@@ -1224,7 +1225,7 @@ fn summarise_lines(
         param_defaults: Vec::new(),
         annotations: Vec::new(),
         no_grad: false,
-        volatile_inputs: false,
+        volatile_inputs: b.builds_volatile_variable(module.range(), &module.body),
         returns: Val::Unknown,
         return_props: ThinVec::new(),
         return_forward_props: ThinVec::new(),
@@ -1657,7 +1658,8 @@ impl Builder<'_> {
                 .collect(),
             annotations,
             no_grad,
-            volatile_inputs: self.builds_volatile_variable(f),
+            // Set below, with the function's own imports in scope.
+            volatile_inputs: false,
             returns: Val::Unknown,
             return_props: return_props.into(),
             return_forward_props: return_forward_props.into(),
@@ -1689,6 +1691,8 @@ impl Builder<'_> {
             &self.scopes,
         );
         self.scopes.push(scope);
+        self.out.functions[idx as usize].volatile_inputs =
+            self.builds_volatile_variable(f.range, &f.body);
         // Closures first, so calls to them resolve.
         let mut nested: Vec<(String, u32)> = nested_outer.to_vec();
         let mut own = Vec::new();
@@ -2558,19 +2562,20 @@ impl Builder<'_> {
         !reads.found
     }
 
-    /// Does `f`'s own body call `Variable(..., volatile=...)` with a flag not literally false
-    /// (see [`FunctionSummary::volatile_inputs`])? Only functions whose text says `volatile`
-    /// are walked.
-    fn builds_volatile_variable(&self, f: &ast::StmtFunctionDef) -> bool {
+    /// Does a function's own body (the module's for function 0) call `Variable(...,
+    /// volatile=...)` with a flag not literally false (see
+    /// [`FunctionSummary::volatile_inputs`])? Only bodies whose text says `volatile` are
+    /// walked.
+    fn builds_volatile_variable(&self, range: TextRange, body: &[Stmt]) -> bool {
         let text = self
             .text
-            .get(f.range.start().to_usize()..f.range.end().to_usize())
+            .get(range.start().to_usize()..range.end().to_usize())
             .unwrap_or("");
         if memchr::memmem::find(text.as_bytes(), b"volatile").is_none() {
             return false;
         }
         let mut found = false;
-        helpers::for_each_own_call(&f.body, false, &mut |c| {
+        helpers::for_each_own_call(body, false, &mut |c| {
             let variable = self.scopes.resolve(&c.func).is_some_and(|q| {
                 matches!(
                     q.as_str(),
@@ -3338,14 +3343,7 @@ impl BodyWalker<'_, '_> {
 
     /// Does a context manager turn autograd off (see [`helpers::disables_grad`])?
     fn grad_off(&self, expr: &Expr) -> bool {
-        let (callee, first_arg) = match expr {
-            Expr::Call(c) => (&*c.func, c.arguments.args.first()),
-            e => (e, None),
-        };
-        self.b
-            .scopes
-            .resolve(callee)
-            .is_some_and(|q| helpers::disables_grad(&q, first_arg))
+        dataflow::turns_grad_off(expr, &self.b.scopes)
     }
 
     fn stmt(&mut self, stmt: &Stmt) {

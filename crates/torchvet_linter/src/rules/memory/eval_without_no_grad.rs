@@ -646,61 +646,14 @@ fn finish(_checker: &mut Checker) {
     REPORTED.with_borrow_mut(|r| r.clear());
 }
 
-/// Does the enclosing function (at module level: the module's own statements, outside its
-/// functions and classes) build a `Variable` with `volatile=` set to anything but a literal
-/// false value?
+/// Does the function (or module body) being checked take pre-0.4 volatile inputs
+/// ([`ProjectModel::takes_volatile_inputs`]: a `Variable(x, volatile=True)` of its own, or
+/// from a project helper)?
+///
+/// [`ProjectModel::takes_volatile_inputs`]: torchvet_semantic::project::ProjectModel::takes_volatile_inputs
 fn uses_volatile_here(checker: &Checker) -> bool {
-    use ruff_python_ast::Stmt;
-    let here = |c: &ExprCall| match checker.function() {
-        Some(f) => f.range().contains_range(c.range()),
-        None => !checker.module().body.iter().any(|s| {
-            matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_))
-                && s.range().contains_range(c.range())
-        }),
-    };
-    [
-        "torch.autograd.Variable",
-        "torch.autograd.variable.Variable",
-    ]
-    .iter()
-    .flat_map(|q| checker.facts.calls_of(q))
-    .filter(|c| here(c))
-    .filter_map(|c| c.arguments.find_keyword("volatile"))
-    .any(|k| helpers::is_truthy(&k.value) != Some(false))
-        || volatile_inputs_from_helper(checker)
-}
-
-/// Does the function (or module body) being checked call a project function that builds
-/// volatile `Variable`s (`data, targets = get_batch(source, i, evaluation=True)` with
-/// `Variable(..., volatile=evaluation)` in `utils.py`)? Its inputs turn autograd off the
-/// pre-0.4 way.
-fn volatile_inputs_from_helper(checker: &Checker) -> bool {
-    use torchvet_semantic::project::Entity;
-    let Some(p) = checker.project_or_file() else {
-        return false;
-    };
-    let Some(here) = crate::rules::facts::current_function(checker, p) else {
-        return false;
-    };
-    let mut found = false;
-    let body: &[ruff_python_ast::Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
-    helpers::for_each_own_call(body, false, &mut |c| {
-        if found {
-            return;
-        }
-        let callee = checker
-            .resolve(&c.func)
-            .and_then(|q| p.entity(&q))
-            .or_else(|| match &*c.func {
-                ruff_python_ast::Expr::Name(n) => p.local(n.id.as_str()),
-                _ => None,
-            });
-        if let Some(Entity::Function(id)) = callee {
-            found = id != here && p.model.function(id).volatile_inputs;
-        }
-    });
-    found
+    checker.project_or_file().is_some_and(|p| {
+        crate::rules::facts::current_function(checker, p)
+            .is_some_and(|f| p.model.takes_volatile_inputs(f))
+    })
 }
