@@ -105,7 +105,41 @@ fn batch_allocator_settings() {
         // (-1 = never purge) and it may be changed at any time.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     }
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+        no_transparent_huge_pages();
+    }
 }
+
+/// `PR_SET_THP_DISABLE` of `<linux/prctl.h>`.
+#[cfg(target_os = "linux")]
+const PR_SET_THP_DISABLE: std::ffi::c_int = 41;
+
+#[cfg(target_os = "linux")]
+unsafe extern "C" {
+    fn prctl(option: std::ffi::c_int, ...) -> std::ffi::c_int;
+}
+
+/// Transparent huge pages off for the rest of the run. mimalloc asks for them
+/// (`madvise(MADV_HUGEPAGE)`) on the arenas it reserves, and the kernel then zeroes a whole
+/// 2 MiB page at the first touch of any byte of it; a batch run touches its heap sparsely and
+/// once, so it pays for zeroing far more memory than it uses.
+#[cfg(target_os = "linux")]
+fn no_transparent_huge_pages() {
+    // SAFETY: a process-wide flag read by the kernel at page-fault time; it has no effect on
+    // memory already mapped in and cannot fail in a way that matters (huge pages stay on).
+    unsafe {
+        prctl(
+            PR_SET_THP_DISABLE,
+            1 as std::ffi::c_ulong,
+            0 as std::ffi::c_ulong,
+            0 as std::ffi::c_ulong,
+            0 as std::ffi::c_ulong,
+        );
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn no_transparent_huge_pages() {}
 
 fn main() -> ExitCode {
     quiet_broken_pipe();

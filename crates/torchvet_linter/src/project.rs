@@ -115,6 +115,7 @@ pub fn load_project(
     let keep = vec![keep_all; files.len()];
     let timing = std::env::var_os("TORCHVET_TIMING").is_some();
     let t0 = cpu_seconds();
+    let w0 = std::time::Instant::now();
     let results: Vec<(Loaded, Option<FileSummary>)> = files
         .par_iter()
         .zip(keep.par_iter())
@@ -192,6 +193,7 @@ pub fn load_project(
         .map(|r| std::path::absolute(r).unwrap_or_else(|_| r.clone()))
         .collect();
     let t1 = cpu_seconds();
+    let w1 = w0.elapsed().as_secs_f64();
     if timing {
         let (mut fns, mut calls, mut args, mut classes, mut globals, mut events, mut lines) =
             (0, 0, 0, 0, 0, 0, 0);
@@ -254,9 +256,11 @@ pub fn load_project(
     ));
     if timing {
         eprintln!(
-            "timing (process CPU): phase 1 (read, parse, summarise) {:.3}s, link {:.3}s, {} files ({} loaded outside the checked set)",
+            "timing (process CPU / wall): phase 1 (read, parse, summarise) {:.3}s / {:.3}s, link {:.3}s / {:.3}s, {} files ({} loaded outside the checked set)",
             t1 - t0,
+            w1,
             cpu_seconds() - t1,
+            w0.elapsed().as_secs_f64() - w1,
             model.len(),
             model.len() - loaded.len().min(model.len()),
         );

@@ -485,6 +485,7 @@ pub fn run(args: &CheckArgs) -> u8 {
         for (g, (members, roots)) in groups.into_iter().enumerate() {
             let files: Vec<PathBuf> = members.iter().map(|&i| found.files[i].clone()).collect();
             let (loaded, model) = load_project(&files, &roots, true);
+            let w2 = std::time::Instant::now();
             let done: Vec<Outcome> = loaded
                 .par_iter()
                 .zip(members.par_iter())
@@ -527,6 +528,13 @@ pub fn run(args: &CheckArgs) -> u8 {
                     outcome
                 })
                 .collect();
+            if std::env::var_os("TORCHVET_TIMING").is_some() {
+                eprintln!(
+                    "timing (wall): phase 2 (rules) {:.3}s, {} files",
+                    w2.elapsed().as_secs_f64(),
+                    files.len()
+                );
+            }
             for (&i, o) in members.iter().zip(done) {
                 outcomes[i] = Some(o);
             }
