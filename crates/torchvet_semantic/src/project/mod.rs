@@ -958,19 +958,21 @@ impl ProjectModel {
             .map(|f| f.classes.iter().map(|c| c.local_dataset).collect())
             .collect();
         // Resolved bases, once.
-        let mut bases: Vec<Vec<Vec<Option<Entity>>>> = Vec::with_capacity(n);
-        for fi in 0..n {
-            let mut per = Vec::new();
-            for c in &self.files[fi].classes {
-                per.push(
-                    c.bases
-                        .iter()
-                        .map(|b| self.entity_of_ref(fi as FileId, b, None, 0))
-                        .collect(),
-                );
-            }
-            bases.push(per);
-        }
+        let bases: Vec<Vec<Vec<Option<Entity>>>> = (0..n)
+            .into_par_iter()
+            .map(|fi| {
+                self.files[fi]
+                    .classes
+                    .iter()
+                    .map(|c| {
+                        c.bases
+                            .iter()
+                            .map(|b| self.entity_of_ref(fi as FileId, b, None, 0))
+                            .collect()
+                    })
+                    .collect()
+            })
+            .collect();
         for _ in 0..16 {
             let mut changed = false;
             for fi in 0..n {
@@ -1023,20 +1025,25 @@ impl ProjectModel {
                     .collect()
             })
             .collect();
-        let mut subs: Vec<Vec<Vec<Entity>>> = Vec::with_capacity(n);
-        for fi in 0..n {
-            let mut per = Vec::new();
-            for c in &self.files[fi].classes {
-                let mut es: Vec<Entity> = c
-                    .submodules
+        let subs: Vec<Vec<Vec<Entity>>> = (0..n)
+            .into_par_iter()
+            .map(|fi| {
+                self.files[fi]
+                    .classes
                     .iter()
-                    .filter_map(|r| self.entity_of_ref(fi as FileId, r, None, 0))
-                    .collect();
-                es.extend(bases[fi][per.len()].iter().flatten().cloned());
-                per.push(es);
-            }
-            subs.push(per);
-        }
+                    .enumerate()
+                    .map(|(ci, c)| {
+                        let mut es: Vec<Entity> = c
+                            .submodules
+                            .iter()
+                            .filter_map(|r| self.entity_of_ref(fi as FileId, r, None, 0))
+                            .collect();
+                        es.extend(bases[fi][ci].iter().flatten().cloned());
+                        es
+                    })
+                    .collect()
+            })
+            .collect();
         for _ in 0..16 {
             let mut changed = false;
             for fi in 0..n {
@@ -1091,6 +1098,7 @@ impl ProjectModel {
             .map(|f| vec![false; f.functions.len()])
             .collect();
         let targets: Vec<Vec<Vec<CallTarget>>> = (0..n)
+            .into_par_iter()
             .map(|fi| {
                 self.files[fi]
                     .functions
@@ -1128,42 +1136,46 @@ impl ProjectModel {
         }
         laps.lap("params: sites");
         // Start from annotations and usage. Annotations repeat (`torch.Tensor`, `nn.Module`,
-        // `int`): each distinct one of a file is resolved once.
-        let mut annotation_memo: FxHashMap<(FileId, &Ref), Option<Resolved>> = FxHashMap::default();
-        let mut params: Vec<Vec<ParamSlots>> = Vec::with_capacity(n);
-        for (fi, f) in self.files.iter().enumerate() {
-            let mut per_file = Vec::with_capacity(f.functions.len());
-            for (gi, g) in f.functions.iter().enumerate() {
-                let id = FuncId {
-                    file: fi as FileId,
-                    index: gi as u32,
-                };
-                let seeds = (0..g.params.len())
-                    .map(|pi| {
-                        if let Some(Some(r)) = g.annotations.get(pi) {
-                            // `Ref::Method` depends on the function's class: not shared.
-                            let known = if matches!(r, Ref::Method(_)) {
-                                self.annotation_instance(id, r)
-                            } else {
-                                annotation_memo
-                                    .entry((id.file, r))
-                                    .or_insert_with(|| self.annotation_instance(id, r))
-                                    .clone()
-                            };
-                            if let Some(res) = known {
-                                return Some(Box::new(res));
+        // `int`): each distinct one of a file is resolved once. Files in parallel.
+        let params: Vec<Vec<ParamSlots>> = self
+            .files
+            .par_iter()
+            .enumerate()
+            .map(|(fi, f)| {
+                let mut annotation_memo: FxHashMap<&Ref, Option<Resolved>> = FxHashMap::default();
+                let mut per_file = Vec::with_capacity(f.functions.len());
+                for (gi, g) in f.functions.iter().enumerate() {
+                    let id = FuncId {
+                        file: fi as FileId,
+                        index: gi as u32,
+                    };
+                    let seeds = (0..g.params.len())
+                        .map(|pi| {
+                            if let Some(Some(r)) = g.annotations.get(pi) {
+                                // `Ref::Method` depends on the function's class: not shared.
+                                let known = if matches!(r, Ref::Method(_)) {
+                                    self.annotation_instance(id, r)
+                                } else {
+                                    annotation_memo
+                                        .entry(r)
+                                        .or_insert_with(|| self.annotation_instance(id, r))
+                                        .clone()
+                                };
+                                if let Some(res) = known {
+                                    return Some(Box::new(res));
+                                }
                             }
-                        }
-                        let usage = Resolved::of_kind(
-                            g.usage.get(pi).map(|u| u.kind()).unwrap_or(Kind::Unknown),
-                        );
-                        usage.is_known().then(|| Box::new(usage))
-                    })
-                    .collect();
-                per_file.push(seeds);
-            }
-            params.push(per_file);
-        }
+                            let usage = Resolved::of_kind(
+                                g.usage.get(pi).map(|u| u.kind()).unwrap_or(Kind::Unknown),
+                            );
+                            usage.is_known().then(|| Box::new(usage))
+                        })
+                        .collect();
+                    per_file.push(seeds);
+                }
+                per_file
+            })
+            .collect();
         self.params = params;
         laps.lap("params: sites and seeds");
         // The fixed point over call sites. Each callee's parameters are a function of the
@@ -1176,61 +1188,26 @@ impl ProjectModel {
         let mut reads: FxHashMap<FuncId, Vec<FuncId>> = FxHashMap::default();
         let mut changed_last: Option<FxHashSet<FuncId>> = None;
         for _ in 0..PARAM_ROUNDS {
+            // The stale callees of this round, evaluated in parallel against the previous
+            // round's parameters (each evaluation only reads the model; `PARAM_READS` is per
+            // thread and set and taken within one evaluation), merged in callee order.
+            let stale: Vec<FuncId> = order
+                .iter()
+                .copied()
+                .filter(|callee| match &changed_last {
+                    Some(changed) => reads
+                        .get(callee)
+                        .is_some_and(|r| r.iter().any(|f| changed.contains(f))),
+                    None => true,
+                })
+                .collect();
+            let evaluated: Vec<(FuncId, SiteEvaluation)> = stale
+                .par_iter()
+                .map(|&callee| (callee, self.evaluate_param_sites(callee, &sites[&callee])))
+                .collect();
             let mut updates: Vec<(FuncId, usize, Resolved)> = Vec::new();
-            for &callee in &order {
-                if let Some(changed) = &changed_last {
-                    let stale = reads
-                        .get(&callee)
-                        .is_some_and(|r| r.iter().any(|f| changed.contains(f)));
-                    if !stale {
-                        continue;
-                    }
-                }
-                let list = &sites[&callee];
-                let g = self.func(callee);
-                let nparams = g.params.len();
-                PARAM_READS.with(|r| *r.borrow_mut() = Some(Vec::new()));
-                for pi in 0..nparams {
-                    let mut acc: Option<Resolved> = None;
-                    for &(caller, ci, shift) in list {
-                        let call = &self.func(caller).calls[ci];
-                        let pname = &*g.params[pi];
-                        let arg = if pi >= shift {
-                            call.args.get(pi - shift)
-                        } else {
-                            None
-                        }
-                        .or_else(|| {
-                            call.kwargs
-                                .iter()
-                                .find(|(k, _)| &**k == pname)
-                                .map(|(_, v)| v)
-                        });
-                        let Some(arg) = arg else { continue };
-                        let r = self.resolve_val(caller, arg, 0);
-                        acc = Some(match acc {
-                            None => r,
-                            Some(a) => a.join(r),
-                        });
-                    }
-                    if let Some(r) = acc {
-                        if r.is_known() {
-                            let slot = self.params[callee.file as usize][callee.index as usize][pi]
-                                .as_deref();
-                            // Call sites win over usage; annotations win over both.
-                            let annotated = g.annotations[pi].is_some()
-                                && slot.is_some_and(|s| s.kind != Kind::Unknown);
-                            if !annotated && slot != Some(&r) {
-                                updates.push((callee, pi, r));
-                            }
-                        }
-                    }
-                }
-                let mut read = PARAM_READS
-                    .with(|r| r.borrow_mut().take())
-                    .unwrap_or_default();
-                read.sort_unstable();
-                read.dedup();
+            for (callee, (ups, read)) in evaluated {
+                updates.extend(ups.into_iter().map(|(pi, r)| (callee, pi, r)));
                 reads.insert(callee, read);
             }
             if updates.is_empty() {
@@ -1245,6 +1222,61 @@ impl ProjectModel {
         }
         self.sites = sites;
         laps.lap("params: fixed point");
+    }
+
+    /// One callee's parameters from its call sites (one round of the fixed point of
+    /// [`ProjectModel::link_params`]): the parameters whose joined value is known and differs
+    /// from the current one, and the functions whose parameters the evaluation read.
+    fn evaluate_param_sites(
+        &self,
+        callee: FuncId,
+        list: &[(FuncId, usize, usize)],
+    ) -> SiteEvaluation {
+        let g = self.func(callee);
+        let mut updates = Vec::new();
+        PARAM_READS.with(|r| *r.borrow_mut() = Some(Vec::new()));
+        for pi in 0..g.params.len() {
+            let mut acc: Option<Resolved> = None;
+            for &(caller, ci, shift) in list {
+                let call = &self.func(caller).calls[ci];
+                let pname = &*g.params[pi];
+                let arg = if pi >= shift {
+                    call.args.get(pi - shift)
+                } else {
+                    None
+                }
+                .or_else(|| {
+                    call.kwargs
+                        .iter()
+                        .find(|(k, _)| &**k == pname)
+                        .map(|(_, v)| v)
+                });
+                let Some(arg) = arg else { continue };
+                let r = self.resolve_val(caller, arg, 0);
+                acc = Some(match acc {
+                    None => r,
+                    Some(a) => a.join(r),
+                });
+            }
+            if let Some(r) = acc {
+                if r.is_known() {
+                    let slot =
+                        self.params[callee.file as usize][callee.index as usize][pi].as_deref();
+                    // Call sites win over usage; annotations win over both.
+                    let annotated = g.annotations[pi].is_some()
+                        && slot.is_some_and(|s| s.kind != Kind::Unknown);
+                    if !annotated && slot != Some(&r) {
+                        updates.push((pi, r));
+                    }
+                }
+            }
+        }
+        let mut read = PARAM_READS
+            .with(|r| r.borrow_mut().take())
+            .unwrap_or_default();
+        read.sort_unstable();
+        read.dedup();
+        (updates, read)
     }
 
     /// The value an annotation names, when the project knows it (`model: Net`).
@@ -3556,6 +3588,10 @@ pub(crate) fn summary_is_external(q: &str) -> bool {
 mod tests;
 
 /// Wall time of the link's steps on stderr, with `TORCHVET_TIMING=1`.
+/// What one evaluation of a callee's call sites gives (see
+/// [`ProjectModel::evaluate_param_sites`]): changed parameters, and the functions read.
+type SiteEvaluation = (Vec<(usize, Resolved)>, Vec<FuncId>);
+
 pub(super) struct Laps(Option<std::time::Instant>);
 
 impl Laps {
