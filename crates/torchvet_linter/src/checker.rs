@@ -893,6 +893,21 @@ impl<'a> Checker<'a> {
         (r.no_grad > 0 || r.inference_mode > 0) && r.enable_grad == 0
     }
 
+    /// Does the project model's summary of this function say autograd is off in its body (a
+    /// grad-off decorator, including the file's own: see
+    /// `torchvet_semantic::dataflow::grad_off_decorators`)?
+    fn summary_says_no_grad(&self, f: &ast::StmtFunctionDef) -> bool {
+        self.project()
+            .and_then(|p| {
+                Some(
+                    p.model
+                        .function_summary(p.function_at(f.range.start())?)
+                        .no_grad,
+                )
+            })
+            .unwrap_or(false)
+    }
+
     /// Is the function starting at `at` called in the project, and only with autograd off
     /// (every call site under `torch.no_grad()` / `inference_mode` or in a no-grad decorated
     /// caller)?
@@ -1394,6 +1409,14 @@ impl<'a> Visitor<'a> for Checker<'a> {
                     if let Some(field) = self.region_of(&d.expression) {
                         *field(&mut regions) += 1;
                     }
+                }
+                // The file's own grad-off decorator (`@nograd`, a wrapper that calls the
+                // function inside `torch.no_grad()`), from the function's summary.
+                if regions.no_grad == 0
+                    && regions.inference_mode == 0
+                    && self.summary_says_no_grad(func)
+                {
+                    regions.no_grad += 1;
                 }
                 let method_of = match self.scopes.current().map(|s| s.kind) {
                     Some(ScopeKind::Class) => self.class_stack.last().copied(),
@@ -2227,7 +2250,8 @@ impl<'a> Checker<'a> {
                     Some(f) => FunctionFlow::analyze(
                         &cx,
                         &f.body,
-                        torchvet_semantic::dataflow::decorated_no_grad(f, &self.scopes),
+                        torchvet_semantic::dataflow::decorated_no_grad(f, &self.scopes)
+                            || self.summary_says_no_grad(f),
                     ),
                     None => FunctionFlow::analyze(&cx, &self.module.body, false),
                 });
