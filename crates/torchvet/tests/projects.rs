@@ -128,6 +128,7 @@ projects! {
         dataparallel_wrapped_models,
         oneshot_inference_scripts,
         eval_mode_set_by_helper_call,
+        step_functions_from_factory,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -339,6 +339,11 @@ pub struct ProjectModel {
     /// Per callee: its call sites (caller, index of the call in the caller, parameters the
     /// call does not pass).
     sites: FxHashMap<FuncId, Vec<(FuncId, usize, usize)>>,
+    /// Per function passed as a value to a callee that calls that parameter
+    /// (`mini_batch(loader, val_step_fn)` where `mini_batch` calls `step_fn(x, y)`): the
+    /// passing calls (caller, index of the call in the caller). The function runs at the
+    /// passing call, as far as autograd is concerned.
+    passed: FxHashMap<FuncId, Vec<(FuncId, usize)>>,
     /// Files each file depends on (resolved imports and callees), and the reverse.
     deps: Vec<FxHashSet<FileId>>,
     rdeps: Vec<FxHashSet<FileId>>,
@@ -501,6 +506,7 @@ impl ProjectModel {
             events: Vec::new(),
             called: Vec::new(),
             sites: FxHashMap::default(),
+            passed: FxHashMap::default(),
             deps: Vec::new(),
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
@@ -554,6 +560,7 @@ impl ProjectModel {
             events: Vec::new(),
             called: Vec::new(),
             sites: FxHashMap::default(),
+            passed: FxHashMap::default(),
             deps: Vec::new(),
             rdeps: Vec::new(),
             project_tops: FxHashSet::default(),
@@ -1134,6 +1141,7 @@ impl ProjectModel {
                 }
             }
         }
+        self.passed = self.passed_functions();
         laps.lap("params: sites");
         // Start from annotations and usage. Annotations repeat (`torch.Tensor`, `nn.Module`,
         // `int`): each distinct one of a file is resolved once. Files in parallel.
@@ -1277,6 +1285,63 @@ impl ProjectModel {
         read.sort_unstable();
         read.dedup();
         (updates, read)
+    }
+
+    /// Functions passed as values to a callee that calls the parameter receiving them (see
+    /// `ProjectModel::passed`). Needs the call targets.
+    fn passed_functions(&self) -> FxHashMap<FuncId, Vec<(FuncId, usize)>> {
+        let mut passed: FxHashMap<FuncId, Vec<(FuncId, usize)>> = FxHashMap::default();
+        for (fi, f) in self.files.iter().enumerate() {
+            for (gi, g) in f.functions.iter().enumerate() {
+                let caller = FuncId {
+                    file: fi as FileId,
+                    index: gi as u32,
+                };
+                for (ci, call) in g.calls.iter().enumerate() {
+                    if call.args.is_empty() && call.kwargs.is_empty() {
+                        continue;
+                    }
+                    let Some((callee, shift)) = self.targets[fi][gi][ci] else {
+                        continue;
+                    };
+                    let h = self.func(callee);
+                    for (pi, u) in h.usage.iter().enumerate() {
+                        if !u.has(Usage::CALLED) {
+                            continue;
+                        }
+                        let arg = pi
+                            .checked_sub(shift)
+                            .and_then(|k| call.args.get(k))
+                            .or_else(|| {
+                                let name = h.params.get(pi)?;
+                                call.kwargs.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+                            });
+                        let Some(fv) = arg.and_then(|a| self.function_value(caller, a)) else {
+                            continue;
+                        };
+                        if fv != callee && fv != caller {
+                            passed.entry(fv).or_default().push((caller, ci));
+                        }
+                    }
+                }
+            }
+        }
+        passed
+    }
+
+    /// The project function a value names uncalled: a function by name (`step`), or what a
+    /// factory returns (`make_val_step(model, loss_fn)`, whose `return perform_val_step`
+    /// hands out a closure).
+    fn function_value(&self, ctx: FuncId, v: &Val) -> Option<FuncId> {
+        let r = match v {
+            Val::Ref(r) => r.clone(),
+            Val::Call { callee, .. } => Ref::Returned(Box::new(callee.clone())),
+            _ => return None,
+        };
+        match self.entity_of_ref(ctx.file, &r, Some(ctx), 0)? {
+            Entity::Function(f) => Some(f),
+            _ => None,
+        }
     }
 
     /// The value an annotation names, when the project knows it (`model: Net`).
@@ -1934,6 +1999,18 @@ impl ProjectModel {
             Ref::Local(name) => self.name_in_file(file, name, depth + 1),
             Ref::Qualified(q) => self.qualified(file, q, depth + 1),
             Ref::Nested(i) => Some(Entity::Function(FuncId { file, index: *i })),
+            Ref::Returned(factory) => {
+                let Entity::Function(g) = self.entity_of_ref(file, factory, ctx, depth + 1)? else {
+                    return None;
+                };
+                let Val::Ref(r) = &self.func(g).returns else {
+                    return None;
+                };
+                match self.entity_of_ref(g.file, r, Some(g), depth + 1)? {
+                    Entity::Function(h) => Some(Entity::Function(h)),
+                    _ => None,
+                }
+            }
             Ref::Method(name) => {
                 let ctx = ctx?;
                 let class = self.func(ctx).class?;
@@ -2610,18 +2687,25 @@ impl ProjectModel {
     }
 
     /// How many call sites in the project call the function, and how many of them run with
-    /// autograd off (`with torch.no_grad():` or a no-grad decorated caller).
+    /// autograd off (`with torch.no_grad():` or a no-grad decorated caller). A call that
+    /// passes the function as a value to a callee that calls it counts as a call site of the
+    /// function (`with torch.no_grad(): mini_batch(val_loader, val_step_fn)`).
     pub fn call_sites_no_grad(&self, f: FuncId) -> (usize, usize) {
-        let Some(list) = self.sites.get(&f) else {
-            return (0, 0);
-        };
-        let no_grad = list
-            .iter()
-            .filter(|(caller, ci, _)| {
-                self.func(*caller).calls[*ci].no_grad || self.func(*caller).no_grad
-            })
-            .count();
-        (list.len(), no_grad)
+        let direct = self
+            .sites
+            .get(&f)
+            .into_iter()
+            .flatten()
+            .map(|&(c, i, _)| (c, i));
+        let passed = self.passed.get(&f).into_iter().flatten().copied();
+        let (mut sites, mut no_grad) = (0, 0);
+        for (caller, ci) in direct.chain(passed) {
+            sites += 1;
+            if self.func(caller).calls[ci].no_grad || self.func(caller).no_grad {
+                no_grad += 1;
+            }
+        }
+        (sites, no_grad)
     }
 
     /// The caller that makes `f` an evaluation helper: `f` is called in the project, and every

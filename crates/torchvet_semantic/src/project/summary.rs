@@ -38,6 +38,10 @@ pub enum Ref {
     /// A function defined inside the enclosing function (a closure), by index in
     /// [`FileSummary::functions`].
     Nested(u32),
+    /// The function that calling this callee returns: a factory of step functions
+    /// (`val_step = make_val_step(model, loss_fn)`, whose `return perform_val_step` hands out
+    /// a closure) called through the local it is bound to (`val_step(x, y)`).
+    Returned(Box<Ref>),
 }
 
 /// A literal value as the source spells it: a call's argument or a parameter's default
@@ -592,6 +596,7 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
             Ref::Method(_) => 1,
             Ref::Nested(_) => 2,
             Ref::Qualified(_) => 3,
+            Ref::Returned(_) => 4,
         }
     }
     match (a, b) {
@@ -599,6 +604,7 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
         | (Ref::Method(x), Ref::Method(y))
         | (Ref::Qualified(x), Ref::Qualified(y)) => x.cmp(y),
         (Ref::Nested(x), Ref::Nested(y)) => x.to_string().cmp(&y.to_string()),
+        (Ref::Returned(x), Ref::Returned(y)) => ref_order(x, y),
         _ => rank(a).cmp(&rank(b)),
     }
 }
@@ -2200,9 +2206,14 @@ impl Builder<'_> {
                 {
                     Val::Unknown
                 }
-                Expr::Name(_) | Expr::Attribute(_) => {
-                    self.reference(expr).map_or(Val::Unknown, Val::Ref)
+                // A closure named uncalled (`return perform_step`: a factory of functions).
+                Expr::Name(n) => {
+                    match nested.and_then(|ns| ns.iter().rev().find(|(m, _)| m == n.id.as_str())) {
+                        Some((_, i)) => Val::Ref(Ref::Nested(*i)),
+                        None => self.reference(expr).map_or(Val::Unknown, Val::Ref),
+                    }
                 }
+                Expr::Attribute(_) => self.reference(expr).map_or(Val::Unknown, Val::Ref),
                 _ => Val::Unknown,
             },
             v => v,
@@ -2624,7 +2635,17 @@ impl Builder<'_> {
                 if let Some((_, i)) = nested.and_then(|ns| ns.iter().rev().find(|(m, _)| m == id)) {
                     return Some(Ref::Nested(*i));
                 }
-                if params.contains(&id) || vals.contains_key(id) {
+                if let Some(v) = vals.get(id).filter(|_| !params.contains(&id)) {
+                    // A local bound to a factory's result: the function the factory returns.
+                    return match self.invoke_of(v) {
+                        Some(Val::Invoke(inner)) => match *inner {
+                            Val::Call { callee, .. } => Some(Ref::Returned(Box::new(callee))),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                }
+                if params.contains(&id) {
                     return None;
                 }
                 if let Some(q) = self.scopes.lookup_str(id) {
