@@ -132,6 +132,7 @@ projects! {
     ],
     clean: [
         clean_conditional_eval_helper,
+        clean_self_critical_captioning,
         clean_registry_model_zoo,
         clean_ddp_trainer_set_epoch,
         clean_ddp_set_epoch_elsewhere,

@@ -1997,14 +1997,27 @@ impl<'a> Checker<'a> {
             .map(|l| l.range());
         let scope_end = enclosing.map_or(TextSize::new(u32::MAX), |r| r.end());
         let produced = names_bound_in(self.region_body(range, loop_stmt));
+        let body: &'a [Stmt] = match self.function() {
+            Some(f) => &f.body,
+            None => &self.module().body,
+        };
+        // What the region produced, and the names computed from it between the region and a
+        // later backward (SCST: the sampled logits appended to `net_policies`, then
+        // `policies_v = torch.cat(...)`, `log_prob_v`, ..., `loss_v.backward()`).
+        let derived = |at: TextSize| {
+            torchvet_semantic::uses::derived_between(body, &produced, range.end(), at)
+        };
         if events.iter().any(|e| {
             if !trains(e.kind) || e.site().start() < range.end() {
                 return false;
             }
             match e.loss {
                 // A later backward whose loss uses what the region produced (`losses` appended
-                // in the loop, then `sum(losses).backward()`).
-                Some(loss) => mentions_any(loss, &produced),
+                // in the loop, then `sum(losses).backward()`), directly or through the values
+                // computed from it.
+                Some(loss) => {
+                    mentions_any(loss, &produced) || mentions_any(loss, &derived(e.site().start()))
+                }
                 // A backward in a helper: anywhere in the same iteration counts.
                 None => e.site().start() < scope_end,
             }

@@ -640,6 +640,11 @@ pub fn mode_dependent<'x>(
         }
         // A class or builder of another file of the project.
         let e = cx.project()?.entity(&q)?;
+        if let crate::project::Entity::Class(c) = e {
+            if built_without_dropout(cx, c, call) {
+                return None;
+            }
+        }
         return project_mode(cx, e.clone()).or_else(|| stored_argument_mode(cx, call, e, depth));
     }
     let Expr::Name(n) = &*call.func else {
@@ -660,6 +665,9 @@ pub fn mode_dependent<'x>(
     if let Some(p) = cx.project() {
         // The project model knows the class's layers, sub-modules and bases in every file.
         if let Some(c) = p.class_at(class.range.start()) {
+            if built_without_dropout(cx, c, call) {
+                return None;
+            }
             return p.model.mode_layer(c).map(|(k, _)| k).or_else(|| {
                 stored_argument_mode(cx, call, crate::project::Entity::Class(c), depth)
             });
@@ -680,6 +688,40 @@ pub fn mode_dependent<'x>(
         }
     }
     None
+}
+
+/// Does `call` build an instance of project class `c` whose only train/eval-sensitive layers
+/// are Dropouts at the rate of an `__init__` parameter (see
+/// [`crate::project::ProjectModel::dropout_rate`]) with a rate of literal 0: given
+/// (`CausalAttention(d_in, d_out, ctx_len, 0.0)`, `dropout=0`) or left at a default of 0?
+/// Such an instance computes the same in train and eval mode.
+fn built_without_dropout<'x>(
+    cx: &impl ModeSite<'x>,
+    c: crate::project::ClassId,
+    call: &ExprCall,
+) -> bool {
+    let Some(p) = cx.project() else {
+        return false;
+    };
+    let Some(rate) = p.model.dropout_rate(c) else {
+        return false;
+    };
+    let args = &call.arguments;
+    if args.args.iter().any(Expr::is_starred_expr) || args.keywords.iter().any(|k| k.arg.is_none())
+    {
+        return false;
+    }
+    let given = args
+        .find_keyword(&rate.name)
+        .map(|k| &k.value)
+        .or_else(|| args.args.get(usize::from(rate.position)));
+    match given {
+        Some(e) => matches!(
+            helpers::literal(e),
+            Some(helpers::Literal::Int(0)) | Some(helpers::Literal::Float(0.0))
+        ),
+        None => rate.default_zero,
+    }
 }
 
 /// The train/eval-sensitive layers of a sub-module that `call` hands to a project module

@@ -869,6 +869,60 @@ pub fn dependents<'s>(scope: &'s [Stmt], name: &str) -> Vec<&'s str> {
     out
 }
 
+/// The names that hold values computed from `from` at `before`, following the statements of
+/// `scope` that start in `after..before` in source order: an assignment whose value mentions
+/// one of them adds its targets (`policies_v = torch.cat(net_policies)`, then `log_prob_v =
+/// F.log_softmax(policies_v)`, ...), a plain assignment or loop target from other values
+/// rebinds its names to something else (`outputs = model(images)` in a later notebook cell).
+/// Names bound by tuple unpacking count too; attribute and subscript targets do not.
+pub fn derived_between(
+    scope: &[Stmt],
+    from: &[String],
+    after: ruff_text_size::TextSize,
+    before: ruff_text_size::TextSize,
+) -> Vec<String> {
+    fn names<'e>(t: &'e Expr, out: &mut Vec<&'e str>) {
+        match t {
+            Expr::Name(n) => out.push(n.id.as_str()),
+            Expr::Tuple(t) => t.elts.iter().for_each(|e| names(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| names(e, out)),
+            Expr::Starred(s) => names(&s.value, out),
+            _ => {}
+        }
+    }
+    let mut live: Vec<String> = from.to_vec();
+    let mentions = |e: &Expr, live: &[String]| live.iter().any(|n| mentions_name(e, n));
+    crate::helpers::for_each_own_stmt(scope, &mut |st: &Stmt| {
+        use ruff_text_size::Ranged;
+        if st.start() < after || st.start() >= before {
+            return;
+        }
+        let (targets, value, rebinds): (Vec<&Expr>, &Expr, bool) = match st {
+            Stmt::Assign(a) => (a.targets.iter().collect(), &a.value, true),
+            Stmt::AnnAssign(a) => match &a.value {
+                Some(v) => (vec![&*a.target], v, true),
+                None => return,
+            },
+            // `x += y`: `x` keeps what it held and gains `y`.
+            Stmt::AugAssign(a) => (vec![&*a.target], &a.value, false),
+            Stmt::For(f) => (vec![&*f.target], &f.iter, true),
+            _ => return,
+        };
+        let mut bound = Vec::new();
+        targets.iter().for_each(|t| names(t, &mut bound));
+        if mentions(value, &live) {
+            for b in bound {
+                if !live.iter().any(|n| n == b) {
+                    live.push(b.to_string());
+                }
+            }
+        } else if rebinds {
+            live.retain(|n| !bound.contains(&n.as_str()));
+        }
+    });
+    live
+}
+
 /// Does a backward pass of `scope` differentiate an expression mentioning `name`
 /// (`total.backward()`, `(total / n).backward()`, `scaler.scale(total).backward()`,
 /// `torch.autograd.grad(total, ...)`)?

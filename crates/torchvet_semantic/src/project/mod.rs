@@ -48,8 +48,8 @@ use std::sync::{Arc, RwLock};
 pub use summary::{
     is_test_module, is_test_path, names_training_setup, summarise, summarise_source,
     summarise_source_keeping_scopes, summarise_source_with, summarise_with, ClassSummary,
-    FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault, PropFact, Ref, RoleTag, SumCall,
-    SumEvent, Target, Usage, Val, Vocab,
+    DropoutRate, FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault, PropFact, Ref,
+    RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).
@@ -2597,6 +2597,22 @@ impl ProjectModel {
     /// sub-module or a base) where the layer is built.
     pub fn mode_layer(&self, c: ClassId) -> Option<(&'static str, ClassId)> {
         self.mode[c.file as usize][c.index as usize]
+    }
+
+    /// The `__init__` parameter that sets the rate of every train/eval-sensitive layer of
+    /// class `c` (all of them `nn.Dropout(<parameter>)`, no project sub-module, no project
+    /// base class): an instance built with a rate of 0 is not train/eval-sensitive. See
+    /// [`ClassSummary::dropout_rate`].
+    pub fn dropout_rate(&self, c: ClassId) -> Option<&DropoutRate> {
+        let cs = self.class_summary(c);
+        let rate = cs.dropout_rate.as_deref()?;
+        let external_bases = cs.bases.iter().all(|b| {
+            matches!(
+                self.entity_of_ref(c.file, b, None, 0),
+                Some(Entity::External(_))
+            )
+        });
+        external_bases.then_some(rate)
     }
 
     /// The train/eval-sensitive layer family of a value's class (see

@@ -25,6 +25,18 @@ mod facts_extract;
 mod grad_flow;
 pub use grad_flow::{GradFlow, ValueSinks};
 
+/// The `__init__` parameter that gives every Dropout of a class its rate (see
+/// [`ClassSummary::dropout_rate`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct DropoutRate {
+    /// The parameter's name.
+    pub name: Box<str>,
+    /// Its position among `__init__`'s parameters after `self`.
+    pub position: u16,
+    /// Its default is a literal 0 (or 0.0).
+    pub default_zero: bool,
+}
+
 /// A name as one file spells it, before the model resolves it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Ref {
@@ -581,6 +593,11 @@ pub struct ClassSummary {
     /// GAN code bases), so any module attribute may be switched. See
     /// [`super::ProjectModel::evals_attributes_by_name`].
     pub evals_attrs_by_name: bool,
+    /// When the class's only train/eval-sensitive layers are `nn.Dropout`s built in
+    /// `__init__` with the rate of one of its parameters (`nn.Dropout(dropout)`), and it
+    /// builds no project sub-module: that parameter (see [`DropoutRate`]). An instance built
+    /// with a rate of 0 behaves the same in both modes.
+    pub dropout_rate: Option<Box<DropoutRate>>,
     /// The attributes its methods call on `self` (`self.encoder(x)`, `self.helper(y)`),
     /// sorted, once each: its own or inherited methods, or objects stored on the instance.
     pub self_calls: Vec<Box<str>>,
@@ -1558,6 +1575,7 @@ impl Builder<'_> {
             },
             computes_loss: false,
             evals_attrs_by_name: false,
+            dropout_rate: None,
             self_calls: Vec::new(),
         });
         let (computes_loss, self_calls) = self.class_calls.remove(&c.start()).unwrap_or_default();
@@ -1597,10 +1615,15 @@ impl Builder<'_> {
         if layer.is_some() && self.mode_layers_unused(c) {
             layer = None;
         }
+        let dropout_rate = match layer {
+            Some(("Dropout", _)) if subs.is_empty() => self.dropout_rate(c).map(Box::new),
+            _ => None,
+        };
         let cs = &mut self.out.classes[idx as usize];
         cs.mode_layer = layer.map(|(k, _)| k);
         cs.mode_layer_at = layer.map(|(_, r)| r);
         cs.submodules = subs;
+        cs.dropout_rate = dropout_rate;
     }
 
     fn function(
@@ -2467,6 +2490,64 @@ impl Builder<'_> {
             },
             _ => None,
         }
+    }
+
+    /// [`ClassSummary::dropout_rate`] of a class: every call in its methods that builds a
+    /// train/eval-sensitive layer is an `nn.Dropout` (1d/2d/3d) in `__init__` whose rate (`p`,
+    /// first or by keyword) is one and the same parameter of `__init__`.
+    fn dropout_rate(&self, c: &ast::StmtClassDef) -> Option<DropoutRate> {
+        let init = helpers::function_defs(&c.body).find(|f| f.name.as_str() == "__init__")?;
+        let mut name: Option<&str> = None;
+        for f in helpers::function_defs(&c.body) {
+            for call in crate::modes::calls_in(&f.body) {
+                if self.layer_of_call(call).is_none() {
+                    continue;
+                }
+                let q = self.scopes.resolve(&call.func)?;
+                let dropout = matches!(
+                    q.as_str(),
+                    "torch.nn.Dropout"
+                        | "torch.nn.Dropout1d"
+                        | "torch.nn.Dropout2d"
+                        | "torch.nn.Dropout3d"
+                        | "torch.nn.modules.dropout.Dropout"
+                );
+                if !dropout || !std::ptr::eq(f, init) {
+                    return None;
+                }
+                let rate = call
+                    .arguments
+                    .find_keyword("p")
+                    .map(|k| &k.value)
+                    .or_else(|| call.arguments.args.first())?;
+                let Expr::Name(n) = rate else { return None };
+                match name {
+                    None => name = Some(n.id.as_str()),
+                    Some(m) if m == n.id.as_str() => {}
+                    Some(_) => return None,
+                }
+            }
+        }
+        let name = name?;
+        // A parameter of `__init__` (not reassigned there: `dropout = dropout or 0.1`).
+        if !crate::reaching::every_binding(&init.body, name).is_empty() {
+            return None;
+        }
+        let params: Vec<_> = init.parameters.iter_non_variadic_params().skip(1).collect();
+        let position = params
+            .iter()
+            .position(|p| p.parameter.name.as_str() == name)?;
+        let zero = |e: &Expr| match helpers::literal(e) {
+            Some(helpers::Literal::Int(i)) => i == 0,
+            Some(helpers::Literal::Float(f)) => f == 0.0,
+            _ => false,
+        };
+        let default_zero = params[position].default.as_deref().is_some_and(zero);
+        Some(DropoutRate {
+            name: name.into(),
+            position: u16::try_from(position).ok()?,
+            default_zero,
+        })
     }
 
     /// The train/eval-sensitive layer family a call builds (`nn.Dropout(...)`, a pretrained

@@ -21,7 +21,9 @@ crate::declare_rule! {
     /// `requires_grad=True`, computes gradients for the copy only: the model's weights get
     /// no gradient and the loss curve stays flat. `torch.stack`/`torch.cat` or plain tensor
     /// arithmetic keep the graph. Wrapping data that has no graph (NumPy arrays, `.tolist()`
-    /// or `.item()` values, detached tensors, shapes) is not reported. This rule is in
+    /// or `.item()` values, detached tensors, shapes) is not reported, nor is a copy that only
+    /// scales what is backpropagated (REINFORCE returns, advantages or importance weights
+    /// multiplying log-probabilities, which are meant to be constants). This rule is in
     /// preview: it follows values through simple assignments of one function only.
     ///
     /// ## Example
@@ -113,8 +115,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     let (source, sink) = match (source, sink) {
         (Some(s), Some(k)) => (s, (k.0, k.1)),
         // Built from plain names and backpropagated: nothing flows back through the copy.
+        // Unless the copy only scales what is backpropagated (REINFORCE's
+        // `-(torch.tensor(returns) * log_probs).sum()`, an advantage or importance weight):
+        // the gradient flows through the other factor, and a constant factor is the intent.
         (None, Some(k))
-            if mentions_name(arg) && (!k.2 || (!is_seq && mentions_param(checker, arg))) =>
+            if mentions_name(arg)
+                && (!k.2 || (!is_seq && mentions_param(checker, arg)))
+                && !scales_other_factor(checker, call, stmt) =>
         {
             (arg.range(), (k.0, k.1))
         }
@@ -252,6 +259,50 @@ fn mentions_param(checker: &Checker, e: &Expr) -> bool {
         .map(|p| p.name().as_str())
         .filter(|n| *n != "self")
         .any(|n| mentions(e, n))
+}
+
+/// Is the copy made by `call` (in `stmt`) a factor of a product or quotient whose other
+/// operand does not come from it: inline (`(torch.tensor(adv) * log_probs).mean()`), or
+/// through the name it is bound to, in `stmt`'s later statements (`adv =
+/// torch.tensor(advantages)`, then `loss = -(adv * log_probs).mean()`)?
+fn scales_other_factor(checker: &Checker, call: &ExprCall, stmt: &Stmt) -> bool {
+    use ruff_python_ast::Operator;
+    fn factor_of(e: &Expr, is_copy: &dyn Fn(&Expr) -> bool) -> bool {
+        helpers::any_expr(e, |x| match x {
+            Expr::BinOp(b) if matches!(b.op, Operator::Mult | Operator::Div) => {
+                is_copy(&b.left) != is_copy(&b.right)
+            }
+            _ => false,
+        })
+    }
+    let inside = |e: &Expr| e.range().contains_range(call.range());
+    let value = match stmt {
+        Stmt::Assign(a) => Some(&*a.value),
+        Stmt::AugAssign(a) => Some(&*a.value),
+        Stmt::Expr(e) => Some(&*e.value),
+        Stmt::Return(r) => r.value.as_deref(),
+        _ => None,
+    };
+    if value.is_some_and(|v| factor_of(v, &inside)) {
+        return true;
+    }
+    let Stmt::Assign(a) = stmt else { return false };
+    let [Expr::Name(n)] = &a.targets[..] else {
+        return false;
+    };
+    let Some(suite) = enclosing_suite(checker, stmt) else {
+        return false;
+    };
+    let name = n.id.as_str();
+    stmts_after(suite, stmt).iter().any(|s| {
+        let value = match s {
+            Stmt::Assign(a) => Some(&*a.value),
+            Stmt::AugAssign(a) => Some(&*a.value),
+            Stmt::Expr(e) => Some(&*e.value),
+            _ => None,
+        };
+        value.is_some_and(|v| factor_of(v, &|e: &Expr| mentions(e, name)))
+    })
 }
 
 fn mentions(e: &Expr, name: &str) -> bool {
