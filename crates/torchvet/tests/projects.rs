@@ -129,6 +129,7 @@ projects! {
         oneshot_inference_scripts,
         eval_mode_set_by_helper_call,
         step_functions_from_factory,
+        notebook_eval_between_training_cells,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -2018,12 +2018,22 @@ impl<'a> Checker<'a> {
                 Some(loss) => {
                     mentions_any(loss, &produced) || mentions_any(loss, &derived(e.site().start()))
                 }
-                // A backward in a helper: anywhere in the same iteration counts.
-                None => e.site().start() < scope_end,
+                // A backward in a helper: anywhere in the same iteration counts. With no
+                // enclosing loop, a later step, `zero_grad` or clipping (a later training
+                // phase or notebook cell; its backward is an event with a loss of its own)
+                // is weaker: see `trains_later` below.
+                None => {
+                    e.site().start() < scope_end
+                        && (enclosing.is_some() || e.kind == EventKind::Backward)
+                }
             }
         }) {
             return None;
         }
+        let trains_later = enclosing.is_none()
+            && events
+                .iter()
+                .any(|e| trains(e.kind) && e.loss.is_none() && e.site().start() >= range.end());
         if events
             .iter()
             .any(|e| trains(e.kind) && range.contains_range(e.site()))
@@ -2055,6 +2065,33 @@ impl<'a> Checker<'a> {
         } else {
             return None;
         };
+        // Training after the region, with no loop around it: an evaluation over held-out data
+        // or after `eval()` is still one (an evaluation cell between training cells); a loop
+        // that only looks like one by its metric words is not reported.
+        if trains_later {
+            // The `eval()` must come after the last training before the region (the cell
+            // that trains, then `model.eval()` and the evaluation loop), not from an
+            // unrelated earlier part of the module.
+            let last_training = events
+                .iter()
+                .filter(|e| trains(e.kind) && e.site().end() <= range.start())
+                .map(|e| e.site().end())
+                .max()
+                .unwrap_or_default();
+            let evaled_since = events.iter().any(|e| {
+                e.kind == EventKind::Eval
+                    && e.site().start() >= last_training
+                    && e.site().start() < range.start()
+                    && e.target
+                        .as_ref()
+                        .is_some_and(|t| text.contains(t.key.as_str()))
+            });
+            match evidence {
+                Evidence::Data => {}
+                Evidence::EvalMode if evaled_since => {}
+                _ => return None,
+            }
+        }
         Some(EvalRegion {
             range,
             loop_stmt,
