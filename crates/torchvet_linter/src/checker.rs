@@ -495,10 +495,7 @@ impl<'a> Checker<'a> {
     /// also held in a local first (`pbar = tqdm(enumerate(loader))`; `for i, b in pbar`),
     /// see [`torchvet_semantic::iterables::loop_source`].
     pub fn loop_source(&self, iter: &'a Expr) -> &'a Expr {
-        let body: &'a [Stmt] = match self.function() {
-            Some(f) => &f.body,
-            None => &self.module().body,
-        };
+        let body: &'a [Stmt] = self.scope_body();
         torchvet_semantic::iterables::loop_source(iter, body, &|e| self.scopes.resolve(e))
     }
 
@@ -882,6 +879,14 @@ impl<'a> Checker<'a> {
             })
     }
 
+    /// The statements of the function being visited, or the module body at module level.
+    pub fn scope_body(&self) -> &'a [Stmt] {
+        match self.function() {
+            Some(f) => &f.body,
+            None => &self.module().body,
+        }
+    }
+
     /// Regions in effect.
     pub fn regions(&self) -> Regions {
         self.frame().regions
@@ -897,6 +902,10 @@ impl<'a> Checker<'a> {
     /// grad-off decorator, including the file's own: see
     /// `torchvet_semantic::dataflow::grad_off_decorators`)?
     fn summary_says_no_grad(&self, f: &ast::StmtFunctionDef) -> bool {
+        // Only a decorator turns a whole body's autograd off (and the lookup is linear).
+        if f.decorator_list.is_empty() {
+            return false;
+        }
         self.project()
             .and_then(|p| {
                 Some(
@@ -1062,10 +1071,7 @@ impl<'a> Checker<'a> {
         let Some(stmt) = self.current_stmt() else {
             return true;
         };
-        let body: &[Stmt] = match self.function() {
-            Some(f) => &f.body,
-            None => &self.module().body,
-        };
+        let body: &[Stmt] = self.scope_body();
         let class_body = self.frame().method_of.map(|c| &c.def.body[..]);
         let passes_through = |func: &Expr| {
             self.resolve(func)
@@ -1684,12 +1690,7 @@ fn names_bound_in(body: RegionBody) -> Vec<String> {
         }
     }
     fn collect_target(t: &Expr, out: &mut Vec<String>) {
-        match t {
-            Expr::Name(n) => out.push(n.id.to_string()),
-            Expr::Tuple(tt) => tt.elts.iter().for_each(|e| collect_target(e, out)),
-            Expr::List(tt) => tt.elts.iter().for_each(|e| collect_target(e, out)),
-            _ => {}
-        }
+        helpers::for_each_bound_name(t, &mut |n| out.push(n.to_string()));
     }
     let mut n = Names(Vec::new());
     match body {
@@ -1997,10 +1998,7 @@ impl<'a> Checker<'a> {
             .map(|l| l.range());
         let scope_end = enclosing.map_or(TextSize::new(u32::MAX), |r| r.end());
         let produced = names_bound_in(self.region_body(range, loop_stmt));
-        let body: &'a [Stmt] = match self.function() {
-            Some(f) => &f.body,
-            None => &self.module().body,
-        };
+        let body: &'a [Stmt] = self.scope_body();
         // What the region produced, and the names computed from it between the region and a
         // later backward (SCST: the sampled logits appended to `net_policies`, then
         // `policies_v = torch.cat(...)`, `log_prob_v`, ..., `loss_v.backward()`).

@@ -465,12 +465,7 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
     if !matches!(q, "torch.nn.LSTM" | "torch.nn.GRU" | "torch.nn.RNN") {
         return None;
     }
-    use crate::helpers::{literal, Literal};
-    let zero = |e: &Expr| match literal(e) {
-        Some(Literal::Int(i)) => i == 0,
-        Some(Literal::Float(f)) => f == 0.0,
-        _ => false,
-    };
+    use crate::helpers::{is_literal_zero as zero, literal, Literal};
     let one = |e: &Expr| matches!(literal(e), Some(Literal::Int(1)));
     // `nn.LSTM(input_size, hidden_size, num_layers, bias, batch_first, dropout)`.
     let arg = |name: &str, pos: usize| {

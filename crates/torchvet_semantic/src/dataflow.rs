@@ -838,14 +838,14 @@ fn rebound_globals(module: &[Stmt]) -> rustc_hash::FxHashSet<&str> {
                 }
                 Stmt::For(f) if self.depth == 0 => {
                     let mut names = Vec::new();
-                    collect_store_names(&f.target, &mut names);
+                    crate::helpers::bound_names(&f.target, &mut names);
                     self.out.extend(names);
                 }
                 Stmt::With(w) if self.depth == 0 => {
                     for item in &w.items {
                         if let Some(v) = &item.optional_vars {
                             let mut names = Vec::new();
-                            collect_store_names(v, &mut names);
+                            crate::helpers::bound_names(v, &mut names);
                             self.out.extend(names);
                         }
                     }
@@ -856,15 +856,6 @@ fn rebound_globals(module: &[Stmt]) -> rustc_hash::FxHashSet<&str> {
         }
         // Only statements bind here, and no statement is nested in an expression.
         fn visit_expr(&mut self, _: &'a Expr) {}
-    }
-    fn collect_store_names<'a>(e: &'a Expr, out: &mut Vec<&'a str>) {
-        match e {
-            Expr::Name(n) => out.push(n.id.as_str()),
-            Expr::Tuple(t) => t.elts.iter().for_each(|x| collect_store_names(x, out)),
-            Expr::List(t) => t.elts.iter().for_each(|x| collect_store_names(x, out)),
-            Expr::Starred(s) => collect_store_names(&s.value, out),
-            _ => {}
-        }
     }
     let mut f = Finder {
         out: rustc_hash::FxHashSet::default(),

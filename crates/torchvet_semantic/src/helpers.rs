@@ -122,6 +122,32 @@ pub fn last_segment(q: &str) -> &str {
     q.rsplit('.').next().unwrap_or(q)
 }
 
+/// The names an assignment or loop target binds (a plain name, or inside a tuple, list or
+/// starred unpacking), in order; attribute and subscript targets bind none.
+pub fn bound_names<'a>(target: &'a Expr, out: &mut Vec<&'a str>) {
+    for_each_bound_name(target, &mut |n| out.push(n));
+}
+
+/// [`bound_names`], one name at a time.
+pub fn for_each_bound_name<'a>(target: &'a Expr, f: &mut impl FnMut(&'a str)) {
+    match target {
+        Expr::Name(n) => f(n.id.as_str()),
+        Expr::Tuple(t) => t.elts.iter().for_each(|e| for_each_bound_name(e, f)),
+        Expr::List(l) => l.elts.iter().for_each(|e| for_each_bound_name(e, f)),
+        Expr::Starred(s) => for_each_bound_name(&s.value, f),
+        _ => {}
+    }
+}
+
+/// Is `e` the literal `0` or `0.0`?
+pub fn is_literal_zero(e: &Expr) -> bool {
+    match literal(e) {
+        Some(Literal::Int(i)) => i == 0,
+        Some(Literal::Float(f)) => f == 0.0,
+        _ => false,
+    }
+}
+
 /// Does the assignment target `target` bind `name` (a plain name, or inside a tuple, list or
 /// starred unpacking)?
 pub fn binds(target: &Expr, name: &str) -> bool {

@@ -715,13 +715,7 @@ fn built_without_dropout<'x>(
         .find_keyword(&rate.name)
         .map(|k| &k.value)
         .or_else(|| args.args.get(usize::from(rate.position)));
-    match given {
-        Some(e) => matches!(
-            helpers::literal(e),
-            Some(helpers::Literal::Int(0)) | Some(helpers::Literal::Float(0.0))
-        ),
-        None => rate.default_zero,
-    }
+    given.map_or(rate.default_zero, helpers::is_literal_zero)
 }
 
 /// The train/eval-sensitive layers of a sub-module that `call` hands to a project module

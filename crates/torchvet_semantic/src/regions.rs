@@ -690,15 +690,6 @@ pub fn no_grad_block_feeds_loss(
     use crate::helpers::for_each_own_stmt;
     let graph_call = std::cell::RefCell::new(graph_call);
     let graph_call = |c: &ast::ExprCall| (graph_call.borrow_mut())(c);
-    fn bound<'a>(t: &'a Expr, out: &mut Vec<&'a str>) {
-        match t {
-            Expr::Name(n) => out.push(n.id.as_str()),
-            Expr::Tuple(t) => t.elts.iter().for_each(|e| bound(e, out)),
-            Expr::List(l) => l.elts.iter().for_each(|e| bound(e, out)),
-            Expr::Starred(s) => bound(&s.value, out),
-            _ => {}
-        }
-    }
     fn assigned(st: &Stmt) -> Option<(Vec<&Expr>, &Expr)> {
         match st {
             Stmt::Assign(a) => Some((a.targets.iter().collect(), &a.value)),
@@ -710,7 +701,8 @@ pub fn no_grad_block_feeds_loss(
     let mut targets: Vec<&str> = Vec::new();
     for_each_own_stmt(&block.body, &mut |st: &Stmt| {
         if let Some((ts, _)) = assigned(st) {
-            ts.into_iter().for_each(|t| bound(t, &mut targets));
+            ts.into_iter()
+                .for_each(|t| crate::helpers::bound_names(t, &mut targets));
         }
     });
     if targets.is_empty() {
@@ -732,7 +724,8 @@ pub fn no_grad_block_feeds_loss(
         }
         if let Some((ts, v)) = assigned(st) {
             if builds_graph(v) {
-                ts.into_iter().for_each(|t| bound(t, &mut with_grad));
+                ts.into_iter()
+                    .for_each(|t| crate::helpers::bound_names(t, &mut with_grad));
             }
         }
     });

@@ -881,15 +881,6 @@ pub fn derived_between(
     after: ruff_text_size::TextSize,
     before: ruff_text_size::TextSize,
 ) -> Vec<String> {
-    fn names<'e>(t: &'e Expr, out: &mut Vec<&'e str>) {
-        match t {
-            Expr::Name(n) => out.push(n.id.as_str()),
-            Expr::Tuple(t) => t.elts.iter().for_each(|e| names(e, out)),
-            Expr::List(l) => l.elts.iter().for_each(|e| names(e, out)),
-            Expr::Starred(s) => names(&s.value, out),
-            _ => {}
-        }
-    }
     let mut live: Vec<String> = from.to_vec();
     let mentions = |e: &Expr, live: &[String]| live.iter().any(|n| mentions_name(e, n));
     crate::helpers::for_each_own_stmt(scope, &mut |st: &Stmt| {
@@ -909,7 +900,9 @@ pub fn derived_between(
             _ => return,
         };
         let mut bound = Vec::new();
-        targets.iter().for_each(|t| names(t, &mut bound));
+        targets
+            .iter()
+            .for_each(|t| crate::helpers::bound_names(t, &mut bound));
         if mentions(value, &live) {
             for b in bound {
                 if !live.iter().any(|n| n == b) {

@@ -2537,12 +2537,10 @@ impl Builder<'_> {
         let position = params
             .iter()
             .position(|p| p.parameter.name.as_str() == name)?;
-        let zero = |e: &Expr| match helpers::literal(e) {
-            Some(helpers::Literal::Int(i)) => i == 0,
-            Some(helpers::Literal::Float(f)) => f == 0.0,
-            _ => false,
-        };
-        let default_zero = params[position].default.as_deref().is_some_and(zero);
+        let default_zero = params[position]
+            .default
+            .as_deref()
+            .is_some_and(helpers::is_literal_zero);
         Some(DropoutRate {
             name: name.into(),
             position: u16::try_from(position).ok()?,

@@ -222,7 +222,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                 let kept = keeps_layout(&a.value, &major);
                 for t in &a.targets {
                     let mut names = Vec::new();
-                    collect_names(t, &mut names);
+                    helpers::for_each_bound_name(t, &mut |n| names.push(n.to_string()));
                     for n in names {
                         match (kept, t) {
                             (Some(r), Expr::Name(_)) => {
@@ -265,15 +265,5 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         );
         d.add_related(evidence, format!("`{arg}` is batch-major here"));
         d.set_fix(fix);
-    }
-}
-
-fn collect_names(e: &Expr, out: &mut Vec<String>) {
-    match e {
-        Expr::Name(n) => out.push(n.id.to_string()),
-        Expr::Tuple(t) => t.elts.iter().for_each(|x| collect_names(x, out)),
-        Expr::List(l) => l.elts.iter().for_each(|x| collect_names(x, out)),
-        Expr::Starred(s) => collect_names(&s.value, out),
-        _ => {}
     }
 }

@@ -166,16 +166,6 @@ fn detached(checker: &Checker, value: &Expr) -> bool {
     false
 }
 
-fn names(target: &Expr, out: &mut Vec<String>) {
-    match target {
-        Expr::Name(n) => out.push(n.id.to_string()),
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| names(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| names(e, out)),
-        Expr::Starred(s) => names(&s.value, out),
-        _ => {}
-    }
-}
-
 fn grad_off_region(checker: &Checker) -> Option<TextRange> {
     checker.stmt_stack().iter().rev().find_map(|st| match st {
         Stmt::With(w)
@@ -217,7 +207,7 @@ fn record(checker: &Checker, stmt: &Stmt, targets: &[&Expr], value: Option<&Expr
     }
     let mut ns = Vec::new();
     for t in targets {
-        names(t, &mut ns);
+        helpers::for_each_bound_name(t, &mut |n| ns.push(n.to_string()));
     }
     if ns.is_empty() {
         return;
@@ -265,10 +255,7 @@ fn mark_forced(checker: &Checker, name: &str, at: TextRange) {
     let key = (frame, name.to_string());
     if !DEFS.with_borrow(|d| d.contains_key(&key)) {
         // Only definitions without a graph are recorded: find the plain one now.
-        let body: &[Stmt] = match checker.function() {
-            Some(f) => &f.body,
-            None => &checker.module().body,
-        };
+        let body: &[Stmt] = checker.scope_body();
         let mut last = None;
         for_each_stmt(body, &mut |st: &Stmt| {
             if let Stmt::Assign(a) = st {

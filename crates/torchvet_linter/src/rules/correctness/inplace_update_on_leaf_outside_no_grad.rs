@@ -337,10 +337,7 @@ fn leaf_binding(checker: &Checker, name: &str) -> Option<TextRange> {
     if let Some(hit) = cached {
         return hit;
     }
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     let mut leaves: FxHashMap<String, TextRange> = FxHashMap::default();
     let mut other: FxHashSet<String> = FxHashSet::default();
     for_each_stmt(body, &mut |s| {
@@ -352,7 +349,9 @@ fn leaf_binding(checker: &Checker, name: &str) -> Option<TextRange> {
             },
             Stmt::AugAssign(_) => return,
             Stmt::For(f) => {
-                collect_names(&f.target, &mut other);
+                helpers::for_each_bound_name(&f.target, &mut |n| {
+                    other.insert(n.to_string());
+                });
                 return;
             }
             _ => return,
@@ -363,7 +362,9 @@ fn leaf_binding(checker: &Checker, name: &str) -> Option<TextRange> {
                 Expr::Name(n) if leaf => {
                     leaves.insert(n.id.to_string(), s.range());
                 }
-                t => collect_names(t, &mut other),
+                t => helpers::for_each_bound_name(t, &mut |n| {
+                    other.insert(n.to_string());
+                }),
             }
         }
     });
@@ -371,18 +372,6 @@ fn leaf_binding(checker: &Checker, name: &str) -> Option<TextRange> {
     let hit = leaves.get(name).copied();
     STATE.with(|s| s.borrow_mut().leaves.insert(key, leaves));
     hit
-}
-
-fn collect_names(e: &Expr, out: &mut FxHashSet<String>) {
-    match e {
-        Expr::Name(n) => {
-            out.insert(n.id.to_string());
-        }
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| collect_names(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| collect_names(e, out)),
-        Expr::Starred(s) => collect_names(&s.value, out),
-        _ => {}
-    }
 }
 
 fn is_leaf_expr(checker: &Checker, value: &Expr) -> bool {

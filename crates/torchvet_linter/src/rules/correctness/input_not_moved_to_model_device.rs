@@ -306,16 +306,6 @@ fn derived_from_raw(value: &Expr, raw: &FxHashSet<String>) -> bool {
     }
 }
 
-fn target_names(e: &Expr, out: &mut Vec<String>) {
-    match e {
-        Expr::Name(n) => out.push(n.id.to_string()),
-        Expr::Tuple(t) => t.elts.iter().for_each(|x| target_names(x, out)),
-        Expr::List(l) => l.elts.iter().for_each(|x| target_names(x, out)),
-        Expr::Starred(s) => target_names(&s.value, out),
-        _ => {}
-    }
-}
-
 /// Is this a torch tensor factory call without `device=` (a CPU tensor)?
 fn cpu_factory(checker: &Checker, value: &Expr) -> bool {
     let Expr::Call(c) = value else { return false };
@@ -420,7 +410,7 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
         match s {
             Stmt::For(f) => {
                 let mut names = Vec::new();
-                target_names(&f.target, &mut names);
+                helpers::for_each_bound_name(&f.target, &mut |n| names.push(n.to_string()));
                 for n in &names {
                     raw.remove(n);
                 }
@@ -433,7 +423,7 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                         };
                         if let Some(b) = batch {
                             let mut names = Vec::new();
-                            target_names(b, &mut names);
+                            helpers::for_each_bound_name(b, &mut |n| names.push(n.to_string()));
                             for n in names {
                                 origin.insert(n.clone(), (f.iter.range(), true));
                                 raw.insert(n);
@@ -445,7 +435,7 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
             Stmt::Assign(a) => {
                 let mut names = Vec::new();
                 for t in &a.targets {
-                    target_names(t, &mut names);
+                    helpers::for_each_bound_name(t, &mut |n| names.push(n.to_string()));
                 }
                 let derived = derived_from_raw(&a.value, &raw);
                 let parent_origin = {

@@ -180,10 +180,7 @@ fn no_grad_target_of_step(checker: &mut Checker) -> bool {
     else {
         return false;
     };
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     torchvet_semantic::regions::no_grad_block_feeds_loss(body, block, &mut |c| {
         checker.kind_of(&c.func) == Kind::Module
     })
@@ -436,10 +433,7 @@ fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Optio
         return None;
     }
     let key = torchvet_semantic::flow::object_key(func)?;
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     torchvet_semantic::regions::weights_loaded_before(body, &key, call.start()).map(|s| s.range())
 }
 

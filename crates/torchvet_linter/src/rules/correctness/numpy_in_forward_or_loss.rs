@@ -109,7 +109,9 @@ fn facts_of(checker: &mut Checker, f: &StmtFunctionDef) -> Rc<ForwardFacts> {
         if let Stmt::Assign(a) = s {
             if derives_from_data(&a.value, &facts.data) {
                 for t in &a.targets {
-                    bind_names(t, &mut facts.data);
+                    helpers::for_each_bound_name(t, &mut |n| {
+                        facts.data.insert(n.to_string());
+                    });
                 }
             }
         }
@@ -126,7 +128,9 @@ fn facts_of(checker: &mut Checker, f: &StmtFunctionDef) -> Rc<ForwardFacts> {
             Stmt::Assign(a) => {
                 let feeds = a.targets.iter().any(|t| {
                     let mut bound = FxHashSet::default();
-                    bind_names(t, &mut bound);
+                    helpers::for_each_bound_name(t, &mut |n| {
+                        bound.insert(n.to_string());
+                    });
                     bound.iter().any(|n| facts.returned.contains(n))
                 });
                 if feeds {
@@ -135,7 +139,9 @@ fn facts_of(checker: &mut Checker, f: &StmtFunctionDef) -> Rc<ForwardFacts> {
             }
             Stmt::AugAssign(a) => {
                 let mut bound = FxHashSet::default();
-                bind_names(&a.target, &mut bound);
+                helpers::for_each_bound_name(&a.target, &mut |n| {
+                    bound.insert(n.to_string());
+                });
                 if bound.iter().any(|n| facts.returned.contains(n)) {
                     collect_reads(&a.value, &mut facts.returned);
                 }
@@ -146,18 +152,6 @@ fn facts_of(checker: &mut Checker, f: &StmtFunctionDef) -> Rc<ForwardFacts> {
     let rc = Rc::new(facts);
     CACHE.with(|c| c.borrow_mut().insert(key, rc.clone()));
     rc
-}
-
-fn bind_names(t: &Expr, out: &mut FxHashSet<String>) {
-    match t {
-        Expr::Name(n) => {
-            out.insert(n.id.to_string());
-        }
-        Expr::Tuple(t) => t.elts.iter().for_each(|e| bind_names(e, out)),
-        Expr::List(l) => l.elts.iter().for_each(|e| bind_names(e, out)),
-        Expr::Starred(s) => bind_names(&s.value, out),
-        _ => {}
-    }
 }
 
 fn collect_reads(e: &Expr, out: &mut FxHashSet<String>) {
@@ -306,12 +300,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         Stmt::Return(_) => true,
         Stmt::Assign(a) => a.targets.iter().any(|t| {
             let mut bound = FxHashSet::default();
-            bind_names(t, &mut bound);
+            helpers::for_each_bound_name(t, &mut |n| {
+                bound.insert(n.to_string());
+            });
             bound.iter().any(|n| facts.returned.contains(n))
         }),
         Stmt::AugAssign(a) => {
             let mut bound = FxHashSet::default();
-            bind_names(&a.target, &mut bound);
+            helpers::for_each_bound_name(&a.target, &mut |n| {
+                bound.insert(n.to_string());
+            });
             bound.iter().any(|n| facts.returned.contains(n))
         }
         _ => false,

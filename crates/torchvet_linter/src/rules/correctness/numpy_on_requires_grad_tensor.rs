@@ -74,10 +74,7 @@ thread_local! {
 }
 
 fn source_of(checker: &mut Checker, e: &Expr, at: ruff_text_size::TextSize) -> Option<TextRange> {
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     grad_source(checker, body, e, at, 0)
 }
 

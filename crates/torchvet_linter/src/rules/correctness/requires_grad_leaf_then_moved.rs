@@ -158,10 +158,7 @@ fn copies(factory: &ExprCall, method: &str, call: &ExprCall) -> bool {
 fn used_as_leaf(checker: &Checker, target: &Expr, after: TextSize) -> bool {
     let is_optimizer = |c: &ExprCall| is_optimizer_call(checker, c);
     if let Expr::Name(n) = target {
-        let body: &[Stmt] = match checker.function() {
-            Some(f) => &f.body,
-            None => &checker.module().body,
-        };
+        let body: &[Stmt] = checker.scope_body();
         let name = n.id.as_str();
         return uses::used_as_gradient_leaf(
             body,

@@ -118,10 +118,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if at != func || b.element.is_some() || !torchvet_semantic::helpers::is_torch_load(&b.callee) {
         return;
     }
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     let Some(load) = find_call(body, b.call) else {
         return;
     };
@@ -257,10 +254,7 @@ fn checkpoint_name(checker: &Checker, arg: &Expr) -> Option<String> {
     }
     // `state = ckpt["model"]; model.load_state_dict(state)`: the one assignment before.
     let name = helpers::name_of(arg)?;
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     let mut found: Vec<&Expr> = Vec::new();
     crate::rules::correctness::helpers::for_each_stmt(body, &mut |s| {
         if let Stmt::Assign(a) = s {

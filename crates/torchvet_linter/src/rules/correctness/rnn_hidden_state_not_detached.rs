@@ -242,10 +242,7 @@ fn rnn_class(checker: &Checker, callee: &Expr) -> Option<&'static str> {
         return found;
     }
     let name = helpers::name_of(callee)?;
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     let mut found = None;
     for_each_stmt(body, &mut |s| {
         if let Stmt::Assign(a) = s {

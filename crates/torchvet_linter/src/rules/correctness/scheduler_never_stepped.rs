@@ -283,10 +283,7 @@ fn equality(checker: &Checker, test: &Expr) -> Option<(String, String)> {
 /// Is the statement at `r` (in the current function) only reached when the guard's subject
 /// equals another value: inside the branch of an `if subject == "other":`?
 fn excluded_by(checker: &Checker, g: &Guard, r: TextRange) -> bool {
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     let mut excluded = false;
     crate::rules::correctness::helpers::for_each_stmt(body, &mut |s| {
         let Stmt::If(i) = s else { return };

@@ -6,6 +6,7 @@ use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::grad_source::grad_source;
 use torchvet_semantic::helpers;
+use torchvet_semantic::uses;
 
 crate::declare_rule! {
     /// ## What it does
@@ -71,10 +72,7 @@ const CONSTRUCTORS: &[&str] = &[
 
 /// A value that carries gradients (see [`grad_source`]), looked up before `at`.
 fn carrying(checker: &mut Checker, e: &Expr, at: ruff_text_size::TextSize) -> Option<TextRange> {
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     grad_source(checker, body, e, at, 0)
 }
 
@@ -224,7 +222,7 @@ fn sink_of(checker: &Checker, stmt: &Stmt) -> Option<(TextRange, &'static str, b
     for s in after {
         if let Stmt::Assign(a2) = s {
             if let [Expr::Name(t)] = &a2.targets[..] {
-                if mentions(&a2.value, &names[0]) {
+                if uses::mentions_name(&a2.value, &names[0]) {
                     names.push(t.id.to_string());
                 }
             }
@@ -236,7 +234,9 @@ fn sink_of(checker: &Checker, stmt: &Stmt) -> Option<(TextRange, &'static str, b
         }
         if let Stmt::Return(r) = s {
             if checker.in_module_method("forward")
-                && r.value.as_deref().is_some_and(|v| mentions(v, &names[0]))
+                && r.value
+                    .as_deref()
+                    .is_some_and(|v| uses::mentions_name(v, &names[0]))
             {
                 return Some((
                     r.range(),
@@ -258,7 +258,7 @@ fn mentions_param(checker: &Checker, e: &Expr) -> bool {
         .iter()
         .map(|p| p.name().as_str())
         .filter(|n| *n != "self")
-        .any(|n| mentions(e, n))
+        .any(|n| uses::mentions_name(e, n))
 }
 
 /// Is the copy made by `call` (in `stmt`) a factor of a product or quotient whose other
@@ -275,15 +275,17 @@ fn scales_other_factor(checker: &Checker, call: &ExprCall, stmt: &Stmt) -> bool 
             _ => false,
         })
     }
+    fn value_of(s: &Stmt) -> Option<&Expr> {
+        match s {
+            Stmt::Assign(a) => Some(&a.value),
+            Stmt::AugAssign(a) => Some(&a.value),
+            Stmt::Expr(e) => Some(&e.value),
+            Stmt::Return(r) => r.value.as_deref(),
+            _ => None,
+        }
+    }
     let inside = |e: &Expr| e.range().contains_range(call.range());
-    let value = match stmt {
-        Stmt::Assign(a) => Some(&*a.value),
-        Stmt::AugAssign(a) => Some(&*a.value),
-        Stmt::Expr(e) => Some(&*e.value),
-        Stmt::Return(r) => r.value.as_deref(),
-        _ => None,
-    };
-    if value.is_some_and(|v| factor_of(v, &inside)) {
+    if value_of(stmt).is_some_and(|v| factor_of(v, &inside)) {
         return true;
     }
     let Stmt::Assign(a) = stmt else { return false };
@@ -294,34 +296,10 @@ fn scales_other_factor(checker: &Checker, call: &ExprCall, stmt: &Stmt) -> bool 
         return false;
     };
     let name = n.id.as_str();
-    stmts_after(suite, stmt).iter().any(|s| {
-        let value = match s {
-            Stmt::Assign(a) => Some(&*a.value),
-            Stmt::AugAssign(a) => Some(&*a.value),
-            Stmt::Expr(e) => Some(&*e.value),
-            _ => None,
-        };
-        value.is_some_and(|v| factor_of(v, &|e: &Expr| mentions(e, name)))
-    })
-}
-
-fn mentions(e: &Expr, name: &str) -> bool {
-    struct F<'n>(&'n str, bool);
-    impl<'x> Visitor<'x> for F<'_> {
-        fn visit_expr(&mut self, e: &'x Expr) {
-            if let Expr::Name(n) = e {
-                if n.id.as_str() == self.0 {
-                    self.1 = true;
-                }
-            }
-            if !self.1 {
-                visitor::walk_expr(self, e);
-            }
-        }
-    }
-    let mut f = F(name, false);
-    f.visit_expr(e);
-    f.1
+    stmts_after(suite, stmt)
+        .iter()
+        .filter_map(value_of)
+        .any(|v| factor_of(v, &|e: &Expr| uses::mentions_name(e, name)))
 }
 
 /// `N.backward()`, `scaler.scale(N).backward()`, `accelerator.backward(N)` on one of `names`.
@@ -333,9 +311,13 @@ fn backward_of(s: &Stmt, names: &[String]) -> Option<TextRange> {
     let ("backward", recv) = helpers::method_call(c)? else {
         return None;
     };
-    let hit = names
-        .iter()
-        .any(|n| mentions(recv, n) || c.arguments.args.first().is_some_and(|a| mentions(a, n)));
+    let hit = names.iter().any(|n| {
+        uses::mentions_name(recv, n)
+            || c.arguments
+                .args
+                .first()
+                .is_some_and(|a| uses::mentions_name(a, n))
+    });
     hit.then(|| c.range())
 }
 

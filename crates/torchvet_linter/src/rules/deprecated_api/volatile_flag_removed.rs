@@ -162,10 +162,7 @@ fn frozen_consumer(checker: &Checker, call: &ExprCall) -> Option<String> {
     if a.value.range() != call.range() {
         return None;
     }
-    let body: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let body: &[Stmt] = checker.scope_body();
     struct Uses<'b> {
         var: &'b str,
         after: ruff_text_size::TextSize,

@@ -216,10 +216,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     // Intentional sum-then-backward: the accumulator is differentiated somewhere.
-    let scope: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let scope: &[Stmt] = checker.scope_body();
     if matches!(target, Expr::Name(_)) && reaches_differentiation(&checker.scopes, scope, root) {
         return;
     }

@@ -156,10 +156,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         return;
     };
     // Lists that are differentiated later (`torch.stack(losses).backward()`).
-    let scope: &[Stmt] = match checker.function() {
-        Some(f) => &f.body,
-        None => &checker.module().body,
-    };
+    let scope: &[Stmt] = checker.scope_body();
     let root = list_text.split('.').next().unwrap_or(&list_text);
     if torchvet_semantic::uses::differentiates_name(&checker.scopes, scope, root) {
         return;
