@@ -709,6 +709,9 @@ pub struct ScanIndex {
     pub(super) reads_shared_local_rank_attr: bool,
     /// Some file may make CUDA the default for new tensors.
     pub(super) may_set_cuda_default: bool,
+    /// Some checked file builds `Variable(..., volatile=...)` (see
+    /// [`super::FunctionSummary::volatile_inputs`]).
+    pub(super) volatile_flag: bool,
     /// Per file: the program it belongs to (see [`ProjectModel::same_program`]), a
     /// representative file of its import-graph component among the checked files.
     programs: Vec<FileId>,
@@ -749,6 +752,7 @@ impl ProjectModel {
                     continue;
                 }
                 for (gi, g) in f.functions.iter().enumerate() {
+                    idx.volatile_flag |= g.volatile_inputs;
                     if !g.facts.saves.is_empty() {
                         idx.save_funcs.push(FuncId {
                             file: fi as FileId,

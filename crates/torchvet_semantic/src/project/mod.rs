@@ -3023,6 +3023,13 @@ impl ProjectModel {
                 .any(|&(callee, _)| callee != f && self.func(callee).volatile_inputs)
     }
 
+    /// Does some checked file turn autograd off with `Variable(..., volatile=True)`? The flag
+    /// was removed in torch 0.4 (it has no effect since): a project that uses it was written
+    /// for an older torch, where `torch.no_grad` does not exist yet.
+    pub fn uses_volatile_flag(&self) -> bool {
+        self.scan().volatile_flag
+    }
+
     /// Does class `c` define `__call__`, itself or through a project base? Calling an instance
     /// then runs that method rather than `nn.Module.__call__` (and so `forward`).
     pub fn class_defines_call(&self, c: ClassId) -> bool {

@@ -124,6 +124,10 @@ crate::declare_rule! {
     /// safe when the function calls `model.eval()` (it is clearly evaluation); it is unsafe when
     /// evaluation is inferred from the function's name alone, and for the re-indented
     /// module-level loop, since a caller could still differentiate the returned tensors.
+    /// Code that looks written for a torch older than 0.4 (the function reads `loss.data[0]`,
+    /// and the project passes `volatile=True` somewhere or the file imports `Variable`) in a project
+    /// that declares no lowest torch gets an unsafe fix and a message that names the
+    /// `volatile=True` of that era: `torch.no_grad` does not exist before 0.4.
     /// The decorator goes directly above `def`, below any existing decorator, so that it
     /// wraps the plain function and `@staticmethod` / `@classmethod` / `@property` still
     /// come last; an `async def` gets no fix (the decorator would only cover creating the
@@ -521,10 +525,20 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     } else {
         "the forward pass records a graph and keeps its activations for a backward pass that never comes"
     };
-    let message = format!("{why} with autograd enabled: {cost}; wrap it in `torch.no_grad()`");
+    // Code of the `Variable` era (`.data[0]` reads, with the project's `volatile=True`
+    // elsewhere or `Variable` wrapping) may run on a torch without `no_grad`: say what turns
+    // autograd off there, and never call the decorator safe.
+    let old_torch =
+        checker.written_for_old_torch(checker.function().map_or(region.range, |f| f.range()));
+    let remedy = if old_torch {
+        "wrap it in `torch.no_grad()` (torch 0.4 and later; this code looks written for an older torch, where `Variable(x, volatile=True)` on its inputs turns autograd off)"
+    } else {
+        "wrap it in `torch.no_grad()`"
+    };
+    let message = format!("{why} with autograd enabled: {cost}; {remedy}");
     let fix = match (checker.function(), region.loop_stmt) {
         // A whole function that only evaluates: decorate it.
-        (Some(f), _) if !trains => decorator_fix(checker, f, eval_call.is_some()),
+        (Some(f), _) if !trains => decorator_fix(checker, f, eval_call.is_some() && !old_torch),
         // A loop (module level, or nested in a function that also trains): wrap it.
         (_, Some(l)) => with_fix(checker, l.range()),
         _ => None,
