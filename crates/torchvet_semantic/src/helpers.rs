@@ -18,8 +18,11 @@ pub enum Literal<'a> {
 
 /// Is `q` the qualified name of `torch.load` (also spelled `torch.serialization.load`)?
 pub fn is_torch_load(q: &str) -> bool {
-    matches!(q, "torch.load" | "torch.serialization.load")
+    TORCH_LOADS.contains(&q)
 }
+
+/// The qualified names of `torch.load`: the one list every rule and fact asks.
+pub const TORCH_LOADS: &[&str] = &["torch.load", "torch.serialization.load"];
 
 /// Evaluate a literal (with unary minus/not).
 pub fn literal(expr: &Expr) -> Option<Literal<'_>> {

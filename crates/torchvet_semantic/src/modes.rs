@@ -656,7 +656,7 @@ pub fn mode_dependent<'x>(
     });
     let Some(class) = class else {
         // A same-file builder function, or a name a star import brings.
-        let e = cx.project()?.local(n.id.as_str())?;
+        let e = cx.project()?.local_at(n.id.as_str(), call.start())?;
         return project_mode(cx, e.clone()).or_else(|| stored_argument_mode(cx, call, e, depth));
     };
     if !cx.classes().is_module(n.id.as_str()) {

@@ -143,6 +143,10 @@ pub struct Resolved {
     /// Calling the value gives a 0-dim tensor: a torch loss module that reduces
     /// (`nn.MSELoss(size_average=False)`), on every path.
     pub zero_dim_call: bool,
+    /// The project function whose call returned this value, or the tuple it was unpacked
+    /// from (`model, loss_fn, opt = get_model()`): the innermost such call. See
+    /// [`ProjectModel::value_mode_free`].
+    pub built_by: Option<FuncId>,
     /// The value is one of these, by the path taken (a model chosen in `if`/`elif` branches,
     /// a factory returning different classes). The facts above are those every alternative
     /// has; a fact of some alternatives only ("may") is read here, with the class it comes
@@ -196,6 +200,7 @@ impl Resolved {
         let same_props = all(&|a| a.props == first.props && a.props_from == first.props_from);
         let same_forward = all(&|a| a.forward == first.forward);
         let same_loader = all(&|a| a.loader == first.loader);
+        let same_builder = all(&|a| a.built_by == first.built_by);
         Resolved {
             kind,
             class: if same_class {
@@ -221,6 +226,7 @@ impl Resolved {
                 None
             },
             zero_dim_call: all(&|a| a.zero_dim_call),
+            built_by: if same_builder { first.built_by } else { None },
             alternatives: Some(flat),
         }
     }
@@ -279,6 +285,11 @@ impl Resolved {
             props_from,
             forward,
             zero_dim_call: self.zero_dim_call && other.zero_dim_call,
+            built_by: if self.built_by == other.built_by {
+                self.built_by
+            } else {
+                None
+            },
             alternatives,
         }
     }
@@ -1999,6 +2010,9 @@ impl ProjectModel {
             Ref::Local(name) => self.name_in_file(file, name, depth + 1),
             Ref::Qualified(q) => self.qualified(file, q, depth + 1),
             Ref::Nested(i) => Some(Entity::Function(FuncId { file, index: *i })),
+            Ref::DefAt(at) => self.files[file as usize]
+                .module_function_at(*at)
+                .map(|index| Entity::Function(FuncId { file, index })),
             Ref::Returned(factory) => {
                 let Entity::Function(g) = self.entity_of_ref(file, factory, ctx, depth + 1)? else {
                     return None;
@@ -2219,6 +2233,10 @@ impl ProjectModel {
         }
         if r.forward.is_none() && !gs.return_forward_props.is_empty() {
             r.forward = Some((g, gs.return_forward_props.to_vec()));
+        }
+        r.built_by.get_or_insert(g);
+        for e in r.elements.iter_mut().flatten() {
+            e.built_by.get_or_insert(g);
         }
         r
     }
@@ -2635,6 +2653,27 @@ impl ProjectModel {
             first.get_or_insert(m);
         }
         first
+    }
+
+    /// Is the value a module known to behave the same in train and eval mode: a torch layer
+    /// or container (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`) that a project function
+    /// builds and returns (also as an element of a returned tuple) while building no
+    /// train/eval-sensitive layer or pretrained model ([`FunctionSummary::mode_layer`]),
+    /// calling no project class or builder, reading no module-level module and returning none
+    /// of its parameters? Anything else (a project class, a library model, a module handed
+    /// in) is not known here.
+    pub fn value_mode_free(&self, r: &Resolved) -> bool {
+        let (Some(ClassRef::External(q)), Some(g)) = (&r.class, r.built_by) else {
+            return false;
+        };
+        if !q.starts_with("torch.nn.") || mode_layer(q).is_some() {
+            return false;
+        }
+        let s = self.func(g);
+        s.mode_layer.is_none()
+            && s.builds.is_empty()
+            && s.global_module_uses.is_empty()
+            && s.grad_flow.params.iter().all(|p| !p.returned)
     }
 
     /// The parameters of a class's own `__init__` that it stores whole on the instance
@@ -3487,6 +3526,44 @@ impl ProjectFile {
     /// A module-level name of this file (class, function or object).
     pub fn local(&self, name: &str) -> Option<Entity> {
         self.model.name_in_file(self.file, name, 0)
+    }
+
+    /// [`Self::local`] as the code at `at` sees it: of a function the file defines more than
+    /// once at module level (a notebook that redefines `get_model` in a later cell), the last
+    /// definition above `at` when `at` is module-level code (cells run in order); inside a
+    /// function (run later), the name's binding as [`Self::local`] finds it.
+    pub fn local_at(&self, name: &str, at: ruff_text_size::TextSize) -> Option<Entity> {
+        let f = &self.model.files[self.file as usize];
+        if f.functions.iter().skip(1).any(|g| g.range.contains(at)) {
+            return self.local(name);
+        }
+        let mut defs = f
+            .functions
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, g)| &*g.name == name && g.class.is_none() && g.parent == Some(0));
+        if let (Some(_), Some(_)) = (defs.next(), defs.next()) {
+            if let Some((index, _)) = f
+                .functions
+                .iter()
+                .enumerate()
+                .skip(1)
+                .filter(|(_, g)| {
+                    &*g.name == name
+                        && g.class.is_none()
+                        && g.parent == Some(0)
+                        && g.range.start() < at
+                })
+                .last()
+            {
+                return Some(Entity::Function(FuncId {
+                    file: self.file,
+                    index: index as u32,
+                }));
+            }
+        }
+        self.local(name)
     }
 
     /// A name this file has only through a star import of a project module (`from

@@ -233,6 +233,8 @@ impl Collector<'_> {
                     return;
                 }
                 match self.resolve(func) {
+                    // Either spelling of `torch.load` is recorded as one name.
+                    Some(q) if crate::helpers::is_torch_load(&q) => "torch.load".into(),
                     Some(q) if is_recorded(&q) => q,
                     _ => return,
                 }
@@ -365,6 +367,17 @@ mod tests {
         let source = torchvet_python::SourceFile::from_python("t.py", src.to_string());
         let parsed = source.parse();
         extract(&parsed.syntax().body)
+    }
+
+    #[test]
+    fn either_spelling_of_torch_load_is_one_name() {
+        let p = practices(
+            "from torch.serialization import load\nimport torch.serialization as ser\n\
+             a = load(p, weights_only=True)\nb = ser.load(q)\n",
+        );
+        let names: Vec<&str> = p.uses.iter().map(|u| &*u.name).collect();
+        assert_eq!(names, ["torch.load", "torch.load"]);
+        assert_eq!(p.uses[0].kwarg("weights_only"), Some(&Lit::Bool(true)));
     }
 
     #[test]

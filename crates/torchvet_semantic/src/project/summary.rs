@@ -50,6 +50,10 @@ pub enum Ref {
     /// A function defined inside the enclosing function (a closure), by index in
     /// [`FileSummary::functions`].
     Nested(u32),
+    /// A module-level function of the same file, by where its `def` statement starts: what a
+    /// module-level call sees when the file defines the name more than once (a notebook that
+    /// redefines `get_model` in a later cell): the last definition above the call.
+    DefAt(u32),
     /// The function that calling this callee returns: a factory of step functions
     /// (`val_step = make_val_step(model, loss_fn)`, whose `return perform_val_step` hands out
     /// a closure) called through the local it is bound to (`val_step(x, y)`).
@@ -614,6 +618,7 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
             Ref::Nested(_) => 2,
             Ref::Qualified(_) => 3,
             Ref::Returned(_) => 4,
+            Ref::DefAt(_) => 5,
         }
     }
     match (a, b) {
@@ -622,6 +627,7 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
         | (Ref::Qualified(x), Ref::Qualified(y)) => x.cmp(y),
         (Ref::Nested(x), Ref::Nested(y)) => x.to_string().cmp(&y.to_string()),
         (Ref::Returned(x), Ref::Returned(y)) => ref_order(x, y),
+        (Ref::DefAt(x), Ref::DefAt(y)) => x.cmp(y),
         _ => rank(a).cmp(&rank(b)),
     }
 }
@@ -909,6 +915,18 @@ impl FileSummary {
             .enumerate()
             .skip(1)
             .find(|(_, f)| &*f.name == name && f.class.is_none() && f.parent == Some(0))
+            .map(|(i, _)| i as u32)
+    }
+
+    /// The module-level function whose `def` starts at `at` (see [`Ref::DefAt`]).
+    pub fn module_function_at(&self, at: u32) -> Option<u32> {
+        self.functions
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(_, f)| {
+                f.class.is_none() && f.parent == Some(0) && f.range.start().to_u32() == at
+            })
             .map(|(i, _)| i as u32)
     }
 
@@ -1229,6 +1247,7 @@ fn summarise_lines(
         flow: flow_summaries.as_ref(),
         out,
         module_defs: module_level_defs(&module.body),
+        redefined: redefined_functions(&module.body),
         grad_off_decorators,
         body_mutated: Vec::new(),
         class_calls,
@@ -1460,6 +1479,21 @@ fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
     m
 }
 
+/// The module-level functions defined more than once (a notebook's later cell redefining
+/// `get_model`), with where each `def` starts, in source order.
+fn redefined_functions(body: &[Stmt]) -> FxHashMap<String, Vec<u32>> {
+    let mut m: FxHashMap<String, Vec<u32>> = FxHashMap::default();
+    for s in body {
+        if let Stmt::FunctionDef(f) = s {
+            m.entry(f.name.to_string())
+                .or_default()
+                .push(f.range.start().to_u32());
+        }
+    }
+    m.retain(|_, v| v.len() > 1);
+    m
+}
+
 struct Builder<'s> {
     text: &'s str,
     scopes: Scopes,
@@ -1468,6 +1502,8 @@ struct Builder<'s> {
     flow: Option<&'s dataflow::Summaries>,
     out: FileSummary,
     module_defs: FxHashMap<String, bool>,
+    /// See [`redefined_functions`].
+    redefined: FxHashMap<String, Vec<u32>>,
     /// The file's own decorators that turn autograd off (see
     /// [`dataflow::grad_off_decorators`]).
     grad_off_decorators: Vec<String>,
@@ -2407,13 +2443,19 @@ impl Builder<'_> {
             }
         }
         // Module methods that return the module itself keep the receiver's value
-        // (`model.to(device)` of a parameter is that parameter).
+        // (`model.to(device)` of a parameter is that parameter, `nn.Sequential(...).to(device)`
+        // that torch module).
         if let Some((m, recv)) = helpers::method_call(call) {
             if crate::kinds::MODULE_SELF_METHODS.contains(&m) {
                 let r = self.val(recv, params, vals, nested);
                 if matches!(
                     r,
-                    Val::Param(_) | Val::Call { .. } | Val::SelfAttr(_) | Val::Join(_)
+                    Val::Param(_)
+                        | Val::Call { .. }
+                        | Val::SelfAttr(_)
+                        | Val::Join(_)
+                        | Val::Torch(_)
+                        | Val::Loss(_)
                 ) {
                     return r;
                 }
@@ -2731,6 +2773,18 @@ impl Builder<'_> {
                     return (!super::summary_is_external(q)).then(|| Ref::Qualified(q.into()));
                 }
                 if self.module_defs.contains_key(id) {
+                    // A module-level call of a name defined more than once: the definition
+                    // above it (cells run in order).
+                    if let Some(starts) = self.redefined.get(id).filter(|_| {
+                        self.scopes
+                            .current()
+                            .is_some_and(|s| s.kind == crate::bindings::ScopeKind::Module)
+                    }) {
+                        let at = call.start().to_u32();
+                        if let Some(&def) = starts.iter().rev().find(|&&d| d < at) {
+                            return Some(Ref::DefAt(def));
+                        }
+                    }
                     return Some(Ref::Local(id.into()));
                 }
                 // A name no scope binds, in a file with star imports: one of them may bring it.

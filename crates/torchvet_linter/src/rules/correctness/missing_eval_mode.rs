@@ -457,10 +457,18 @@ pub(crate) fn mode_layer_of(checker: &Checker, model: &Expr) -> Option<&'static 
 
 /// Does switching the model a name or `self.<attr>` holds to eval mode change anything?
 /// `Some(true)`: it has Dropout / BatchNorm; `Some(false)`: it is built here from torch layers
-/// or project classes, none of them train/eval-sensitive; `None`: not known.
+/// or project classes, none of them train/eval-sensitive, or a project function builds it
+/// so ([`torchvet_semantic::project::ProjectModel::value_mode_free`]); `None`: not known.
 pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> {
     if mode_layer_of(checker, model).is_some() {
         return Some(true);
+    }
+    // Built and returned by a project function from torch layers without Dropout or
+    // BatchNorm (`model, loss_fn, opt = get_model()`): the project model knows.
+    if let (Some(p), Some(r)) = (checker.project_or_file(), checker.value_resolved(model)) {
+        if p.model.value_mode_free(&r) {
+            return Some(false);
+        }
     }
     // `model = model.cuda()` (under `if use_gpu:`) moves the same object: it says nothing of
     // its class, the other assignments do.

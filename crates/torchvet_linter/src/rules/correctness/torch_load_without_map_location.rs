@@ -63,8 +63,6 @@ crate::declare_rule! {
     };
 }
 
-const LOADS: &[&str] = &["torch.load", "torch.serialization.load"];
-
 /// A bare load, with the facts of its own place; the file-wide reasons (a CPU fallback, DDP)
 /// are known only at the file's end.
 struct Candidate {
@@ -82,7 +80,7 @@ thread_local! {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    if !name.is_some_and(|q| LOADS.contains(&q)) {
+    if !name.is_some_and(helpers::is_torch_load) {
         return;
     }
     if helpers::argument(call, "map_location", 1).is_some()
@@ -146,7 +144,7 @@ fn check_end(checker: &mut Checker) {
     } else {
         "a checkpoint saved on a GPU fails to load on a CPU-only machine, which this file supports"
     };
-    let calls: Vec<_> = LOADS
+    let calls: Vec<_> = helpers::TORCH_LOADS
         .iter()
         .flat_map(|q| checker.facts.calls_of(q).iter().copied())
         .collect();

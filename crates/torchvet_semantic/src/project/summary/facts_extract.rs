@@ -809,13 +809,13 @@ impl<'x> Extract<'x, '_> {
         matches!(
             qualified_call_kind(&q),
             Kind::Scheduler(_) | Kind::Optimizer(_) | Kind::DataLoader
-        ) || matches!(
-            q.as_str(),
-            "torch.load"
-                | "torch.serialization.load"
-                | "torch.utils.data.DistributedSampler"
-                | "torch.utils.data.distributed.DistributedSampler"
-        ) || q.starts_with("torchvision.datasets.")
+        ) || crate::helpers::is_torch_load(&q)
+            || matches!(
+                q.as_str(),
+                "torch.utils.data.DistributedSampler"
+                    | "torch.utils.data.distributed.DistributedSampler"
+            )
+            || q.starts_with("torchvision.datasets.")
             || (q.starts_with("transformers.") && q.contains("schedule"))
     }
 
