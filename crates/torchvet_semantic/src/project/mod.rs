@@ -3544,19 +3544,9 @@ impl ProjectFile {
             .skip(1)
             .filter(|(_, g)| &*g.name == name && g.class.is_none() && g.parent == Some(0));
         if let (Some(_), Some(_)) = (defs.next(), defs.next()) {
-            if let Some((index, _)) = f
-                .functions
-                .iter()
-                .enumerate()
-                .skip(1)
-                .filter(|(_, g)| {
-                    &*g.name == name
-                        && g.class.is_none()
-                        && g.parent == Some(0)
-                        && g.range.start() < at
-                })
-                .last()
-            {
+            if let Some((index, _)) = f.functions.iter().enumerate().skip(1).rfind(|(_, g)| {
+                &*g.name == name && g.class.is_none() && g.parent == Some(0) && g.range.start() < at
+            }) {
                 return Some(Entity::Function(FuncId {
                     file: self.file,
                     index: index as u32,
