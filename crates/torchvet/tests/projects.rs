@@ -130,6 +130,7 @@ projects! {
         eval_mode_set_by_helper_call,
         step_functions_from_factory,
         notebook_eval_between_training_cells,
+        notebook_rebuilt_model,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -731,6 +731,16 @@ impl<'a> Checker<'a> {
                     Some(_) if !self.scopes.module_binds(name) => return None,
                     _ => module,
                 };
+                // Module-level code of a notebook that rebinds the name in several cells:
+                // the binding above this use.
+                if self.function().is_none() {
+                    if let Some(r) = p
+                        .model
+                        .global_value_at(p.file, name, n.range.start().to_u32())
+                    {
+                        return Some(r);
+                    }
+                }
                 p.model.local_value(scope, name)
             }
             Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {

@@ -2469,6 +2469,26 @@ impl ProjectModel {
         }
     }
 
+    /// What the module-level name `name` of file `file` holds for module-level code at `at`,
+    /// in a notebook that binds it in more than one cell ([`summary::FileSummary::rebound`]): the value
+    /// of the last assignment above `at`, when that is a top-level statement (cells run in
+    /// order); `None` when the name is bound once, in a `.py` file, or last in a loop or
+    /// branch (then [`Self::local_value`] joins every binding). Like [`Self::local_value`],
+    /// only an object only the model resolves ([`Val::is_computed`]).
+    pub fn global_value_at(&self, file: FileId, name: &str, at: u32) -> Option<Resolved> {
+        let f = self.files.get(file as usize)?;
+        if f.rebound.is_empty() {
+            return None;
+        }
+        let from = f.rebound.partition_point(|(n, _, _, _)| &**n < name);
+        let (_, _, top, v) = f.rebound[from..]
+            .iter()
+            .take_while(|(n, _, _, _)| &**n == name)
+            .take_while(|(_, start, _, _)| *start < at)
+            .last()?;
+        (*top && v.is_computed()).then(|| self.resolve_val(FuncId { file, index: 0 }, v, 0))
+    }
+
     /// What a local name of function `f` (of the module body when `f.index` is 0) holds,
     /// when it is bound to an object only the model resolves ([`Val::is_computed`]: `enc` of
     /// `enc, dec = load_model(path)`, `model = MODELS[args.arch](...)`). `None` for other
@@ -2655,7 +2675,8 @@ impl ProjectModel {
         first
     }
 
-    /// Is the value a module known to behave the same in train and eval mode: a torch layer
+    /// Is the value a module known to behave the same in train and eval mode: an instance of
+    /// a project module class without train/eval-sensitive layers, or a torch layer
     /// or container (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`) that a project function
     /// builds and returns (also as an element of a returned tuple) while building no
     /// train/eval-sensitive layer or pretrained model ([`FunctionSummary::mode_layer`]),
@@ -2663,6 +2684,13 @@ impl ProjectModel {
     /// of its parameters? Anything else (a project class, a library model, a module handed
     /// in) is not known here.
     pub fn value_mode_free(&self, r: &Resolved) -> bool {
+        // An instance of a project module class without such layers (its own, its
+        // sub-modules', its bases') that stores no module handed to its constructor.
+        if let Some(ClassRef::Project(c)) = &r.class {
+            return self.is_module(*c)
+                && self.mode_layer(*c).is_none()
+                && self.init_params_stored(*c).is_empty();
+        }
         let (Some(ClassRef::External(q)), Some(g)) = (&r.class, r.built_by) else {
             return false;
         };

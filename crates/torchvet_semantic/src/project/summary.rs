@@ -814,6 +814,12 @@ pub struct FileSummary {
     pub functions: Vec<FunctionSummary>,
     /// Module-level names bound by assignment, with their values.
     pub globals: Vec<(Box<str>, Val)>,
+    /// In a notebook, the module-level names bound by more than one assignment, by
+    /// assignment: name, where the statement starts, whether it is a top-level statement
+    /// (not in a loop, branch or `with`), and the value that statement binds. Sorted by name
+    /// and position. Cells reuse names (`model, loss_fn, opt = get_model()` in two cells,
+    /// after a redefinition of `get_model`): see [`super::ProjectModel::global_value_at`].
+    pub rebound: Vec<(Box<str>, u32, bool, Val)>,
     /// A hash of the summary (for change detection).
     pub fingerprint: u64,
     /// Offsets of line starts (to show locations in this file from other files' findings).
@@ -1308,6 +1314,9 @@ fn summarise_lines(
         .map(|(n, v)| (Box::from(n.as_str()), v.clone()))
         .collect();
     b.out.globals.sort_by(|a, b| a.0.cmp(&b.0));
+    if notebook {
+        b.out.rebound = b.rebound(&module.body);
+    }
     b.defs(&module.body, Some(0), None, &[]);
     let mut kept = b.kept.take();
     if let (Some(k), Some(m)) = (&mut kept, b.scopes.pop_scope()) {
@@ -2032,6 +2041,52 @@ impl Builder<'_> {
 
     /// Values of the names assigned in a suite (flow-insensitive; conflicting assignments
     /// give `Unknown`). Two rounds, so later names built from earlier ones settle.
+    /// See [`FileSummary::rebound`]: each binding statement's own value (what
+    /// [`Builder::assignments`] gives for that statement alone), for the names bound more
+    /// than once.
+    fn rebound(&self, body: &[Stmt]) -> Vec<(Box<str>, u32, bool, Val)> {
+        let top: rustc_hash::FxHashSet<TextSize> = body.iter().map(Ranged::start).collect();
+        let mut stmts: FxHashMap<&str, Vec<&Stmt>> = FxHashMap::default();
+        for_each_own_stmt(body, &mut |st| {
+            let Stmt::Assign(a) = st else { return };
+            for t in &a.targets {
+                let names: Vec<&str> = match t {
+                    Expr::Name(n) => vec![n.id.as_str()],
+                    Expr::Tuple(tt) => tt
+                        .elts
+                        .iter()
+                        .filter_map(|e| match e {
+                            Expr::Name(n) => Some(n.id.as_str()),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for n in names {
+                    stmts.entry(n).or_default().push(st);
+                }
+            }
+        });
+        let mut out = Vec::new();
+        for (name, sts) in stmts {
+            if sts.len() < 2 {
+                continue;
+            }
+            for st in sts {
+                let vals = self.assignments(std::slice::from_ref(st), &[], None);
+                let v = vals.get(name).cloned().unwrap_or_default();
+                out.push((
+                    Box::from(name),
+                    st.start().to_u32(),
+                    top.contains(&st.start()),
+                    v,
+                ));
+            }
+        }
+        out.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        out
+    }
+
     fn assignments(
         &self,
         body: &[Stmt],
