@@ -2010,9 +2010,22 @@ impl ProjectModel {
             Ref::Local(name) => self.name_in_file(file, name, depth + 1),
             Ref::Qualified(q) => self.qualified(file, q, depth + 1),
             Ref::Nested(i) => Some(Entity::Function(FuncId { file, index: *i })),
-            Ref::DefAt(at) => self.files[file as usize]
-                .module_function_at(*at)
-                .map(|index| Entity::Function(FuncId { file, index })),
+            Ref::DefAt(at) => {
+                let f = &self.files[file as usize];
+                match f.module_function_at(*at) {
+                    Some(index) => Some(Entity::Function(FuncId { file, index })),
+                    None => f
+                        .classes
+                        .iter()
+                        .position(|c| c.range.start().to_u32() == *at)
+                        .map(|i| {
+                            Entity::Class(ClassId {
+                                file,
+                                index: i as u32,
+                            })
+                        }),
+                }
+            }
             Ref::Returned(factory) => {
                 let Entity::Function(g) = self.entity_of_ref(file, factory, ctx, depth + 1)? else {
                     return None;

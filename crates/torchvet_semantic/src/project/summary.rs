@@ -50,9 +50,10 @@ pub enum Ref {
     /// A function defined inside the enclosing function (a closure), by index in
     /// [`FileSummary::functions`].
     Nested(u32),
-    /// A module-level function of the same file, by where its `def` statement starts: what a
+    /// A function or class of the same file, by where its statement starts: what a
     /// module-level call sees when the file defines the name more than once (a notebook that
-    /// redefines `get_model` in a later cell): the last definition above the call.
+    /// redefines `get_model` in a later cell: the last definition above the call), or a class
+    /// defined in the calling function's own body (`class Net(nn.Module)` inside `get_model`).
     DefAt(u32),
     /// The function that calling this callee returns: a factory of step functions
     /// (`val_step = make_val_step(model, loss_fn)`, whose `return perform_val_step` hands out
@@ -1254,6 +1255,7 @@ fn summarise_lines(
         out,
         module_defs: module_level_defs(&module.body),
         redefined: redefined_functions(&module.body),
+        local_classes: Vec::new(),
         grad_off_decorators,
         body_mutated: Vec::new(),
         class_calls,
@@ -1513,6 +1515,9 @@ struct Builder<'s> {
     module_defs: FxHashMap<String, bool>,
     /// See [`redefined_functions`].
     redefined: FxHashMap<String, Vec<u32>>,
+    /// The classes the function being summarised defines in its own body: name, where the
+    /// `class` statement starts (see [`Ref::DefAt`]).
+    local_classes: Vec<(String, u32)>,
     /// The file's own decorators that turn autograd off (see
     /// [`dataflow::grad_off_decorators`]).
     grad_off_decorators: Vec<String>,
@@ -1779,11 +1784,16 @@ impl Builder<'_> {
             nested.retain(|(n, _)| n != df.name.as_str());
             nested.push((df.name.to_string(), i));
         }
+        let mut own_classes = Vec::new();
         for st in &f.body {
             if let Stmt::ClassDef(c) = st {
                 self.class(c, Some(idx));
+                own_classes.push((c.name.to_string(), c.range.start().to_u32()));
             }
         }
+        // Calls of a class the body defines (`class Net(nn.Module): ...` then `Net()` inside
+        // a builder) name that class.
+        let outer_classes = std::mem::replace(&mut self.local_classes, own_classes);
         let param_names: Vec<&str> = f.parameters.iter().map(|p| p.name().as_str()).collect();
         let mut mutated = Vec::new();
         mutated_names(&f.body, &mut mutated);
@@ -1896,6 +1906,7 @@ impl Builder<'_> {
             self.out.classes[c as usize].attrs.extend(attrs);
         }
         self.body_mutated = outer_mutated;
+        self.local_classes = outer_classes;
         self.pop_scope(f.start());
         idx
     }
@@ -2823,6 +2834,9 @@ impl Builder<'_> {
                 }
                 if params.contains(&id) {
                     return None;
+                }
+                if let Some((_, at)) = self.local_classes.iter().rev().find(|(n, _)| n == id) {
+                    return Some(Ref::DefAt(*at));
                 }
                 if let Some(q) = self.scopes.lookup_str(id) {
                     return (!super::summary_is_external(q)).then(|| Ref::Qualified(q.into()));
