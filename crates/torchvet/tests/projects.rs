@@ -131,6 +131,7 @@ projects! {
         step_functions_from_factory,
         notebook_eval_between_training_cells,
         notebook_rebuilt_model,
+        hub_models_served,
     ],
     clean: [
         clean_conditional_eval_helper,

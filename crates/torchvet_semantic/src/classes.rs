@@ -136,6 +136,18 @@ pub fn returns_eval_mode(q: &str) -> bool {
         && !loads_companion(q)
 }
 
+/// Does this call return a model already in evaluation mode: [`returns_eval_mode`], or a
+/// `torch.hub.load` of an Ultralytics repository (`torch.hub.load("ultralytics/yolov5",
+/// "yolov5s")`), whose entry points wrap the model in `AutoShape`, which switches it to eval
+/// mode and runs it without autograd.
+pub fn call_returns_eval_mode(q: &str, call: &ruff_python_ast::ExprCall) -> bool {
+    returns_eval_mode(q)
+        || (q == "torch.hub.load"
+            && crate::helpers::argument(call, "repo_or_dir", 0)
+                .and_then(crate::helpers::str_value)
+                .is_some_and(|r| r.starts_with("ultralytics/")))
+}
+
 /// Framework calls that take over the mode of the model passed to them (first positional
 /// argument, or `model=`), switching it to eval mode whenever they run and leaving it there:
 /// PyTorch-Ignite's `create_supervised_evaluator(model, ...)` builds an engine whose every
@@ -497,11 +509,11 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
         }
         return None;
     }
-    if is_torchvision_model_builder(q) {
+    // A hub entry point may build anything; its family is not known.
+    if is_torchvision_model_builder(q) || q == "torch.hub.load" {
         return Some("BatchNorm/Dropout");
     }
     (q == "timm.create_model"
-        || q == "torch.hub.load"
         || (q.starts_with("transformers.")
             && q.ends_with(".from_pretrained")
             && !is_non_torch_model(q)))

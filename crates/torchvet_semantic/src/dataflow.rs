@@ -1695,7 +1695,7 @@ impl<'c> FlowContext<'c> {
                 .unwrap_or_default()
         };
         if let Some(q) = self.scopes.resolve(&call.func) {
-            if crate::classes::returns_eval_mode(&q) {
+            if crate::classes::call_returns_eval_mode(&q, call) {
                 return Value::default().with(fact(
                     Prop::EvalMode,
                     call.range(),

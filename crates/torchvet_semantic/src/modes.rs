@@ -690,6 +690,60 @@ pub fn mode_dependent<'x>(
     None
 }
 
+/// Does `call` build a module known to behave the same in train and eval mode, where
+/// [`mode_dependent`] found no such layer (in the class, or in what the call hands to it): a
+/// torch layer, a torch container of such calls, or a project class (by import, or of this
+/// file) without Dropout/BatchNorm. An alternative like that (`if no_bn: net = DCGAN_G_nobn(...) else: net =
+/// DCGAN_G(...)`) means the model may well not be sensitive.
+pub fn constructs_mode_free<'x>(cx: &impl ModeSite<'x>, call: &ExprCall) -> bool {
+    constructs_mode_free_in(cx, call, 0)
+}
+
+fn constructs_mode_free_in<'x>(cx: &impl ModeSite<'x>, call: &ExprCall, depth: u8) -> bool {
+    if depth > 2 || mode_dependent(cx, call, 0).is_some() {
+        return false;
+    }
+    let class = match cx.scopes().resolve(&call.func) {
+        // A wrapper (`nn.DataParallel(model)`) is what it wraps.
+        Some(q) if crate::classes::is_data_parallel_wrapper(&q) => return false,
+        // A container holds what its arguments build: each must be known.
+        Some(q)
+            if matches!(
+                q.as_str(),
+                "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict"
+            ) =>
+        {
+            let mut args = call
+                .arguments
+                .args
+                .iter()
+                .chain(call.arguments.keywords.iter().map(|k| &k.value));
+            return args.all(|a| match a {
+                Expr::Call(c) => constructs_mode_free_in(cx, c, depth + 1),
+                Expr::List(l) => l.elts.iter().all(
+                    |e| matches!(e, Expr::Call(c) if constructs_mode_free_in(cx, c, depth + 1)),
+                ),
+                _ => false,
+            });
+        }
+        Some(q) if q.starts_with("torch.nn.") => return crate::classes::is_module_base(&q),
+        Some(q) => cx.project().and_then(|p| p.entity(&q)),
+        None => match &*call.func {
+            Expr::Name(n) => cx
+                .project()
+                .and_then(|p| p.local_at(n.id.as_str(), call.start())),
+            _ => None,
+        },
+    };
+    // (What the call hands to the constructor, [`mode_dependent`] has looked at.)
+    match (class, cx.project()) {
+        // (A class whose `nn.Module` base the model cannot see, through a third-party star
+        // import, counts: nothing says it has such layers.)
+        (Some(crate::project::Entity::Class(c)), Some(p)) => p.model.mode_layer(c).is_none(),
+        _ => false,
+    }
+}
+
 /// Does `call` build an instance of project class `c` whose only train/eval-sensitive layers
 /// are Dropouts at the rate of an `__init__` parameter (see
 /// [`crate::project::ProjectModel::dropout_rate`]) with a rate of literal 0: given

@@ -326,12 +326,20 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             if loaded_in_eval_mode(checker, c, &model) {
                 return;
             }
-            if let Some(k) = mode_dependent(checker, c, 0) {
+            let before = range.start() < call.start();
+            match mode_dependent(checker, c, 0) {
                 // The binding before the call, rather than a later re-binding.
-                let before = range.start() < call.start();
-                if before || found.is_none() {
+                Some(k) if before || found.is_none() => {
                     found = Some((k, Created::Here(range)));
                 }
+                Some(_) => {}
+                // One of the bindings that may reach the call builds a model without such
+                // layers (`if no_bn: net = DCGAN_G_nobn(...) else: net = DCGAN_G(...)`): it
+                // may well not be sensitive.
+                None if before && torchvet_semantic::modes::constructs_mode_free(checker, c) => {
+                    return;
+                }
+                None => {}
             }
         }
     }
@@ -437,22 +445,25 @@ fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Optio
     torchvet_semantic::regions::weights_loaded_before(body, &key, call.start()).map(|s| s.range())
 }
 
-/// The model's class from the project model, when the file alone does not show where it is
-/// built: a parameter (the classes passed at the function's call sites), `self.<attr>` set from
-/// an `__init__` parameter, an object imported from another module. Its train/eval-sensitive
-/// layer family. `None` when the model is switched to eval mode by every caller.
 /// The train/eval-sensitive layer (`Dropout`, `BatchNorm`) of the model a name or
-/// `self.<attr>` holds here, when the file or the project model knows it.
+/// `self.<attr>` holds here, when the file or the project model knows it. Of several
+/// assignments (`if no_bn: net = DCGAN_G_nobn(...) else: net = DCGAN_G(...)`), none may build
+/// a model known to be insensitive ([`torchvet_semantic::modes::constructs_mode_free`]).
 pub(crate) fn mode_layer_of(checker: &Checker, model: &Expr) -> Option<&'static str> {
+    let mut found = None;
     for (value, _) in assigned_values(checker, model) {
         let (base, _) = module_chain(value);
         if let Expr::Call(c) = base {
-            if let Some(k) = mode_dependent(checker, c, 0) {
-                return Some(k);
+            match mode_dependent(checker, c, 0) {
+                Some(k) => {
+                    found.get_or_insert(k);
+                }
+                None if torchvet_semantic::modes::constructs_mode_free(checker, c) => return None,
+                None => {}
             }
         }
     }
-    project_model_class(checker, model).map(|(k, _)| k)
+    found.or_else(|| project_model_class(checker, model).map(|(k, _)| k))
 }
 
 /// Does switching the model a name or `self.<attr>` holds to eval mode change anything?
@@ -483,33 +494,15 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
         .collect();
     let known = |v: &Expr| {
         let (base, _) = module_chain(v);
-        let Expr::Call(c) = base else {
-            return false;
-        };
-        if let Some(q) = checker.resolve(&c.func) {
-            if q.starts_with("torch.nn.") {
-                return true;
-            }
-            return checker.project().is_some_and(|p| {
-                matches!(
-                    p.entity(&q),
-                    Some(torchvet_semantic::project::Entity::Class(_))
-                )
-            });
-        }
-        match &*c.func {
-            Expr::Name(n) => checker.project().is_some_and(|p| {
-                matches!(
-                    p.local(n.id.as_str()),
-                    Some(torchvet_semantic::project::Entity::Class(_))
-                )
-            }),
-            _ => false,
-        }
+        matches!(base, Expr::Call(c) if torchvet_semantic::modes::constructs_mode_free(checker, c))
     };
     (!values.is_empty() && values.iter().all(|(v, _)| known(v))).then_some(false)
 }
 
+/// The model's class from the project model, when the file alone does not show where it is
+/// built: a parameter (the classes passed at the function's call sites), `self.<attr>` set from
+/// an `__init__` parameter, an object imported from another module. Its train/eval-sensitive
+/// layer family. `None` when the model is switched to eval mode by every caller.
 fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, Created)> {
     use torchvet_semantic::project::ClassRef;
     let p = checker.project()?.clone();
@@ -561,7 +554,7 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
 fn loaded_in_eval_mode(checker: &Checker, call: &ExprCall, model: &str) -> bool {
     checker
         .resolve(&call.func)
-        .is_some_and(|q| torchvet_semantic::returns_eval_mode(&q))
+        .is_some_and(|q| torchvet_semantic::call_returns_eval_mode(&q, call))
         && !switches_to_train(checker, model)
 }
 
