@@ -3193,6 +3193,13 @@ impl ProjectModel {
             || self.events(f).iter().any(|e| e.kind == EventKind::Backward)
     }
 
+    /// Does class `c`'s `forward` (its own or a project base's) turn autograd off for a block
+    /// of its own ([`summary::FunctionSummary::grad_off_block`])?
+    pub fn forward_turns_grad_off(&self, c: ClassId) -> bool {
+        self.method(c, "forward", 0)
+            .is_some_and(|f| self.func(f).grad_off_block)
+    }
+
     /// Is the function called anywhere in the project?
     pub fn is_called(&self, f: FuncId) -> bool {
         self.called[f.file as usize][f.index as usize]

@@ -531,6 +531,10 @@ pub struct FunctionSummary {
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
     pub has_loop: bool,
+    /// Its body turns autograd off for a block of its own: `with torch.no_grad():` (or
+    /// `inference_mode()`, `set_grad_enabled(False)`), as a `forward` that runs inference
+    /// without a graph in one of the branches its arguments select (`mode="inference"`).
+    pub grad_off_block: bool,
     /// A train/eval-sensitive layer it builds (`nn.Dropout(...)`, `F.dropout`), and where.
     pub mode_layer: Option<(&'static str, TextRange)>,
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
@@ -1288,6 +1292,7 @@ fn summarise_lines(
         object_method_calls: ThinVec::new(),
         usage: Vec::new(),
         has_loop: false,
+        grad_off_block: false,
         mode_layer: None,
         builds: ThinVec::new(),
         frozen: ThinVec::new(),
@@ -1750,6 +1755,7 @@ impl Builder<'_> {
             global_module_uses: ThinVec::new(),
             object_method_calls: ThinVec::new(),
             has_loop: false,
+            grad_off_block: false,
             mode_layer: None,
             builds: ThinVec::new(),
             frozen: ThinVec::new(),
@@ -2910,6 +2916,7 @@ impl Builder<'_> {
             global_module_uses: Vec::new(),
             usage: vec![Usage::default(); params.len()],
             has_loop: false,
+            grad_off_block: false,
             mode_layer: None,
             applied_inline: None,
             builds: Vec::new(),
@@ -2923,6 +2930,7 @@ impl Builder<'_> {
             global_module_uses,
             usage,
             has_loop,
+            grad_off_block,
             mode_layer,
             builds,
             no_grad_callees,
@@ -2938,6 +2946,7 @@ impl Builder<'_> {
             f.usage = usage;
         }
         f.has_loop = has_loop;
+        f.grad_off_block = grad_off_block;
         f.mode_layer = mode_layer;
         f.builds = builds.into();
         f.frozen = frozen_modules(body).into();
@@ -3410,6 +3419,7 @@ struct BodyWalker<'w, 'b> {
     global_module_uses: Vec<Box<str>>,
     usage: Vec<Usage>,
     has_loop: bool,
+    grad_off_block: bool,
     mode_layer: Option<(&'static str, TextRange)>,
     /// The start of a layer built and applied on the spot (`nn.Dropout(p)(x)`): a fresh
     /// module, never registered, in training mode whatever `eval()` does to the model. Also
@@ -3617,6 +3627,7 @@ impl BodyWalker<'_, '_> {
                         off += 1;
                     }
                 }
+                self.grad_off_block |= off > 0;
                 self.no_grad += off;
                 self.suite(&w.body);
                 self.no_grad -= off;

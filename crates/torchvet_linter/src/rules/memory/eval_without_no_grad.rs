@@ -268,6 +268,47 @@ fn forward_differentiates(checker: &Checker, func: &Expr) -> bool {
         .any(|c| matches!(c, torchvet_semantic::project::ClassRef::Project(id) if p.model.forward_differentiates(*id)))
 }
 
+/// Does the call pick a branch of the object's `forward` by a literal
+/// (`model(data, mode="inference")`), in a project class whose `forward` turns autograd off
+/// for a block of its own ([`ProjectModel::forward_turns_grad_off`])? SPADE-style models route
+/// every use through `forward` and run inference under `torch.no_grad()` there.
+///
+/// [`ProjectModel::forward_turns_grad_off`]: torchvet_semantic::project::ProjectModel::forward_turns_grad_off
+fn forward_turns_grad_off(checker: &mut Checker, func: &Expr, call: &ExprCall) -> bool {
+    use torchvet_semantic::project::{ClassRef, Entity};
+    let literal = call
+        .arguments
+        .args
+        .iter()
+        .chain(call.arguments.keywords.iter().map(|k| &k.value))
+        .any(|a| matches!(a, Expr::StringLiteral(_)));
+    if !literal {
+        return false;
+    }
+    let resolved = match checker.value_resolved(func).and_then(|r| r.class) {
+        Some(ClassRef::Project(c)) => Some(c),
+        _ => None,
+    };
+    let named = match resolved {
+        Some(_) => None,
+        None => checker.taint_of(func).class().map(str::to_string),
+    };
+    let Some(p) = checker.project_or_file() else {
+        return false;
+    };
+    // The dataflow names the class as the file spells it (`Pix2PixModel`, imported).
+    let class = resolved.or_else(|| {
+        match named
+            .as_deref()
+            .and_then(|n| p.entity(n).or_else(|| p.local(n)))
+        {
+            Some(Entity::Class(c)) => Some(c),
+            _ => None,
+        }
+    });
+    class.is_some_and(|c| p.model.forward_turns_grad_off(c))
+}
+
 /// A name or `self.<attr>`: an object a model call can be made on.
 fn is_object(e: &Expr) -> bool {
     match e {
@@ -429,6 +470,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         || parameter_free_module(checker, func)
         || forward_differentiates(checker, func)
         || crate::rules::facts::runs_own_call(checker, func)
+        || forward_turns_grad_off(checker, func, call)
     {
         return;
     }
