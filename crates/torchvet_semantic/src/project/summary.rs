@@ -2716,6 +2716,11 @@ impl Builder<'_> {
         struct Reads<'x> {
             attrs: &'x [&'x str],
             found: bool,
+            /// Parameters of the method walked with a falsy literal default
+            /// (`forward(self, x, is_training=False)`): a block under `if is_training:` runs
+            /// only when a caller asks for it, so the layers it applies are the caller's
+            /// choice, not the module's mode.
+            gates: Vec<&'x str>,
         }
         impl<'a> Visitor<'a> for Reads<'_> {
             fn visit_expr(&mut self, e: &'a Expr) {
@@ -2748,12 +2753,25 @@ impl Builder<'_> {
                         self.found = true;
                     }
                 }
+                if let Stmt::If(i) = st {
+                    if helpers::name_of(&i.test).is_some_and(|n| self.gates.contains(&n)) {
+                        self.visit_expr(&i.test);
+                        for c in &i.elif_else_clauses {
+                            if let Some(t) = &c.test {
+                                self.visit_expr(t);
+                            }
+                            visitor::walk_body(self, &c.body);
+                        }
+                        return;
+                    }
+                }
                 visitor::walk_stmt(self, st);
             }
         }
         let mut reads = Reads {
             attrs: &attrs,
             found: false,
+            gates: Vec::new(),
         };
         // Construction and weight initialisation (`__init__`, `_initialize_weights`,
         // `reset_parameters`, which walk `self.modules()`) run no forward pass.
@@ -2761,6 +2779,18 @@ impl Builder<'_> {
             helpers::contains_ignore_ascii_case(name, "init") || name == "reset_parameters"
         };
         for f in methods.iter().filter(|f| !builds_only(f.name.as_str())) {
+            reads.gates = f
+                .parameters
+                .iter_non_variadic_params()
+                .filter(|p| {
+                    p.default.as_deref().is_some_and(|d| {
+                        matches!(d, Expr::NoneLiteral(_))
+                            || matches!(d, Expr::BooleanLiteral(b) if !b.value)
+                            || helpers::is_literal_zero(d)
+                    })
+                })
+                .map(|p| p.parameter.name.as_str())
+                .collect();
             visitor::walk_body(&mut reads, &f.body);
         }
         !reads.found
