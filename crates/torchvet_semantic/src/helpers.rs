@@ -21,6 +21,18 @@ pub fn is_torch_load(q: &str) -> bool {
     TORCH_LOADS.contains(&q)
 }
 
+/// Is `value` a call that passes the name `id` as an argument (`model, losses = fit(model,
+/// loader)`)? A name unpacked from such a call is, by the usual convention, the object handed
+/// in, handed back: its earlier binding stands.
+pub fn call_passes_name(value: &Expr, id: &str) -> bool {
+    let Expr::Call(c) = value else { return false };
+    c.arguments
+        .args
+        .iter()
+        .chain(c.arguments.keywords.iter().map(|k| &k.value))
+        .any(|a| matches!(a, Expr::Name(n) if n.id.as_str() == id))
+}
+
 /// The qualified names of `torch.load`: the one list every rule and fact asks.
 pub const TORCH_LOADS: &[&str] = &["torch.load", "torch.serialization.load"];
 

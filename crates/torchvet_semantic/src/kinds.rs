@@ -680,10 +680,25 @@ impl Infer<'_> {
                 Stmt::Assign(a) => {
                     let k = self.kind(&a.value);
                     for target in &a.targets {
-                        if let Expr::Name(n) = target {
-                            self.t.bind_at(n.id.as_str(), k.clone(), a.value.range());
-                        } else {
-                            self.bind_target(target, k.clone());
+                        match target {
+                            Expr::Name(n) => {
+                                self.t.bind_at(n.id.as_str(), k.clone(), a.value.range());
+                            }
+                            // `model, losses = fit(model, loader)`: the helper hands back
+                            // the object it was given; the earlier binding stands.
+                            Expr::Tuple(t) => {
+                                for e in &t.elts {
+                                    match e {
+                                        Expr::Name(n)
+                                            if crate::helpers::call_passes_name(
+                                                &a.value,
+                                                n.id.as_str(),
+                                            ) => {}
+                                        e => self.bind_target(e, Kind::Unknown),
+                                    }
+                                }
+                            }
+                            _ => self.bind_target(target, k.clone()),
                         }
                     }
                 }

@@ -2175,7 +2175,7 @@ impl Builder<'_> {
                                             // `loss, opt = fit(net, opt, loader)`: a helper
                                             // handing back the object it was given; the
                                             // earlier binding stands.
-                                            if passes_name(&a.value, n.id.as_str()) {
+                                            if helpers::call_passes_name(&a.value, n.id.as_str()) {
                                                 continue;
                                             }
                                             let ev = match &v {
@@ -3037,17 +3037,6 @@ fn mutated_names(body: &[Stmt], out: &mut Vec<Box<str>>) {
 
 /// Is `value` a chain of the module methods that return their receiver, applied to the name
 /// `id` itself (`model.to(device)`, `net.cuda().eval()`)?
-/// Is `value` a call that passes the name `id` itself as an argument (`fit(net, opt)` for
-/// `opt`)?
-fn passes_name(value: &Expr, id: &str) -> bool {
-    let Expr::Call(c) = value else { return false };
-    c.arguments
-        .args
-        .iter()
-        .chain(c.arguments.keywords.iter().map(|k| &k.value))
-        .any(|a| matches!(a, Expr::Name(n) if n.id.as_str() == id))
-}
-
 fn rebinds_itself(value: &Expr, id: &str) -> bool {
     let mut cur = value;
     let mut calls = 0;
