@@ -686,6 +686,24 @@ impl Infer<'_> {
                             }
                             // `model, losses = fit(model, loader)`: the helper hands back
                             // the object it was given; the earlier binding stands.
+                            // `net, opt = Net(), SGD(...)`: each name its element's kind.
+                            Expr::Tuple(t)
+                                if matches!(&*a.value, Expr::Tuple(v)
+                                    if v.elts.len() == t.elts.len()
+                                        && !v.elts.iter().chain(&t.elts)
+                                            .any(|e| matches!(e, Expr::Starred(_)))) =>
+                            {
+                                let Expr::Tuple(v) = &*a.value else { continue };
+                                for (e, value) in t.elts.iter().zip(&v.elts) {
+                                    match e {
+                                        Expr::Name(n) => {
+                                            let k = self.kind(value);
+                                            self.t.bind_at(n.id.as_str(), k, value.range());
+                                        }
+                                        e => self.bind_target(e, Kind::Unknown),
+                                    }
+                                }
+                            }
                             Expr::Tuple(t) => {
                                 for e in &t.elts {
                                     match e {

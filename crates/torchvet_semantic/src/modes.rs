@@ -568,7 +568,7 @@ pub fn is_framework_hook(name: &str) -> bool {
 }
 
 /// The values plainly assigned to a name (in the current function when it binds the name
-/// there, else at module level) or to `self.<attr>` (in the methods of the current class),
+/// there, else at module level; also the element of a tuple assigned to a tuple of names) or to `self.<attr>` (in the methods of the current class),
 /// with the assignment statements' ranges, in source order.
 pub fn assigned_values<'a>(cx: &impl ModeSite<'a>, target: &Expr) -> Vec<(&'a Expr, TextRange)> {
     let mut out = Vec::new();
@@ -576,6 +576,26 @@ pub fn assigned_values<'a>(cx: &impl ModeSite<'a>, target: &Expr) -> Vec<(&'a Ex
         helpers::for_each_own_stmt(body, &mut |st: &'a Stmt| match st {
             Stmt::Assign(a) if a.targets.iter().any(matches) => {
                 out.push((&*a.value, a.range));
+            }
+            // `net, head = Net(), Head()`: the element in the same position.
+            Stmt::Assign(a) => {
+                let Expr::Tuple(values) = &*a.value else {
+                    return;
+                };
+                for t in &a.targets {
+                    let Expr::Tuple(names) = t else { continue };
+                    if names.elts.len() != values.elts.len()
+                        || names.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+                        || values.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
+                    {
+                        continue;
+                    }
+                    for (n, v) in names.elts.iter().zip(&values.elts) {
+                        if matches(n) {
+                            out.push((v, a.range));
+                        }
+                    }
+                }
             }
             Stmt::AnnAssign(a) if matches(&a.target) => {
                 if let Some(v) = &a.value {
