@@ -751,6 +751,23 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The project class of the object a name or `self.<attr>` holds: as the project model
+    /// resolves it ([`Checker::value_resolved`]: parameters, computed values, attributes),
+    /// else as the file's dataflow builds it (`model = Pix2PixModel(opt)`, the class spelled
+    /// as the file imports or defines it).
+    pub fn project_class_of(&mut self, expr: &Expr) -> Option<torchvet_semantic::project::ClassId> {
+        use torchvet_semantic::project::{ClassRef, Entity};
+        if let Some(ClassRef::Project(c)) = self.value_resolved(expr).and_then(|r| r.class) {
+            return Some(c);
+        }
+        let name = self.taint_of(expr).class()?.to_string();
+        let p = self.project_or_file()?;
+        match p.entity(&name).or_else(|| p.local(&name)) {
+            Some(Entity::Class(c)) => Some(c),
+            _ => None,
+        }
+    }
+
     /// The innermost function (in the project model) and the index of its parameter `name`.
     pub fn param_of_function(
         &self,

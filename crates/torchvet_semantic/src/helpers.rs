@@ -33,6 +33,17 @@ pub fn call_passes_name(value: &Expr, id: &str) -> bool {
         .any(|a| matches!(a, Expr::Name(n) if n.id.as_str() == id))
 }
 
+/// The names of a tuple target paired with the values of a tuple of the same length
+/// (`net, opt = Net(), SGD(...)`), when neither side has a starred element.
+pub fn paired_elements<'a>(target: &'a Expr, value: &'a Expr) -> Option<Vec<(&'a Expr, &'a Expr)>> {
+    let (Expr::Tuple(t), Expr::Tuple(v)) = (target, value) else {
+        return None;
+    };
+    let starred = |e: &Expr| matches!(e, Expr::Starred(_));
+    (t.elts.len() == v.elts.len() && !t.elts.iter().chain(&v.elts).any(starred))
+        .then(|| t.elts.iter().zip(&v.elts).collect())
+}
+
 /// The qualified names of `torch.load`: the one list every rule and fact asks.
 pub const TORCH_LOADS: &[&str] = &["torch.load", "torch.serialization.load"];
 

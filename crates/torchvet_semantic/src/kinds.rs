@@ -687,14 +687,13 @@ impl Infer<'_> {
                             // `model, losses = fit(model, loader)`: the helper hands back
                             // the object it was given; the earlier binding stands.
                             // `net, opt = Net(), SGD(...)`: each name its element's kind.
-                            Expr::Tuple(t)
-                                if matches!(&*a.value, Expr::Tuple(v)
-                                    if v.elts.len() == t.elts.len()
-                                        && !v.elts.iter().chain(&t.elts)
-                                            .any(|e| matches!(e, Expr::Starred(_)))) =>
+                            t @ Expr::Tuple(_)
+                                if crate::helpers::paired_elements(t, &a.value).is_some() =>
                             {
-                                let Expr::Tuple(v) = &*a.value else { continue };
-                                for (e, value) in t.elts.iter().zip(&v.elts) {
+                                for (e, value) in crate::helpers::paired_elements(t, &a.value)
+                                    .into_iter()
+                                    .flatten()
+                                {
                                     match e {
                                         Expr::Name(n) => {
                                             let k = self.kind(value);

@@ -579,18 +579,8 @@ pub fn assigned_values<'a>(cx: &impl ModeSite<'a>, target: &Expr) -> Vec<(&'a Ex
             }
             // `net, head = Net(), Head()`: the element in the same position.
             Stmt::Assign(a) => {
-                let Expr::Tuple(values) = &*a.value else {
-                    return;
-                };
                 for t in &a.targets {
-                    let Expr::Tuple(names) = t else { continue };
-                    if names.elts.len() != values.elts.len()
-                        || names.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
-                        || values.elts.iter().any(|e| matches!(e, Expr::Starred(_)))
-                    {
-                        continue;
-                    }
-                    for (n, v) in names.elts.iter().zip(&values.elts) {
+                    for (n, v) in helpers::paired_elements(t, &a.value).into_iter().flatten() {
                         if matches(n) {
                             out.push((v, a.range));
                         }

@@ -2689,13 +2689,14 @@ impl ProjectModel {
     }
 
     /// Is the value a module known to behave the same in train and eval mode: an instance of
-    /// a project module class without train/eval-sensitive layers, or a torch layer
-    /// or container (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`) that a project function
-    /// builds and returns (also as an element of a returned tuple) while building no
-    /// train/eval-sensitive layer or pretrained model ([`FunctionSummary::mode_layer`]),
-    /// calling no project class or builder, reading no module-level module and returning none
-    /// of its parameters? Anything else (a project class, a library model, a module handed
-    /// in) is not known here.
+    /// a project module class without train/eval-sensitive layers that stores no constructor
+    /// argument (the arguments are not seen here; with them in view, a call is
+    /// [`crate::modes::constructs_mode_free`]'s question), or a torch layer or container
+    /// (`nn.Sequential(nn.Linear(...), nn.ReLU(), ...)`) that a project function builds and
+    /// returns (also as an element of a returned tuple) while building no train/eval-sensitive
+    /// layer or pretrained model ([`FunctionSummary::mode_layer`]), calling no project class or
+    /// builder, reading no module-level module and returning none of its parameters? Anything
+    /// else (a library model, a module handed in) is not known here.
     pub fn value_mode_free(&self, r: &Resolved) -> bool {
         // An instance of a project module class without such layers (its own, its
         // sub-modules', its bases') that stores no module handed to its constructor.
@@ -3585,23 +3586,27 @@ impl ProjectFile {
         if f.functions.iter().skip(1).any(|g| g.range.contains(at)) {
             return self.local(name);
         }
-        let mut defs = f
+        let def = |g: &summary::FunctionSummary| &*g.name == name && g.is_module_level();
+        let redefined = f
+            .functions
+            .iter()
+            .skip(1)
+            .filter(|g| def(g))
+            .nth(1)
+            .is_some();
+        let above = f
             .functions
             .iter()
             .enumerate()
             .skip(1)
-            .filter(|(_, g)| &*g.name == name && g.class.is_none() && g.parent == Some(0));
-        if let (Some(_), Some(_)) = (defs.next(), defs.next()) {
-            if let Some((index, _)) = f.functions.iter().enumerate().skip(1).rfind(|(_, g)| {
-                &*g.name == name && g.class.is_none() && g.parent == Some(0) && g.range.start() < at
-            }) {
-                return Some(Entity::Function(FuncId {
-                    file: self.file,
-                    index: index as u32,
-                }));
-            }
+            .rfind(|(_, g)| def(g) && g.range.start() < at);
+        match above {
+            Some((index, _)) if redefined => Some(Entity::Function(FuncId {
+                file: self.file,
+                index: index as u32,
+            })),
+            _ => self.local(name),
         }
-        self.local(name)
     }
 
     /// A name this file has only through a star import of a project module (`from

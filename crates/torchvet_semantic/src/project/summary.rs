@@ -245,6 +245,22 @@ impl Val {
         !matches!(self, Val::Unknown | Val::None)
     }
 
+    /// Can the value stand for a module object the model follows (a parameter, a call's
+    /// result, `self.<attr>`, a torch module...)? A wrapper (`nn.DataParallel(net)`) or a
+    /// method returning its receiver (`net.to(device)`) is then that same value.
+    fn may_be_module_object(&self) -> bool {
+        matches!(
+            self,
+            Val::Param(_)
+                | Val::Call { .. }
+                | Val::Invoke(_)
+                | Val::SelfAttr(_)
+                | Val::Join(_)
+                | Val::Torch(_)
+                | Val::Loss(_)
+        )
+    }
+
     /// An object that only the model can resolve: an element of a tuple a call returns
     /// ([`Val::Item`]), a call of a computed callee ([`Val::Invoke`]), or a join with one.
     pub fn is_computed(&self) -> bool {
@@ -561,6 +577,13 @@ pub struct FunctionSummary {
     /// an element of a returned tuple, an instance of a class chosen through a registry or
     /// a factory), sorted by name; see [`super::ProjectModel::local_value`].
     pub locals: ThinVec<(Box<str>, Val)>,
+}
+
+impl FunctionSummary {
+    /// A function defined at module level (not a method, not a closure).
+    pub fn is_module_level(&self) -> bool {
+        self.class.is_none() && self.parent == Some(0)
+    }
 }
 
 /// One class of a file.
@@ -925,7 +948,7 @@ impl FileSummary {
             .iter()
             .enumerate()
             .skip(1)
-            .find(|(_, f)| &*f.name == name && f.class.is_none() && f.parent == Some(0))
+            .find(|(_, f)| &*f.name == name && f.is_module_level())
             .map(|(i, _)| i as u32)
     }
 
@@ -935,9 +958,7 @@ impl FileSummary {
             .iter()
             .enumerate()
             .skip(1)
-            .find(|(_, f)| {
-                f.class.is_none() && f.parent == Some(0) && f.range.start().to_u32() == at
-            })
+            .find(|(_, f)| f.is_module_level() && f.range.start().to_u32() == at)
             .map(|(i, _)| i as u32)
     }
 
@@ -2495,15 +2516,7 @@ impl Builder<'_> {
                 let inner = helpers::argument(call, "module", 0)
                     .map(|m| self.val(m, params, vals, nested))
                     .unwrap_or_default();
-                if matches!(
-                    inner,
-                    Val::Param(_)
-                        | Val::Call { .. }
-                        | Val::Invoke(_)
-                        | Val::SelfAttr(_)
-                        | Val::Join(_)
-                        | Val::Torch(_)
-                ) {
+                if inner.may_be_module_object() {
                     return inner;
                 }
             }
@@ -2520,15 +2533,7 @@ impl Builder<'_> {
         if let Some((m, recv)) = helpers::method_call(call) {
             if crate::kinds::MODULE_SELF_METHODS.contains(&m) {
                 let r = self.val(recv, params, vals, nested);
-                if matches!(
-                    r,
-                    Val::Param(_)
-                        | Val::Call { .. }
-                        | Val::SelfAttr(_)
-                        | Val::Join(_)
-                        | Val::Torch(_)
-                        | Val::Loss(_)
-                ) {
+                if r.may_be_module_object() {
                     return r;
                 }
             }

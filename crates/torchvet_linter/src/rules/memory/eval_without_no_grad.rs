@@ -275,7 +275,6 @@ fn forward_differentiates(checker: &Checker, func: &Expr) -> bool {
 ///
 /// [`ProjectModel::forward_turns_grad_off`]: torchvet_semantic::project::ProjectModel::forward_turns_grad_off
 fn forward_turns_grad_off(checker: &mut Checker, func: &Expr, call: &ExprCall) -> bool {
-    use torchvet_semantic::project::{ClassRef, Entity};
     let literal = call
         .arguments
         .args
@@ -285,28 +284,12 @@ fn forward_turns_grad_off(checker: &mut Checker, func: &Expr, call: &ExprCall) -
     if !literal {
         return false;
     }
-    let resolved = match checker.value_resolved(func).and_then(|r| r.class) {
-        Some(ClassRef::Project(c)) => Some(c),
-        _ => None,
-    };
-    let named = match resolved {
-        Some(_) => None,
-        None => checker.taint_of(func).class().map(str::to_string),
-    };
-    let Some(p) = checker.project_or_file() else {
+    let Some(class) = checker.project_class_of(func) else {
         return false;
     };
-    // The dataflow names the class as the file spells it (`Pix2PixModel`, imported).
-    let class = resolved.or_else(|| {
-        match named
-            .as_deref()
-            .and_then(|n| p.entity(n).or_else(|| p.local(n)))
-        {
-            Some(Entity::Class(c)) => Some(c),
-            _ => None,
-        }
-    });
-    class.is_some_and(|c| p.model.forward_turns_grad_off(c))
+    checker
+        .project_or_file()
+        .is_some_and(|p| p.model.forward_turns_grad_off(class))
 }
 
 /// A name or `self.<attr>`: an object a model call can be made on.
