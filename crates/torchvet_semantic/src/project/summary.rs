@@ -1519,15 +1519,25 @@ fn module_level_defs(body: &[Stmt]) -> FxHashMap<String, bool> {
 /// The module-level functions defined more than once (a notebook's later cell redefining
 /// `get_model`), with where each `def` starts, in source order.
 fn redefined_functions(body: &[Stmt]) -> FxHashMap<String, Vec<u32>> {
+    // Borrowed names first (every file runs this): an owned entry only for a redefinition.
+    let mut defs: Vec<(&str, u32)> = body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::FunctionDef(f) => Some((f.name.as_str(), f.range.start().to_u32())),
+            _ => None,
+        })
+        .collect();
+    defs.sort_unstable();
     let mut m: FxHashMap<String, Vec<u32>> = FxHashMap::default();
-    for s in body {
-        if let Stmt::FunctionDef(f) = s {
-            m.entry(f.name.to_string())
-                .or_default()
-                .push(f.range.start().to_u32());
+    for w in defs.windows(2) {
+        if w[0].0 == w[1].0 {
+            let starts = m.entry(w[0].0.to_string()).or_default();
+            if starts.last() != Some(&w[0].1) {
+                starts.push(w[0].1);
+            }
+            starts.push(w[1].1);
         }
     }
-    m.retain(|_, v| v.len() > 1);
     m
 }
 
