@@ -171,6 +171,7 @@ projects! {
         clean_course_env_files,
         clean_torchrun_usage_docs,
         clean_sys_path_per_process,
+        clean_loader_helper_printed,
     ],
 }
 

@@ -1083,17 +1083,27 @@ impl<'a> Checker<'a> {
         self.settings.min_torch.is_some_and(|m| m >= v) && self.documented_min_allows(v)
     }
 
-    /// Does the code at `range` (a function, or a loop) look written for a torch older than
+    /// Does the code at `range` (a function; `None`: the module-level statements of a script)
+    /// look written for a torch older than
     /// 0.4, where `torch.no_grad` does not exist yet and `Variable(x, volatile=True)` turns
     /// autograd off? It reads `.data[0]` (how a pre-0.4 loss gave its number; an error on a
     /// 0-dim tensor since 0.5), and the project uses the `volatile` flag somewhere or this file
     /// imports `Variable` from `torch.autograd`; and the project declares no lowest torch of
     /// 0.4 or later. For wording and fix safety: no rule fires on it.
-    pub fn written_for_old_torch(&self, range: TextRange) -> bool {
-        if self.declared_min_known_at_least(0, 4)
-            || !self.mentions(".data[0]")
-            || !self.text(range).contains(".data[0]")
-        {
+    pub fn written_for_old_torch(&self, range: Option<TextRange>) -> bool {
+        if self.declared_min_known_at_least(0, 4) || !self.mentions(".data[0]") {
+            return false;
+        }
+        let reads = |r: TextRange| self.text(r).contains(".data[0]");
+        let here = match range {
+            Some(r) => reads(r),
+            // The script's own statements (its training loop), not those of the functions
+            // and classes it defines.
+            None => self.module().body.iter().any(|s| {
+                !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) && reads(s.range())
+            }),
+        };
+        if !here {
             return false;
         }
         let Some(p) = self.project_or_file() else {

@@ -469,8 +469,25 @@ pub fn is_leaf_layer(q: &str) -> bool {
 /// [`mode_layer`] for a call, with what the arguments add: a recurrent layer (`nn.LSTM`,
 /// `nn.GRU`, `nn.RNN`) built with a `dropout=` that is not a literal zero and a `num_layers`
 /// that is not a literal 1 drops activations between its layers in training mode only
-/// (`Dropout`). With one layer (the default) PyTorch applies no dropout at all.
+/// (`Dropout`). With one layer (the default) PyTorch applies no dropout at all. A `dropout=`
+/// that is zero for some arguments (`0 if num_layers == 1 else 0.2`) does not count. The
+/// functional `dropout` counts only when given a `training=` that is not a literal.
 pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&'static str> {
+    // `F.dropout(x, p, training=self.training)` follows the module's mode; without the
+    // argument (`training=True` by default) or with a literal it drops the same in both
+    // modes, and `eval()` changes nothing.
+    if let Some(rest) = q.strip_prefix("torch.nn.functional.") {
+        if rest.contains("dropout") {
+            let training = call
+                .arguments
+                .find_keyword("training")
+                .map(|k| &k.value)
+                .or_else(|| call.arguments.args.get(2));
+            return training
+                .is_some_and(|t| !matches!(t, Expr::BooleanLiteral(_)))
+                .then_some("dropout");
+        }
+    }
     if let Some(k) = mode_layer(q) {
         return Some(k);
     }
@@ -488,7 +505,14 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
     };
     let dropout = arg("dropout", 5)?;
     let layers = arg("num_layers", 2)?;
-    (!zero(dropout) && !one(layers)).then_some("recurrent dropout")
+    // `dropout=0 if num_layers == 1 else p`: zero for some arguments, the guard authors write
+    // because PyTorch warns about dropout on a single layer. Built for some arguments only,
+    // it does not count by itself (as `nn.Dropout(p) if p > 0 else None`).
+    let zero_for_some = match dropout {
+        Expr::If(i) => zero(&i.body) || zero(&i.orelse),
+        _ => false,
+    };
+    (!zero(dropout) && !zero_for_some && !one(layers)).then_some("recurrent dropout")
 }
 
 /// Does calling this qualified name build a layer (or model) that behaves differently in
@@ -507,6 +531,13 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
         if last.contains("BatchNorm") || last == "SyncBatchNorm" {
             return Some("BatchNorm");
         }
+        return None;
+    }
+    // A torchvision detection model (`fasterrcnn_resnet50_fpn`, `maskrcnn_resnet50_fpn`) needs
+    // targets in training mode, where it returns its losses, and returns detections in
+    // evaluation mode: a call in training mode computes a validation loss on purpose (or
+    // fails), and its pretrained backbone's BatchNorm is frozen (`FrozenBatchNorm2d`).
+    if q.starts_with("torchvision.models.detection.") {
         return None;
     }
     // A hub entry point may build anything; its family is not known.

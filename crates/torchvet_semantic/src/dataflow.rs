@@ -2570,8 +2570,10 @@ impl Walker<'_, '_> {
     /// What the calls of an expression do to the train/eval mode of tracked objects (see
     /// [`Prop::EvalMode`]), applied after its reads: `m.eval()` / `m.train()` switch `m`; any
     /// other method call on `m` but the self-returning and read-only ones, and passing `m`
-    /// to a call, leave its mode unknown; a call of a same-file top-level function leaves the
-    /// mode of every plain name unknown (it may train a module-level model).
+    /// to a call (but `print(m)` and the other [`crate::project::facts::HARMLESS_CALLEES`]),
+    /// leave its mode unknown; a call of a same-file top-level function leaves the
+    /// mode of every plain name unknown (it may train a module-level model), unless the
+    /// project model shows it neither switches a mode nor trains.
     fn mode_effects(&mut self, expr: &Expr) {
         use ruff_python_ast::visitor::{self as v, Visitor};
         struct Calls<'a>(Vec<&'a ExprCall>);
@@ -2607,8 +2609,23 @@ impl Walker<'_, '_> {
                     a => a,
                 })
                 .chain(call.arguments.keywords.iter().map(|k| &k.value));
+            // `print(model)`, `len(x)`, `logging.info(model)` only look at their arguments.
+            let harmless = {
+                use crate::project::facts::HARMLESS_CALLEES;
+                match &*call.func {
+                    Expr::Name(n) => {
+                        HARMLESS_CALLEES.contains(&n.id.as_str())
+                            && !self.cx.scopes.is_bound(n.id.as_str())
+                    }
+                    f => self
+                        .cx
+                        .scopes
+                        .resolve(f)
+                        .is_some_and(|q| HARMLESS_CALLEES.contains(&q.as_str())),
+                }
+            };
             for a in args {
-                if let Some(k) = key_of(a) {
+                if let Some(k) = key_of(a).filter(|_| !harmless) {
                     forget(&mut self.env, &k);
                 }
             }
@@ -2640,7 +2657,30 @@ impl Walker<'_, '_> {
                     let local_function = self.cx.summaries.is_some_and(|s| {
                         s.function(n.id.as_str()).is_some() && s.global(n.id.as_str()).is_none()
                     });
-                    if local_function {
+                    // With the project model at hand, only a function that switches a mode or
+                    // trains (its composed events) counts: `img = to_tensor(path)` leaves the
+                    // model alone.
+                    let may_switch = || {
+                        let Some(p) = self.cx.classes.project() else {
+                            return true;
+                        };
+                        let Some(index) = p.summary().function(n.id.as_str()) else {
+                            return true;
+                        };
+                        let id = crate::project::FuncId {
+                            file: p.file,
+                            index,
+                        };
+                        p.model.events(id).iter().any(|e| {
+                            matches!(
+                                e.kind,
+                                crate::flow::EventKind::Train
+                                    | crate::flow::EventKind::Backward
+                                    | crate::flow::EventKind::Step
+                            )
+                        })
+                    };
+                    if local_function && may_switch() {
                         let names: Vec<String> = self
                             .env
                             .keys()

@@ -1753,7 +1753,9 @@ impl<'a> Walker<'a, '_, '_> {
     /// `discriminator.train_custom()`, `net.set_mode("valid")`: a method of a project module
     /// class (the only class defining that name) that puts the module or its sub-modules in
     /// training or evaluation mode; its `train()` / `eval()` events are the object's (a switch
-    /// under a condition of the method stays conditional).
+    /// under a condition of the method stays conditional). A method that trains (a backward
+    /// pass or an optimizer step) brings all its events, when it is the only one the call
+    /// can run.
     fn object_method(&mut self, call: &'a ExprCall, method: &str, recv: &'a Expr) {
         if helpers::name_of(recv) == Some("self")
             || crate::classes::is_module_api(method)
@@ -1785,6 +1787,15 @@ impl<'a> Walker<'a, '_, '_> {
         let Some(base) = self.obj(recv) else { return };
         if !matches!(base.role, Role::Module | Role::Unknown) {
             return;
+        }
+        // The one method it can be trains (`pi.train_policy()` of a REINFORCE policy, whose
+        // body steps the module's own optimizer after `backward()`): all its events happen
+        // at the call, on the object, as for a call of the module itself.
+        if let [id] = ids[..] {
+            if p.model.function_trains(id) {
+                self.summarised_on(call, id, true, Some(base));
+                return;
+            }
         }
         for id in ids {
             for e in p.model.events(id) {
@@ -1848,7 +1859,13 @@ impl<'a> Walker<'a, '_, '_> {
         else {
             return false;
         };
-        let Some(target) = p.model.instance_call_target(fid, &ic.recv) else {
+        // A callable object that is not a module counts only when its call trains (the model's
+        // `callable_object_target`).
+        let Some(target) = p.model.instance_call_target(fid, &ic.recv).or_else(|| {
+            p.model
+                .callable_object_target(fid, &ic.recv)
+                .filter(|&t| p.model.function_trains(t))
+        }) else {
             return false;
         };
         if target == fid {

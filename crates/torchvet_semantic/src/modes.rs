@@ -942,16 +942,20 @@ pub fn one_batch_self_test<'x>(cx: &impl ModeSite<'x>) -> bool {
 /// 32))`, often in a loop over configurations under `if __name__ == "__main__":`, or
 /// `encoder(str2tensor("hello"), encoder.init_hidden())` in a tutorial): no evaluation
 /// data. The data is the first positional argument; the others (a recurrent state, a
-/// configuration) do not make it real data.
+/// configuration) do not make it real data. A call with no arguments at all runs no data
+/// either (`model = SSSModel()` after the script rebound the class name to an instance).
 pub fn smoke_test_call<'x>(cx: &impl ModeSite<'x>, call: &ruff_python_ast::ExprCall) -> bool {
-    call.arguments
-        .args
-        .first()
-        .is_some_and(|a| synthetic_input(cx, a))
+    call.arguments.is_empty()
+        || call
+            .arguments
+            .args
+            .first()
+            .is_some_and(|a| synthetic_input(cx, a))
 }
 
 /// A tensor made up on the spot, directly, indexed, or through a name assigned only from
-/// one: a torch factory (`torch.randn(...)`, `torch.zeros(...)`), a tensor of literals
+/// one: a torch factory (`torch.randn(...)`, `torch.zeros(...)`, also scaled and shifted by
+/// numbers: `torch.randn(128, 32) * 3 + 2`), a tensor of literals
 /// (`torch.LongTensor([1, 2, 3])`), or a helper called on literals that name no file
 /// (`str2tensor("hello")`, `make_batch(4, 32)`) or on made-up tensors.
 pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
@@ -1042,6 +1046,17 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                     && (literal_arguments(c)
                         || c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1)))
             }
+            // Arithmetic on a made-up tensor with numbers or other made-up tensors
+            // (`torch.randn(128, 32) * 3 + 2`: shifted and scaled noise for a demo plot).
+            Expr::BinOp(b) => {
+                let side =
+                    |e: &Expr| matches!(e, Expr::NumberLiteral(_)) || made_up(cx, e, depth + 1);
+                side(&b.left)
+                    && side(&b.right)
+                    && !(matches!(&*b.left, Expr::NumberLiteral(_))
+                        && matches!(&*b.right, Expr::NumberLiteral(_)))
+            }
+            Expr::UnaryOp(u) => made_up(cx, &u.operand, depth),
             _ => false,
         }
     }
@@ -1191,7 +1206,7 @@ for x in val_loader:\n    out = net(x)\n";
 
     #[test]
     fn made_up_inputs() {
-        let src = "import torch\nx = torch.randn(1, 3, 32, 32)\nnet(x)\nnet(torch.zeros(2).cuda())\nnet(load_image('cat.jpg'))\nnet(str2tensor('hello'))\nnet(batch)\n";
+        let src = "import torch\nx = torch.randn(1, 3, 32, 32)\nnet(x)\nnet(torch.zeros(2).cuda())\nnet(load_image('cat.jpg'))\nnet(str2tensor('hello'))\nnet(batch)\nnet(torch.randn(4, 2) * 3 + 2)\nnet()\nnet(batch * 2)\n";
         let parsed = torchvet_python::parser::parse_module(src).expect("parses");
         let module = parsed.syntax();
         let site = ModuleSite::new(src, module);
@@ -1205,6 +1220,9 @@ for x in val_loader:\n    out = net(x)\n";
                 _ => false,
             })
             .collect();
-        assert_eq!(smoke, vec![true, true, false, true, false]);
+        assert_eq!(
+            smoke,
+            vec![true, true, false, true, false, true, true, false]
+        );
     }
 }

@@ -511,6 +511,16 @@ impl<'a> Visitor<'a> for GradientUse {
                 let name = match &*c.func {
                     Expr::Attribute(a) => Some(a.attr.as_str()),
                     Expr::Name(n) => Some(n.id.as_str()),
+                    // An attack kept in a configuration (`adversarial_args["attack"](**kw)`,
+                    // `attacks[name](net, x, y)`): the key, else the container, names it.
+                    Expr::Subscript(sub) => match &*sub.slice {
+                        Expr::StringLiteral(k) => Some(k.value.to_str()),
+                        _ => match &*sub.value {
+                            Expr::Name(n) => Some(n.id.as_str()),
+                            Expr::Attribute(a) => Some(a.attr.as_str()),
+                            _ => None,
+                        },
+                    },
                     _ => None,
                 };
                 let first = c.arguments.args.first();
@@ -981,6 +991,11 @@ mod tests {
         assert!(uses("adversary.perturb(batch, y)"));
         assert!(uses("pgd_attack(model, x, y, eps)"));
         assert!(uses("self.attacker(x, y)"));
+        assert!(uses(
+            "adversarial_args['attack'](**adversarial_args['attack_args'])"
+        ));
+        assert!(uses("attacks[name](net, x, y)"));
+        assert!(!uses("heads['cls'](x)"));
         assert!(uses("fgsm(model, x, eps)"));
         assert!(!uses("model(x_adv)"));
         assert!(!uses("torch.load(path)"));

@@ -319,6 +319,13 @@ pub struct FlatEvent {
     pub depth: u32,
 }
 
+impl FlatEvent {
+    /// A backward pass or an optimizer step.
+    pub fn trains(&self) -> bool {
+        matches!(self.kind, EventKind::Backward | EventKind::Step)
+    }
+}
+
 /// The function a call runs and the number of parameters it does not pass (see
 /// [`ProjectModel::link`]).
 type CallTarget = Option<(FuncId, usize)>;
@@ -1399,6 +1406,28 @@ impl ProjectModel {
             .or_else(|| self.method(c, "forward", 0))
     }
 
+    /// The `__call__` of a project class that is not a module, when `recv` (in function
+    /// `ctx`) is an instance of one: a callable object such as the Annotated Transformer's
+    /// `SimpleLossCompute`, handed to `run_epoch(data, model, loss_compute)`, whose call
+    /// computes the loss, runs `backward()` and steps the optimizer. Its events count at the
+    /// call only when it trains ([`ProjectModel::function_trains`]): a metric or a loss computer that
+    /// only returns a value changes nothing.
+    pub fn callable_object_target(&self, ctx: FuncId, recv: &Val) -> Option<FuncId> {
+        let r = self.resolve_val(ctx, recv, 0);
+        let Some(ClassRef::Project(c)) = r.class else {
+            return None;
+        };
+        if self.is_module(c) {
+            return None;
+        }
+        self.method(c, "__call__", 0)
+    }
+
+    /// Do the composed events of function `f` train: a backward pass or an optimizer step?
+    pub fn function_trains(&self, f: FuncId) -> bool {
+        self.events(f).iter().any(FlatEvent::trains)
+    }
+
     /// Does another file of the project compare the module-level name `name` of file `file`
     /// (`onmt.constants.torch_version >= 1.2` for `torch_version` of `onmt/constants.py`, or
     /// the name imported from it and compared)?
@@ -1660,8 +1689,13 @@ impl ProjectModel {
         // the forward's events happen at the call, on the instance (`self.zero_grad()` in
         // the forward clears `model`'s gradients).
         for ic in f.instance_calls.iter() {
-            let Some(callee) = self.instance_call_target(id, &ic.recv) else {
-                continue;
+            // A callable object that is not a module counts only when its call trains.
+            let (callee, module) = match self.instance_call_target(id, &ic.recv) {
+                Some(c) => (c, true),
+                None => match self.callable_object_target(id, &ic.recv) {
+                    Some(c) => (c, false),
+                    None => continue,
+                },
             };
             if callee == id {
                 continue;
@@ -1672,6 +1706,9 @@ impl ProjectModel {
                 _ => Target::Local(ic.key.clone()),
             };
             let inner = self.compose_events(callee, depth + 1, memo, stack);
+            if !module && !inner.iter().any(FlatEvent::trains) {
+                continue;
+            }
             for e in inner {
                 let target = match &e.target {
                     Target::SelfAttr(a) => extend_target(&recv, a).unwrap_or(Target::None),
@@ -1696,8 +1733,39 @@ impl ProjectModel {
         // `obj.train_custom()`, `net.set_mode("valid")`: the modes a project module's method
         // sets on itself (or on its sub-modules) are set on `obj`. A switch the method makes
         // under a condition (`if mode in ["eval", "valid"]: self.eval()`) stays conditional.
+        // The one method the call can run, when it trains (`pi.train_policy()`, whose body
+        // steps the policy's own optimizer after `backward()`), brings all its events, on
+        // `obj` as for a call of the instance.
         for oc in f.object_method_calls.iter() {
-            for callee in self.object_methods(id, &oc.recv, &oc.name) {
+            let callees = self.object_methods(id, &oc.recv, &oc.name);
+            if let [callee] = callees[..] {
+                if callee != id {
+                    let inner = self.compose_events(callee, depth + 1, memo, stack);
+                    if inner.iter().any(FlatEvent::trains) {
+                        for e in inner {
+                            let target = match &e.target {
+                                Target::SelfAttr(a) => {
+                                    extend_target(&oc.target, a).unwrap_or(Target::None)
+                                }
+                                Target::Param(0, path) => {
+                                    extend_target(&oc.target, path.trim_start_matches('.'))
+                                        .unwrap_or(Target::None)
+                                }
+                                Target::Param(..) => Target::None,
+                                t => t.clone(),
+                            };
+                            out.push(FlatEvent {
+                                target,
+                                depth: e.depth + 1,
+                                site: oc.range,
+                                ..e
+                            });
+                        }
+                        continue;
+                    }
+                }
+            }
+            for callee in callees {
                 if callee == id {
                     continue;
                 }

@@ -47,18 +47,29 @@ crate::declare_rule! {
     ///
     /// Stacked recurrent layers count as Dropout layers when built with a `dropout=` other
     /// than a literal zero and more than one layer (`nn.LSTM(..., num_layers=2,
-    /// dropout=0.3)`): they drop activations between layers in training mode only. So does a
+    /// dropout=0.3)`): they drop activations between layers in training mode only; a
+    /// `dropout=` that is zero for some arguments (`0 if num_layers == 1 else 0.05`) does not
+    /// count. Functional dropout counts only when given `training=self.training`: without it
+    /// (`F.dropout(x, 0.5)`, `training=True` by default) it drops in both modes, and `eval()`
+    /// changes nothing. So does a
     /// sub-module handed to a project class that stores it whole (`SimCLR(encoder, 512)` with
-    /// `self.encoder = encoder` in `__init__`, `encoder` a torchvision ResNet).
+    /// `self.encoder = encoder` in `__init__`, `encoder` a torchvision ResNet). A torchvision
+    /// detection model (`fasterrcnn_resnet50_fpn`, `maskrcnn_resnet50_fpn`) does not count: it
+    /// returns its losses only in training mode, so a validation loss is computed there on
+    /// purpose, and its pretrained backbone's BatchNorm is frozen.
     ///
     /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers) comes back
     /// in eval mode, so it is not reported where it is still that loaded object: no
-    /// `model.train()`, no trainer or function it was passed to (which may train it), no
+    /// `model.train()`, no trainer or function it was passed to (which may train it; `print`,
+    /// `len`, `logging.info` only look, and a helper of the file that the project model shows
+    /// neither switches a mode nor trains leaves it alone), no
     /// re-binding to another model between the load and the use. A model trained elsewhere in
     /// the file (another object, an earlier cell of a notebook) does not matter.
     ///
     /// Not reported either: shape smoke tests on made-up inputs (`net(torch.randn(1, 3, 32,
-    /// 32))`, also through a legacy `Variable(...)`), and a target or teacher network run
+    /// 32))`, also through a legacy `Variable(...)`, or scaled and shifted: a notebook that
+    /// plots what BatchNorm does to `torch.randn(128, 32) * 3 + 2`) or on no input at all
+    /// (`model = Net()` after the script rebound `Net` to an instance), and a target or teacher network run
     /// under `no_grad` inside a training step, whose outputs meet a with-grad output in the
     /// loss (BYOL's momentum network: its training-mode BatchNorm is intended).
     ///

@@ -69,7 +69,12 @@ crate::declare_rule! {
     /// (`@nograd` in code older than the `no_grad` decorator). Nor the methods of a loss class
     /// (`ComputeLoss.build_targets` decoding predictions for target assignment: part of the
     /// training step), nor a loop that calls a hand-written training step named `train`
-    /// (`model.train(X, y)`, which `nn.Module.train(mode)` never takes). A model read as a
+    /// (`model.train(X, y)`, which `nn.Module.train(mode)` never takes), nor one that trains
+    /// through a method of the model (a REINFORCE rollout whose `pi.train_policy()` runs
+    /// `backward()` and the optimizer step) or through a callable object handed in as a
+    /// parameter (the Annotated Transformer's `loss_compute(out, y)`, whose `__call__` steps
+    /// the optimizer), nor an evaluation that runs an attack kept in a configuration
+    /// (`adversarial_args["attack"](**kwargs)`). A model read as a
     /// global whose every parameter the module body froze (a notebook's first cell) is
     /// frozen, and an `eval()` followed by a fresh model under the same name (`model =
     /// RNNModel(...)` in a later cell) says nothing of the new one.
@@ -125,6 +130,7 @@ crate::declare_rule! {
     /// evaluation is inferred from the function's name alone, and for the re-indented
     /// module-level loop, since a caller could still differentiate the returned tensors.
     /// Code that looks written for a torch older than 0.4 (the function reads `loss.data[0]`,
+    /// or, for a script's or notebook's module-level loop, the script's own statements do,
     /// and the project passes `volatile=True` somewhere or the file imports `Variable`) in a project
     /// that declares no lowest torch gets an unsafe fix and a message that names the
     /// `volatile=True` of that era: `torch.no_grad` does not exist before 0.4.
@@ -553,8 +559,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // Code of the `Variable` era (`.data[0]` reads, with the project's `volatile=True`
     // elsewhere or `Variable` wrapping) may run on a torch without `no_grad`: say what turns
     // autograd off there, and never call the decorator safe.
-    let old_torch =
-        checker.written_for_old_torch(checker.function().map_or(region.range, |f| f.range()));
+    // (At module level the whole script counts: its training loop reads `loss.data[0]`.)
+    let old_torch = checker.written_for_old_torch(checker.function().map(|f| f.range()));
     let remedy = if old_torch {
         "wrap it in `torch.no_grad()` (torch 0.4 and later; this code looks written for an older torch, where `Variable(x, volatile=True)` on its inputs turns autograd off)"
     } else {
