@@ -218,6 +218,14 @@ impl Linter {
     ) -> Vec<Diagnostic> {
         // The kept scopes belong to the caller's tree only.
         let mut scopes = scopes.filter(|_| parsed.is_some());
+        // A Python file torchvet would not analyse gets no finding whether it parses or not
+        // (see below): it is not parsed again.
+        if parsed.is_none()
+            && matches!(source.kind, torchvet_python::SourceKind::Python)
+            && !would_analyse(source, project)
+        {
+            return Vec::new();
+        }
         let owned;
         let mut parsed: &Parsed<ModModule> = match parsed {
             Some(p) => p,

@@ -260,7 +260,11 @@ impl TorchTargets {
 
     fn dir_of(file: &Path) -> Option<PathBuf> {
         let abs = std::path::absolute(file).ok()?;
-        Some(if abs.is_dir() {
+        // A checked source file (no `stat`: asked once per file of a run).
+        let source = abs
+            .extension()
+            .is_some_and(|e| e == "py" || e == "ipynb" || e == "pyi");
+        Some(if !source && abs.is_dir() {
             abs
         } else {
             abs.parent()?.to_path_buf()
