@@ -139,13 +139,22 @@ pub fn returns_eval_mode(q: &str) -> bool {
 /// Does this call return a model already in evaluation mode: [`returns_eval_mode`], or a
 /// `torch.hub.load` of an Ultralytics repository (`torch.hub.load("ultralytics/yolov5",
 /// "yolov5s")`), whose entry points wrap the model in `AutoShape`, which switches it to eval
-/// mode and runs it without autograd.
+/// mode and runs it without autograd, or a model entry point of Hugging Face's hub repository
+/// (`"huggingface/pytorch-transformers"`, `"modelForQuestionAnswering"`): `from_pretrained`.
 pub fn call_returns_eval_mode(q: &str, call: &ruff_python_ast::ExprCall) -> bool {
-    returns_eval_mode(q)
-        || (q == "torch.hub.load"
-            && crate::helpers::argument(call, "repo_or_dir", 0)
-                .and_then(crate::helpers::str_value)
-                .is_some_and(|r| r.starts_with("ultralytics/")))
+    if returns_eval_mode(q) {
+        return true;
+    }
+    if q != "torch.hub.load" {
+        return false;
+    }
+    let repo = crate::helpers::argument(call, "repo_or_dir", 0).and_then(crate::helpers::str_value);
+    let entry = crate::helpers::argument(call, "model", 1).and_then(crate::helpers::str_value);
+    repo.is_some_and(|r| r.starts_with("ultralytics/"))
+        // Hugging Face's hub entry points (`torch.hub.load("huggingface/pytorch-transformers",
+        // "modelForQuestionAnswering", name)`) call `from_pretrained`.
+        || (repo.is_some_and(|r| r.starts_with("huggingface/"))
+            && entry.is_some_and(|e| e.starts_with("model")))
 }
 
 /// Framework calls that take over the mode of the model passed to them (first positional

@@ -58,8 +58,9 @@ crate::declare_rule! {
     /// returns its losses only in training mode, so a validation loss is computed there on
     /// purpose, and its pretrained backbone's BatchNorm is frozen.
     ///
-    /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers) comes back
-    /// in eval mode, so it is not reported where it is still that loaded object: no
+    /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers, also
+    /// through the hub: `torch.hub.load("huggingface/pytorch-transformers", "model...", name)`)
+    /// comes back in eval mode, so it is not reported where it is still that loaded object: no
     /// `model.train()`, no trainer or function it was passed to (which may train it; `print`,
     /// `len`, `logging.info` only look, and a helper of the file that the project model shows
     /// neither switches a mode nor trains leaves it alone), no

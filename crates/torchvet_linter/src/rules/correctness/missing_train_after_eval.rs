@@ -31,6 +31,8 @@ crate::declare_rule! {
     /// function for training and validation), nor one that runs only on the last iteration of
     /// the batch loop (`if i == len(loader) - 1: validate(model)`): it comes after that loop's
     /// last step, and whether the next epoch restores the mode is the epoch loop's question.
+    /// Nor one in a loop that runs once (its body always ends in `break`: an epoch loop whose
+    /// stopping test was commented out) when no step follows it in that iteration.
     /// An `eval()` under a periodic condition (`if epoch % 5 == 0:`) is still a switch.
     /// Several switches of one model in one statement of the loop (a validation block that
     /// calls `perform_val(model, ...)` once per benchmark) are one finding, at the last of
@@ -194,6 +196,16 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             // `if i == len(loader) - 1: validate(model)`: after this loop's last step; whether
             // the next epoch restores the mode is the enclosing loop's question.
             if e.only_on_last_iteration(stmt) {
+                continue;
+            }
+            // A loop whose body always ends in `break` (an epoch loop whose stopping test was
+            // commented out) runs once: only a step after the eval in that one iteration
+            // would train in eval mode.
+            if torchvet_semantic::regions::runs_at_most_once(stmt)
+                && flow
+                    .of_kind(EventKind::Step)
+                    .all(|(_, s)| s.site().start() < e.site().start())
+            {
                 continue;
             }
             // `if not train: model.eval()` ... `if train: optimizer.step()` with a `train`

@@ -74,7 +74,9 @@ crate::declare_rule! {
     /// `backward()` and the optimizer step) or through a callable object handed in as a
     /// parameter (the Annotated Transformer's `loss_compute(out, y)`, whose `__call__` steps
     /// the optimizer), nor an evaluation that runs an attack kept in a configuration
-    /// (`adversarial_args["attack"](**kwargs)`). A model read as a
+    /// (`adversarial_args["attack"](**kwargs)`), nor a one-shot forward pass whose output is
+    /// kept on the object (`self.Q = self.policy_net(states).gather(1, a)` in a DQN agent whose
+    /// other method trains on `self.Q`). A model read as a
     /// global whose every parameter the module body froze (a notebook's first cell) is
     /// frozen, and an `eval()` followed by a fresh model under the same name (`model =
     /// RNNModel(...)` in a later cell) says nothing of the new one.
@@ -523,6 +525,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         }) {
             return;
         }
+        // The output kept on the object (`self.Q = self.policy_net(states).gather(1, a)` in a
+        // DQN agent's `get_expected_Q()`): another method may train on it (its
+        // `update_policynet()` differentiates `self.Q`), so the graph may be needed.
+        if stored_on_self(checker, call) {
+            return;
+        }
     }
     let trains = events
         .iter()
@@ -584,6 +592,25 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// Is `call` part of the value assigned to an attribute of `self` by the statement being
+/// visited?
+fn stored_on_self(checker: &Checker, call: &ExprCall) -> bool {
+    let (targets, value): (Vec<&Expr>, Option<&Expr>) = match checker.current_stmt() {
+        Some(ruff_python_ast::Stmt::Assign(a)) => (a.targets.iter().collect(), Some(&*a.value)),
+        Some(ruff_python_ast::Stmt::AnnAssign(a)) => (vec![&*a.target], a.value.as_deref()),
+        Some(ruff_python_ast::Stmt::AugAssign(a)) => (vec![&*a.target], Some(&*a.value)),
+        _ => return false,
+    };
+    value.is_some_and(|v| v.range().contains_range(call.range()))
+        && targets.iter().any(|t| {
+            let elts: Vec<&Expr> = match t {
+                Expr::Tuple(tt) => tt.elts.iter().collect(),
+                t => vec![*t],
+            };
+            elts.iter().any(|e| helpers::self_attribute(e).is_some())
+        })
 }
 
 /// Does the loop build a model: `add_module(...)` on any module, or `model.append(...)` on
