@@ -1827,14 +1827,24 @@ impl ProjectModel {
         self.loss_class_at(c, 0)
     }
 
-    /// Does class `c` call nothing stored on its instances: every `self.<name>(...)` in its
-    /// methods is one of its own or inherited methods (a sine generator, a fixed transform),
-    /// no encoder or backbone handed to `__init__`?
-    pub fn runs_no_stored_object(&self, c: ClassId) -> bool {
-        self.class_summary(c)
-            .self_calls
-            .iter()
-            .all(|a| self.method(c, a, 0).is_some())
+    /// Does class `c` run nothing stored on its instances that may hold parameters: every
+    /// `self.<name>(...)` in its methods is one of its own or inherited methods (a sine
+    /// generator, a fixed transform) or a parameter-free layer it holds (`self.pool =
+    /// nn.MaxPool2d(3)`, `self.act = nn.ReLU()`, or such a project class), no encoder or
+    /// backbone handed to `__init__`?
+    pub fn runs_only_parameter_free_objects(&self, c: ClassId) -> bool {
+        self.class_summary(c).self_calls.iter().all(|a| {
+            self.method(c, a, 0).is_some()
+                || match self.class_attr(c, a, 0).class {
+                    Some(ClassRef::External(q)) => q.strip_prefix("torch.nn.").is_some_and(|n| {
+                        crate::is_parameter_free_layer(crate::helpers::last_segment(n))
+                    }),
+                    Some(ClassRef::Project(held)) => {
+                        held != c && self.is_parameter_free_class(held)
+                    }
+                    None => false,
+                }
+        })
     }
 
     /// Is class `c` an empty skeleton: it assigns no `self.<attr>` and builds nothing (an

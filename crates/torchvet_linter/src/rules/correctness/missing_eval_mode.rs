@@ -118,7 +118,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "Model evaluated without model.eval()",
         autofix: Suggest,
-        preview: true,
+        preview: false,
         hooks: { call: check_call, end: finish },
     };
 }

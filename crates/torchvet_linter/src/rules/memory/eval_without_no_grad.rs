@@ -251,7 +251,7 @@ fn parameter_free_module(checker: &Checker, func: &Expr) -> bool {
             matches!(class, Some(Entity::Class(id))
                 if p.model.is_parameter_free_class(id)
                     && (p.model.is_loss_class(id)
-                        || (p.model.runs_no_stored_object(id) && !p.model.is_empty_skeleton(id))))
+                        || (p.model.runs_only_parameter_free_objects(id) && !p.model.is_empty_skeleton(id))))
         })
 }
 
