@@ -1711,14 +1711,10 @@ impl ProjectModel {
             }
             for e in inner {
                 let target = match &e.target {
-                    Target::SelfAttr(a) => extend_target(&recv, a).unwrap_or(Target::None),
-                    Target::Param(0, path) => {
-                        extend_target(&recv, path.trim_start_matches('.')).unwrap_or(Target::None)
-                    }
-                    Target::Param(i, path) => {
+                    Target::Param(i, path) if *i > 0 => {
                         self.arg_target(callee, &ic.args, &ic.kwargs, None, *i as usize, 1, path)
                     }
-                    t => t.clone(),
+                    t => on_object(&recv, t),
                 };
                 out.push(FlatEvent {
                     target,
@@ -1743,16 +1739,10 @@ impl ProjectModel {
                     let inner = self.compose_events(callee, depth + 1, memo, stack);
                     if inner.iter().any(FlatEvent::trains) {
                         for e in inner {
+                            // (The call's other arguments are not recorded.)
                             let target = match &e.target {
-                                Target::SelfAttr(a) => {
-                                    extend_target(&oc.target, a).unwrap_or(Target::None)
-                                }
-                                Target::Param(0, path) => {
-                                    extend_target(&oc.target, path.trim_start_matches('.'))
-                                        .unwrap_or(Target::None)
-                                }
-                                Target::Param(..) => Target::None,
-                                t => t.clone(),
+                                Target::Param(i, _) if *i > 0 => Target::None,
+                                t => on_object(&oc.target, t),
                             };
                             out.push(FlatEvent {
                                 target,
@@ -3812,6 +3802,20 @@ fn qualified_refs(f: &FileSummary) -> impl Iterator<Item = &str> {
         _ => None,
     });
     imports.chain(stars).chain(refs)
+}
+
+/// A callee's event target seen from a call on the object `recv` (an instance call
+/// `model(x)`, a method call `pi.train_policy()`): its `self` (and `self.<attr>`) is `recv`
+/// (and `recv.<attr>`); other targets stay as they are. Targets of the callee's other
+/// parameters are the caller's business (its arguments).
+fn on_object(recv: &Target, t: &Target) -> Target {
+    match t {
+        Target::SelfAttr(a) => extend_target(recv, a).unwrap_or(Target::None),
+        Target::Param(0, path) => {
+            extend_target(recv, path.trim_start_matches('.')).unwrap_or(Target::None)
+        }
+        t => t.clone(),
+    }
 }
 
 /// `obj` (as the caller's target) followed by the attribute path `attr` of a method's
