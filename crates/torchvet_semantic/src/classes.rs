@@ -549,8 +549,11 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
     if q.starts_with("torchvision.models.detection.") {
         return None;
     }
+    if is_torchvision_model_builder(q) {
+        return Some(torchvision_family(crate::helpers::last_segment(q)));
+    }
     // A hub entry point may build anything; its family is not known.
-    if is_torchvision_model_builder(q) || q == "torch.hub.load" {
+    if q == "torch.hub.load" {
         return Some("BatchNorm/Dropout");
     }
     (q == "timm.create_model"
@@ -558,6 +561,31 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
             && q.ends_with(".from_pretrained")
             && !is_non_torch_model(q)))
     .then_some("Dropout")
+}
+
+/// The train/eval-sensitive layers of a torchvision classification architecture, by its
+/// builder's name (for messages: every builder counts as sensitive): the ResNet, ResNeXt,
+/// Wide ResNet, ShuffleNet, RegNet and DenseNet families have BatchNorm and no active
+/// Dropout, plain VGG, AlexNet and SqueezeNet have Dropout and no BatchNorm, a vision
+/// transformer has (stochastic-depth or) dropout layers; the others have both.
+fn torchvision_family(builder: &str) -> &'static str {
+    let starts = |p: &[&str]| p.iter().any(|w| builder.starts_with(w));
+    if starts(&[
+        "resnet",
+        "resnext",
+        "wide_resnet",
+        "shufflenet",
+        "regnet",
+        "densenet",
+    ]) {
+        "BatchNorm"
+    } else if (builder.starts_with("vgg") && !builder.ends_with("_bn"))
+        || starts(&["alexnet", "squeezenet", "vit_", "swin_", "convnext"])
+    {
+        "Dropout"
+    } else {
+        "BatchNorm/Dropout"
+    }
 }
 
 /// Does calling this qualified name build an `nn.Module`: a module class ([`is_module_base`]:
