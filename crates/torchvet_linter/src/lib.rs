@@ -218,10 +218,13 @@ impl Linter {
     ) -> Vec<Diagnostic> {
         // The kept scopes belong to the caller's tree only.
         let mut scopes = scopes.filter(|_| parsed.is_some());
-        // A Python file torchvet would not analyse gets no finding whether it parses or not
-        // (see below): it is not parsed again.
-        if parsed.is_none()
-            && matches!(source.kind, torchvet_python::SourceKind::Python)
+        // A Python file that does not parse is reported only when torchvet would analyse it:
+        // it uses torch or training words, torch code of the project imports it, or it names
+        // training hyperparameters. Any other file (a vendored parser's test inputs, a
+        // Python 2 helper of another tool) is another tool's business; if it parses, it is
+        // not analysed either, so it gets no finding at all and is not parsed (again). A
+        // notebook's cells are reported whatever the notebook holds (see `syntax-error`).
+        if matches!(source.kind, torchvet_python::SourceKind::Python)
             && !would_analyse(source, project)
         {
             return Vec::new();
@@ -238,17 +241,6 @@ impl Linter {
         let mut syntax = Vec::new();
         // A cookiecutter / Jinja template is Python only once rendered: not reported.
         if !parsed.errors().is_empty() && source.is_template() {
-            return Vec::new();
-        }
-        // A Python file that does not parse is reported only when torchvet would analyse it:
-        // it uses torch or training words, torch code of the project imports it, or it names
-        // training hyperparameters. Any other file (a vendored parser's test inputs, a
-        // Python 2 helper of another tool) is another tool's business. A notebook's cells are
-        // reported whatever the notebook holds (see `syntax-error`).
-        if !parsed.errors().is_empty()
-            && matches!(source.kind, torchvet_python::SourceKind::Python)
-            && !would_analyse(source, project)
-        {
             return Vec::new();
         }
         if !parsed.errors().is_empty() {

@@ -2671,14 +2671,11 @@ impl Walker<'_, '_> {
                             file: p.file,
                             index,
                         };
-                        p.model.events(id).iter().any(|e| {
-                            matches!(
-                                e.kind,
-                                crate::flow::EventKind::Train
-                                    | crate::flow::EventKind::Backward
-                                    | crate::flow::EventKind::Step
-                            )
-                        })
+                        p.model.function_trains(id)
+                            || p.model
+                                .events(id)
+                                .iter()
+                                .any(|e| e.kind == crate::flow::EventKind::Train)
                     };
                     if local_function && may_switch() {
                         let names: Vec<String> = self

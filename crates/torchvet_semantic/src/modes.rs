@@ -905,6 +905,17 @@ pub fn result_discarded<'x>(cx: &impl ModeSite<'x>, call: &ExprCall) -> bool {
     matches!(cx.stmt_stack().last().copied(), Some(Stmt::Expr(e)) if e.value.range() == call.range())
 }
 
+/// Is the call part of the value the statement being visited assigns to `self.<attr>`? The
+/// output is kept on the object, where another method may train on it (a DQN agent's
+/// `self.Q = self.policy_net(states).gather(1, a)`, differentiated by `update_policynet()`).
+pub fn result_stored_on_self<'x>(cx: &impl ModeSite<'x>, call: &ExprCall) -> bool {
+    cx.stmt_stack().last().is_some_and(|s| {
+        helpers::self_assignments(std::slice::from_ref(*s))
+            .iter()
+            .any(|(_, v, _)| v.range().contains_range(call.range()))
+    })
+}
+
 /// Does a caller differentiate what the function being visited returns (the project model's
 /// [`crate::project::ProjectModel::result_differentiated`]: the returned loss
 /// reaches a `.backward()` or `torch.autograd.grad(...)`)? Its forward passes are training,

@@ -10,7 +10,8 @@ use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 use torchvet_semantic::modes::{
     assigned_values, caller_differentiates_result, grad_off_here, in_loss_class, in_model_class,
-    is_framework_hook, one_batch_self_test, result_discarded, smoke_test_call,
+    is_framework_hook, one_batch_self_test, result_discarded, result_stored_on_self,
+    smoke_test_call,
 };
 
 crate::declare_rule! {
@@ -528,7 +529,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         // The output kept on the object (`self.Q = self.policy_net(states).gather(1, a)` in a
         // DQN agent's `get_expected_Q()`): another method may train on it (its
         // `update_policynet()` differentiates `self.Q`), so the graph may be needed.
-        if stored_on_self(checker, call) {
+        if result_stored_on_self(checker, call) {
             return;
         }
     }
@@ -592,25 +593,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
-}
-
-/// Is `call` part of the value assigned to an attribute of `self` by the statement being
-/// visited?
-fn stored_on_self(checker: &Checker, call: &ExprCall) -> bool {
-    let (targets, value): (Vec<&Expr>, Option<&Expr>) = match checker.current_stmt() {
-        Some(ruff_python_ast::Stmt::Assign(a)) => (a.targets.iter().collect(), Some(&*a.value)),
-        Some(ruff_python_ast::Stmt::AnnAssign(a)) => (vec![&*a.target], a.value.as_deref()),
-        Some(ruff_python_ast::Stmt::AugAssign(a)) => (vec![&*a.target], Some(&*a.value)),
-        _ => return false,
-    };
-    value.is_some_and(|v| v.range().contains_range(call.range()))
-        && targets.iter().any(|t| {
-            let elts: Vec<&Expr> = match t {
-                Expr::Tuple(tt) => tt.elts.iter().collect(),
-                t => vec![*t],
-            };
-            elts.iter().any(|e| helpers::self_attribute(e).is_some())
-        })
 }
 
 /// Does the loop build a model: `add_module(...)` on any module, or `model.append(...)` on
