@@ -824,6 +824,47 @@ fn stored_argument_mode<'x>(
 }
 
 /// The train/eval-sensitive layer family of what calling a project entity builds.
+/// The project class a call builds: a class of this file (`Net()`), an imported one
+/// (`models.Net()`, `from .net import Net`), a name a star import brings.
+pub fn project_class_built<'x>(
+    cx: &impl ModeSite<'x>,
+    call: &ExprCall,
+) -> Option<crate::project::ClassId> {
+    use crate::project::Entity;
+    let p = cx.project()?;
+    let e = match cx.scopes().resolve(&call.func) {
+        Some(q) => p.entity(&q)?,
+        None => {
+            let Expr::Name(n) = &*call.func else {
+                return None;
+            };
+            let own = cx.module().body.iter().find_map(|s| match s {
+                Stmt::ClassDef(c) if c.name.as_str() == n.id.as_str() => Some(c.range.start()),
+                _ => None,
+            });
+            match own {
+                Some(start) => return p.class_at(start),
+                None => p.local_at(n.id.as_str(), call.start())?,
+            }
+        }
+    };
+    match e {
+        Entity::Class(c) => Some(c),
+        _ => None,
+    }
+}
+
+/// Is an instance of project class `c` in eval mode already, as long as nothing switches it
+/// with `train()`: its train/eval-sensitive layers all sit in sub-modules its constructor
+/// puts in eval mode (a pretrained network loaded and frozen in `__init__`, a perceptual-loss
+/// feature extractor)? See
+/// [`crate::project::ProjectModel::mode_layer_if_never_trained`].
+pub fn held_in_eval_by_constructor<'x>(cx: &impl ModeSite<'x>, c: crate::project::ClassId) -> bool {
+    cx.project().is_some_and(|p| {
+        p.model.mode_layer(c).is_some() && p.model.mode_layer_if_never_trained(c).is_none()
+    })
+}
+
 fn project_mode<'x>(cx: &impl ModeSite<'x>, e: crate::project::Entity) -> Option<&'static str> {
     use crate::project::Entity;
     let p = cx.project()?;

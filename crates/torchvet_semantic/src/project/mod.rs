@@ -2718,6 +2718,39 @@ impl ProjectModel {
         self.mode[c.file as usize][c.index as usize]
     }
 
+    /// The train/eval-sensitive layer family of an instance of class `c` that nothing ever
+    /// switched with `train()`: [`ProjectModel::mode_layer`] leaving out the sub-modules its
+    /// `__init__` (or a sub-module's) puts in eval mode ([`summary::Untrained`]): a model
+    /// whose only BatchNorm layers come from a pretrained network loaded and put in eval mode
+    /// in its constructor behaves the same in both modes until something calls `train()`.
+    pub fn mode_layer_if_never_trained(&self, c: ClassId) -> Option<(&'static str, ClassId)> {
+        self.mode_untrained(c, 0)
+    }
+
+    fn mode_untrained(&self, c: ClassId, depth: u32) -> Option<(&'static str, ClassId)> {
+        // Nothing train/eval-sensitive at all.
+        let found = self.mode_layer(c)?;
+        let cs = self.class_summary(c);
+        let u = cs.untrained.as_deref();
+        if (u.is_none() && cs.mode_layer.is_some()) || depth > MAX_DEPTH {
+            return Some(found);
+        }
+        if let Some((k, _)) = u.and_then(|u| u.layer) {
+            return Some((k, c));
+        }
+        // Nothing held in eval mode here; the sub-modules and bases may hold some.
+        let subs = u.map_or(&cs.submodules[..], |u| &u.builds[..]);
+        subs.iter()
+            .chain(&cs.bases)
+            .filter_map(|r| self.entity_of_ref(c.file, r, None, depth + 1))
+            .find_map(|e| match e {
+                Entity::Class(sc) if sc != c => self.mode_untrained(sc, depth + 1),
+                Entity::External(q) => mode_layer(&q).map(|k| (k, c)),
+                Entity::Function(f) => self.function_mode(f),
+                _ => None,
+            })
+    }
+
     /// The `__init__` parameter that sets the rate of every train/eval-sensitive layer of
     /// class `c` (all of them `nn.Dropout(<parameter>)`, no project sub-module, no project
     /// base class): an instance built with a rate of 0 is not train/eval-sensitive. See

@@ -556,6 +556,10 @@ pub struct FunctionSummary {
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
     /// whose methods these are).
     pub builds: ThinVec<Ref>,
+    /// For an `__init__` that puts some of what it builds in eval mode (`net = Backbone();
+    /// net.eval()`, `self.features = vgg16(weights=...).eval()`): its train/eval-sensitive
+    /// layer and project builds leaving out those held in eval mode (see [`Untrained`]).
+    pub untrained: Option<Box<Untrained>>,
     /// Modules it freezes whole, by dotted name, and where: `X.requires_grad_(False)`, or
     /// `for p in X.parameters(): p.requires_grad = False`, or the name bound to a frozen
     /// chain (`m = nn.Conv2d(...).requires_grad_(False).to(dev)` freezes `m`). A forward pass of a frozen module
@@ -586,6 +590,20 @@ impl FunctionSummary {
     }
 }
 
+/// What a constructor builds that an instance's mode still changes, when it holds part of
+/// what it builds in eval mode: a pretrained network loaded, put in eval mode and frozen in
+/// `__init__` (`model = Circular(); model.load_state_dict(...); model.eval(); self.bn1 =
+/// model.bn1`), a perceptual-loss feature extractor (`self.vgg = vgg16(weights=...).eval()`).
+/// `Module.eval()` is recursive and so is `train()`: those sub-modules stay in eval mode until
+/// something calls `train()` on the whole model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Untrained {
+    /// The first train/eval-sensitive layer built outside the values held in eval mode.
+    pub layer: Option<(&'static str, TextRange)>,
+    /// The project classes and builders called outside them.
+    pub builds: Vec<Ref>,
+}
+
 /// One class of a file.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ClassSummary {
@@ -612,6 +630,11 @@ pub struct ClassSummary {
     /// Project classes and builders called in its methods (sub-modules, for transitive
     /// train/eval sensitivity).
     pub submodules: Vec<Ref>,
+    /// When `__init__` puts some of the sub-modules it builds in eval mode and no method calls
+    /// `train()`: its layer and sub-modules leaving those out, what still changes with the
+    /// mode of an instance never switched with `train()` (see
+    /// [`super::ProjectModel::mode_layer_if_never_trained`]).
+    pub untrained: Option<Box<Untrained>>,
     /// Its text names a parameter or buffer registration (`nn.Parameter`, `register_buffer`,
     /// `register_parameter`, ...): it may hold state of its own (see
     /// [`super::ProjectModel::is_parameter_free_class`]).
@@ -1316,6 +1339,7 @@ fn summarise_lines(
         grad_off_block: false,
         mode_layer: None,
         builds: ThinVec::new(),
+        untrained: None,
         frozen: ThinVec::new(),
         freezes_self: SelfFreeze::No,
         facts: Default::default(),
@@ -1650,6 +1674,7 @@ impl Builder<'_> {
             mode_layer: None,
             mode_layer_at: None,
             submodules: Vec::new(),
+            untrained: None,
             declares_state: {
                 let t = self
                     .text
@@ -1694,12 +1719,43 @@ impl Builder<'_> {
         }
         subs.sort_by(ref_order);
         subs.dedup();
+        // What still changes with the mode of an instance never switched with `train()`, when
+        // `__init__` holds part of what it builds in eval mode and no method calls `train()`.
+        let mut untrained = self.out.classes[idx as usize]
+            .methods
+            .iter()
+            .find(|(n, _)| &**n == "__init__")
+            .and_then(|(_, i)| self.out.functions[*i as usize].untrained.as_deref())
+            .filter(|_| memchr::memmem::find(self.text[c.range()].as_bytes(), b".train(").is_none())
+            .map(|init| {
+                let mut u = Untrained::default();
+                for (n, m) in &self.out.classes[idx as usize].methods {
+                    let f = &self.out.functions[*m as usize];
+                    let (l, b) = if &**n == "__init__" {
+                        (init.layer, &init.builds[..])
+                    } else {
+                        (f.mode_layer, &f.builds[..])
+                    };
+                    u.layer = u.layer.or(l);
+                    u.builds.extend(
+                        b.iter()
+                            .filter(|r| !matches!(r, Ref::Local(n) if &**n == name))
+                            .cloned(),
+                    );
+                }
+                u.builds.sort_by(ref_order);
+                u.builds.dedup();
+                u
+            });
         // Dropout / BatchNorm held only by attributes that `forward` and the other methods never
         // read (a classifier head kept from the original network by a feature-map extractor
         // whose `forward` runs `self.features` alone, a `self.dropout` defined and never
         // applied): switching the mode cannot change what the class computes.
         if layer.is_some() && self.mode_layers_unused(c) {
             layer = None;
+            if let Some(u) = &mut untrained {
+                u.layer = None;
+            }
         }
         let dropout_rate = match layer {
             Some(("Dropout", _)) if subs.is_empty() => self.dropout_rate(c).map(Box::new),
@@ -1708,6 +1764,7 @@ impl Builder<'_> {
         let cs = &mut self.out.classes[idx as usize];
         cs.mode_layer = layer.map(|(k, _)| k);
         cs.mode_layer_at = layer.map(|(_, r)| r);
+        cs.untrained = untrained.map(Box::new);
         cs.submodules = subs;
         cs.dropout_rate = dropout_rate;
     }
@@ -1789,6 +1846,7 @@ impl Builder<'_> {
             grad_off_block: false,
             mode_layer: None,
             builds: ThinVec::new(),
+            untrained: None,
             frozen: ThinVec::new(),
             freezes_self: SelfFreeze::No,
             facts: Default::default(),
@@ -2947,6 +3005,14 @@ impl Builder<'_> {
         vals: &FxHashMap<String, Val>,
         no_grad: bool,
     ) {
+        // A constructor: what it holds in eval mode.
+        let f = &self.out.functions[idx as usize];
+        let held = if f.class.is_some() && &*f.name == "__init__" {
+            held_in_eval(body)
+        } else {
+            Vec::new()
+        };
+        let held = &held[..];
         let mut w = BodyWalker {
             b: self,
             params,
@@ -2965,6 +3031,8 @@ impl Builder<'_> {
             mode_layer: None,
             applied_inline: None,
             builds: Vec::new(),
+            held,
+            untrained: (!held.is_empty()).then(Untrained::default),
             no_grad_callees: Vec::new(),
         };
         w.suite(body);
@@ -2978,6 +3046,7 @@ impl Builder<'_> {
             grad_off_block,
             mode_layer,
             builds,
+            untrained,
             no_grad_callees,
             ..
         } = w;
@@ -2993,6 +3062,9 @@ impl Builder<'_> {
         f.has_loop = has_loop;
         f.grad_off_block = grad_off_block;
         f.mode_layer = mode_layer;
+        f.untrained = untrained
+            .filter(|u| u.builds != builds || u.layer != mode_layer)
+            .map(Box::new);
         f.builds = builds.into();
         f.frozen = frozen_modules(body).into();
         f.freezes_self = self_freeze(body, params);
@@ -3155,6 +3227,67 @@ fn parameter_loop(f: &ast::StmtFor) -> Option<(&str, &ExprCall, &Expr)> {
 }
 
 /// The modules a body freezes whole (see [`FunctionSummary::frozen`]).
+/// The object a chain of module methods puts in eval mode: `X.eval()`, `X.train(False)`,
+/// also inside a chain (`X.eval().requires_grad_(False)`, `vgg16(weights=w).features.eval()`).
+fn evaled_receiver(e: &Expr) -> Option<&Expr> {
+    let Expr::Call(c) = e else { return None };
+    let mut c: &ExprCall = c;
+    let mut evaled = false;
+    loop {
+        let (m, recv) = helpers::method_call(c)?;
+        if !crate::kinds::MODULE_SELF_METHODS.contains(&m) {
+            return None;
+        }
+        evaled |= m == "eval"
+            || (m == "train"
+                && (matches!(c.arguments.args.first(), Some(a) if helpers::is_truthy(a) == Some(false))
+                    || helpers::keyword(c, "mode")
+                        .is_some_and(|a| helpers::is_truthy(a) == Some(false))));
+        match recv {
+            Expr::Call(inner)
+                if helpers::method_call(inner)
+                    .is_some_and(|(m, _)| crate::kinds::MODULE_SELF_METHODS.contains(&m)) =>
+            {
+                c = inner;
+            }
+            _ => return evaled.then_some(recv),
+        }
+    }
+}
+
+/// The values a constructor holds in eval mode: assigned to a name or attribute that one of
+/// its top-level statements then puts in eval mode (`net = Circular(); net.load_state_dict(..);
+/// net.eval()`), or put in eval mode where they are built (`self.vgg = vgg16(weights=w).eval()`).
+/// An `eval()` under a condition (`if freeze:`) does not count.
+fn held_in_eval(body: &[Stmt]) -> Vec<TextRange> {
+    let evaled: Vec<(String, TextSize)> = body
+        .iter()
+        .filter_map(|st| match st {
+            Stmt::Expr(e) => Some((helpers::dotted(evaled_receiver(&e.value)?)?, st.start())),
+            _ => None,
+        })
+        .collect();
+    let mut out = Vec::new();
+    if evaled.is_empty()
+        && !body
+            .iter()
+            .any(|st| matches!(st, Stmt::Assign(a) if evaled_receiver(&a.value).is_some()))
+    {
+        return out;
+    }
+    helpers::for_each_own_stmt(body, &mut |st: &Stmt| {
+        let Stmt::Assign(a) = st else { return };
+        let [t] = &*a.targets else { return };
+        if evaled_receiver(&a.value).is_some()
+            || helpers::dotted(t)
+                .is_some_and(|n| evaled.iter().any(|(x, at)| *x == n && *at > st.start()))
+        {
+            out.push(a.value.range());
+        }
+    });
+    out
+}
+
 fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
     /// `X.requires_grad_(False)` -> `X` (through `.eval()` / `.to(..)` chains on either side:
     /// `sampler.eval().requires_grad_(False).to(device)`).
@@ -3460,6 +3593,10 @@ struct BodyWalker<'w, 'b> {
     /// a layer built only for some arguments (`nn.Dropout(p) if p > 0 else None`).
     applied_inline: Option<TextSize>,
     builds: Vec<Ref>,
+    /// The values an `__init__` holds in eval mode (see [`held_in_eval`]); empty elsewhere.
+    held: &'w [TextRange],
+    /// With `held`: the layer and builds outside those values.
+    untrained: Option<Untrained>,
 }
 
 impl BodyWalker<'_, '_> {
@@ -3779,15 +3916,33 @@ impl BodyWalker<'_, '_> {
                 if let Expr::Call(inner) = &*call.func {
                     self.applied_inline = Some(inner.start());
                 }
-                if self.mode_layer.is_none() && self.applied_inline != Some(call.start()) {
+                // Outside the values `__init__` holds in eval mode.
+                let untrained = self
+                    .untrained
+                    .as_mut()
+                    .filter(|_| !self.held.iter().any(|r| r.contains_range(call.range())));
+                if self.applied_inline != Some(call.start())
+                    && (self.mode_layer.is_none()
+                        || untrained.as_ref().is_some_and(|u| u.layer.is_none()))
+                {
                     if let Some(k) = self.b.layer_of_call(call) {
-                        self.mode_layer = Some((k, call.range()));
+                        self.mode_layer.get_or_insert((k, call.range()));
+                        if let Some(u) = untrained {
+                            u.layer.get_or_insert((k, call.range()));
+                        }
                     }
                 }
                 self.instance_call(call);
                 self.module_use(call);
                 if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
                     if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
+                        if let Some(u) = self
+                            .untrained
+                            .as_mut()
+                            .filter(|_| !self.held.iter().any(|r| r.contains_range(call.range())))
+                        {
+                            u.builds.push(callee.clone());
+                        }
                         self.builds.push(callee.clone());
                     }
                     let (args, kwargs) = self.call_args(call);

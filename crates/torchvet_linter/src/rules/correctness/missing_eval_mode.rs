@@ -361,6 +361,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((layers, created)) = found else {
         return;
     };
+    // A feature extractor whose pretrained network its constructor put in eval mode.
+    if held_in_eval_mode(checker, func) {
+        return;
+    }
     let context = if region.is_some() {
         "in this evaluation loop".to_string()
     } else if loaded.is_some() {
@@ -483,6 +487,9 @@ pub(crate) fn mode_layer_of(checker: &Checker, model: &Expr) -> Option<&'static 
 /// or project classes, none of them train/eval-sensitive, or a project function builds it
 /// so ([`torchvet_semantic::project::ProjectModel::value_mode_free`]); `None`: not known.
 pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> {
+    if held_in_eval_mode(checker, model) {
+        return Some(false);
+    }
     if mode_layer_of(checker, model).is_some() {
         return Some(true);
     }
@@ -509,6 +516,34 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
         matches!(base, Expr::Call(c) if torchvet_semantic::modes::constructs_mode_free(checker, c))
     };
     (!values.is_empty() && values.iter().all(|(v, _)| known(v))).then_some(false)
+}
+
+/// Is `model` an instance of a project class whose train/eval-sensitive layers all sit in
+/// sub-modules its constructor puts in eval mode (a pretrained network loaded and frozen in
+/// `__init__`, a perceptual-loss feature extractor), in a file that never switches it with
+/// `train()`? Then it runs in eval mode already, and `eval()` changes nothing
+/// ([`torchvet_semantic::project::ProjectModel::mode_layer_if_never_trained`]).
+fn held_in_eval_mode(checker: &Checker, model: &Expr) -> bool {
+    use torchvet_semantic::project::ClassRef;
+    let held = |c| torchvet_semantic::modes::held_in_eval_by_constructor(checker, c);
+    let resolved = match checker.value_resolved(model).and_then(|r| r.class) {
+        Some(ClassRef::Project(c)) => held(c),
+        Some(ClassRef::External(_)) => false,
+        // Built in this file (`model = Head().to(device)` in a script): every binding.
+        None => {
+            let built: Vec<Option<_>> = assigned_values(checker, model)
+                .into_iter()
+                .filter_map(|(v, _)| match module_chain(v).0 {
+                    Expr::Call(c) => {
+                        Some(torchvet_semantic::modes::project_class_built(checker, c))
+                    }
+                    _ => None,
+                })
+                .collect();
+            !built.is_empty() && built.iter().all(|c| c.is_some_and(held))
+        }
+    };
+    resolved && !switches_to_train(checker, checker.text(model.range()))
 }
 
 /// The model's class from the project model, when the file alone does not show where it is
@@ -579,7 +614,9 @@ fn switches_to_train(checker: &Checker, model: &str) -> bool {
         let Event::Train(r) = classify(checker, c) else {
             return false;
         };
-        r == model || r.rsplit('.').next() == Some(last) || r.to_lowercase().contains("trainer")
+        r == model
+            || r.rsplit('.').next() == Some(last)
+            || (r.to_lowercase().contains("trainer") && handed_to_trainer(checker, model))
     });
     direct
         || checker.module().body.iter().any(|s| match s {
@@ -589,10 +626,95 @@ fn switches_to_train(checker: &Checker, model: &str) -> bool {
                     s.params
                         .iter()
                         .any(|p| p == r.split('.').next().unwrap_or(r))
-                })
+                }) && helper_receives(checker, f.name.as_str(), model)
             }
             _ => false,
         })
+}
+
+/// May the same-file function `name` receive `model`: a call of it passes `model` (or
+/// something opaque: `*args`, `**kwargs`), or the function is referred to other than by a
+/// call (handed to a framework, stored in a table)?
+fn helper_receives(checker: &Checker, name: &str, model: &str) -> bool {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Uses<'c, 'a> {
+        checker: &'c Checker<'a>,
+        name: &'c str,
+        model: &'c str,
+        found: bool,
+    }
+    impl<'b> Visitor<'b> for Uses<'_, '_> {
+        fn visit_expr(&mut self, e: &'b Expr) {
+            if self.found {
+                return;
+            }
+            match e {
+                Expr::Call(c) if helpers::name_of(&c.func) == Some(self.name) => {
+                    self.found = c
+                        .arguments
+                        .args
+                        .iter()
+                        .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                        .any(|a| {
+                            matches!(a, Expr::Starred(_))
+                                || self.checker.text(a.range()) == self.model
+                        })
+                        || c.arguments.keywords.iter().any(|k| k.arg.is_none());
+                    for a in &*c.arguments.args {
+                        self.visit_expr(a);
+                    }
+                    for k in &*c.arguments.keywords {
+                        self.visit_expr(&k.value);
+                    }
+                }
+                Expr::Name(n) if n.id.as_str() == self.name => self.found = true,
+                _ => visitor::walk_expr(self, e),
+            }
+        }
+    }
+    let mut u = Uses {
+        checker,
+        name,
+        model,
+        found: false,
+    };
+    u.visit_body(&checker.module().body);
+    u.found
+}
+
+/// Is `model` handed to a trainer built in the file (`Trainer(model=model, ...)`,
+/// `SFTTrainer(model, ...)`), or built by a call that a trainer-like name receives? A
+/// trainer's `train()` switches only the model it holds; one built from a configuration alone
+/// (`Trainer(args)`) may hold any.
+fn handed_to_trainer(checker: &Checker, model: &str) -> bool {
+    let mut found = false;
+    let mut opaque = false;
+    let trainer_calls = checker
+        .facts
+        .calls
+        .iter()
+        .map(|(q, cs)| (q.rsplit('.').next().unwrap_or(q), cs))
+        .chain(checker.facts.method_calls.iter().map(|(m, cs)| (*m, cs)))
+        .filter(|(name, _)| name.to_lowercase().contains("trainer"))
+        .flat_map(|(_, cs)| cs.iter());
+    for c in trainer_calls {
+        let args = c
+            .arguments
+            .args
+            .iter()
+            .chain(c.arguments.keywords.iter().map(|k| &k.value));
+        for a in args {
+            match a {
+                Expr::Name(_) | Expr::Attribute(_) if checker.text(a.range()) == model => {
+                    found = true;
+                }
+                Expr::Starred(_) => opaque = true,
+                _ => {}
+            }
+        }
+        opaque |= c.arguments.keywords.iter().any(|k| k.arg.is_none());
+    }
+    found || opaque
 }
 
 /// Is `model` put in eval mode anywhere in the file (same spelling, same attribute name, or
