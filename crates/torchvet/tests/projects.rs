@@ -132,6 +132,7 @@ projects! {
         notebook_eval_between_training_cells,
         notebook_rebuilt_model,
         hub_models_served,
+        probe_on_frozen_backbone,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -3257,13 +3257,16 @@ fn evaled_receiver(e: &Expr) -> Option<&Expr> {
 
 /// The values a constructor holds in eval mode: assigned to a name or attribute that one of
 /// its top-level statements then puts in eval mode (`net = Circular(); net.load_state_dict(..);
-/// net.eval()`), or put in eval mode where they are built (`self.vgg = vgg16(weights=w).eval()`).
+/// net.eval()`, or `self.net = net.eval()`), or put in eval mode where they are built
+/// (`self.vgg = vgg16(weights=w).eval()`).
 /// An `eval()` under a condition (`if freeze:`) does not count.
 fn held_in_eval(body: &[Stmt]) -> Vec<TextRange> {
+    // `net.eval()`, and `self.net = net.eval()`: `net` is in eval mode from there on.
     let evaled: Vec<(String, TextSize)> = body
         .iter()
         .filter_map(|st| match st {
             Stmt::Expr(e) => Some((helpers::dotted(evaled_receiver(&e.value)?)?, st.start())),
+            Stmt::Assign(a) => Some((helpers::dotted(evaled_receiver(&a.value)?)?, st.start())),
             _ => None,
         })
         .collect();
