@@ -2233,19 +2233,27 @@ impl<'a> Checker<'a> {
     /// (backward, step, `zero_grad`, clipping, loss scaling), directly or in the project
     /// functions it calls? Cached per function.
     fn trains_nowhere(&mut self, f: &'a ast::StmtFunctionDef) -> bool {
-        use torchvet_semantic::regions::{is_train_name, may_use_gradients, uses_gradients_stmt};
+        use torchvet_semantic::regions::is_train_name;
         let key = f.range.start().to_u32();
         if let Some(&answer) = self.flow.trains_nowhere.get(&key) {
             return answer;
         }
         let named_for_training = is_train_name(f.name.as_str());
-        let uses_gradients =
-            || may_use_gradients(self.text(f.range)) && f.body.iter().any(uses_gradients_stmt);
         let answer = !named_for_training
-            && !uses_gradients()
+            && !self.uses_gradients_in(f)
             && !self.function_events().iter().any(|e| trains_event(e.kind));
         self.flow.trains_nowhere.insert(key, answer);
         answer
+    }
+
+    /// Does function `f` use gradients on purpose somewhere in its body (saliency, an attack,
+    /// `enable_grad()`, `requires_grad_()`; see
+    /// [`torchvet_semantic::regions::uses_gradients_stmt`])?
+    pub fn uses_gradients_in(&self, f: &ast::StmtFunctionDef) -> bool {
+        torchvet_semantic::regions::may_use_gradients(self.text(f.range))
+            && f.body
+                .iter()
+                .any(torchvet_semantic::regions::uses_gradients_stmt)
     }
 
     /// The statements (or the comprehension's element) of a region, for name collection.

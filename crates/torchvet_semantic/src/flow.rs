@@ -383,12 +383,13 @@ impl<'a> Event<'a> {
         let Stmt::For(f) = loop_stmt else {
             return false;
         };
+        // The `if` or `elif` clause whose own test holds only then (`elif epoch == epochs - 1:`).
         self.guards.iter().any(|g| match g {
             Guard::If {
-                stmt, clause: 0, ..
-            } if f.range().contains_range(stmt.range()) => {
-                is_last_iteration_test(&stmt.test, &f.target)
-            }
+                stmt,
+                test: Some(test),
+                ..
+            } if f.range().contains_range(stmt.range()) => is_last_iteration_test(test, &f.target),
             _ => false,
         })
     }

@@ -432,7 +432,7 @@ pub fn uses_gradients_expr(expr: &Expr) -> bool {
 pub fn may_use_gradients(text: &str) -> bool {
     let b = text.as_bytes();
     [
-        "grad", "ttack", "dvers", "erturb", "fgsm", "FGSM", "pgd", "PGD", ".adapt(",
+        "grad", "ttack", "dvers", "erturb", "fgsm", "FGSM", "pgd", "PGD", ".adapt(", "atk",
     ]
     .iter()
     .any(|w| memchr::memmem::find(b, w.as_bytes()).is_some())
@@ -456,14 +456,15 @@ fn names_loss(e: &Expr) -> bool {
 }
 
 /// Does a callee's name (a function, a method, or the object it is called on) name an
-/// adversarial attack (`perturb`, `pgd_attack`, `adversary`, `FGSM`, `attacker`)?
+/// adversarial attack (`perturb`, `pgd_attack`, `adversary`, `FGSM`, `attacker`, torchattacks'
+/// customary `atk`)?
 fn names_attack(name: &str) -> bool {
     let l = name.to_ascii_lowercase();
     l.contains("attack")
         || l.contains("advers")
         || l.starts_with("perturb")
         || l.contains("fgsm")
-        || l.split('_').any(|w| w == "pgd")
+        || l.split('_').any(|w| w == "pgd" || w == "atk")
 }
 
 #[derive(Default)]
@@ -995,6 +996,7 @@ mod tests {
             "adversarial_args['attack'](**adversarial_args['attack_args'])"
         ));
         assert!(uses("attacks[name](net, x, y)"));
+        assert!(uses("atk(images, labels)"));
         assert!(!uses("heads['cls'](x)"));
         assert!(uses("fgsm(model, x, eps)"));
         assert!(!uses("model(x_adv)"));

@@ -2802,9 +2802,15 @@ impl ProjectModel {
         // An instance of a project module class without such layers (its own, its
         // sub-modules', its bases') that stores no module handed to its constructor.
         if let Some(ClassRef::Project(c)) = &r.class {
+            // A stored parameter that every constructor call of the project passes a literal
+            // (`SkipGram(context_size=2, ...)` keeping `self.context_size`) holds no module.
+            let init = self.method(*c, "__init__", 0);
             return self.is_module(*c)
                 && self.mode_layer(*c).is_none()
-                && self.init_params_stored(*c).is_empty();
+                && self
+                    .init_params_stored(*c)
+                    .iter()
+                    .all(|&(i, _)| init.is_some_and(|f| self.param_literals(f, i).is_some()));
         }
         let (Some(ClassRef::External(q)), Some(g)) = (&r.class, r.built_by) else {
             return false;

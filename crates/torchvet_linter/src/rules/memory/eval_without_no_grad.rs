@@ -48,7 +48,8 @@ crate::declare_rule! {
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
     /// (`requires_grad_()` on the input, `autograd.grad`, a meta-learner's
     /// `learner.adapt(loss)` as in learn2learn, which differentiates the loss, or an attack such as
-    /// `adversary.perturb(x, y)` that back-propagates to the input). Nor a function whose
+    /// `adversary.perturb(x, y)` or torchattacks' `atk(images, labels)` that back-propagates
+    /// to the input), and code inside `with torch.enable_grad():`. Nor a function whose
     /// returned loss a caller differentiates (passes to `.backward()` or
     /// `torch.autograd.grad`, directly or through a helper): it needs its graph. Nor code that
     /// runs after the process turned autograd off (`torch.set_grad_enabled(False)` or
@@ -369,7 +370,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     };
     // In a loop (or comprehension), or once in a function that put the model in eval mode.
     let in_loop = checker.in_loop_or_comprehension();
+    // Inside `with torch.enable_grad():` the author asked for a graph (an attack library's
+    // adversarial evaluation, a saliency map).
     if (!in_loop && checker.function().is_none())
+        || checker.regions().enable_grad > 0
         || grad_off_here(checker)
         || result_discarded(checker, call)
     {
@@ -577,8 +581,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     };
     let message = format!("{why} with autograd enabled: {cost}; {remedy}");
     let fix = match (checker.function(), region.loop_stmt) {
-        // A whole function that only evaluates: decorate it.
-        (Some(f), _) if !trains => decorator_fix(checker, f, eval_call.is_some() && !old_torch),
+        // A whole function that only evaluates: decorate it. Not one that also uses gradients
+        // on purpose elsewhere (an attack's loop next to the clean one): wrap the loop.
+        (Some(f), _) if !trains && !checker.uses_gradients_in(f) => {
+            decorator_fix(checker, f, eval_call.is_some() && !old_torch)
+        }
         // A loop (module level, or nested in a function that also trains): wrap it.
         (_, Some(l)) => with_fix(checker, l.range()),
         _ => None,
