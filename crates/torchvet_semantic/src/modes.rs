@@ -854,6 +854,118 @@ pub fn project_class_built<'x>(
     }
 }
 
+/// Is a script's or notebook's model run here before anything trained or loaded it? It is
+/// bound at module level to a new instance of a project class whose constructor loads no
+/// weights (`model = LitSimpleLSTM(vocab_size, 128, 128, 2, 0.5)`), nothing between that
+/// binding and this call trains or loads a model or hands this one to a call, and a later
+/// module-level statement trains it (an optimizer over its parameters, `trainer.fit(model)`,
+/// `train(model, loader)`). A forward pass of random weights before the training ("test the model's
+/// forward method" on one batch) checks shapes: it evaluates nothing.
+pub fn before_training<'x>(
+    cx: &impl ModeSite<'x>,
+    model: &Expr,
+    at: ruff_text_size::TextSize,
+) -> bool {
+    if cx.function().is_some() {
+        return false;
+    }
+    let (Expr::Name(n), Some(p)) = (model, cx.project()) else {
+        return false;
+    };
+    let name = n.id.as_str();
+    let Some(defs) = crate::reaching::reaching_in_frame(cx.scopes(), None, cx.module(), name, at)
+    else {
+        return false;
+    };
+    let mut bound_end = None;
+    for d in &defs {
+        let crate::reaching::Def::Value(v) = d else {
+            return false;
+        };
+        let Expr::Call(c) = crate::dataflow::module_chain(v).0 else {
+            return false;
+        };
+        match project_class_built(cx, c) {
+            Some(cls) if !p.model.constructor_may_load_weights(cls) => {}
+            _ => return false,
+        }
+        bound_end = bound_end.max(Some(v.end()));
+    }
+    let Some(from) = bound_end else {
+        return false;
+    };
+    let src = cx.source();
+    let Some(between) = src.get(from.to_usize()..at.to_usize()) else {
+        return false;
+    };
+    const TRAINS_OR_LOADS: &[&str] = &[
+        "backward",
+        ".step(",
+        "fit(",
+        "train(",
+        "load(",
+        "load_state_dict",
+        "from_pretrained",
+    ];
+    if TRAINS_OR_LOADS.iter().any(|w| between.contains(w)) {
+        return false;
+    }
+    // Handed to a call in between (`train_model(model, loader)`): it may have been trained.
+    let mut handed = false;
+    for st in &cx.module().body {
+        if st.end() <= from || st.start() >= at {
+            continue;
+        }
+        helpers::for_each_own_call(std::slice::from_ref(st), false, &mut |c: &ExprCall| {
+            if c.start() < at
+                && c.end() > from
+                && helpers::name_of(&c.func) != Some("print")
+                && c.arguments
+                    .args
+                    .iter()
+                    .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                    .any(|a| helpers::name_of(a) == Some(name))
+            {
+                handed = true;
+            }
+        });
+    }
+    if handed {
+        return false;
+    }
+    // Trained later: an optimizer over its parameters, or handed to a fit / train call
+    // (`trainer.fit(model, datamodule=dm)`, `train(model, loader)`), or its own `fit`.
+    let mut trained = false;
+    for st in cx.module().body.iter().filter(|st| st.start() >= at) {
+        helpers::for_each_own_call(std::slice::from_ref(st), false, &mut |c: &ExprCall| {
+            let callee = match &*c.func {
+                Expr::Attribute(a) => a.attr.as_str(),
+                Expr::Name(f) => f.id.as_str(),
+                _ => return,
+            };
+            let passes = c
+                .arguments
+                .args
+                .iter()
+                .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                .any(|a| {
+                    helpers::name_of(a) == Some(name)
+                        || matches!(a, Expr::Call(p) if matches!(helpers::method_call(p),
+                            Some(("parameters", r)) if helpers::name_of(r) == Some(name)))
+                });
+            let own = matches!(&*c.func,
+                Expr::Attribute(a) if helpers::name_of(&a.value) == Some(name));
+            let lower = callee.to_ascii_lowercase();
+            let trains = lower.contains("fit")
+                || lower.contains("train")
+                || lower.contains("optim")
+                || matches!(callee, "SGD" | "Adam" | "AdamW" | "RMSprop" | "Adagrad");
+            trained |= (passes && trains) || (own && callee == "fit");
+        });
+    }
+    trained
+}
+
 /// Is an instance of project class `c` in eval mode already, as long as nothing switches it
 /// with `train()`: its train/eval-sensitive layers all sit in sub-modules its constructor
 /// puts in eval mode (a pretrained network loaded and frozen in `__init__`, a perceptual-loss

@@ -2751,6 +2751,52 @@ impl ProjectModel {
             })
     }
 
+    /// May constructing class `c` give it trained weights: its `__init__` (or a base's) calls
+    /// a loader (`torch.load`, `load_state_dict`, `from_pretrained`, `load_state_dict_from_url`)
+    /// or a library model builder (torchvision, timm, torch.hub, Hugging Face), or a project
+    /// class or function that may? Unknown callees count as no.
+    pub fn constructor_may_load_weights(&self, c: ClassId) -> bool {
+        self.class_may_load(c, 0)
+    }
+
+    fn class_may_load(&self, c: ClassId, depth: u32) -> bool {
+        if depth > MAX_DEPTH {
+            return true;
+        }
+        let Some(init) = self.method(c, "__init__", 0) else {
+            return false;
+        };
+        let f = self.func(init);
+        let loader = |q: &str| {
+            let last = q.rsplit('.').next().unwrap_or(q);
+            matches!(
+                last,
+                "load"
+                    | "load_state_dict"
+                    | "from_pretrained"
+                    | "load_state_dict_from_url"
+                    | "load_url"
+            ) || q.starts_with("torchvision.models.")
+                || q.starts_with("timm.")
+                || q.starts_with("torch.hub.")
+                || q.starts_with("transformers.")
+        };
+        let calls_loader = f.calls.iter().any(|call| match &call.callee {
+            Ref::Qualified(q) => loader(q),
+            Ref::Method(m) => loader(m),
+            _ => false,
+        }) || f.object_method_calls.iter().any(|m| loader(&m.name));
+        calls_loader
+            || f.builds.iter().any(|r| {
+                matches!(r, Ref::Qualified(q) if loader(q))
+                    || match self.entity_of_ref(c.file, r, Some(init), depth + 1) {
+                        Some(Entity::Class(sc)) => sc != c && self.class_may_load(sc, depth + 1),
+                        Some(Entity::Function(_)) => true,
+                        _ => false,
+                    }
+            })
+    }
+
     /// The `__init__` parameter that sets the rate of every train/eval-sensitive layer of
     /// class `c` (all of them `nn.Dropout(<parameter>)`, no project sub-module, no project
     /// base class): an instance built with a rate of 0 is not train/eval-sensitive. See

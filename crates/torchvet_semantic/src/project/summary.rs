@@ -3013,6 +3013,7 @@ impl Builder<'_> {
             Vec::new()
         };
         let held = &held[..];
+        let forward = f.class.is_some() && &*f.name == "forward";
         let mut w = BodyWalker {
             b: self,
             params,
@@ -3033,6 +3034,7 @@ impl Builder<'_> {
             builds: Vec::new(),
             held,
             untrained: (!held.is_empty()).then(Untrained::default),
+            forward,
             no_grad_callees: Vec::new(),
         };
         w.suite(body);
@@ -3600,6 +3602,10 @@ struct BodyWalker<'w, 'b> {
     held: &'w [TextRange],
     /// With `held`: the layer and builds outside those values.
     untrained: Option<Untrained>,
+    /// The body is a module's `forward`: a layer it builds into a local name
+    /// (`dropout = nn.Dropout(p=self.dropout)`) is a fresh module on every call, in training
+    /// mode whatever the model's mode, like one applied on the spot.
+    forward: bool,
 }
 
 impl BodyWalker<'_, '_> {
@@ -3818,6 +3824,14 @@ impl BodyWalker<'_, '_> {
                 self.suite(&t.finalbody);
             }
             _ => {
+                if let (true, Stmt::Assign(a)) = (self.forward, stmt) {
+                    if let (Expr::Call(c), true) = (
+                        &*a.value,
+                        a.targets.iter().all(|t| matches!(t, Expr::Name(_))),
+                    ) {
+                        self.applied_inline = Some(c.start());
+                    }
+                }
                 struct E<'x, 'w, 'b> {
                     w: &'x mut BodyWalker<'w, 'b>,
                 }

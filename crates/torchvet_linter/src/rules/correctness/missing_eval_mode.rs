@@ -82,6 +82,16 @@ crate::declare_rule! {
     /// `model = model.train()`) before the call in a function or script that never trains:
     /// BatchNorm with batch statistics at inference, chosen on purpose.
     ///
+    /// Nor a model whose only Dropout/BatchNorm sits in a sub-module its constructor puts in
+    /// eval mode (`self.net = resnet.eval()` in a FID feature extractor, a linear probe that
+    /// takes the BatchNorm layers of a pretrained network it loaded and switched to eval
+    /// mode), in a file that never calls `train()` on it: it runs in eval mode already. Nor a
+    /// Dropout that `forward` builds into a local name (`dropout = nn.Dropout(p=self.p)`): a
+    /// fresh module on every call, in training mode whatever `eval()` does. Nor a script's or
+    /// notebook's new model run on a batch before anything trained or loaded it, when a later
+    /// statement trains it ("test the model's forward method" on `next(iter(train_loader))`,
+    /// then `trainer.fit(model)`): random weights, a shape check.
+    ///
     /// ## Example
     /// ```python
     /// model = Net()  # has nn.Dropout
@@ -361,8 +371,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some((layers, created)) = found else {
         return;
     };
-    // A feature extractor whose pretrained network its constructor put in eval mode.
-    if held_in_eval_mode(checker, func) {
+    // A feature extractor whose pretrained network its constructor put in eval mode; a new
+    // model run once before the script trains it.
+    if held_in_eval_mode(checker, func)
+        || torchvet_semantic::modes::before_training(checker, func, call.start())
+    {
         return;
     }
     let context = if region.is_some() {

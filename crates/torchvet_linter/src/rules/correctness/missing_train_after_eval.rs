@@ -32,7 +32,12 @@ crate::declare_rule! {
     /// the batch loop (`if i == len(loader) - 1: validate(model)`): it comes after that loop's
     /// last step, and whether the next epoch restores the mode is the epoch loop's question.
     /// Nor one in a loop that runs once (its body always ends in `break`: an epoch loop whose
-    /// stopping test was commented out) when no step follows it in that iteration.
+    /// stopping test was commented out) when no step follows it in that iteration. Nor one of
+    /// a model that runs in eval mode anyway: its only Dropout/BatchNorm sits in a sub-module
+    /// its constructor put in eval mode (a linear probe on a pretrained network loaded and
+    /// switched to eval mode in `__init__`), and the file never calls `train()` on it. An
+    /// `eval()` under `elif epoch == epochs - 1:` after a periodic `if` is the last
+    /// iteration's; the periodic one is the finding.
     /// An `eval()` under a periodic condition (`if epoch % 5 == 0:`) is still a switch.
     /// Several switches of one model in one statement of the loop (a validation block that
     /// calls `perform_val(model, ...)` once per benchmark) are one finding, at the last of
