@@ -2199,10 +2199,12 @@ impl Builder<'_> {
         params: &[&str],
         nested: Option<&Nested>,
     ) -> FxHashMap<String, Val> {
-        let mut vals: FxHashMap<String, Val> = FxHashMap::default();
-        // One round in source order: names are assigned before they are used.
-        for _ in 0..1 {
-            let mut next: FxHashMap<String, Option<Val>> = FxHashMap::default();
+        // One round in source order: names are assigned before they are used. The values
+        // read while it runs are those of no earlier round (`vals`, empty); `next` is built
+        // in place, so it is the result.
+        let vals: FxHashMap<String, Val> = FxHashMap::default();
+        let mut next: FxHashMap<String, Val> = FxHashMap::default();
+        {
             for_each_own_stmt(body, &mut |st| {
                 // `model = cls(...)` after `cls = MODELS.get(name)` or
                 // `cls = get_model_class(name)` earlier in the suite.
@@ -2211,8 +2213,8 @@ impl Builder<'_> {
                         Expr::Call(c) => match &*c.func {
                             Expr::Name(n) if !vals.contains_key(n.id.as_str()) => {
                                 match next.get(n.id.as_str()) {
-                                    Some(Some(v)) => self.invoke_of(v),
-                                    _ => None,
+                                    Some(v) => self.invoke_of(v),
+                                    None => None,
                                 }
                             }
                             _ => None,
@@ -2223,14 +2225,12 @@ impl Builder<'_> {
                 };
                 let mut bind = |name: &str, v: Val| {
                     // The name is allocated only at its first binding.
-                    let e = match next.get_mut(name) {
-                        Some(e) => e,
-                        None => next.entry(name.to_string()).or_insert(None),
-                    };
-                    *e = Some(match e.take() {
-                        None => v,
-                        Some(prev) => prev.join(v),
-                    });
+                    match next.get_mut(name) {
+                        Some(e) => *e = std::mem::take(e).join(v),
+                        None => {
+                            next.insert(name.to_string(), v);
+                        }
+                    }
                 };
                 match st {
                     // `model = model.to(device)`: the same object, whatever it was bound to
@@ -2310,13 +2310,9 @@ impl Builder<'_> {
                     _ => {}
                 }
             });
-            vals = next
-                .into_iter()
-                .map(|(k, v)| (k, v.unwrap_or_default()))
-                .collect();
         }
         // A parameter re-bound in the body is no longer the parameter.
-        vals
+        next
     }
 
     /// A reference for a name or attribute chain (classes, bases, annotations, callees).

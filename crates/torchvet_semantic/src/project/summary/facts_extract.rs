@@ -181,13 +181,14 @@ impl Builder<'_> {
             .map(|c| c.range)
             .collect();
         // Module-level followed names visible here (not bound locally).
-        let mut globals: FxHashSet<String> = FxHashSet::default();
+        // (Borrowed: `str` hashes as `String` does, so the set iterates in the same order.)
+        let mut globals: FxHashSet<&str> = FxHashSet::default();
         if idx != 0 {
             if let Some(scope) = self.scopes.current() {
                 for v in &self.out.functions[0].facts.values {
                     if let Target::Local(n) = &v.target {
                         if !scope.binds_locally(n) && !params.contains(&&**n) {
-                            globals.insert(n.to_string());
+                            globals.insert(n);
                         }
                     }
                 }
@@ -202,6 +203,7 @@ impl Builder<'_> {
             method: class.is_some(),
             module: idx == 0,
             tracked: FxHashMap::default(),
+            tracked_attrs: FxHashMap::default(),
             values: Vec::new(),
             loops: Vec::new(),
             no_grad: u32::from(no_grad),
@@ -220,7 +222,7 @@ impl Builder<'_> {
             }
         }
         for g in &globals {
-            x.track(g, Target::Global(g.as_str().into()));
+            x.track(g, Target::Global((*g).into()));
         }
         x.suite(body);
         let Extract {
@@ -713,6 +715,9 @@ struct Extract<'x, 'b> {
     module: bool,
     /// Followed names -> index in `values`.
     tracked: FxHashMap<String, usize>,
+    /// Followed `self.<attr>` by attribute -> index in `values` (apart from the names, so
+    /// that a visit of `self.x` looks it up without building the text `self.x`).
+    tracked_attrs: FxHashMap<String, usize>,
     values: Vec<TrackedValue>,
     loops: Vec<LoopFact>,
     no_grad: u32,
@@ -744,8 +749,17 @@ impl<'x> Extract<'x, '_> {
     }
 
     fn self_attr_index(&mut self, attr: &str) -> usize {
-        let key = format!("self.{attr}");
-        self.track(&key, Target::SelfAttr(attr.into()))
+        if let Some(&i) = self.tracked_attrs.get(attr) {
+            return i;
+        }
+        let i = self.values.len();
+        self.values.push(TrackedValue {
+            target: Target::SelfAttr(attr.into()),
+            bound: Vec::new(),
+            uses: Vec::new(),
+        });
+        self.tracked_attrs.insert(attr.to_string(), i);
+        i
     }
 
     /// The followed value an expression is, if any.
