@@ -128,7 +128,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "Model evaluated without model.eval()",
         autofix: Suggest,
-        preview: false,
+        preview: true,
         hooks: { call: check_call, end: finish },
     };
 }
