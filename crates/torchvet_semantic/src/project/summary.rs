@@ -3929,18 +3929,18 @@ impl BodyWalker<'_, '_> {
                 if let Expr::Call(inner) = &*call.func {
                     self.applied_inline = Some(inner.start());
                 }
-                // Outside the values `__init__` holds in eval mode.
-                let untrained = self
-                    .untrained
-                    .as_mut()
-                    .filter(|_| !self.held.iter().any(|r| r.contains_range(call.range())));
+                // Outside the values `__init__` holds in eval mode (asked once per call, and
+                // only in such an `__init__`).
+                let outside_held = self.untrained.is_some()
+                    && !self.held.iter().any(|r| r.contains_range(call.range()));
                 if self.applied_inline != Some(call.start())
                     && (self.mode_layer.is_none()
-                        || untrained.as_ref().is_some_and(|u| u.layer.is_none()))
+                        || (outside_held
+                            && self.untrained.as_ref().is_some_and(|u| u.layer.is_none())))
                 {
                     if let Some(k) = self.b.layer_of_call(call) {
                         self.mode_layer.get_or_insert((k, call.range()));
-                        if let Some(u) = untrained {
+                        if let Some(u) = self.untrained.as_mut().filter(|_| outside_held) {
                             u.layer.get_or_insert((k, call.range()));
                         }
                     }
@@ -3949,11 +3949,7 @@ impl BodyWalker<'_, '_> {
                 self.module_use(call);
                 if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
                     if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
-                        if let Some(u) = self
-                            .untrained
-                            .as_mut()
-                            .filter(|_| !self.held.iter().any(|r| r.contains_range(call.range())))
-                        {
+                        if let Some(u) = self.untrained.as_mut().filter(|_| outside_held) {
                             u.builds.push(callee.clone());
                         }
                         self.builds.push(callee.clone());
