@@ -133,6 +133,7 @@ projects! {
         notebook_rebuilt_model,
         hub_models_served,
         probe_on_frozen_backbone,
+        vgg_head_replaced,
     ],
     clean: [
         clean_conditional_eval_helper,

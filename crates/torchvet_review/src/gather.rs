@@ -884,7 +884,7 @@ impl Facts {
                 "`state_dict()` saved and loaded into a fresh instance gives identical outputs".to_string(),
             ];
             if let Some(layer) = m.mode_layer {
-                tests.push(format!("in `.eval()` two calls on the same input give identical outputs (it has `{layer}`)"));
+                tests.push(format!("in `.eval()` two calls on the same input give identical outputs (it has {layer} layers)"));
             }
             out.push(TestRecommendation {
                 kind: "model",

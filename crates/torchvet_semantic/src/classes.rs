@@ -500,6 +500,14 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
     if let Some(k) = mode_layer(q) {
         return Some(k);
     }
+    // A torchvision vision transformer built with a dropout rate that is not a literal zero.
+    if is_torchvision_model_builder(q) && crate::helpers::last_segment(q).starts_with("vit_") {
+        return ["dropout", "attention_dropout"]
+            .iter()
+            .filter_map(|k| call.arguments.find_keyword(k))
+            .any(|k| !crate::helpers::is_literal_zero(&k.value))
+            .then_some("Dropout");
+    }
     if !matches!(q, "torch.nn.LSTM" | "torch.nn.GRU" | "torch.nn.RNN") {
         return None;
     }
@@ -522,6 +530,81 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
         _ => false,
     };
     (!zero(dropout) && !zero_for_some && !one(layers)).then_some("recurrent dropout")
+}
+
+/// The train/eval-sensitive layer families a class or model may hold, in the order messages
+/// name them: `Dropout` (modules, also every `nn.Transformer*` layer), `BatchNorm`, a
+/// recurrent layer's `dropout=` (`recurrent dropout`), the functional `dropout` following the
+/// module's mode, and `BatchNorm/Dropout` for a pretrained model whose layers are not known.
+const MODE_FAMILIES: [&str; 5] = [
+    "Dropout",
+    "BatchNorm",
+    "recurrent dropout",
+    "dropout",
+    "BatchNorm/Dropout",
+];
+
+/// The family set a family name ([`mode_layer`], or a name [`join_mode_layers`] made) stands
+/// for, one bit per [`MODE_FAMILIES`] entry.
+fn mode_family_bits(name: &str) -> u8 {
+    if let Some(i) = MODE_FAMILIES.iter().position(|f| *f == name) {
+        return 1 << i;
+    }
+    mode_family_names()
+        .iter()
+        .position(|n| n == name)
+        .map_or(0, |i| i as u8)
+}
+
+/// Every family set's name, indexed by its bits: one family alone is its own name, several
+/// are listed (`Dropout and BatchNorm`); a pretrained model's unknown `BatchNorm/Dropout`
+/// stands for both until both are known.
+fn mode_family_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        (0u8..1 << MODE_FAMILIES.len())
+            .map(|bits| {
+                let both_known = bits & 0b11 == 0b11;
+                let unknown = bits & 0b10000 != 0 && !both_known;
+                let words: Vec<&str> = MODE_FAMILIES
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| {
+                        bits & (1 << i) != 0 && !(*i == 4 && both_known) && !(*i < 2 && unknown)
+                    })
+                    .map(|(_, f)| *f)
+                    .collect();
+                match words.as_slice() {
+                    [] => String::new(),
+                    [one] => (*one).to_string(),
+                    [init @ .., last] => format!("{} and {last}", init.join(", ")),
+                }
+            })
+            .collect()
+    })
+}
+
+/// Two train/eval-sensitive layer families together (a model with `Dropout` in one sub-module
+/// and `BatchNorm` in another): the name of the set both stand for.
+pub fn join_mode_layers(a: &'static str, b: &'static str) -> &'static str {
+    let bits = mode_family_bits(a) | mode_family_bits(b);
+    if bits == mode_family_bits(a) {
+        return a;
+    }
+    mode_family_names()[bits as usize].as_str()
+}
+
+/// What switching to eval mode changes for a family set ([`mode_layer`],
+/// [`join_mode_layers`]): `(dropout, batchnorm)`, whether some layer drops activations in
+/// training mode only and whether some layer normalises with batch statistics. A pretrained
+/// model whose layers are not known counts as both.
+pub fn mode_layer_effects(name: &str) -> (bool, bool) {
+    let bits = mode_family_bits(name);
+    let unknown = bits & 0b10000 != 0 || bits == 0;
+    (
+        bits & 0b01101 != 0 || unknown,
+        bits & 0b00010 != 0 || unknown,
+    )
 }
 
 /// Does calling this qualified name build a layer (or model) that behaves differently in
@@ -550,7 +633,7 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
         return None;
     }
     if is_torchvision_model_builder(q) {
-        return Some(torchvision_family(crate::helpers::last_segment(q)));
+        return torchvision_family(crate::helpers::last_segment(q));
     }
     // A hub entry point may build anything; its family is not known.
     if q == "torch.hub.load" {
@@ -563,29 +646,103 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
     .then_some("Dropout")
 }
 
-/// The train/eval-sensitive layers of a torchvision classification architecture, by its
-/// builder's name (for messages: every builder counts as sensitive): the ResNet, ResNeXt,
-/// Wide ResNet, ShuffleNet, RegNet and DenseNet families have BatchNorm and no active
-/// Dropout, plain VGG, AlexNet and SqueezeNet have Dropout and no BatchNorm, a vision
-/// transformer has (stochastic-depth or) dropout layers; the others have both.
-fn torchvision_family(builder: &str) -> &'static str {
-    let starts = |p: &[&str]| p.iter().any(|w| builder.starts_with(w));
-    if starts(&[
-        "resnet",
-        "resnext",
-        "wide_resnet",
-        "shufflenet",
-        "regnet",
-        "densenet",
-    ]) {
-        "BatchNorm"
-    } else if (builder.starts_with("vgg") && !builder.ends_with("_bn"))
-        || starts(&["alexnet", "squeezenet", "vit_", "swin_", "convnext"])
-    {
-        "Dropout"
-    } else {
-        "BatchNorm/Dropout"
+/// The attribute of a library model that holds every one of its train/eval-sensitive layers,
+/// by the builder's qualified name: plain VGG, AlexNet and SqueezeNet keep their Dropout in
+/// `classifier` only, so a model whose `classifier` is replaced by layers without any
+/// (`model.classifier = nn.Linear(n, 2)`) behaves the same in both modes.
+pub fn library_mode_head(q: &str) -> Option<&'static str> {
+    if !is_torchvision_model_builder(q) {
+        return None;
     }
+    let b = crate::helpers::last_segment(q);
+    ((b.starts_with("vgg") && !b.ends_with("_bn"))
+        || b.starts_with("alexnet")
+        || b.starts_with("squeezenet"))
+    .then_some("classifier")
+}
+
+/// Does `body` (its own statements) give the library model bound to `name` a new `head` built
+/// from torch layers without train/eval-sensitive ones (`model.classifier = nn.Linear(n, 2)`,
+/// `nn.Sequential(nn.Linear(...), nn.ReLU(), nn.Linear(...))`)? `resolve` qualifies names.
+pub fn head_replaced_mode_free(
+    body: &[Stmt],
+    name: &str,
+    head: &str,
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> bool {
+    let mut found = false;
+    crate::helpers::for_each_own_stmt(body, &mut |st| {
+        let Stmt::Assign(a) = st else { return };
+        let is_head = |t: &Expr| {
+            matches!(t, Expr::Attribute(x)
+                if x.attr.as_str() == head && crate::helpers::name_of(&x.value) == Some(name))
+        };
+        if a.targets.iter().any(is_head) && torch_layers_mode_free(&a.value, resolve, 0) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Does `v` build torch layers only, none of them train/eval-sensitive: a `torch.nn` layer,
+/// or a container of such calls?
+fn torch_layers_mode_free(v: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>, depth: u8) -> bool {
+    let Expr::Call(c) = v else { return false };
+    let Some(q) = resolve(&c.func) else {
+        return false;
+    };
+    if depth > 3 || !q.starts_with("torch.nn.") || mode_layer_of_call(&q, c).is_some() {
+        return false;
+    }
+    if matches!(
+        q.as_str(),
+        "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict"
+    ) {
+        return c
+            .arguments
+            .args
+            .iter()
+            .chain(c.arguments.keywords.iter().map(|k| &k.value))
+            .all(|a| match a {
+                Expr::List(l) => l
+                    .elts
+                    .iter()
+                    .all(|e| torch_layers_mode_free(e, resolve, depth + 1)),
+                _ => torch_layers_mode_free(a, resolve, depth + 1),
+            });
+    }
+    is_module_base(&q)
+}
+
+/// The train/eval-sensitive layers of a torchvision classification architecture, by its
+/// builder's name: the ResNet, ResNeXt, Wide ResNet, ShuffleNet, RegNet and DenseNet families
+/// have BatchNorm and no active Dropout, plain VGG, AlexNet and SqueezeNet have Dropout and
+/// no BatchNorm, Swin and ConvNeXt drop residual branches at random in training mode
+/// (stochastic depth); the others have both. A vision transformer (`vit_b_16`) builds its
+/// Dropout layers with `dropout=0.0` and `attention_dropout=0.0` by default, so it behaves
+/// the same in both modes unless a call sets them ([`mode_layer_of_call`]).
+fn torchvision_family(builder: &str) -> Option<&'static str> {
+    let starts = |p: &[&str]| p.iter().any(|w| builder.starts_with(w));
+    Some(
+        if starts(&[
+            "resnet",
+            "resnext",
+            "wide_resnet",
+            "shufflenet",
+            "regnet",
+            "densenet",
+        ]) {
+            "BatchNorm"
+        } else if builder.starts_with("vit_") {
+            return None;
+        } else if (builder.starts_with("vgg") && !builder.ends_with("_bn"))
+            || starts(&["alexnet", "squeezenet", "swin_", "convnext"])
+        {
+            "Dropout"
+        } else {
+            "BatchNorm/Dropout"
+        },
+    )
 }
 
 /// Does calling this qualified name build an `nn.Module`: a module class ([`is_module_base`]:
@@ -1030,6 +1187,39 @@ pub fn is_module_api(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mode_layer_families_join_into_one_name() {
+        assert_eq!(join_mode_layers("Dropout", "Dropout"), "Dropout");
+        assert_eq!(
+            join_mode_layers("BatchNorm", "Dropout"),
+            "Dropout and BatchNorm"
+        );
+        let three = join_mode_layers(
+            join_mode_layers("Dropout", "BatchNorm"),
+            "recurrent dropout",
+        );
+        assert_eq!(three, "Dropout, BatchNorm and recurrent dropout");
+        // Joining a name already made changes nothing.
+        assert_eq!(join_mode_layers(three, "BatchNorm"), three);
+        // A pretrained model's unknown families stand for both (the name keeps no more).
+        assert_eq!(
+            join_mode_layers("BatchNorm/Dropout", "Dropout"),
+            "BatchNorm/Dropout"
+        );
+        assert_eq!(
+            join_mode_layers(
+                "Dropout",
+                join_mode_layers("BatchNorm", "BatchNorm/Dropout")
+            ),
+            "BatchNorm/Dropout"
+        );
+        assert_eq!(mode_layer_effects("Dropout"), (true, false));
+        assert_eq!(mode_layer_effects("recurrent dropout"), (true, false));
+        assert_eq!(mode_layer_effects("BatchNorm"), (false, true));
+        assert_eq!(mode_layer_effects("Dropout and BatchNorm"), (true, true));
+        assert_eq!(mode_layer_effects("BatchNorm/Dropout"), (true, true));
+    }
 
     #[test]
     fn leaf_layers_have_no_submodules() {

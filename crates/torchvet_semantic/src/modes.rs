@@ -646,7 +646,8 @@ pub fn mode_dependent<'x>(
         ) {
             return calls_in_args(call)
                 .into_iter()
-                .find_map(|c| mode_dependent(cx, c, depth + 1));
+                .filter_map(|c| mode_dependent(cx, c, depth + 1))
+                .reduce(crate::join_mode_layers);
         }
         // A class or builder of another file of the project.
         let e = cx.project()?.entity(&q)?;
@@ -683,21 +684,48 @@ pub fn mode_dependent<'x>(
             });
         }
     }
+    let mut found = None;
     for st in &class.body {
         let Stmt::FunctionDef(f) = st else { continue };
         for c in calls_in(&f.body) {
-            if let Some(q) = cx.scopes().resolve(&c.func) {
-                if let Some(k) = crate::mode_layer_of_call(&q, c) {
-                    return Some(k);
-                }
+            let k = if let Some(q) = cx.scopes().resolve(&c.func) {
+                crate::mode_layer_of_call(&q, c)
             } else if matches!(&*c.func, Expr::Name(m) if m.id.as_str() != n.id.as_str()) {
-                if let Some(k) = mode_dependent(cx, c, depth + 1) {
-                    return Some(k);
-                }
+                mode_dependent(cx, c, depth + 1)
+            } else {
+                None
+            };
+            if let Some(k) = k {
+                found = Some(found.map_or(k, |f| crate::join_mode_layers(f, k)));
             }
         }
     }
-    None
+    found
+}
+
+/// Does the scope that binds `target` (a plain name) to the library model `call` builds give
+/// that model a new head without train/eval-sensitive layers, where the library keeps all of
+/// them (`model = models.vgg16(pretrained=True)` ... `model.classifier = nn.Linear(n, 2)`;
+/// [`crate::library_mode_head`], [`crate::head_replaced_mode_free`])?
+pub fn head_replaced_here<'x>(cx: &impl ModeSite<'x>, target: &Expr, call: &ExprCall) -> bool {
+    let Expr::Name(n) = target else { return false };
+    let Some(head) = cx
+        .scopes()
+        .resolve(&call.func)
+        .and_then(|q| crate::library_mode_head(&q))
+    else {
+        return false;
+    };
+    let name = n.id.as_str();
+    let local = cx
+        .scopes()
+        .current()
+        .is_some_and(|s| s.kind == crate::ScopeKind::Function && s.binds_locally(name));
+    let body = match cx.function() {
+        Some(f) if local => &f.body[..],
+        _ => &cx.module().body[..],
+    };
+    crate::head_replaced_mode_free(body, name, head, &|e| cx.scopes().resolve(e))
 }
 
 /// Does `call` build a module known to behave the same in train and eval mode, where

@@ -36,7 +36,7 @@ pub mod resolve;
 mod search_paths;
 pub mod summary;
 
-use crate::classes::{is_dataset_base, is_module_base, mode_layer};
+use crate::classes::{is_dataset_base, is_module_base, join_mode_layers, mode_layer};
 use crate::flow::EventKind;
 use crate::kinds::{qualified_call_kind, Kind};
 use rayon::prelude::*;
@@ -1069,29 +1069,36 @@ impl ProjectModel {
                     .collect()
             })
             .collect();
+        // Every family of the class and what it holds (`Dropout` in one sub-module,
+        // `BatchNorm` in another), located where the first was found; the sets only grow.
         for _ in 0..16 {
             let mut changed = false;
             for fi in 0..n {
                 for ci in 0..subs[fi].len() {
-                    if self.mode[fi][ci].is_some() || !self.module[fi][ci] {
+                    if !self.module[fi][ci] || subs[fi][ci].is_empty() {
                         continue;
                     }
-                    let found = subs[fi][ci].iter().find_map(|e| match e {
-                        Entity::Class(c) => self.mode[c.file as usize][c.index as usize],
-                        Entity::External(q) => mode_layer(q).map(|k| {
-                            (
-                                k,
-                                ClassId {
-                                    file: fi as FileId,
-                                    index: ci as u32,
-                                },
-                            )
-                        }),
-                        Entity::Function(f) => self.function_mode(*f),
-                        _ => None,
-                    });
-                    if let Some(x) = found {
-                        self.mode[fi][ci] = Some(x);
+                    let here = ClassId {
+                        file: fi as FileId,
+                        index: ci as u32,
+                    };
+                    let mut found = self.mode[fi][ci];
+                    for e in &subs[fi][ci] {
+                        let more = match e {
+                            Entity::Class(c) if *c != here => {
+                                self.mode[c.file as usize][c.index as usize]
+                            }
+                            Entity::External(q) => mode_layer(q).map(|k| (k, here)),
+                            Entity::Function(f) => self.function_mode(*f),
+                            _ => None,
+                        };
+                        found = match (found, more) {
+                            (Some((k, at)), Some((m, _))) => Some((join_mode_layers(k, m), at)),
+                            (f, m) => f.or(m),
+                        };
+                    }
+                    if found.map(|(k, _)| k) != self.mode[fi][ci].map(|(k, _)| k) {
+                        self.mode[fi][ci] = found;
                         changed = true;
                     }
                 }
@@ -2712,8 +2719,9 @@ impl ProjectModel {
         self.dataset[c.file as usize][c.index as usize]
     }
 
-    /// The train/eval-sensitive layer family of a module class, and the class (itself, a
-    /// sub-module or a base) where the layer is built.
+    /// The train/eval-sensitive layer families of a module class (its own, its sub-modules'
+    /// and its bases', joined: `Dropout and BatchNorm`), and the class (itself, a sub-module
+    /// or a base) where the first is built.
     pub fn mode_layer(&self, c: ClassId) -> Option<(&'static str, ClassId)> {
         self.mode[c.file as usize][c.index as usize]
     }
@@ -2735,20 +2743,23 @@ impl ProjectModel {
         if (u.is_none() && cs.mode_layer.is_some()) || depth > MAX_DEPTH {
             return Some(found);
         }
-        if let Some((k, _)) = u.and_then(|u| u.layer) {
-            return Some((k, c));
-        }
-        // Nothing held in eval mode here; the sub-modules and bases may hold some.
+        // Its own layers built outside what it holds in eval mode, and those of the
+        // sub-modules and bases (every family, at the first found).
+        let own = u.and_then(|u| u.layer).map(|(k, _)| (k, c));
         let subs = u.map_or(&cs.submodules[..], |u| &u.builds[..]);
-        subs.iter()
-            .chain(&cs.bases)
-            .filter_map(|r| self.entity_of_ref(c.file, r, None, depth + 1))
-            .find_map(|e| match e {
-                Entity::Class(sc) if sc != c => self.mode_untrained(sc, depth + 1),
-                Entity::External(q) => mode_layer(&q).map(|k| (k, c)),
-                Entity::Function(f) => self.function_mode(f),
-                _ => None,
-            })
+        own.into_iter()
+            .chain(
+                subs.iter()
+                    .chain(&cs.bases)
+                    .filter_map(|r| self.entity_of_ref(c.file, r, None, depth + 1))
+                    .filter_map(|e| match e {
+                        Entity::Class(sc) if sc != c => self.mode_untrained(sc, depth + 1),
+                        Entity::External(q) => mode_layer(&q).map(|k| (k, c)),
+                        Entity::Function(f) => self.function_mode(f),
+                        _ => None,
+                    }),
+            )
+            .reduce(|(k, at), (m, _)| (join_mode_layers(k, m), at))
     }
 
     /// May constructing class `c` give it trained weights: its `__init__` (or a base's) calls
@@ -2821,6 +2832,7 @@ impl ProjectModel {
     pub fn value_mode_layer(&self, r: &Resolved) -> Option<(&'static str, Option<ClassId>)> {
         let one = |r: &Resolved| match r.class.as_ref()? {
             ClassRef::Project(c) => self.mode_layer(*c).map(|(k, at)| (k, Some(at))),
+            ClassRef::External(_) if self.library_head_replaced(r) => None,
             ClassRef::External(q) => mode_layer(q).map(|k| (k, None)),
         };
         if r.class.is_some() {
@@ -2835,6 +2847,15 @@ impl ProjectModel {
         first
     }
 
+    /// Is the value a library model that the project function returning it stripped of its
+    /// only train/eval-sensitive layers ([`FunctionSummary::returns_head_replaced`]: a VGG
+    /// whose `classifier` became `nn.Linear(n, 2)`)?
+    pub fn library_head_replaced(&self, r: &Resolved) -> bool {
+        matches!(&r.class, Some(ClassRef::External(q)) if crate::library_mode_head(q).is_some())
+            && r.built_by
+                .is_some_and(|f| self.func(f).returns_head_replaced)
+    }
+
     /// Is the value a module known to behave the same in train and eval mode: an instance of
     /// a project module class without train/eval-sensitive layers that stores no constructor
     /// argument (the arguments are not seen here; with them in view, a call is
@@ -2843,8 +2864,12 @@ impl ProjectModel {
     /// returns (also as an element of a returned tuple) while building no train/eval-sensitive
     /// layer or pretrained model ([`FunctionSummary::mode_layer`]), calling no project class or
     /// builder, reading no module-level module and returning none of its parameters? Anything
-    /// else (a library model, a module handed in) is not known here.
+    /// else (a library model, a module handed in) is not known here, except a library model
+    /// whose builder replaced its only such layers ([`ProjectModel::library_head_replaced`]).
     pub fn value_mode_free(&self, r: &Resolved) -> bool {
+        if self.library_head_replaced(r) {
+            return true;
+        }
         // An instance of a project module class without such layers (its own, its
         // sub-modules', its bases') that stores no module handed to its constructor.
         if let Some(ClassRef::Project(c)) = &r.class {

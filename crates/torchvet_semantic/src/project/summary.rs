@@ -522,6 +522,10 @@ pub struct FunctionSummary {
     /// Every `return` gives a name the function called `.backward()` on: a loss that still
     /// carries its autograd graph (`loss.backward(); optimizer.step(); return loss`).
     pub returns_differentiated: bool,
+    /// Every `return` gives a library model whose only train/eval-sensitive layers the
+    /// function replaced (`model = models.vgg16(pretrained=True); model.classifier =
+    /// nn.Linear(n, 2); return model`; see [`crate::library_mode_head`]).
+    pub returns_head_replaced: bool,
     /// Its own training events (not those of the functions it calls).
     pub events: ThinVec<SumEvent>,
     /// Calls it makes that the model may resolve.
@@ -551,7 +555,8 @@ pub struct FunctionSummary {
     /// `inference_mode()`, `set_grad_enabled(False)`), as a `forward` that runs inference
     /// without a graph in one of the branches its arguments select (`mode="inference"`).
     pub grad_off_block: bool,
-    /// A train/eval-sensitive layer it builds (`nn.Dropout(...)`, `F.dropout`), and where.
+    /// The train/eval-sensitive layer families it builds (`nn.Dropout(...)`, `F.dropout`;
+    /// several joined into one name, see [`crate::join_mode_layers`]), and where the first is.
     pub mode_layer: Option<(&'static str, TextRange)>,
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
     /// whose methods these are).
@@ -598,7 +603,8 @@ impl FunctionSummary {
 /// something calls `train()` on the whole model.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Untrained {
-    /// The first train/eval-sensitive layer built outside the values held in eval mode.
+    /// The train/eval-sensitive layer families built outside the values held in eval mode,
+    /// and where the first is.
     pub layer: Option<(&'static str, TextRange)>,
     /// The project classes and builders called outside them.
     pub builds: Vec<Ref>,
@@ -623,9 +629,10 @@ pub struct ClassSummary {
     pub attrs: Vec<(Box<str>, u32, Val)>,
     /// What `forward` returns (tensor properties), when the class has one.
     pub forward_props: Vec<PropFact>,
-    /// A train/eval-sensitive layer built in the class (`Dropout`, `BatchNorm`, ...).
+    /// The train/eval-sensitive layer families built in the class (`Dropout`, `BatchNorm`,
+    /// `Dropout and BatchNorm`, ...).
     pub mode_layer: Option<&'static str>,
-    /// Where that layer is built.
+    /// Where the first such layer is built.
     pub mode_layer_at: Option<TextRange>,
     /// Project classes and builders called in its methods (sub-modules, for transitive
     /// train/eval sensitivity).
@@ -656,6 +663,20 @@ pub struct ClassSummary {
     /// The attributes its methods call on `self` (`self.encoder(x)`, `self.helper(y)`),
     /// sorted, once each: its own or inherited methods, or objects stored on the instance.
     pub self_calls: Vec<Box<str>>,
+}
+
+/// Adds a train/eval-sensitive layer family to those found so far (see
+/// [`crate::join_mode_layers`]), keeping where the first was built.
+fn join_layer(
+    found: &mut Option<(&'static str, TextRange)>,
+    more: Option<(&'static str, TextRange)>,
+) {
+    if let Some((k, at)) = more {
+        match found {
+            Some((f, _)) => *f = crate::join_mode_layers(f, k),
+            None => *found = Some((k, at)),
+        }
+    }
 }
 
 /// The order of two references as their `Debug` texts sort (`Local("a")` < `Method(..)` <
@@ -1328,6 +1349,7 @@ fn summarise_lines(
         return_props: ThinVec::new(),
         return_forward_props: ThinVec::new(),
         returns_differentiated: false,
+        returns_head_replaced: false,
         events: ThinVec::new(),
         calls: Vec::new(),
         instance_calls: ThinVec::new(),
@@ -1707,9 +1729,7 @@ impl Builder<'_> {
         let mut subs: Vec<Ref> = Vec::new();
         for m in methods {
             let f = &self.out.functions[m as usize];
-            if layer.is_none() {
-                layer = f.mode_layer;
-            }
+            join_layer(&mut layer, f.mode_layer);
             subs.extend(
                 f.builds
                     .iter()
@@ -1736,7 +1756,7 @@ impl Builder<'_> {
                     } else {
                         (f.mode_layer, &f.builds[..])
                     };
-                    u.layer = u.layer.or(l);
+                    join_layer(&mut u.layer, l);
                     u.builds.extend(
                         b.iter()
                             .filter(|r| !matches!(r, Ref::Local(n) if &**n == name))
@@ -1836,6 +1856,7 @@ impl Builder<'_> {
             return_props: return_props.into(),
             return_forward_props: return_forward_props.into(),
             returns_differentiated: false,
+            returns_head_replaced: false,
             events: ThinVec::new(),
             calls: Vec::new(),
             instance_calls: ThinVec::new(),
@@ -1919,6 +1940,10 @@ impl Builder<'_> {
         });
         self.out.functions[idx as usize].returns = returns.unwrap_or(Val::None);
         self.fill_body(idx, &f.body, &param_names, Some(&nested), &vals, no_grad);
+        if memchr::memmem::find(self.text[f.range()].as_bytes(), b".classifier").is_some() {
+            self.out.functions[idx as usize].returns_head_replaced =
+                returns_head_replaced(&f.body, &|e| self.scopes.resolve(e));
+        }
         // Training events (the flow analysis of the body, without inlining), in functions
         // whose text names one.
         if (self.out.vocab.torch || self.out.vocab.training) && self.names_training_event(f) {
@@ -3409,6 +3434,41 @@ fn returns_differentiated(body: &[Stmt]) -> bool {
     any && all
 }
 
+/// Does every `return` of a function give a local bound to a library model whose
+/// train/eval-sensitive head the function replaced by torch layers without any
+/// ([`crate::head_replaced_mode_free`]): `model = models.vgg16(pretrained=True);
+/// model.classifier = nn.Linear(n, 2); return model`?
+fn returns_head_replaced(body: &[Stmt], resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
+    let mut built: Vec<(&str, &'static str)> = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |st| {
+        let Stmt::Assign(a) = st else { return };
+        let ([Expr::Name(n)], (Expr::Call(c), _)) =
+            (&a.targets[..], dataflow::module_chain(&a.value))
+        else {
+            return;
+        };
+        if let Some(head) = resolve(&c.func).and_then(|q| crate::library_mode_head(&q)) {
+            built.push((n.id.as_str(), head));
+        }
+    });
+    if built.is_empty() {
+        return false;
+    }
+    let mut any = false;
+    let mut all = true;
+    helpers::for_each_own_stmt(body, &mut |st| {
+        let Stmt::Return(r) = st else { return };
+        any = true;
+        all &= match r.value.as_deref() {
+            Some(Expr::Name(n)) => built.iter().any(|(b, head)| {
+                *b == n.id.as_str() && crate::head_replaced_mode_free(body, b, head, resolve)
+            }),
+            _ => false,
+        };
+    });
+    any && all
+}
+
 /// Does every `return` of a function give a module it put in eval mode: `return
 /// model.eval()` (a chain ending in the switch, `Net().to(dev).eval()`), or a name whose
 /// `eval()` event (of the function's own `events`) comes before the return on every path (not
@@ -3933,15 +3993,12 @@ impl BodyWalker<'_, '_> {
                 // only in such an `__init__`).
                 let outside_held = self.untrained.is_some()
                     && !self.held.iter().any(|r| r.contains_range(call.range()));
-                if self.applied_inline != Some(call.start())
-                    && (self.mode_layer.is_none()
-                        || (outside_held
-                            && self.untrained.as_ref().is_some_and(|u| u.layer.is_none())))
-                {
+                // Every family the function builds (`Dropout` and `BatchNorm`), at the first.
+                if self.applied_inline != Some(call.start()) {
                     if let Some(k) = self.b.layer_of_call(call) {
-                        self.mode_layer.get_or_insert((k, call.range()));
+                        join_layer(&mut self.mode_layer, Some((k, call.range())));
                         if let Some(u) = self.untrained.as_mut().filter(|_| outside_held) {
-                            u.layer.get_or_insert((k, call.range()));
+                            join_layer(&mut u.layer, Some((k, call.range())));
                         }
                     }
                 }

@@ -1078,3 +1078,33 @@ def run_untouched(loader):\n    net = Net()\n    opt = torch.optim.SGD(net.param
     assert_eq!(m.param_evaled_by_callers(func("do_valid"), 0), Some(true));
     assert_eq!(m.param_evaled_by_callers(func("do_test"), 0), Some(false));
 }
+
+#[test]
+fn mode_layer_families_of_a_class_come_from_every_sub_module_and_base() {
+    let t = Tree::new(&[
+        (
+            "pkg/blocks.py",
+            "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self, c):\n        super().__init__()\n        self.conv = nn.Conv2d(c, c, 3)\n        self.bn = nn.BatchNorm2d(c)\n\n    def forward(self, x):\n        return self.bn(self.conv(x))\n",
+        ),
+        (
+            "pkg/net.py",
+            "import torch.nn as nn\nfrom .blocks import Block\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.drop = nn.Dropout(0.2)\n        self.block = Block(8)\n\n    def forward(self, x):\n        return self.drop(self.block(x))\n\nclass Deeper(Net):\n    def __init__(self):\n        super().__init__()\n        self.rnn = nn.LSTM(8, 8, num_layers=2, dropout=0.1)\n",
+        ),
+    ]);
+    let m = t.model(&["pkg/blocks.py", "pkg/net.py"]);
+    let net = m.view(t.id(&m, "pkg/net.py"));
+    let Some(Entity::Class(c)) = net.local("Net") else {
+        panic!()
+    };
+    assert_eq!(
+        m.mode_layer(c).map(|(k, _)| k),
+        Some("Dropout and BatchNorm")
+    );
+    let Some(Entity::Class(d)) = net.local("Deeper") else {
+        panic!()
+    };
+    assert_eq!(
+        m.mode_layer(d).map(|(k, _)| k),
+        Some("Dropout, BatchNorm and recurrent dropout")
+    );
+}

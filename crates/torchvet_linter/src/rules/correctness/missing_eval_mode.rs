@@ -56,7 +56,12 @@ crate::declare_rule! {
     /// `self.encoder = encoder` in `__init__`, `encoder` a torchvision ResNet). A torchvision
     /// detection model (`fasterrcnn_resnet50_fpn`, `maskrcnn_resnet50_fpn`) does not count: it
     /// returns its losses only in training mode, so a validation loss is computed there on
-    /// purpose, and its pretrained backbone's BatchNorm is frozen.
+    /// purpose, and its pretrained backbone's BatchNorm is frozen. Nor does a torchvision
+    /// vision transformer (`vit_b_16`) built without a `dropout=` / `attention_dropout=`
+    /// (both 0.0 by default), or a VGG, AlexNet or SqueezeNet whose `classifier`, the only
+    /// part with Dropout, the file or the project function that returns it replaced by torch
+    /// layers without any (`model.classifier = nn.Linear(n, 2)`). The message names every
+    /// family the model holds (`Dropout and BatchNorm`), and what training mode does to it.
     ///
     /// A model loaded with Hugging Face `from_pretrained` (transformers, diffusers, also
     /// through the hub: `torch.hub.load("huggingface/pytorch-transformers", "model...", name)`)
@@ -350,6 +355,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             }
             let before = range.start() < call.start();
             match mode_dependent(checker, c, 0) {
+                // A VGG whose `classifier`, the only part with Dropout, the file replaced.
+                Some(_)
+                    if before && torchvet_semantic::modes::head_replaced_here(checker, func, c) =>
+                {
+                    return;
+                }
                 // The binding before the call, rather than a later re-binding.
                 Some(k) if before || found.is_none() => {
                     found = Some((k, Created::Here(range)));
@@ -484,6 +495,10 @@ pub(crate) fn mode_layer_of(checker: &Checker, model: &Expr) -> Option<&'static 
         let (base, _) = module_chain(value);
         if let Expr::Call(c) = base {
             match mode_dependent(checker, c, 0) {
+                // A VGG whose `classifier`, the only part with Dropout, the file replaced.
+                Some(_) if torchvet_semantic::modes::head_replaced_here(checker, model, c) => {
+                    return None
+                }
                 Some(k) => {
                     found.get_or_insert(k);
                 }
@@ -526,7 +541,8 @@ pub(crate) fn mode_sensitivity(checker: &Checker, model: &Expr) -> Option<bool> 
         .collect();
     let known = |v: &Expr| {
         let (base, _) = module_chain(v);
-        matches!(base, Expr::Call(c) if torchvet_semantic::modes::constructs_mode_free(checker, c))
+        matches!(base, Expr::Call(c) if torchvet_semantic::modes::constructs_mode_free(checker, c)
+            || torchvet_semantic::modes::head_replaced_here(checker, model, c))
     };
     (!values.is_empty() && values.iter().all(|(v, _)| known(v))).then_some(false)
 }
@@ -586,6 +602,7 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
             let (k, _) = p.model.mode_layer(c)?;
             Some((k, Created::Project(c)))
         }
+        Some(ClassRef::External(_)) if p.model.library_head_replaced(&resolved) => None,
         Some(ClassRef::External(q)) => {
             if torchvet_semantic::returns_eval_mode(&q)
                 && !switches_to_train(checker, checker.text(func.range()))
@@ -848,8 +865,14 @@ fn report_pending(checker: &mut Checker) {
             continue;
         }
         let model = &c.model;
+        // What training mode does to them, for the families the model has.
+        let effect = match torchvet_semantic::mode_layer_effects(c.layers) {
+            (true, false) => "Dropout zeroes activations at random",
+            (false, true) => "BatchNorm normalises with batch statistics and updates its running stats",
+            _ => "Dropout zeroes activations at random, BatchNorm normalises with batch statistics and updates its running stats",
+        };
         let message = format!(
-            "`{model}` runs {} but is never switched to eval mode: its {} layers still run in training mode (Dropout zeroes activations at random, BatchNorm normalises with batch statistics and updates its running stats), so these outputs are noisy and wrong; call `{model}.eval()` first",
+            "`{model}` runs {} but is never switched to eval mode: its {} layers still run in training mode ({effect}), so these outputs are noisy and wrong; call `{model}.eval()` first",
             c.context, c.layers
         );
         let fix = build_fix(checker, &c, trains);

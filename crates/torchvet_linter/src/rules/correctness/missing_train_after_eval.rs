@@ -108,6 +108,8 @@ struct Candidate {
     top: TextRange,
     /// The earlier switches of that statement.
     earlier: Vec<TextRange>,
+    /// The model's train/eval-sensitive layer families, when known.
+    layers: Option<&'static str>,
 }
 
 thread_local! {
@@ -157,12 +159,13 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     {
         return;
     }
-    // Only models with Dropout / BatchNorm change behaviour in eval mode.
-    let sensitive: Vec<bool> = flow
+    // Only models with Dropout / BatchNorm change behaviour in eval mode: per switch, `None`
+    // for a model known to have none, else the layer families when known.
+    let sensitive: Vec<Option<Option<&'static str>>> = flow
         .of_kind(EventKind::Eval)
         .map(|(_, e)| {
             let Some(target) = &e.target else {
-                return false;
+                return None;
             };
             let model = match e.via {
                 Some(call) => call.arguments.args.iter().find(|a| {
@@ -181,18 +184,24 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             // Unknown models (a library's `fit(model, ...)`, a backbone picked from a dict of
             // instances) may well have such layers; a model known to have none (built here from
             // torch layers or project classes without Dropout / BatchNorm) does not.
-            model.is_none_or(|m| {
-                crate::rules::correctness::missing_eval_mode::mode_sensitivity(checker, m)
-                    != Some(false)
-            })
+            match model {
+                None => Some(None),
+                Some(m) => {
+                    (crate::rules::correctness::missing_eval_mode::mode_sensitivity(checker, m)
+                        != Some(false))
+                    .then(|| {
+                        crate::rules::correctness::missing_eval_mode::mode_layer_of(checker, m)
+                    })
+                }
+            }
         })
         .collect();
     let loop_range = stmt.range();
     PENDING.with_borrow_mut(|p| {
         for (n, (_, e)) in flow.of_kind(EventKind::Eval).enumerate() {
-            if !sensitive[n] {
+            let Some(layers) = sensitive[n] else {
                 continue;
-            }
+            };
             // `select_action()` that calls `eval()` only `if self.is_test:`, a shared epoch
             // function that evaluates only `if not train:`: the training path does not switch.
             if e.conditional_in_callee(loop_range) {
@@ -258,6 +267,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                 step,
                 top: e.top.range(),
                 earlier: Vec::new(),
+                layers,
             });
             if trained_args.contains(&model) {
                 TRAINED.with_borrow_mut(|t| t.push(model));
@@ -389,13 +399,19 @@ fn report_pending(checker: &mut Checker) {
         }
         let call_text = checker.text(c.site);
         let model = &c.model;
+        // What eval mode changes, for the families the model has (both when not known).
+        let effect = match c.layers.map(torchvet_semantic::mode_layer_effects) {
+            Some((true, false)) => "with Dropout off",
+            Some((false, true)) => "with BatchNorm frozen to its running statistics",
+            _ => "with Dropout off and BatchNorm frozen to its running statistics",
+        };
         let message = if c.inner.is_some() || c.remote.is_some() {
             format!(
-                "`{call_text}` puts `{model}` in eval mode inside this training loop and `{model}.train()` is not called before the following optimizer steps, which train with Dropout off and BatchNorm frozen to its running statistics"
+                "`{call_text}` puts `{model}` in eval mode inside this training loop and `{model}.train()` is not called before the following optimizer steps, which train {effect}"
             )
         } else {
             format!(
-                "`{model}` is put in eval mode inside this training loop and `{model}.train()` is not called before the following optimizer steps, which train with Dropout off and BatchNorm frozen to its running statistics"
+                "`{model}` is put in eval mode inside this training loop and `{model}.train()` is not called before the following optimizer steps, which train {effect}"
             )
         };
         let fix = build_fix(checker, &c);
