@@ -1094,7 +1094,7 @@ impl<'a> Checker<'a> {
         if self.declared_min_known_at_least(0, 4) || !self.mentions(".data[0]") {
             return false;
         }
-        let reads = |r: TextRange| self.text(r).contains(".data[0]");
+        let reads = |r: TextRange| reads_scalar_the_old_way(self.text(r));
         let here = match range {
             Some(r) => reads(r),
             // The script's own statements (its training loop), not those of the functions
@@ -1761,6 +1761,48 @@ fn names_bound_in(body: RegionBody) -> Vec<String> {
     n.0
 }
 
+/// Is the last mode switch between `from` and `to` (the enclosing loop's start and a region's)
+/// a `train()` with nothing trained after it: the code that follows runs the model in
+/// training mode, in a training loop whose backward pass is still to be written? (After a
+/// training step, a prediction loop is an evaluation whatever the mode.)
+fn switched_to_train_before(
+    events: &[torchvet_semantic::flow::Event<'_>],
+    from: TextSize,
+    to: TextSize,
+) -> bool {
+    use torchvet_semantic::flow::EventKind;
+    let within =
+        |e: &torchvet_semantic::flow::Event<'_>| e.site().start() >= from && e.site().start() < to;
+    let Some(last) = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Train | EventKind::Eval) && within(e))
+        .max_by_key(|e| e.site().start())
+    else {
+        return false;
+    };
+    last.kind == EventKind::Train
+        && !events
+            .iter()
+            .any(|e| trains_event(e.kind) && within(e) && e.site().start() >= last.site().start())
+}
+
+/// Does `text` read a tensor's value the pre-0.4 way, `loss.data[0]` (a 0-dim tensor indexed
+/// like the 1-element tensor it used to be)? The first item of a dataset's own `data` array
+/// (`train_dataset.data[0]`, `trainset.data[0]`, `mnist.data[0]`) is no such read.
+fn reads_scalar_the_old_way(text: &str) -> bool {
+    text.match_indices(".data[0]").any(|(i, _)| {
+        let receiver = text[..i]
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        !(receiver.ends_with("set")
+            || ["dataset", "data", "loader", "mnist", "cifar"]
+                .iter()
+                .any(|w| receiver.contains(w)))
+    })
+}
+
 /// Does an expression mention any of these names?
 fn mentions_any(expr: &Expr, names: &[String]) -> bool {
     struct Find<'n> {
@@ -2117,9 +2159,12 @@ impl<'a> Checker<'a> {
             && !self
                 .function()
                 .is_some_and(|f| is_train_name(f.name.as_str()))
+            && !switched_to_train_before(&events, scope_start, range.start())
         {
             // Words of a metric in a training routine's loop (`forward_train`'s teacher-forced
-            // decode) say nothing: its outputs feed the loss.
+            // decode) say nothing: its outputs feed the loss. Nor in a loop right after
+            // `model.train()` with nothing trained since (a tutorial's training loop that
+            // computes the loss before its backward pass is written).
             Evidence::Metric
         } else {
             return None;
@@ -2520,5 +2565,24 @@ impl torchvet_semantic::grad_source::ValueSite for Checker<'_> {
 
     fn kind(&mut self, expr: &Expr) -> Kind {
         self.kind_of(expr)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reads_scalar_the_old_way;
+
+    #[test]
+    fn old_scalar_reads_are_not_dataset_items() {
+        assert!(reads_scalar_the_old_way("total += loss.data[0]"));
+        assert!(reads_scalar_the_old_way(
+            "correct += (pred == y).sum().data[0]"
+        ));
+        assert!(!reads_scalar_the_old_way("img = train_dataset.data[0]"));
+        assert!(!reads_scalar_the_old_way("plt.imshow(trainset.data[0])"));
+        assert!(!reads_scalar_the_old_way("x = mnist_train.data[0]"));
+        assert!(reads_scalar_the_old_way(
+            "img = train_dataset.data[0]\nprint(loss.data[0])"
+        ));
     }
 }

@@ -91,8 +91,9 @@ crate::declare_rule! {
     /// and `predict` are run by the framework's validation and test loops (mmengine's
     /// `ValLoop` / `TestLoop`, mmcv's `single_gpu_test`), which turn autograd off. Words of a
     /// metric alone do not make a loop of a training routine (`forward_train`, `train_step`)
-    /// evaluation, and an equality test against a constant (`if i == -1:`) is control flow,
-    /// not a count of correct predictions.
+    /// evaluation, nor a loop that runs right after `model.train()` (a tutorial's training
+    /// loop that computes the loss before its backward pass is written), and an equality test
+    /// against a constant (`if i == -1:`) is control flow, not a count of correct predictions.
     ///
     /// ## Why is this bad?
     /// `model.eval()` changes how Dropout and BatchNorm behave; it does not turn off gradient
