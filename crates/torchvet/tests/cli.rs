@@ -269,6 +269,45 @@ fn bad_files_give_one_error_line_each_and_never_stop_the_run() {
 }
 
 #[test]
+fn a_file_in_its_declared_encoding_is_checked_and_never_rewritten() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // A course script saved in GBK with its PEP 263 declaration ("# 训练" in GBK on line 2).
+    let mut bytes = b"# -*- coding: gbk -*-\n# \xd1\xb5\xc1\xb7\n".to_vec();
+    bytes.extend_from_slice(
+        b"import torch\n\nloss = torch.zeros(1, requires_grad=True).sum()\nloss.backward(retain_variables=True)\n",
+    );
+    std::fs::write(p.join("train.py"), &bytes).unwrap();
+    let args = [
+        "check",
+        ".",
+        "--isolated",
+        "--no-cache",
+        "--output-format",
+        "concise",
+    ];
+    let (_, out, err) = run(p, &args);
+    assert!(out.contains("train.py:6:15: TV130"), "{out}\n{err}");
+    assert!(!err.contains("not valid UTF-8"), "{err}");
+    // `--fix` reports the finding and leaves the bytes alone, saying why.
+    let mut fix = args.to_vec();
+    fix.extend(["--fix", "--unsafe-fixes"]);
+    let (_, out, err) = run(p, &fix);
+    assert!(out.contains("TV130"), "{out}");
+    assert!(
+        err.contains("train.py: fixes not written: the file is GBK-encoded"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(p.join("train.py")).unwrap(), bytes);
+    // `--diff` shows the fix (as UTF-8 text) without writing either.
+    let mut diff = args.to_vec();
+    diff.extend(["--diff", "--unsafe-fixes"]);
+    let (_, out, _) = run(p, &diff);
+    assert!(out.contains("+loss.backward(retain_graph=True)"), "{out}");
+    assert_eq!(std::fs::read(p.join("train.py")).unwrap(), bytes);
+}
+
+#[test]
 fn a_zero_byte_notebook_is_checked_as_an_empty_notebook() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();

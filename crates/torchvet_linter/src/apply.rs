@@ -203,6 +203,7 @@ impl Linter {
             text: source.text.clone(),
             kind: source.kind.clone(),
             bom: source.bom,
+            encoding: source.encoding,
             line_index: source.line_index.clone(),
         };
         let mut applied = Vec::new();
@@ -275,6 +276,7 @@ fn rebuilt(prev: &SourceFile, text: String, spans: &[Span]) -> SourceFile {
         SourceKind::Python => {
             let mut f = SourceFile::from_python(prev.path.clone(), text);
             f.bom = prev.bom;
+            f.encoding = prev.encoding;
             f
         }
         SourceKind::Notebook(nb) => {
@@ -290,6 +292,7 @@ fn rebuilt(prev: &SourceFile, text: String, spans: &[Span]) -> SourceFile {
                 text,
                 kind: SourceKind::Notebook(Box::new(nb)),
                 bom: prev.bom,
+                encoding: prev.encoding,
                 line_index,
             }
         }

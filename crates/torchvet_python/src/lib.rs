@@ -40,9 +40,9 @@ pub enum LoadError {
     /// Contains NUL bytes.
     #[error("file looks binary (NUL byte at offset {0}); not a Python source file")]
     Binary(usize),
-    /// Not UTF-8.
+    /// Not UTF-8, and no known encoding declared (PEP 263).
     #[error(
-        "file is not valid UTF-8 (invalid byte at offset {0}); torchvet reads UTF-8 sources only"
+        "file is not valid UTF-8 (invalid byte at offset {0}) and declares no encoding torchvet can read (`# -*- coding: gbk -*-` on its first or second line)"
     )]
     NotUtf8(usize),
     /// A notebook whose JSON is broken or not nbformat.
@@ -70,6 +70,9 @@ pub struct SourceFile {
     pub kind: SourceKind,
     /// Whether the file started with a UTF-8 BOM (stripped from `text`).
     pub bom: bool,
+    /// The encoding the file declares and was decoded from, when it is not UTF-8 (PEP 263:
+    /// `# coding=gbk`); fixes are not written to such a file.
+    pub encoding: Option<&'static str>,
     /// Rows and columns.
     pub line_index: LineIndex,
 }
@@ -89,16 +92,75 @@ fn check_bytes(bytes: &[u8]) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// Decode bytes as UTF-8 text (BOM stripped), refusing binary data.
-pub fn decode(bytes: Vec<u8>) -> Result<(String, bool), LoadError> {
+/// Decode bytes as UTF-8 text (BOM stripped), refusing binary data. A file that is not UTF-8
+/// but declares its encoding in its first two lines, as PEP 263 defines it (`# coding=gbk`,
+/// `# -*- coding: latin-1 -*-`), is decoded from that encoding, as Python reads it: the third
+/// value names the encoding then.
+pub fn decode(bytes: Vec<u8>) -> Result<(String, bool, Option<&'static str>), LoadError> {
     check_bytes(&bytes)?;
-    let mut text =
-        String::from_utf8(bytes).map_err(|e| LoadError::NotUtf8(e.utf8_error().valid_up_to()))?;
-    let bom = text.starts_with('\u{feff}');
-    if bom {
-        text.drain(..3);
+    let bytes = match String::from_utf8(bytes) {
+        Ok(mut text) => {
+            let bom = text.starts_with('\u{feff}');
+            if bom {
+                text.drain(..3);
+            }
+            return Ok((text, bom, None));
+        }
+        Err(e) => e,
+    };
+    let valid_up_to = bytes.utf8_error().valid_up_to();
+    let bytes = bytes.into_bytes();
+    let encoding = declared_encoding(&bytes)
+        .filter(|e| *e != encoding_rs::UTF_8)
+        .ok_or(LoadError::NotUtf8(valid_up_to))?;
+    let text = encoding
+        .decode_without_bom_handling_and_without_replacement(&bytes)
+        .ok_or(LoadError::NotUtf8(valid_up_to))?;
+    Ok((text.into_owned(), false, Some(encoding.name())))
+}
+
+/// The encoding a PEP 263 declaration in the first two lines names (`# -*- coding: gbk -*-`,
+/// `# vim: set fileencoding=latin-1 :`): a comment line matching `coding[:=]\s*([-\w.]+)`.
+/// Python's codec names that the WHATWG labels spell otherwise are mapped (`latin-1`,
+/// `cp936`, `sjis`, `cp932`).
+fn declared_encoding(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {
+    for line in bytes.split(|b| *b == b'\n').take(2) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let start = line
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\x0c'))?;
+        if line[start] != b'#' {
+            continue;
+        }
+        let Some(at) = memchr::memmem::find(line, b"coding") else {
+            continue;
+        };
+        let rest = &line[at + "coding".len()..];
+        let Some(rest) = rest.strip_prefix(b":").or_else(|| rest.strip_prefix(b"=")) else {
+            continue;
+        };
+        let rest = &rest[rest
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t'))
+            .unwrap_or(rest.len())..];
+        let len = rest
+            .iter()
+            .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.')))
+            .unwrap_or(rest.len());
+        let name = std::str::from_utf8(&rest[..len])
+            .ok()?
+            .to_ascii_lowercase()
+            .replace('_', "-");
+        let label = match name.as_str() {
+            "latin-1" | "iso-8859-1" | "iso8859-1" | "l1" => "latin1",
+            "cp936" | "ms936" => "gbk",
+            "sjis" | "cp932" | "ms932" | "shift-jis" => "shift_jis",
+            "utf8" | "utf-8-sig" => "utf-8",
+            other => other,
+        };
+        return encoding_rs::Encoding::for_label(label.as_bytes());
     }
-    Ok((text, bom))
+    None
 }
 
 impl SourceFile {
@@ -136,7 +198,7 @@ impl SourceFile {
                 limit: MAX_FILE_SIZE,
             });
         }
-        let (raw, bom) = decode(bytes)?;
+        let (raw, bom, encoding) = decode(bytes)?;
         if is_notebook {
             let nb = Notebook::parse(&raw).map_err(LoadError::Notebook)?;
             let text = nb.source().to_string();
@@ -146,6 +208,7 @@ impl SourceFile {
                 text,
                 kind: SourceKind::Notebook(Box::new(nb)),
                 bom,
+                encoding,
                 line_index,
             })
         } else {
@@ -155,6 +218,7 @@ impl SourceFile {
                 text: raw,
                 kind: SourceKind::Python,
                 bom,
+                encoding,
                 line_index,
             })
         }
@@ -168,6 +232,7 @@ impl SourceFile {
             text,
             kind: SourceKind::Python,
             bom: false,
+            encoding: None,
             line_index,
         }
     }
@@ -513,5 +578,59 @@ mod template_tests {
         ));
         assert!(!template("a.py", "T = '{% if x %}{{ y }}{% endif %}'\n"));
         assert!(!template("a.py", "d = {'a': {'b': 1}}\n"));
+    }
+}
+
+#[cfg(test)]
+mod encoding_tests {
+    use super::{decode, LoadError};
+
+    // "中文" in GBK.
+    const GBK_WORD: &[u8] = b"\xd6\xd0\xce\xc4";
+
+    #[test]
+    fn a_declared_encoding_is_decoded_as_python_reads_it() {
+        for header in [
+            &b"# coding=gbk\n"[..],
+            b"#!/usr/bin/env python\n# -*- coding: GBK -*-\n",
+            b"# vim: set fileencoding=cp936 :\n",
+        ] {
+            let mut bytes = header.to_vec();
+            bytes.extend_from_slice(b"# ");
+            bytes.extend_from_slice(GBK_WORD);
+            bytes.extend_from_slice(b"\nx = 1\n");
+            let (text, bom, encoding) = decode(bytes).unwrap();
+            assert!(text.contains("# 中文\nx = 1"), "{text}");
+            assert!(!bom);
+            assert_eq!(encoding, Some("GBK"));
+        }
+        let (text, _, encoding) =
+            decode(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n".to_vec()).unwrap();
+        assert!(text.contains("x = 'é'"));
+        assert_eq!(encoding, Some("windows-1252"));
+        // UTF-8 needs no declaration and names no encoding.
+        let (_, _, encoding) = decode("# coding=gbk\nx = 'é'\n".as_bytes().to_vec()).unwrap();
+        assert_eq!(encoding, None);
+    }
+
+    #[test]
+    fn undeclared_or_wrongly_declared_bytes_stay_an_error() {
+        let mut undeclared = b"x = 1\n# ".to_vec();
+        undeclared.extend_from_slice(GBK_WORD);
+        assert!(matches!(decode(undeclared), Err(LoadError::NotUtf8(8))));
+        // The declaration must be on one of the first two lines, in a comment.
+        let late = b"x = 1\ny = 2\n# coding=gbk\n# \xd6\xd0\n".to_vec();
+        assert!(matches!(decode(late), Err(LoadError::NotUtf8(_))));
+        let in_string = b"s = 'coding=gbk \xd6\xd0'\n".to_vec();
+        assert!(matches!(decode(in_string), Err(LoadError::NotUtf8(_))));
+        // Declared UTF-8 (or an unknown codec) but not UTF-8.
+        assert!(matches!(
+            decode(b"# coding: utf-8\nx = '\xe9'\n".to_vec()),
+            Err(LoadError::NotUtf8(_))
+        ));
+        assert!(matches!(
+            decode(b"# coding: klingon\nx = '\xe9'\n".to_vec()),
+            Err(LoadError::NotUtf8(_))
+        ));
     }
 }

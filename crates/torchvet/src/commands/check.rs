@@ -291,24 +291,45 @@ fn lint_loaded(
         launches_with_env_rank: declared.map(|d| d.launches_with_env_rank),
         documented_min_torch: declared.and_then(|d| d.documented_min_torch),
     };
-    catch_file(name.clone(), || match mode {
-        Mode::ParseOnly => Ok(FileResult::default()),
-        Mode::Lint => {
-            // Phase 1's scopes of the kept tree, taken once.
-            let scopes = file.scopes.lock().ok().and_then(|mut s| s.take());
-            Ok(FileResult {
-                diagnostics: linter.lint_file_with_scopes(
-                    &file.source,
-                    file.parsed.as_ref(),
-                    scopes,
-                    &name,
-                    &ctx,
-                ),
-                ..FileResult::default()
-            })
-        }
-        Mode::Fix { unsafe_fixes, diff } => {
-            fix_file(linter, &file.source, &name, (unsafe_fixes, diff), &ctx)
+    catch_file(name.clone(), || {
+        match mode {
+            Mode::ParseOnly => Ok(FileResult::default()),
+            Mode::Lint => {
+                // Phase 1's scopes of the kept tree, taken once.
+                let scopes = file.scopes.lock().ok().and_then(|mut s| s.take());
+                Ok(FileResult {
+                    diagnostics: linter.lint_file_with_scopes(
+                        &file.source,
+                        file.parsed.as_ref(),
+                        scopes,
+                        &name,
+                        &ctx,
+                    ),
+                    ..FileResult::default()
+                })
+            }
+            // A file decoded from the encoding it declares (`# coding=gbk`): writing it back as
+            // UTF-8 would change every non-ASCII byte, and re-encoding risks what the encoding
+            // cannot hold. It is checked, and its fixes are offered, not written.
+            Mode::Fix { diff: false, .. } if file.source.encoding.is_some() => {
+                let diagnostics = linter.lint_file(&file.source, file.parsed.as_ref(), &name, &ctx);
+                let note = diagnostics
+                .iter()
+                .any(|d| d.fix.is_some())
+                .then_some(file.source.encoding)
+                .flatten()
+                .map(|e| {
+                    format!("fixes not written: the file is {e}-encoded, and torchvet writes UTF-8 files only")
+                });
+                Ok(FileResult {
+                    diagnostics,
+                    note,
+                    ..FileResult::default()
+                })
+            }
+            Mode::Fix { unsafe_fixes, diff } => {
+                fix_file(linter, &file.source, &name, (unsafe_fixes, diff), &ctx)
+            }
         }
     })
 }
