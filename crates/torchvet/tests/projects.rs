@@ -134,6 +134,7 @@ projects! {
         hub_models_served,
         probe_on_frozen_backbone,
         vgg_head_replaced,
+        wrapper_class_inference,
     ],
     clean: [
         clean_conditional_eval_helper,

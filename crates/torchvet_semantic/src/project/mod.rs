@@ -408,6 +408,9 @@ struct UseIndex {
     module_api: FxHashSet<ClassId>,
     /// Per file: its module-level names compared in other files (sorted, once each).
     compared: FxHashMap<FileId, Vec<Box<str>>>,
+    /// Methods of project classes called on an instance with autograd off somewhere (see
+    /// [`FunctionSummary::no_grad_method_calls`]).
+    no_grad_methods: FxHashSet<FuncId>,
 }
 
 /// The model seen from one file: the handle rules and analyses hold.
@@ -1459,6 +1462,34 @@ impl ProjectModel {
         u.called.contains(&c) || u.module_api.contains(&c)
     }
 
+    /// Is method `f` called on an instance of its class (or of a project subclass) with
+    /// autograd off somewhere in the project: `with torch.no_grad(): scores =
+    /// model.detect(x)` in another file, with `model` a parameter annotated `model: Model` or
+    /// passed a `Model(...)`? The receiver's class comes from the model's resolution of the
+    /// object ([`Self::resolve_val`]), for any project class (a plain wrapper class too).
+    pub fn method_called_without_grad(&self, f: FuncId) -> bool {
+        self.func(f).class.is_some() && self.uses().no_grad_methods.contains(&f)
+    }
+
+    /// The project methods `obj.name(...)` may run: `name` looked up on the class (or each
+    /// alternative class) the object resolves to. Empty when the object's class is not known
+    /// or is a library class.
+    fn methods_on(&self, ctx: FuncId, recv: &Val, name: &str) -> Vec<FuncId> {
+        let r = self.resolve_val(ctx, recv, 0);
+        let classes: Vec<&Option<ClassRef>> = match (&r.class, &r.alternatives) {
+            (Some(_), _) => vec![&r.class],
+            (None, Some(alts)) => alts.iter().map(|a| &a.class).collect(),
+            (None, None) => Vec::new(),
+        };
+        classes
+            .into_iter()
+            .filter_map(|c| match c {
+                Some(ClassRef::Project(c)) => self.method(*c, name, 0),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn uses(&self) -> &UseIndex {
         self.use_index.get_or_init(|| {
             let mut idx = UseIndex::default();
@@ -1473,6 +1504,15 @@ impl ProjectModel {
                 });
                 for (m, name) in self.compared_names(file) {
                     idx.compared.entry(m).or_default().push(name.into());
+                }
+                for (gi, g) in self.files[fi].functions.iter().enumerate() {
+                    let ctx = FuncId {
+                        file,
+                        index: gi as u32,
+                    };
+                    for (recv, name) in g.no_grad_method_calls.iter() {
+                        idx.no_grad_methods.extend(self.methods_on(ctx, recv, name));
+                    }
                 }
             }
             for v in idx.compared.values_mut() {
@@ -3491,6 +3531,7 @@ impl ProjectModel {
                 self.hash_resolved(r.as_deref().unwrap_or(&Resolved::default()), &mut h);
             }
             self.call_sites_no_grad(fid).hash(&mut h);
+            self.method_called_without_grad(fid).hash(&mut h);
             (self.result_differentiated(fid), self.runs_without_grad(fid)).hash(&mut h);
             for i in 0..f.functions[gi].params.len() {
                 self.param_evaled_by_callers(fid, i).hash(&mut h);

@@ -547,6 +547,12 @@ pub struct FunctionSummary {
     /// method on the object's class ([`crate::project::ProjectModel::object_methods`]), so the
     /// modes that method sets are seen.
     pub object_method_calls: ThinVec<ObjectMethodCall>,
+    /// Methods it calls on an object with autograd off (`with torch.no_grad(): scores =
+    /// model.detect(x)`, or in a no-grad decorated function): the object's value and the
+    /// method's name, not `self`'s own methods (those are [`Self::calls`]) nor `nn.Module`
+    /// API. The model resolves the method on the object's class
+    /// ([`crate::project::ProjectModel::method_called_without_grad`]).
+    pub no_grad_method_calls: ThinVec<(Val, Box<str>)>,
     /// How it uses each parameter.
     pub usage: Vec<Usage>,
     /// Its body has a `for`/`while` loop.
@@ -1353,6 +1359,7 @@ fn summarise_lines(
         events: ThinVec::new(),
         calls: Vec::new(),
         instance_calls: ThinVec::new(),
+        no_grad_method_calls: ThinVec::new(),
         module_api_uses: ThinVec::new(),
         global_module_uses: ThinVec::new(),
         object_method_calls: ThinVec::new(),
@@ -1860,6 +1867,7 @@ impl Builder<'_> {
             events: ThinVec::new(),
             calls: Vec::new(),
             instance_calls: ThinVec::new(),
+            no_grad_method_calls: ThinVec::new(),
             module_api_uses: ThinVec::new(),
             global_module_uses: ThinVec::new(),
             object_method_calls: ThinVec::new(),
@@ -3045,6 +3053,7 @@ impl Builder<'_> {
             no_grad: u32::from(no_grad),
             calls: Vec::new(),
             instance_calls: Vec::new(),
+            no_grad_method_calls: Vec::new(),
             module_api_uses: Vec::new(),
             global_module_uses: Vec::new(),
             usage: vec![Usage::default(); params.len()],
@@ -3062,6 +3071,7 @@ impl Builder<'_> {
         let BodyWalker {
             calls,
             instance_calls,
+            no_grad_method_calls,
             module_api_uses,
             global_module_uses,
             usage,
@@ -3077,6 +3087,7 @@ impl Builder<'_> {
         let f = &mut self.out.functions[idx as usize];
         f.calls = calls;
         f.instance_calls = instance_calls.into();
+        f.no_grad_method_calls = no_grad_method_calls.into();
         f.module_api_uses = module_api_uses.into();
         f.global_module_uses = global_module_uses.into();
         if !params.is_empty() {
@@ -3643,6 +3654,7 @@ struct BodyWalker<'w, 'b> {
     no_grad_callees: Vec<Box<str>>,
     calls: Vec<SumCall>,
     instance_calls: Vec<InstanceCall>,
+    no_grad_method_calls: Vec<(Val, Box<str>)>,
     module_api_uses: Vec<Val>,
     global_module_uses: Vec<Box<str>>,
     usage: Vec<Usage>,
@@ -3727,6 +3739,33 @@ impl BodyWalker<'_, '_> {
             conditional: self.cond_depth > 0,
             no_grad: self.no_grad > 0,
         });
+    }
+
+    /// Record `obj.method(...)` called with autograd off (see
+    /// [`FunctionSummary::no_grad_method_calls`]).
+    fn no_grad_method_call(&mut self, call: &ExprCall) {
+        let Expr::Attribute(a) = &*call.func else {
+            return;
+        };
+        let method = a.attr.as_str();
+        if !matches!(&*a.value, Expr::Name(_) | Expr::Attribute(_))
+            || helpers::name_of(&a.value) == Some("self")
+            || crate::classes::is_module_api(method)
+            || method.starts_with("__")
+        {
+            return;
+        }
+        let recv = self.b.val(&a.value, self.params, self.vals, self.nested);
+        if matches!(
+            recv,
+            Val::Unknown | Val::None | Val::Kind(_) | Val::Torch(_) | Val::Loss(_)
+        ) {
+            return;
+        }
+        let seen = &self.no_grad_method_calls;
+        if !seen.iter().any(|(v, n)| *v == recv && &**n == method) {
+            self.no_grad_method_calls.push((recv, method.into()));
+        }
     }
 
     /// Record an object used as a module: given an `nn.Module` API method (see
@@ -3969,6 +4008,7 @@ impl BodyWalker<'_, '_> {
                             seen.push(Box::from(name));
                         }
                     }
+                    self.no_grad_method_call(call);
                 }
                 if let Some((m, recv)) = helpers::method_call(call) {
                     let bits = match m {

@@ -18,7 +18,10 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for evaluation loops that run the model with autograd still enabled: no
     /// `torch.no_grad()` / `torch.inference_mode()` around them, no such decorator, and no
-    /// caller anywhere in the project that wraps the function in one. An evaluation loop is a
+    /// caller anywhere in the project that wraps the function in one (for a method, also a
+    /// call on an instance of its class, typed by the project model: `with torch.no_grad():
+    /// detector.scores(x)` with `detector: Detector` in another file, for a plain inference
+    /// class too). An evaluation loop is a
     /// loop (or comprehension) that runs no backward pass or optimizer step, directly or in the
     /// functions it calls, feeds none after it, and says evaluation: it iterates validation or
     /// test data, follows `model.eval()`, sits in a function named like `validate`,
@@ -186,7 +189,7 @@ fn callers_disable_grad(checker: &Checker) -> bool {
     let Some(id) = p.function_at(f.range.start()) else {
         return false;
     };
-    p.model.call_sites_no_grad(id).1 > 0
+    p.model.call_sites_no_grad(id).1 > 0 || p.model.method_called_without_grad(id)
 }
 
 /// What the project model says about autograd here: a caller differentiates what this
