@@ -569,7 +569,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // A loop keeps paying (and a running total may keep every graph alive); one forward pass
     // holds its activations until the result is dropped.
     let cost = if in_loop {
-        "every forward pass records a graph and keeps its activations for a backward pass that never comes, using several times the memory"
+        "every forward pass records a graph and keeps its activations for a backward pass that never comes, costing memory and time"
     } else {
         "the forward pass records a graph and keeps its activations for a backward pass that never comes"
     };
