@@ -567,6 +567,10 @@ pub struct FunctionSummary {
     /// Project classes and builders it calls (for the train/eval sensitivity of the classes
     /// whose methods these are).
     pub builds: ThinVec<Ref>,
+    /// Those of [`Self::builds`] that build a library model whose train/eval-sensitive head
+    /// the function replaces by layers without any (`net = vgg16(pretrained=True)` then
+    /// `net.classifier = nn.Sequential()`): built, but not a source of Dropout.
+    pub mode_free_builds: ThinVec<Ref>,
     /// For an `__init__` that puts some of what it builds in eval mode (`net = Backbone();
     /// net.eval()`, `self.features = vgg16(weights=...).eval()`): its train/eval-sensitive
     /// layer and project builds leaving out those held in eval mode (see [`Untrained`]).
@@ -1368,6 +1372,7 @@ fn summarise_lines(
         grad_off_block: false,
         mode_layer: None,
         builds: ThinVec::new(),
+        mode_free_builds: ThinVec::new(),
         untrained: None,
         frozen: ThinVec::new(),
         freezes_self: SelfFreeze::No,
@@ -1741,6 +1746,7 @@ impl Builder<'_> {
                 f.builds
                     .iter()
                     .filter(|r| !matches!(r, Ref::Local(n) if &**n == name))
+                    .filter(|r| !f.mode_free_builds.contains(r))
                     .cloned(),
             );
         }
@@ -1875,6 +1881,7 @@ impl Builder<'_> {
             grad_off_block: false,
             mode_layer: None,
             builds: ThinVec::new(),
+            mode_free_builds: ThinVec::new(),
             untrained: None,
             frozen: ThinVec::new(),
             freezes_self: SelfFreeze::No,
@@ -3042,6 +3049,18 @@ impl Builder<'_> {
             Vec::new()
         };
         let held = &held[..];
+        let span = match (body.first(), body.last()) {
+            (Some(a), Some(b)) => self.text.get(a.start().to_usize()..b.end().to_usize()),
+            _ => None,
+        };
+        let head_replaced =
+            if span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".classifier").is_some()) {
+                library_builds_head_replaced(body, &|e| self.scopes.resolve(e))
+            } else {
+                Vec::new()
+            };
+        let head_replaced = &head_replaced[..];
+        let f = &self.out.functions[idx as usize];
         let forward = f.class.is_some() && &*f.name == "forward";
         let mut w = BodyWalker {
             b: self,
@@ -3062,7 +3081,9 @@ impl Builder<'_> {
             mode_layer: None,
             applied_inline: None,
             builds: Vec::new(),
+            mode_free_builds: Vec::new(),
             held,
+            head_replaced,
             untrained: (!held.is_empty()).then(Untrained::default),
             forward,
             no_grad_callees: Vec::new(),
@@ -3079,6 +3100,7 @@ impl Builder<'_> {
             grad_off_block,
             mode_layer,
             builds,
+            mode_free_builds,
             untrained,
             no_grad_callees,
             ..
@@ -3100,6 +3122,7 @@ impl Builder<'_> {
             .filter(|u| u.builds != builds || u.layer != mode_layer)
             .map(Box::new);
         f.builds = builds.into();
+        f.mode_free_builds = mode_free_builds.into();
         f.frozen = frozen_modules(body).into();
         f.freezes_self = self_freeze(body, params);
     }
@@ -3449,6 +3472,31 @@ fn returns_differentiated(body: &[Stmt]) -> bool {
 /// train/eval-sensitive head the function replaced by torch layers without any
 /// ([`crate::head_replaced_mode_free`]): `model = models.vgg16(pretrained=True);
 /// model.classifier = nn.Linear(n, 2); return model`?
+/// The starts of the library model builds bound to a name (`net = vgg16(pretrained=True)`)
+/// whose train/eval-sensitive head the body replaces by torch layers without any
+/// (`net.classifier = nn.Sequential()`): the model the body keeps has no Dropout. See
+/// [`crate::library_mode_head`].
+fn library_builds_head_replaced(
+    body: &[Stmt],
+    resolve: &dyn Fn(&Expr) -> Option<String>,
+) -> Vec<TextSize> {
+    let mut out = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |st| {
+        let Stmt::Assign(a) = st else { return };
+        let ([Expr::Name(n)], (Expr::Call(c), _)) =
+            (&a.targets[..], dataflow::module_chain(&a.value))
+        else {
+            return;
+        };
+        if let Some(head) = resolve(&c.func).and_then(|q| crate::library_mode_head(&q)) {
+            if crate::head_replaced_mode_free(body, n.id.as_str(), head, resolve) {
+                out.push(c.start());
+            }
+        }
+    });
+    out
+}
+
 fn returns_head_replaced(body: &[Stmt], resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
     let mut built: Vec<(&str, &'static str)> = Vec::new();
     helpers::for_each_own_stmt(body, &mut |st| {
@@ -3666,8 +3714,12 @@ struct BodyWalker<'w, 'b> {
     /// a layer built only for some arguments (`nn.Dropout(p) if p > 0 else None`).
     applied_inline: Option<TextSize>,
     builds: Vec<Ref>,
+    mode_free_builds: Vec<Ref>,
     /// The values an `__init__` holds in eval mode (see [`held_in_eval`]); empty elsewhere.
     held: &'w [TextRange],
+    /// Starts of library model builds whose only train/eval-sensitive part the body replaces
+    /// by torch layers without any (see [`library_builds_head_replaced`]).
+    head_replaced: &'w [TextSize],
     /// With `held`: the layer and builds outside those values.
     untrained: Option<Untrained>,
     /// The body is a module's `forward`: a layer it builds into a local name
@@ -4034,7 +4086,9 @@ impl BodyWalker<'_, '_> {
                 let outside_held = self.untrained.is_some()
                     && !self.held.iter().any(|r| r.contains_range(call.range()));
                 // Every family the function builds (`Dropout` and `BatchNorm`), at the first.
-                if self.applied_inline != Some(call.start()) {
+                if self.applied_inline != Some(call.start())
+                    && !self.head_replaced.contains(&call.start())
+                {
                     if let Some(k) = self.b.layer_of_call(call) {
                         join_layer(&mut self.mode_layer, Some((k, call.range())));
                         if let Some(u) = self.untrained.as_mut().filter(|_| outside_held) {
@@ -4046,7 +4100,9 @@ impl BodyWalker<'_, '_> {
                 self.module_use(call);
                 if let Some(callee) = self.b.callee_ref(call, self.params, self.vals, self.nested) {
                     if matches!(callee, Ref::Qualified(_) | Ref::Local(_)) {
-                        if let Some(u) = self.untrained.as_mut().filter(|_| outside_held) {
+                        if self.head_replaced.contains(&call.start()) {
+                            self.mode_free_builds.push(callee.clone());
+                        } else if let Some(u) = self.untrained.as_mut().filter(|_| outside_held) {
                             u.builds.push(callee.clone());
                         }
                         self.builds.push(callee.clone());
