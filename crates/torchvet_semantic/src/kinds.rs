@@ -341,6 +341,14 @@ impl KindTable {
                 if value.is_none_literal_expr() {
                     return;
                 }
+                // `self.model = self.model.to(device)` (`.cuda()`, `.eval()`, ...): the same
+                // object, moved or switched, not a second kind.
+                if matches!(value, Expr::Call(_))
+                    && crate::helpers::self_attribute(crate::dataflow::module_chain(value).0)
+                        == Some(attr)
+                {
+                    return;
+                }
                 let cx = cx.get_or_insert_with(|| Infer {
                     t: KindTable::infer_function(f, scopes, classes, None),
                     scopes,
