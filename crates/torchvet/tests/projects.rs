@@ -135,6 +135,7 @@ projects! {
         probe_on_frozen_backbone,
         vgg_head_replaced,
         wrapper_class_inference,
+        notebook_oneshot_predictions,
     ],
     clean: [
         clean_conditional_eval_helper,

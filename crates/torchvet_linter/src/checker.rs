@@ -2252,6 +2252,49 @@ impl<'a> Checker<'a> {
         })
     }
 
+    /// A model call at a script's or notebook's top level (outside any function and loop) as
+    /// one-shot inference: the module put a model in eval mode before the call, nothing at
+    /// top level runs a backward pass or an optimizer step after that switch, the module uses
+    /// no gradients on purpose (saliency, `requires_grad_()`, `enable_grad()`), and the
+    /// output is only read (`model.eval()`; `pred = model(x_test).detach().numpy()` to plot
+    /// a trained model's predictions). Whether the switch was on the called model is the
+    /// rule's question.
+    pub fn module_inference_region(&mut self, call: &ExprCall) -> Option<EvalRegion<'a>> {
+        use torchvet_semantic::flow::EventKind;
+        if self.function().is_some() || !(self.mentions("eval") || self.mentions(".train(")) {
+            return None;
+        }
+        let events = self.function_events();
+        let last_eval = events
+            .iter()
+            .filter(|e| e.kind == EventKind::Eval && e.site().start() < call.start())
+            .map(|e| e.site().start())
+            .max()?;
+        if events
+            .iter()
+            .any(|e| trains_event(e.kind) && e.site().start() > last_eval)
+        {
+            return None;
+        }
+        let module = self.module;
+        if torchvet_semantic::regions::may_use_gradients(self.text(module.range))
+            && module
+                .body
+                .iter()
+                .any(torchvet_semantic::regions::uses_gradients_stmt)
+        {
+            return None;
+        }
+        if self.reaches_graph_call(call) {
+            return None;
+        }
+        Some(EvalRegion {
+            range: call.range(),
+            loop_stmt: None,
+            evidence: Evidence::EvalMode,
+        })
+    }
+
     /// Where the first `eval()` event of function `f` (the one being visited) is, when `f`
     /// can be one evaluation region: see [`Checker::eval_function_region`].
     fn function_first_eval(&mut self, f: &'a ast::StmtFunctionDef) -> Option<TextSize> {

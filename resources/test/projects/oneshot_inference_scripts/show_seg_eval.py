@@ -13,4 +13,4 @@ points, labels = PointClouds("test")[0]
 classifier = PointSegNet(k=4)
 classifier.load_state_dict(torch.load(opt.model, map_location="cpu", weights_only=True))
 classifier.eval()
-print(classifier(points.unsqueeze(0)).argmax(2))  # ok: switched to eval mode after loading
+print(classifier(points.unsqueeze(0)).argmax(2))  # expect: eval-without-no-grad

@@ -33,7 +33,11 @@ crate::declare_rule! {
     /// project functions it calls) and the model is still in eval mode at the call. So is one
     /// forward pass in a function named for evaluation or prediction (`predict_sentiment`,
     /// `evaluate`, `inference`) that trains nowhere, when its output is only read (`.item()`,
-    /// `.tolist()`, `argmax`, indexing) and neither returned nor passed to another call. A model
+    /// `.tolist()`, `argmax`, indexing) and neither returned nor passed to another call. So is
+    /// a forward pass at a script's or notebook's top level after `model.eval()` there, when
+    /// its output is only read and nothing at top level trains after that switch nor uses
+    /// gradients on purpose (a notebook that trains, then plots the predictions of the trained
+    /// model): reported once per switch, without a fix. A model
     /// call is `model(x)`, `model.forward(x)` (also of a name bound only to `torch.load(...)`:
     /// a whole pickled model, since a state dict is not callable), or a method of a project
     /// module class that runs
@@ -376,8 +380,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let in_loop = checker.in_loop_or_comprehension();
     // Inside `with torch.enable_grad():` the author asked for a graph (an attack library's
     // adversarial evaluation, a saliency map).
-    if (!in_loop && checker.function().is_none())
-        || checker.regions().enable_grad > 0
+    if checker.regions().enable_grad > 0
         || grad_off_here(checker)
         || result_discarded(checker, call)
     {
@@ -402,8 +405,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     // The evaluation region first: it reads the syntax and the function's events, while the
     // value below computes the file's dataflow summaries (most loops are no such region).
+    let top_level = checker.function().is_none();
     let region = if in_loop {
         checker.eval_region()
+    } else if top_level {
+        checker.module_inference_region(call)
     } else {
         match checker.eval_function_region(call.start()) {
             Some(r) => Some(r),
@@ -548,6 +554,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // evaluation loop of the scope is its own finding (notebooks evaluate in several cells).
     let key = if checker.function().is_some() && !trains {
         fkey
+    } else if top_level && !in_loop {
+        // One finding per `eval()` switch at top level (a notebook cell that plots two
+        // predictions after it).
+        (2u64 << 32) | u64::from(eval_call.map_or(call.start(), |e| e.start()).to_u32())
     } else {
         (1u64 << 32) | u64::from(region.range.start().to_u32())
     };
@@ -556,6 +566,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let place = match checker.function() {
         Some(f) => format!("`{}()`", f.name),
+        None if !in_loop => "this call".to_string(),
         None => "this loop".to_string(),
     };
     let why = match (eval_call.is_some(), region.evidence) {
