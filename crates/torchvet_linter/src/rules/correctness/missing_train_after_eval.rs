@@ -86,7 +86,7 @@ crate::declare_rule! {
         severity: Warning,
         title: "model.eval() inside a training loop and model.train() never restored",
         autofix: Suggest,
-        preview: true,
+        preview: false,
         hooks: { stmt: check_stmt, end: finish },
     };
 }
