@@ -1882,6 +1882,9 @@ pub struct FlowState<'a> {
     eval_functions: FxHashMap<u32, Option<TextSize>>,
     /// Per function (by where it starts), [`Checker::trains_nowhere`].
     trains_nowhere: FxHashMap<u32, bool>,
+    /// Does the module body use gradients on purpose ([`Checker::uses_gradients_in_body`]),
+    /// once asked by [`Checker::module_inference_region`].
+    module_uses_gradients: Option<bool>,
 }
 
 impl<'a> Checker<'a> {
@@ -2277,15 +2280,15 @@ impl<'a> Checker<'a> {
             return None;
         }
         let module = self.module;
-        if torchvet_semantic::regions::may_use_gradients(self.text(module.range))
-            && module
-                .body
-                .iter()
-                .any(torchvet_semantic::regions::uses_gradients_stmt)
-        {
-            return None;
-        }
-        if self.reaches_graph_call(call) {
+        let uses_gradients = match self.flow.module_uses_gradients {
+            Some(answer) => answer,
+            None => {
+                let answer = self.uses_gradients_in_body(module.range, &module.body);
+                self.flow.module_uses_gradients = Some(answer);
+                answer
+            }
+        };
+        if uses_gradients || self.reaches_graph_call(call) {
             return None;
         }
         Some(EvalRegion {
@@ -2338,8 +2341,13 @@ impl<'a> Checker<'a> {
     /// `enable_grad()`, `requires_grad_()`; see
     /// [`torchvet_semantic::regions::uses_gradients_stmt`])?
     pub fn uses_gradients_in(&self, f: &ast::StmtFunctionDef) -> bool {
-        torchvet_semantic::regions::may_use_gradients(self.text(f.range))
-            && f.body
+        self.uses_gradients_in_body(f.range, &f.body)
+    }
+
+    /// The same question for any suite spanning `range` (a module body).
+    fn uses_gradients_in_body(&self, range: TextRange, body: &[Stmt]) -> bool {
+        torchvet_semantic::regions::may_use_gradients(self.text(range))
+            && body
                 .iter()
                 .any(torchvet_semantic::regions::uses_gradients_stmt)
     }

@@ -1476,12 +1476,7 @@ impl ProjectModel {
     /// or is a library class.
     fn methods_on(&self, ctx: FuncId, recv: &Val, name: &str) -> Vec<FuncId> {
         let r = self.resolve_val(ctx, recv, 0);
-        let classes: Vec<&Option<ClassRef>> = match (&r.class, &r.alternatives) {
-            (Some(_), _) => vec![&r.class],
-            (None, Some(alts)) => alts.iter().map(|a| &a.class).collect(),
-            (None, None) => Vec::new(),
-        };
-        classes
+        receiver_classes(&r)
             .into_iter()
             .filter_map(|c| match c {
                 Some(ClassRef::Project(c)) => self.method(*c, name, 0),
@@ -1587,14 +1582,8 @@ impl ProjectModel {
             return Vec::new();
         };
         let r = self.resolve_val(ctx, recv, 0);
-        let mut classes: Vec<&Option<ClassRef>> = vec![&r.class];
-        if r.class.is_none() {
-            if let Some(alts) = &r.alternatives {
-                classes = alts.iter().map(|a| &a.class).collect();
-            }
-        }
         let mut out = Vec::new();
-        for c in classes {
+        for c in receiver_classes(&r) {
             match c {
                 Some(ClassRef::Project(c)) => {
                     if let Some(m) = self.method(*c, name, 0).filter(|m| all.contains(m)) {
@@ -3934,6 +3923,15 @@ fn note_unresolved(q: &str, unresolved: &mut FxHashSet<Box<str>>) {
         if !unresolved.contains(first) {
             unresolved.insert(first.into());
         }
+    }
+}
+
+/// The classes a resolved object may be an instance of: its class, or, when that is not
+/// known, each of its alternatives' (`None` entries where those are not known either).
+fn receiver_classes(r: &Resolved) -> Vec<&Option<ClassRef>> {
+    match (&r.class, &r.alternatives) {
+        (None, Some(alts)) => alts.iter().map(|a| &a.class).collect(),
+        _ => vec![&r.class],
     }
 }
 

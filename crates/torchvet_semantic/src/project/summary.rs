@@ -1955,10 +1955,6 @@ impl Builder<'_> {
         });
         self.out.functions[idx as usize].returns = returns.unwrap_or(Val::None);
         self.fill_body(idx, &f.body, &param_names, Some(&nested), &vals, no_grad);
-        if memchr::memmem::find(self.text[f.range()].as_bytes(), b".classifier").is_some() {
-            self.out.functions[idx as usize].returns_head_replaced =
-                returns_head_replaced(&f.body, &|e| self.scopes.resolve(e));
-        }
         // Training events (the flow analysis of the body, without inlining), in functions
         // whose text names one.
         if (self.out.vocab.torch || self.out.vocab.training) && self.names_training_event(f) {
@@ -2162,22 +2158,15 @@ impl Builder<'_> {
         self.out.functions[idx as usize].events = out.into();
         let mut calls = Vec::new();
         helpers::for_each_own_call(body, false, &mut |call| {
-            let Expr::Attribute(a) = &*call.func else {
+            let Some((recv, method)) = object_method(call) else {
                 return;
             };
-            let method = a.attr.as_str();
-            if helpers::name_of(&a.value) == Some("self") || crate::classes::is_module_api(method) {
-                return;
-            }
-            if !matches!(&*a.value, Expr::Name(_) | Expr::Attribute(_)) {
-                return;
-            }
-            let Some(key) = flow::object_key(&a.value) else {
+            let Some(key) = flow::object_key(recv) else {
                 return;
             };
             calls.push(ObjectMethodCall {
                 target: target_of(&key, params, &local, self.module_kinds),
-                recv: self.val(&a.value, params, vals, nested),
+                recv: self.val(recv, params, vals, nested),
                 name: method.into(),
                 range: call.range(),
             });
@@ -3053,12 +3042,15 @@ impl Builder<'_> {
             (Some(a), Some(b)) => self.text.get(a.start().to_usize()..b.end().to_usize()),
             _ => None,
         };
-        let head_replaced =
+        let replaced =
             if span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".classifier").is_some()) {
                 library_builds_head_replaced(body, &|e| self.scopes.resolve(e))
             } else {
                 Vec::new()
             };
+        self.out.functions[idx as usize].returns_head_replaced =
+            !replaced.is_empty() && returns_head_replaced(body, &replaced);
+        let head_replaced: Vec<TextSize> = replaced.iter().map(|&(_, at)| at).collect();
         let head_replaced = &head_replaced[..];
         let f = &self.out.functions[idx as usize];
         let forward = f.class.is_some() && &*f.name == "forward";
@@ -3468,18 +3460,14 @@ fn returns_differentiated(body: &[Stmt]) -> bool {
     any && all
 }
 
-/// Does every `return` of a function give a local bound to a library model whose
-/// train/eval-sensitive head the function replaced by torch layers without any
-/// ([`crate::head_replaced_mode_free`]): `model = models.vgg16(pretrained=True);
-/// model.classifier = nn.Linear(n, 2); return model`?
-/// The starts of the library model builds bound to a name (`net = vgg16(pretrained=True)`)
-/// whose train/eval-sensitive head the body replaces by torch layers without any
-/// (`net.classifier = nn.Sequential()`): the model the body keeps has no Dropout. See
-/// [`crate::library_mode_head`].
-fn library_builds_head_replaced(
-    body: &[Stmt],
+/// The library model builds bound to a name (`net = vgg16(pretrained=True)`) whose
+/// train/eval-sensitive head the body replaces by torch layers without any
+/// (`net.classifier = nn.Sequential()`, see [`crate::head_replaced_mode_free`]): the name and
+/// the start of the build. The model the body keeps has no Dropout.
+fn library_builds_head_replaced<'b>(
+    body: &'b [Stmt],
     resolve: &dyn Fn(&Expr) -> Option<String>,
-) -> Vec<TextSize> {
+) -> Vec<(&'b str, TextSize)> {
     let mut out = Vec::new();
     helpers::for_each_own_stmt(body, &mut |st| {
         let Stmt::Assign(a) = st else { return };
@@ -3490,40 +3478,24 @@ fn library_builds_head_replaced(
         };
         if let Some(head) = resolve(&c.func).and_then(|q| crate::library_mode_head(&q)) {
             if crate::head_replaced_mode_free(body, n.id.as_str(), head, resolve) {
-                out.push(c.start());
+                out.push((n.id.as_str(), c.start()));
             }
         }
     });
     out
 }
 
-fn returns_head_replaced(body: &[Stmt], resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
-    let mut built: Vec<(&str, &'static str)> = Vec::new();
-    helpers::for_each_own_stmt(body, &mut |st| {
-        let Stmt::Assign(a) = st else { return };
-        let ([Expr::Name(n)], (Expr::Call(c), _)) =
-            (&a.targets[..], dataflow::module_chain(&a.value))
-        else {
-            return;
-        };
-        if let Some(head) = resolve(&c.func).and_then(|q| crate::library_mode_head(&q)) {
-            built.push((n.id.as_str(), head));
-        }
-    });
-    if built.is_empty() {
-        return false;
-    }
+/// Does every `return` of a function give one of the locals `replaced` names (see
+/// [`library_builds_head_replaced`]): `model = models.vgg16(pretrained=True);
+/// model.classifier = nn.Linear(n, 2); return model`?
+fn returns_head_replaced(body: &[Stmt], replaced: &[(&str, TextSize)]) -> bool {
     let mut any = false;
     let mut all = true;
     helpers::for_each_own_stmt(body, &mut |st| {
         let Stmt::Return(r) = st else { return };
         any = true;
-        all &= match r.value.as_deref() {
-            Some(Expr::Name(n)) => built.iter().any(|(b, head)| {
-                *b == n.id.as_str() && crate::head_replaced_mode_free(body, b, head, resolve)
-            }),
-            _ => false,
-        };
+        all &= matches!(r.value.as_deref(), Some(Expr::Name(n))
+            if replaced.iter().any(|(b, _)| *b == n.id.as_str()));
     });
     any && all
 }
@@ -3636,6 +3608,20 @@ fn evals_self_getattr(body: &[Stmt]) -> bool {
             self_getattr(recv) || matches!(recv, Expr::Name(n) if bound.contains(&n.id.as_str()));
     });
     found
+}
+
+/// `obj.method(...)` of an object named or reached by attributes (`model`, `self.net`), not
+/// `self`'s own method (a [`SumCall`]) nor `nn.Module` API: the object and the method's name
+/// (see [`FunctionSummary::object_method_calls`], [`FunctionSummary::no_grad_method_calls`]).
+fn object_method(call: &ExprCall) -> Option<(&Expr, &str)> {
+    let Expr::Attribute(a) = &*call.func else {
+        return None;
+    };
+    let method = a.attr.as_str();
+    (matches!(&*a.value, Expr::Name(_) | Expr::Attribute(_))
+        && helpers::name_of(&a.value) != Some("self")
+        && !crate::classes::is_module_api(method))
+    .then_some((&*a.value, method))
 }
 
 /// How many parameters a call must pass: those without a default, positional or keyword-only.
@@ -3796,18 +3782,10 @@ impl BodyWalker<'_, '_> {
     /// Record `obj.method(...)` called with autograd off (see
     /// [`FunctionSummary::no_grad_method_calls`]).
     fn no_grad_method_call(&mut self, call: &ExprCall) {
-        let Expr::Attribute(a) = &*call.func else {
+        let Some((obj, method)) = object_method(call).filter(|(_, m)| !m.starts_with("__")) else {
             return;
         };
-        let method = a.attr.as_str();
-        if !matches!(&*a.value, Expr::Name(_) | Expr::Attribute(_))
-            || helpers::name_of(&a.value) == Some("self")
-            || crate::classes::is_module_api(method)
-            || method.starts_with("__")
-        {
-            return;
-        }
-        let recv = self.b.val(&a.value, self.params, self.vals, self.nested);
+        let recv = self.b.val(obj, self.params, self.vals, self.nested);
         if matches!(
             recv,
             Val::Unknown | Val::None | Val::Kind(_) | Val::Torch(_) | Val::Loss(_)

@@ -31,7 +31,8 @@ crate::declare_rule! {
     /// A pair of time stamps from which no elapsed time is ever computed (`t1 = time.time()`
     /// where neither `t1` nor the first stamp is read on any later path: no difference, no
     /// print, no log) is not reported: nothing is measured, so nothing is misreported.
-    /// Regions that call a project helper, a method of an object the class holds (`self.bbox_util.decode(out)`), or another library's function are not reported
+    /// Regions that call a project helper, a method of an object the class holds
+    /// (`self.bbox_util.decode(out)`), or another library's function are not reported
     /// (the helper may synchronise, or its CPU work may dominate the time), and neither is
     /// work on tensors known to be on the CPU (`torch.randn(n, n)` never moved, then
     /// `y.sum().backward()`): CPU ops and CPU autograd run synchronously. A timer around a
