@@ -136,9 +136,11 @@ projects! {
         vgg_head_replaced,
         wrapper_class_inference,
         notebook_oneshot_predictions,
+        toplevel_prediction_after_training,
     ],
     clean: [
         clean_conditional_eval_helper,
+        clean_toplevel_predictions,
         clean_self_critical_captioning,
         clean_registry_model_zoo,
         clean_ddp_trainer_set_epoch,

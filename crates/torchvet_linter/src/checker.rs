@@ -1842,6 +1842,38 @@ pub enum Evidence {
 
 /// A training event: a backward pass, an optimizer step or its preparation (`zero_grad`,
 /// gradient clipping, loss scaling, an optimizer built). A region with one is not evaluation.
+/// The statement of `body` (at any depth) that trained at offset `site`: the outermost loop
+/// around it, else the innermost statement holding it; when a later statement of the suite
+/// holding it contains offset `call` (which then runs after the training, in sequence).
+fn training_stmt(body: &[Stmt], site: TextSize, call: TextSize) -> Option<&Stmt> {
+    let i = body.iter().position(|s| s.range().contains(site))?;
+    let stmt = &body[i];
+    let in_sequence = || body[i + 1..].iter().any(|s| s.range().contains(call));
+    let inner: Vec<&[Stmt]> = match stmt {
+        Stmt::For(_) | Stmt::While(_) => return in_sequence().then_some(stmt),
+        Stmt::If(s) => std::iter::once(&s.body[..])
+            .chain(s.elif_else_clauses.iter().map(|c| &c.body[..]))
+            .collect(),
+        Stmt::With(s) => vec![&s.body[..]],
+        Stmt::Try(s) => std::iter::once(&s.body[..])
+            .chain(s.handlers.iter().map(|h| match h {
+                ast::ExceptHandler::ExceptHandler(h) => &h.body[..],
+            }))
+            .chain([&s.orelse[..], &s.finalbody[..]])
+            .collect(),
+        Stmt::Match(s) => s.cases.iter().map(|c| &c.body[..]).collect(),
+        _ => return in_sequence().then_some(stmt),
+    };
+    match inner.into_iter().find(|b| {
+        b.first()
+            .zip(b.last())
+            .is_some_and(|(f, l)| TextRange::new(f.start(), l.end()).contains(site))
+    }) {
+        Some(b) => training_stmt(b, site, call),
+        None => in_sequence().then_some(stmt),
+    }
+}
+
 fn trains_event(k: torchvet_semantic::flow::EventKind) -> bool {
     use torchvet_semantic::flow::EventKind;
     matches!(
@@ -2279,16 +2311,7 @@ impl<'a> Checker<'a> {
         {
             return None;
         }
-        let module = self.module;
-        let uses_gradients = match self.flow.module_uses_gradients {
-            Some(answer) => answer,
-            None => {
-                let answer = self.uses_gradients_in_body(module.range, &module.body);
-                self.flow.module_uses_gradients = Some(answer);
-                answer
-            }
-        };
-        if uses_gradients || self.reaches_graph_call(call) {
+        if self.module_uses_gradients() || self.reaches_graph_call(call) {
             return None;
         }
         Some(EvalRegion {
@@ -2296,6 +2319,56 @@ impl<'a> Checker<'a> {
             loop_stmt: None,
             evidence: Evidence::EvalMode,
         })
+    }
+
+    /// A forward pass after the code around it trained: the statement that holds the last
+    /// backward pass or optimizer step before `call` in the function being visited (or the
+    /// module body of a script or notebook), the outermost loop around it (the epoch loop) or
+    /// the call of a training helper (`train(model, loader, opt)`), when `call` runs after it
+    /// in sequence (a later statement of the suite that holds it, not the other branch of an
+    /// `if`), no model was switched to eval or train mode in between, nothing trains after
+    /// `call`, and the code uses no gradients on purpose (saliency, `requires_grad_()`).
+    /// Whether that statement trained the called model, and whether anything touched the
+    /// model since, is the rule's question.
+    pub fn after_training(&mut self, call: &ExprCall) -> Option<&'a Stmt> {
+        use torchvet_semantic::flow::EventKind;
+        if self.in_loop_or_comprehension() {
+            return None;
+        }
+        let events = self.function_events();
+        let last = events
+            .iter()
+            .filter(|e| {
+                matches!(e.kind, EventKind::Backward | EventKind::Step)
+                    && e.site().end() <= call.start()
+            })
+            .max_by_key(|e| e.site().start())?;
+        let from = last.site().start();
+        if events.iter().any(|e| {
+            let at = e.site().start();
+            (matches!(e.kind, EventKind::Eval | EventKind::Train) && at > from && at < call.start())
+                || (trains_event(e.kind) && at > call.start())
+        }) {
+            return None;
+        }
+        let trained = training_stmt(self.scope_body(), from, call.start())?;
+        let uses_gradients = match self.function() {
+            Some(f) => self.uses_gradients_in(f),
+            None => self.module_uses_gradients(),
+        };
+        (!uses_gradients).then_some(trained)
+    }
+
+    /// Does the module body use gradients on purpose (see [`Checker::uses_gradients_in`])?
+    /// Asked once per file.
+    fn module_uses_gradients(&mut self) -> bool {
+        if let Some(answer) = self.flow.module_uses_gradients {
+            return answer;
+        }
+        let module = self.module;
+        let answer = self.uses_gradients_in_body(module.range, &module.body);
+        self.flow.module_uses_gradients = Some(answer);
+        answer
     }
 
     /// Where the first `eval()` event of function `f` (the one being visited) is, when `f`

@@ -2600,15 +2600,6 @@ impl Walker<'_, '_> {
                     }
                 }
             };
-            let args = call
-                .arguments
-                .args
-                .iter()
-                .map(|a| match a {
-                    Expr::Starred(s) => &*s.value,
-                    a => a,
-                })
-                .chain(call.arguments.keywords.iter().map(|k| &k.value));
             // `print(model)`, `len(x)`, `logging.info(model)` only look at their arguments.
             let harmless = {
                 use crate::project::facts::HARMLESS_CALLEES;
@@ -2624,10 +2615,79 @@ impl Walker<'_, '_> {
                         .is_some_and(|q| HARMLESS_CALLEES.contains(&q.as_str())),
                 }
             };
-            for a in args {
-                if let Some(k) = key_of(a).filter(|_| !harmless) {
-                    forget(&mut self.env, &k);
+            // A project function that leaves the module a parameter receives in eval mode
+            // (`evaluate(model, loader)` calling `model.eval()` first): the argument is in
+            // eval mode after the call.
+            let callee = self.cx.classes.project().and_then(|p| {
+                let e = match &*call.func {
+                    Expr::Name(n) => self
+                        .cx
+                        .scopes
+                        .resolve(&call.func)
+                        .and_then(|q| p.entity(&q))
+                        .or_else(|| p.local_at(n.id.as_str(), call.start())),
+                    Expr::Attribute(_) => self
+                        .cx
+                        .scopes
+                        .resolve(&call.func)
+                        .and_then(|q| p.entity(&q)),
+                    _ => None,
+                };
+                match e {
+                    Some(crate::project::Entity::Function(id))
+                        if p.model.function(id).params.first().map(|s| &**s) != Some("self") =>
+                    {
+                        Some((p.clone(), id))
+                    }
+                    _ => None,
                 }
+            });
+            let param_index = |j: Option<usize>, name: Option<&str>| -> Option<usize> {
+                let (p, id) = callee.as_ref()?;
+                let params = &p.model.function(*id).params;
+                match (j, name) {
+                    (Some(j), _) => (j < params.len()).then_some(j),
+                    (_, Some(n)) => params.iter().position(|q| &**q == n),
+                    _ => None,
+                }
+            };
+            let leaves_eval = |i: Option<usize>| {
+                i.zip(callee.as_ref())
+                    .is_some_and(|(i, (p, id))| p.model.leaves_param_in_eval(*id, i))
+            };
+            let positional_ok = !call
+                .arguments
+                .args
+                .iter()
+                .any(|a| matches!(a, Expr::Starred(_)));
+            for (j, a) in call.arguments.args.iter().enumerate() {
+                let a = match a {
+                    Expr::Starred(s) => &*s.value,
+                    a => a,
+                };
+                let Some(k) = key_of(a).filter(|_| !harmless) else {
+                    continue;
+                };
+                if positional_ok && leaves_eval(param_index(Some(j), None)) {
+                    if let Some(v) = self.env.get_mut(&k) {
+                        *v = std::mem::take(v).with(fact(Prop::EvalMode, call.range(), "eval()"));
+                        continue;
+                    }
+                }
+                forget(&mut self.env, &k);
+            }
+            for kw in call.arguments.keywords.iter() {
+                let Some(k) = key_of(&kw.value).filter(|_| !harmless) else {
+                    continue;
+                };
+                let name = kw.arg.as_ref().map(|n| n.as_str());
+                if name.is_some() && leaves_eval(param_index(None, name)) {
+                    if let Some(v) = self.env.get_mut(&k) {
+                        *v = std::mem::take(v).with(fact(Prop::EvalMode, call.range(), "eval()"));
+                        continue;
+                    }
+                }
+                forget(&mut self.env, &k);
             }
             match &*call.func {
                 Expr::Attribute(a) => {

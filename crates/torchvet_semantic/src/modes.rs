@@ -19,7 +19,7 @@ use crate::regions::loop_body;
 use crate::{ModuleClasses, Scopes};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -882,6 +882,118 @@ pub fn project_class_built<'x>(
     }
 }
 
+/// Methods of a module that move it, read it or load weights into it, leaving its
+/// train/eval mode alone.
+const MODE_KEEPING_METHODS: &[&str] = &[
+    "to",
+    "cpu",
+    "cuda",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "load_state_dict",
+    "state_dict",
+    "parameters",
+    "named_parameters",
+    "modules",
+    "named_modules",
+    "children",
+    "named_children",
+    "zero_grad",
+];
+
+/// Is the name `name` handed, between offsets `from` and `at` of `body` (a module or
+/// function body), to a call that may train it or change its mode: an argument of any call but the
+/// builtins that only look at it ([`crate::project::facts::HARMLESS_CALLEES`]); with
+/// `methods`, also the receiver of a method that does more than move, read or load it
+/// (`model.apply(fn)`, `model.requires_grad_(False)`).
+pub fn handed_between(
+    body: &[Stmt],
+    name: &str,
+    from: TextSize,
+    at: TextSize,
+    methods: bool,
+) -> bool {
+    use crate::project::facts::HARMLESS_CALLEES;
+    let mut handed = false;
+    for st in body {
+        if st.end() <= from || st.start() >= at {
+            continue;
+        }
+        helpers::for_each_own_call(std::slice::from_ref(st), false, &mut |c: &ExprCall| {
+            if handed || c.start() >= at || c.end() <= from {
+                return;
+            }
+            if methods {
+                if let Expr::Attribute(a) = &*c.func {
+                    if helpers::name_of(&a.value) == Some(name)
+                        && !MODE_KEEPING_METHODS.contains(&a.attr.as_str())
+                    {
+                        handed = true;
+                        return;
+                    }
+                }
+            }
+            let harmless =
+                helpers::dotted(&c.func).is_some_and(|q| HARMLESS_CALLEES.contains(&q.as_str()));
+            handed = !harmless
+                && c.arguments
+                    .args
+                    .iter()
+                    .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                    .any(|a| {
+                        helpers::name_of(a) == Some(name)
+                            || matches!(a, Expr::Starred(st) if helpers::name_of(&st.value) == Some(name))
+                    });
+        });
+    }
+    handed
+}
+
+/// Did the statement `trained` (the epoch loop, `train(model, loader, opt)`) of the function
+/// being visited, or of the module body, train the model a plain name holds, and was the
+/// name left alone from there to `at`: bound only before the training (in that function when
+/// it is a function's: not a parameter), not handed to a call that may switch its mode or
+/// train it ([`handed_between`], methods included)? A forward pass at `at` then runs the
+/// trained model in the mode the training left it: training mode.
+pub fn trained_then_untouched<'x>(
+    cx: &impl ModeSite<'x>,
+    model: &Expr,
+    trained: &Stmt,
+    at: TextSize,
+) -> bool {
+    let Expr::Name(n) = model else {
+        return false;
+    };
+    let name = n.id.as_str();
+    if !helpers::any_expr_in_stmt(trained, |e| helpers::name_of(e) == Some(name)) {
+        return false;
+    }
+    // Every binding that reaches the call was made before the training.
+    let Some(defs) =
+        crate::reaching::reaching_in_frame(cx.scopes(), cx.function(), cx.module(), name, at)
+    else {
+        return false;
+    };
+    if !defs.iter().all(|d| match d {
+        crate::reaching::Def::Value(v) => {
+            v.end() <= trained.start()
+                && cx
+                    .function()
+                    .is_none_or(|f| f.range.contains_range(v.range()))
+        }
+        _ => false,
+    }) {
+        return false;
+    }
+    let body = match cx.function() {
+        Some(f) => &f.body[..],
+        None => &cx.module().body[..],
+    };
+    !handed_between(body, name, trained.end(), at, true)
+}
+
 /// Is a script's or notebook's model run here before anything trained or loaded it? It is
 /// bound at module level to a new instance of a project class whose constructor loads no
 /// weights (`model = LitSimpleLSTM(vocab_size, 128, 128, 2, 0.5)`), nothing between that
@@ -939,26 +1051,7 @@ pub fn before_training<'x>(
         return false;
     }
     // Handed to a call in between (`train_model(model, loader)`): it may have been trained.
-    let mut handed = false;
-    for st in &cx.module().body {
-        if st.end() <= from || st.start() >= at {
-            continue;
-        }
-        helpers::for_each_own_call(std::slice::from_ref(st), false, &mut |c: &ExprCall| {
-            if c.start() < at
-                && c.end() > from
-                && helpers::name_of(&c.func) != Some("print")
-                && c.arguments
-                    .args
-                    .iter()
-                    .chain(c.arguments.keywords.iter().map(|k| &k.value))
-                    .any(|a| helpers::name_of(a) == Some(name))
-            {
-                handed = true;
-            }
-        });
-    }
-    if handed {
+    if handed_between(&cx.module().body, name, from, at, false) {
         return false;
     }
     // Trained later: an optimizer over its parameters, or handed to a fit / train call

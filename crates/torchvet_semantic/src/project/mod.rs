@@ -1438,6 +1438,26 @@ impl ProjectModel {
         self.events(f).iter().any(FlatEvent::trains)
     }
 
+    /// Does function `f` leave the module its parameter `i` receives in eval mode: its
+    /// composed events (its own and those of the project functions it calls) switch that
+    /// parameter to eval mode on every path (`model.eval()` at the top of
+    /// `evaluate(model, loader)`), and nothing switches it to training mode after that?
+    pub fn leaves_param_in_eval(&self, f: FuncId, i: usize) -> bool {
+        let events = self.events(f);
+        let on_param = |e: &FlatEvent| matches!(&e.target, Target::Param(p, path) if *p as usize == i && path.is_empty());
+        let Some(last_eval) = events
+            .iter()
+            .filter(|e| e.kind == EventKind::Eval && !e.conditional && on_param(e))
+            .map(|e| e.site.start())
+            .max()
+        else {
+            return false;
+        };
+        !events
+            .iter()
+            .any(|e| e.kind == EventKind::Train && on_param(e) && e.site.start() >= last_eval)
+    }
+
     /// Does another file of the project compare the module-level name `name` of file `file`
     /// (`onmt.constants.torch_version >= 1.2` for `torch_version` of `onmt/constants.py`, or
     /// the name imported from it and compared)?
@@ -2862,6 +2882,19 @@ impl ProjectModel {
         let one = |r: &Resolved| match r.class.as_ref()? {
             ClassRef::Project(c) => self.mode_layer(*c).map(|(k, at)| (k, Some(at))),
             ClassRef::External(_) if self.library_head_replaced(r) => None,
+            // A torch container a project function builds and returns (`def build_model():
+            // return nn.Sequential(..., nn.Dropout(0.5), ...)`): the layers that function
+            // builds.
+            ClassRef::External(q)
+                if matches!(
+                    &**q,
+                    "torch.nn.Sequential" | "torch.nn.ModuleList" | "torch.nn.ModuleDict"
+                ) =>
+            {
+                r.built_by
+                    .and_then(|f| self.func(f).mode_layer)
+                    .map(|(k, _)| (k, None))
+            }
             ClassRef::External(q) => mode_layer(q).map(|k| (k, None)),
         };
         if r.class.is_some() {

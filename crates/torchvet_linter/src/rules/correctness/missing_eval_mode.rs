@@ -19,7 +19,9 @@ crate::declare_rule! {
     /// inference (under `torch.no_grad()` / `torch.inference_mode()`, or in a function named
     /// like `validate`, `evaluate`, `test` or `predict`, or right after its trained weights
     /// are loaded in a script that never trains: `net.load_state_dict(torch.load(path))`
-    /// then `net(x)`) without ever being switched to evaluation mode with `model.eval()`.
+    /// then `net(x)`, or right after the code around it trained it: a script's, notebook's or
+    /// `main()`'s prediction after its epoch loop or its `train(model, ...)` call) without
+    /// ever being switched to evaluation mode with `model.eval()`.
     ///
     /// ## Why is this bad?
     /// `torch.no_grad()` only turns off gradient tracking; it does not change how layers
@@ -78,6 +80,16 @@ crate::declare_rule! {
     /// (`model = Net()` after the script rebound `Net` to an instance), and a target or teacher network run
     /// under `no_grad` inside a training step, whose outputs meet a with-grad output in the
     /// loss (BYOL's momentum network: its training-mode BatchNorm is intended).
+    ///
+    /// A prediction after training is reported only where it surely follows the training
+    /// (a later statement of the same suite, not the other branch of an `if`) with the same
+    /// model object (not bound again since), nothing trains after it (not a look between two
+    /// rounds of training), the code uses no gradients on purpose (a saliency map), and the
+    /// model is not handed in between to a call that may switch its mode (`evaluate(model,
+    /// loader)`; a project helper that puts its parameter in eval mode and leaves it so
+    /// counts as `model.eval()`), nor to a method other than moves and reads (`model.to(dev)`,
+    /// `model.state_dict()`, `model.load_state_dict(best)`). Forward passes in a loop or a
+    /// comprehension there are evaluation loops or Monte Carlo dropout, judged as such.
     ///
     /// Nor a function whose returned loss a caller differentiates (`loss = clip_loss(net, x);
     /// loss.backward()`): its forward passes are training. Nor the one-batch self-test under
@@ -160,6 +172,9 @@ struct Candidate {
     first_stmt: Option<TextRange>,
     /// The `model.load_state_dict(...)` statement of a one-shot inference.
     after_load: Option<TextRange>,
+    /// The first line of the top-level statement that trained the model, for a forward pass
+    /// after it.
+    trained: Option<TextRange>,
     key: (u32, String),
     /// Plain names the model was bound from (`self.net = model`): a `model.eval()` before the
     /// binding switched this model too.
@@ -238,7 +253,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     } else {
         weights_loaded_here(checker, func, call)
     };
-    if !in_no_grad && !named && loaded.is_none() && !checker.in_loop_or_comprehension() {
+    // A forward pass after the code around it trained the model (a script's or notebook's
+    // top level, or `main()`): asked below, once the callee is known to be a module.
+    let after = !in_no_grad && !named && loaded.is_none() && !checker.in_loop_or_comprehension();
+    if !in_no_grad && !named && loaded.is_none() && !after && !checker.in_loop_or_comprehension() {
         return;
     }
     if fname.is_some_and(is_framework_hook)
@@ -277,9 +295,29 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
+    // The statement that trained the model (the epoch loop, a training helper's call), with
+    // nothing between it and this call that may have switched the model's mode or trained
+    // it again.
+    let after_training = if after {
+        match checker.after_training(call) {
+            Some(trained)
+                if torchvet_semantic::modes::trained_then_untouched(
+                    checker,
+                    func,
+                    trained,
+                    call.start(),
+                ) =>
+            {
+                Some(trained.range())
+            }
+            _ => return,
+        }
+    } else {
+        None
+    };
     // Evaluation: under no_grad, in an evaluation-named function, or in an evaluation loop
     // (wherever it is written, e.g. the validation loop nested in the epoch loop).
-    let region = if in_no_grad || named || loaded.is_some() {
+    let region = if in_no_grad || named || loaded.is_some() || after_training.is_some() {
         None
     } else {
         match checker.eval_region() {
@@ -307,7 +345,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // absence of a backward consuming its outputs.)
     if let Some(f) = checker
         .function()
-        .filter(|_| !in_no_grad && region.is_none())
+        .filter(|_| !in_no_grad && region.is_none() && after_training.is_none())
     {
         if summary(checker, f).backward.is_some() {
             return;
@@ -391,6 +429,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let context = if region.is_some() {
         "in this evaluation loop".to_string()
+    } else if after_training.is_some() {
+        "after it is trained".to_string()
     } else if loaded.is_some() {
         "after its trained weights are loaded, in a file that never trains,".to_string()
     } else if in_no_grad {
@@ -411,28 +451,38 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // Where `model.eval()` goes when there is no `no_grad` block: first in the function, or
     // right after the statement that binds the model there (`net = ResNet18()`).
     let root = model.split(['.', '[']).next().unwrap_or(&model).to_string();
-    let first_stmt = checker.function().and_then(|f| {
-        let body: Vec<&Stmt> = f
+    let first_stmt =
+        if let Some(trained) = after_training {
+            // Before the statement that holds the call in the suite of the training.
+            checker
+                .stmt_stack()
+                .iter()
+                .find(|s| s.start() >= trained.end())
+                .map(|s| s.range())
+        } else {
+            checker.function().and_then(|f| {
+                let body: Vec<&Stmt> = f
             .body
             .iter()
             .filter(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_))))
             .collect();
-        let binds = |s: &Stmt| {
-            let named = |t: &Expr| matches!(t, Expr::Name(n) if n.id.as_str() == root);
-            match s {
-                Stmt::Assign(a) => a.targets.iter().any(named),
-                Stmt::AnnAssign(a) => named(&a.target),
-                _ => false,
-            }
+                let binds = |s: &Stmt| {
+                    let named = |t: &Expr| matches!(t, Expr::Name(n) if n.id.as_str() == root);
+                    match s {
+                        Stmt::Assign(a) => a.targets.iter().any(named),
+                        Stmt::AnnAssign(a) => named(&a.target),
+                        _ => false,
+                    }
+                };
+                match body
+                    .iter()
+                    .rposition(|s| s.start() < call.start() && binds(s))
+                {
+                    Some(i) => body.get(i + 1).map(|s| s.range()),
+                    None => body.first().map(|s| s.range()),
+                }
+            })
         };
-        match body
-            .iter()
-            .rposition(|s| s.start() < call.start() && binds(s))
-        {
-            Some(i) => body.get(i + 1).map(|s| s.range()),
-            None => body.first().map(|s| s.range()),
-        }
-    });
     PENDING.with_borrow_mut(|p| {
         p.push(Candidate {
             call: call.range(),
@@ -443,6 +493,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             with_stmt,
             first_stmt,
             after_load: loaded,
+            trained: after_training.map(|r| {
+                let text = checker.text(r);
+                let line = text.find(['\n', '\r']).unwrap_or(text.len());
+                TextRange::at(r.start(), TextSize::try_from(line).unwrap_or_default())
+            }),
             key,
             aliases,
         })
@@ -833,6 +888,17 @@ fn build_fix(checker: &Checker, c: &Candidate, trains: bool) -> Option<RawFix> {
             )],
         ));
     }
+    if c.trained.is_some() {
+        // Between the training and this top-level statement.
+        let (start, indent) = line_start(checker, c.first_stmt?.start())?;
+        return Some(RawFix::unsafe_edit(
+            format!("Call `{model}.eval()` after the training"),
+            vec![RawEdit::insert(
+                start,
+                format!("{indent}{model}.eval(){nl}"),
+            )],
+        ));
+    }
     if trains {
         return None;
     }
@@ -899,6 +965,9 @@ fn report_pending(checker: &mut Checker) {
                 }
             }
             (Created::Project(_), None) | (Created::Library, _) => {}
+        }
+        if let Some(trained) = c.trained {
+            d.add_related(trained, format!("`{model}` is trained here"));
         }
         if let Some(fix) = fix {
             d.set_fix(fix);
