@@ -137,6 +137,7 @@ projects! {
         wrapper_class_inference,
         notebook_oneshot_predictions,
         toplevel_prediction_after_training,
+        eval_helper_some_callers_wrap,
     ],
     clean: [
         clean_conditional_eval_helper,

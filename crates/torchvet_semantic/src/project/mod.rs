@@ -1482,6 +1482,31 @@ impl ProjectModel {
         u.called.contains(&c) || u.module_api.contains(&c)
     }
 
+    /// A call of function `f` (by name, in any file but unit-test code) that runs with
+    /// autograd on: not under `no_grad` or in a no-grad decorated caller, in a caller that
+    /// does not only run without grad ([`Self::runs_without_grad`]), whose result the caller
+    /// neither returns nor differentiates; where it is (file and range). For an evaluation function that one caller wraps in `no_grad` and another
+    /// does not (`evaluate(model, test_loader)` after training).
+    pub fn call_site_with_grad(&self, f: FuncId) -> Option<(FileId, ruff_text_size::TextRange)> {
+        self.sites.get(&f)?.iter().find_map(|&(caller, ci, _)| {
+            let g = self.func(caller);
+            let call = &g.calls[ci];
+            // What it gives is only looked at there (printed, stored): not returned to a
+            // caller that may differentiate it, nor differentiated.
+            let kept = g
+                .grad_flow
+                .results
+                .get(ci)
+                .is_some_and(|r| r.returned || r.differentiated);
+            (!call.no_grad
+                && !kept
+                && !g.no_grad
+                && !self.files[caller.file as usize].test_code
+                && !self.runs_without_grad(caller))
+            .then_some((caller.file, call.range))
+        })
+    }
+
     /// Is method `f` called on an instance of its class (or of a project subclass) with
     /// autograd off somewhere in the project: `with torch.no_grad(): scores =
     /// model.detect(x)` in another file, with `model` a parameter annotated `model: Model` or
@@ -3553,6 +3578,9 @@ impl ProjectModel {
                 self.hash_resolved(r.as_deref().unwrap_or(&Resolved::default()), &mut h);
             }
             self.call_sites_no_grad(fid).hash(&mut h);
+            self.call_site_with_grad(fid)
+                .map(|(file, range)| (&self.files[file as usize].path, range))
+                .hash(&mut h);
             self.method_called_without_grad(fid).hash(&mut h);
             (self.result_differentiated(fid), self.runs_without_grad(fid)).hash(&mut h);
             for i in 0..f.functions[gi].params.len() {
@@ -3644,6 +3672,14 @@ impl ProjectModel {
             }
         }
         r.zero_dim_call.hash(h);
+        // What the builder of a library model or torch container built into it
+        // (`value_mode_layer`, `library_head_replaced`).
+        r.built_by
+            .map(|g| {
+                let f = self.func(g);
+                (f.mode_layer.map(|(k, _)| k), f.returns_head_replaced)
+            })
+            .hash(h);
         if let Some(alts) = &r.alternatives {
             alts.len().hash(h);
             for a in alts {

@@ -115,7 +115,12 @@ crate::declare_rule! {
     /// optimizer step) trains, and is not evaluation.
     ///
     /// The model may come from another file, and the caller that wraps the evaluation
-    /// function in `no_grad` may be in another file: the project model sees both.
+    /// function in `no_grad` may be in another file: the project model sees both. When one
+    /// caller wraps it and another runs it with autograd on (the epoch loop's
+    /// `evaluate(model, val_loader)` under `no_grad`, then `evaluate(model, test_loader)`
+    /// after training without it), the function is reported, with a note at the call that
+    /// runs it with autograd on; a caller reached only from `no_grad` code counts as
+    /// wrapping, and unit-test code does not count.
     ///
     /// ## Example
     /// ```python
@@ -184,16 +189,36 @@ fn loss_like(checker: &Checker, func: &Expr) -> bool {
         .any(|(v, _)| matches!(v, Expr::Call(c) if checker.is_loss_class(&c.func)))
 }
 
-/// Does every caller, or some caller, run this function with autograd off? (Some caller is
-/// enough to stay silent: the finding would be about the other call sites.)
-fn callers_disable_grad(checker: &Checker) -> bool {
+/// How the callers of the function being visited run it with respect to autograd.
+enum Callers {
+    /// No caller turns autograd off for it.
+    WithGrad,
+    /// Some caller runs it with autograd off, but this call site of another caller (file,
+    /// range) runs it with autograd on (`evaluate(model, test_loader)` after training, where
+    /// the epoch loop wraps its `evaluate(model, val_loader)` in `no_grad`).
+    Mixed(torchvet_semantic::project::FileId, TextRange),
+    /// Every caller that runs it turns autograd off (or a method of it is called under
+    /// `no_grad` somewhere): nothing to say here.
+    WithoutGrad,
+}
+
+fn callers(checker: &Checker) -> Callers {
     let (Some(f), Some(p)) = (checker.function(), checker.project()) else {
-        return false;
+        return Callers::WithGrad;
     };
     let Some(id) = p.function_at(f.range.start()) else {
-        return false;
+        return Callers::WithGrad;
     };
-    p.model.call_sites_no_grad(id).1 > 0 || p.model.method_called_without_grad(id)
+    if p.model.method_called_without_grad(id) {
+        return Callers::WithoutGrad;
+    }
+    if p.model.call_sites_no_grad(id).1 == 0 {
+        return Callers::WithGrad;
+    }
+    match p.model.call_site_with_grad(id) {
+        Some((file, range)) => Callers::Mixed(file, range),
+        None => Callers::WithoutGrad,
+    }
 }
 
 /// What the project model says about autograd here: a caller differentiates what this
@@ -467,7 +492,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }) {
         return;
     }
-    if callers_disable_grad(checker)
+    let callers = callers(checker);
+    if matches!(callers, Callers::WithoutGrad)
         || crate::rules::facts::module_frozen_at(checker, func, call.start())
     {
         return;
@@ -605,11 +631,20 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         (_, Some(l)) => with_fix(checker, l.range()),
         _ => None,
     };
+    let project = checker.project().cloned();
     let d = checker.report(call.range(), message);
     if let Some(e) = eval_call {
         d.add_related(
             e,
             format!("`{model}` is put in eval mode here, but grad mode stays on"),
+        );
+    }
+    if let (Callers::Mixed(file, range), Some(p)) = (callers, &project) {
+        d.add_remote(
+            p,
+            file,
+            range,
+            format!("{place} runs with autograd on from this call (another caller wraps it in `torch.no_grad()`)"),
         );
     }
     if let Some(fix) = fix {
