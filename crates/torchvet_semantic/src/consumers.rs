@@ -9,7 +9,7 @@
 //! name) or of the class's methods (for a `self.<attr>`), following the value through
 //! assignments to other names; anything not understood counts as reaching a call.
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, ExprContext, Stmt};
+use ruff_python_ast::{self as ast, Expr, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 /// Attributes and methods whose result no longer holds the value's graph (or never did):
@@ -93,6 +93,12 @@ fn reaches<'a>(
         Destination::Bound(t) => t,
     };
     for t in targets {
+        // A lambda parameter or comprehension variable of the same name is another variable
+        // (`lambda m, i, out: maps.append(out)` does not read the `out` bound here).
+        let shadowed = match t {
+            Expr::Name(n) => Some(n.id.as_str()),
+            _ => None,
+        };
         let (scope, matches): (&[Stmt], Matcher) = match t {
             Expr::Name(n) => {
                 let name = n.id.to_string();
@@ -116,7 +122,7 @@ fn reaches<'a>(
             }
             _ => return true,
         };
-        for (use_stmt, range) in loads(scope, &*matches) {
+        for (use_stmt, range) in loads(scope, &*matches, shadowed) {
             if range == t.range() {
                 continue;
             }
@@ -129,10 +135,16 @@ fn reaches<'a>(
 }
 
 /// Every load of an expression matched by `matches` in `scope` (nested definitions
-/// included), with the innermost statement holding it.
-fn loads<'a>(scope: &'a [Stmt], matches: &dyn Fn(&Expr) -> bool) -> Vec<(&'a Stmt, TextRange)> {
+/// included), with the innermost statement holding it. Not inside a lambda or comprehension
+/// that binds `shadowed` itself (its parameter or loop variable is another variable).
+fn loads<'a>(
+    scope: &'a [Stmt],
+    matches: &dyn Fn(&Expr) -> bool,
+    shadowed: Option<&str>,
+) -> Vec<(&'a Stmt, TextRange)> {
     struct L<'a, 'm> {
         matches: &'m dyn Fn(&Expr) -> bool,
+        shadowed: Option<&'m str>,
         stmt: Option<&'a Stmt>,
         out: Vec<(&'a Stmt, TextRange)>,
     }
@@ -154,11 +166,33 @@ fn loads<'a>(scope: &'a [Stmt], matches: &dyn Fn(&Expr) -> bool) -> Vec<(&'a Stm
                 }
                 return;
             }
+            if let Some(name) = self.shadowed {
+                let binds = match e {
+                    Expr::Lambda(l) => l.parameters.as_ref().is_some_and(|p| {
+                        p.iter_non_variadic_params()
+                            .map(|p| &p.parameter.name)
+                            .chain(p.vararg.as_ref().map(|v| &v.name))
+                            .chain(p.kwarg.as_ref().map(|v| &v.name))
+                            .any(|n| n.as_str() == name)
+                    }),
+                    Expr::ListComp(ast::ExprListComp { generators, .. })
+                    | Expr::SetComp(ast::ExprSetComp { generators, .. })
+                    | Expr::DictComp(ast::ExprDictComp { generators, .. })
+                    | Expr::Generator(ast::ExprGenerator { generators, .. }) => generators
+                        .iter()
+                        .any(|g| crate::helpers::binds(&g.target, name)),
+                    _ => false,
+                };
+                if binds {
+                    return;
+                }
+            }
             visitor::walk_expr(self, e);
         }
     }
     let mut l = L {
         matches,
+        shadowed,
         stmt: None,
         out: Vec::new(),
     };
