@@ -92,6 +92,21 @@ fn reaches<'a>(
         Destination::Dropped => return false,
         Destination::Bound(t) => t,
     };
+    // Unpacking (`_, predicted = torch.max(out, 1)`, `(a, b), c = ...`): every name bound
+    // may hold (part of) the value.
+    fn flatten<'e>(t: &'e Expr, out: &mut Vec<&'e Expr>) {
+        match t {
+            Expr::Tuple(tt) => tt.elts.iter().for_each(|e| flatten(e, out)),
+            Expr::List(l) => l.elts.iter().for_each(|e| flatten(e, out)),
+            Expr::Starred(st) => flatten(&st.value, out),
+            t => out.push(t),
+        }
+    }
+    let mut flat = Vec::new();
+    for t in targets {
+        flatten(t, &mut flat);
+    }
+    let targets = flat;
     for t in targets {
         // A lambda parameter or comprehension variable of the same name is another variable
         // (`lambda m, i, out: maps.append(out)` does not read the `out` bound here).
@@ -122,11 +137,26 @@ fn reaches<'a>(
             }
             _ => return true,
         };
-        for (use_stmt, range) in loads(scope, &*matches, shadowed) {
-            if range == t.range() {
+        // Only the loads the binding can reach: after it, in a loop around it (the next
+        // iteration), or in a nested function or lambda (run at some later time). A name
+        // reused for another value earlier (`output = model(inputs)` in the training loop
+        // above a prediction's `output = model(img)`) is not this value. `self.<attr>` is
+        // read from every method, in any order.
+        let bound_at = stmt.range();
+        let loops = if matches!(t, Expr::Name(_)) {
+            enclosing_loops(scope, bound_at)
+        } else {
+            Vec::new()
+        };
+        for l in loads(scope, &*matches, shadowed) {
+            if l.range == t.range() {
                 continue;
             }
-            if reaches(use_stmt, range, body, class_body, passes_through, depth + 1) {
+            let reachable = !matches!(t, Expr::Name(_))
+                || l.nested
+                || l.range.start() >= bound_at.start()
+                || loops.iter().any(|r| r.contains_range(l.range));
+            if reachable && reaches(l.stmt, l.range, body, class_body, passes_through, depth + 1) {
                 return true;
             }
         }
@@ -134,24 +164,50 @@ fn reaches<'a>(
     false
 }
 
+/// The ranges of the `for`/`while` statements of `scope` (not inside nested definitions)
+/// that contain `range`.
+fn enclosing_loops(scope: &[Stmt], range: TextRange) -> Vec<TextRange> {
+    let mut out = Vec::new();
+    crate::helpers::for_each_own_stmt(scope, &mut |st: &Stmt| {
+        if matches!(st, Stmt::For(_) | Stmt::While(_)) && st.range().contains_range(range) {
+            out.push(st.range());
+        }
+    });
+    out
+}
+
+/// One load found by [`loads`].
+struct Load<'a> {
+    /// The innermost statement holding it.
+    stmt: &'a Stmt,
+    range: TextRange,
+    /// Inside a nested function or lambda of the scope.
+    nested: bool,
+}
+
 /// Every load of an expression matched by `matches` in `scope` (nested definitions
-/// included), with the innermost statement holding it. Not inside a lambda or comprehension
-/// that binds `shadowed` itself (its parameter or loop variable is another variable).
+/// included). Not inside a lambda or comprehension that binds `shadowed` itself (its
+/// parameter or loop variable is another variable).
 fn loads<'a>(
     scope: &'a [Stmt],
     matches: &dyn Fn(&Expr) -> bool,
     shadowed: Option<&str>,
-) -> Vec<(&'a Stmt, TextRange)> {
+) -> Vec<Load<'a>> {
     struct L<'a, 'm> {
         matches: &'m dyn Fn(&Expr) -> bool,
         shadowed: Option<&'m str>,
         stmt: Option<&'a Stmt>,
-        out: Vec<(&'a Stmt, TextRange)>,
+        /// Inside a nested function or lambda (run at some later time).
+        nested: u32,
+        out: Vec<Load<'a>>,
     }
     impl<'a> Visitor<'a> for L<'a, '_> {
         fn visit_stmt(&mut self, s: &'a Stmt) {
             let prev = self.stmt.replace(s);
+            let def = matches!(s, Stmt::FunctionDef(_));
+            self.nested += u32::from(def);
             visitor::walk_stmt(self, s);
+            self.nested -= u32::from(def);
             self.stmt = prev;
         }
         fn visit_expr(&mut self, e: &'a Expr) {
@@ -162,7 +218,11 @@ fn loads<'a>(
             };
             if load && (self.matches)(e) {
                 if let Some(s) = self.stmt {
-                    self.out.push((s, e.range()));
+                    self.out.push(Load {
+                        stmt: s,
+                        range: e.range(),
+                        nested: self.nested > 0,
+                    });
                 }
                 return;
             }
@@ -187,12 +247,16 @@ fn loads<'a>(
                     return;
                 }
             }
+            let lambda = matches!(e, Expr::Lambda(_));
+            self.nested += u32::from(lambda);
             visitor::walk_expr(self, e);
+            self.nested -= u32::from(lambda);
         }
     }
     let mut l = L {
         matches,
         shadowed,
+        nested: 0,
         stmt: None,
         out: Vec::new(),
     };

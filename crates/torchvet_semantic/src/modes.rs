@@ -567,6 +567,26 @@ pub fn is_framework_hook(name: &str) -> bool {
         || name.starts_with("on_predict")
 }
 
+/// The plain names a module-level statement binds to the object a module-level name holds
+/// (`loaded_model = model`, `net = model.to(device)`: the same module, so `net.eval()`
+/// switches `model` too). Module-level statements only, nested suites included.
+pub fn module_aliases_of<'a>(cx: &impl ModeSite<'a>, name: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    helpers::for_each_own_stmt(&cx.module().body, &mut |st: &'a Stmt| {
+        if let Stmt::Assign(a) = st {
+            let (base, _) = crate::dataflow::module_chain(&a.value);
+            if helpers::name_of(base) == Some(name) {
+                for t in &a.targets {
+                    if let Some(alias) = helpers::name_of(t).filter(|t| *t != name) {
+                        out.push(alias);
+                    }
+                }
+            }
+        }
+    });
+    out
+}
+
 /// The values plainly assigned to a name (in the current function when it binds the name
 /// there, else at module level; also the element of a tuple assigned to a tuple of names) or to `self.<attr>` (in the methods of the current class),
 /// with the assignment statements' ranges, in source order.

@@ -924,8 +924,14 @@ fn report_pending(checker: &mut Checker) {
     }
     let trains = !checker.facts.method_calls_of("backward").is_empty();
     for c in pending {
+        // Names bound to the same object at module level (`loaded_model = model`).
+        let bound_to: Vec<String> = torchvet_semantic::modes::module_aliases_of(checker, &c.model)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
         if std::iter::once(&c.model)
             .chain(&c.aliases)
+            .chain(&bound_to)
             .any(|m| evaluated_somewhere(checker, m))
         {
             continue;
