@@ -138,6 +138,7 @@ projects! {
         notebook_oneshot_predictions,
         toplevel_prediction_after_training,
         eval_helper_some_callers_wrap,
+        epoch_fn_optional_optimizer,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -1842,6 +1842,26 @@ pub enum Evidence {
 
 /// A training event: a backward pass, an optimizer step or its preparation (`zero_grad`,
 /// gradient clipping, loss scaling, an optimizer built). A region with one is not evaluation.
+/// The name whose truth a test is: `P`, `P is not None`, `bool(P)`.
+fn param_truth(test: &Expr) -> Option<&str> {
+    match test {
+        Expr::Name(n) => Some(n.id.as_str()),
+        Expr::Compare(c)
+            if c.ops.len() == 1
+                && matches!(c.ops[0], CmpOp::IsNot)
+                && matches!(c.comparators.first(), Some(Expr::NoneLiteral(_))) =>
+        {
+            helpers::name_of(&c.left)
+        }
+        Expr::Call(c)
+            if helpers::name_of(&c.func) == Some("bool") && c.arguments.args.len() == 1 =>
+        {
+            helpers::name_of(&c.arguments.args[0])
+        }
+        _ => None,
+    }
+}
+
 /// The statement of `body` (at any depth) that trained at offset `site`: the outermost loop
 /// around it, else the innermost statement holding it; when a later statement of the suite
 /// holding it contains offset `call` (which then runs after the training, in sequence).
@@ -2357,6 +2377,80 @@ impl<'a> Checker<'a> {
             None => self.module_uses_gradients(),
         };
         (!uses_gradients).then_some(trained)
+    }
+
+    /// The parameter that switches the function being visited between training and
+    /// evaluation: every backward pass and optimizer step of it runs under `if P:`,
+    /// `if P is not None:`, or `if flag:` with `flag = P is not None` (or `flag = P`,
+    /// `bool(P)`) bound once in the function (`def run_epoch(model, loader, optimizer=None)`
+    /// with `training = optimizer is not None`), while the function manages no grad mode
+    /// itself (`set_grad_enabled`, `no_grad`, `inference_mode`). Its name, and the `if`
+    /// statements that gate the training; called with `P` falsy, the function evaluates with
+    /// autograd on.
+    pub fn training_flag_param(&mut self) -> Option<(&'a str, Vec<TextRange>)> {
+        use torchvet_semantic::flow::{EventKind, Guard};
+        let f = self.function()?;
+        let text = self.text(f.range);
+        if [
+            "no_grad",
+            "set_grad_enabled",
+            "inference_mode",
+            "enable_grad",
+        ]
+        .iter()
+        .any(|w| text.contains(w))
+        {
+            return None;
+        }
+        let params: Vec<&'a str> = f
+            .parameters
+            .iter_non_variadic_params()
+            .map(|p| p.parameter.name.as_str())
+            .collect();
+        // `flag = P is not None` / `flag = P` / `flag = bool(P)`, bound once: flag -> P.
+        let flag_of = |name: &str| -> Option<&'a str> {
+            let mut found = None;
+            let mut count = 0;
+            helpers::for_each_own_stmt(&f.body, &mut |st: &'a Stmt| {
+                if let Stmt::Assign(a) = st {
+                    if a.targets.iter().any(|t| helpers::name_of(t) == Some(name)) {
+                        count += 1;
+                        found = param_truth(&a.value);
+                    }
+                }
+            });
+            (count == 1).then_some(found).flatten()
+        };
+        let param_of_test = |test: &'a Expr| -> Option<&'a str> {
+            let p = param_truth(test)?;
+            if params.contains(&p) {
+                return Some(p);
+            }
+            flag_of(p).filter(|q| params.contains(q))
+        };
+        let events = self.function_events();
+        let mut flag: Option<&'a str> = None;
+        let mut gates = Vec::new();
+        for e in events
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
+        {
+            let (gated, gate) = e.guards.iter().find_map(|g| match g {
+                Guard::If {
+                    stmt,
+                    clause: 0,
+                    test: Some(t),
+                    ..
+                } => param_of_test(t).map(|p| (p, stmt.range)),
+                _ => None,
+            })?;
+            if flag.is_some_and(|p| p != gated) {
+                return None;
+            }
+            flag = Some(gated);
+            gates.push(gate);
+        }
+        flag.map(|p| (p, gates))
     }
 
     /// Does the module body use gradients on purpose (see [`Checker::uses_gradients_in`])?

@@ -1488,20 +1488,48 @@ impl ProjectModel {
     /// neither returns nor differentiates; where it is (file and range). For an evaluation function that one caller wraps in `no_grad` and another
     /// does not (`evaluate(model, test_loader)` after training).
     pub fn call_site_with_grad(&self, f: FuncId) -> Option<(FileId, ruff_text_size::TextRange)> {
-        self.sites.get(&f)?.iter().find_map(|&(caller, ci, _)| {
+        self.call_site_with_grad_where(f, true, &|_, _, _| true)
+    }
+
+    /// [`Self::call_site_with_grad`] among the calls that pass parameter `i` a falsy literal
+    /// (`False`, `0`, `None`, also by default): `run_epoch(model, val_loader, optimizer=None)`
+    /// of a function that trains only when it is given an optimizer. What such a call
+    /// returns (an average loss, a metric) may be returned by its caller.
+    pub fn call_site_with_grad_falsy(
+        &self,
+        f: FuncId,
+        i: usize,
+    ) -> Option<(FileId, ruff_text_size::TextRange)> {
+        let falsy = |l: &Lit| matches!(l, Lit::Bool(false) | Lit::Int(0) | Lit::None);
+        self.call_site_with_grad_where(f, false, &|caller, ci, shift| {
+            self.literal_passed(f, i, caller, ci, shift)
+                .is_some_and(falsy)
+        })
+    }
+
+    /// The call sites of `f` that `filter` keeps and that run it with autograd on; with
+    /// `unreturned`, only those whose result the caller does not return either.
+    fn call_site_with_grad_where(
+        &self,
+        f: FuncId,
+        unreturned: bool,
+        filter: &dyn Fn(FuncId, usize, usize) -> bool,
+    ) -> Option<(FileId, ruff_text_size::TextRange)> {
+        self.sites.get(&f)?.iter().find_map(|&(caller, ci, shift)| {
             let g = self.func(caller);
             let call = &g.calls[ci];
-            // What it gives is only looked at there (printed, stored): not returned to a
-            // caller that may differentiate it, nor differentiated.
+            // What it gives is only looked at there (printed, stored): not differentiated,
+            // and (with `unreturned`) not returned to a caller that may differentiate it.
             let kept = g
                 .grad_flow
                 .results
                 .get(ci)
-                .is_some_and(|r| r.returned || r.differentiated);
+                .is_some_and(|r| (unreturned && r.returned) || r.differentiated);
             (!call.no_grad
                 && !kept
                 && !g.no_grad
                 && !self.files[caller.file as usize].test_code
+                && filter(caller, ci, shift)
                 && !self.runs_without_grad(caller))
             .then_some((caller.file, call.range))
         })

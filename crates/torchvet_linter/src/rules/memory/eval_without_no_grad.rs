@@ -1,4 +1,4 @@
-use crate::checker::{Checker, Evidence};
+use crate::checker::{Checker, EvalRegion, Evidence};
 use crate::fix::own_line_indent;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall};
@@ -121,6 +121,13 @@ crate::declare_rule! {
     /// after training without it), the function is reported, with a note at the call that
     /// runs it with autograd on; a caller reached only from `no_grad` code counts as
     /// wrapping, and unit-test code does not count.
+    ///
+    /// One function for both training and validation, training only when a parameter says so
+    /// (`def run_epoch(model, loader, criterion, optimizer=None)` with every backward pass and
+    /// step under `if training:`, `training = optimizer is not None`), is reported when some
+    /// call passes that parameter falsy (`optimizer=None`, `train=False`, or by default) with
+    /// autograd on, and the function manages no grad mode itself
+    /// (`torch.set_grad_enabled(training)`); the note points at that call.
     ///
     /// ## Example
     /// ```python
@@ -441,8 +448,20 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             None => checker.inference_function_region(call),
         }
     };
-    let Some(region) = region else {
-        return;
+    // A function that trains only when a parameter says so (`run_epoch(model, loader,
+    // optimizer=None)`), called somewhere with it off and autograd on: that call evaluates.
+    let flag_off = match region {
+        Some(_) => None,
+        None => training_flag_off(checker),
+    };
+    let region = match (region, &flag_off) {
+        (Some(r), _) => r,
+        (None, Some(_)) => EvalRegion {
+            range: checker.function().map_or(call.range(), |f| f.range),
+            loop_stmt: None,
+            evidence: Evidence::Function,
+        },
+        (None, None) => return,
     };
     // Code written for torch < 0.4 that turns autograd off with `Variable(x, volatile=True)`
     // in this function (or takes its inputs from a project helper that builds them so), in a
@@ -595,14 +614,25 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         None if !in_loop => "this call".to_string(),
         None => "this loop".to_string(),
     };
-    let why = match (eval_call.is_some(), region.evidence) {
-        (true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
-        (false, Evidence::Data) => {
-            format!("{place} evaluates `{model}` on held-out data but runs it")
-        }
-        (false, Evidence::Function) => format!("{place} looks like evaluation but runs `{model}`"),
-        (false, _) => format!("this evaluation loop runs `{model}`"),
+    let why = match (&flag_off, eval_call.is_some(), region.evidence) {
+        (Some(off), _, _) => format!(
+            "{place} trains only when `{}` is given; called without it, it evaluates but runs `{model}`",
+            off.param
+        ),
+        (None, e, ev) => why_of(e, ev, &place, &model),
     };
+    fn why_of(eval: bool, evidence: Evidence, place: &str, model: &str) -> String {
+        match (eval, evidence) {
+            (true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
+            (false, Evidence::Data) => {
+                format!("{place} evaluates `{model}` on held-out data but runs it")
+            }
+            (false, Evidence::Function) => {
+                format!("{place} looks like evaluation but runs `{model}`")
+            }
+            (false, _) => format!("this evaluation loop runs `{model}`"),
+        }
+    }
     // A loop keeps paying (and a running total may keep every graph alive); one forward pass
     // holds its activations until the result is dropped.
     let cost = if in_loop {
@@ -619,6 +649,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         "wrap it in `torch.no_grad()` (torch 0.4 and later; this code looks written for an older torch, where `Variable(x, volatile=True)` on its inputs turns autograd off)"
     } else {
         "wrap it in `torch.no_grad()`"
+    };
+    let remedy = match &flag_off {
+        Some(off) => format!(
+            "wrap that call in `torch.no_grad()`, or the forward pass in `torch.set_grad_enabled(...)` on `{}`",
+            off.param
+        ),
+        None => remedy.to_string(),
     };
     let message = format!("{why} with autograd enabled: {cost}; {remedy}");
     let fix = match (checker.function(), region.loop_stmt) {
@@ -639,7 +676,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             format!("`{model}` is put in eval mode here, but grad mode stays on"),
         );
     }
-    if let (Callers::Mixed(file, range), Some(p)) = (callers, &project) {
+    if let (Some(off), Some(p)) = (&flag_off, &project) {
+        d.add_remote(
+            p,
+            off.site.0,
+            off.site.1,
+            format!(
+                "{place} is called here without `{}`, with autograd on",
+                off.param
+            ),
+        );
+    } else if let (Callers::Mixed(file, range), Some(p)) = (callers, &project) {
         d.add_remote(
             p,
             file,
@@ -650,6 +697,43 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// A call of the function being visited that evaluates with autograd on because the
+/// parameter gating its training is off there.
+struct FlagOff {
+    param: String,
+    site: (torchvet_semantic::project::FileId, TextRange),
+}
+
+/// The function being visited trains only under a parameter (see
+/// [`Checker::training_flag_param`]), the forward pass being visited runs whatever it is,
+/// and a call site in the project passes it falsy with autograd on
+/// ([`torchvet_semantic::project::ProjectModel::call_site_with_grad_falsy`]).
+fn training_flag_off(checker: &mut Checker) -> Option<FlagOff> {
+    let f = checker.function()?;
+    let (param, gates) = checker.training_flag_param()?;
+    // The forward pass of the training branch only is training.
+    if checker
+        .stmt_stack()
+        .iter()
+        .any(|s| gates.contains(&s.range()))
+    {
+        return None;
+    }
+    let p = checker.project()?.clone();
+    let id = p.function_at(f.range.start())?;
+    let index = p
+        .model
+        .function(id)
+        .params
+        .iter()
+        .position(|n| &**n == param)?;
+    let site = p.model.call_site_with_grad_falsy(id, index)?;
+    Some(FlagOff {
+        param: param.to_string(),
+        site,
+    })
 }
 
 /// Does the loop build a model: `add_module(...)` on any module, or `model.append(...)` on
