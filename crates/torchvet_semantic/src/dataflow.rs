@@ -2162,6 +2162,15 @@ pub fn module_chain(mut expr: &Expr) -> (&Expr, Option<bool>) {
     (expr, mode)
 }
 
+/// Does calling method `m` on a module leave its train/eval mode (and its training) alone:
+/// one that moves or casts it (`to`, `cuda`, `float`), or reads, saves, loads or runs it
+/// ([`KEEPS_MODE`])? Not `eval`, `train`, `requires_grad_` or `apply`.
+pub fn method_keeps_mode(m: &str) -> bool {
+    KEEPS_MODE.contains(&m)
+        || (crate::kinds::MODULE_SELF_METHODS.contains(&m)
+            && !matches!(m, "eval" | "train" | "requires_grad_" | "apply"))
+}
+
 /// Methods that leave a module's train/eval mode alone besides the self-returning ones
 /// (reading, saving, running it).
 const KEEPS_MODE: &[&str] = &[

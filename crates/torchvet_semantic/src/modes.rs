@@ -902,27 +902,6 @@ pub fn project_class_built<'x>(
     }
 }
 
-/// Methods of a module that move it, read it or load weights into it, leaving its
-/// train/eval mode alone.
-const MODE_KEEPING_METHODS: &[&str] = &[
-    "to",
-    "cpu",
-    "cuda",
-    "float",
-    "double",
-    "half",
-    "bfloat16",
-    "load_state_dict",
-    "state_dict",
-    "parameters",
-    "named_parameters",
-    "modules",
-    "named_modules",
-    "children",
-    "named_children",
-    "zero_grad",
-];
-
 /// Is the name `name` handed, between offsets `from` and `at` of `body` (a module or
 /// function body), to a call that may train it or change its mode: an argument of any call but the
 /// builtins that only look at it ([`crate::project::facts::HARMLESS_CALLEES`]); with
@@ -948,7 +927,7 @@ pub fn handed_between(
             if methods {
                 if let Expr::Attribute(a) = &*c.func {
                     if helpers::name_of(&a.value) == Some(name)
-                        && !MODE_KEEPING_METHODS.contains(&a.attr.as_str())
+                        && !crate::dataflow::method_keeps_mode(a.attr.as_str())
                     {
                         handed = true;
                         return;
