@@ -792,6 +792,38 @@ pub fn is_torchvision_model_builder(q: &str) -> bool {
         )
 }
 
+/// Does `call` (of qualified name `q`) build a library model with pretrained weights: a
+/// torchvision builder given `pretrained=True` or a `weights=` other than `None` (also as its
+/// first positional argument, as torchvision allows), or `timm.create_model(...,
+/// pretrained=True)`? Such a model comes back in training mode, like any new module.
+pub fn builds_pretrained(q: &str, call: &ruff_python_ast::ExprCall) -> bool {
+    let truthy = |name: &str| {
+        call.arguments
+            .find_keyword(name)
+            .is_some_and(|k| crate::helpers::is_truthy(&k.value) == Some(true))
+    };
+    if q == "timm.create_model" {
+        return truthy("pretrained");
+    }
+    if !is_torchvision_model_builder(q) {
+        return false;
+    }
+    if truthy("pretrained") {
+        return true;
+    }
+    let weights = call
+        .arguments
+        .find_keyword("weights")
+        .map(|k| &k.value)
+        .or_else(|| call.arguments.args.first());
+    weights.is_some_and(|w| match w {
+        ruff_python_ast::Expr::NoneLiteral(_) => false,
+        ruff_python_ast::Expr::BooleanLiteral(b) => b.value,
+        ruff_python_ast::Expr::StringLiteral(_) | ruff_python_ast::Expr::Attribute(_) => true,
+        _ => false,
+    })
+}
+
 /// Is a qualified name a known map-style or iterable `Dataset` base class?
 pub fn is_dataset_base(q: &str) -> bool {
     matches!(

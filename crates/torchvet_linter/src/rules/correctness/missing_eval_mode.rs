@@ -19,7 +19,9 @@ crate::declare_rule! {
     /// inference (under `torch.no_grad()` / `torch.inference_mode()`, or in a function named
     /// like `validate`, `evaluate`, `test` or `predict`, or right after its trained weights
     /// are loaded in a script that never trains: `net.load_state_dict(torch.load(path))`
-    /// then `net(x)`, or right after the code around it trained it: a script's, notebook's or
+    /// then `net(x)`, or a library model built with pretrained weights and run in such a file:
+    /// `vgg = models.vgg16(pretrained=True)` then `vgg.forward(x)`, not handed to any call in
+    /// between, or right after the code around it trained it: a script's, notebook's or
     /// `main()`'s prediction after its epoch loop or its `train(model, ...)` call) without
     /// ever being switched to evaluation mode with `model.eval()`.
     ///
@@ -229,7 +231,15 @@ fn no_grad_target_of_step(checker: &mut Checker) -> bool {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
-    let func = &*call.func;
+    // `net.forward(x)` runs the model as `net(x)` does.
+    let func = match &*call.func {
+        Expr::Attribute(a)
+            if a.attr.as_str() == "forward" && matches!(&*a.value, Expr::Name(_)) =>
+        {
+            &*a.value
+        }
+        f => f,
+    };
     match func {
         Expr::Name(_) => {}
         Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => {}
@@ -431,8 +441,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         "in this evaluation loop".to_string()
     } else if after_training.is_some() {
         "after it is trained".to_string()
-    } else if loaded.is_some() {
-        "after its trained weights are loaded, in a file that never trains,".to_string()
+    } else if let Some(at) = loaded {
+        let how = if built_pretrained(checker, func, call) == Some(at) {
+            "with the pretrained weights it was built with"
+        } else {
+            "after its trained weights are loaded"
+        };
+        format!("{how}, in a file that never trains,")
     } else if in_no_grad {
         if checker.regions().inference_mode > 0 {
             "under `torch.inference_mode()`".to_string()
@@ -530,14 +545,74 @@ fn trained_on_purpose(checker: &Checker, model: &str, call: &ExprCall) -> bool {
 /// The `model.load_state_dict(...)` statement before `call` in the enclosing function (or
 /// the module body) when the file never trains: no `backward()` anywhere in it.
 fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Option<TextRange> {
-    if !checker.facts.method_calls_of("backward").is_empty()
-        || checker.facts.method_calls_of("load_state_dict").is_empty()
-    {
+    if !checker.facts.method_calls_of("backward").is_empty() {
         return None;
     }
-    let key = torchvet_semantic::flow::object_key(func)?;
-    let body: &[Stmt] = checker.scope_body();
-    torchvet_semantic::regions::weights_loaded_before(body, &key, call.start()).map(|s| s.range())
+    if !checker.facts.method_calls_of("load_state_dict").is_empty() {
+        let key = torchvet_semantic::flow::object_key(func)?;
+        let body: &[Stmt] = checker.scope_body();
+        if let Some(s) = torchvet_semantic::regions::weights_loaded_before(body, &key, call.start())
+        {
+            return Some(s.range());
+        }
+    }
+    built_pretrained(checker, func, call)
+}
+
+/// The statement binding a library model built with pretrained weights (`vgg =
+/// models.vgg16(pretrained=True)`, also through `.to(device)` / `.cuda()`), when every
+/// assignment of the name reaching `call` is such a build (or moves the same model), in the
+/// scope of the call, and the model is not handed to a call in between.
+fn built_pretrained(checker: &Checker, func: &Expr, call: &ExprCall) -> Option<TextRange> {
+    let Expr::Name(n) = func else { return None };
+    let defs = torchvet_semantic::reaching::reaching_in_frame(
+        &checker.scopes,
+        checker.function(),
+        checker.module(),
+        n.id.as_str(),
+        call.start(),
+    )?;
+    let mut last = None;
+    for d in &defs {
+        let torchvet_semantic::reaching::Def::Value(v) = d else {
+            return None;
+        };
+        // `vgg = vgg.cuda()` moves the same model: the other bindings say what it is.
+        match module_chain(v).0 {
+            Expr::Name(m) if m.id == n.id => continue,
+            Expr::Call(c)
+                if checker
+                    .resolve(&c.func)
+                    .is_some_and(|q| torchvet_semantic::builds_pretrained(&q, c)) =>
+            {
+                if last.is_none_or(|l: TextRange| l.start() < v.start()) {
+                    last = Some(v.range());
+                }
+            }
+            _ => return None,
+        }
+    }
+    // The statement that binds it (where `eval()` can follow).
+    let value = last?;
+    let mut stmt = None;
+    helpers::for_each_own_stmt(checker.scope_body(), &mut |st: &Stmt| {
+        if let Stmt::Assign(a) = st {
+            if a.value.range() == value {
+                stmt = Some(a.range);
+            }
+        }
+    });
+    // Bound in this scope, and not handed to a call since (`fit(model, loader)` of another
+    // file may train it, `evaluate(model)` may switch it).
+    let stmt = stmt?;
+    (!torchvet_semantic::modes::handed_between(
+        checker.scope_body(),
+        n.id.as_str(),
+        stmt.end(),
+        call.start(),
+        true,
+    ))
+    .then_some(stmt)
 }
 
 /// The train/eval-sensitive layer (`Dropout`, `BatchNorm`) of the model a name or
