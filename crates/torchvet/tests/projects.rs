@@ -139,6 +139,7 @@ projects! {
         toplevel_prediction_after_training,
         eval_helper_some_callers_wrap,
         epoch_fn_optional_optimizer,
+        evaluator_class_loads_model,
     ],
     clean: [
         clean_conditional_eval_helper,

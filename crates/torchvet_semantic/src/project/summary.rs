@@ -270,6 +270,20 @@ impl Val {
             _ => false,
         }
     }
+
+    /// [`Val::is_computed`], or what a method of the enclosing class returns
+    /// (`model = self.load_model()`): the values a function's locals keep
+    /// ([`FunctionSummary::locals`]).
+    pub fn is_computed_local(&self) -> bool {
+        self.is_computed()
+            || matches!(
+                self,
+                Val::Call {
+                    callee: Ref::Method(_),
+                    ..
+                }
+            )
+    }
 }
 
 /// A tensor property of a returned value, owned (see [`dataflow::Fact`]).
@@ -592,9 +606,10 @@ pub struct FunctionSummary {
     /// Where call results and parameters go with respect to differentiation, and where it
     /// turns autograd off process-wide (see `grad_flow`).
     pub grad_flow: GradFlow,
-    /// Its local names bound to an object only the model can resolve ([`Val::is_computed`]:
-    /// an element of a returned tuple, an instance of a class chosen through a registry or
-    /// a factory), sorted by name; see [`super::ProjectModel::local_value`].
+    /// Its local names bound to an object only the model can resolve
+    /// ([`Val::is_computed_local`]: an element of a returned tuple, an instance of a class
+    /// chosen through a registry or a factory, what a method of its class returns), sorted by
+    /// name; see [`super::ProjectModel::local_value`].
     pub locals: ThinVec<(Box<str>, Val)>,
 }
 
@@ -1933,7 +1948,7 @@ impl Builder<'_> {
         let vals = self.assignments(&f.body, &param_names, Some(&nested));
         let mut locals: ThinVec<(Box<str>, Val)> = vals
             .iter()
-            .filter(|(_, v)| v.is_computed())
+            .filter(|(_, v)| v.is_computed_local())
             .map(|(n, v)| (Box::from(n.as_str()), v.clone()))
             .collect();
         locals.sort_by(|a, b| a.0.cmp(&b.0));
