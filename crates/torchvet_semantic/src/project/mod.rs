@@ -2965,7 +2965,12 @@ impl ProjectModel {
                     .and_then(|f| self.func(f).mode_layer)
                     .map(|(k, _)| (k, None))
             }
-            ClassRef::External(q) => mode_layer(q).map(|k| (k, None)),
+            // A library model: its own layers, with those its builder added (a ResNet whose
+            // `fc` the project function replaced by a head with Dropout).
+            ClassRef::External(q) => mode_layer(q).map(|k| {
+                let added = r.built_by.and_then(|f| self.func(f).mode_layer);
+                (added.map_or(k, |(m, _)| join_mode_layers(k, m)), None)
+            }),
         };
         if r.class.is_some() {
             return one(r);

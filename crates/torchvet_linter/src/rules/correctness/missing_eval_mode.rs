@@ -739,7 +739,8 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
             {
                 return None;
             }
-            let k = torchvet_semantic::mode_layer(&q)?;
+            // The library model's layers, with those its builder added.
+            let (k, _) = p.model.value_mode_layer(&resolved)?;
             Some((k, Created::Library))
         }
         // One of several classes (a registry, a factory), every one with such layers.
