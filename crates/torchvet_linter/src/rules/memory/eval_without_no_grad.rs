@@ -122,6 +122,10 @@ crate::declare_rule! {
     /// runs it with autograd on; a caller reached only from `no_grad` code counts as
     /// wrapping, and unit-test code does not count.
     ///
+    /// Calls inside a model class are part of its forward pass and run in their caller's grad
+    /// mode, except in a method that trains the model itself (`def train_model(self, ...)` with
+    /// backward passes and steps): its validation loop is evaluation like any other.
+    ///
     /// One function for both training and validation, training only when a parameter says so
     /// (`def run_epoch(model, loader, criterion, optimizer=None)` with every backward pass and
     /// step under `if training:`, `training = optimizer is not None`), is reported when some
@@ -429,7 +433,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker
         .function()
         .is_some_and(|f| is_framework_hook(f.name.as_str()) || f.name.as_str() == "__call__")
-        || in_model_class(checker)
+        || (in_model_class(checker) && !fit_method_of_model(checker))
         || in_loss_class(checker)
         || checker.is_test_file()
     {
@@ -697,6 +701,24 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// Is the function being visited a model's own training method (`def train_model(self,
+/// loader, epochs)` of an `nn.Module` that trains itself): not `forward` or a helper of it, but
+/// a method that runs backward passes or optimizer steps, so its validation loop
+/// (`self.eval()`, then `self(images)` over the validation loader) is evaluation like any
+/// other?
+fn fit_method_of_model(checker: &mut Checker) -> bool {
+    use torchvet_semantic::flow::EventKind;
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    f.name.as_str() != "forward"
+        && checker.mentions("backward")
+        && checker
+            .function_events()
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
 }
 
 /// A call of the function being visited that evaluates with autograd on because the
