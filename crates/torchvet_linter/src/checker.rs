@@ -1842,6 +1842,19 @@ pub enum Evidence {
 
 /// A training event: a backward pass, an optimizer step or its preparation (`zero_grad`,
 /// gradient clipping, loss scaling, an optimizer built). A region with one is not evaluation.
+fn trains_event(k: torchvet_semantic::flow::EventKind) -> bool {
+    use torchvet_semantic::flow::EventKind;
+    matches!(
+        k,
+        EventKind::Backward
+            | EventKind::Step
+            | EventKind::ZeroGrad
+            | EventKind::ClipGrad
+            | EventKind::ScalerScale
+            | EventKind::OptimizerCreated
+    )
+}
+
 /// The name whose truth a test is: `P`, `P is not None`, `bool(P)`.
 fn param_truth(test: &Expr) -> Option<&str> {
     match test {
@@ -1894,19 +1907,6 @@ fn training_stmt(body: &[Stmt], site: TextSize, call: TextSize) -> Option<&Stmt>
     }
 }
 
-fn trains_event(k: torchvet_semantic::flow::EventKind) -> bool {
-    use torchvet_semantic::flow::EventKind;
-    matches!(
-        k,
-        EventKind::Backward
-            | EventKind::Step
-            | EventKind::ZeroGrad
-            | EventKind::ClipGrad
-            | EventKind::ScalerScale
-            | EventKind::OptimizerCreated
-    )
-}
-
 /// An evaluation region (see [`Checker::eval_region`] and [`Checker::eval_function_region`]).
 #[derive(Clone, Copy, Debug)]
 pub struct EvalRegion<'a> {
@@ -1937,6 +1937,8 @@ pub struct FlowState<'a> {
     /// Does the module body use gradients on purpose ([`Checker::uses_gradients_in_body`]),
     /// once asked by [`Checker::module_inference_region`].
     module_uses_gradients: Option<bool>,
+    /// Per function (by where it starts), [`Checker::training_flag_param`].
+    training_flags: FxHashMap<u32, Option<(&'a str, Vec<TextRange>)>>,
 }
 
 impl<'a> Checker<'a> {
@@ -2358,10 +2360,7 @@ impl<'a> Checker<'a> {
         let events = self.function_events();
         let last = events
             .iter()
-            .filter(|e| {
-                matches!(e.kind, EventKind::Backward | EventKind::Step)
-                    && e.site().end() <= call.start()
-            })
+            .filter(|e| e.kind.trains() && e.site().end() <= call.start())
             .max_by_key(|e| e.site().start())?;
         let from = last.site().start();
         if events.iter().any(|e| {
@@ -2388,8 +2387,21 @@ impl<'a> Checker<'a> {
     /// statements that gate the training; called with `P` falsy, the function evaluates with
     /// autograd on.
     pub fn training_flag_param(&mut self) -> Option<(&'a str, Vec<TextRange>)> {
-        use torchvet_semantic::flow::{EventKind, Guard};
         let f = self.function()?;
+        let key = f.range.start().to_u32();
+        if let Some(answer) = self.flow.training_flags.get(&key) {
+            return answer.clone();
+        }
+        let answer = self.find_training_flag_param(f);
+        self.flow.training_flags.insert(key, answer.clone());
+        answer
+    }
+
+    fn find_training_flag_param(
+        &mut self,
+        f: &'a ast::StmtFunctionDef,
+    ) -> Option<(&'a str, Vec<TextRange>)> {
+        use torchvet_semantic::flow::Guard;
         let text = self.text(f.range);
         if [
             "no_grad",
@@ -2431,10 +2443,7 @@ impl<'a> Checker<'a> {
         let events = self.function_events();
         let mut flag: Option<&'a str> = None;
         let mut gates = Vec::new();
-        for e in events
-            .iter()
-            .filter(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
-        {
+        for e in events.iter().filter(|e| e.kind.trains()) {
             let (gated, gate) = e.guards.iter().find_map(|g| match g {
                 Guard::If {
                     stmt,

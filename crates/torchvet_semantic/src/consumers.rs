@@ -228,13 +228,10 @@ fn loads<'a>(
             }
             if let Some(name) = self.shadowed {
                 let binds = match e {
-                    Expr::Lambda(l) => l.parameters.as_ref().is_some_and(|p| {
-                        p.iter_non_variadic_params()
-                            .map(|p| &p.parameter.name)
-                            .chain(p.vararg.as_ref().map(|v| &v.name))
-                            .chain(p.kwarg.as_ref().map(|v| &v.name))
-                            .any(|n| n.as_str() == name)
-                    }),
+                    Expr::Lambda(l) => l
+                        .parameters
+                        .as_ref()
+                        .is_some_and(|p| p.iter().any(|p| p.name().as_str() == name)),
                     Expr::ListComp(ast::ExprListComp { generators, .. })
                     | Expr::SetComp(ast::ExprSetComp { generators, .. })
                     | Expr::DictComp(ast::ExprDictComp { generators, .. })

@@ -2576,6 +2576,33 @@ impl Walker<'_, '_> {
         self.mode_effects(expr);
     }
 
+    /// The plain project function (not a method) a call calls: by name, imported or defined
+    /// in the file (the definition above the call in a notebook), or through a module
+    /// attribute (`engine.evaluate(...)`).
+    fn project_function_called(
+        &self,
+        call: &ExprCall,
+    ) -> Option<(crate::project::ProjectFile, crate::project::FuncId)> {
+        let p = self.cx.classes.project()?;
+        let e = self
+            .cx
+            .scopes
+            .resolve(&call.func)
+            .and_then(|q| p.entity(&q))
+            .or_else(|| match &*call.func {
+                Expr::Name(n) => p.local_at(n.id.as_str(), call.start()),
+                _ => None,
+            })?;
+        match e {
+            crate::project::Entity::Function(id)
+                if p.model.function(id).params.first().map(|s| &**s) != Some("self") =>
+            {
+                Some((p.clone(), id))
+            }
+            _ => None,
+        }
+    }
+
     /// What the calls of an expression do to the train/eval mode of tracked objects (see
     /// [`Prop::EvalMode`]), applied after its reads: `m.eval()` / `m.train()` switch `m`; any
     /// other method call on `m` but the self-returning and read-only ones, and passing `m`
@@ -2624,79 +2651,55 @@ impl Walker<'_, '_> {
                         .is_some_and(|q| HARMLESS_CALLEES.contains(&q.as_str())),
                 }
             };
-            // A project function that leaves the module a parameter receives in eval mode
-            // (`evaluate(model, loader)` calling `model.eval()` first): the argument is in
-            // eval mode after the call.
-            let callee = self.cx.classes.project().and_then(|p| {
-                let e = match &*call.func {
-                    Expr::Name(n) => self
-                        .cx
-                        .scopes
-                        .resolve(&call.func)
-                        .and_then(|q| p.entity(&q))
-                        .or_else(|| p.local_at(n.id.as_str(), call.start())),
-                    Expr::Attribute(_) => self
-                        .cx
-                        .scopes
-                        .resolve(&call.func)
-                        .and_then(|q| p.entity(&q)),
-                    _ => None,
-                };
-                match e {
-                    Some(crate::project::Entity::Function(id))
-                        if p.model.function(id).params.first().map(|s| &**s) != Some("self") =>
-                    {
-                        Some((p.clone(), id))
-                    }
-                    _ => None,
-                }
-            });
-            let param_index = |j: Option<usize>, name: Option<&str>| -> Option<usize> {
-                let (p, id) = callee.as_ref()?;
-                let params = &p.model.function(*id).params;
-                match (j, name) {
-                    (Some(j), _) => (j < params.len()).then_some(j),
-                    (_, Some(n)) => params.iter().position(|q| &**q == n),
-                    _ => None,
-                }
-            };
-            let leaves_eval = |i: Option<usize>| {
-                i.zip(callee.as_ref())
-                    .is_some_and(|(i, (p, id))| p.model.leaves_param_in_eval(*id, i))
-            };
+            // The tracked values handed to the call, with the parameter each fills (by
+            // position, when no `*args` comes before; by keyword).
             let positional_ok = !call
                 .arguments
                 .args
                 .iter()
                 .any(|a| matches!(a, Expr::Starred(_)));
-            for (j, a) in call.arguments.args.iter().enumerate() {
-                let a = match a {
-                    Expr::Starred(s) => &*s.value,
-                    a => a,
-                };
-                let Some(k) = key_of(a).filter(|_| !harmless) else {
-                    continue;
-                };
-                if positional_ok && leaves_eval(param_index(Some(j), None)) {
-                    if let Some(v) = self.env.get_mut(&k) {
+            let handed: Vec<(String, Option<usize>, Option<&str>)> = call
+                .arguments
+                .args
+                .iter()
+                .enumerate()
+                .map(|(j, a)| match a {
+                    Expr::Starred(s) => (&*s.value, None, None),
+                    a => (a, positional_ok.then_some(j), None),
+                })
+                .chain(
+                    call.arguments
+                        .keywords
+                        .iter()
+                        .map(|k| (&k.value, None, k.arg.as_ref().map(|n| n.as_str()))),
+                )
+                .filter(|_| !harmless)
+                .filter_map(|(a, j, kw)| key_of(a).map(|k| (k, j, kw)))
+                .filter(|(k, _, _)| self.env.contains_key(k))
+                .collect();
+            // A project function that leaves the module a parameter receives in eval mode
+            // (`evaluate(model, loader)` calling `model.eval()` first): the argument is in
+            // eval mode after the call. Any other call may switch it: its mode is unknown.
+            // (The callee is resolved only when a tracked value is handed to it.)
+            let callee = (!handed.is_empty())
+                .then(|| self.project_function_called(call))
+                .flatten();
+            for (k, j, kw) in handed {
+                let evaled = callee.as_ref().is_some_and(|(p, id)| {
+                    let params = &p.model.function(*id).params;
+                    let i = match (j, kw) {
+                        (Some(j), _) => (j < params.len()).then_some(j),
+                        (None, Some(n)) => params.iter().position(|q| &**q == n),
+                        _ => None,
+                    };
+                    i.is_some_and(|i| p.model.leaves_param_in_eval(*id, i))
+                });
+                match self.env.get_mut(&k) {
+                    Some(v) if evaled => {
                         *v = std::mem::take(v).with(fact(Prop::EvalMode, call.range(), "eval()"));
-                        continue;
                     }
+                    _ => forget(&mut self.env, &k),
                 }
-                forget(&mut self.env, &k);
-            }
-            for kw in call.arguments.keywords.iter() {
-                let Some(k) = key_of(&kw.value).filter(|_| !harmless) else {
-                    continue;
-                };
-                let name = kw.arg.as_ref().map(|n| n.as_str());
-                if name.is_some() && leaves_eval(param_index(None, name)) {
-                    if let Some(v) = self.env.get_mut(&k) {
-                        *v = std::mem::take(v).with(fact(Prop::EvalMode, call.range(), "eval()"));
-                        continue;
-                    }
-                }
-                forget(&mut self.env, &k);
             }
             match &*call.func {
                 Expr::Attribute(a) => {

@@ -70,6 +70,13 @@ pub enum EventKind {
     Escape,
 }
 
+impl EventKind {
+    /// A backward pass or an optimizer step: the events that train.
+    pub fn trains(self) -> bool {
+        matches!(self, EventKind::Backward | EventKind::Step)
+    }
+}
+
 /// What an object is, from its value kind or (weaker) its name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Role {

@@ -322,7 +322,7 @@ pub struct FlatEvent {
 impl FlatEvent {
     /// A backward pass or an optimizer step.
     pub fn trains(&self) -> bool {
-        matches!(self.kind, EventKind::Backward | EventKind::Step)
+        self.kind.trains()
     }
 }
 
@@ -2695,12 +2695,7 @@ impl ProjectModel {
             let i = g.locals.binary_search_by(|(n, _)| (**n).cmp(name)).ok()?;
             &g.locals[i].1
         };
-        let computed = if f.index == 0 {
-            v.is_computed()
-        } else {
-            v.is_computed_local()
-        };
-        computed.then(|| self.resolve_val(f, v, 0))
+        v.is_computed_local().then(|| self.resolve_val(f, v, 0))
     }
 
     /// What `self.<attr>` holds in instances of a class ([`ProjectModel::class_attr`]), when
@@ -2733,13 +2728,7 @@ impl ProjectModel {
     pub fn computed_locals(&self, f: FuncId) -> Vec<(&str, Resolved)> {
         self.bound_values(f)
             .iter()
-            .filter(|(_, v)| {
-                if f.index == 0 {
-                    v.is_computed()
-                } else {
-                    v.is_computed_local()
-                }
-            })
+            .filter(|(_, v)| v.is_computed_local())
             .map(|(n, v)| (&**n, self.resolve_val(f, v, 0)))
             .collect()
     }
@@ -2747,13 +2736,9 @@ impl ProjectModel {
     /// Does function `f` (the module body when `f.index` is 0) bind any local name that
     /// [`ProjectModel::local_value`] answers for?
     pub fn has_computed_locals(&self, f: FuncId) -> bool {
-        self.bound_values(f).iter().any(|(_, v)| {
-            if f.index == 0 {
-                v.is_computed()
-            } else {
-                v.is_computed_local()
-            }
-        })
+        self.bound_values(f)
+            .iter()
+            .any(|(_, v)| v.is_computed_local())
     }
 
     fn global(&self, file: FileId, name: &str, depth: u32) -> Resolved {

@@ -273,7 +273,8 @@ impl Val {
 
     /// [`Val::is_computed`], or what a method of the enclosing class returns
     /// (`model = self.load_model()`): the values a function's locals keep
-    /// ([`FunctionSummary::locals`]).
+    /// ([`FunctionSummary::locals`]). Module-level values never call `self`'s methods, so for
+    /// the module's globals this is [`Val::is_computed`].
     pub fn is_computed_local(&self) -> bool {
         self.is_computed()
             || matches!(

@@ -1,7 +1,7 @@
 use crate::checker::Checker;
 use crate::fix::{next_line_start, own_line_indent};
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_python_ast::{Expr, ExprCall, Stmt, StmtFunctionDef};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use std::cell::RefCell;
 use torchvet_semantic::dataflow::module_chain;
@@ -263,12 +263,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     } else {
         weights_loaded_here(checker, func, call)
     };
-    // A forward pass after the code around it trained the model (a script's or notebook's
-    // top level, or `main()`): asked below, once the callee is known to be a module.
+    // Outside those and any loop, the one context left is a forward pass after the code
+    // around it trained the model (a script's or notebook's top level, or `main()`): asked
+    // below, once the callee is known to be a module (every call gets that far now).
     let after = !in_no_grad && !named && loaded.is_none() && !checker.in_loop_or_comprehension();
-    if !in_no_grad && !named && loaded.is_none() && !after && !checker.in_loop_or_comprehension() {
-        return;
-    }
     if fname.is_some_and(is_framework_hook)
         || in_model_class(checker)
         || in_loss_class(checker)
@@ -441,8 +439,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         "in this evaluation loop".to_string()
     } else if after_training.is_some() {
         "after it is trained".to_string()
-    } else if let Some(at) = loaded {
-        let how = if built_pretrained(checker, func, call) == Some(at) {
+    } else if let Some(l) = &loaded {
+        let how = if l.pretrained {
             "with the pretrained weights it was built with"
         } else {
             "after its trained weights are loaded"
@@ -463,41 +461,18 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         format!("in `{}()`", fname.unwrap_or("?"))
     };
     let with_stmt = grad_off_with(checker);
-    // Where `model.eval()` goes when there is no `no_grad` block: first in the function, or
-    // right after the statement that binds the model there (`net = ResNet18()`).
-    let root = model.split(['.', '[']).next().unwrap_or(&model).to_string();
-    let first_stmt =
-        if let Some(trained) = after_training {
-            // Before the statement that holds the call in the suite of the training.
-            checker
-                .stmt_stack()
-                .iter()
-                .find(|s| s.start() >= trained.end())
-                .map(|s| s.range())
-        } else {
-            checker.function().and_then(|f| {
-                let body: Vec<&Stmt> = f
-            .body
+    // Where `model.eval()` goes when there is no `no_grad` block.
+    let first_stmt = match after_training {
+        // Before the statement that holds the call in the suite of the training.
+        Some(trained) => checker
+            .stmt_stack()
             .iter()
-            .filter(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_))))
-            .collect();
-                let binds = |s: &Stmt| {
-                    let named = |t: &Expr| matches!(t, Expr::Name(n) if n.id.as_str() == root);
-                    match s {
-                        Stmt::Assign(a) => a.targets.iter().any(named),
-                        Stmt::AnnAssign(a) => named(&a.target),
-                        _ => false,
-                    }
-                };
-                match body
-                    .iter()
-                    .rposition(|s| s.start() < call.start() && binds(s))
-                {
-                    Some(i) => body.get(i + 1).map(|s| s.range()),
-                    None => body.first().map(|s| s.range()),
-                }
-            })
-        };
+            .find(|s| s.start() >= trained.end())
+            .map(|s| s.range()),
+        None => checker
+            .function()
+            .and_then(|f| eval_insertion_point(f, &model, call)),
+    };
     PENDING.with_borrow_mut(|p| {
         p.push(Candidate {
             call: call.range(),
@@ -507,7 +482,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             context,
             with_stmt,
             first_stmt,
-            after_load: loaded,
+            after_load: loaded.map(|l| l.at),
             trained: after_training.map(|r| {
                 let text = checker.text(r);
                 let line = text.find(['\n', '\r']).unwrap_or(text.len());
@@ -517,6 +492,31 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             aliases,
         })
     });
+}
+
+/// Where `model.eval()` goes in function `f` when there is no `no_grad` block: right after
+/// the last statement before `call` that binds the model (`net = ResNet18()`), else first
+/// (after the docstring).
+fn eval_insertion_point(f: &StmtFunctionDef, model: &str, call: &ExprCall) -> Option<TextRange> {
+    let root = model.split(['.', '[']).next().unwrap_or(model);
+    let body: Vec<&Stmt> = f
+        .body
+        .iter()
+        .filter(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_))))
+        .collect();
+    let named = |t: &Expr| matches!(t, Expr::Name(n) if n.id.as_str() == root);
+    let binds = |s: &Stmt| match s {
+        Stmt::Assign(a) => a.targets.iter().any(named),
+        Stmt::AnnAssign(a) => named(&a.target),
+        _ => false,
+    };
+    match body
+        .iter()
+        .rposition(|s| s.start() < call.start() && binds(s))
+    {
+        Some(i) => body.get(i + 1).map(|s| s.range()),
+        None => body.first().map(|s| s.range()),
+    }
 }
 
 /// Is `model` put in training mode explicitly (`model.train()`, `model = model.train()`)
@@ -542,9 +542,18 @@ fn trained_on_purpose(checker: &Checker, model: &str, call: &ExprCall) -> bool {
     })
 }
 
+/// Where the model got its weights in a file that never trains (no `backward()` anywhere in
+/// it): the statement after which `eval()` belongs.
+struct Loaded {
+    at: TextRange,
+    /// Built with pretrained weights (else `model.load_state_dict(...)`).
+    pretrained: bool,
+}
+
 /// The `model.load_state_dict(...)` statement before `call` in the enclosing function (or
-/// the module body) when the file never trains: no `backward()` anywhere in it.
-fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Option<TextRange> {
+/// the module body), or the pretrained build of the model ([`built_pretrained`]), when the
+/// file never trains.
+fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Option<Loaded> {
     if !checker.facts.method_calls_of("backward").is_empty() {
         return None;
     }
@@ -553,10 +562,16 @@ fn weights_loaded_here(checker: &Checker, func: &Expr, call: &ExprCall) -> Optio
         let body: &[Stmt] = checker.scope_body();
         if let Some(s) = torchvet_semantic::regions::weights_loaded_before(body, &key, call.start())
         {
-            return Some(s.range());
+            return Some(Loaded {
+                at: s.range(),
+                pretrained: false,
+            });
         }
     }
-    built_pretrained(checker, func, call)
+    built_pretrained(checker, func, call).map(|at| Loaded {
+        at,
+        pretrained: true,
+    })
 }
 
 /// The statement binding a library model built with pretrained weights (`vgg =

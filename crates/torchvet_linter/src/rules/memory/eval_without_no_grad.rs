@@ -623,20 +623,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             "{place} trains only when `{}` is given; called without it, it evaluates but runs `{model}`",
             off.param
         ),
-        (None, e, ev) => why_of(e, ev, &place, &model),
-    };
-    fn why_of(eval: bool, evidence: Evidence, place: &str, model: &str) -> String {
-        match (eval, evidence) {
-            (true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
-            (false, Evidence::Data) => {
-                format!("{place} evaluates `{model}` on held-out data but runs it")
-            }
-            (false, Evidence::Function) => {
-                format!("{place} looks like evaluation but runs `{model}`")
-            }
-            (false, _) => format!("this evaluation loop runs `{model}`"),
+        (None, true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
+        (None, false, Evidence::Data) => {
+            format!("{place} evaluates `{model}` on held-out data but runs it")
         }
-    }
+        (None, false, Evidence::Function) => {
+            format!("{place} looks like evaluation but runs `{model}`")
+        }
+        (None, false, _) => format!("this evaluation loop runs `{model}`"),
+    };
     // A loop keeps paying (and a running total may keep every graph alive); one forward pass
     // holds its activations until the result is dropped.
     let cost = if in_loop {
@@ -709,16 +704,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 /// (`self.eval()`, then `self(images)` over the validation loader) is evaluation like any
 /// other?
 fn fit_method_of_model(checker: &mut Checker) -> bool {
-    use torchvet_semantic::flow::EventKind;
     let Some(f) = checker.function() else {
         return false;
     };
     f.name.as_str() != "forward"
         && checker.mentions("backward")
-        && checker
-            .function_events()
-            .iter()
-            .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
+        && checker.function_events().iter().any(|e| e.kind.trains())
 }
 
 /// A call of the function being visited that evaluates with autograd on because the
