@@ -139,6 +139,7 @@ projects! {
         toplevel_prediction_after_training,
         eval_helper_some_callers_wrap,
         epoch_fn_optional_optimizer,
+        phase_loop_transfer_learning,
         evaluator_class_loads_model,
     ],
     clean: [

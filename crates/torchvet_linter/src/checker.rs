@@ -2397,6 +2397,137 @@ impl<'a> Checker<'a> {
         answer
     }
 
+    /// The phase loop around the node at `at` (`for phase in ["train", "val"]:`, the
+    /// transfer-learning tutorial's epoch body) when the loop trains only in its training
+    /// phases (every backward pass and optimizer step in it runs under `if phase ==
+    /// "train":`, directly or through a flag bound once from such a test, or after `if phase
+    /// == "val": continue`), the node runs in the evaluation phases too (not in a
+    /// training-only branch, no exit of those phases before it), and the loop manages no
+    /// grad mode (`torch.set_grad_enabled(phase == "train")`, `no_grad`, `inference_mode`).
+    /// There, in an evaluation phase, the node evaluates with autograd on.
+    pub fn phase_loop_evaluating(
+        &mut self,
+        at: TextRange,
+    ) -> Option<(&'a Stmt, torchvet_semantic::regions::PhaseLoop<'a>)> {
+        use torchvet_semantic::flow::Guard;
+        use torchvet_semantic::modes::assigned_values;
+        let loops = self.frame().loops.clone();
+        let (stmt, phases) = loops.iter().find_map(|&l| {
+            let Stmt::For(f) = l else { return None };
+            let iter: &'a Expr = match &*f.iter {
+                e @ Expr::Name(_) => match assigned_values(self, e)[..] {
+                    [(v, _)] => v,
+                    _ => return None,
+                },
+                e => e,
+            };
+            torchvet_semantic::regions::phase_loop(&f.target, iter).map(|p| (l, p))
+        })?;
+        let text = self.text(stmt.range());
+        if [
+            "no_grad",
+            "set_grad_enabled",
+            "inference_mode",
+            "enable_grad",
+        ]
+        .iter()
+        .any(|w| text.contains(w))
+        {
+            return None;
+        }
+        let events = self.function_events();
+        // A test on the phase, or a name bound once from one (`is_train = phase == "train"`).
+        let phase_test = |t: &Expr| -> Option<bool> {
+            phases.test(t).or_else(|| match t {
+                Expr::Name(_) => match assigned_values(self, t)[..] {
+                    [(v, _)] => phases.test(v),
+                    _ => None,
+                },
+                _ => None,
+            })
+        };
+        let within = |r: TextRange| stmt.range().contains_range(r);
+        // A branch that runs in the training phases only.
+        let training_only = |g: &Guard| match g {
+            Guard::If {
+                stmt: s,
+                clause: 0,
+                test: Some(t),
+                ..
+            } => within(s.range) && phase_test(t) == Some(true),
+            Guard::If {
+                stmt: s,
+                clause: 1,
+                test: None,
+                ..
+            } => {
+                within(s.range)
+                    && s.elif_else_clauses.len() == 1
+                    && phase_test(&s.test) == Some(false)
+            }
+            Guard::AfterExit { stmt: s, test, .. } => {
+                within(s.range) && phase_test(test) == Some(false)
+            }
+            _ => false,
+        };
+        let mut trains = false;
+        for e in events
+            .iter()
+            .filter(|e| e.kind.trains() && within(e.site()))
+        {
+            if !e.guards.iter().any(training_only) {
+                return None;
+            }
+            trains = true;
+        }
+        if !trains {
+            return None;
+        }
+        // The node runs in the evaluation phases: no training-only branch holds it, and no
+        // statement before it in the suites that hold it leaves the iteration in those
+        // phases (`if phase != "train": continue`).
+        for s in self.stmt_stack().iter().filter(|s| within(s.range())) {
+            match s {
+                Stmt::If(i) => {
+                    if i.body.iter().any(|b| b.range().contains_range(at))
+                        && phase_test(&i.test) == Some(true)
+                    {
+                        return None;
+                    }
+                    if let [c] = &i.elif_else_clauses[..] {
+                        if c.test.is_none()
+                            && c.body.iter().any(|b| b.range().contains_range(at))
+                            && phase_test(&i.test) == Some(false)
+                        {
+                            return None;
+                        }
+                    }
+                }
+                Stmt::For(_) | Stmt::While(_) | Stmt::With(_) | Stmt::Try(_) => {}
+                _ => continue,
+            }
+            for suite in helpers::suites_of(s) {
+                let Some(i) = suite.iter().position(|b| b.range().contains_range(at)) else {
+                    continue;
+                };
+                let exits_eval = suite[..i].iter().any(|b| match b {
+                    Stmt::If(x) => {
+                        phase_test(&x.test) == Some(false)
+                            && matches!(
+                                x.body.last(),
+                                Some(Stmt::Continue(_) | Stmt::Break(_) | Stmt::Return(_))
+                            )
+                    }
+                    _ => false,
+                });
+                if exits_eval {
+                    return None;
+                }
+            }
+        }
+        Some((stmt, phases))
+    }
+
     fn find_training_flag_param(
         &mut self,
         f: &'a ast::StmtFunctionDef,

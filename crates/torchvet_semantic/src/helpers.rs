@@ -408,6 +408,32 @@ pub fn disables_grad(q: &str, first_arg: Option<&Expr>) -> bool {
     }
 }
 
+/// The suites a compound statement holds (a loop's body and `else`, each arm of an `if` or
+/// `match`, a `with` body, every part of a `try`); empty for a simple statement.
+pub fn suites_of(stmt: &ast::Stmt) -> Vec<&[ast::Stmt]> {
+    use ruff_python_ast::Stmt;
+    match stmt {
+        Stmt::For(s) => vec![&s.body, &s.orelse],
+        Stmt::While(s) => vec![&s.body, &s.orelse],
+        Stmt::If(s) => std::iter::once(s.body.as_slice())
+            .chain(s.elif_else_clauses.iter().map(|c| c.body.as_slice()))
+            .collect(),
+        Stmt::With(s) => vec![&s.body],
+        Stmt::Try(s) => {
+            let mut v: Vec<&[Stmt]> = vec![&s.body];
+            for h in &s.handlers {
+                let ast::ExceptHandler::ExceptHandler(h) = h;
+                v.push(&h.body);
+            }
+            v.push(&s.orelse);
+            v.push(&s.finalbody);
+            v
+        }
+        Stmt::Match(m) => m.cases.iter().map(|c| c.body.as_slice()).collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The statements of `body` that run after the statement spanning `at` on every path that
 /// completes it: its later siblings, then the later siblings of each compound statement that
 /// holds it (an `if` arm's statement is followed by the rest of that arm, then by what follows
@@ -420,28 +446,6 @@ pub fn stmts_after_on_every_path(
 ) -> Vec<&ast::Stmt> {
     use ruff_python_ast::Stmt;
     use ruff_text_size::Ranged;
-    fn suites(stmt: &Stmt) -> Vec<&[Stmt]> {
-        match stmt {
-            Stmt::For(s) => vec![&s.body, &s.orelse],
-            Stmt::While(s) => vec![&s.body, &s.orelse],
-            Stmt::If(s) => std::iter::once(s.body.as_slice())
-                .chain(s.elif_else_clauses.iter().map(|c| c.body.as_slice()))
-                .collect(),
-            Stmt::With(s) => vec![&s.body],
-            Stmt::Try(s) => {
-                let mut v: Vec<&[Stmt]> = vec![&s.body];
-                for h in &s.handlers {
-                    let ast::ExceptHandler::ExceptHandler(h) = h;
-                    v.push(&h.body);
-                }
-                v.push(&s.orelse);
-                v.push(&s.finalbody);
-                v
-            }
-            Stmt::Match(m) => m.cases.iter().map(|c| c.body.as_slice()).collect(),
-            _ => Vec::new(),
-        }
-    }
     /// The statements of `suite` up to the first jump, and whether that jump leaves the
     /// function (`return`/`raise`: nothing after the suite runs on this path either).
     fn rest(suite: &[Stmt]) -> (&[Stmt], bool) {
@@ -474,7 +478,7 @@ pub fn stmts_after_on_every_path(
             } else if matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
                 return None;
             } else {
-                suites(s)
+                suites_of(s)
                     .into_iter()
                     .find_map(|inner| find(inner, at, out))?
             };

@@ -1033,3 +1033,118 @@ mod tests {
         assert!(!once("for d in loader:\n    net(d)\n"));
     }
 }
+
+/// A loop over phase names (`for phase in ["train", "val"]:`, the transfer-learning
+/// tutorial's epoch body): its variable, and the names of its training and evaluation
+/// phases. Every element of the literal is a string that names one or the other.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PhaseLoop<'a> {
+    /// The loop variable (`phase`).
+    pub var: &'a str,
+    /// Training phases (`"train"`, `"training"`).
+    pub train: Vec<&'a str>,
+    /// Evaluation phases (`"val"`, `"valid"`, `"test"`, `"eval"`, `"dev"`).
+    pub eval: Vec<&'a str>,
+}
+
+/// Does a phase name say training?
+fn is_train_phase(s: &str) -> bool {
+    s.eq_ignore_ascii_case("train") || s.eq_ignore_ascii_case("training")
+}
+
+/// Does a phase name say evaluation?
+fn is_eval_phase(s: &str) -> bool {
+    [
+        "val",
+        "valid",
+        "validation",
+        "test",
+        "testing",
+        "eval",
+        "evaluation",
+        "dev",
+    ]
+    .iter()
+    .any(|w| s.eq_ignore_ascii_case(w))
+}
+
+/// The phases of a `for` loop whose target is a name and whose iterable is `iter` (the
+/// literal itself, or the one value a name of the iterable is bound to): a list or tuple of
+/// string literals, at least one naming a training phase and one an evaluation phase, and
+/// none anything else.
+pub fn phase_loop<'a>(target: &'a Expr, iter: &'a Expr) -> Option<PhaseLoop<'a>> {
+    let Expr::Name(var) = target else {
+        return None;
+    };
+    let elts = match iter {
+        Expr::List(l) => &l.elts,
+        Expr::Tuple(t) => &t.elts,
+        _ => return None,
+    };
+    let mut phases = PhaseLoop {
+        var: var.id.as_str(),
+        train: Vec::new(),
+        eval: Vec::new(),
+    };
+    for e in elts {
+        let s = helpers::str_value(e)?;
+        if is_train_phase(s) {
+            phases.train.push(s);
+        } else if is_eval_phase(s) {
+            phases.eval.push(s);
+        } else {
+            return None;
+        }
+    }
+    (!phases.train.is_empty() && !phases.eval.is_empty()).then_some(phases)
+}
+
+impl PhaseLoop<'_> {
+    /// Is `test` true exactly in the training phases (`Some(true)`: `phase == "train"`,
+    /// `"train" == phase`, `phase in ("train",)`, `phase != "val"` with one evaluation phase)
+    /// or exactly in the evaluation phases (`Some(false)`)? `None` for any other test.
+    pub fn test(&self, test: &Expr) -> Option<bool> {
+        let Expr::Compare(c) = test else {
+            return None;
+        };
+        let ([op], [right]) = (&*c.ops, &*c.comparators) else {
+            return None;
+        };
+        let other = match (helpers::name_of(&c.left), helpers::name_of(right)) {
+            (Some(v), _) if v == self.var => right,
+            (_, Some(v)) if v == self.var && matches!(op, ast::CmpOp::Eq | ast::CmpOp::NotEq) => {
+                &*c.left
+            }
+            _ => return None,
+        };
+        // Which phases a set of names covers: all the training ones, or all the evaluation
+        // ones (and nothing else).
+        let side = |names: &[&str]| -> Option<bool> {
+            let train = names.iter().filter(|n| self.train.contains(n)).count();
+            let eval = names.iter().filter(|n| self.eval.contains(n)).count();
+            if train == names.len() && train == self.train.len() {
+                Some(true)
+            } else if eval == names.len() && eval == self.eval.len() {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        match op {
+            ast::CmpOp::Eq => side(&[helpers::str_value(other)?]),
+            ast::CmpOp::NotEq => side(&[helpers::str_value(other)?]).map(|t| !t),
+            ast::CmpOp::In | ast::CmpOp::NotIn => {
+                let elts = match other {
+                    Expr::List(l) => &l.elts,
+                    Expr::Tuple(t) => &t.elts,
+                    Expr::Set(s) => &s.elts,
+                    _ => return None,
+                };
+                let names: Option<Vec<&str>> = elts.iter().map(helpers::str_value).collect();
+                let t = side(&names?)?;
+                Some(if matches!(op, ast::CmpOp::In) { t } else { !t })
+            }
+            _ => None,
+        }
+    }
+}

@@ -13,8 +13,14 @@ impl ProjectModel {
     /// does, or is passed to a function that differentiates that parameter
     /// (`loss = train_loss(model, x); g = torch.autograd.grad(loss, params)`;
     /// `losses = computer.compute(...); losses["total"].backward()`)? Such a function needs
-    /// its autograd graph.
+    /// its autograd graph. A module passed on to a function that trains it is not
+    /// differentiated through, and a function that returns a module returns no graph.
     pub fn result_differentiated(&self, f: FuncId) -> bool {
+        // A function that returns a module (`return model` after training it) returns no
+        // graph, whatever its callers do with the module.
+        if self.resolve_val(f, &self.func(f).returns, 0).kind == crate::kinds::Kind::Module {
+            return false;
+        }
         let mut seen = FxHashSet::default();
         self.result_diff(f, 0, &mut seen)
     }
@@ -82,7 +88,13 @@ impl ProjectModel {
                 ArgPos::Pos(i) => Some(*i as usize + shift),
                 ArgPos::Kw(k) => self.func(callee).params.iter().position(|p| p == k),
             };
-            index.is_some_and(|i| self.param_diff(callee, i, depth + 1, seen))
+            // A module handed to a function that trains it (`train_model(model, ...)`) has
+            // its parameters differentiated, not the history of the value: what built or
+            // returned it needs no graph.
+            index.is_some_and(|i| {
+                self.param_at(callee, i).kind != crate::kinds::Kind::Module
+                    && self.param_diff(callee, i, depth + 1, seen)
+            })
         })
     }
 

@@ -3343,9 +3343,11 @@ impl ProjectModel {
             let g = self.func(caller);
             let call = &g.calls[ci];
             self.arg_key(f, call, i, shift).is_some_and(|key| {
-                g.frozen
-                    .iter()
-                    .any(|(n, at)| **n == *key && at.start() < call.range.start())
+                g.frozen.iter().any(|(n, span)| {
+                    **n == *key
+                        && span.start() < call.range.start()
+                        && call.range.start() <= span.end()
+                })
             })
         })
     }
@@ -3417,12 +3419,13 @@ impl ProjectModel {
         self.method(c, "__call__", 0).is_some()
     }
 
-    /// Does function `f` freeze the module named `name` (dotted) before `at`?
+    /// Does function `f` freeze the module named `name` (dotted) before `at`, with nothing in
+    /// between giving it trainable parts again (`model.fc = nn.Linear(...)`)?
     pub fn frozen_before(&self, f: FuncId, name: &str, at: ruff_text_size::TextSize) -> bool {
         self.func(f)
             .frozen
             .iter()
-            .any(|(n, r)| &**n == name && r.start() < at)
+            .any(|(n, span)| &**n == name && span.start() < at && at <= span.end())
     }
 
     /// Is a function or method of this name called with autograd off anywhere in the

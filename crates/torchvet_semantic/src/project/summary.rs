@@ -593,7 +593,9 @@ pub struct FunctionSummary {
     /// Modules it freezes whole, by dotted name, and where: `X.requires_grad_(False)`, or
     /// `for p in X.parameters(): p.requires_grad = False`, or the name bound to a frozen
     /// chain (`m = nn.Conv2d(...).requires_grad_(False).to(dev)` freezes `m`). A forward pass of a frozen module
-    /// on inputs that do not require grad records no graph.
+    /// on inputs that do not require grad records no graph. The span runs from the freezing
+    /// statement to the first later statement that gives the module trainable parts again
+    /// (`model.fc = nn.Linear(...)` after freezing a pretrained network), or to `u32::MAX`.
     pub frozen: ThinVec<(Box<str>, TextRange)>,
     /// Whether its top-level statements freeze the instance's own parameters (`for p in
     /// self.parameters(): p.requires_grad = False`, `self.requires_grad_(False)`), always or
@@ -3291,7 +3293,6 @@ fn parameter_loop(f: &ast::StmtFor) -> Option<(&str, &ExprCall, &Expr)> {
     Some((p, c, recv))
 }
 
-/// The modules a body freezes whole (see [`FunctionSummary::frozen`]).
 /// The object a chain of module methods puts in eval mode: `X.eval()`, `X.train(False)`,
 /// also inside a chain (`X.eval().requires_grad_(False)`, `vgg16(weights=w).features.eval()`).
 fn evaled_receiver(e: &Expr) -> Option<&Expr> {
@@ -3356,7 +3357,105 @@ fn held_in_eval(body: &[Stmt]) -> Vec<TextRange> {
     out
 }
 
+/// The modules a body freezes whole (see [`FunctionSummary::frozen`]), each with the span
+/// from the freezing statement to where it stops being frozen whole (the first later
+/// statement that gives it trainable parts: [`thaws`]), or to `u32::MAX`.
 fn frozen_modules(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
+    let mut out = frozen_statements(body);
+    if out.is_empty() {
+        return out;
+    }
+    let thawed = thaws(body);
+    for (name, r) in &mut out {
+        let end = thawed
+            .iter()
+            .filter(|(n, at)| {
+                *at > r.end()
+                    && n.strip_prefix(&**name)
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+            })
+            .map(|(_, at)| *at)
+            .min()
+            .unwrap_or(TextSize::new(u32::MAX));
+        *r = TextRange::new(r.start(), end);
+    }
+    out
+}
+
+/// Where a body gives a module trainable parts again, by the dotted name of the part (sorted
+/// by nothing): a new layer put in place of a sub-module (`model.fc = nn.Linear(...)`,
+/// `model.classifier[6] = nn.Linear(...)`: a constructor call, by its capitalised name), a
+/// module added (`model.add_module(...)`), or part of it unfrozen
+/// (`model.layer4.requires_grad_(True)`, `for p in model.fc.parameters(): p.requires_grad =
+/// True`). Fine-tuning scripts freeze a pretrained network and then replace its head.
+fn thaws(body: &[Stmt]) -> Vec<(String, TextSize)> {
+    /// `a.b[0].c` -> `a.b.c`: the dotted chain of a target with its subscripts left out.
+    fn chain(e: &Expr) -> Option<String> {
+        match e {
+            Expr::Subscript(s) => chain(&s.value),
+            Expr::Attribute(a) => Some(format!("{}.{}", chain(&a.value)?, a.attr.as_str())),
+            Expr::Name(n) => Some(n.id.to_string()),
+            _ => None,
+        }
+    }
+    fn constructs(e: &Expr) -> bool {
+        let Expr::Call(c) = e else { return false };
+        let name = match &*c.func {
+            Expr::Name(n) => n.id.as_str(),
+            Expr::Attribute(a) => a.attr.as_str(),
+            _ => return false,
+        };
+        name.starts_with(|ch: char| ch.is_ascii_uppercase())
+    }
+    let mut out = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |s| match s {
+        Stmt::Assign(a) if constructs(&a.value) => {
+            for t in &a.targets {
+                if matches!(t, Expr::Attribute(_) | Expr::Subscript(_)) {
+                    if let Some(c) = chain(t) {
+                        out.push((c, a.start()));
+                    }
+                }
+            }
+        }
+        Stmt::Expr(e) => {
+            let Expr::Call(c) = &*e.value else { return };
+            let thaw = match helpers::method_call(c) {
+                Some(("add_module" | "register_module", _)) => true,
+                Some(("requires_grad_", _)) => match c.arguments.args.first() {
+                    None => helpers::keyword(c, "requires_grad")
+                        .is_none_or(|a| helpers::is_truthy(a) == Some(true)),
+                    Some(a) => helpers::is_truthy(a) == Some(true),
+                },
+                _ => false,
+            };
+            if let (true, Some((_, recv))) = (thaw, helpers::method_call(c)) {
+                if let Some(c) = chain(recv) {
+                    out.push((c, e.start()));
+                }
+            }
+        }
+        Stmt::For(f) => {
+            let Some((p, _, recv)) = parameter_loop(f) else {
+                return;
+            };
+            let unfreezes = f.body.iter().any(|b| {
+                matches!(b, Stmt::Assign(a) if helpers::is_truthy(&a.value) == Some(true)
+                    && a.targets.iter().any(|t| matches!(t, Expr::Attribute(at)
+                        if at.attr.as_str() == "requires_grad"
+                            && helpers::name_of(&at.value) == Some(p))))
+            });
+            if let (true, Some(c)) = (unfreezes, chain(recv)) {
+                out.push((c, f.start()));
+            }
+        }
+        _ => {}
+    });
+    out
+}
+
+/// The statements of a body that freeze a module whole, by the module's dotted name.
+fn frozen_statements(body: &[Stmt]) -> Vec<(Box<str>, TextRange)> {
     /// `X.requires_grad_(False)` -> `X` (through `.eval()` / `.to(..)` chains on either side:
     /// `sampler.eval().requires_grad_(False).to(device)`).
     fn frozen_receiver(e: &Expr) -> Option<&Expr> {

@@ -46,7 +46,8 @@ crate::declare_rule! {
     ///
     /// Not reported: a model frozen whole before the loop (`model.requires_grad_(False)`, or
     /// `p.requires_grad = False` for each of its parameters, by `parameters()` or
-    /// `named_parameters()`), here or by a caller that passes
+    /// `named_parameters()`, with no new layer put in after that: `model.fc = nn.Linear(...)`
+    /// gives it trainable parts again), here or by a caller that passes
     /// it in, or by its own class's constructor (`for p in self.parameters(): p.requires_grad
     /// = requires_grad` with `requires_grad=False` on every call, as the Inception network of
     /// FID scripts does), since it records no graph; and shape smoke tests whose inputs are made up on the
@@ -125,6 +126,15 @@ crate::declare_rule! {
     /// Calls inside a model class are part of its forward pass and run in their caller's grad
     /// mode, except in a method that trains the model itself (`def train_model(self, ...)` with
     /// backward passes and steps): its validation loop is evaluation like any other.
+    ///
+    /// A phase loop (`for phase in ["train", "val"]:`, the transfer-learning tutorial's epoch
+    /// body) whose backward passes and optimizer steps all run under `if phase == "train":`
+    /// (or a flag bound from that test) evaluates in its other phases: its forward pass is
+    /// reported when the loop manages no grad mode (`with
+    /// torch.set_grad_enabled(phase == "train"):` is the fix) and the evaluation phases reach
+    /// it. A module that a caller hands on to be trained (`model_ft = train_model(model_ft,
+    /// ...)`, then the returned model passed to another run) is not a value the caller
+    /// differentiates through.
     ///
     /// One function for both training and validation, training only when a parameter says so
     /// (`def run_epoch(model, loader, criterion, optimizer=None)` with every backward pass and
@@ -458,14 +468,25 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         Some(_) => None,
         None => training_flag_off(checker),
     };
-    let region = match (region, &flag_off) {
-        (Some(r), _) => r,
-        (None, Some(_)) => EvalRegion {
+    // A phase loop (`for phase in ["train", "val"]:`) that trains only in its training
+    // phase: in the evaluation phase the same forward pass evaluates.
+    let phase = match (&region, &flag_off) {
+        (None, None) if in_loop => checker.phase_loop_evaluating(call.range()),
+        _ => None,
+    };
+    let region = match (region, &flag_off, &phase) {
+        (Some(r), _, _) => r,
+        (None, Some(_), _) => EvalRegion {
             range: checker.function().map_or(call.range(), |f| f.range),
             loop_stmt: None,
             evidence: Evidence::Function,
         },
-        (None, None) => return,
+        (None, None, Some((l, _))) => EvalRegion {
+            range: l.range(),
+            loop_stmt: None,
+            evidence: Evidence::Function,
+        },
+        (None, None, None) => return,
     };
     // Code written for torch < 0.4 that turns autograd off with `Variable(x, volatile=True)`
     // in this function (or takes its inputs from a project helper that builds them so), in a
@@ -619,6 +640,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         None => "this loop".to_string(),
     };
     let why = match (&flag_off, eval_call.is_some(), region.evidence) {
+        (None, _, _) if phase.is_some() => {
+            let (_, ph) = phase.as_ref().expect("checked");
+            format!(
+                "this `for {} in ...` loop trains only in its `{}` phase; in its `{}` phase it evaluates but runs `{model}`",
+                ph.var,
+                ph.train.join("`/`"),
+                ph.eval.join("`/`"),
+            )
+        }
         (Some(off), _, _) => format!(
             "{place} trains only when `{}` is given; called without it, it evaluates but runs `{model}`",
             off.param
@@ -649,12 +679,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     } else {
         "wrap it in `torch.no_grad()`"
     };
-    let remedy = match &flag_off {
-        Some(off) => format!(
+    let remedy = match (&flag_off, &phase) {
+        (Some(off), _) => format!(
             "wrap that call in `torch.no_grad()`, or the forward pass in `torch.set_grad_enabled(...)` on `{}`",
             off.param
         ),
-        None => remedy.to_string(),
+        (None, Some((_, ph))) => format!(
+            "wrap the forward pass in `with torch.set_grad_enabled({} == \"{}\"):`",
+            ph.var, ph.train[0]
+        ),
+        (None, None) => remedy.to_string(),
     };
     let message = format!("{why} with autograd enabled: {cost}; {remedy}");
     let fix = match (checker.function(), region.loop_stmt) {
