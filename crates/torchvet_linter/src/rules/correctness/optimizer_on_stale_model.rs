@@ -20,7 +20,7 @@ crate::declare_rule! {
     /// The optimizer holds references to the old model's parameter tensors. After the
     /// re-binding, `opt.step()` updates weights nobody uses any more and the new `model` never
     /// changes: training silently does nothing. Moving the model (`model = model.to(dev)`),
-    /// `torch.compile(model)` and `DistributedDataParallel(model)` keep the same parameters
+    /// `torch.compile(model)`, `DataParallel(model)` and `DistributedDataParallel(model)` keep the same parameters
     /// and are not reported, nor are re-bindings in a branch exclusive with the optimizer's.
     /// The rule is in preview: whether the stale optimizer is really used again is only
     /// visible inside one function.
@@ -208,6 +208,11 @@ fn analyse(checker: &mut Checker, stmts: &[(&Stmt, Place)], opt: &Opt) {
                     continue;
                 }
                 if opt.place.exclusive_with(place) {
+                    continue;
+                }
+                // A wrapper of the same module (`nn.DataParallel(model)`, itself a module
+                // class) keeps its parameters.
+                if same_params(checker, &a.value, &opt.model) {
                     continue;
                 }
                 match new_model(checker, &a.value) {
