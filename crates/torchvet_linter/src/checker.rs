@@ -1134,9 +1134,31 @@ impl<'a> Checker<'a> {
         };
         let body: &[Stmt] = self.scope_body();
         let class_body = self.frame().method_of.map(|c| &c.def.body[..]);
+        // Tensor functions (torch's, einops' reshapes, torchvision's image grid) hand the value
+        // on; serialisation and plotting only read it. None of them differentiates it.
         let passes_through = |func: &Expr| {
-            self.resolve(func)
-                .is_some_and(|q| q.starts_with("torch.") && !torchvet_semantic::is_module_base(&q))
+            use torchvet_semantic::consumers::CallUse;
+            let Some(q) = self.resolve(func) else {
+                return CallUse::Consumes;
+            };
+            if (q.starts_with("torch.") && !torchvet_semantic::is_module_base(&q))
+                || q.starts_with("einops.")
+                || q == "torchvision.utils.make_grid"
+            {
+                CallUse::PassesThrough
+            } else if matches!(
+                q.as_str(),
+                "pickle.dump"
+                    | "pickle.dumps"
+                    | "numpy.save"
+                    | "numpy.savez"
+                    | "torchvision.utils.save_image"
+            ) || q.starts_with("matplotlib.pyplot.")
+            {
+                CallUse::Reads
+            } else {
+                CallUse::Consumes
+            }
         };
         torchvet_semantic::consumers::reaches_call(
             stmt,
@@ -2316,9 +2338,12 @@ impl<'a> Checker<'a> {
     /// output is only read (`model.eval()`; `pred = model(x_test).detach().numpy()` to plot
     /// a trained model's predictions). Whether the switch was on the called model is the
     /// rule's question.
+    ///
+    /// The same holds in a function that trained before the switch (`train_vqvae()`: the
+    /// epoch loop, then `model.eval()` and one reconstruction of test images for a figure).
     pub fn module_inference_region(&mut self, call: &ExprCall) -> Option<EvalRegion<'a>> {
         use torchvet_semantic::flow::EventKind;
-        if self.function().is_some() || !(self.mentions("eval") || self.mentions(".train(")) {
+        if !(self.mentions("eval") || self.mentions(".train(")) {
             return None;
         }
         let events = self.function_events();
@@ -2333,7 +2358,65 @@ impl<'a> Checker<'a> {
         {
             return None;
         }
-        if self.module_uses_gradients() || self.reaches_graph_call(call) {
+        let uses_gradients = match self.function() {
+            Some(f) => self.uses_gradients_in(f),
+            None => self.module_uses_gradients(),
+        };
+        if uses_gradients || self.reaches_graph_call(call) {
+            return None;
+        }
+        Some(EvalRegion {
+            range: call.range(),
+            loop_stmt: None,
+            evidence: Evidence::EvalMode,
+        })
+    }
+
+    /// A forward pass of the model keyed `model` (`G`, `self.net`) inside a training loop,
+    /// between a switch of that model to eval mode earlier in the same iteration and its switch
+    /// back with `train()` (or the end of the loop's training): `G.eval(); samples =
+    /// G(fixed_z); G.train()` to look at a GAN's progress each epoch, `policy.eval(); action =
+    /// policy(state); policy.train()`. No training event lies between the switches, the
+    /// output is only read, and the code uses no gradients on purpose: that stretch
+    /// evaluates.
+    pub fn eval_segment_region(&mut self, call: &ExprCall, model: &str) -> Option<EvalRegion<'a>> {
+        use torchvet_semantic::flow::EventKind;
+        let l = *self.frame().loops.last()?;
+        let events = self.function_events();
+        let on_model = |e: &torchvet_semantic::flow::Event| {
+            e.target.as_ref().is_some_and(|t| t.key.as_str() == model)
+        };
+        let switched = events
+            .iter()
+            .filter(|e| {
+                e.kind == EventKind::Eval
+                    && on_model(e)
+                    && l.range().contains_range(e.site())
+                    && e.site().end() <= call.start()
+            })
+            .map(|e| e.site().start())
+            .max()?;
+        // Training between the switch and the call, or after the call before the model is
+        // switched back.
+        let back = events
+            .iter()
+            .filter(|e| e.kind == EventKind::Train && on_model(e) && e.site().start() > call.end())
+            .map(|e| e.site().start())
+            .min()
+            .unwrap_or(TextSize::new(u32::MAX));
+        if events.iter().any(|e| {
+            let at = e.site().start();
+            trains_event(e.kind)
+                && ((at > switched && at < call.start())
+                    || (at > call.end() && at < back && l.range().contains(at)))
+        }) {
+            return None;
+        }
+        let uses_gradients = match self.function() {
+            Some(f) => self.uses_gradients_in(f),
+            None => self.module_uses_gradients(),
+        };
+        if uses_gradients || self.reaches_graph_call(call) {
             return None;
         }
         Some(EvalRegion {

@@ -60,18 +60,31 @@ enum Destination<'a> {
     Dropped,
 }
 
+/// What a call does with a value handed to it, as the caller of [`reaches_call`] knows it
+/// (by the callee's qualified name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallUse {
+    /// Its result holds the value (`torch.cat`, `einops.rearrange`): follow the result.
+    PassesThrough,
+    /// It only reads the value (writes it to a file or a plot: `pickle.dump`, `numpy.save`):
+    /// the value goes no further.
+    Reads,
+    /// Anything else: it may differentiate the value.
+    Consumes,
+}
+
 /// Does the value of the expression at `target` (in `stmt`) reach a call that may record a
 /// graph? `body` is the scope searched for the uses of the local names it is bound to (the
 /// function's body, or the module's), `class_body` the enclosing class's body, searched for
-/// `self.<attr>` it is stored in. `passes_through(func)` says that a call of `func` is an
-/// operation on tensors (a torch function) whose result the value flows into, rather than a
-/// model or function that consumes it.
+/// `self.<attr>` it is stored in. `passes_through(func)` says what a call of `func` does with
+/// it ([`CallUse`]): an operation on tensors (a torch function) whose result the value flows
+/// into, a read (saving, plotting), or a model or function that may consume it.
 pub fn reaches_call<'a>(
     stmt: &'a Stmt,
     target: TextRange,
     body: &'a [Stmt],
     class_body: Option<&'a [Stmt]>,
-    passes_through: &dyn Fn(&Expr) -> bool,
+    passes_through: &dyn Fn(&Expr) -> CallUse,
 ) -> bool {
     reaches(stmt, target, body, class_body, passes_through, 0)
 }
@@ -81,10 +94,12 @@ fn reaches<'a>(
     target: TextRange,
     body: &'a [Stmt],
     class_body: Option<&'a [Stmt]>,
-    passes_through: &dyn Fn(&Expr) -> bool,
+    passes_through: &dyn Fn(&Expr) -> CallUse,
     depth: u8,
 ) -> bool {
-    if depth > 3 {
+    // Deep enough for a figure's chain of reshapes (`out` -> `1 - (out + 1) / 2` ->
+    // `hstack` -> `rearrange` -> `make_grid(x.detach())`); past it, a use is assumed.
+    if depth > 6 {
         return true;
     }
     let targets = match destination(stmt, target, passes_through) {
@@ -152,9 +167,13 @@ fn reaches<'a>(
             if l.range == t.range() {
                 continue;
             }
+            // The value of an assignment that rebinds the name (`x = 1 - (x + 1) / 2`) reads
+            // the old value, before this binding.
+            let own_value =
+                std::ptr::eq(l.stmt, stmt) && matches!(stmt, Stmt::Assign(_) | Stmt::AnnAssign(_));
             let reachable = !matches!(t, Expr::Name(_))
                 || l.nested
-                || l.range.start() >= bound_at.start()
+                || (l.range.start() >= bound_at.start() && !own_value)
                 || loops.iter().any(|r| r.contains_range(l.range));
             if reachable && reaches(l.stmt, l.range, body, class_body, passes_through, depth + 1) {
                 return true;
@@ -304,7 +323,7 @@ fn ancestors(stmt: &Stmt, target: TextRange) -> Vec<&Expr> {
 fn destination<'a>(
     stmt: &'a Stmt,
     target: TextRange,
-    passes_through: &dyn Fn(&Expr) -> bool,
+    passes_through: &dyn Fn(&Expr) -> CallUse,
 ) -> Destination<'a> {
     let chain = ancestors(stmt, target);
     if chain.is_empty() {
@@ -335,13 +354,33 @@ fn destination<'a>(
                 if c.func.range() == cur.range() {
                     return Destination::Consumed;
                 }
+                // `samples.append(out)`: the list holds it; its own uses decide.
+                if let Expr::Attribute(a) = &*c.func {
+                    let list = match &*a.value {
+                        Expr::Name(_) => true,
+                        Expr::Attribute(x) => {
+                            matches!(&*x.value, Expr::Name(s) if s.id.as_str() == "self")
+                        }
+                        _ => false,
+                    };
+                    if list
+                        && matches!(a.attr.as_str(), "append" | "extend" | "insert")
+                        && c.arguments.args.iter().any(|x| x.range() == cur.range())
+                    {
+                        return Destination::Bound(vec![&*a.value]);
+                    }
+                }
+                let usage = passes_through(&c.func);
                 if let Expr::Name(n) = &*c.func {
-                    if READING_BUILTINS.contains(&n.id.as_str()) && !passes_through(&c.func) {
+                    if READING_BUILTINS.contains(&n.id.as_str()) && usage != CallUse::PassesThrough
+                    {
                         return Destination::Dropped;
                     }
                 }
-                if !passes_through(&c.func) {
-                    return Destination::Consumed;
+                match usage {
+                    CallUse::PassesThrough => {}
+                    CallUse::Reads => return Destination::Dropped,
+                    CallUse::Consumes => return Destination::Consumed,
                 }
             }
             Expr::Subscript(s) => {

@@ -3443,7 +3443,8 @@ impl ProjectModel {
     /// The project method `obj.<name>(...)` runs when that method runs the instance's forward
     /// pass: the method of that name of `class` (the object's project class, when known) or
     /// else the only method of that name among the project's module classes
-    /// ([`Self::unique_module_method`]; `nn.Module` API names never), that calls the
+    /// ([`Self::unique_module_method`]; `nn.Module` API names never), or the first of several
+    /// when every one qualifies, that calls the
     /// instance itself (`self(x)`) or a sub-module it holds (`self.decoder(h)`, an attribute
     /// the class assigns a module) with autograd on (not under its own `no_grad` block or
     /// decorator), and
@@ -3456,33 +3457,52 @@ impl ProjectModel {
         let f = match class {
             Some(c) if self.is_module(c) => self.method(c, name, 0)?,
             Some(_) => return None,
-            None => self.unique_module_method(name)?,
+            None => match self.module_methods.get(name).map(Vec::as_slice) {
+                Some([one]) => *one,
+                // Several module classes define it (one `generate` per architecture of a
+                // project that picks one by configuration): it runs the forward pass when
+                // every one of them does.
+                Some([first, rest @ ..]) => {
+                    if !rest.iter().all(|&f| self.method_runs_forward(f)) {
+                        return None;
+                    }
+                    *first
+                }
+                _ => return None,
+            },
         };
+        self.method_runs_forward(f).then_some(f)
+    }
+
+    /// Does method `f` of a module class run the instance's forward pass (see
+    /// [`Self::forward_running_method`]): not decorated with `no_grad`, calls `self(...)`,
+    /// `self.forward(...)` or a sub-module with autograd on, and trains nowhere?
+    fn method_runs_forward(&self, f: FuncId) -> bool {
         let g = self.func(f);
         if g.no_grad {
-            return None;
+            return false;
         }
+        let Some(index) = g.class else {
+            return false;
+        };
         let class = ClassId {
             file: f.file,
-            index: g.class?,
+            index,
         };
         let runs_forward = g.instance_calls.iter().any(|ic| {
             let key = &*ic.key;
             !ic.no_grad
                 && (key == "self"
+                    || key == "self.forward"
                     || key.strip_prefix("self.").is_some_and(|attr| {
                         !attr.contains('.') && self.class_attr(class, attr, 0).kind == Kind::Module
                     }))
         });
-        if !runs_forward
-            || self
+        runs_forward
+            && !self
                 .events(f)
                 .iter()
                 .any(|e| matches!(e.kind, EventKind::Backward | EventKind::Step))
-        {
-            return None;
-        }
-        Some(f)
     }
 
     /// Does calling an instance of class `c` differentiate: its `forward` (or a function it

@@ -3051,7 +3051,7 @@ impl Builder<'_> {
         // A constructor: what it holds in eval mode.
         let f = &self.out.functions[idx as usize];
         let held = if f.class.is_some() && &*f.name == "__init__" {
-            held_in_eval(body)
+            held_in_eval(body, &|e| self.scopes.resolve(e))
         } else {
             Vec::new()
         };
@@ -3325,8 +3325,30 @@ fn evaled_receiver(e: &Expr) -> Option<&Expr> {
 /// its top-level statements then puts in eval mode (`net = Circular(); net.load_state_dict(..);
 /// net.eval()`, or `self.net = net.eval()`), or put in eval mode where they are built
 /// (`self.vgg = vgg16(weights=w).eval()`).
-/// An `eval()` under a condition (`if freeze:`) does not count.
-fn held_in_eval(body: &[Stmt]) -> Vec<TextRange> {
+/// An `eval()` under a condition (`if freeze:`) does not count. So does a model loaded with
+/// Hugging Face's `from_pretrained` (`self.bert = BertModel.from_pretrained(name)`, a
+/// transformers or diffusers class): it comes back in eval mode.
+/// `X.from_pretrained(...)` of a Hugging Face class (transformers, diffusers), possibly
+/// moved (`.to(device)`, `.cuda()`) but not switched back with `.train()`: their
+/// `from_pretrained` returns the model in eval mode.
+fn loads_in_eval_mode(e: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
+    let mut e = e;
+    while let Expr::Call(c) = e {
+        match helpers::method_call(c) {
+            Some(("from_pretrained", cls)) => {
+                return resolve(cls).is_some_and(|q| {
+                    q.starts_with("transformers.") || q.starts_with("diffusers.")
+                });
+            }
+            Some(("train", _)) => return false,
+            Some((m, recv)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => e = recv,
+            _ => return false,
+        }
+    }
+    false
+}
+
+fn held_in_eval(body: &[Stmt], resolve: &dyn Fn(&Expr) -> Option<String>) -> Vec<TextRange> {
     // `net.eval()`, and `self.net = net.eval()`: `net` is in eval mode from there on.
     let evaled: Vec<(String, TextSize)> = body
         .iter()
@@ -3338,9 +3360,10 @@ fn held_in_eval(body: &[Stmt]) -> Vec<TextRange> {
         .collect();
     let mut out = Vec::new();
     if evaled.is_empty()
-        && !body
-            .iter()
-            .any(|st| matches!(st, Stmt::Assign(a) if evaled_receiver(&a.value).is_some()))
+        && !body.iter().any(|st| {
+            matches!(st, Stmt::Assign(a)
+                if evaled_receiver(&a.value).is_some() || loads_in_eval_mode(&a.value, resolve))
+        })
     {
         return out;
     }
@@ -3348,6 +3371,7 @@ fn held_in_eval(body: &[Stmt]) -> Vec<TextRange> {
         let Stmt::Assign(a) = st else { return };
         let [t] = &*a.targets else { return };
         if evaled_receiver(&a.value).is_some()
+            || loads_in_eval_mode(&a.value, resolve)
             || helpers::dotted(t)
                 .is_some_and(|n| evaled.iter().any(|(x, at)| *x == n && *at > st.start()))
         {

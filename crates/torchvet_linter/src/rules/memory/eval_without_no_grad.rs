@@ -459,7 +459,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     } else {
         match checker.eval_function_region(call.start()) {
             Some(r) => Some(r),
-            None => checker.inference_function_region(call),
+            None => checker
+                .inference_function_region(call)
+                .or_else(|| checker.module_inference_region(call)),
         }
     };
     // A function that trains only when a parameter says so (`run_epoch(model, loader,
@@ -474,7 +476,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         (None, None) if in_loop => checker.phase_loop_evaluating(call.range()),
         _ => None,
     };
-    let region = match (region, &flag_off, &phase) {
+    // A stretch of a training loop between `G.eval()` and `G.train()` that runs the model.
+    let segment = match (&region, &flag_off, &phase) {
+        (None, None, None) if in_loop => {
+            object_key(func).and_then(|k| checker.eval_segment_region(call, &k))
+        }
+        _ => None,
+    };
+    let region = match (region.or(segment), &flag_off, &phase) {
         (Some(r), _, _) => r,
         (None, Some(_), _) => EvalRegion {
             range: checker.function().map_or(call.range(), |f| f.range),
@@ -624,9 +633,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // evaluation loop of the scope is its own finding (notebooks evaluate in several cells).
     let key = if checker.function().is_some() && !trains {
         fkey
-    } else if top_level && !in_loop {
+    } else if (top_level && !in_loop) || region.range == call.range() {
         // One finding per `eval()` switch at top level (a notebook cell that plots two
-        // predictions after it).
+        // predictions after it), or after training in a function, or in a stretch of a
+        // training loop (`G.eval()`, samples from two noise vectors, `G.train()`).
         (2u64 << 32) | u64::from(eval_call.map_or(call.start(), |e| e.start()).to_u32())
     } else {
         (1u64 << 32) | u64::from(region.range.start().to_u32())
