@@ -37,7 +37,11 @@ crate::declare_rule! {
     /// a forward pass at a script's or notebook's top level after `model.eval()` there, when
     /// its output is only read and nothing at top level trains after that switch nor uses
     /// gradients on purpose (a notebook that trains, then plots the predictions of the trained
-    /// model): reported once per switch, without a fix. A model
+    /// model): reported once per switch, without a fix. The same holds in a function that
+    /// trained before the switch (the epoch loop, then `model.eval()` and one reconstruction
+    /// for a figure), and for a stretch of a training loop between `G.eval()` and
+    /// `G.train()` that runs `G` (a GAN's samples each epoch, kept in a list: their graphs
+    /// stay alive). A model
     /// call is `model(x)`, `model.forward(x)` (also of a name bound only to `torch.load(...)`:
     /// a whole pickled model, since a state dict is not callable), or a method of a project
     /// module class that runs
