@@ -2111,7 +2111,7 @@ impl<'a> Checker<'a> {
     }
 
     /// The region [`Checker::eval_region`] tests: the innermost comprehension over data,
-    /// else the innermost `for` loop, of the node being visited.
+    /// else the innermost `for` or `while` loop, of the node being visited.
     fn innermost_region(&self) -> Option<(TextRange, &'a Expr, Option<&'a Stmt>)> {
         // The innermost comprehension over data, else the innermost loop.
         let comprehension = self.expr_stack.iter().rev().find_map(|e| match e {
@@ -2126,6 +2126,9 @@ impl<'a> Checker<'a> {
             (Some((r, it)), Some(l)) if l.range().contains_range(r) => Some((r, it, None)),
             (Some((r, it)), None) => Some((r, it, None)),
             (_, Some(l @ Stmt::For(f))) => Some((l.range(), &*f.iter, Some(l))),
+            // `while True:` generating until enough images, `while not done:` acting in an
+            // environment: the test stands for the iterable.
+            (_, Some(l @ Stmt::While(w))) => Some((l.range(), &*w.test, Some(l))),
             _ => None,
         }
     }
@@ -2313,12 +2316,15 @@ impl<'a> Checker<'a> {
     /// The function being visited as one evaluation region for a model call outside any loop
     /// whose output is only read (`.item()`, `.tolist()`, `argmax`, indexing: it reaches no
     /// call that could differentiate it, and is not returned), in a function named for
-    /// evaluation (`predict_sentiment`, `evaluate`, `inference`) that trains nowhere and uses
+    /// evaluation (`predict_sentiment`, `evaluate`, `inference`) or for looking at what the
+    /// model makes (`sample_images`, `generate`, `visualize`) that trains nowhere and uses
     /// no gradients on purpose: single-input prediction helpers that never call `eval()`
     /// themselves (their caller did, or the model has no mode-dependent layers).
     pub fn inference_function_region(&mut self, call: &ExprCall) -> Option<EvalRegion<'a>> {
         let f = self.function()?;
-        if !torchvet_semantic::regions::is_eval_name(f.name.as_str())
+        let name = f.name.as_str();
+        if !(torchvet_semantic::regions::is_eval_name(name)
+            || torchvet_semantic::regions::is_sampling_name(name))
             || !self.trains_nowhere(f)
             || self.reaches_graph_call(call)
         {

@@ -37,6 +37,29 @@ pub fn is_eval_name(name: &str) -> bool {
         .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
 }
 
+/// Does an identifier name a routine that runs a model only to look at what it makes
+/// (`sample_images`, `generate`, `visualize_predictions`, `plot_reconstructions`,
+/// `show_samples`)? Such a routine that trains nowhere and only reads the output is inference.
+pub fn is_sampling_name(name: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "sample",
+        "samples",
+        "sampling",
+        "generate",
+        "generation",
+        "visualize",
+        "visualise",
+        "visualization",
+        "visualisation",
+        "plot",
+        "show",
+        "display",
+        "draw",
+    ];
+    name.split('_')
+        .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
+}
+
 /// Does a name say evaluation data (`val_loader`, `test_dl`, `valid_data`, `dev_set`,
 /// `eval_dataloader`, `loader_val`, `testloader`)?
 pub fn is_eval_data_name(name: &str) -> bool {

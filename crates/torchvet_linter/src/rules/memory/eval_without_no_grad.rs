@@ -55,7 +55,8 @@ crate::declare_rule! {
     /// it in, or by its own class's constructor (`for p in self.parameters(): p.requires_grad
     /// = requires_grad` with `requires_grad=False` on every call, as the Inception network of
     /// FID scripts does), since it records no graph; and shape smoke tests whose inputs are made up on the
-    /// spot (`v(torch.randn(2, 3, 256, 256))`), or one batch in the `__main__` self-test of a
+    /// spot (`v(torch.randn(2, 3, 256, 256))`, unless a loop runs them through a model whose
+    /// trained weights were loaded first: a GAN generator writing images from noise), or one batch in the `__main__` self-test of a
     /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
     /// (`requires_grad_()` on the input, `autograd.grad`, a meta-learner's
@@ -537,7 +538,20 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !module || loss_like(checker, func) {
         return;
     }
-    if smoke_test_call(checker, call) || one_batch_self_test(checker) {
+    // Made-up inputs test shapes, unless a loop feeds them to a model holding trained weights
+    // loaded here: a GAN generator producing images from noise (`G.load_state_dict(...)`,
+    // then `G(torch.randn(...))` until enough are written). One pass on a random input after
+    // loading is still a shape check.
+    let trained_weights = in_loop
+        && object_key(func).is_some_and(|k| {
+            torchvet_semantic::regions::weights_loaded_before(
+                checker.scope_body(),
+                &k,
+                call.start(),
+            )
+            .is_some()
+        });
+    if (smoke_test_call(checker, call) && !trained_weights) || one_batch_self_test(checker) {
         return;
     }
     // A parameter-free torch layer (`sp = nn.Softplus(beta)`, `nn.ReLU()`) records a graph
@@ -670,6 +684,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         (None, true, _) => format!("`{model}` is in eval mode, but {place} still runs it"),
         (None, false, Evidence::Data) => {
             format!("{place} evaluates `{model}` on held-out data but runs it")
+        }
+        (None, false, Evidence::Function)
+            if checker.function().is_some_and(|f| {
+                !torchvet_semantic::regions::is_eval_name(f.name.as_str())
+                    && torchvet_semantic::regions::is_sampling_name(f.name.as_str())
+            }) =>
+        {
+            format!("{place} only looks at what `{model}` makes but runs it")
         }
         (None, false, Evidence::Function) => {
             format!("{place} looks like evaluation but runs `{model}`")
