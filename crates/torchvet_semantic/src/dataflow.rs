@@ -582,13 +582,41 @@ impl Summaries {
         }
         s.forwards = forwards;
         s.functions = functions;
-        if !all {
-            return s;
-        }
-        // Round 3: objects again, now that same-file classes have summaries.
+        // Round 3: objects again, now that same-file classes have summaries; the `forward` of
+        // a class that gained a same-file sub-module object is summarised again (an
+        // autoencoder whose `forward` returns `self.decoder(z)`, the decoder ending in a
+        // sigmoid).
+        let mut again = Vec::new();
         for c in &class_defs {
             let attrs = class_attributes(c, &scopes, classes, &s);
+            let before = s.class_attrs.get(c.name.as_str());
+            // An object now known, or one whose calls now return something known.
+            let gained = attrs.iter().any(|(k, v)| {
+                v.instance.as_ref().is_some_and(|i| {
+                    before
+                        .and_then(|b| b.get(k))
+                        .and_then(|b| b.instance.as_ref())
+                        .is_none_or(|b| b.returns.facts.len() < i.returns.facts.len())
+                })
+            });
+            if gained && classes.is_module(c.name.as_str()) {
+                again.push(*c);
+            }
             s.class_attrs.insert(c.name.to_string(), attrs);
+        }
+        for c in again {
+            let forward = c.body.iter().find_map(|st| match st {
+                Stmt::FunctionDef(f) if f.name.as_str() == "forward" => Some(f),
+                _ => None,
+            });
+            if let Some(f) = forward {
+                let v = summarise(f, &mut scopes, classes, &s, Some(c.name.as_str()));
+                s.forwards
+                    .insert(c.name.to_string(), stamp(v, &format!("{}.forward", c.name)));
+            }
+        }
+        if !all {
+            return s;
         }
         let globals = {
             let cx = FlowContext {
