@@ -163,6 +163,12 @@ fn reaches<'a>(
         } else {
             Vec::new()
         };
+        // A later statement of the same suite that binds the name again (`pred =
+        // pred.cpu().detach().numpy()`): loads after it read that value, not this one.
+        let killed_at = match t {
+            Expr::Name(n) if loops.is_empty() => rebound_after(scope, stmt, n.id.as_str()),
+            _ => None,
+        };
         for l in loads(scope, &*matches, shadowed) {
             if l.range == t.range() {
                 continue;
@@ -171,9 +177,10 @@ fn reaches<'a>(
             // the old value, before this binding.
             let own_value =
                 std::ptr::eq(l.stmt, stmt) && matches!(stmt, Stmt::Assign(_) | Stmt::AnnAssign(_));
+            let killed = killed_at.is_some_and(|k| l.range.start() >= k);
             let reachable = !matches!(t, Expr::Name(_))
                 || l.nested
-                || (l.range.start() >= bound_at.start() && !own_value)
+                || (l.range.start() >= bound_at.start() && !own_value && !killed)
                 || loops.iter().any(|r| r.contains_range(l.range));
             if reachable && reaches(l.stmt, l.range, body, class_body, passes_through, depth + 1) {
                 return true;
@@ -181,6 +188,28 @@ fn reaches<'a>(
         }
     }
     false
+}
+
+/// Where the first later statement of the suite holding `stmt` (in `scope`, not inside nested
+/// definitions) that binds `name` again by plain assignment ends.
+fn rebound_after(scope: &[Stmt], stmt: &Stmt, name: &str) -> Option<ruff_text_size::TextSize> {
+    let binds = |s: &Stmt| match s {
+        Stmt::Assign(a) => a
+            .targets
+            .iter()
+            .any(|t| matches!(t, Expr::Name(n) if n.id.as_str() == name)),
+        Stmt::AnnAssign(a) => matches!(&*a.target, Expr::Name(n) if n.id.as_str() == name),
+        _ => false,
+    };
+    if let Some(i) = scope.iter().position(|s| std::ptr::eq(s, stmt)) {
+        return scope[i + 1..].iter().find(|s| binds(s)).map(|s| s.end());
+    }
+    scope
+        .iter()
+        .filter(|s| s.range().contains_range(stmt.range()))
+        .filter(|s| !matches!(s, Stmt::FunctionDef(_) | Stmt::ClassDef(_)))
+        .flat_map(crate::helpers::suites_of)
+        .find_map(|suite| rebound_after(suite, stmt, name))
 }
 
 /// The ranges of the `for`/`while` statements of `scope` (not inside nested definitions)

@@ -3246,15 +3246,48 @@ fn self_freeze(body: &[Stmt], params: &[&str]) -> SelfFreeze {
             .or_else(|| helpers::keyword(c, "requires_grad"))?;
         value(arg)
     };
+    // The only attribute the constructor builds an object into (`self.vgg19 =
+    // vgg19(weights=...)`, then `self.vgg19 = self.vgg19.features[:-1]`), and where it is last
+    // assigned: freezing all of it after that freezes the instance.
+    let mut assigned: Vec<(&str, TextSize, bool)> = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |st: &Stmt| {
+        let Stmt::Assign(a) = st else { return };
+        for t in &a.targets {
+            if let Some(attr) = helpers::self_attribute(t) {
+                assigned.push((attr, st.end(), matches!(&*a.value, Expr::Call(_))));
+            }
+        }
+    });
+    let mut built: Vec<&str> = assigned
+        .iter()
+        .filter(|(_, _, call)| *call)
+        .map(|(a, _, _)| *a)
+        .collect();
+    built.dedup();
+    let only = match built[..] {
+        [attr] => assigned
+            .iter()
+            .filter(|(a, _, _)| *a == attr)
+            .map(|(_, end, _)| *end)
+            .max()
+            .map(|last| (attr, last)),
+        _ => None,
+    };
     let is_self = |e: &Expr| helpers::name_of(e) == Some("self");
+    let is_whole = |e: &Expr, at: TextSize| {
+        is_self(e)
+            || only
+                .is_some_and(|(attr, last)| at >= last && helpers::self_attribute(e) == Some(attr))
+    };
     for s in body {
+        let at = s.start();
         let found = match s {
-            Stmt::Expr(e) => method(&e.value, &is_self),
+            Stmt::Expr(e) => method(&e.value, &|r| is_whole(r, at)),
             Stmt::For(f) => {
                 let Some((p, c, r)) = parameter_loop(f) else {
                     continue;
                 };
-                if !is_self(r) || !c.arguments.args.is_empty() {
+                if !is_whole(r, at) || !c.arguments.args.is_empty() {
                     continue;
                 }
                 let is_p = |e: &Expr| helpers::name_of(e) == Some(p);

@@ -55,8 +55,9 @@ crate::declare_rule! {
     /// it in, or by its own class's constructor (`for p in self.parameters(): p.requires_grad
     /// = requires_grad` with `requires_grad=False` on every call, as the Inception network of
     /// FID scripts does), since it records no graph; and shape smoke tests whose inputs are made up on the
-    /// spot (`v(torch.randn(2, 3, 256, 256))`, unless a loop runs them through a model whose
-    /// trained weights were loaded first: a GAN generator writing images from noise), or one batch in the `__main__` self-test of a
+    /// spot (`v(torch.randn(2, 3, 256, 256))`, unless they go to a model whose trained weights
+    /// were loaded first and more than the output's shape is used: a GAN generator writing
+    /// images from noise), or one batch in the `__main__` self-test of a
     /// file that defines the model or loss (a loop that ends with `break`). Loops that use gradients on purpose are not
     /// evaluation either: saliency, test-time adaptation, and adversarial evaluation
     /// (`requires_grad_()` on the input, `autograd.grad`, a meta-learner's
@@ -538,11 +539,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !module || loss_like(checker, func) {
         return;
     }
-    // Made-up inputs test shapes, unless a loop feeds them to a model holding trained weights
-    // loaded here: a GAN generator producing images from noise (`G.load_state_dict(...)`,
-    // then `G(torch.randn(...))` until enough are written). One pass on a random input after
-    // loading is still a shape check.
-    let trained_weights = in_loop
+    // Made-up inputs test shapes, unless they go to a model holding trained weights loaded
+    // here and the output is more than a shape: a GAN generator producing images from noise
+    // (`G.load_state_dict(...)`, then `G(torch.randn(...))`). Printing the shape of one pass
+    // on a random input after loading is still a shape check.
+    let shape_only = matches!(checker.parent_expr(), Some(Expr::Attribute(a))
+        if matches!(a.attr.as_str(), "shape" | "size" | "dtype" | "ndim"));
+    let trained_weights = (in_loop || !shape_only)
         && object_key(func).is_some_and(|k| {
             torchvet_semantic::regions::weights_loaded_before(
                 checker.scope_body(),
