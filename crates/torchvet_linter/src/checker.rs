@@ -2226,10 +2226,13 @@ impl<'a> Checker<'a> {
         let scope_start = enclosing.map_or(TextSize::new(0), |r| r.start());
         let evidence = if iterates_eval_data(iter) || iterates_eval_data(self.loop_source(iter)) {
             Evidence::Data
-        } else if self
-            .function()
-            .is_some_and(|f| is_eval_name(f.name.as_str()))
-        {
+        } else if self.function().is_some_and(|f| {
+            is_eval_name(f.name.as_str())
+                || torchvet_semantic::regions::is_sampling_name(f.name.as_str())
+        }) {
+            // Named for evaluation, or for sampling from the model (`generate()` of a
+            // char-RNN feeding its hidden state back): a caller that trains on what it returns
+            // is the rule's question.
             Evidence::Function
         } else if events.iter().any(|e| {
             e.kind == EventKind::Eval
