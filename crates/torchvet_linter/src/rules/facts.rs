@@ -358,7 +358,7 @@ pub(crate) fn load_fails_weights_only(checker: &Checker, call: &ExprCall) -> boo
 /// parameters), or, for a parameter, by a caller before the call? A frozen module on inputs
 /// that need no grad records no graph (the model's frozen-module facts).
 pub(crate) fn module_frozen_at(
-    checker: &Checker,
+    checker: &mut Checker,
     model: &Expr,
     at: ruff_text_size::TextSize,
 ) -> bool {
@@ -370,8 +370,15 @@ pub(crate) fn module_frozen_at(
 /// constructor freezes its own parameters ([`ProjectModel::class_freezes_itself`])?
 ///
 /// [`ProjectModel::class_freezes_itself`]: torchvet_semantic::project::ProjectModel::class_freezes_itself
-fn frozen_by_its_class(checker: &Checker, model: &Expr) -> bool {
-    project_class_is(checker, model, |p, c| p.model.class_freezes_itself(c))
+fn frozen_by_its_class(checker: &mut Checker, model: &Expr) -> bool {
+    // The class as the model resolves the value, else as the file's dataflow builds it
+    // (`enc = VGG19Encoder()`).
+    let Some(c) = checker.project_class_of(model) else {
+        return false;
+    };
+    checker
+        .project_or_file()
+        .is_some_and(|p| p.model.class_freezes_itself(c))
 }
 
 /// Is the value of `expr` (a name or `self.<attr>`) an instance of a project class that

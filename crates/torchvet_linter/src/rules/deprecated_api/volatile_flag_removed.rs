@@ -148,7 +148,7 @@ fn helpers_literal_falsy(e: &Expr) -> bool {
 /// or of calls that also take one (`forward(model, x)`), where the module is frozen whole
 /// before the call (the model's frozen-module facts). A frozen model on an input that needs
 /// no grad records no graph, so the only effect left of `volatile=` is its warning.
-fn frozen_consumer(checker: &Checker, call: &ExprCall) -> Option<String> {
+fn frozen_consumer(checker: &mut Checker, call: &ExprCall) -> Option<String> {
     use ruff_python_ast::visitor::{self, Visitor};
     if call.arguments.find_keyword("requires_grad").is_some() {
         return None;
