@@ -3068,7 +3068,11 @@ impl Builder<'_> {
             };
         self.out.functions[idx as usize].returns_head_replaced =
             !replaced.is_empty() && returns_head_replaced(body, &replaced);
-        let head_replaced: Vec<TextSize> = replaced.iter().map(|&(_, at)| at).collect();
+        let mut head_replaced: Vec<TextSize> = replaced.iter().map(|&(_, at)| at).collect();
+        // Builds of which only the convolutional `features` are kept: mode-free as well.
+        if span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".features").is_some()) {
+            head_replaced.extend(features_only_builds(body, &|e| self.scopes.resolve(e)));
+        }
         let head_replaced = &head_replaced[..];
         let f = &self.out.functions[idx as usize];
         let forward = f.class.is_some() && &*f.name == "forward";
@@ -3630,6 +3634,88 @@ fn returns_differentiated(body: &[Stmt]) -> bool {
         }
     });
     any && all
+}
+
+/// Is `q` a torchvision classification model whose `features` part has no
+/// train/eval-sensitive layer (the VGGs without batch norm, AlexNet, SqueezeNet: convolutions,
+/// ReLUs and pooling; their Dropout sits in the classifier)?
+fn mode_free_features(q: &str) -> bool {
+    let Some(name) = q.strip_prefix("torchvision.models.") else {
+        return false;
+    };
+    let name = helpers::last_segment(name);
+    (name.starts_with("vgg") && !name.ends_with("_bn"))
+        || name == "alexnet"
+        || name.starts_with("squeezenet")
+}
+
+/// The starts of the library model builds of which the body keeps only `features` (a VGG's
+/// convolutional part), with no train/eval-sensitive layer: `vgg19(weights=w).features[:-1]`,
+/// or `self.vgg = vgg19(weights=w)` followed by `self.vgg = self.vgg.features[:-1]`.
+fn features_only_builds(body: &[Stmt], resolve: &dyn Fn(&Expr) -> Option<String>) -> Vec<TextSize> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    // The build under an expression (`vgg19(...)`, also through `.to(dev)` / `.eval()`).
+    let build = |e: &Expr| -> Option<TextSize> {
+        let (Expr::Call(c), _) = dataflow::module_chain(e) else {
+            return None;
+        };
+        resolve(&c.func)
+            .is_some_and(|q| mode_free_features(&q))
+            .then_some(c.start())
+    };
+    struct Features<'f> {
+        build: &'f dyn Fn(&Expr) -> Option<TextSize>,
+        out: Vec<TextSize>,
+    }
+    impl<'a> Visitor<'a> for Features<'_> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Attribute(a) = e {
+                if a.attr.as_str() == "features" {
+                    if let Some(at) = (self.build)(&a.value) {
+                        self.out.push(at);
+                    }
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut f = Features {
+        build: &build,
+        out: Vec::new(),
+    };
+    // `X = <build>` then `X = X.features...`: the build bound to X keeps its features only.
+    let mut bound: Vec<(String, TextSize)> = Vec::new();
+    helpers::for_each_own_stmt(body, &mut |st: &Stmt| {
+        let Stmt::Assign(a) = st else { return };
+        f.visit_expr(&a.value);
+        let [t] = &*a.targets else { return };
+        let Some(target) = helpers::dotted(t) else {
+            return;
+        };
+        if let Some(at) = build(&a.value) {
+            bound.push((target, at));
+            return;
+        }
+        // The value's root: `X.features[:-1]` -> `X.features` -> `X`.
+        let mut v = &*a.value;
+        let mut through_features = false;
+        loop {
+            match v {
+                Expr::Subscript(s) => v = &s.value,
+                Expr::Attribute(x) if helpers::dotted(v).as_deref() != Some(target.as_str()) => {
+                    through_features |= x.attr.as_str() == "features";
+                    v = &x.value;
+                }
+                _ => break,
+            }
+        }
+        if through_features && helpers::dotted(v).as_deref() == Some(target.as_str()) {
+            if let Some(&(_, at)) = bound.iter().rev().find(|(n, _)| *n == target) {
+                f.out.push(at);
+            }
+        }
+    });
+    f.out
 }
 
 /// The library model builds bound to a name (`net = vgg16(pretrained=True)`) whose
