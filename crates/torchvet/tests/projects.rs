@@ -182,6 +182,7 @@ projects! {
         clean_torchrun_usage_docs,
         clean_sys_path_per_process,
         clean_loader_helper_printed,
+        clean_frozen_encoder_notebook,
     ],
 }
 

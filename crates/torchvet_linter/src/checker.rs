@@ -760,9 +760,23 @@ impl<'a> Checker<'a> {
         if let Some(ClassRef::Project(c)) = self.value_resolved(expr).and_then(|r| r.class) {
             return Some(c);
         }
-        let name = self.taint_of(expr).class()?.to_string();
-        let p = self.project_or_file()?;
-        match p.entity(&name).or_else(|| p.local(&name)) {
+        if let Some(name) = self.taint_of(expr).class().map(str::to_string) {
+            let p = self.project_or_file()?;
+            if let Some(Entity::Class(c)) = p.entity(&name).or_else(|| p.local(&name)) {
+                return Some(c);
+            }
+        }
+        // Built by the one assignment of the name, through an imported module
+        // (`encoder = model.VGG19Encoder()` after `from scripts import model`).
+        let values = torchvet_semantic::modes::assigned_values(self, expr);
+        let [(value, _)] = values[..] else {
+            return None;
+        };
+        let Expr::Call(call) = torchvet_semantic::dataflow::module_chain(value).0 else {
+            return None;
+        };
+        let q = self.resolve(&call.func)?;
+        match self.project_or_file()?.entity(&q) {
             Some(Entity::Class(c)) => Some(c),
             _ => None,
         }
