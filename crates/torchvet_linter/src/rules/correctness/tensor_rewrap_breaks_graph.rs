@@ -119,7 +119,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
         (None, Some(k))
             if mentions_name(arg)
                 && (!k.2 || (!is_seq && mentions_param(checker, arg)))
-                && !scales_other_factor(checker, call, stmt) =>
+                && !scales_other_factor(checker, call, stmt)
+                && !batch_from_loop(checker, arg, call.start()) =>
         {
             (arg.range(), (k.0, k.1))
         }
@@ -180,6 +181,35 @@ fn graphless(checker: &Checker, e: &Expr) -> bool {
             _ => return false,
         }
     }
+}
+
+/// Is `arg` a name bound by an enclosing `for` loop over a data loader (`for items, targets
+/// in loader:`) and by no assignment before `at`: a batch of data, which has no graph to cut (`targets =
+/// torch.tensor(targets).long()` converts labels)?
+fn batch_from_loop(checker: &mut Checker, arg: &Expr, at: ruff_text_size::TextSize) -> bool {
+    let Expr::Name(n) = arg else {
+        return false;
+    };
+    let name = n.id.as_str();
+    // A loop over a data loader (by kind, or named so: `train_loader`, `trainDataloader`),
+    // not over values that carry a graph (`for loss in losses:`).
+    let loops = checker.frame().loops.clone();
+    let loop_bound = loops.iter().any(|l| match l {
+        ruff_python_ast::Stmt::For(f) if helpers::binds(&f.target, name) => {
+            let source = checker.loop_source(&f.iter);
+            checker.kind_of(source) == torchvet_semantic::kinds::Kind::DataLoader
+                || helpers::dotted(source).is_some_and(|d| {
+                    helpers::last_segment(&d)
+                        .to_ascii_lowercase()
+                        .contains("loader")
+                })
+        }
+        _ => false,
+    });
+    loop_bound
+        && !torchvet_semantic::modes::assigned_values(checker, arg)
+            .iter()
+            .any(|(_, r)| r.start() < at && !r.contains(at))
 }
 
 fn mentions_name(e: &Expr) -> bool {
