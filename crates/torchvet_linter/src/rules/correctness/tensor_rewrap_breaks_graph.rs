@@ -22,7 +22,9 @@ crate::declare_rule! {
     /// `requires_grad=True`, computes gradients for the copy only: the model's weights get
     /// no gradient and the loss curve stays flat. `torch.stack`/`torch.cat` or plain tensor
     /// arithmetic keep the graph. Wrapping data that has no graph (NumPy arrays, `.tolist()`
-    /// or `.item()` values, detached tensors, shapes) is not reported, nor is a copy that only
+    /// or `.item()` values, detached tensors, shapes, a batch from a data loader's loop: `for
+    /// items, targets in loader: targets = torch.tensor(targets).long()`) is not reported, nor
+    /// is a copy that only
     /// scales what is backpropagated (REINFORCE returns, advantages or importance weights
     /// multiplying log-probabilities, which are meant to be constants). This rule is in
     /// preview: it follows values through simple assignments of one function only.
