@@ -2381,18 +2381,7 @@ impl<'a> Checker<'a> {
         {
             return None;
         }
-        let uses_gradients = match self.function() {
-            Some(f) => self.uses_gradients_in(f),
-            None => self.module_uses_gradients(),
-        };
-        if uses_gradients || self.reaches_graph_call(call) {
-            return None;
-        }
-        Some(EvalRegion {
-            range: call.range(),
-            loop_stmt: None,
-            evidence: Evidence::EvalMode,
-        })
+        self.one_shot_region(call)
     }
 
     /// A forward pass of the model keyed `model` (`G`, `self.net`) inside a training loop,
@@ -2435,18 +2424,7 @@ impl<'a> Checker<'a> {
         }) {
             return None;
         }
-        let uses_gradients = match self.function() {
-            Some(f) => self.uses_gradients_in(f),
-            None => self.module_uses_gradients(),
-        };
-        if uses_gradients || self.reaches_graph_call(call) {
-            return None;
-        }
-        Some(EvalRegion {
-            range: call.range(),
-            loop_stmt: None,
-            evidence: Evidence::EvalMode,
-        })
+        self.one_shot_region(call)
     }
 
     /// A forward pass after the code around it trained: the statement that holds the last
@@ -2477,11 +2455,29 @@ impl<'a> Checker<'a> {
             return None;
         }
         let trained = training_stmt(self.scope_body(), from, call.start())?;
-        let uses_gradients = match self.function() {
+        (!self.scope_uses_gradients()).then_some(trained)
+    }
+
+    /// Does the function being visited (or the module body) use gradients on purpose
+    /// (saliency, `requires_grad_()`, `enable_grad()`; see [`Checker::uses_gradients_in`])?
+    fn scope_uses_gradients(&mut self) -> bool {
+        match self.function() {
             Some(f) => self.uses_gradients_in(f),
             None => self.module_uses_gradients(),
-        };
-        (!uses_gradients).then_some(trained)
+        }
+    }
+
+    /// The forward pass at `call` as an evaluation region of its own (after `eval()`), when
+    /// the code around it uses no gradients on purpose and its output is only read.
+    fn one_shot_region(&mut self, call: &ExprCall) -> Option<EvalRegion<'a>> {
+        if self.scope_uses_gradients() || self.reaches_graph_call(call) {
+            return None;
+        }
+        Some(EvalRegion {
+            range: call.range(),
+            loop_stmt: None,
+            evidence: Evidence::EvalMode,
+        })
     }
 
     /// The parameter that switches the function being visited between training and
@@ -2517,6 +2513,11 @@ impl<'a> Checker<'a> {
     ) -> Option<(&'a Stmt, torchvet_semantic::regions::PhaseLoop<'a>)> {
         use torchvet_semantic::flow::Guard;
         use torchvet_semantic::modes::assigned_values;
+        // Asked for model calls in training loops: a file that spells no "train" phase
+        // literal has none (the cached text search spares the loops' iterables).
+        if !(self.mentions("\"train") || self.mentions("'train")) {
+            return None;
+        }
         let loops = self.frame().loops.clone();
         let (stmt, phases) = loops.iter().find_map(|&l| {
             let Stmt::For(f) = l else { return None };

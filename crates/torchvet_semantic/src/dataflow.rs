@@ -586,6 +586,15 @@ impl Summaries {
         // a class that gained a same-file sub-module object is summarised again (an
         // autoencoder whose `forward` returns `self.decoder(z)`, the decoder ending in a
         // sigmoid).
+        // Phase 1 (`all` false) needs the round only where a module class can hold another
+        // of the file: two module classes at least.
+        let modules = class_defs
+            .iter()
+            .filter(|c| classes.is_module(c.name.as_str()))
+            .count();
+        if !all && modules < 2 {
+            return s;
+        }
         let mut again = Vec::new();
         for c in &class_defs {
             let attrs = class_attributes(c, &scopes, classes, &s);

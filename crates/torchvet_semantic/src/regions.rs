@@ -33,8 +33,13 @@ pub fn is_eval_name(name: &str) -> bool {
     if starts(b"test_") || starts(b"_test") {
         return false;
     }
+    has_word(name, WORDS)
+}
+
+/// Is one of the `_`-separated words of an identifier one of `words` (any case)?
+fn has_word(name: &str, words: &[&str]) -> bool {
     name.split('_')
-        .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
+        .any(|tok| words.iter().any(|w| tok.eq_ignore_ascii_case(w)))
 }
 
 /// Does an identifier name a routine that runs a model only to look at what it makes
@@ -56,8 +61,7 @@ pub fn is_sampling_name(name: &str) -> bool {
         "display",
         "draw",
     ];
-    name.split('_')
-        .any(|tok| WORDS.iter().any(|w| tok.eq_ignore_ascii_case(w)))
+    has_word(name, WORDS)
 }
 
 /// Does a name say evaluation data (`val_loader`, `test_dl`, `valid_data`, `dev_set`,
@@ -248,8 +252,7 @@ fn constant_end(s: &str) -> bool {
 /// `training_epoch`)? Its loops build what a loss is computed from; words of a metric in
 /// them (`loss`, `acc`) do not make them evaluation.
 pub fn is_train_name(name: &str) -> bool {
-    name.split('_')
-        .any(|tok| tok.eq_ignore_ascii_case("train") || tok.eq_ignore_ascii_case("training"))
+    has_word(name, &["train", "training"])
 }
 
 /// Words of an identifier that name a running best (`best_acc`, `min_loss`, `is_best`,

@@ -3362,24 +3362,19 @@ fn evaled_receiver(e: &Expr) -> Option<&Expr> {
 /// its top-level statements then puts in eval mode (`net = Circular(); net.load_state_dict(..);
 /// net.eval()`, or `self.net = net.eval()`), or put in eval mode where they are built
 /// (`self.vgg = vgg16(weights=w).eval()`).
-/// An `eval()` under a condition (`if freeze:`) does not count. So does a model loaded with
-/// Hugging Face's `from_pretrained` (`self.bert = BertModel.from_pretrained(name)`, a
-/// transformers or diffusers class): it comes back in eval mode.
-/// `X.from_pretrained(...)` of a Hugging Face class (transformers, diffusers), possibly
-/// moved (`.to(device)`, `.cuda()`) but not switched back with `.train()`: their
-/// `from_pretrained` returns the model in eval mode.
+/// An `eval()` under a condition (`if freeze:`) does not count. So does a model that comes
+/// back in eval mode (`self.bert = BertModel.from_pretrained(name)`, see
+/// [`loads_in_eval_mode`]).
+/// A call that returns a model in eval mode ([`crate::call_returns_eval_mode`]: a Hugging
+/// Face `from_pretrained`, an Ultralytics hub model), possibly moved (`.to(device)`,
+/// `.cuda()`) but not switched back with `.train()`.
 fn loads_in_eval_mode(e: &Expr, resolve: &dyn Fn(&Expr) -> Option<String>) -> bool {
     let mut e = e;
     while let Expr::Call(c) = e {
         match helpers::method_call(c) {
-            Some(("from_pretrained", cls)) => {
-                return resolve(cls).is_some_and(|q| {
-                    q.starts_with("transformers.") || q.starts_with("diffusers.")
-                });
-            }
             Some(("train", _)) => return false,
             Some((m, recv)) if crate::kinds::MODULE_SELF_METHODS.contains(&m) => e = recv,
-            _ => return false,
+            _ => return resolve(&c.func).is_some_and(|q| crate::call_returns_eval_mode(&q, c)),
         }
     }
     false

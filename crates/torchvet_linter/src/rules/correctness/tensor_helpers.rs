@@ -10,34 +10,16 @@
 //!   fixes.
 use crate::checker::Checker;
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{self as ast, Expr, ExprContext, Stmt};
+use ruff_python_ast::{Expr, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
-/// The statement lists directly held by a compound statement (or a function/class body).
+/// The statement lists directly held by a compound statement (or a function/class body):
+/// [`torchvet_semantic::helpers::suites_of`], and the bodies of definitions.
 pub(crate) fn suites_of(stmt: &Stmt) -> Vec<&[Stmt]> {
     match stmt {
         Stmt::FunctionDef(f) => vec![&f.body],
         Stmt::ClassDef(c) => vec![&c.body],
-        Stmt::For(f) => vec![&f.body, &f.orelse],
-        Stmt::While(w) => vec![&w.body, &w.orelse],
-        Stmt::If(i) => {
-            let mut v: Vec<&[Stmt]> = vec![&i.body];
-            v.extend(i.elif_else_clauses.iter().map(|c| c.body.as_slice()));
-            v
-        }
-        Stmt::With(w) => vec![&w.body],
-        Stmt::Try(t) => {
-            let mut v: Vec<&[Stmt]> = vec![&t.body];
-            for h in &t.handlers {
-                let ast::ExceptHandler::ExceptHandler(h) = h;
-                v.push(&h.body);
-            }
-            v.push(&t.orelse);
-            v.push(&t.finalbody);
-            v
-        }
-        Stmt::Match(m) => m.cases.iter().map(|c| c.body.as_slice()).collect(),
-        _ => Vec::new(),
+        s => torchvet_semantic::helpers::suites_of(s),
     }
 }
 
