@@ -768,10 +768,7 @@ impl<'a> Checker<'a> {
         }
         // Built by the one assignment of the name, through an imported module
         // (`encoder = model.VGG19Encoder()` after `from scripts import model`).
-        let values = torchvet_semantic::modes::assigned_values(self, expr);
-        let [(value, _)] = values[..] else {
-            return None;
-        };
+        let value = self.value_bound_once(expr)?;
         let Expr::Call(call) = torchvet_semantic::dataflow::module_chain(value).0 else {
             return None;
         };
@@ -1891,24 +1888,25 @@ fn trains_event(k: torchvet_semantic::flow::EventKind) -> bool {
     )
 }
 
-/// The name whose truth a test is: `P`, `P is not None`, `bool(P)`.
-fn param_truth(test: &Expr) -> Option<&str> {
-    match test {
-        Expr::Name(n) => Some(n.id.as_str()),
+/// The name whose truth a test is: `P`, `P is not None`, `bool(P)` (the name expression).
+fn param_truth(test: &Expr) -> Option<&Expr> {
+    let name = match test {
+        Expr::Name(_) => test,
         Expr::Compare(c)
             if c.ops.len() == 1
                 && matches!(c.ops[0], CmpOp::IsNot)
                 && matches!(c.comparators.first(), Some(Expr::NoneLiteral(_))) =>
         {
-            helpers::name_of(&c.left)
+            &c.left
         }
         Expr::Call(c)
             if helpers::name_of(&c.func) == Some("bool") && c.arguments.args.len() == 1 =>
         {
-            helpers::name_of(&c.arguments.args[0])
+            &c.arguments.args[0]
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    matches!(name, Expr::Name(_)).then_some(name)
 }
 
 /// The statement of `body` (at any depth) that trained at offset `site`: the outermost loop
@@ -2480,6 +2478,15 @@ impl<'a> Checker<'a> {
         })
     }
 
+    /// The one value a name (or `self.<attr>`) is bound to in the function being visited (or
+    /// the module body), when it is bound exactly once.
+    fn value_bound_once(&self, name: &Expr) -> Option<&'a Expr> {
+        match torchvet_semantic::modes::assigned_values(self, name)[..] {
+            [(v, _)] => Some(v),
+            _ => None,
+        }
+    }
+
     /// The parameter that switches the function being visited between training and
     /// evaluation: every backward pass and optimizer step of it runs under `if P:`,
     /// `if P is not None:`, or `if flag:` with `flag = P is not None` (or `flag = P`,
@@ -2512,7 +2519,6 @@ impl<'a> Checker<'a> {
         at: TextRange,
     ) -> Option<(&'a Stmt, torchvet_semantic::regions::PhaseLoop<'a>)> {
         use torchvet_semantic::flow::Guard;
-        use torchvet_semantic::modes::assigned_values;
         // Asked for model calls in training loops: a file that spells no "train" phase
         // literal has none (the cached text search spares the loops' iterables).
         if !(self.mentions("\"train") || self.mentions("'train")) {
@@ -2522,10 +2528,7 @@ impl<'a> Checker<'a> {
         let (stmt, phases) = loops.iter().find_map(|&l| {
             let Stmt::For(f) = l else { return None };
             let iter: &'a Expr = match &*f.iter {
-                e @ Expr::Name(_) => match assigned_values(self, e)[..] {
-                    [(v, _)] => v,
-                    _ => return None,
-                },
+                e @ Expr::Name(_) => self.value_bound_once(e)?,
                 e => e,
             };
             torchvet_semantic::regions::phase_loop(&f.target, iter).map(|p| (l, p))
@@ -2545,13 +2548,9 @@ impl<'a> Checker<'a> {
         let events = self.function_events();
         // A test on the phase, or a name bound once from one (`is_train = phase == "train"`).
         let phase_test = |t: &Expr| -> Option<bool> {
-            phases.test(t).or_else(|| match t {
-                Expr::Name(_) => match assigned_values(self, t)[..] {
-                    [(v, _)] => phases.test(v),
-                    _ => None,
-                },
-                _ => None,
-            })
+            phases
+                .test(t)
+                .or_else(|| phases.test(self.value_bound_once(t)?))
         };
         let within = |r: TextRange| stmt.range().contains_range(r);
         // A branch that runs in the training phases only.
@@ -2657,28 +2656,17 @@ impl<'a> Checker<'a> {
             .iter_non_variadic_params()
             .map(|p| p.parameter.name.as_str())
             .collect();
-        // `flag = P is not None` / `flag = P` / `flag = bool(P)`, bound once: flag -> P.
-        let flag_of = |name: &str| -> Option<&'a str> {
-            let mut found = None;
-            let mut count = 0;
-            helpers::for_each_own_stmt(&f.body, &mut |st: &'a Stmt| {
-                if let Stmt::Assign(a) = st {
-                    if a.targets.iter().any(|t| helpers::name_of(t) == Some(name)) {
-                        count += 1;
-                        found = param_truth(&a.value);
-                    }
-                }
-            });
-            (count == 1).then_some(found).flatten()
-        };
+        let events = self.function_events();
+        // `P`, or `flag` bound once to `P is not None` / `P` / `bool(P)`.
         let param_of_test = |test: &'a Expr| -> Option<&'a str> {
-            let p = param_truth(test)?;
+            let e = param_truth(test)?;
+            let p = helpers::name_of(e)?;
             if params.contains(&p) {
                 return Some(p);
             }
-            flag_of(p).filter(|q| params.contains(q))
+            let q = helpers::name_of(param_truth(self.value_bound_once(e)?)?)?;
+            params.contains(&q).then_some(q)
         };
-        let events = self.function_events();
         let mut flag: Option<&'a str> = None;
         let mut gates = Vec::new();
         for e in events.iter().filter(|e| e.kind.trains()) {
