@@ -1909,6 +1909,18 @@ fn param_truth(test: &Expr) -> Option<&Expr> {
     matches!(name, Expr::Name(_)).then_some(name)
 }
 
+/// Does `body` (nested definitions included) hold an `if` whose test is a name's truth (see
+/// [`param_truth`])?
+fn has_name_truth_if(body: &[Stmt]) -> bool {
+    let mut found = false;
+    helpers::for_each_own_stmt(body, &mut |s| match s {
+        Stmt::If(i) => found |= param_truth(&i.test).is_some(),
+        Stmt::FunctionDef(d) => found |= has_name_truth_if(&d.body),
+        _ => {}
+    });
+    found
+}
+
 /// The statement of `body` (at any depth) that trained at offset `site`: the outermost loop
 /// around it, else the innermost statement holding it; when a later statement of the suite
 /// holding it contains offset `call` (which then runs after the training, in sequence).
@@ -2367,6 +2379,14 @@ impl<'a> Checker<'a> {
         if !(self.mentions("eval") || self.mentions(".train(")) {
             return None;
         }
+        // In a function, its own text must switch a model (the same cheap test as
+        // `function_first_eval`) before its events are computed.
+        if let Some(f) = self.function() {
+            let text = self.text(f.range);
+            if !(text.contains("eval") || text.contains(".train(")) {
+                return None;
+            }
+        }
         let events = self.function_events();
         let last_eval = events
             .iter()
@@ -2656,6 +2676,13 @@ impl<'a> Checker<'a> {
             .iter_non_variadic_params()
             .map(|p| p.parameter.name.as_str())
             .collect();
+        // Only an `if` whose test is a name's truth (`if optimizer:`, `if opt is not None:`,
+        // `if bool(train):`) can gate the training: a syntactic look before the function's
+        // events are computed (most functions have no such `if`; nested definitions count,
+        // for the closures the events follow).
+        if params.is_empty() || !has_name_truth_if(&f.body) {
+            return None;
+        }
         let events = self.function_events();
         // `P`, or `flag` bound once to `P is not None` / `P` / `bool(P)`.
         let param_of_test = |test: &'a Expr| -> Option<&'a str> {

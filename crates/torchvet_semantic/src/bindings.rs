@@ -29,6 +29,9 @@ pub struct Scope {
     /// Names imported in a `try:` body that an `except` handler binds too (`try: from
     /// torch.cuda.amp import GradScaler` / `except ImportError: class GradScaler: ...`).
     fallbacks: FxHashSet<String>,
+    /// Names bound only by an undecorated `def` or a `class` statement (no assignment,
+    /// parameter, loop target or decorated definition binds them here).
+    defs: FxHashSet<String>,
 }
 
 impl Scope {
@@ -44,6 +47,7 @@ impl Scope {
             imports: FxHashMap::default(),
             locals: FxHashSet::default(),
             fallbacks: FxHashSet::default(),
+            defs: FxHashSet::default(),
         };
         if let Some(params) = params {
             for p in params.iter() {
@@ -93,6 +97,21 @@ impl Scope {
     fn bind_local(&mut self, name: &str) {
         if !self.locals.contains(name) {
             self.locals.insert(name.to_string());
+        } else if !self.defs.is_empty() {
+            self.defs.remove(name);
+        }
+    }
+
+    /// Bind `name` by a `def` or `class` statement: a definition only while nothing else
+    /// binds it (a decorator may return anything).
+    fn bind_def(&mut self, name: &str, decorated: bool) {
+        if !self.locals.contains(name) {
+            self.locals.insert(name.to_string());
+            if !decorated {
+                self.defs.insert(name.to_string());
+            }
+        } else if decorated && !self.defs.is_empty() {
+            self.defs.remove(name);
         }
     }
 
@@ -221,14 +240,15 @@ impl Scope {
                 }
             }
             Stmt::FunctionDef(f) => {
-                self.bind_local(f.name.as_str());
+                self.bind_def(f.name.as_str(), !f.decorator_list.is_empty());
             }
             Stmt::ClassDef(c) => {
-                self.bind_local(c.name.as_str());
+                self.bind_def(c.name.as_str(), false);
             }
             Stmt::Global(g) => {
                 for n in &g.names {
                     self.locals.remove(n.as_str());
+                    self.defs.remove(n.as_str());
                 }
             }
             _ => {}
@@ -262,6 +282,12 @@ impl Scope {
     /// Whether the scope binds `name` other than by import.
     pub fn binds_locally(&self, name: &str) -> bool {
         self.locals.contains(name)
+    }
+
+    /// Whether the scope binds `name` only by an undecorated `def` or a `class` (and does not
+    /// import it).
+    pub fn binds_definition_only(&self, name: &str) -> bool {
+        self.defs.contains(name) && !self.imports.contains_key(name)
     }
 }
 
@@ -523,6 +549,23 @@ impl Scopes {
         Some(s)
     }
 
+    /// Does a bare name refer, where the stack stands, to a function or class that its scope
+    /// binds by nothing but an undecorated `def` or a `class` statement? Calling it runs that
+    /// function or builds an object of that class. A `global`/`nonlocal` statement in a
+    /// nested function may still rebind it: callers that care check the text for one.
+    pub fn names_definition(&self, name: &str) -> bool {
+        let innermost = self.stack.len().saturating_sub(1);
+        for (i, scope) in self.stack.iter().enumerate().rev() {
+            if scope.kind == ScopeKind::Class && i != innermost {
+                continue;
+            }
+            if scope.import(name).is_some() || scope.binds_locally(name) {
+                return scope.binds_definition_only(name);
+            }
+        }
+        false
+    }
+
     /// Is this bare name bound at all where the stack stands (by an import, an assignment, a
     /// parameter, a def or class) in a scope visible here? A fix that adds an import of the
     /// name checks this first.
@@ -618,5 +661,55 @@ mod tests {
         assert_eq!(scopes.resolve(&e.value), None);
         scopes.pop();
         assert_eq!(scopes.lookup("torch").as_deref(), Some("torch"));
+    }
+
+    #[test]
+    fn definitions_bound_no_other_way() {
+        let src = "from models import build
+def helper(x):
+    return x
+class Net:
+    pass
+def model(x):
+    return x
+model = Net()
+net = Net()
+def net(x):
+    return x
+@torch.compile
+def fast(x):
+    return x
+def build(x):
+    return x
+def shadowed(x):
+    return x
+";
+        let (mut scopes, m) = module_scopes(src);
+        assert!(scopes.names_definition("helper"));
+        assert!(scopes.names_definition("Net"));
+        // Rebound by an assignment (after or before the `def`), decorated, or imported.
+        assert!(!scopes.names_definition("model"));
+        assert!(!scopes.names_definition("net"));
+        assert!(!scopes.names_definition("fast"));
+        assert!(!scopes.names_definition("build"));
+        assert!(!scopes.names_definition("len"));
+        // A parameter of the function visited hides the module's definition.
+        let Some(Stmt::FunctionDef(f)) = m
+            .body
+            .iter()
+            .find(|s| matches!(s, Stmt::FunctionDef(f) if f.name.as_str() == "helper"))
+        else {
+            panic!()
+        };
+        let mut params = f.parameters.clone();
+        params.args[0].parameter.name = ast::Identifier::new("shadowed", Default::default());
+        scopes.push(Scope::collect(
+            ScopeKind::Function,
+            &f.body,
+            Some(&params),
+            &scopes,
+        ));
+        assert!(!scopes.names_definition("shadowed"));
+        assert!(scopes.names_definition("helper"));
     }
 }

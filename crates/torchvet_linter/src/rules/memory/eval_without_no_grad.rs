@@ -420,6 +420,21 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // The model called: `model(x)`, `self.net(x)`, or a method of it that runs its forward
     // pass (`model.forward(x)`, or a project module class's `model.generate(x)`).
     let (func, via): (&Expr, Via) = match &*call.func {
+        // A builtin (`len(x)`, `print(...)`, `ValueError(...)`) that nothing here rebinds runs
+        // no model: most calls of a name are such, and the regions below are not cheap.
+        Expr::Name(n)
+            if helpers::is_python_builtin(n.id.as_str())
+                && !checker.scopes.is_bound(n.id.as_str()) =>
+        {
+            return
+        }
+        // Nor does calling a function or class the file defines (and binds no other way).
+        Expr::Name(n)
+            if checker.scopes.names_definition(n.id.as_str())
+                && !(checker.mentions("global ") || checker.mentions("nonlocal ")) =>
+        {
+            return
+        }
         f @ Expr::Name(_) => (f, Via::Call),
         f @ Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => (f, Via::Call),
         Expr::Attribute(a) if is_object(&a.value) => match runs_forward(checker, a) {
@@ -780,8 +795,14 @@ fn fit_method_of_model(checker: &mut Checker) -> bool {
     let Some(f) = checker.function() else {
         return false;
     };
+    // A cheap look at the method's text first (the events of every method of a model class
+    // are not cheap): training spells a backward pass, a step, or a training helper's name.
+    let text = checker.text(f.range);
     f.name.as_str() != "forward"
         && checker.mentions("backward")
+        && ["backward", "step", "zero_grad", "train", "fit"]
+            .iter()
+            .any(|w| text.contains(w))
         && checker.function_events().iter().any(|e| e.kind.trains())
 }
 
