@@ -1910,12 +1910,19 @@ fn param_truth(test: &Expr) -> Option<&Expr> {
 }
 
 /// Does `body` (nested definitions included) hold an `if` whose test is a name's truth (see
-/// [`param_truth`])?
-fn has_name_truth_if(body: &[Stmt]) -> bool {
+/// [`param_truth`]) and whose branch may train (its text names a backward pass, a step, an
+/// optimizer, an update or training)? `text` gives the source of a range.
+fn has_name_truth_if<'t>(body: &[Stmt], text: &dyn Fn(TextRange) -> &'t str) -> bool {
+    const TRAINING_WORDS: [&str; 5] = ["backward", "step", "optim", "train", "update"];
     let mut found = false;
     helpers::for_each_own_stmt(body, &mut |s| match s {
-        Stmt::If(i) => found |= param_truth(&i.test).is_some(),
-        Stmt::FunctionDef(d) => found |= has_name_truth_if(&d.body),
+        Stmt::If(i) if !found && param_truth(&i.test).is_some() => {
+            if let (Some(first), Some(last)) = (i.body.first(), i.body.last()) {
+                let branch = text(TextRange::new(first.start(), last.end()));
+                found = TRAINING_WORDS.iter().any(|w| branch.contains(w));
+            }
+        }
+        Stmt::FunctionDef(d) if !found => found = has_name_truth_if(&d.body, text),
         _ => {}
     });
     found
@@ -2680,7 +2687,7 @@ impl<'a> Checker<'a> {
         // `if bool(train):`) can gate the training: a syntactic look before the function's
         // events are computed (most functions have no such `if`; nested definitions count,
         // for the closures the events follow).
-        if params.is_empty() || !has_name_truth_if(&f.body) {
+        if params.is_empty() || !has_name_truth_if(&f.body, &|r| self.text(r)) {
             return None;
         }
         let events = self.function_events();
