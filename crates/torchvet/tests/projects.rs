@@ -141,6 +141,7 @@ projects! {
         epoch_fn_optional_optimizer,
         phase_loop_transfer_learning,
         evaluator_class_loads_model,
+        runtime_imported_model,
     ],
     clean: [
         clean_conditional_eval_helper,

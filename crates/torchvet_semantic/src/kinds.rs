@@ -7,6 +7,7 @@
 //! the same methods on a Tensor give a Tensor (Tensor.to is out-of-place, Module.to in place).
 use crate::bindings::Scopes;
 use crate::classes::{is_module_base, ModuleClasses};
+use crate::project::Usage;
 use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::Ranged;
 use rustc_hash::FxHashMap;
@@ -267,6 +268,29 @@ impl KindTable {
                             *k = r.kind;
                         }
                     }
+                }
+            }
+        }
+        // An object nothing above tells (`model = cnn.Net()` from a module imported at run
+        // time) is a module when the suite uses it as one: `.parameters()`, or a mode switch
+        // together with a call, a state dict or a move (see [`Usage::kind`]). Parameters have
+        // their usage in the project model's answer already.
+        let is_param = |n: &str| params.is_some_and(|ps| ps.iter().any(|p| p.name().as_str() == n));
+        if cx
+            .t
+            .names
+            .iter()
+            .any(|(n, k)| *k == Kind::Unknown && !is_param(n))
+        {
+            let usages = name_usages(body);
+            for (name, k) in cx.t.names.iter_mut() {
+                if *k == Kind::Unknown
+                    && !is_param(name)
+                    && usages
+                        .get(name.as_str())
+                        .is_some_and(|u| u.kind() == Kind::Module)
+                {
+                    *k = Kind::Module;
                 }
             }
         }
@@ -786,6 +810,61 @@ pub fn module_path(expr: &Expr, kind_of: &mut dyn FnMut(&Expr) -> Kind) -> bool 
     }
 }
 
+/// How a suite uses each plain name (not inside nested definitions or lambdas): called
+/// (`model(x)`), its methods (`model.eval()`, `opt.step()`; see [`Usage::of_method`]), its
+/// loader or optimizer attributes, iterated.
+fn name_usages(body: &[Stmt]) -> FxHashMap<&str, Usage> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct U<'b> {
+        out: FxHashMap<&'b str, Usage>,
+    }
+    impl<'b> U<'b> {
+        fn mark(&mut self, e: &'b Expr, bits: u16) {
+            if let Expr::Name(n) = e {
+                self.out.entry(n.id.as_str()).or_default().0 |= bits;
+            }
+        }
+    }
+    impl<'b> Visitor<'b> for U<'b> {
+        fn visit_stmt(&mut self, stmt: &'b Stmt) {
+            match stmt {
+                Stmt::FunctionDef(_) | Stmt::ClassDef(_) => {}
+                Stmt::For(f) => {
+                    self.mark(&f.iter, Usage::ITERATED);
+                    visitor::walk_stmt(self, stmt);
+                }
+                _ => visitor::walk_stmt(self, stmt),
+            }
+        }
+        fn visit_expr(&mut self, expr: &'b Expr) {
+            match expr {
+                Expr::Lambda(_) => return,
+                Expr::Call(c) => {
+                    self.mark(&c.func, Usage::CALLED);
+                    if let Expr::Attribute(a) = &*c.func {
+                        let bits = Usage::of_method(a.attr.as_str());
+                        if bits != 0 {
+                            self.mark(&a.value, bits);
+                        }
+                    }
+                }
+                Expr::Attribute(a) => match a.attr.as_str() {
+                    "param_groups" => self.mark(&a.value, Usage::PARAM_GROUPS),
+                    "dataset" | "sampler" | "batch_size" => self.mark(&a.value, Usage::LOADER_ATTR),
+                    _ => {}
+                },
+                _ => {}
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut u = U {
+        out: FxHashMap::default(),
+    };
+    u.visit_body(body);
+    u.out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -845,6 +924,25 @@ mod tests {
             .map(|r| &src[r.start().to_usize()..r.end().to_usize()]);
         assert_eq!(origin, Some("torch.optim.SGD(model.parameters(), lr=0.1)"));
         assert_eq!(t.origin("both"), None);
+    }
+
+    #[test]
+    fn unknown_objects_used_as_modules() {
+        // `cnn` is a module imported at run time: no class tells what `cnn.Net()` is.
+        let src = "import torch\ncnn = load_arch('small')\nmodel = cnn.Net()\nmodel.load_state_dict(torch.load(p))\nmodel.eval()\nout = model(x)\nrunner = cnn.Runner()\nrunner.eval()\nrunner.record(x)\nopt = make_opt()\nopt.zero_grad()\nopt.step()\ntrainer = make_trainer()\ntrainer.train()\ntrainer(x)\ntrainer.step()\n";
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let t = KindTable::infer(&module.body, None, &scopes, &classes, None);
+        assert_eq!(t.get("model"), Some(&Kind::Module));
+        // Switched only; an optimizer's usage; a mode switch and a call, but also a step.
+        assert_eq!(t.get("runner"), Some(&Kind::Unknown));
+        assert_eq!(t.get("opt"), Some(&Kind::Unknown));
+        assert_eq!(t.get("trainer"), Some(&Kind::Unknown));
+        assert_eq!(t.get("cnn"), Some(&Kind::Unknown));
     }
 
     #[test]

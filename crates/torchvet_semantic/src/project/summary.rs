@@ -466,6 +466,23 @@ impl Usage {
     /// `p.to(..)` / `p.cuda()`.
     pub const MOVED: u16 = 1 << 10;
 
+    /// What calling method `m` of a value says of it (`model.eval()`: [`Usage::MODE`]); 0
+    /// for a method that says nothing.
+    pub fn of_method(m: &str) -> u16 {
+        match m {
+            "eval" | "train" => Self::MODE,
+            "parameters" | "named_parameters" | "modules" | "children" | "named_modules" => {
+                Self::PARAMETERS
+            }
+            "state_dict" | "load_state_dict" => Self::STATE_DICT,
+            "step" => Self::STEP,
+            "zero_grad" => Self::ZERO_GRAD,
+            "backward" => Self::BACKWARD,
+            "to" | "cuda" => Self::MOVED,
+            _ => 0,
+        }
+    }
+
     /// Does it have all of `bits`?
     pub fn has(self, bits: u16) -> bool {
         self.0 & bits == bits
@@ -4294,17 +4311,7 @@ impl BodyWalker<'_, '_> {
                     self.no_grad_method_call(call);
                 }
                 if let Some((m, recv)) = helpers::method_call(call) {
-                    let bits = match m {
-                        "eval" | "train" => Usage::MODE,
-                        "parameters" | "named_parameters" | "modules" | "children"
-                        | "named_modules" => Usage::PARAMETERS,
-                        "state_dict" | "load_state_dict" => Usage::STATE_DICT,
-                        "step" => Usage::STEP,
-                        "zero_grad" => Usage::ZERO_GRAD,
-                        "backward" => Usage::BACKWARD,
-                        "to" | "cuda" => Usage::MOVED,
-                        _ => 0,
-                    };
+                    let bits = Usage::of_method(m);
                     if bits != 0 {
                         self.mark(recv, bits);
                     }

@@ -3,7 +3,7 @@ import torch
 
 
 def save_model(model, path):
-    torch.save(model, path)
+    torch.save(model, path)  # expect: torch-save-whole-model
 
 
 def load_model(path):

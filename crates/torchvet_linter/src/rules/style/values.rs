@@ -169,6 +169,20 @@ fn module_kind_at(checker: &Checker, env: Env<'_>, expr: &Expr, depth: u32) -> O
             if name == "self" && env.module_class.is_some() {
                 return Some(ModuleKind::Plain);
             }
+            // A parameter the function never rebinds: the kind the project model gives it
+            // from the arguments at its call sites (`output_predict_img(loader, net)` with a
+            // module built in another file).
+            if env
+                .params
+                .is_some_and(|ps| ps.iter().any(|p| p.name().as_str() == name))
+                && torchvet_semantic::reaching::bindings_at(env.body, None, name, env_end(env))
+                    .is_empty()
+            {
+                let (id, i) = checker.param_of_function(name)?;
+                let kind = checker.project()?.model.param(id, i).kind;
+                return (kind == torchvet_semantic::kinds::Kind::Module)
+                    .then_some(ModuleKind::Plain);
+            }
             if env.params.is_some() && frame_bindings(env, name, env_end(env)).is_empty() {
                 return module_level_kind(checker, name, depth);
             }
