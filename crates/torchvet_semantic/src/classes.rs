@@ -500,6 +500,21 @@ pub fn mode_layer_of_call(q: &str, call: &ruff_python_ast::ExprCall) -> Option<&
     if let Some(k) = mode_layer(q) {
         return Some(k);
     }
+    // A Hugging Face ViT or DeiT loaded with a dropout rate that is not a literal zero (the
+    // keyword overrides the configuration's `0.0`).
+    if hf_vision_transformer(q) {
+        return call
+            .arguments
+            .keywords
+            .iter()
+            .filter(|k| {
+                k.arg
+                    .as_ref()
+                    .is_some_and(|a| a.as_str().ends_with("dropout_prob"))
+            })
+            .any(|k| !crate::helpers::is_literal_zero(&k.value))
+            .then_some("Dropout");
+    }
     // A torchvision vision transformer built with a dropout rate that is not a literal zero.
     if is_torchvision_model_builder(q) && crate::helpers::last_segment(q).starts_with("vit_") {
         return ["dropout", "attention_dropout"]
@@ -642,8 +657,26 @@ pub fn mode_layer(q: &str) -> Option<&'static str> {
     (q == "timm.create_model"
         || (q.starts_with("transformers.")
             && q.ends_with(".from_pretrained")
-            && !is_non_torch_model(q)))
+            && !is_non_torch_model(q)
+            && !hf_vision_transformer(q)))
     .then_some("Dropout")
+}
+
+/// A Hugging Face ViT or DeiT model loaded with `from_pretrained`
+/// (`ViTForImageClassification.from_pretrained(...)`): their configurations set
+/// `hidden_dropout_prob` and `attention_probs_dropout_prob` to `0.0` and they normalise with
+/// LayerNorm, so they behave the same in both modes unless the call sets a dropout rate
+/// ([`mode_layer_of_call`]).
+fn hf_vision_transformer(q: &str) -> bool {
+    q.strip_prefix("transformers.")
+        .and_then(|rest| rest.strip_suffix(".from_pretrained"))
+        .map(crate::helpers::last_segment)
+        .is_some_and(|class| {
+            (class.starts_with("ViT")
+                && !class.starts_with("ViTMAE")
+                && !class.starts_with("ViTHybrid"))
+                || class.starts_with("DeiT")
+        })
 }
 
 /// The attribute of a library model that holds every one of its train/eval-sensitive layers,
@@ -1311,6 +1344,13 @@ mod tests {
             "transformers.AutoModel.from_pretrained"
         ));
         assert!(mode_layer("transformers.TFAutoModel.from_pretrained").is_none());
+        // Hugging Face ViT / DeiT: no dropout by configuration, LayerNorm only.
+        assert!(mode_layer("transformers.ViTForImageClassification.from_pretrained").is_none());
+        assert!(mode_layer("transformers.DeiTModel.from_pretrained").is_none());
+        assert_eq!(
+            mode_layer("transformers.BertForSequenceClassification.from_pretrained"),
+            Some("Dropout")
+        );
     }
 }
 

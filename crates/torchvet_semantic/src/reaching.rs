@@ -47,6 +47,33 @@ pub fn reaching<'a>(body: &'a [Stmt], name: &str, at: TextSize) -> Option<Vec<De
     (!cur.is_empty()).then_some(cur)
 }
 
+/// The value a plain name holds at offset `at` of a module, when exactly one assignment of
+/// it reaches there in the innermost function holding `at` (or in the module body, for
+/// module-level code): `train_ds = TensorDataset(x, y)` for the `train_ds` of a later
+/// `DataLoader(train_ds)`. For queries asked after the walk (`end` hooks), where no frame
+/// of the visit is at hand.
+pub fn value_at<'a>(module: &'a [Stmt], name: &str, at: TextSize) -> Option<&'a Expr> {
+    fn frame(body: &[Stmt], at: TextSize) -> Option<&ast::StmtFunctionDef> {
+        let mut found = None;
+        crate::helpers::for_each_own_stmt(body, &mut |s| match s {
+            Stmt::FunctionDef(f) if f.range.contains(at) => {
+                found = Some(frame(&f.body, at).unwrap_or(f));
+            }
+            Stmt::ClassDef(c) if c.range.contains(at) => found = frame(&c.body, at),
+            _ => {}
+        });
+        found
+    }
+    let (body, params) = match frame(module, at) {
+        Some(f) => (&f.body[..], Some(&*f.parameters)),
+        None => (module, None),
+    };
+    match bindings_at(body, params, name, at)[..] {
+        [Def::Value(v)] => Some(v),
+        _ => None,
+    }
+}
+
 /// The bindings of `name` that may reach `at` in a frame (`params` are bound on entry),
 /// without the bindings a later iteration of an enclosing loop would bring.
 pub fn bindings_at<'a>(

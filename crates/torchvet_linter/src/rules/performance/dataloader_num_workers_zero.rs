@@ -1,4 +1,4 @@
-use super::helpers::{dataloader_calls, file_trains, is_test_file};
+use super::helpers::{dataloader_calls, file_trains, is_test_file, loader_dataset, tensor_dataset};
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawEdit, RawFix};
 use ruff_python_ast::Expr;
@@ -68,12 +68,8 @@ fn check_end(checker: &mut Checker) {
         if helpers::has_kwargs_splat(call) {
             continue;
         }
-        let dataset = helpers::argument(call, "dataset", 0);
-        let in_memory = matches!(dataset, Some(Expr::Call(c)) if checker.resolves_to(&c.func, &[
-            "torch.utils.data.TensorDataset",
-            "torch.utils.data.dataset.TensorDataset",
-        ]));
-        if in_memory {
+        // In memory: a `TensorDataset`, passed directly or through the name holding it.
+        if loader_dataset(checker, call).is_some_and(|d| tensor_dataset(checker, d).is_some()) {
             continue;
         }
         match helpers::argument(call, "num_workers", NUM_WORKERS_POS) {
@@ -134,5 +130,18 @@ mod tests {
         assert_eq!(count_findings(rule, "data_test.py", TRAIN), 1);
         let no_training = "from torch.utils.data import DataLoader\ndl = DataLoader(ds)\nfor x in dl:\n    print(x)\n";
         assert_eq!(count_findings(rule, "eval.py", no_training), 0);
+    }
+
+    #[test]
+    fn tensor_datasets_passed_by_name() {
+        let rule = "dataloader-num-workers-zero";
+        let named = "import torch\ndef loaders(x, y):\n    ds = torch.utils.data.TensorDataset(torch.from_numpy(x), torch.from_numpy(y))\n    return torch.utils.data.DataLoader(ds, batch_size=32)\nfor xb, yb in loaders(a, b):\n    m(xb).sum().backward()\n    opt.step()\n";
+        assert_eq!(count_findings(rule, "train.py", named), 0);
+        // A name rebound to another dataset before the loader is built is not that one.
+        let rebound = named.replace(
+            "    return torch",
+            "    ds = ImageFolder(root)\n    return torch",
+        );
+        assert_eq!(count_findings(rule, "train.py", &rebound), 1);
     }
 }

@@ -1,4 +1,7 @@
-use super::helpers::{dataloader_calls, file_trains, is_test_file};
+use super::helpers::{
+    dataloader_calls, device_tensor_dataset, file_trains, is_test_file, loader_dataset,
+    tensor_dataset,
+};
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawFix};
 use ruff_python_ast::{Expr, ExprCall};
@@ -133,6 +136,13 @@ fn check_end(checker: &mut Checker) {
         {
             continue;
         }
+        // Batches of tensors already on the device: nothing to pin.
+        if loader_dataset(checker, call)
+            .and_then(|d| tensor_dataset(checker, d))
+            .is_some_and(|d| device_tensor_dataset(checker, d))
+        {
+            continue;
+        }
         found.push((
             call.range(),
             call.func.range(),
@@ -173,5 +183,15 @@ mod tests {
         assert_eq!(count_findings(rule, "infer.py", &overlap), 1);
         let pinned = gpu.replace("x.to(device)", "x.pin_memory().to(device)");
         assert_eq!(count_findings(rule, "train.py", &pinned), 0);
+    }
+
+    #[test]
+    fn tensor_datasets_already_on_the_device() {
+        let rule = "dataloader-pin-memory-missing";
+        let on_device = "import torch\ndevice = torch.device('cuda')\ndef loaders(x, y):\n    xt = torch.from_numpy(x).float().to(device)\n    yt = torch.from_numpy(y).float().to(device)\n    ds = torch.utils.data.TensorDataset(xt, yt)\n    return torch.utils.data.DataLoader(ds, batch_size=32)\nfor xb, yb in loaders(a, b):\n    xb = xb.to(device)\n    m(xb).sum().backward()\n    opt.step()\n";
+        assert_eq!(count_findings(rule, "train.py", on_device), 0);
+        // Host tensors are copied per batch: pinning helps.
+        let on_host = on_device.replace(".float().to(device)", ".float()");
+        assert_eq!(count_findings(rule, "train.py", &on_host), 1);
     }
 }

@@ -227,6 +227,71 @@ pub(crate) fn dataloader_calls<'a>(checker: &Checker<'a>) -> Vec<&'a ast::ExprCa
         .collect()
 }
 
+/// The dataset a `DataLoader(...)` call loads: its `dataset` argument, or the one value the
+/// name it passes holds there (`train_ds = TensorDataset(x, y)`; `DataLoader(train_ds)`).
+pub(crate) fn loader_dataset<'a>(
+    checker: &Checker<'a>,
+    call: &'a ast::ExprCall,
+) -> Option<&'a Expr> {
+    let arg = torchvet_semantic::helpers::argument(call, "dataset", 0)?;
+    match arg {
+        Expr::Name(n) => Some(
+            torchvet_semantic::reaching::value_at(
+                &checker.module().body,
+                n.id.as_str(),
+                call.start(),
+            )
+            .unwrap_or(arg),
+        ),
+        _ => Some(arg),
+    }
+}
+
+/// The `TensorDataset(...)` call a dataset expression is, if it is one.
+pub(crate) fn tensor_dataset<'a>(
+    checker: &Checker<'a>,
+    dataset: &'a Expr,
+) -> Option<&'a ast::ExprCall> {
+    match dataset {
+        Expr::Call(c)
+            if checker.resolves_to(
+                &c.func,
+                &[
+                    "torch.utils.data.TensorDataset",
+                    "torch.utils.data.dataset.TensorDataset",
+                ],
+            ) =>
+        {
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
+/// A `TensorDataset` whose every tensor was moved to a device where it was built
+/// (`TensorDataset(x.to(device), y.to(device))`, or names bound to such values): its batches
+/// come out on that device already, and there is no host memory to pin.
+pub(crate) fn device_tensor_dataset(checker: &Checker, dataset: &ast::ExprCall) -> bool {
+    let moved = |e: &Expr| {
+        let e = match e {
+            Expr::Name(n) => torchvet_semantic::reaching::value_at(
+                &checker.module().body,
+                n.id.as_str(),
+                dataset.start(),
+            )
+            .unwrap_or(e),
+            _ => e,
+        };
+        matches!(
+            e,
+            Expr::Call(c) if matches!(torchvet_semantic::helpers::method_call(c), Some(("to" | "cuda", _)))
+        )
+    };
+    !dataset.arguments.args.is_empty()
+        && dataset.arguments.keywords.is_empty()
+        && dataset.arguments.args.iter().all(moved)
+}
+
 /// Does the file look like it trains: it calls both `.backward()` and `.step()`?
 pub(crate) fn file_trains(checker: &Checker) -> bool {
     (!checker.facts.method_calls_of("backward").is_empty()
