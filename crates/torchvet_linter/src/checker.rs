@@ -2358,7 +2358,8 @@ impl<'a> Checker<'a> {
         let f = self.function()?;
         let name = f.name.as_str();
         if !(torchvet_semantic::regions::is_eval_name(name)
-            || torchvet_semantic::regions::is_sampling_name(name))
+            || torchvet_semantic::regions::is_sampling_name(name)
+            || torchvet_semantic::regions::is_action_name(name))
             || !self.trains_nowhere(f)
             || self.reaches_graph_call(call)
         {

@@ -64,6 +64,14 @@ pub fn is_sampling_name(name: &str) -> bool {
     has_word(name, WORDS)
 }
 
+/// Is a function named for choosing an agent's action (`act`, `select_action`,
+/// `choose_action`, `get_action`)? A reinforcement-learning agent picks its action with a
+/// forward pass whose output is only read (`q_values.argmax().item()`); a policy-gradient
+/// agent keeps the log-probability for its update, which the region's callers check.
+pub fn is_action_name(name: &str) -> bool {
+    has_word(name, &["act", "action"])
+}
+
 /// Does a name say evaluation data (`val_loader`, `test_dl`, `valid_data`, `dev_set`,
 /// `eval_dataloader`, `loader_val`, `testloader`)?
 pub fn is_eval_data_name(name: &str) -> bool {

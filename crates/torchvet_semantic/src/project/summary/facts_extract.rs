@@ -1665,7 +1665,17 @@ impl StateDictLoadVisitor<'_, '_> {
     fn wraps(&self, mut value: &Expr) -> bool {
         loop {
             let Expr::Call(call) = value else {
-                return false;
+                // `model = model.to(device)` after `model = nn.DataParallel(model)`: the
+                // same object, still wrapped.
+                return helpers::dotted(value).is_some_and(|name| {
+                    self.frames.last().is_some_and(|frame| {
+                        frame
+                            .iter()
+                            .rev()
+                            .find(|(n, _)| *n == name)
+                            .is_some_and(|(_, wrapped)| *wrapped)
+                    })
+                });
             };
             if let Some((m, recv)) = helpers::method_call(call) {
                 if MODULE_CHAIN.contains(&m) {
