@@ -434,6 +434,18 @@ fn check_reports_checkpoint_files_through_the_scanner() {
             d["name"].as_str().unwrap().to_string(),
         );
     }
+    // A NumPy object array's trust switch is NumPy's own, not torch's.
+    let npy = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["filename"] == "unsafe_object_array.npy")
+        .expect("the object array is reported");
+    let message = npy["message"].as_str().unwrap();
+    assert!(
+        message.contains("allow_pickle=True") && !message.contains("weights_only"),
+        "{message}"
+    );
     for entry in std::fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().to_string_lossy().into_owned();
         // `check` picks checkpoints by extension (`ckpt scan` sniffs every file's content).

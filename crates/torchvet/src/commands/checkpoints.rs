@@ -78,8 +78,14 @@ pub fn check(path: &Path, name: &str, settings: &LintSettings) -> Option<Diagnos
         Verdict::Unsafe => (
             "checkpoint-unsafe",
             format!(
-                "loading this {} file needs `weights_only=False` (trust): {}",
+                "loading this {} file needs {} (trust): {}",
                 report.format,
+                // NumPy's own switch for pickled object arrays.
+                if matches!(report.format.as_str(), "npy" | "npz") {
+                    "`numpy.load(..., allow_pickle=True)`"
+                } else {
+                    "`weights_only=False`"
+                },
                 describe(&report, Level::Unsafe)
             ),
         ),

@@ -7,7 +7,9 @@ crate::declare_rule! {
     /// ## Why is this bad?
     /// Loading it needs `weights_only=False` (or `add_safe_globals`), i.e. trust in whoever
     /// wrote the file; on torch 2.6 and later the default `torch.load` refuses it. A whole
-    /// pickled model also breaks when the class it names is renamed or moved.
+    /// pickled model also breaks when the class it names is renamed or moved. A NumPy
+    /// `.npy`/`.npz` file that holds an object array is reported the same way: `numpy.load`
+    /// unpickles it only with `allow_pickle=True`, the same trust.
     ///
     /// ## Example
     /// A file written by `torch.save(model, "model.pt")`.
