@@ -2553,14 +2553,29 @@ impl<'a> Checker<'a> {
             return None;
         }
         let loops = self.frame().loops.clone();
-        let (stmt, phases) = loops.iter().find_map(|&l| {
+        let found = loops.iter().find_map(|&l| {
             let Stmt::For(f) = l else { return None };
             let iter: &'a Expr = match &*f.iter {
                 e @ Expr::Name(_) => self.value_bound_once(e)?,
                 e => e,
             };
             torchvet_semantic::regions::phase_loop(&f.target, iter).map(|p| (l, p))
-        })?;
+        });
+        // Over phases the code does not spell here (`for phase in dataset_names:`, a
+        // parameter): the ones its body compares the target with.
+        let (stmt, phases) = match found {
+            Some(found) => found,
+            None => loops.iter().find_map(|&l| {
+                let Stmt::For(f) = l else { return None };
+                if !matches!(&*f.iter, Expr::Name(_) | Expr::Attribute(_))
+                    || self.value_bound_once(&f.iter).is_some()
+                {
+                    return None;
+                }
+                torchvet_semantic::regions::phase_loop_from_tests(&f.target, &f.body)
+                    .map(|p| (l, p))
+            })?,
+        };
         let text = self.text(stmt.range());
         if [
             "no_grad",

@@ -960,6 +960,43 @@ mod tests {
     }
 
     #[test]
+    fn phases_from_the_comparisons_of_the_loop_body() {
+        let phases = |src: &str| {
+            let file = torchvet_python::SourceFile::from_python("t.py", src.to_string());
+            let module = file.parse().into_syntax();
+            let Stmt::For(f) = &module.body[0] else {
+                panic!("a for loop")
+            };
+            phase_loop_from_tests(&f.target, &f.body).map(|p| {
+                let own = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+                (own(&p.train), own(&p.eval))
+            })
+        };
+        let kaggle = "for phase in phases:\n    if phase == 'train':\n        m.train(True)\n    if phase in ('valid',) and acc > best:\n        best = acc\n";
+        assert_eq!(
+            phases(kaggle),
+            Some((vec!["train".to_string()], vec!["valid".to_string()]))
+        );
+        // Only a training phase compared; a stage name that is no phase; another operand.
+        assert_eq!(
+            phases("for p in ps:\n    if p == 'train':\n        pass\n"),
+            None
+        );
+        assert_eq!(
+            phases(
+                "for p in ps:\n    if p == 'train' or p == 'warmup' or p == 'val':\n        pass\n"
+            ),
+            None
+        );
+        assert_eq!(
+            phases(
+                "for p in ps:\n    if p == 'train' or p == other or p == 'val':\n        pass\n"
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn evaluation_data_names() {
         for n in [
             "val_loader",
@@ -1128,6 +1165,84 @@ pub fn phase_loop<'a>(target: &'a Expr, iter: &'a Expr) -> Option<PhaseLoop<'a>>
             phases.eval.push(s);
         } else {
             return None;
+        }
+    }
+    (!phases.train.is_empty() && !phases.eval.is_empty()).then_some(phases)
+}
+
+/// The phases of a `for` loop over values the code does not spell (`for phase in
+/// dataset_names:`, a parameter), from the comparisons of its target with string literals in
+/// its body (`if phase == "train":`, `if phase == "valid" and acc > best:`): at least one
+/// names a training phase and one an evaluation phase, and none anything else.
+pub fn phase_loop_from_tests<'a>(target: &'a Expr, body: &'a [Stmt]) -> Option<PhaseLoop<'a>> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    let Expr::Name(var) = target else {
+        return None;
+    };
+    struct Lits<'a> {
+        var: &'a str,
+        found: Vec<&'a str>,
+        other: bool,
+    }
+    impl<'a> Visitor<'a> for Lits<'a> {
+        fn visit_stmt(&mut self, stmt: &'a Stmt) {
+            if !matches!(stmt, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, stmt);
+            }
+        }
+        fn visit_expr(&mut self, expr: &'a Expr) {
+            if let Expr::Compare(c) = expr {
+                let operands: Vec<&'a Expr> = std::iter::once(&*c.left)
+                    .chain(c.comparators.iter())
+                    .collect();
+                if operands
+                    .iter()
+                    .any(|e| helpers::name_of(e) == Some(self.var))
+                {
+                    for e in operands {
+                        let lits: Vec<&'a Expr> = match e {
+                            Expr::Tuple(t) => t.elts.iter().collect(),
+                            Expr::List(l) => l.elts.iter().collect(),
+                            Expr::Set(s) => s.elts.iter().collect(),
+                            e => vec![e],
+                        };
+                        for l in lits {
+                            match helpers::str_value(l) {
+                                Some(s) => self.found.push(s),
+                                None if helpers::name_of(l) == Some(self.var) => {}
+                                None => self.other = true,
+                            }
+                        }
+                    }
+                }
+            }
+            visitor::walk_expr(self, expr);
+        }
+    }
+    let mut v = Lits {
+        var: var.id.as_str(),
+        found: Vec::new(),
+        other: false,
+    };
+    v.visit_body(body);
+    if v.other {
+        return None;
+    }
+    let mut phases = PhaseLoop {
+        var: var.id.as_str(),
+        train: Vec::new(),
+        eval: Vec::new(),
+    };
+    for s in v.found {
+        let side = if is_train_phase(s) {
+            &mut phases.train
+        } else if is_eval_phase(s) {
+            &mut phases.eval
+        } else {
+            return None;
+        };
+        if !side.contains(&s) {
+            side.push(s);
         }
     }
     (!phases.train.is_empty() && !phases.eval.is_empty()).then_some(phases)
