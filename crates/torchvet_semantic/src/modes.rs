@@ -1302,8 +1302,8 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                         return false;
                     }
                 }
-                // A move or cast of a made-up tensor (`torch.randn(1, 3, 32, 32).cuda()`,
-                // `.to(device)`) is made up too.
+                // A move, cast or reshape of a made-up tensor (`torch.randn(1, 3, 32,
+                // 32).cuda()`, `.to(device)`, `x.transpose(2, 1)`) is made up too.
                 if let Some((method, recv)) = helpers::method_call(c) {
                     if matches!(
                         method,
@@ -1317,6 +1317,11 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                             | "view"
                             | "repeat"
                             | "expand"
+                            | "transpose"
+                            | "permute"
+                            | "contiguous"
+                            | "flatten"
+                            | "squeeze"
                     ) {
                         return made_up(cx, recv, depth + 1);
                     }
@@ -1325,10 +1330,18 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                 // `x.view(1, 1)` or `x.cuda(non_blocking=True)` keeps its receiver's data).
                 // So is a plain function of made-up tensors (`cuda_variable(torch.LongTensor(
                 // [1, 2, 3]))`).
-                matches!(&*c.func, Expr::Name(_))
+                // A torch layer built on the spot and applied to made-up tensors
+                // (`Conv2d(3, 5, 3)(torch.randn(4, 3, 10, 10))`) makes them up too.
+                (matches!(&*c.func, Expr::Call(inner) if cx
+                    .scopes()
+                    .resolve(&inner.func)
+                    .is_some_and(|q| q.starts_with("torch.nn.")))
                     && !c.arguments.args.is_empty()
-                    && (literal_arguments(c)
-                        || c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1)))
+                    && c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1)))
+                    || (matches!(&*c.func, Expr::Name(_))
+                        && !c.arguments.args.is_empty()
+                        && (literal_arguments(c)
+                            || c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1))))
             }
             // Arithmetic on a made-up tensor with numbers or other made-up tensors
             // (`torch.randn(128, 32) * 3 + 2`: shifted and scaled noise for a demo plot).
