@@ -871,6 +871,17 @@ mod tests {
     use crate::bindings::{Scope, ScopeKind};
     use torchvet_python::SourceFile;
 
+    /// The kinds of a module body's names.
+    fn module_kinds(src: &str) -> KindTable {
+        let file = SourceFile::from_python("t.py", src.to_string());
+        let module = file.parse().into_syntax();
+        let mut scopes = Scopes::default();
+        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+        scopes.push(scope);
+        let classes = ModuleClasses::compute(&module.body, &scopes);
+        KindTable::infer(&module.body, None, &scopes, &classes, None)
+    }
+
     #[test]
     fn scheduler_constructors_of_other_libraries() {
         for q in [
@@ -902,13 +913,7 @@ mod tests {
     #[test]
     fn infers_kinds_and_keeps_module_to_in_place() {
         let src = "import torch\nfrom torch import nn\nclass Net(nn.Module):\n    pass\nmodel = Net().to('cuda')\nx = torch.randn(3).to('cuda')\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nsched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt)\nps = model.parameters()\nboth = 1\nboth = nn.Linear(2, 2)\n";
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
-        let t = KindTable::infer(&module.body, None, &scopes, &classes, None);
+        let t = module_kinds(src);
         assert_eq!(t.get("model"), Some(&Kind::Module));
         assert_eq!(t.get("x"), Some(&Kind::Tensor));
         assert_eq!(t.get("opt"), Some(&Kind::Optimizer("SGD".into())));
@@ -930,13 +935,7 @@ mod tests {
     fn unknown_objects_used_as_modules() {
         // `cnn` is a module imported at run time: no class tells what `cnn.Net()` is.
         let src = "import torch\ncnn = load_arch('small')\nmodel = cnn.Net()\nmodel.load_state_dict(torch.load(p))\nmodel.eval()\nout = model(x)\nrunner = cnn.Runner()\nrunner.eval()\nrunner.record(x)\nopt = make_opt()\nopt.zero_grad()\nopt.step()\ntrainer = make_trainer()\ntrainer.train()\ntrainer(x)\ntrainer.step()\n";
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
-        let t = KindTable::infer(&module.body, None, &scopes, &classes, None);
+        let t = module_kinds(src);
         assert_eq!(t.get("model"), Some(&Kind::Module));
         // Switched only; an optimizer's usage; a mode switch and a call, but also a step.
         assert_eq!(t.get("runner"), Some(&Kind::Unknown));

@@ -1327,21 +1327,27 @@ pub fn synthetic_input<'x>(cx: &impl ModeSite<'x>, arg: &Expr) -> bool {
                     }
                 }
                 // A plain function called on literals only (a method call such as
-                // `x.view(1, 1)` or `x.cuda(non_blocking=True)` keeps its receiver's data).
-                // So is a plain function of made-up tensors (`cuda_variable(torch.LongTensor(
-                // [1, 2, 3]))`).
-                // A torch layer built on the spot and applied to made-up tensors
-                // (`Conv2d(3, 5, 3)(torch.randn(4, 3, 10, 10))`) makes them up too.
-                (matches!(&*c.func, Expr::Call(inner) if cx
-                    .scopes()
-                    .resolve(&inner.func)
-                    .is_some_and(|q| q.starts_with("torch.nn.")))
-                    && !c.arguments.args.is_empty()
-                    && c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1)))
-                    || (matches!(&*c.func, Expr::Name(_))
-                        && !c.arguments.args.is_empty()
-                        && (literal_arguments(c)
-                            || c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1))))
+                // `x.view(1, 1)` or `x.cuda(non_blocking=True)` keeps its receiver's data),
+                // or on made-up tensors (`cuda_variable(torch.LongTensor([1, 2, 3]))`); a
+                // torch layer built on the spot and applied to made-up tensors
+                // (`Conv2d(3, 5, 3)(torch.randn(4, 3, 10, 10))`).
+                let of_made_up = || {
+                    !c.arguments.args.is_empty()
+                        && c.arguments.args.iter().all(|a| made_up(cx, a, depth + 1))
+                };
+                match &*c.func {
+                    Expr::Name(_) => {
+                        !c.arguments.args.is_empty() && (literal_arguments(c) || of_made_up())
+                    }
+                    Expr::Call(inner) => {
+                        of_made_up()
+                            && cx
+                                .scopes()
+                                .resolve(&inner.func)
+                                .is_some_and(|q| q.starts_with("torch.nn."))
+                    }
+                    _ => false,
+                }
             }
             // Arithmetic on a made-up tensor with numbers or other made-up tensors
             // (`torch.randn(128, 32) * 3 + 2`: shifted and scaled noise for a demo plot).

@@ -1152,22 +1152,11 @@ pub fn phase_loop<'a>(target: &'a Expr, iter: &'a Expr) -> Option<PhaseLoop<'a>>
         Expr::Tuple(t) => &t.elts,
         _ => return None,
     };
-    let mut phases = PhaseLoop {
-        var: var.id.as_str(),
-        train: Vec::new(),
-        eval: Vec::new(),
-    };
-    for e in elts {
-        let s = helpers::str_value(e)?;
-        if is_train_phase(s) {
-            phases.train.push(s);
-        } else if is_eval_phase(s) {
-            phases.eval.push(s);
-        } else {
-            return None;
-        }
-    }
-    (!phases.train.is_empty() && !phases.eval.is_empty()).then_some(phases)
+    let names = elts
+        .iter()
+        .map(helpers::str_value)
+        .collect::<Option<Vec<&str>>>()?;
+    PhaseLoop::of_names(var.id.as_str(), names)
 }
 
 /// The phases of a `for` loop over values the code does not spell (`for phase in
@@ -1228,24 +1217,32 @@ pub fn phase_loop_from_tests<'a>(target: &'a Expr, body: &'a [Stmt]) -> Option<P
     if v.other {
         return None;
     }
-    let mut phases = PhaseLoop {
-        var: var.id.as_str(),
-        train: Vec::new(),
-        eval: Vec::new(),
-    };
-    for s in v.found {
-        let side = if is_train_phase(s) {
-            &mut phases.train
-        } else if is_eval_phase(s) {
-            &mut phases.eval
-        } else {
-            return None;
+    PhaseLoop::of_names(var.id.as_str(), v.found)
+}
+
+impl<'a> PhaseLoop<'a> {
+    /// The phases of loop variable `var` from phase names: each a training or an evaluation
+    /// phase (once each), at least one of both; `None` for any other name.
+    fn of_names(var: &'a str, names: Vec<&'a str>) -> Option<Self> {
+        let mut phases = PhaseLoop {
+            var,
+            train: Vec::new(),
+            eval: Vec::new(),
         };
-        if !side.contains(&s) {
-            side.push(s);
+        for s in names {
+            let side = if is_train_phase(s) {
+                &mut phases.train
+            } else if is_eval_phase(s) {
+                &mut phases.eval
+            } else {
+                return None;
+            };
+            if !side.contains(&s) {
+                side.push(s);
+            }
         }
+        (!phases.train.is_empty() && !phases.eval.is_empty()).then_some(phases)
     }
-    (!phases.train.is_empty() && !phases.eval.is_empty()).then_some(phases)
 }
 
 impl PhaseLoop<'_> {

@@ -1086,64 +1086,6 @@ impl FileSummary {
     }
 }
 
-/// Python builtins that are called like project functions (never project names).
-fn is_builtin(name: &str) -> bool {
-    matches!(
-        name,
-        "print"
-            | "len"
-            | "range"
-            | "enumerate"
-            | "zip"
-            | "list"
-            | "dict"
-            | "tuple"
-            | "set"
-            | "int"
-            | "float"
-            | "str"
-            | "bool"
-            | "min"
-            | "max"
-            | "sum"
-            | "abs"
-            | "round"
-            | "sorted"
-            | "reversed"
-            | "isinstance"
-            | "getattr"
-            | "setattr"
-            | "hasattr"
-            | "open"
-            | "map"
-            | "filter"
-            | "iter"
-            | "next"
-            | "super"
-            | "type"
-            | "repr"
-            | "any"
-            | "all"
-            | "vars"
-            | "format"
-            | "object"
-            | "Exception"
-            | "ValueError"
-            | "RuntimeError"
-            | "TypeError"
-            | "KeyError"
-            | "NotImplementedError"
-            | "id"
-            | "hash"
-            | "callable"
-            | "divmod"
-            | "pow"
-            | "slice"
-            | "bytes"
-            | "frozenset"
-    )
-}
-
 /// Is this path unit-test code by the conventions pytest uses: a module named `test_*.py`,
 /// `*_test.py` or `conftest.py`, or any file under a `tests/` directory?
 pub fn is_test_path(path: &Path) -> bool {
@@ -3027,7 +2969,7 @@ impl Builder<'_> {
                 }
                 // A name no scope binds, in a file with star imports: one of them may bring it.
                 let bound = self.scopes.current().is_some_and(|s| s.binds_locally(id));
-                (!self.out.star_imports.is_empty() && !bound && !is_builtin(id))
+                (!self.out.star_imports.is_empty() && !bound && !helpers::is_python_builtin(id))
                     .then(|| Ref::Local(id.into()))
             }
             Expr::Attribute(a) => {
