@@ -1909,6 +1909,25 @@ fn param_truth(test: &Expr) -> Option<&Expr> {
     matches!(name, Expr::Name(_)).then_some(name)
 }
 
+/// Does the text name a grad-mode switch (`no_grad`, `set_grad_enabled`, `inference_mode`,
+/// `enable_grad`)? Code that manages the grad mode itself is left to it.
+fn names_grad_mode(text: &str) -> bool {
+    [
+        "no_grad",
+        "set_grad_enabled",
+        "inference_mode",
+        "enable_grad",
+    ]
+    .iter()
+    .any(|w| text.contains(w))
+}
+
+/// Can the text switch a model to eval mode (`model.eval()`, `model.train(False)`, a helper
+/// named for evaluation)? A cheap test before a function's events are computed.
+fn may_switch_mode(text: &str) -> bool {
+    text.contains("eval") || text.contains(".train(")
+}
+
 /// Does `body` (nested definitions included) hold an `if` whose test is a name's truth (see
 /// [`param_truth`]) and whose branch may train (its text names a backward pass, a step, an
 /// optimizer, an update or training)? `text` gives the source of a range.
@@ -2391,7 +2410,7 @@ impl<'a> Checker<'a> {
         // `function_first_eval`) before its events are computed.
         if let Some(f) = self.function() {
             let text = self.text(f.range);
-            if !(text.contains("eval") || text.contains(".train(")) {
+            if !may_switch_mode(text) {
                 return None;
             }
         }
@@ -2577,15 +2596,7 @@ impl<'a> Checker<'a> {
             })?,
         };
         let text = self.text(stmt.range());
-        if [
-            "no_grad",
-            "set_grad_enabled",
-            "inference_mode",
-            "enable_grad",
-        ]
-        .iter()
-        .any(|w| text.contains(w))
-        {
+        if names_grad_mode(text) {
             return None;
         }
         let events = self.function_events();
@@ -2683,15 +2694,7 @@ impl<'a> Checker<'a> {
     ) -> Option<(&'a str, Vec<TextRange>)> {
         use torchvet_semantic::flow::Guard;
         let text = self.text(f.range);
-        if [
-            "no_grad",
-            "set_grad_enabled",
-            "inference_mode",
-            "enable_grad",
-        ]
-        .iter()
-        .any(|w| text.contains(w))
-        {
+        if names_grad_mode(text) {
             return None;
         }
         let params: Vec<&'a str> = f
@@ -2759,7 +2762,7 @@ impl<'a> Checker<'a> {
         // function's events are computed.
         let text = self.text(f.range);
         if !(self.mentions("eval") || self.mentions(".train("))
-            || !(text.contains("eval") || text.contains(".train("))
+            || !may_switch_mode(text)
             || !self.trains_nowhere(f)
         {
             return None;
