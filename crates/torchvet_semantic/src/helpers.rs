@@ -437,6 +437,57 @@ pub fn is_python_builtin(name: &str) -> bool {
     )
 }
 
+/// Where offset `at` of a module is, for questions asked after the walk (`end` hooks, where
+/// no frame of the visit is at hand): the innermost function definition holding it (`None`
+/// at module level or directly in a class body), and the innermost simple statement holding
+/// it (an assignment, a `return`, an expression statement; `None` when `at` is in a
+/// compound statement's header or outside every statement).
+pub fn location_at(
+    module: &[ruff_python_ast::Stmt],
+    at: ruff_text_size::TextSize,
+) -> (
+    Option<&ruff_python_ast::StmtFunctionDef>,
+    Option<&ruff_python_ast::Stmt>,
+) {
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    let mut body = module;
+    let mut def = None;
+    'frames: loop {
+        let mut inner: Option<&[Stmt]> = None;
+        let mut stmt = None;
+        for_each_own_stmt(body, &mut |s| {
+            if !s.range().contains(at) {
+                return;
+            }
+            match s {
+                Stmt::FunctionDef(f) => {
+                    def = Some(f);
+                    inner = Some(&f.body);
+                }
+                Stmt::ClassDef(c) => {
+                    def = None;
+                    inner = Some(&c.body);
+                }
+                Stmt::For(_)
+                | Stmt::While(_)
+                | Stmt::If(_)
+                | Stmt::With(_)
+                | Stmt::Try(_)
+                | Stmt::Match(_) => {}
+                s => stmt = Some(s),
+            }
+        });
+        match inner {
+            Some(b) => {
+                body = b;
+                continue 'frames;
+            }
+            None => return (def, stmt),
+        }
+    }
+}
+
 /// Every statement of a suite, descending into compound statements but not into nested
 /// definitions.
 pub fn for_each_own_stmt<'a>(

@@ -53,18 +53,7 @@ pub fn reaching<'a>(body: &'a [Stmt], name: &str, at: TextSize) -> Option<Vec<De
 /// `DataLoader(train_ds)`. For queries asked after the walk (`end` hooks), where no frame
 /// of the visit is at hand.
 pub fn value_at<'a>(module: &'a [Stmt], name: &str, at: TextSize) -> Option<&'a Expr> {
-    fn frame(body: &[Stmt], at: TextSize) -> Option<&ast::StmtFunctionDef> {
-        let mut found = None;
-        crate::helpers::for_each_own_stmt(body, &mut |s| match s {
-            Stmt::FunctionDef(f) if f.range.contains(at) => {
-                found = Some(frame(&f.body, at).unwrap_or(f));
-            }
-            Stmt::ClassDef(c) if c.range.contains(at) => found = frame(&c.body, at),
-            _ => {}
-        });
-        found
-    }
-    let (body, params) = match frame(module, at) {
+    let (body, params) = match crate::helpers::location_at(module, at).0 {
         Some(f) => (&f.body[..], Some(&*f.parameters)),
         None => (module, None),
     };

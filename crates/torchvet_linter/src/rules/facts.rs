@@ -69,7 +69,11 @@ pub(crate) fn unrebound_param<'a>(
 /// or `return a, call(...)`. `None` for anything else (an argument, an element of a
 /// container, an expression statement...).
 pub(crate) fn origin_of(checker: &Checker, call: &ExprCall) -> Option<Origin> {
-    let stmt = checker.current_stmt()?;
+    origin_in(checker.current_stmt()?, call)
+}
+
+/// [`origin_of`], in the statement `stmt` that holds the call.
+fn origin_in(stmt: &Stmt, call: &ExprCall) -> Option<Origin> {
     let is_call = |e: &Expr| e.range() == call.range();
     match stmt {
         Stmt::Assign(a) if is_call(&a.value) => match a.targets.as_slice() {
@@ -92,6 +96,45 @@ pub(crate) fn origin_of(checker: &Checker, call: &ExprCall) -> Option<Origin> {
         },
         _ => None,
     }
+}
+
+/// Every place the value `call` creates ends up ([`Fate`]s), when its statement binds it
+/// (to a name or `self.<attr>`) or returns it; `None` when it does neither.
+pub(crate) fn fates_of_call(
+    checker: &Checker,
+    p: &ProjectFile,
+    origin: &Origin,
+    call: &ExprCall,
+) -> Option<Vec<Fate>> {
+    let func = current_function(checker, p)?;
+    Some(fates_from(p, func, origin, call))
+}
+
+fn fates_from(p: &ProjectFile, func: FuncId, origin: &Origin, call: &ExprCall) -> Vec<Fate> {
+    match origin {
+        Origin::Bound(t) => p.model.fates(func, t),
+        Origin::Returned(e) => p.model.fates_of_return(func, *e, call.range()),
+    }
+}
+
+/// The evaluation places of the loader `call` builds, when it is used only for evaluation
+/// (`ProjectModel::evaluation_only`). It finds the call's statement and function itself, so
+/// it answers in any hook (an `end` hook too).
+pub(crate) fn loader_used_only_for_evaluation(
+    checker: &Checker,
+    p: &ProjectFile,
+    call: &ExprCall,
+) -> Option<Vec<(FuncId, ruff_text_size::TextRange, String)>> {
+    let (def, stmt) = helpers::location_at(&checker.module().body, call.start());
+    let origin = origin_in(stmt?, call)?;
+    let func = match def {
+        Some(f) => p.function_at(f.range.start())?,
+        None => FuncId {
+            file: p.file,
+            index: 0,
+        },
+    };
+    p.model.evaluation_only(&fates_from(p, func, &origin, call))
 }
 
 /// Where a place of the model is, as messages name it: `line 12` in the file being checked,

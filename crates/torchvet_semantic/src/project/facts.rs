@@ -1369,6 +1369,57 @@ impl ProjectModel {
         }
     }
 
+    /// Where a followed value (its [`Fate`]s, from [`ProjectModel::fates`] or
+    /// [`ProjectModel::fates_of_return`]) is used for evaluation, when that is all it is used
+    /// for: every loop over it is an evaluation loop ([`LoopRole::Eval`]), or a Lightning
+    /// `val_dataloader` / `test_dataloader` / `predict_dataloader` hook returns it, and every
+    /// other use only looks at it (an attribute, a test, an operand, a
+    /// [`HARMLESS_CALLEES`] argument). `None` when any fate is training or not known, or when
+    /// there is no evaluation at all. The places come in fate order, each with a note for
+    /// messages ("iterated for evaluation in `validate` here").
+    pub fn evaluation_only(&self, fates: &[Fate]) -> Option<Vec<(FuncId, TextRange, String)>> {
+        let mut evals = Vec::new();
+        for f in fates {
+            match f {
+                Fate::Loop { func, index, at } => match self.loop_role(*func, *index) {
+                    LoopRole::Eval => {
+                        let owner = &self.function(*func).name;
+                        evals.push((
+                            *func,
+                            *at,
+                            format!("iterated for evaluation in `{owner}` here"),
+                        ));
+                    }
+                    _ => return None,
+                },
+                Fate::Framework { func, hook, at } => {
+                    if matches!(
+                        &**hook,
+                        "val_dataloader" | "test_dataloader" | "predict_dataloader"
+                    ) {
+                        evals.push((
+                            *func,
+                            *at,
+                            format!("returned by `{hook}` (Lightning evaluates with it)"),
+                        ));
+                    } else {
+                        return None;
+                    }
+                }
+                Fate::Use { how, .. } => match how {
+                    UseHow::Attribute(_)
+                    | UseHow::Tested
+                    | UseHow::KeyTested(_)
+                    | UseHow::Operand => {}
+                    UseHow::Arg { callee, .. } if HARMLESS_CALLEES.contains(&&**callee) => {}
+                    _ => return None,
+                },
+                Fate::Unknown { .. } => return None,
+            }
+        }
+        (!evals.is_empty()).then_some(evals)
+    }
+
     // ----- samplers -----
 
     /// Does `set_epoch` reach a `DistributedSampler`, given the fates of the sampler itself

@@ -1,10 +1,10 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::facts::{current_function, origin_of, site, Origin};
+use crate::rules::facts::{loader_used_only_for_evaluation, site};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
-use torchvet_semantic::project::facts::{Fate, LoopRole, ShuffleArg, UseHow, HARMLESS_CALLEES};
+use torchvet_semantic::project::facts::ShuffleArg;
 use torchvet_semantic::project::{Entity, FuncId, ProjectFile, Val};
 
 crate::declare_rule! {
@@ -97,20 +97,10 @@ fn check_loader(checker: &mut Checker, call: &ExprCall) {
     if has_sampler {
         return;
     }
-    let Some(origin) = origin_of(checker, call) else {
-        return;
-    };
     let Some(p) = checker.project_or_file().cloned() else {
         return;
     };
-    let Some(func) = current_function(checker, &p) else {
-        return;
-    };
-    let fates = match &origin {
-        Origin::Bound(t) => p.model.fates(func, t),
-        Origin::Returned(e) => p.model.fates_of_return(func, *e, call.range()),
-    };
-    let Some(evals) = only_evaluation(&p, &fates) else {
+    let Some(evals) = loader_used_only_for_evaluation(checker, &p, call) else {
         return;
     };
     report(checker, &p, at, value.range(), &evals);
@@ -178,62 +168,10 @@ fn check_factory_call(checker: &mut Checker, call: &ExprCall, q: &str) {
     if !matches!(value, Expr::BooleanLiteral(b) if b.value) {
         return;
     }
-    let Some(origin) = origin_of(checker, call) else {
-        return;
-    };
-    let Some(func) = current_function(checker, &p) else {
-        return;
-    };
-    let fates = match &origin {
-        Origin::Bound(t) => p.model.fates(func, t),
-        Origin::Returned(e) => p.model.fates_of_return(func, *e, call.range()),
-    };
-    let Some(evals) = only_evaluation(&p, &fates) else {
+    let Some(evals) = loader_used_only_for_evaluation(checker, &p, call) else {
         return;
     };
     report(checker, &p, at, value.range(), &evals);
-}
-
-/// The evaluation places of a loader when every fate is evaluation (or harmless); `None`
-/// when any is training or not known, or there is no evaluation at all.
-fn only_evaluation(p: &ProjectFile, fates: &[Fate]) -> Option<Vec<(FuncId, TextRange, String)>> {
-    let mut evals = Vec::new();
-    for f in fates {
-        match f {
-            Fate::Loop { func, index, at } => match p.model.loop_role(*func, *index) {
-                LoopRole::Eval => {
-                    let owner = p.model.function(*func).name.to_string();
-                    evals.push((
-                        *func,
-                        *at,
-                        format!("iterated for evaluation in `{owner}` here"),
-                    ));
-                }
-                _ => return None,
-            },
-            Fate::Framework { func, hook, at } => {
-                if matches!(
-                    &**hook,
-                    "val_dataloader" | "test_dataloader" | "predict_dataloader"
-                ) {
-                    evals.push((
-                        *func,
-                        *at,
-                        format!("returned by `{hook}` (Lightning evaluates with it)"),
-                    ));
-                } else {
-                    return None;
-                }
-            }
-            Fate::Use { how, .. } => match how {
-                UseHow::Attribute(_) | UseHow::Tested | UseHow::KeyTested(_) | UseHow::Operand => {}
-                UseHow::Arg { callee, .. } if HARMLESS_CALLEES.contains(&&**callee) => {}
-                _ => return None,
-            },
-            Fate::Unknown { .. } => return None,
-        }
-    }
-    (!evals.is_empty()).then_some(evals)
 }
 
 fn report(

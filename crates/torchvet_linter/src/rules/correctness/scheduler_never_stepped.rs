@@ -1,5 +1,5 @@
 use crate::checker::Checker;
-use crate::rules::facts::{current_function, origin_of, site, Origin};
+use crate::rules::facts::{current_function, fates_of_call, origin_of, site, Origin};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -113,9 +113,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(func) = current_function(checker, &p) else {
         return;
     };
-    let fates = match &origin {
-        Origin::Bound(t) => p.model.fates(func, t),
-        Origin::Returned(e) => p.model.fates_of_return(func, *e, call.range()),
+    let Some(fates) = fates_of_call(checker, &p, &origin, call) else {
+        return;
     };
     let guard = construction_guard(checker);
     let mut notes: Vec<(FuncId, TextRange, String)> = Vec::new();

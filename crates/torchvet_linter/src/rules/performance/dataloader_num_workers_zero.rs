@@ -1,6 +1,7 @@
 use super::helpers::{dataloader_calls, file_trains, is_test_file, loader_dataset, tensor_dataset};
 use crate::checker::Checker;
 use crate::fix::{add_keyword_argument, RawEdit, RawFix};
+use crate::rules::facts::loader_used_only_for_evaluation;
 use ruff_python_ast::Expr;
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -15,8 +16,9 @@ crate::declare_rule! {
     /// while the GPU waits; the next batch is only prepared after the training step
     /// finishes. Worker processes prepare batches in parallel with training, which often
     /// speeds up input-bound training several times. Loaders over in-memory
-    /// `TensorDataset`s, and test files (where `num_workers=0` is a common, deliberate choice),
-    /// are not reported. This advice is contested for small data sets, so the rule is off by
+    /// `TensorDataset`s, loaders the project uses only for evaluation (every loop over them
+    /// evaluates, in whichever file they are passed to), and test files (where
+    /// `num_workers=0` is a common, deliberate choice), are not reported. This advice is contested for small data sets, so the rule is off by
     /// default.
     ///
     /// ## Example
@@ -64,12 +66,21 @@ fn check_end(checker: &mut Checker) {
         "4"
     };
     let mut found: Vec<(TextRange, TextRange, RawEdit, bool)> = Vec::new();
+    let project = checker.project_or_file().cloned();
     for call in dataloader_calls(checker) {
         if helpers::has_kwargs_splat(call) {
             continue;
         }
         // In memory: a `TensorDataset`, passed directly or through the name holding it.
         if loader_dataset(checker, call).is_some_and(|d| tensor_dataset(checker, d).is_some()) {
+            continue;
+        }
+        // Used only for evaluation, wherever the project takes it: no training step waits
+        // for its batches.
+        if project
+            .as_ref()
+            .is_some_and(|p| loader_used_only_for_evaluation(checker, p, call).is_some())
+        {
             continue;
         }
         match helpers::argument(call, "num_workers", NUM_WORKERS_POS) {
@@ -130,6 +141,17 @@ mod tests {
         assert_eq!(count_findings(rule, "data_test.py", TRAIN), 1);
         let no_training = "from torch.utils.data import DataLoader\ndl = DataLoader(ds)\nfor x in dl:\n    print(x)\n";
         assert_eq!(count_findings(rule, "eval.py", no_training), 0);
+    }
+
+    #[test]
+    fn loaders_used_only_for_evaluation() {
+        let rule = "dataloader-num-workers-zero";
+        let src = "import torch\nfrom torch.utils.data import DataLoader\ntrain_dl = DataLoader(train_ds, batch_size=32, shuffle=True)\nval_dl = DataLoader(val_ds, batch_size=32)\ndef evaluate(model, loader):\n    model.eval()\n    with torch.no_grad():\n        for x, y in loader:\n            print(model(x))\nfor epoch in range(3):\n    for x, y in train_dl:\n        opt.zero_grad()\n        loss_fn(model(x), y).backward()\n        opt.step()\n    evaluate(model, val_dl)\n";
+        // The training loader only: the validation one is iterated by an evaluation loop.
+        assert_eq!(count_findings(rule, "train.py", src), 1);
+        // A loader that a training loop also iterates is a training loader.
+        let both = src.replace("for x, y in train_dl:", "for x, y in val_dl:");
+        assert_eq!(count_findings(rule, "train.py", &both), 2);
     }
 
     #[test]
