@@ -1140,6 +1140,27 @@ impl<'a> Checker<'a> {
     /// pass the value on to their result; `.item()`, `.tolist()`, `.data`, indexing and
     /// comparisons only read it (see [`torchvet_semantic::consumers`]).
     pub fn reaches_graph_call(&self, call: &ExprCall) -> bool {
+        self.output_reaches(call, &|| true)
+    }
+
+    /// [`Checker::reaches_graph_call`], where a value the function returns reaches a graph
+    /// only when a caller may differentiate it: the project has calls of the function and
+    /// the model ([`torchvet_semantic::project::ProjectModel::result_differentiated`]) finds
+    /// none that differentiates the result. A char-RNN's `predict()` that returns the next
+    /// character and the hidden state, fed back by `sample()`, needs no graph.
+    pub fn output_needs_graph(&self, call: &ExprCall) -> bool {
+        let returned = || {
+            let (Some(f), Some(p)) = (self.function(), self.project_or_file()) else {
+                return true;
+            };
+            p.function_at(f.range.start()).is_none_or(|id| {
+                p.model.callers(id).is_empty() || p.model.result_differentiated(id)
+            })
+        };
+        self.output_reaches(call, &returned)
+    }
+
+    fn output_reaches(&self, call: &ExprCall, return_consumes: &dyn Fn() -> bool) -> bool {
         let Some(stmt) = self.current_stmt() else {
             return true;
         };
@@ -1177,6 +1198,7 @@ impl<'a> Checker<'a> {
             body,
             class_body,
             &passes_through,
+            return_consumes,
         )
     }
 
@@ -2380,7 +2402,7 @@ impl<'a> Checker<'a> {
             || torchvet_semantic::regions::is_sampling_name(name)
             || torchvet_semantic::regions::is_action_name(name))
             || !self.trains_nowhere(f)
-            || self.reaches_graph_call(call)
+            || self.output_needs_graph(call)
         {
             return None;
         }

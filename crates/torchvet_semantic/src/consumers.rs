@@ -52,8 +52,10 @@ type Matcher = Box<dyn Fn(&Expr) -> bool>;
 
 /// Where one occurrence of the value ends up.
 enum Destination<'a> {
-    /// The input of a call that may record a graph, returned, or not understood.
+    /// The input of a call that may record a graph, or not understood.
     Consumed,
+    /// Returned from the function (whole or as part of the returned value).
+    Returned,
     /// Bound to these targets (names or attributes), whose own uses decide.
     Bound(Vec<&'a Expr>),
     /// Only read, or discarded.
@@ -79,31 +81,43 @@ pub enum CallUse {
 /// `self.<attr>` it is stored in. `passes_through(func)` says what a call of `func` does with
 /// it ([`CallUse`]): an operation on tensors (a torch function) whose result the value flows
 /// into, a read (saving, plotting), or a model or function that may consume it.
+/// `return_consumes()` says whether a value the function returns may reach such a call (the
+/// caller's answer: `true` unless it knows what every caller does with the result).
 pub fn reaches_call<'a>(
     stmt: &'a Stmt,
     target: TextRange,
     body: &'a [Stmt],
     class_body: Option<&'a [Stmt]>,
     passes_through: &dyn Fn(&Expr) -> CallUse,
+    return_consumes: &dyn Fn() -> bool,
 ) -> bool {
-    reaches(stmt, target, body, class_body, passes_through, 0)
+    let uses = Uses {
+        body,
+        class_body,
+        passes_through,
+        return_consumes,
+    };
+    reaches(stmt, target, &uses, 0)
 }
 
-fn reaches<'a>(
-    stmt: &'a Stmt,
-    target: TextRange,
+/// What [`reaches`] searches with (see [`reaches_call`]).
+struct Uses<'a, 'f> {
     body: &'a [Stmt],
     class_body: Option<&'a [Stmt]>,
-    passes_through: &dyn Fn(&Expr) -> CallUse,
-    depth: u8,
-) -> bool {
+    passes_through: &'f dyn Fn(&Expr) -> CallUse,
+    return_consumes: &'f dyn Fn() -> bool,
+}
+
+fn reaches<'a>(stmt: &'a Stmt, target: TextRange, uses: &Uses<'a, '_>, depth: u8) -> bool {
+    let (body, class_body) = (uses.body, uses.class_body);
     // Deep enough for a figure's chain of reshapes (`out` -> `1 - (out + 1) / 2` ->
     // `hstack` -> `rearrange` -> `make_grid(x.detach())`); past it, a use is assumed.
     if depth > 6 {
         return true;
     }
-    let targets = match destination(stmt, target, passes_through) {
+    let targets = match destination(stmt, target, uses.passes_through) {
         Destination::Consumed => return true,
+        Destination::Returned => return (uses.return_consumes)(),
         Destination::Dropped => return false,
         Destination::Bound(t) => t,
     };
@@ -182,7 +196,7 @@ fn reaches<'a>(
                 || l.nested
                 || (l.range.start() >= bound_at.start() && !own_value && !killed)
                 || loops.iter().any(|r| r.contains_range(l.range));
-            if reachable && reaches(l.stmt, l.range, body, class_body, passes_through, depth + 1) {
+            if reachable && reaches(l.stmt, l.range, uses, depth + 1) {
                 return true;
             }
         }
@@ -462,6 +476,9 @@ fn destination<'a>(
         Stmt::If(s) if s.test.range() == cur.range() => Destination::Dropped,
         Stmt::While(s) if s.test.range() == cur.range() => Destination::Dropped,
         Stmt::Assert(_) => Destination::Dropped,
+        Stmt::Return(r) if r.value.as_deref().is_some_and(|v| v.range() == cur.range()) => {
+            Destination::Returned
+        }
         _ => Destination::Consumed,
     }
 }

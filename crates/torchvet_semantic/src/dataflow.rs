@@ -1071,15 +1071,23 @@ fn strip_graph(mut v: Value) -> Value {
 
 /// Does a context manager or decorator expression turn autograd off: `torch.no_grad()`,
 /// `torch.inference_mode()`, `torch.set_grad_enabled(False)` (see
-/// [`crate::helpers::disables_grad`]), called or bare?
+/// [`crate::helpers::disables_grad`]), called or bare? A project's or library's own wrapper
+/// named for them (`@smart_inference_mode()`, `with utils.no_grad_context():`) is taken at
+/// its word: such wrappers pick `inference_mode` or `no_grad` by torch version, which no
+/// summary follows, and taking them at their word can only make a rule stay silent.
 pub fn turns_grad_off(e: &Expr, scopes: &Scopes) -> bool {
     let (callee, first) = match e {
         Expr::Call(c) => (&*c.func, c.arguments.args.first()),
         e => (e, None),
     };
-    scopes
-        .resolve(callee)
-        .is_some_and(|q| crate::helpers::disables_grad(&q, first))
+    match scopes.resolve(callee) {
+        Some(q) if q.starts_with("torch.") => crate::helpers::disables_grad(&q, first),
+        Some(q) => {
+            let last = q.rsplit('.').next().unwrap_or(&q);
+            last.contains("inference_mode") || last.contains("no_grad")
+        }
+        None => false,
+    }
 }
 
 /// Is the function decorated `@torch.no_grad()` / `@torch.inference_mode()`?

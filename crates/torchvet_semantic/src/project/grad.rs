@@ -7,6 +7,10 @@ use super::summary::ValueSinks;
 use super::{FuncId, ProjectModel, MAX_DEPTH};
 use rustc_hash::FxHashSet;
 
+/// Visited (function, parameter or `u32::MAX` for its result, the call site the value
+/// entered through).
+type Seen = FxHashSet<(FuncId, u32, Option<(FuncId, u32)>)>;
+
 impl ProjectModel {
     /// Does some caller differentiate what `f` returns: the result reaches a `.backward()` or
     /// `torch.autograd.grad(...)` in the caller, or is returned by the caller to a caller that
@@ -15,6 +19,12 @@ impl ProjectModel {
     /// `losses = computer.compute(...); losses["total"].backward()`)? Such a function needs
     /// its autograd graph. A module passed on to a function that trains it is not
     /// differentiated through, and a function that returns a module returns no graph.
+    ///
+    /// Context-sensitive through calls: a value passed into a function that returns it (a
+    /// recurrent model's `forward(x, h)` returning the new `h`) comes back out at that call
+    /// site only, not at every call of the function, so a sampling helper that feeds the
+    /// hidden state back is not "differentiated" because the training loop differentiates
+    /// what the same `forward` returns there.
     pub fn result_differentiated(&self, f: FuncId) -> bool {
         // A function that returns a module (`return model` after training it) returns no
         // graph, whatever its callers do with the module.
@@ -25,20 +35,32 @@ impl ProjectModel {
         self.result_diff(f, 0, &mut seen)
     }
 
-    fn result_diff(&self, f: FuncId, depth: u32, seen: &mut FxHashSet<(FuncId, u32)>) -> bool {
-        if depth > MAX_DEPTH || !seen.insert((f, u32::MAX)) {
+    fn result_diff(&self, f: FuncId, depth: u32, seen: &mut Seen) -> bool {
+        if depth > MAX_DEPTH || !seen.insert((f, u32::MAX, None)) {
             return false;
         }
         let Some(list) = self.sites.get(&f) else {
             return false;
         };
-        list.iter().any(|&(caller, ci, _)| {
-            self.func(caller)
-                .grad_flow
-                .results
-                .get(ci)
-                .is_some_and(|s| self.sinks_diff(caller, s, depth, seen))
-        })
+        list.iter()
+            .any(|&(caller, ci, _)| self.call_result_diff(caller, ci as u32, &[], depth, seen))
+    }
+
+    /// Does the result of call `ci` of `caller` reach a differentiation (`ctx` as in
+    /// [`Self::sinks_diff`])?
+    fn call_result_diff(
+        &self,
+        caller: FuncId,
+        ci: u32,
+        ctx: &[(FuncId, u32)],
+        depth: u32,
+        seen: &mut Seen,
+    ) -> bool {
+        self.func(caller)
+            .grad_flow
+            .results
+            .get(ci as usize)
+            .is_some_and(|s| self.sinks_diff(caller, s, ctx, depth, seen))
     }
 
     /// Does parameter `i` of `f` reach a differentiation (in `f`, or through what `f` returns
@@ -47,31 +69,44 @@ impl ProjectModel {
         &self,
         f: FuncId,
         i: usize,
+        ctx: &[(FuncId, u32)],
         depth: u32,
-        seen: &mut FxHashSet<(FuncId, u32)>,
+        seen: &mut Seen,
     ) -> bool {
-        if depth > MAX_DEPTH || !seen.insert((f, i as u32)) {
+        if depth > MAX_DEPTH || !seen.insert((f, i as u32, ctx.last().copied())) {
             return false;
         }
         self.func(f)
             .grad_flow
             .params
             .get(i)
-            .is_some_and(|s| self.sinks_diff(f, s, depth, seen))
+            .is_some_and(|s| self.sinks_diff(f, s, ctx, depth, seen))
     }
 
+    /// Where one value of `f` goes (`s`). `ctx` holds the call sites the value entered
+    /// through, innermost last: what `f` returns comes out at the last of them, or, when
+    /// the value started in `f`, at every call of `f`.
     fn sinks_diff(
         &self,
         f: FuncId,
         s: &ValueSinks,
+        ctx: &[(FuncId, u32)],
         depth: u32,
-        seen: &mut FxHashSet<(FuncId, u32)>,
+        seen: &mut Seen,
     ) -> bool {
         if s.differentiated {
             return true;
         }
-        if s.returned && self.result_diff(f, depth + 1, seen) {
-            return true;
+        if s.returned {
+            let back = match ctx.split_last() {
+                Some((&(caller, ci), outer)) => {
+                    self.call_result_diff(caller, ci, outer, depth + 1, seen)
+                }
+                None => self.result_diff(f, depth + 1, seen),
+            };
+            if back {
+                return true;
+            }
         }
         s.args.iter().any(|(ci, pos)| {
             let Some((callee, shift)) = self
@@ -92,8 +127,12 @@ impl ProjectModel {
             // its parameters differentiated, not the history of the value: what built or
             // returned it needs no graph.
             index.is_some_and(|i| {
-                self.param_at(callee, i).kind != crate::kinds::Kind::Module
-                    && self.param_diff(callee, i, depth + 1, seen)
+                if self.param_at(callee, i).kind == crate::kinds::Kind::Module {
+                    return false;
+                }
+                let mut inner = ctx.to_vec();
+                inner.push((f, *ci));
+                self.param_diff(callee, i, &inner, depth + 1, seen)
             })
         })
     }
