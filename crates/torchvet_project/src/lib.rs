@@ -258,4 +258,20 @@ mod tests {
         assert_eq!(b(&["=3.8", ">=3.6"]), None);
         assert_eq!(b(&["=3.5", "3.11"]), None);
     }
+
+    #[test]
+    fn conda_cpu_packages_name_torch_and_torchvision() {
+        let dir = std::env::temp_dir().join(format!("tv-conda-cpu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("requirements.txt"),
+            "numpy=1.15.2=py35_1\npytorch-cpu=0.4.0=py35_cpu_1\ntorchvision-cpu=0.2.1=py35_1\n",
+        )
+        .unwrap();
+        let tv = super::declared_requirement_in_dir(&dir, "torchvision").unwrap();
+        assert_eq!(tv.max_allowed_version(), Some((0, 2)));
+        let torch = super::declared_requirement_in_dir(&dir, "torch").unwrap();
+        assert_eq!(torch.max_allowed_version(), Some((0, 4)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

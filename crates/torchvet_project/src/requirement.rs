@@ -104,6 +104,17 @@ pub fn normalize_name(name: &str) -> String {
     out
 }
 
+/// A normalised name with the CPU/GPU variants of the old conda packages folded into the
+/// package they build (`pytorch-cpu`, `torchvision-cpu`, `pytorch-gpu`: conda's channels
+/// for torch 0.4 - 1.0).
+fn canonical_name(normalized: String) -> String {
+    match normalized.as_str() {
+        "pytorch-cpu" | "pytorch-gpu" => "pytorch".to_string(),
+        "torchvision-cpu" | "torchvision-gpu" => "torchvision".to_string(),
+        _ => normalized,
+    }
+}
+
 /// True when `normalized` names PyTorch itself (`torch`, or conda's `pytorch`).
 pub(crate) fn is_torch(normalized: &str) -> bool {
     normalized == "torch" || normalized == "pytorch"
@@ -120,7 +131,7 @@ impl DeclaredRequirement {
     ) -> Self {
         DeclaredRequirement {
             name: name.to_string(),
-            normalized: normalize_name(name),
+            normalized: canonical_name(normalize_name(name)),
             extras: Vec::new(),
             specifier: specifier.trim().to_string(),
             url: None,

@@ -61,7 +61,19 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(wd) = helpers::argument(call, "weight_decay", 4) else {
         return;
     };
-    let literal_zero = match helpers::literal(wd) {
+    // A name bound to one literal where the optimizer is built (`WEIGHT_DECAY = 0.0` at the
+    // top of a script) says what it holds.
+    let wd_value = match wd {
+        Expr::Name(n) => torchvet_semantic::reaching::value_at(
+            &checker.module().body,
+            n.id.as_str(),
+            call.start(),
+        )
+        .filter(|v| helpers::literal(v).is_some())
+        .unwrap_or(wd),
+        _ => wd,
+    };
+    let literal_zero = match helpers::literal(wd_value) {
         Some(Literal::Int(0)) => true,
         Some(Literal::Float(f)) => f == 0.0,
         Some(Literal::Bool(false)) => true,
@@ -73,7 +85,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         return;
     }
     let wd_text = checker.text(wd.range());
-    let certain = helpers::literal(wd).is_some();
+    let certain = helpers::literal(wd_value).is_some();
     let message = if certain {
         format!("`{class}(weight_decay={wd_text})` adds an L2 penalty to the gradient, which the adaptive step rescales per parameter; this is not decoupled weight decay (use AdamW)")
     } else {

@@ -122,7 +122,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
             if mentions_name(arg)
                 && (!k.2 || (!is_seq && mentions_param(checker, arg)))
                 && !scales_other_factor(checker, call, stmt)
-                && !batch_from_loop(checker, arg, call.start()) =>
+                && !batch_from_loop(checker, arg, call.start())
+                && (k.2 || copy_backpropagated_itself(checker, stmt)) =>
         {
             (arg.range(), (k.0, k.1))
         }
@@ -335,6 +336,74 @@ fn scales_other_factor(checker: &Checker, call: &ExprCall, stmt: &Stmt) -> bool 
 }
 
 /// `N.backward()`, `scaler.scale(N).backward()`, `accelerator.backward(N)` on one of `names`.
+/// With no known source of a graph: is the copy bound by `stmt` (`x = torch.tensor(...)`)
+/// itself what a later `backward()` differentiates, through arithmetic, tensor methods and
+/// torch functions (`total = torch.FloatTensor(parts); total.mean().backward()`)? A copy
+/// that only enters a model or another function as its input (a replay buffer's batch of
+/// states wrapped and fed to a Q-network, actions used as `gather` indices) is data: the
+/// gradient reaches the model through its parameters, and nothing is cut.
+fn copy_backpropagated_itself(checker: &Checker, stmt: &Stmt) -> bool {
+    fn direct(checker: &Checker, e: &Expr, names: &[String]) -> bool {
+        match e {
+            Expr::Name(n) => names.iter().any(|m| m == n.id.as_str()),
+            Expr::Call(c) => {
+                if let Expr::Attribute(a) = &*c.func {
+                    if direct(checker, &a.value, names) {
+                        return true;
+                    }
+                }
+                checker
+                    .resolve(&c.func)
+                    .is_some_and(|q| q.starts_with("torch."))
+                    && (c.arguments.args.iter().any(|x| direct(checker, x, names))
+                        || c.arguments
+                            .keywords
+                            .iter()
+                            .any(|k| direct(checker, &k.value, names)))
+            }
+            Expr::Attribute(a) => direct(checker, &a.value, names),
+            Expr::Subscript(x) => direct(checker, &x.value, names),
+            Expr::BinOp(b) => direct(checker, &b.left, names) || direct(checker, &b.right, names),
+            Expr::UnaryOp(u) => direct(checker, &u.operand, names),
+            Expr::Tuple(t) => t.elts.iter().any(|x| direct(checker, x, names)),
+            Expr::List(l) => l.elts.iter().any(|x| direct(checker, x, names)),
+            _ => false,
+        }
+    }
+    let Stmt::Assign(a) = stmt else { return false };
+    let [Expr::Name(n)] = &a.targets[..] else {
+        return false;
+    };
+    let Some(suite) = enclosing_suite(checker, stmt) else {
+        return false;
+    };
+    let mut names = vec![n.id.to_string()];
+    for s in stmts_after(suite, stmt) {
+        if let Stmt::Assign(a2) = s {
+            if let [Expr::Name(t)] = &a2.targets[..] {
+                if direct(checker, &a2.value, &names) {
+                    names.push(t.id.to_string());
+                }
+            }
+        }
+        if let Stmt::Expr(e) = s {
+            if let Expr::Call(c) = &*e.value {
+                if let Some(("backward", recv)) = helpers::method_call(c) {
+                    if direct(checker, recv, &names)
+                        || c.arguments
+                            .args
+                            .first()
+                            .is_some_and(|x| direct(checker, x, &names))
+                    {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
 fn backward_of(s: &Stmt, names: &[String]) -> Option<TextRange> {
     let Stmt::Expr(e) = s else { return None };
     let Expr::Call(c) = &*e.value else {

@@ -82,6 +82,11 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !is_iterator || !helpers::active(checker, 1, 13) {
         return;
     }
+    // TensorFlow's dataset iterators still have `.next()`: a TensorFlow notebook that never
+    // names torch iterates no DataLoader.
+    if checker.mentions("tensorflow") && !checker.mentions("torch") {
+        return;
+    }
     let recv = checker.text(receiver.range()).to_string();
     checker
         .report(
@@ -92,4 +97,21 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             format!("Replace with `next({recv})`"),
             vec![RawEdit::replace(call.range(), format!("next({recv})"))],
         ));
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::performance::helpers::count_findings;
+
+    #[test]
+    fn tensorflow_iterators_keep_next() {
+        let rule = "dataiter-next-method";
+        let tf = "import tensorflow as tf\nds = tf.data.Dataset.from_tensor_slices(x).batch(4)\nit = iter(ds)\nbatch = it.next()\n";
+        assert_eq!(count_findings(rule, "tf_cycle_gan.py", tf), 0);
+        let torch = tf.replace(
+            "import tensorflow as tf",
+            "import tensorflow as tf\nimport torch",
+        );
+        assert_eq!(count_findings(rule, "mixed.py", &torch), 1);
+    }
 }
