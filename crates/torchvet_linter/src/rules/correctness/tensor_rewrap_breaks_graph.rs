@@ -26,8 +26,11 @@ crate::declare_rule! {
     /// items, targets in loader: targets = torch.tensor(targets).long()`) is not reported, nor
     /// is a copy that only
     /// scales what is backpropagated (REINFORCE returns, advantages or importance weights
-    /// multiplying log-probabilities, which are meant to be constants). This rule is in
-    /// preview: it follows values through simple assignments of one function only.
+    /// multiplying log-probabilities, which are meant to be constants). When no source of a
+    /// graph is known, the copy is reported only when it is itself what `backward()`
+    /// differentiates (through arithmetic, tensor methods and torch functions): a replay
+    /// buffer's states wrapped and fed to a Q-network are inputs, not a cut graph. This rule
+    /// is in preview: it follows values through simple assignments of one function only.
     ///
     /// ## Example
     /// ```python

@@ -436,6 +436,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             return
         }
         f @ Expr::Name(_) => (f, Via::Call),
+        // `self.forward(x)` in a model's own method runs the model itself.
+        Expr::Attribute(a)
+            if helpers::name_of(&a.value) == Some("self") && a.attr.as_str() == "forward" =>
+        {
+            (&a.value, Via::OwnClass)
+        }
         f @ Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self") => (f, Via::Call),
         Expr::Attribute(a) if is_object(&a.value) => match runs_forward(checker, a) {
             Via::Call => return,
@@ -464,7 +470,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker
         .function()
         .is_some_and(|f| is_framework_hook(f.name.as_str()) || f.name.as_str() == "__call__")
-        || (in_model_class(checker) && !fit_method_of_model(checker))
+        || (in_model_class(checker)
+            && !fit_method_of_model(checker)
+            && !self_evaluating_method(checker, call))
         || in_loss_class(checker)
         || checker.is_test_file()
     {
@@ -804,6 +812,27 @@ fn fit_method_of_model(checker: &mut Checker) -> bool {
             .iter()
             .any(|w| text.contains(w))
         && checker.function_events().iter().any(|e| e.kind.trains())
+}
+
+/// Is the function being visited a model's own evaluation method (`def get_test_acc(self,
+/// loader)`: `self.eval()`, then `self.forward(x)` over the batches): not `forward`, it
+/// switches the model itself to eval mode before the call, and the call is in a loop (a
+/// one-call `predict(self, x)` returns its output to callers that may train on it).
+fn self_evaluating_method(checker: &mut Checker, call: &ExprCall) -> bool {
+    let Some(f) = checker.function() else {
+        return false;
+    };
+    if f.name.as_str() == "forward"
+        || !checker.text(f.range).contains("self.eval()")
+        || !checker.in_loop_or_comprehension()
+    {
+        return false;
+    }
+    checker.function_events().iter().any(|e| {
+        e.kind == torchvet_semantic::flow::EventKind::Eval
+            && e.target.as_ref().is_some_and(|t| t.key.as_str() == "self")
+            && e.site().end() <= call.start()
+    })
 }
 
 /// A call of the function being visited that evaluates with autograd on because the
