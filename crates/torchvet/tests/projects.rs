@@ -142,6 +142,7 @@ projects! {
         phase_loop_transfer_learning,
         evaluator_class_loads_model,
         runtime_imported_model,
+        rl_agent_policy_forward,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -22,7 +22,10 @@ crate::declare_rule! {
     /// Only receivers known to be modules are reported: names bound to `nn` constructors,
     /// `nn.Module` subclasses of the same file, torchvision/timm/transformers builders or
     /// DDP/DataParallel/compile wrappers, `self.<attr>` assigned such a module in `__init__`,
-    /// and `wrapper.module`. `super().forward(x)` and `self.forward(x)` stay silent.
+    /// and `wrapper.module`; and what the project model knows to be a module: a parameter
+    /// every call site passes a module, `self.<attr>` of any class built from a project
+    /// module class (an RL agent's `self.policy`). `super().forward(x)` and
+    /// `self.forward(x)` stay silent.
     ///
     /// ## Example
     /// ```python
@@ -67,6 +70,23 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if checker.resolve(receiver).is_some() {
         return;
     }
+    // A wrapper's `forward` handing everything on (`return self.model.forward(*args,
+    // **kwargs)`, as adapters and metric wrappers do) delegates on purpose: the wrapper's
+    // own call already ran its hooks.
+    let only_splats = !call.arguments.is_empty()
+        && call
+            .arguments
+            .args
+            .iter()
+            .all(|a| matches!(a, Expr::Starred(_)))
+        && call.arguments.keywords.iter().all(|k| k.arg.is_none());
+    let delegates = only_splats
+        && checker
+            .function()
+            .is_some_and(|f| f.name.as_str() == "forward");
+    if delegates {
+        return;
+    }
     let kind = with_frame(checker, |env| match receiver {
         Expr::Attribute(a) if a.attr.as_str() == "module" => module_kind(checker, env, &a.value)
             .filter(|k| {
@@ -77,6 +97,15 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             })
             .map(|k| (k, true)),
         _ => module_kind(checker, env, receiver).map(|k| (k, false)),
+    });
+    // What the file's syntax does not tell, the project model may: a parameter's kind from
+    // its call sites, `self.<attr>` of a plain class (an RL agent's `self.policy =
+    // GaussianPolicy(...)` built from another file), a local bound to such an attribute.
+    let kind = kind.or_else(|| {
+        let plain =
+            matches!(receiver, Expr::Name(_)) || helpers::self_attribute(receiver).is_some();
+        (plain && checker.value_kind(receiver) == torchvet_semantic::kinds::Kind::Module)
+            .then_some((ModuleKind::Plain, false))
     });
     let Some((kind, inner)) = kind else {
         return;
