@@ -161,6 +161,31 @@ pub fn declared_torch_in_dir(dir: &Path) -> Option<(DeclaredRequirement, Option<
     Some((req, bound))
 }
 
+/// What the dependency files directly in one directory declare about torch and
+/// torchvision, from one read of the directory (see [`declarations_in_dir`]).
+#[derive(Clone, Debug, Default)]
+pub struct DirDeclarations {
+    /// [`declared_torch_in_dir`]'s answer.
+    pub torch: Option<(DeclaredRequirement, Option<(u32, u32)>)>,
+    /// `declared_requirement_in_dir(dir, "torchvision")`.
+    pub torchvision: Option<DeclaredRequirement>,
+}
+
+/// [`declared_torch_in_dir`] and the torchvision declaration of `dir` from one read of its
+/// dependency files: the version resolver asks both for every directory above a checked
+/// file.
+pub fn declarations_in_dir(dir: &Path) -> DirDeclarations {
+    let facts = scan::collect_deps_in_dir(dir);
+    let torch = best_requirement(&facts.requirements, &facts.locks, "torch").map(|req| {
+        let bound = python_bounded_torch(facts.python.iter().map(|(spec, _)| spec.as_str()));
+        (req, bound)
+    });
+    DirDeclarations {
+        torch,
+        torchvision: best_requirement(&facts.requirements, &facts.locks, "torchvision"),
+    }
+}
+
 /// A (major, minor) version.
 type MajorMinor = (u32, u32);
 

@@ -97,10 +97,18 @@ pub struct TorchTargets {
     tv_cache: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<DeclaredVersion>>>,
     /// The checked directories (absolute): a file's project when no repository holds it.
     roots: Vec<PathBuf>,
-    /// Project root -> what its declarations say (read once per project).
-    projects: std::sync::Mutex<std::collections::HashMap<PathBuf, std::sync::Arc<ProjectFacts>>>,
+    /// Project root -> what its declarations say (read once per project, by the first thread
+    /// that asks; the others wait for it instead of reading the project again).
+    projects: std::sync::Mutex<
+        std::collections::HashMap<PathBuf, std::sync::Arc<std::sync::OnceLock<ProjectFacts>>>,
+    >,
     /// Directory -> its project root (a walk up looking for `.git`, once per directory).
     project_roots: std::sync::Mutex<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
+    /// Directory -> what its own dependency files declare (one read per directory, shared
+    /// by the torch and torchvision walks).
+    dirs: std::sync::Mutex<
+        std::collections::HashMap<PathBuf, std::sync::Arc<torchvet_project::DirDeclarations>>,
+    >,
 }
 
 type Floors = (Option<Version>, Option<Version>);
@@ -223,30 +231,21 @@ impl TorchTargets {
         let tv = self.torchvision_for_dir(&dir);
         let root = self.project_root(&dir);
         let project = root.map(|root| {
-            if let Some(hit) = self
-                .projects
-                .lock()
-                .ok()
-                .and_then(|c| c.get(&root).cloned())
-            {
-                return hit;
-            }
-            let got = std::sync::Arc::new(project_facts(&root));
-            if let Ok(mut c) = self.projects.lock() {
-                c.insert(root, got.clone());
-            }
-            got
+            let cell = match self.projects.lock() {
+                Ok(mut c) => c.entry(root.clone()).or_default().clone(),
+                Err(_) => std::sync::Arc::default(),
+            };
+            cell.get_or_init(|| project_facts(&root));
+            cell
         });
-        let (project_torch, project_tv) = project.as_ref().map_or((None, None), |p| p.floors);
+        let project: Option<&ProjectFacts> = project.as_ref().and_then(|c| c.get());
+        let (project_torch, project_tv) = project.map_or((None, None), |p| p.floors);
         let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let launches_with_rank_argument = project
-            .as_ref()
-            .is_some_and(|p| p.legacy_launched.iter().any(|p| p == name));
+        let launches_with_rank_argument =
+            project.is_some_and(|p| p.legacy_launched.iter().any(|p| p == name));
         let launches_with_env_rank = !launches_with_rank_argument
-            && project
-                .as_ref()
-                .is_some_and(|p| p.env_launched.iter().any(|p| p == name));
-        let documented_min_torch = project.as_ref().and_then(|p| p.documented_torch);
+            && project.is_some_and(|p| p.env_launched.iter().any(|p| p == name));
+        let documented_min_torch = project.and_then(|p| p.documented_torch);
         FileTargets {
             torch: torch.as_ref().and_then(|d| d.max),
             min_torch: lower(torch.as_ref().and_then(|d| d.min), project_torch),
@@ -300,24 +299,37 @@ impl TorchTargets {
             .cloned()
     }
 
+    /// What `dir`'s own dependency files declare (read once per directory).
+    fn declarations(&self, dir: &Path) -> std::sync::Arc<torchvet_project::DirDeclarations> {
+        if let Some(hit) = self.dirs.lock().ok().and_then(|c| c.get(dir).cloned()) {
+            return hit;
+        }
+        let got = std::sync::Arc::new(torchvet_project::declarations_in_dir(dir));
+        if let Ok(mut c) = self.dirs.lock() {
+            c.insert(dir.to_path_buf(), got.clone());
+        }
+        got
+    }
+
     fn for_dir(&self, dir: &Path) -> Option<DeclaredVersion> {
         Self::nearest(&self.cache, dir, |d| {
-            torchvet_project::declared_torch_in_dir(d)
-                .map(|(r, py)| Some(python_bounded(d, &r, py)))
+            self.declarations(d)
+                .torch
+                .as_ref()
+                .map(|(r, py)| Some(python_bounded(d, r, *py)))
         })
     }
 
     /// The nearest directory that declares torch or torchvision decides: its torchvision
     /// declaration, or none (the torch it declares decides, through the pairing).
     fn torchvision_for_dir(&self, dir: &Path) -> Option<DeclaredVersion> {
-        Self::nearest(
-            &self.tv_cache,
-            dir,
-            |d| match torchvet_project::declared_requirement_in_dir(d, "torchvision") {
-                Some(r) => Some(Some(declared(d, &r))),
-                None => torchvet_project::declared_requirement_in_dir(d, "torch").map(|_| None),
-            },
-        )
+        Self::nearest(&self.tv_cache, dir, |d| {
+            let here = self.declarations(d);
+            match &here.torchvision {
+                Some(r) => Some(Some(declared(d, r))),
+                None => here.torch.as_ref().map(|_| None),
+            }
+        })
     }
 
     /// Walk up from `dir` to the first directory where `here` answers (or a cached one, or a
