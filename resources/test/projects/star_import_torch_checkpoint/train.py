@@ -10,4 +10,4 @@ for epoch in range(2):
         F.cross_entropy(net(x), y).backward()
         optimizer.step()
 torch.save(net.state_dict(), "weights.pt")  # ok: a state_dict loads with weights_only=True
-torch.save(net, "whole.pt")
+torch.save(net, "whole.pt")  # expect: torch-save-whole-model

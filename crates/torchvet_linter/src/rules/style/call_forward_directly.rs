@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{module_kind, with_frame, ModuleKind};
+use crate::rules::style::values::{module_kind, project_module, with_frame, ModuleKind};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -101,12 +101,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // What the file's syntax does not tell, the project model may: a parameter's kind from
     // its call sites, `self.<attr>` of a plain class (an RL agent's `self.policy =
     // GaussianPolicy(...)` built from another file), a local bound to such an attribute.
-    let kind = kind.or_else(|| {
-        let plain =
-            matches!(receiver, Expr::Name(_)) || helpers::self_attribute(receiver).is_some();
-        (plain && checker.value_kind(receiver) == torchvet_semantic::kinds::Kind::Module)
-            .then_some((ModuleKind::Plain, false))
-    });
+    let kind =
+        kind.or_else(|| project_module(checker, receiver).then_some((ModuleKind::Plain, false)));
     let Some((kind, inner)) = kind else {
         return;
     };

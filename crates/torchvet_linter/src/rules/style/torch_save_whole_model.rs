@@ -1,6 +1,6 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use crate::rules::style::values::{module_kind, with_frame};
+use crate::rules::style::values::{module_kind, project_module, with_frame};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::Ranged;
 use torchvet_semantic::helpers;
@@ -71,12 +71,18 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if candidates.is_empty() {
         return;
     }
-    let modules: Vec<&Expr> = with_frame(checker, |env| {
+    let known: Vec<(&Expr, bool)> = with_frame(checker, |env| {
         candidates
             .into_iter()
-            .filter(|e| module_kind(checker, env, e).is_some())
+            .map(|e| (e, module_kind(checker, env, e).is_some()))
             .collect()
     });
+    // What the file's syntax does not tell, the project model may (`project_module`).
+    let modules: Vec<&Expr> = known
+        .into_iter()
+        .filter(|&(e, k)| k || project_module(checker, e))
+        .map(|(e, _)| e)
+        .collect();
     for m in modules {
         let text = checker.text(m.range());
         checker

@@ -118,6 +118,15 @@ pub(crate) fn returns_self(method: &str) -> bool {
 }
 
 /// The module kind of an expression, from local evidence only.
+/// What the project model knows where [`module_kind`] (the file's syntax) does not tell: a
+/// name or `self.<attr>` that holds a module (a parameter every call site passes a module,
+/// `self.<attr>` of any class built from a project module class, a local bound through a
+/// registry: `model = MODELS.get(name); model = model()`).
+pub(crate) fn project_module(checker: &mut Checker, expr: &Expr) -> bool {
+    let plain = matches!(expr, Expr::Name(_)) || helpers::self_attribute(expr).is_some();
+    plain && checker.value_kind(expr) == torchvet_semantic::kinds::Kind::Module
+}
+
 pub(crate) fn module_kind(checker: &Checker, env: Env<'_>, expr: &Expr) -> Option<ModuleKind> {
     module_kind_at(checker, env, expr, 0)
 }
