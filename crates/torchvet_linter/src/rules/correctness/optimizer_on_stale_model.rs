@@ -21,7 +21,8 @@ crate::declare_rule! {
     /// re-binding, `opt.step()` updates weights nobody uses any more and the new `model` never
     /// changes: training silently does nothing. Moving the model (`model = model.to(dev)`),
     /// `torch.compile(model)`, `DataParallel(model)` and `DistributedDataParallel(model)` keep the same parameters
-    /// and are not reported, nor are re-bindings in a branch exclusive with the optimizer's.
+    /// and are not reported, nor are re-bindings in a branch exclusive with the optimizer's,
+    /// nor uses in a branch exclusive with the re-binding.
     /// The rule is in preview: whether the stale optimizer is really used again is only
     /// visible inside one function.
     ///
@@ -230,6 +231,11 @@ fn analyse(checker: &mut Checker, stmts: &[(&Stmt, Place)], opt: &Opt) {
                     return;
                 }
                 if let Some(use_range) = uses_optimizer(s, &opt.name, &opt.model) {
+                    // A use in a branch exclusive with the re-binding (`if fail: model =
+                    // random_model() else: train(model, optimizer)`) never sees the new model.
+                    if rplace.exclusive_with(place) {
+                        continue;
+                    }
                     let siblings = rplace.arms == opt.place.arms
                         && rplace.loops.len() == opt.place.loops.len()
                         && rplace
