@@ -143,6 +143,7 @@ projects! {
         evaluator_class_loads_model,
         runtime_imported_model,
         rl_agent_policy_forward,
+        char_rnn_sampling_helper,
     ],
     clean: [
         clean_conditional_eval_helper,

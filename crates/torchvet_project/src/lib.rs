@@ -155,25 +155,22 @@ pub fn declared_requirement_in_dir(dir: &Path, package: &str) -> Option<Declared
 /// `None` when no file there bounds Python, or the bound leaves every torch release open.
 /// A torch declared without a version (`- pytorch` beside `- python=3.5`) is bounded too.
 pub fn declared_torch_in_dir(dir: &Path) -> Option<(DeclaredRequirement, Option<(u32, u32)>)> {
-    let facts = scan::collect_deps_in_dir(dir);
-    let req = best_requirement(&facts.requirements, &facts.locks, "torch")?;
-    let bound = python_bounded_torch(facts.python.iter().map(|(spec, _)| spec.as_str()));
-    Some((req, bound))
+    declarations_in_dir(dir).torch
 }
 
 /// What the dependency files directly in one directory declare about torch and
 /// torchvision, from one read of the directory (see [`declarations_in_dir`]).
 #[derive(Clone, Debug, Default)]
 pub struct DirDeclarations {
-    /// [`declared_torch_in_dir`]'s answer.
+    /// The torch declaration, with the highest torch the same directory's pinned Python can
+    /// run (see [`declared_torch_in_dir`]).
     pub torch: Option<(DeclaredRequirement, Option<(u32, u32)>)>,
     /// `declared_requirement_in_dir(dir, "torchvision")`.
     pub torchvision: Option<DeclaredRequirement>,
 }
 
-/// [`declared_torch_in_dir`] and the torchvision declaration of `dir` from one read of its
-/// dependency files: the version resolver asks both for every directory above a checked
-/// file.
+/// The torch and torchvision declarations of `dir` from one read of its dependency files:
+/// the version resolver asks both for every directory above a checked file.
 pub fn declarations_in_dir(dir: &Path) -> DirDeclarations {
     let facts = scan::collect_deps_in_dir(dir);
     let torch = best_requirement(&facts.requirements, &facts.locks, "torch").map(|req| {

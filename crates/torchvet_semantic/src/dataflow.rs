@@ -3286,16 +3286,10 @@ impl<'a> ruff_python_ast::visitor::Visitor<'a> for Recorder<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use torchvet_python::SourceFile;
 
     /// The value of the expression returned by the last statement of function `func`.
     fn returned(src: &str, func: &str) -> Value {
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let (module, mut scopes, classes) = crate::test_support::module_context(src);
         let summaries = Summaries::compute(&module.body, &classes, src);
         let f = module
             .body

@@ -663,9 +663,29 @@ pub fn analyze_loop<'a>(loop_stmt: &'a Stmt, input: &FlowInput<'a, '_>) -> LoopF
         saved_modes: Vec::new(),
     };
     w.block(body, true);
-    LoopFlow {
-        loop_stmt,
-        events: w.events,
+    let mut events = w.events;
+    not_torch_optimizers(&mut events);
+    LoopFlow { loop_stmt, events }
+}
+
+/// An object named like an optimizer that the same code also calls `.backward(...)` on (a
+/// NumPy course's solver: `self.opt.backward(y_pred, y); self.opt.step()`) is no torch
+/// optimizer, which has no `backward`: its role becomes [`Role::Other`].
+fn not_torch_optimizers(events: &mut [Event<'_>]) {
+    let backwarded: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Backward)
+        .filter_map(|e| helpers::dotted(e.loss?))
+        .collect();
+    if backwarded.is_empty() {
+        return;
+    }
+    for e in events.iter_mut() {
+        if let Some(t) = e.target.as_mut() {
+            if t.role == Role::Optimizer && backwarded.contains(&t.key) {
+                t.role = Role::Other;
+            }
+        }
     }
 }
 
@@ -689,7 +709,9 @@ pub fn analyze_suite<'a>(
         saved_modes: Vec::new(),
     };
     w.block(body, false);
-    w.events
+    let mut events = w.events;
+    not_torch_optimizers(&mut events);
+    events
 }
 
 /// Does an `if` test look like a periodic (accumulation) condition: a `%` anywhere, or a
@@ -2076,8 +2098,6 @@ fn retain_graph(call: &ExprCall) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::{Scope, ScopeKind, Scopes};
-    use crate::classes::ModuleClasses;
     use torchvet_python::SourceFile;
 
     #[test]
@@ -2100,12 +2120,7 @@ mod tests {
     /// Analyse the first loop found in the function named `func` (or at module level when
     /// `func` is empty), then summarise each event as `kind target`.
     fn flow_of(src: &str, func: &str) -> Vec<String> {
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let (module, scopes, classes) = crate::test_support::module_context(src);
         let module_kinds = KindTable::infer(&module.body, None, &scopes, &classes, None);
         let functions: Vec<&ast::StmtFunctionDef> =
             crate::helpers::function_defs(&module.body).collect();
@@ -2241,12 +2256,7 @@ mod tests {
     #[test]
     fn self_methods_are_inlined() {
         let src = "import torch\nclass T:\n    def step(self, b):\n        self.opt.zero_grad()\n        self.net(b).backward()\n        self.opt.step()\n    def fit(self, loader):\n        for b in loader:\n            self.step(b)\n";
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let (module, scopes, classes) = crate::test_support::module_context(src);
         let empty = KindTable::default();
         let Stmt::ClassDef(c) = &module.body[1] else {
             panic!("class")

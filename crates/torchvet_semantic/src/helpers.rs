@@ -451,40 +451,34 @@ pub fn location_at(
 ) {
     use ruff_python_ast::Stmt;
     use ruff_text_size::Ranged;
-    let mut body = module;
+    let holds = |s: &&Stmt| s.range().contains(at);
     let mut def = None;
-    'frames: loop {
-        let mut inner: Option<&[Stmt]> = None;
-        let mut stmt = None;
-        for_each_own_stmt(body, &mut |s| {
-            if !s.range().contains(at) {
-                return;
+    let mut suite = module;
+    loop {
+        let Some(s) = suite.iter().find(holds) else {
+            return (def, None);
+        };
+        suite = match s {
+            Stmt::FunctionDef(f) => {
+                def = Some(f);
+                &f.body
             }
-            match s {
-                Stmt::FunctionDef(f) => {
-                    def = Some(f);
-                    inner = Some(&f.body);
+            Stmt::ClassDef(c) => {
+                def = None;
+                &c.body
+            }
+            s => {
+                let suites = suites_of(s);
+                if suites.is_empty() {
+                    return (def, Some(s));
                 }
-                Stmt::ClassDef(c) => {
-                    def = None;
-                    inner = Some(&c.body);
+                // In a compound statement's header (`for x in DataLoader(...)`): no statement.
+                match suites.into_iter().find(|b| b.iter().any(|x| holds(&x))) {
+                    Some(b) => b,
+                    None => return (def, None),
                 }
-                Stmt::For(_)
-                | Stmt::While(_)
-                | Stmt::If(_)
-                | Stmt::With(_)
-                | Stmt::Try(_)
-                | Stmt::Match(_) => {}
-                s => stmt = Some(s),
             }
-        });
-        match inner {
-            Some(b) => {
-                body = b;
-                continue 'frames;
-            }
-            None => return (def, stmt),
-        }
+        };
     }
 }
 
@@ -1006,6 +1000,31 @@ mod tests {
     use ruff_python_ast::Stmt;
     use ruff_text_size::Ranged;
     use torchvet_python::parser::parse_module;
+
+    #[test]
+    fn location_at_finds_the_frame_and_statement() {
+        let src = "x = 1\nclass T:\n    n = 2\n    def fit(self, loader):\n        for b in iter(loader):\n            if b:\n                y = f(b)\n";
+        let parsed = parse_module(src).expect("parses");
+        let body = &parsed.syntax().body;
+        let at =
+            |needle: &str| ruff_text_size::TextSize::try_from(src.find(needle).unwrap()).unwrap();
+        let describe = |needle: &str| {
+            let (def, stmt) = super::location_at(body, at(needle));
+            (
+                def.map(|f| f.name.to_string()),
+                stmt.map(|s| src[s.range()].to_string()),
+            )
+        };
+        assert_eq!(
+            describe("f(b)"),
+            (Some("fit".into()), Some("y = f(b)".into()))
+        );
+        // A compound statement's header holds no simple statement.
+        assert_eq!(describe("iter("), (Some("fit".into()), None));
+        // A class body is no function; module level neither.
+        assert_eq!(describe("n = 2"), (None, Some("n = 2".into())));
+        assert_eq!(describe("x = 1"), (None, Some("x = 1".into())));
+    }
 
     /// The source lines of the statements that follow line `line` (1-based) of `src`.
     fn after(src: &str, line: usize) -> Vec<String> {

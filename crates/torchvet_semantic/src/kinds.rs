@@ -868,17 +868,10 @@ fn name_usages(body: &[Stmt]) -> FxHashMap<&str, Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bindings::{Scope, ScopeKind};
-    use torchvet_python::SourceFile;
 
     /// The kinds of a module body's names.
     fn module_kinds(src: &str) -> KindTable {
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let (module, scopes, classes) = crate::test_support::module_context(src);
         KindTable::infer(&module.body, None, &scopes, &classes, None)
     }
 
@@ -947,12 +940,7 @@ mod tests {
     #[test]
     fn parameters_and_loop_targets_shadow_outer_names() {
         let src = "import torch\nopt = torch.optim.LBFGS(ps)\nsched = torch.optim.lr_scheduler.reduce_lr_on_plateau.ReduceLROnPlateau(opt)\ndef f(opt, sched):\n    for opt in opts:\n        pass\n";
-        let file = SourceFile::from_python("t.py", src.to_string());
-        let module = file.parse().into_syntax();
-        let mut scopes = Scopes::default();
-        let scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
-        scopes.push(scope);
-        let classes = ModuleClasses::compute(&module.body, &scopes);
+        let (module, scopes, classes) = crate::test_support::module_context(src);
         let outer = KindTable::infer(&module.body, None, &scopes, &classes, None);
         assert_eq!(outer.get("opt"), Some(&Kind::Optimizer("LBFGS".into())));
         assert_eq!(

@@ -20,6 +20,8 @@ pub mod reaching;
 pub mod regions;
 pub mod saves;
 pub mod tensor_methods;
+#[cfg(test)]
+mod test_support;
 pub mod uses;
 
 pub use bindings::{KeptScopes, Scope, ScopeKind, Scopes};

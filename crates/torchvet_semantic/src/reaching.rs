@@ -63,6 +63,16 @@ pub fn value_at<'a>(module: &'a [Stmt], name: &str, at: TextSize) -> Option<&'a 
     }
 }
 
+/// What an expression stands for at offset `at` of a module: for a plain name, the one value
+/// [`value_at`] finds for it; otherwise (or when no single value reaches) the expression
+/// itself.
+pub fn value_or_self<'a>(module: &'a [Stmt], e: &'a Expr, at: TextSize) -> &'a Expr {
+    match e {
+        Expr::Name(n) => value_at(module, n.id.as_str(), at).unwrap_or(e),
+        _ => e,
+    }
+}
+
 /// The bindings of `name` that may reach `at` in a frame (`params` are bound on entry),
 /// without the bindings a later iteration of an enclosing loop would bring.
 pub fn bindings_at<'a>(

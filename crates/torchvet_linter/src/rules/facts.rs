@@ -20,7 +20,12 @@ pub(crate) enum Origin {
 
 /// The model's id of the function being visited (the module body at module level).
 pub(crate) fn current_function(checker: &Checker, p: &ProjectFile) -> Option<FuncId> {
-    match checker.function() {
+    function_id(p, checker.function())
+}
+
+/// The model's id of a function definition of the file (the module body for `None`).
+fn function_id(p: &ProjectFile, def: Option<&ruff_python_ast::StmtFunctionDef>) -> Option<FuncId> {
+    match def {
         Some(f) => p.function_at(f.range.start()),
         None => Some(FuncId {
             file: p.file,
@@ -98,19 +103,14 @@ fn origin_in(stmt: &Stmt, call: &ExprCall) -> Option<Origin> {
     }
 }
 
-/// Every place the value `call` creates ends up ([`Fate`]s), when its statement binds it
-/// (to a name or `self.<attr>`) or returns it; `None` when it does neither.
-pub(crate) fn fates_of_call(
-    checker: &Checker,
+/// Every place the value `call` of function `func` creates ends up ([`Fate`]s), bound or
+/// returned as `origin` says.
+pub(crate) fn fates_of(
     p: &ProjectFile,
+    func: FuncId,
     origin: &Origin,
     call: &ExprCall,
-) -> Option<Vec<Fate>> {
-    let func = current_function(checker, p)?;
-    Some(fates_from(p, func, origin, call))
-}
-
-fn fates_from(p: &ProjectFile, func: FuncId, origin: &Origin, call: &ExprCall) -> Vec<Fate> {
+) -> Vec<Fate> {
     match origin {
         Origin::Bound(t) => p.model.fates(func, t),
         Origin::Returned(e) => p.model.fates_of_return(func, *e, call.range()),
@@ -127,14 +127,8 @@ pub(crate) fn loader_used_only_for_evaluation(
 ) -> Option<Vec<(FuncId, ruff_text_size::TextRange, String)>> {
     let (def, stmt) = helpers::location_at(&checker.module().body, call.start());
     let origin = origin_in(stmt?, call)?;
-    let func = match def {
-        Some(f) => p.function_at(f.range.start())?,
-        None => FuncId {
-            file: p.file,
-            index: 0,
-        },
-    };
-    p.model.evaluation_only(&fates_from(p, func, &origin, call))
+    let func = function_id(p, def)?;
+    p.model.evaluation_only(&fates_of(p, func, &origin, call))
 }
 
 /// Where a place of the model is, as messages name it: `line 12` in the file being checked,

@@ -2912,16 +2912,6 @@ impl ProjectModel {
             })
     }
 
-    /// Is project class `c` a plain Python class: no base at all, or only `object`
-    /// (`class Adam(object):` of a NumPy course)? Such a class is no torch module, optimizer or
-    /// scheduler, whatever its name or methods say.
-    pub fn plain_class(&self, c: ClassId) -> bool {
-        self.class_summary(c).bases.iter().all(|b| {
-            matches!(b, Ref::Local(n) | Ref::Qualified(n) if &**n == "object"
-                || &**n == "builtins.object")
-        })
-    }
-
     /// The `__init__` parameter that sets the rate of every train/eval-sensitive layer of
     /// class `c` (all of them `nn.Dropout(<parameter>)`, no project sub-module, no project
     /// base class): an instance built with a rate of 0 is not train/eval-sensitive. See

@@ -63,14 +63,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     };
     // A name bound to one literal where the optimizer is built (`WEIGHT_DECAY = 0.0` at the
     // top of a script) says what it holds.
-    let wd_value = match wd {
-        Expr::Name(n) => torchvet_semantic::reaching::value_at(
-            &checker.module().body,
-            n.id.as_str(),
-            call.start(),
-        )
-        .filter(|v| helpers::literal(v).is_some())
-        .unwrap_or(wd),
+    let wd_value = match torchvet_semantic::reaching::value_or_self(
+        &checker.module().body,
+        wd,
+        call.start(),
+    ) {
+        v if helpers::literal(v).is_some() => v,
         _ => wd,
     };
     let literal_zero = match helpers::literal(wd_value) {

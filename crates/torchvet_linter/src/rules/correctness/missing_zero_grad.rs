@@ -61,26 +61,6 @@ crate::declare_rule! {
     };
 }
 
-/// Is the stepped object (`self.<attr>`) an instance of a plain project class, with no base
-/// but `object`: a course's own NumPy `Adam` whose `step()` clears the gradients it keeps,
-/// named like a torch optimizer but not one.
-fn instance_of_plain_class(checker: &Checker, key: &str) -> bool {
-    use torchvet_semantic::project::ClassRef;
-    let Some(attr) = key.strip_prefix("self.") else {
-        return false;
-    };
-    if attr.contains(['.', '[']) {
-        return false;
-    }
-    let (Some(c), Some(p)) = (checker.method_class_id(), checker.project()) else {
-        return false;
-    };
-    match p.model.class_attr(c, attr, 0).class {
-        Some(ClassRef::Project(cls)) => p.model.plain_class(cls),
-        _ => false,
-    }
-}
-
 fn check(checker: &mut Checker, stmt: &Stmt) {
     let Some(flow) = current_flow(checker, stmt) else {
         return;
@@ -99,17 +79,6 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
             continue;
         }
         let key = opt.key.as_str();
-        // Not a torch optimizer: an instance of a plain project class, or an object the loop
-        // also calls `.backward(...)` on (a NumPy course's solver: `self.opt.backward(y_pred,
-        // y); self.opt.step()`; torch optimizers have no `backward`).
-        if instance_of_plain_class(checker, key)
-            || flow.of_kind(EventKind::Backward).any(|(_, b)| {
-                b.loss
-                    .is_some_and(|l| torchvet_semantic::helpers::dotted(l).as_deref() == Some(key))
-            })
-        {
-            continue;
-        }
         if reported.contains(&key)
             || flow.events.iter().any(|e| may_clear(e, key, &stepped))
             || flow.events.iter().any(|e| {

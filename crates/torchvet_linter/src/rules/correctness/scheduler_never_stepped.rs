@@ -1,5 +1,5 @@
 use crate::checker::Checker;
-use crate::rules::facts::{current_function, fates_of_call, origin_of, site, Origin};
+use crate::rules::facts::{current_function, fates_of, origin_of, site, Origin};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
@@ -113,9 +113,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let Some(func) = current_function(checker, &p) else {
         return;
     };
-    let Some(fates) = fates_of_call(checker, &p, &origin, call) else {
-        return;
-    };
+    let fates = fates_of(&p, func, &origin, call);
     let guard = construction_guard(checker);
     let mut notes: Vec<(FuncId, TextRange, String)> = Vec::new();
     for f in &fates {

@@ -819,20 +819,12 @@ fn fit_method_of_model(checker: &mut Checker) -> bool {
 /// switches the model itself to eval mode before the call, and the call is in a loop (a
 /// one-call `predict(self, x)` returns its output to callers that may train on it).
 fn self_evaluating_method(checker: &mut Checker, call: &ExprCall) -> bool {
-    let Some(f) = checker.function() else {
-        return false;
-    };
-    if f.name.as_str() == "forward"
-        || !checker.text(f.range).contains("self.eval()")
-        || !checker.in_loop_or_comprehension()
-    {
-        return false;
-    }
-    checker.function_events().iter().any(|e| {
-        e.kind == torchvet_semantic::flow::EventKind::Eval
-            && e.target.as_ref().is_some_and(|t| t.key.as_str() == "self")
-            && e.site().end() <= call.start()
-    })
+    let switches_itself = checker.function().is_some_and(|f| {
+        f.name.as_str() != "forward" && checker.text(f.range).contains("self.eval()")
+    });
+    switches_itself
+        && checker.in_loop_or_comprehension()
+        && checker.eval_function_region(call.start()).is_some()
 }
 
 /// A call of the function being visited that evaluates with autograd on because the

@@ -234,17 +234,11 @@ pub(crate) fn loader_dataset<'a>(
     call: &'a ast::ExprCall,
 ) -> Option<&'a Expr> {
     let arg = torchvet_semantic::helpers::argument(call, "dataset", 0)?;
-    match arg {
-        Expr::Name(n) => Some(
-            torchvet_semantic::reaching::value_at(
-                &checker.module().body,
-                n.id.as_str(),
-                call.start(),
-            )
-            .unwrap_or(arg),
-        ),
-        _ => Some(arg),
-    }
+    Some(torchvet_semantic::reaching::value_or_self(
+        &checker.module().body,
+        arg,
+        call.start(),
+    ))
 }
 
 /// The `TensorDataset(...)` call a dataset expression is, if it is one.
@@ -273,15 +267,8 @@ pub(crate) fn tensor_dataset<'a>(
 /// come out on that device already, and there is no host memory to pin.
 pub(crate) fn device_tensor_dataset(checker: &Checker, dataset: &ast::ExprCall) -> bool {
     let moved = |e: &Expr| {
-        let e = match e {
-            Expr::Name(n) => torchvet_semantic::reaching::value_at(
-                &checker.module().body,
-                n.id.as_str(),
-                dataset.start(),
-            )
-            .unwrap_or(e),
-            _ => e,
-        };
+        let e =
+            torchvet_semantic::reaching::value_or_self(&checker.module().body, e, dataset.start());
         matches!(
             e,
             Expr::Call(c) if matches!(torchvet_semantic::helpers::method_call(c), Some(("to" | "cuda", _)))
