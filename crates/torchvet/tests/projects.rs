@@ -144,9 +144,11 @@ projects! {
         runtime_imported_model,
         rl_agent_policy_forward,
         char_rnn_sampling_helper,
+        vae_loss_helper_other_file,
     ],
     clean: [
         clean_conditional_eval_helper,
+        clean_vae_tuple_outputs,
         clean_toplevel_predictions,
         clean_self_critical_captioning,
         clean_registry_model_zoo,

@@ -451,23 +451,32 @@ pub fn value_of_resolved(
     };
     let mut v = Value::default();
     if let Some(g) = r.props_from {
-        let name = p.model.function(g).name.clone();
-        v.facts = remote_facts(&r.props, g.file, &name);
+        v.facts = remote_facts(&r.props, g.file, &p.model.function_label(g));
     }
     match &r.class {
         Some(ClassRef::Project(c)) if p.model.is_module(*c) => {
             let (props, owner) = p.model.forward_props(*c);
             let (name, _) = p.model.class_name(*c);
             let returns = match owner {
-                Some(o) => Value {
-                    facts: remote_facts(
-                        props,
-                        o.file,
-                        &format!("{}.forward", p.model.class_name(o).0),
-                    ),
-                    instance: None,
-                    elements: None,
-                },
+                Some(o) => {
+                    let through = format!("{}.forward", p.model.class_name(o).0);
+                    let els = p.model.forward_element_props(*c);
+                    Value {
+                        facts: remote_facts(props, o.file, &through),
+                        instance: None,
+                        // A tuple `forward` (`return x_recon, mu, log_var`): its elements.
+                        elements: (!els.is_empty()).then(|| {
+                            Rc::new(
+                                els.iter()
+                                    .map(|e| Value {
+                                        facts: remote_facts(e, o.file, &through),
+                                        ..Value::default()
+                                    })
+                                    .collect(),
+                            )
+                        }),
+                    }
+                }
                 None => Value::default(),
             };
             v.instance = Some(Rc::new(Instance {
@@ -523,6 +532,9 @@ pub struct Summaries {
     factories_on_cpu: bool,
     functions: FxHashMap<String, Value>,
     forwards: FxHashMap<String, Value>,
+    /// Per module class: what the methods its `forward` calls as `self.<m>(...)` return
+    /// (`decode` of an autoencoder whose `forward` returns `self.decode(z)`).
+    methods: FxHashMap<String, FxHashMap<String, Value>>,
     class_attrs: FxHashMap<String, FxHashMap<String, Value>>,
     globals: FxHashMap<String, Value>,
 }
@@ -569,6 +581,7 @@ impl Summaries {
                 _ => None,
             });
             if let Some(f) = forward {
+                summarise_forward_helpers(c, f, &mut scopes, classes, &mut s);
                 let v = summarise(f, &mut scopes, classes, &s, Some(c.name.as_str()));
                 forwards.insert(c.name.to_string(), stamp(v, &format!("{}.forward", c.name)));
             }
@@ -619,6 +632,7 @@ impl Summaries {
                 _ => None,
             });
             if let Some(f) = forward {
+                summarise_forward_helpers(c, f, &mut scopes, classes, &mut s);
                 let v = summarise(f, &mut scopes, classes, &s, Some(c.name.as_str()));
                 s.forwards
                     .insert(c.name.to_string(), stamp(v, &format!("{}.forward", c.name)));
@@ -676,6 +690,12 @@ impl Summaries {
     /// What a same-file module class's `forward` returns.
     pub fn forward(&self, class: &str) -> Option<&Value> {
         self.forwards.get(class)
+    }
+
+    /// What a method of a same-file module class returns, for the methods its `forward`
+    /// calls (`self.decode(z)`).
+    pub fn method(&self, class: &str, method: &str) -> Option<&Value> {
+        self.methods.get(class).and_then(|m| m.get(method))
     }
 
     /// The object `self.<attr>` holds in a class (every assignment agrees).
@@ -799,6 +819,58 @@ fn moves_to_cpu(call: &ExprCall) -> bool {
         }
         Some(e) => helpers::str_value(e) == Some("cpu"),
         None => false,
+    }
+}
+
+/// Summarise the methods of module class `c` that its `forward` calls as `self.<m>(...)`
+/// (one level: what they return, as their own calls of other methods give nothing), into
+/// [`Summaries::methods`]. Not stamped: the facts reach a caller through `forward`.
+fn summarise_forward_helpers(
+    c: &ast::StmtClassDef,
+    forward: &ast::StmtFunctionDef,
+    scopes: &mut Scopes,
+    classes: &ModuleClasses,
+    s: &mut Summaries,
+) {
+    use ruff_python_ast::visitor::{self, Visitor};
+    struct Called<'a>(Vec<&'a str>);
+    impl<'a> Visitor<'a> for Called<'a> {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Expr::Call(call) = e {
+                if let Expr::Attribute(a) = &*call.func {
+                    if helpers::name_of(&a.value) == Some("self") {
+                        self.0.push(a.attr.as_str());
+                    }
+                }
+            }
+            visitor::walk_expr(self, e);
+        }
+        fn visit_stmt(&mut self, st: &'a Stmt) {
+            // Nested definitions run later, if at all.
+            if !matches!(st, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                visitor::walk_stmt(self, st);
+            }
+        }
+    }
+    let mut called = Called(Vec::new());
+    called.visit_body(&forward.body);
+    if called.0.is_empty() {
+        return;
+    }
+    let mut out: FxHashMap<String, Value> = FxHashMap::default();
+    for st in &c.body {
+        let Stmt::FunctionDef(m) = st else { continue };
+        let name = m.name.as_str();
+        if name == "forward" || !called.0.contains(&name) || out.contains_key(name) {
+            continue;
+        }
+        let v = summarise(m, scopes, classes, s, Some(c.name.as_str()));
+        if !v.facts.is_empty() || v.elements.is_some() || v.instance.is_some() {
+            out.insert(name.to_string(), v);
+        }
+    }
+    if !out.is_empty() {
+        s.methods.insert(c.name.to_string(), out);
     }
 }
 
@@ -1849,6 +1921,15 @@ impl<'c> FlowContext<'c> {
             Expr::Attribute(a) => {
                 let method = a.attr.as_str();
                 if helpers::name_of(&a.value) == Some("self") && lookup(&a.value).is_none() {
+                    // A method of this module class that its `forward` calls (`self.decode(z)`),
+                    // unless the name also holds an object here.
+                    if let (Some(s), Some(c)) = (self.summaries, self.class) {
+                        if let Some(v) = s.method(c, method) {
+                            if lookup(&call.func).is_none() && s.class_attr(c, method).is_none() {
+                                return v.clone();
+                            }
+                        }
+                    }
                     // `self.head(x)`: an object attribute, or a method of this class.
                     return self.call_callee_value(call, lookup, no_grad);
                 }

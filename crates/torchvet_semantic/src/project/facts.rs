@@ -878,6 +878,15 @@ impl ProjectModel {
             .unwrap_or(&[])
     }
 
+    /// A function's name as findings show it: `VAE.forward` for a method, `train` otherwise.
+    pub fn function_label(&self, f: FuncId) -> String {
+        let name = &self.func(f).name;
+        match self.class_of(f) {
+            Some(c) => format!("{}.{name}", self.class_name(c).0),
+            None => name.to_string(),
+        }
+    }
+
     /// The class of a method.
     pub fn class_of(&self, f: FuncId) -> Option<ClassId> {
         self.func(f).class.map(|index| ClassId {

@@ -1301,8 +1301,27 @@ impl ProjectModel {
                     // Call sites win over usage; annotations win over both.
                     let annotated = g.annotations[pi].is_some()
                         && slot.is_some_and(|s| s.kind != Kind::Unknown);
-                    if !annotated && slot != Some(&r) {
-                        updates.push((pi, r));
+                    match slot {
+                        // A `torch.Tensor` annotation says nothing of the tensor's properties:
+                        // those of the arguments still come in (`x_recon: torch.Tensor` that
+                        // every call site passes a sigmoid output).
+                        Some(s)
+                            if annotated
+                                && s.class.is_none()
+                                && s.props.is_empty()
+                                && !r.props.is_empty() =>
+                        {
+                            updates.push((
+                                pi,
+                                Resolved {
+                                    props: r.props,
+                                    props_from: r.props_from,
+                                    ..s.clone()
+                                },
+                            ));
+                        }
+                        _ if !annotated && slot != Some(&r) => updates.push((pi, r)),
+                        _ => {}
                     }
                 }
             }
@@ -2413,6 +2432,54 @@ impl ProjectModel {
             })
     }
 
+    /// What calling a module object `r` gives: the tensor properties of its class's `forward`
+    /// (each element's, for a tuple `forward`), or of what calling a module returned by a
+    /// project function gives. Nothing for anything else.
+    fn output_of(&self, r: &Resolved) -> Resolved {
+        if let Some((g, props)) = &r.forward {
+            return Resolved {
+                props: props.clone(),
+                props_from: Some(*g),
+                ..Resolved::default()
+            };
+        }
+        let Some(ClassRef::Project(c)) = &r.class else {
+            return Resolved::default();
+        };
+        if !self.is_module(*c) {
+            return Resolved::default();
+        }
+        let (props, owner) = self.forward_props(*c);
+        let Some(owner) = owner else {
+            return Resolved::default();
+        };
+        let Some(forward) = self.method_of_class(owner, "forward") else {
+            return Resolved::default();
+        };
+        let with_props = |props: &[PropFact]| Resolved {
+            props: props.to_vec(),
+            props_from: (!props.is_empty()).then_some(forward),
+            ..Resolved::default()
+        };
+        let els = self.forward_element_props(*c);
+        Resolved {
+            elements: (!els.is_empty()).then(|| els.iter().map(|e| with_props(e)).collect()),
+            ..with_props(props)
+        }
+    }
+
+    /// The function of a class's own method `name` (not through bases).
+    fn method_of_class(&self, c: ClassId, name: &str) -> Option<FuncId> {
+        self.class_summary(c)
+            .methods
+            .iter()
+            .find(|(n, _)| &**n == name)
+            .map(|&(_, index)| FuncId {
+                file: c.file,
+                index,
+            })
+    }
+
     /// The result of calling function `g`, with the properties its same-file dataflow
     /// summary knows (of the value, and of what calling a returned module gives).
     fn with_return_props(&self, mut r: Resolved, g: FuncId) -> Resolved {
@@ -2511,12 +2578,28 @@ impl ProjectModel {
                     _ => Resolved::one_of(alts),
                 }
             }
+            Val::Output(inner) => {
+                let r = match &**inner {
+                    // A module-level object of the file (not a class or function: calling
+                    // those builds or computes, which `Val::Call` describes).
+                    Val::Ref(r) => match self.entity_of_ref(ctx.file, r, Some(ctx), 0) {
+                        Some(Entity::Global(f, name)) => self.global(f, &name, depth + 1),
+                        _ => Resolved::default(),
+                    },
+                    inner => self.resolve_val_in(ctx, inner, depth + 1, param),
+                };
+                self.output_of(&r)
+            }
             Val::Call {
                 callee,
                 args,
                 kwargs,
             } => {
                 let Some(e) = self.entity_of_ref(ctx.file, callee, Some(ctx), 0) else {
+                    // `self.net(x)` where `net` is no method: the object the attribute holds.
+                    if let Ref::Method(m) = callee {
+                        return self.output_of(&self.self_attr(ctx, m, depth + 1));
+                    }
                     return Resolved::default();
                 };
                 match e {
@@ -3040,6 +3123,15 @@ impl ProjectModel {
             }
         }
         out
+    }
+
+    /// When the class's `forward` returns a tuple: each element's tensor properties, through
+    /// project bases (the class whose `forward` it is, as for [`ProjectModel::forward_props`]).
+    pub fn forward_element_props(&self, c: ClassId) -> &[Vec<PropFact>] {
+        match self.forward_props(c).1 {
+            Some(owner) => &self.class_summary(owner).forward_elements,
+            None => &[],
+        }
     }
 
     /// What the class's `forward` returns (tensor properties), through project bases.
@@ -3696,6 +3788,7 @@ impl ProjectModel {
             .map(|(k, at)| (k, self.files[at.file as usize].path.clone(), at.index))
             .hash(h);
         self.forward_props(c).0.hash(h);
+        self.forward_element_props(c).hash(h);
         for (a, _, _) in &cs.attrs {
             a.hash(h);
             self.hash_resolved(&self.class_attr(c, a, 0), h);

@@ -168,6 +168,10 @@ pub enum Val {
     /// after `cls = MODELS.get(name)`). It resolves to the join of the classes the callee may
     /// be, when every one of them is known.
     Invoke(Box<Val>),
+    /// What calling a module object gives (`model(x)` after `model = VAE()`, `self.net(x)`,
+    /// a parameter's `model(x)`): the tensor properties of its class's `forward`, and each
+    /// element's for a tuple (`x_recon, mu, log_var = model(x)`).
+    Output(Box<Val>),
     /// A DataLoader built here, with its `shuffle=` (when literal) and sampler.
     Loader {
         /// `shuffle=True/False` when given as a literal; `None` when absent or not literal.
@@ -674,6 +678,9 @@ pub struct ClassSummary {
     pub attrs: Vec<(Box<str>, u32, Val)>,
     /// What `forward` returns (tensor properties), when the class has one.
     pub forward_props: Vec<PropFact>,
+    /// When `forward` returns a tuple (`return x_recon, mu, log_var`): each element's tensor
+    /// properties. Empty otherwise, or when no element has any.
+    pub forward_elements: Vec<Vec<PropFact>>,
     /// The train/eval-sensitive layer families built in the class (`Dropout`, `BatchNorm`,
     /// `Dropout and BatchNorm`, ...).
     pub mode_layer: Option<&'static str>,
@@ -1660,10 +1667,12 @@ impl Builder<'_> {
         let idx = self.out.classes.len() as u32;
         let bases = c.bases().iter().filter_map(|b| self.reference(b)).collect();
         let name = c.name.as_str();
-        let forward_props = self
-            .flow
-            .and_then(|s| s.forward(name))
-            .map(props_of)
+        let forward_value = self.flow.and_then(|s| s.forward(name));
+        let forward_props = forward_value.map(props_of).unwrap_or_default();
+        let forward_elements = forward_value
+            .and_then(|v| v.elements.as_deref())
+            .map(|els| els.iter().map(props_of).collect::<Vec<_>>())
+            .filter(|els| els.iter().any(|e| !e.is_empty()))
             .unwrap_or_default();
         let direct_torch_module = c
             .bases()
@@ -1682,6 +1691,7 @@ impl Builder<'_> {
             methods: Vec::new(),
             attrs: Vec::new(),
             forward_props,
+            forward_elements,
             mode_layer: None,
             mode_layer_at: None,
             submodules: Vec::new(),
@@ -2000,10 +2010,11 @@ impl Builder<'_> {
                             };
                             let ev = match &v {
                                 Val::Tuple(els) => els.get(i).cloned().unwrap_or_default(),
-                                Val::Call { .. } | Val::Invoke(_) => u16::try_from(i)
-                                    .map_or(Val::Unknown, |i| {
+                                Val::Call { .. } | Val::Invoke(_) | Val::Output(_) => {
+                                    u16::try_from(i).map_or(Val::Unknown, |i| {
                                         Val::Item(Box::new(v.clone()), Some(i))
-                                    }),
+                                    })
+                                }
                                 _ => Val::Unknown,
                             };
                             attrs.push((Box::<str>::from(attr), idx, ev));
@@ -2217,9 +2228,13 @@ impl Builder<'_> {
                 let chained = match st {
                     Stmt::Assign(a) => match &*a.value {
                         Expr::Call(c) => match &*c.func {
+                            // `out = model(x)` after `model = VAE()`: what the module's
+                            // forward gives (`Val::Output`).
                             Expr::Name(n) if !vals.contains_key(n.id.as_str()) => {
                                 match next.get(n.id.as_str()) {
-                                    Some(v) => self.invoke_of(v),
+                                    Some(v) => self.invoke_of(v).or_else(|| {
+                                        Some(output_of(v)).filter(|o| *o != Val::Unknown)
+                                    }),
                                     None => None,
                                 }
                             }
@@ -2279,7 +2294,9 @@ impl Builder<'_> {
                                                 }
                                                 // `enc, dec = load_model(path)`: the element
                                                 // of what the call returns.
-                                                Val::Call { .. } | Val::Invoke(_)
+                                                Val::Call { .. }
+                                                | Val::Invoke(_)
+                                                | Val::Output(_)
                                                     if i < starred =>
                                                 {
                                                     u16::try_from(i).map_or(Val::Unknown, |i| {
@@ -2392,7 +2409,7 @@ impl Builder<'_> {
                         els.get(usize::from(i)).cloned().unwrap_or_default()
                     }
                     // `load_model(path)[0]`
-                    (v @ (Val::Call { .. } | Val::Invoke(_)), Some(i)) => {
+                    (v @ (Val::Call { .. } | Val::Invoke(_) | Val::Output(_)), Some(i)) => {
                         Val::Item(Box::new(v), Some(i))
                     }
                     // `MODELS[args.arch]`: a registry of this file or of the project.
@@ -2640,10 +2657,23 @@ impl Builder<'_> {
                     _ => Val::Unknown,
                 }
             }
-            Expr::Name(n) => vals
-                .get(n.id.as_str())
-                .and_then(|v| self.invoke_of(v))
-                .unwrap_or_default(),
+            Expr::Name(n) => {
+                let id = n.id.as_str();
+                match vals.get(id) {
+                    Some(v) => self.invoke_of(v).unwrap_or_else(|| output_of(v)),
+                    // A parameter called (`def evaluate(model, x): return model(x)`).
+                    None => match params.iter().position(|p| *p == id) {
+                        Some(i) => u16::try_from(i)
+                            .map_or(Val::Unknown, |i| Val::Output(Box::new(Val::Param(i)))),
+                        // A module-level object of this file called from a function
+                        // (`model = VAE()` at the top, `model(data)` in `train()`).
+                        None if self.scopes.module_binds(id) => {
+                            Val::Output(Box::new(Val::Ref(Ref::Local(id.into()))))
+                        }
+                        None => Val::Unknown,
+                    },
+                }
+            }
             _ => Val::Unknown,
         }
     }
@@ -3762,6 +3792,18 @@ fn returns_in_eval_mode(body: &[Stmt], events: &[SumEvent], params: &[&str]) -> 
         }
     });
     first.filter(|_| all)
+}
+
+/// What calling a local bound to `v` gives, when `v` may be a module object (an instance of a
+/// class, a parameter, `self.<attr>`): [`Val::Output`]. The model resolves it to the class's
+/// `forward` output; anything else resolves to nothing.
+fn output_of(v: &Val) -> Val {
+    match v {
+        Val::Call { .. } | Val::Param(_) | Val::SelfAttr(_) | Val::Join(_) => {
+            Val::Output(Box::new(v.clone()))
+        }
+        _ => Val::Unknown,
+    }
 }
 
 fn props_of(v: &dataflow::Value) -> Vec<PropFact> {

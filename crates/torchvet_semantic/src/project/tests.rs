@@ -208,6 +208,58 @@ fn parameter_kinds_from_call_sites_and_usage() {
     assert!(deps.contains(&t.id(&m, "main.py")));
 }
 
+const VAE: &str = "import torch\nfrom torch import nn\n\nclass VAE(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.enc = nn.Linear(784, 40)\n        self.decoder = nn.Sequential(nn.Linear(20, 784), nn.Sigmoid())\n\n    def decode(self, z):\n        return self.decoder(z)\n\n    def forward(self, x):\n        mu, logvar = self.enc(x).chunk(2, dim=1)\n        return self.decode(mu), mu, logvar\n";
+
+#[test]
+fn tuple_forward_elements_reach_parameters_through_call_sites() {
+    let t = Tree::new(&[
+        ("vae.py", VAE),
+        (
+            "losses.py",
+            "import torch\nimport torch.nn.functional as F\n\ndef vae_loss(recon: torch.Tensor, x, mu, logvar):\n    return F.binary_cross_entropy(recon, x)\n\ndef kl(mu, logvar):\n    return -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())\n",
+        ),
+        (
+            "train.py",
+            "from vae import VAE\nfrom losses import vae_loss, kl\n\nmodel = VAE()\n\nclass Trainer:\n    def __init__(self, model):\n        self.model = model\n\n    def step(self, x):\n        recon, mu, logvar = self.model(x)\n        return vae_loss(recon, x, mu, logvar) + kl(mu, logvar)\n\ndef run(loader):\n    for x in loader:\n        recon, mu, logvar = model(x)\n        vae_loss(recon, x, mu, logvar)\n\nTrainer(VAE())\n",
+        ),
+    ]);
+    let m = t.model(&["vae.py", "losses.py", "train.py"]);
+    let vae = m.view(t.id(&m, "vae.py"));
+    let Some(Entity::Class(c)) = vae.local("VAE") else {
+        panic!()
+    };
+    // `forward` returns a tuple: the first element is the decoder's sigmoid output, through
+    // the `decode` method; the others carry nothing.
+    let els = m.forward_element_props(c);
+    assert_eq!(els.len(), 3);
+    assert!(els[0]
+        .iter()
+        .any(|p| p.prop == crate::dataflow::Prop::Probabilities && p.op == "sigmoid"));
+    assert!(els[1].is_empty() && els[2].is_empty());
+    let losses = m.view(t.id(&m, "losses.py"));
+    let Some(Entity::Function(f)) = losses.local("vae_loss") else {
+        panic!()
+    };
+    // Every call site (a trainer's `self.model(x)`, a module-level model called in a
+    // function) passes the first element: the `torch.Tensor` annotation keeps its kind and
+    // gains the properties, named by the method that produces them.
+    let recon = m.param(f, 0);
+    assert!(recon
+        .props
+        .iter()
+        .any(|p| p.prop == crate::dataflow::Prop::Probabilities));
+    assert_eq!(
+        recon.props_from.map(|g| m.function_label(g)).as_deref(),
+        Some("VAE.forward")
+    );
+    // The other elements carry nothing.
+    assert!(m.param(f, 2).props.is_empty());
+    let Some(Entity::Function(k)) = losses.local("kl") else {
+        panic!()
+    };
+    assert!(m.param(k, 0).props.is_empty());
+}
+
 #[test]
 fn files_outside_the_checked_set_are_loaded_for_imports() {
     let t = Tree::new(&[
