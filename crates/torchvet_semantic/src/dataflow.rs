@@ -440,68 +440,26 @@ pub fn value_of_resolved(
             })
             .collect()
     };
-    // What calling a module returned by a project function gives.
-    let forward_value = || match &r.forward {
-        Some((g, props)) => Value {
-            facts: remote_facts(props, g.file, &p.model.function(*g).name),
-            instance: None,
-            elements: None,
-        },
-        None => Value::default(),
-    };
     let mut v = Value::default();
     if let Some(g) = r.props_from {
         v.facts = remote_facts(&r.props, g.file, &p.model.function_label(g));
     }
+    // What calling the object gives: its class's `forward` output, or that of a module a
+    // project function returns (`ProjectModel::call_output`).
+    let object = |class: &str| {
+        Some(Rc::new(Instance {
+            class: Rc::from(class),
+            ctor: at,
+            returns: Rc::new(value_of_resolved(p, &p.model.call_output(r), at)),
+            local: false,
+        }))
+    };
     match &r.class {
         Some(ClassRef::Project(c)) if p.model.is_module(*c) => {
-            let (props, owner) = p.model.forward_props(*c);
-            let (name, _) = p.model.class_name(*c);
-            let returns = match owner {
-                Some(o) => {
-                    let through = format!("{}.forward", p.model.class_name(o).0);
-                    let els = p.model.forward_element_props(*c);
-                    Value {
-                        facts: remote_facts(props, o.file, &through),
-                        instance: None,
-                        // A tuple `forward` (`return x_recon, mu, log_var`): its elements.
-                        elements: (!els.is_empty()).then(|| {
-                            Rc::new(
-                                els.iter()
-                                    .map(|e| Value {
-                                        facts: remote_facts(e, o.file, &through),
-                                        ..Value::default()
-                                    })
-                                    .collect(),
-                            )
-                        }),
-                    }
-                }
-                None => Value::default(),
-            };
-            v.instance = Some(Rc::new(Instance {
-                class: Rc::from(name),
-                ctor: at,
-                returns: Rc::new(returns),
-                local: false,
-            }));
+            v.instance = object(p.model.class_name(*c).0);
         }
-        Some(ClassRef::External(q)) => {
-            v.instance = Some(Rc::new(Instance {
-                class: Rc::from(&**q),
-                ctor: at,
-                returns: Rc::new(forward_value()),
-                local: false,
-            }));
-        }
-        _ if r.forward.is_some() => {
-            v.instance = Some(Rc::new(Instance {
-                class: Rc::from("torch.nn.Module"),
-                ctor: at,
-                returns: Rc::new(forward_value()),
-                local: false,
-            }));
-        }
+        Some(ClassRef::External(q)) => v.instance = object(q),
+        _ if r.forward.is_some() => v.instance = object("torch.nn.Module"),
         _ => {}
     }
     // One of several objects (a factory returning different classes): either, when every
@@ -865,7 +823,7 @@ fn summarise_forward_helpers(
             continue;
         }
         let v = summarise(m, scopes, classes, s, Some(c.name.as_str()));
-        if !v.facts.is_empty() || v.elements.is_some() || v.instance.is_some() {
+        if !v.is_empty() {
             out.insert(name.to_string(), v);
         }
     }

@@ -2435,37 +2435,40 @@ impl ProjectModel {
     /// What calling a module object `r` gives: the tensor properties of its class's `forward`
     /// (each element's, for a tuple `forward`), or of what calling a module returned by a
     /// project function gives. Nothing for anything else.
-    fn output_of(&self, r: &Resolved) -> Resolved {
-        if let Some((g, props)) = &r.forward {
-            return Resolved {
+    pub fn call_output(&self, r: &Resolved) -> Resolved {
+        if let Some(ClassRef::Project(c)) = &r.class {
+            if let Some(out) = self.forward_output(*c) {
+                return out;
+            }
+        }
+        match &r.forward {
+            Some((g, props)) => Resolved {
                 props: props.clone(),
                 props_from: Some(*g),
                 ..Resolved::default()
-            };
+            },
+            None => Resolved::default(),
         }
-        let Some(ClassRef::Project(c)) = &r.class else {
-            return Resolved::default();
-        };
-        if !self.is_module(*c) {
-            return Resolved::default();
+    }
+
+    /// What a project module class's `forward` returns, through project bases.
+    fn forward_output(&self, c: ClassId) -> Option<Resolved> {
+        if !self.is_module(c) {
+            return None;
         }
-        let (props, owner) = self.forward_props(*c);
-        let Some(owner) = owner else {
-            return Resolved::default();
-        };
-        let Some(forward) = self.method_of_class(owner, "forward") else {
-            return Resolved::default();
-        };
+        let (props, owner) = self.forward_props(c);
+        let owner = owner?;
+        let forward = self.method_of_class(owner, "forward")?;
         let with_props = |props: &[PropFact]| Resolved {
             props: props.to_vec(),
             props_from: (!props.is_empty()).then_some(forward),
             ..Resolved::default()
         };
-        let els = self.forward_element_props(*c);
-        Resolved {
+        let els = &self.class_summary(owner).forward_elements;
+        Some(Resolved {
             elements: (!els.is_empty()).then(|| els.iter().map(|e| with_props(e)).collect()),
             ..with_props(props)
-        }
+        })
     }
 
     /// The function of a class's own method `name` (not through bases).
@@ -2588,7 +2591,7 @@ impl ProjectModel {
                     },
                     inner => self.resolve_val_in(ctx, inner, depth + 1, param),
                 };
-                self.output_of(&r)
+                self.call_output(&r)
             }
             Val::Call {
                 callee,
@@ -2598,7 +2601,7 @@ impl ProjectModel {
                 let Some(e) = self.entity_of_ref(ctx.file, callee, Some(ctx), 0) else {
                     // `self.net(x)` where `net` is no method: the object the attribute holds.
                     if let Ref::Method(m) = callee {
-                        return self.output_of(&self.self_attr(ctx, m, depth + 1));
+                        return self.call_output(&self.self_attr(ctx, m, depth + 1));
                     }
                     return Resolved::default();
                 };

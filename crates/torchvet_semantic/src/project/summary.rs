@@ -2230,14 +2230,10 @@ impl Builder<'_> {
                         Expr::Call(c) => match &*c.func {
                             // `out = model(x)` after `model = VAE()`: what the module's
                             // forward gives (`Val::Output`).
-                            Expr::Name(n) if !vals.contains_key(n.id.as_str()) => {
-                                match next.get(n.id.as_str()) {
-                                    Some(v) => self.invoke_of(v).or_else(|| {
-                                        Some(output_of(v)).filter(|o| *o != Val::Unknown)
-                                    }),
-                                    None => None,
-                                }
-                            }
+                            Expr::Name(n) => next
+                                .get(n.id.as_str())
+                                .map(|v| self.call_of_local(v))
+                                .filter(|v| *v != Val::Unknown),
                             _ => None,
                         },
                         _ => None,
@@ -2660,7 +2656,7 @@ impl Builder<'_> {
             Expr::Name(n) => {
                 let id = n.id.as_str();
                 match vals.get(id) {
-                    Some(v) => self.invoke_of(v).unwrap_or_else(|| output_of(v)),
+                    Some(v) => self.call_of_local(v),
                     // A parameter called (`def evaluate(model, x): return model(x)`).
                     None => match params.iter().position(|p| *p == id) {
                         Some(i) => u16::try_from(i)
@@ -2676,6 +2672,13 @@ impl Builder<'_> {
             }
             _ => Val::Unknown,
         }
+    }
+
+    /// What calling a local bound to `v` gives: an instance of what a computed callee may be
+    /// ([`Builder::invoke_of`]), else the output of a module object (`out = model(x)` after
+    /// `model = VAE()`: [`Val::Output`]).
+    fn call_of_local(&self, v: &Val) -> Val {
+        self.invoke_of(v).unwrap_or_else(|| output_of(v))
     }
 
     /// Calling a local bound to `v`: a registry's value or a class named uncalled
