@@ -36,6 +36,9 @@ pub struct FileContext {
     /// The lowest torch the file's project declares (`torch>=1.7` -> 1.7); `None` = the
     /// settings' (none declared).
     pub min_torch: Option<Version>,
+    /// The lowest torch the file's nearest declaration allows (see
+    /// [`LintSettings::nearest_min_torch`]); `None` = the settings'.
+    pub nearest_min_torch: Option<Version>,
     /// The file's target torchvision, when its project declares torchvision (`Some(None)` =
     /// unbounded); `None` = the settings'.
     pub target_torchvision: Option<Option<Version>>,
@@ -154,7 +157,9 @@ impl Linter {
         ctx: &FileContext,
     ) -> Vec<Diagnostic> {
         let target_differs = ctx.target.is_some_and(|t| t != self.settings.target_torch);
-        let min_differs = ctx.min_torch.is_some() && ctx.min_torch != self.settings.min_torch;
+        let min_differs = (ctx.min_torch.is_some() && ctx.min_torch != self.settings.min_torch)
+            || (ctx.nearest_min_torch.is_some()
+                && ctx.nearest_min_torch != self.settings.nearest_min_torch);
         let tv_differs = ctx
             .target_torchvision
             .is_some_and(|t| t != self.settings.target_torchvision)
@@ -172,6 +177,7 @@ impl Linter {
             let settings = LintSettings {
                 target_torch: ctx.target.unwrap_or(self.settings.target_torch),
                 min_torch: ctx.min_torch.or(self.settings.min_torch),
+                nearest_min_torch: ctx.nearest_min_torch.or(self.settings.nearest_min_torch),
                 documented_min_torch: ctx
                     .documented_min_torch
                     .or(self.settings.documented_min_torch),

@@ -84,6 +84,12 @@ pub struct LintSettings {
     /// The lowest torch the code's project declares it supports (`torch>=1.7`); `None` = no
     /// lower bound declared. Fixes that need a newer torch are not safe below it.
     pub min_torch: Option<Version>,
+    /// The lowest torch the declaration nearest to the file allows (`None` = it has no lower
+    /// bound, or there is none). [`Self::min_torch`] is the lowest of every declaration of the
+    /// repository, which keeps fixes safe; this one says which torch a finding's code itself
+    /// runs on: a `requirements.txt` with `torch>=2.6` beside an app is its torch, whatever a
+    /// legacy app elsewhere in the repository pins.
+    pub nearest_min_torch: Option<Version>,
     /// The lowest torch the project's documentation says it runs on (README / INSTALL /
     /// docs: "PyTorch >= 1.6"); `None` = none documented. Weaker than [`Self::min_torch`]:
     /// it only keeps fixes that need a newer torch from being safe, never makes one safe and
@@ -115,6 +121,7 @@ impl Default for LintSettings {
             target_torch: None,
             min_torch: None,
             documented_min_torch: None,
+            nearest_min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
@@ -176,6 +183,7 @@ impl LintSettings {
             target_torch: None,
             min_torch: None,
             documented_min_torch: None,
+            nearest_min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,
@@ -195,6 +203,7 @@ impl LintSettings {
             target_torch: None,
             min_torch: None,
             documented_min_torch: None,
+            nearest_min_torch: None,
             target_torchvision: None,
             min_torchvision: None,
             launches_with_rank_argument: false,

@@ -186,6 +186,17 @@ impl DeclaredRequirement {
         if let Some(locked) = self.locked_version.as_deref().and_then(Version::parse) {
             return Some((locked.major(), locked.minor()));
         }
+        // A requirement that is a URL of one package file installs that version.
+        if self.specifier.is_empty() {
+            if let Some(v) = self
+                .url
+                .as_deref()
+                .and_then(version_from_url)
+                .and_then(|v| Version::parse(&v))
+            {
+                return Some((v.major(), v.minor()));
+            }
+        }
         let mut best: Option<(u32, u32)> = None;
         for clause in split_clauses(&self.specifier) {
             let (op, v) = split_op(&clause);
@@ -387,10 +398,27 @@ pub fn max_allowed(spec: &str) -> Option<(u32, u32)> {
     best
 }
 
-/// A version embedded in a wheel URL or file name (`torch-2.1.0+cu118-cp310-...whl`).
+/// A conda package file's name and version (`pytorch-2.1.0-py3.11_cuda12.1_cudnn8_0.tar.bz2`,
+/// `pytorch-cuda-12.1-hde6ce7c_5.conda`: name, version and build string joined by dashes;
+/// the name may hold dashes, the version and build do not), as `conda list --explicit`
+/// writes them into a requirements file.
+fn conda_package_file(file: &str) -> Option<(&str, &str)> {
+    let stem = file
+        .strip_suffix(".tar.bz2")
+        .or_else(|| file.strip_suffix(".conda"))?;
+    let (rest, _build) = stem.rsplit_once('-')?;
+    let (name, version) = rest.rsplit_once('-')?;
+    (!name.is_empty() && Version::parse(version).is_some()).then_some((name, version))
+}
+
+/// A version embedded in a wheel URL or file name (`torch-2.1.0+cu118-cp310-...whl`), or in
+/// a conda package's (`.../pytorch-2.1.0-py3.11_cuda12.1_cudnn8_0.tar.bz2`).
 pub(crate) fn version_from_url(url: &str) -> Option<String> {
     let file = url.rsplit('/').next()?;
     let file = file.split(['#', '?']).next()?;
+    if let Some((_, v)) = conda_package_file(file) {
+        return Some(v.to_string());
+    }
     let decoded = file.replace("%2B", "+").replace("%2b", "+");
     if !decoded.ends_with(".whl") && !decoded.ends_with(".tar.gz") && !decoded.ends_with(".zip") {
         return None;
@@ -416,6 +444,9 @@ pub(crate) fn name_from_url(url: &str) -> Option<String> {
     }
     let file = url.rsplit('/').next()?;
     let file = file.split(['#', '?']).next()?;
+    if let Some((name, _)) = conda_package_file(file) {
+        return Some(name.to_string());
+    }
     if file.ends_with(".whl") || file.ends_with(".tar.gz") || file.ends_with(".zip") {
         let name = file.split('-').next()?;
         if !name.is_empty() {
@@ -599,6 +630,26 @@ mod tests {
             version_from_url(p.url.as_deref().unwrap()).as_deref(),
             Some("2.1.0+cu118")
         );
+        // `conda list --explicit` output: package URLs of the conda channels.
+        let p = parse_pep508(
+            "https://conda.anaconda.org/pytorch/win-64/pytorch-2.1.0-py3.11_cuda12.1_cudnn8_0.tar.bz2",
+        )
+        .unwrap();
+        assert_eq!(p.name, "pytorch");
+        assert_eq!(
+            version_from_url(p.url.as_deref().unwrap()).as_deref(),
+            Some("2.1.0")
+        );
+        let p = parse_pep508(
+            "https://conda.anaconda.org/pytorch/win-64/pytorch-cuda-12.1-hde6ce7c_5.conda",
+        )
+        .unwrap();
+        assert_eq!(p.name, "pytorch-cuda");
+        let p = parse_pep508(
+            "https://repo.anaconda.com/pkgs/main/noarch/pytorch-mutex-1.0-cuda.tar.bz2",
+        )
+        .unwrap();
+        assert_eq!(p.name, "pytorch-mutex");
         let p = parse_pep508("git+https://github.com/org/repo.git@v1#egg=my_pkg").unwrap();
         assert_eq!(p.name, "my_pkg");
         let p = parse_pep508("numpy (>=1.20)").unwrap();

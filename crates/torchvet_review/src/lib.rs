@@ -487,6 +487,7 @@ pub fn review_with(
             project: file.project.clone(),
             target: Some(declared.torch),
             min_torch: declared.min_torch,
+            nearest_min_torch: declared.nearest_min_torch,
             target_torchvision: Some(declared.torchvision),
             min_torchvision: declared.min_torchvision,
             launches_with_rank_argument: Some(declared.launches_with_rank_argument),

@@ -56,6 +56,10 @@ pub struct FileTargets {
     /// The lowest torch any declaration of the project allows (`None` = no lower bound
     /// declared anywhere).
     pub min_torch: Option<Version>,
+    /// The lowest torch the nearest declaration allows (`None` = it has no lower bound, or
+    /// there is none): the torch this file's own project says it runs on, where
+    /// [`FileTargets::min_torch`] is the lowest of the whole repository.
+    pub nearest_min_torch: Option<Version>,
     /// The highest torchvision the nearest declaration of torchvision allows: `None` when the
     /// nearest declaring directory does not name torchvision (the target torch decides then,
     /// through the release pairing) or names it without an upper bound.
@@ -249,6 +253,7 @@ impl TorchTargets {
         FileTargets {
             torch: torch.as_ref().and_then(|d| d.max),
             min_torch: lower(torch.as_ref().and_then(|d| d.min), project_torch),
+            nearest_min_torch: torch.as_ref().and_then(|d| d.min),
             torchvision: tv.as_ref().and_then(|d| d.max),
             min_torchvision: lower(tv.as_ref().and_then(|d| d.min), project_tv),
             launches_with_rank_argument,

@@ -285,6 +285,7 @@ fn lint_loaded(
         project: file.project.clone(),
         target: declared.map(|d| d.torch),
         min_torch: declared.and_then(|d| d.min_torch),
+        nearest_min_torch: declared.and_then(|d| d.nearest_min_torch),
         target_torchvision: declared.map(|d| d.torchvision),
         min_torchvision: declared.and_then(|d| d.min_torchvision),
         launches_with_rank_argument: declared.map(|d| d.launches_with_rank_argument),

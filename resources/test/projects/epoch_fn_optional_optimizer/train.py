@@ -4,7 +4,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from engine import fit_step, run_epoch, run_epoch_managed
 
-x, y = torch.load("features.pt"), torch.load("labels.pt")
+x, y = torch.load("features.pt"), torch.load("labels.pt")  # expect: torch-load-without-weights-only
 train_loader = DataLoader(TensorDataset(x[:800], y[:800]), batch_size=32, shuffle=True)
 val_loader = DataLoader(TensorDataset(x[800:], y[800:]), batch_size=64)
 

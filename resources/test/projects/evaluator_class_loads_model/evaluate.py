@@ -30,6 +30,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--checkpoint")
     args = parser.parse_args()
-    loader = torch.utils.data.DataLoader(torch.load("test_set.pt"), batch_size=32)
+    loader = torch.utils.data.DataLoader(torch.load("test_set.pt"), batch_size=32)  # expect: torch-load-without-weights-only
     pred, true = Evaluate(loader, args.checkpoint).infer()
     print(sum(p == t for p, t in zip(pred, true)) / len(true))

@@ -3,8 +3,8 @@ import torch.nn as nn
 
 from model import SmallCNN
 
-images, targets = torch.load("digits_train.pt")
-test_images, test_targets = torch.load("digits_test.pt")
+images, targets = torch.load("digits_train.pt")  # expect: torch-load-without-weights-only
+test_images, test_targets = torch.load("digits_test.pt")  # expect: torch-load-without-weights-only
 model = SmallCNN(num_classes=10)
 criterion = nn.CrossEntropyLoss()
 optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)

@@ -18,7 +18,7 @@ test_data = torchvision.datasets.CIFAR10("data", train=False, download=True,
 test_loader = torch.utils.data.DataLoader(test_data, batch_size=64)
 
 model = cnn.Net()
-model.load_state_dict(torch.load(args.weights, map_location="cpu"))
+model.load_state_dict(torch.load(args.weights, map_location="cpu"))  # expect: torch-load-without-weights-only
 criterion = nn.CrossEntropyLoss()
 
 model.eval()

@@ -3,6 +3,7 @@ use crate::fix::{add_keyword_argument, RawFix};
 use crate::registry::Severity;
 use crate::rules::correctness::helpers::for_each_stmt;
 use crate::rules::facts::{load_fails_weights_only, load_info, site, LoadInfo};
+use crate::settings::Version;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
@@ -23,14 +24,22 @@ crate::declare_rule! {
     /// checked.
     ///
     /// From torch 2.6 on, `weights_only=True` is the default: a bare `torch.load(path)` no
-    /// longer runs a pickle and is not reported. (Whether such a load fails on the project's
-    /// own checkpoints is the question of `checkpoint-fails-weights-only-load`; the two rules
-    /// never report the same call.)
+    /// longer runs a pickle and is not reported when every torch the code runs on has that
+    /// default. A project that allows an older torch (`torch>=2.0` in the declaration nearest
+    /// to the file, or, when that one has no lower bound, any declaration of the repository)
+    /// runs on torches where the load unpickles, and is reported. A project that declares no
+    /// torch version at all, or none with a bound, is checked against the latest torch, but
+    /// nothing rules out an older one: its bare loads are reported one severity lower, as
+    /// "may" (critical becomes a warning, a warning becomes info). Declaring `torch>=2.6`, or
+    /// passing `--target-torch`, says which torch it is. (Whether a load fails on the
+    /// project's own checkpoints is the question of `checkpoint-fails-weights-only-load`;
+    /// the two rules never report the same call.)
     ///
     /// The target torch is `--target-torch`, the `target-torch` setting, or else the torch
     /// requirement declared nearest to each file (pyproject.toml, requirements*.txt,
-    /// setup.cfg, ... in the file's directory or above); without any, the latest torch.
-    /// Every message names the target version it assumed.
+    /// setup.cfg, conda environments and `conda list --explicit` files, ... in the file's
+    /// directory or above); without any, the latest torch. Every message names the target
+    /// version it assumed.
     ///
     /// ## Why is this bad?
     /// Unpickling runs code: a checkpoint from the internet (a URL, a download, a path given
@@ -109,12 +118,30 @@ fn saves(checker: &Checker) -> Rc<Vec<SaveSite>> {
     checker.file_saves()
 }
 
-/// The target version as messages say it.
+/// The target version as messages say it, with the lowest torch the project allows when
+/// that is what brings the load before 2.6.
 fn target_label(checker: &Checker) -> String {
-    match checker.settings.target_torch {
+    let target = match checker.settings.target_torch {
         Some(v) => format!("target torch {v}"),
         None => "target: latest torch".to_string(),
+    };
+    match floor_before_2_6(checker) {
+        Some(m) if checker.torch_at_least(2, 6) => {
+            format!("{target}, but the project allows torch {m}")
+        }
+        _ => target,
     }
+}
+
+/// The lowest torch the code runs on, when the project declares one before 2.6 (where the
+/// full unpickler is the default): the nearest declaration's lower bound (`torch>=2.0`), or,
+/// when it has none, the lowest that any declaration of the repository allows (a conda
+/// `environment.yml` pinning an older torch). The documentation's torch changes no finding.
+fn floor_before_2_6(checker: &Checker) -> Option<Version> {
+    let s = &checker.settings;
+    s.nearest_min_torch
+        .or(s.min_torch)
+        .filter(|m| *m < Version::new(2, 6))
 }
 
 /// Where a loaded path comes from.
@@ -325,11 +352,18 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if !explicit_false && in_old_torch_fallback(checker, call) {
         return;
     }
-    let modern = checker.torch_at_least(2, 6);
-    if !explicit_false && modern {
-        // weights_only=True is the default: nothing is unpickled.
+    // `weights_only=True` is the default from 2.6 on: nothing is unpickled when every torch
+    // the project runs on has it. A project that declares (or documents) a lowest torch
+    // before 2.6 (`torch>=2.0`) still runs on torches where the full unpickler is the default.
+    let modern = checker.torch_at_least(2, 6) && floor_before_2_6(checker).is_none();
+    // A project that bounds its torch nowhere (no pin, no lower bound) is checked against the
+    // latest torch, but it may as well run on one before 2.6: such a load is reported one
+    // severity lower, as a "may".
+    let unbounded = checker.settings.target_torch.is_none() && checker.settings.min_torch.is_none();
+    if !explicit_false && modern && !unbounded {
         return;
     }
+    let may = !explicit_false && modern;
     // A load that `checkpoint-fails-weights-only-load` reports (the weights-only load fails
     // on the project's own checkpoint) is that rule's: the two never report one call.
     if load_fails_weights_only(checker, call) {
@@ -376,7 +410,16 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     {
         return;
     }
-    let target = target_label(checker);
+    let target = if may {
+        "the project declares no torch version; declare `torch>=2.6` if that is the torch it runs on".to_string()
+    } else {
+        target_label(checker)
+    };
+    let before = if may {
+        "may unpickle arbitrary objects: it does before torch 2.6"
+    } else {
+        "unpickles arbitrary objects before torch 2.6"
+    };
     let (severity, source) = match &origin {
         Origin::Outside(what, _) => (Severity::Critical, format!("the path comes from {what}")),
         Origin::CallerDownload => (
@@ -419,13 +462,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     } else {
         match &origin {
             Origin::Outside(..) | Origin::CallerDownload => format!(
-                "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6, and {source}: a malicious checkpoint runs code when loaded ({target})"
+                "`torch.load` without `weights_only=True` {before}, and {source}: a malicious checkpoint runs code when loaded ({target})"
             ),
             Origin::OwnSave(_) | Origin::ProjectSave(..) | Origin::Shipped(_) => format!(
-                "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6; {source} any file placed at that path runs code when loaded ({target})"
+                "`torch.load` without `weights_only=True` {before}; {source} any file placed at that path runs code when loaded ({target})"
             ),
             Origin::Unknown => format!(
-                "`torch.load` without `weights_only=True` unpickles arbitrary objects before torch 2.6: {source} ({target})"
+                "`torch.load` without `weights_only=True` {before}: {source} ({target})"
             ),
         }
     };
@@ -475,6 +518,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
             .find_keyword("weights_only")
             .map_or(v.range(), Ranged::range),
         _ => call.func.range(),
+    };
+    // A "may" (no torch version declared) is one severity lower.
+    let severity = match (may, severity) {
+        (false, s) => s,
+        (true, Severity::Critical) => Severity::Warning,
+        (true, _) => Severity::Info,
     };
     let d = checker.report(anchor, message);
     d.set_severity(severity);
