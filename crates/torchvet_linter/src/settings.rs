@@ -92,8 +92,9 @@ pub struct LintSettings {
     pub nearest_min_torch: Option<Version>,
     /// The lowest torch the project's documentation says it runs on (README / INSTALL /
     /// docs: "PyTorch >= 1.6"); `None` = none documented. Weaker than [`Self::min_torch`]:
-    /// it only keeps fixes that need a newer torch from being safe, never makes one safe and
-    /// never changes a finding.
+    /// it keeps fixes that need a newer torch from being safe and never makes one safe. It
+    /// changes one finding only: `torch-load-without-weights-only` in a project that bounds
+    /// its torch nowhere says the load unpickles on the documented torch, instead of "may".
     pub documented_min_torch: Option<Version>,
     /// The torchvision version the code targets, when the project declares torchvision
     /// (`None` = what the target torch pairs with, see [`torchvision_for_torch`]).

@@ -76,6 +76,14 @@ pub(crate) fn dep_file_kind(path: &Path) -> Option<DepKind> {
         _ if lower.ends_with(".yml") || lower.ends_with(".yaml") => DepKind::CondaByContent,
         // A setup / install script: its `conda install` / `pip install` lines of torch.
         _ if lower.ends_with(".sh") || lower.ends_with(".bash") => DepKind::InstallScript,
+        // A container recipe (`Dockerfile`, `Dockerfile.gpu`, `train.dockerfile`): its
+        // `RUN pip install` lines and an official PyTorch base image.
+        _ if lower == "dockerfile"
+            || lower.starts_with("dockerfile.")
+            || lower.ends_with(".dockerfile") =>
+        {
+            DepKind::Dockerfile
+        }
         _ => return None,
     })
 }
@@ -83,6 +91,8 @@ pub(crate) fn dep_file_kind(path: &Path) -> Option<DepKind> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DepKind {
     Requirements,
+    /// A `Dockerfile`: install lines and a PyTorch base image.
+    Dockerfile,
     Pyproject,
     SetupCfg,
     SetupPy,
@@ -113,7 +123,32 @@ pub(crate) fn read_text(path: &Path) -> Option<String> {
         return None;
     }
     let bytes = std::fs::read(path).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    Some(decode_text(&bytes))
+}
+
+/// A dependency file's text: UTF-8 (a byte-order mark dropped), or UTF-16 when it starts with
+/// a UTF-16 byte-order mark, which is what `pip freeze > requirements.txt` writes in Windows
+/// PowerShell.
+fn decode_text(bytes: &[u8]) -> String {
+    let utf16 = |rest: &[u8], le: bool| -> String {
+        let units: Vec<u16> = rest
+            .chunks_exact(2)
+            .map(|c| {
+                if le {
+                    u16::from_le_bytes([c[0], c[1]])
+                } else {
+                    u16::from_be_bytes([c[0], c[1]])
+                }
+            })
+            .collect();
+        String::from_utf16_lossy(&units)
+    };
+    match bytes {
+        [0xFF, 0xFE, rest @ ..] => utf16(rest, true),
+        [0xFE, 0xFF, rest @ ..] => utf16(rest, false),
+        [0xEF, 0xBB, 0xBF, rest @ ..] => String::from_utf8_lossy(rest).into_owned(),
+        _ => String::from_utf8_lossy(bytes).into_owned(),
+    }
 }
 
 /// 1-based line of the first line at or after `from` (0-based) containing any of `needles`.
@@ -193,6 +228,7 @@ impl DepFacts {
                 }
             }
             DepKind::InstallScript => self.install_script(root, path),
+            DepKind::Dockerfile => self.dockerfile(root, path),
             DepKind::Pipfile => self.pipfile(root, path),
             DepKind::PipfileLock => self.pipfile_lock(root, path),
             DepKind::TomlLock => self.toml_lock(root, path),
@@ -894,6 +930,30 @@ impl DepFacts {
         }
     }
 
+    /// A Dockerfile: its install commands as a shell script's, and `FROM pytorch/pytorch:2.1.0-
+    /// cuda12.1-cudnn8-runtime` (the official image, tagged by its torch version) as a pin of
+    /// that torch. Other images (`nvcr.io/nvidia/pytorch:23.10-py3`, tagged by date) say
+    /// nothing this reads.
+    fn dockerfile(&mut self, root: &Path, path: &Path) {
+        self.install_script(root, path);
+        let Some(text) = read_small(path) else { return };
+        let file = rel(root, path);
+        for (i, l) in text.lines().enumerate() {
+            let Some(version) = pytorch_image_version(l) else {
+                continue;
+            };
+            let line = i as u32 + 1;
+            self.requirements.push(DeclaredRequirement::new(
+                "torch",
+                &format!("=={version}"),
+                PathBuf::from(&file),
+                line,
+                RequirementOrigin::InstallScript,
+                &line_text(&text, line),
+            ));
+        }
+    }
+
     fn pipfile(&mut self, root: &Path, path: &Path) {
         let Some(text) = read_text(path) else { return };
         let Ok(table) = toml::from_str::<toml::Table>(&text) else {
@@ -1201,6 +1261,23 @@ pub(crate) fn is_conda_environment(text: &str) -> bool {
 /// The package arguments of the install commands in a shell script: (1-based line, is a
 /// conda command, the argument with its quotes removed). Continuation lines (`\` at the
 /// end) join a command; `&&`, `;` and `|` separate commands; comments are dropped.
+/// The torch version of a Dockerfile line `FROM pytorch/pytorch:<version>[-<variant>]
+/// [AS name]` (`docker.io/` and `--platform=...` allowed); `None` for other lines, other
+/// images and tags that are no version (`latest`).
+fn pytorch_image_version(line: &str) -> Option<String> {
+    let mut words = line.split_whitespace();
+    if !words.next()?.eq_ignore_ascii_case("FROM") {
+        return None;
+    }
+    let image = words.find(|w| !w.starts_with("--"))?;
+    let image = image.strip_prefix("docker.io/").unwrap_or(image);
+    let tag = image.strip_prefix("pytorch/pytorch:")?;
+    let version = tag.split('-').next()?;
+    crate::requirement::Version::parse(version)
+        .filter(|v| v.release.len() >= 2)
+        .map(|_| version.to_string())
+}
+
 pub(crate) fn install_commands(text: &str) -> Vec<(u32, bool, String)> {
     let mut out = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -1399,6 +1476,79 @@ pub(crate) fn url_version(r: &DeclaredRequirement) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requirements_written_by_powershell_are_utf16() {
+        let text = "numpy==1.26.4\r\ntorch==2.5.1\r\n";
+        let mut le = vec![0xFF, 0xFE];
+        le.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(decode_text(&le), text);
+        let mut be = vec![0xFE, 0xFF];
+        be.extend(text.encode_utf16().flat_map(u16::to_be_bytes));
+        assert_eq!(decode_text(&be), text);
+        let mut bom8 = vec![0xEF, 0xBB, 0xBF];
+        bom8.extend(text.bytes());
+        assert_eq!(decode_text(&bom8), text);
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("requirements.txt");
+        std::fs::write(&path, &le).unwrap();
+        let mut facts = DepFacts::default();
+        facts.add_file(d.path(), &path, DepKind::Requirements);
+        let got: Vec<(&str, &str, u32)> = facts
+            .requirements
+            .iter()
+            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
+            .collect();
+        assert_eq!(got, vec![("numpy", "==1.26.4", 1), ("torch", "==2.5.1", 2)]);
+    }
+
+    #[test]
+    fn dockerfiles_pin_torch_by_base_image_and_install_lines() {
+        assert_eq!(
+            pytorch_image_version("FROM pytorch/pytorch:2.1.0-cuda12.1-cudnn8-runtime AS base"),
+            Some("2.1.0".into())
+        );
+        assert_eq!(
+            pytorch_image_version("from --platform=linux/amd64 docker.io/pytorch/pytorch:1.13.1-cuda11.6-cudnn8-devel"),
+            Some("1.13.1".into())
+        );
+        assert_eq!(pytorch_image_version("FROM pytorch/pytorch:latest"), None);
+        assert_eq!(
+            pytorch_image_version("FROM nvcr.io/nvidia/pytorch:23.10-py3"),
+            None
+        );
+        assert_eq!(pytorch_image_version("FROM python:3.12-slim"), None);
+        assert_eq!(
+            pytorch_image_version("RUN echo FROM pytorch/pytorch:2.1.0"),
+            None
+        );
+        assert_eq!(
+            dep_file_kind(Path::new("docker/Dockerfile.gpu")),
+            Some(DepKind::Dockerfile)
+        );
+        assert_eq!(
+            dep_file_kind(Path::new("Dockerfile")),
+            Some(DepKind::Dockerfile)
+        );
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("Dockerfile");
+        std::fs::write(
+            &path,
+            "FROM python:3.10-slim\nRUN pip install --no-cache-dir torch==2.2.1 \\\n    torchvision==0.17.1\nCOPY . /app\n",
+        )
+        .unwrap();
+        let mut facts = DepFacts::default();
+        facts.add_file(d.path(), &path, DepKind::Dockerfile);
+        let got: Vec<(&str, &str, u32)> = facts
+            .requirements
+            .iter()
+            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("torch", "==2.2.1", 2), ("torchvision", "==0.17.1", 2)]
+        );
+    }
 
     #[test]
     fn install_commands_of_shell_scripts() {

@@ -77,9 +77,10 @@ pub struct FileTargets {
     pub launches_with_env_rank: bool,
     /// The lowest torch the project's documentation says it runs on (README / INSTALL /
     /// docs: "PyTorch >= 1.6"), see
-    /// [`torchvet_project::ProjectDeclarations::documented_torch_min`]. Only fixes use it, and
-    /// only when no dependency file of the project bounds torch from below (a declared
-    /// requirement beats prose).
+    /// [`torchvet_project::ProjectDeclarations::documented_torch_min`]. Fixes use it, and
+    /// `torch-load-without-weights-only` in a project no dependency file bounds; only when no
+    /// dependency file of the project bounds torch from below (a declared requirement beats
+    /// prose).
     pub documented_min_torch: Option<Version>,
 }
 

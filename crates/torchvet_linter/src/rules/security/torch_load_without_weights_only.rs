@@ -30,7 +30,9 @@ crate::declare_rule! {
     /// runs on torches where the load unpickles, and is reported. A project that declares no
     /// torch version at all, or none with a bound, is checked against the latest torch, but
     /// nothing rules out an older one: its bare loads are reported one severity lower, as
-    /// "may" (critical becomes a warning, a warning becomes info). Declaring `torch>=2.6`, or
+    /// "may" (critical becomes a warning, a warning becomes info); when its README or install
+    /// notes name a torch before 2.6 ("Requirements: pytorch 1.5.1"), it is reported as
+    /// running there. Declaring `torch>=2.6`, or
     /// passing `--target-torch`, says which torch it is. (Whether a load fails on the
     /// project's own checkpoints is the question of `checkpoint-fails-weights-only-load`;
     /// the two rules never report the same call.)
@@ -125,23 +127,38 @@ fn target_label(checker: &Checker) -> String {
         Some(v) => format!("target torch {v}"),
         None => "target: latest torch".to_string(),
     };
+    if !checker.torch_at_least(2, 6) {
+        return target;
+    }
     match floor_before_2_6(checker) {
-        Some(m) if checker.torch_at_least(2, 6) => {
-            format!("{target}, but the project allows torch {m}")
+        Some((m, Floor::Declared)) => format!("{target}, but the project allows torch {m}"),
+        Some((m, Floor::Documented)) => {
+            format!("{target}, but the project's documentation names torch {m}")
         }
-        _ => target,
+        None => target,
     }
 }
 
-/// The lowest torch the code runs on, when the project declares one before 2.6 (where the
+/// Where the lowest torch of [`floor_before_2_6`] comes from.
+enum Floor {
+    /// A dependency file.
+    Declared,
+    /// The README or install notes ("PyTorch 1.5.1"), when no dependency file bounds torch.
+    Documented,
+}
+
+/// The lowest torch the code runs on, when the project says it is one before 2.6 (where the
 /// full unpickler is the default): the nearest declaration's lower bound (`torch>=2.0`), or,
 /// when it has none, the lowest that any declaration of the repository allows (a conda
-/// `environment.yml` pinning an older torch). The documentation's torch changes no finding.
-fn floor_before_2_6(checker: &Checker) -> Option<Version> {
+/// `environment.yml` pinning an older torch); when no dependency file bounds torch, the
+/// torch its documentation names (a README's "Requirements: pytorch 1.5.1").
+fn floor_before_2_6(checker: &Checker) -> Option<(Version, Floor)> {
     let s = &checker.settings;
-    s.nearest_min_torch
-        .or(s.min_torch)
-        .filter(|m| *m < Version::new(2, 6))
+    let floor = match s.nearest_min_torch.or(s.min_torch) {
+        Some(m) => (m, Floor::Declared),
+        None => (s.documented_min_torch?, Floor::Documented),
+    };
+    (floor.0 < Version::new(2, 6)).then_some(floor)
 }
 
 /// Where a loaded path comes from.
@@ -359,7 +376,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     // A project that bounds its torch nowhere (no pin, no lower bound) is checked against the
     // latest torch, but it may as well run on one before 2.6: such a load is reported one
     // severity lower, as a "may".
-    let unbounded = checker.settings.target_torch.is_none() && checker.settings.min_torch.is_none();
+    let unbounded = checker.settings.target_torch.is_none()
+        && checker.settings.min_torch.is_none()
+        && checker.settings.documented_min_torch.is_none();
     if !explicit_false && modern && !unbounded {
         return;
     }
@@ -842,6 +861,74 @@ mod fix_safety_tests {
         let d = Linter::new(settings).lint_file(&file, None, "train.py", &ctx);
         assert_eq!(d.len(), 1, "{d:?}");
         d[0].fix.as_ref().expect("a fix").applicability
+    }
+
+    /// The finding on a bare load from the command line, under these declarations: (severity,
+    /// message), or `None` when silent.
+    fn bare_load(ctx: FileContext) -> Option<(torchvet_diagnostics::Severity, String)> {
+        let src = "import sys\nimport torch\nsd = torch.load(sys.argv[1])\n";
+        let settings = LintSettings::only("torch-load-without-weights-only");
+        let file = SourceFile::from_python("predict.py", src.to_string());
+        let d = Linter::new(settings).lint_file(&file, None, "predict.py", &ctx);
+        assert!(d.len() <= 1, "{d:?}");
+        d.first().map(|d| (d.severity, d.message.clone()))
+    }
+
+    #[test]
+    fn the_lowest_torch_the_project_allows_decides() {
+        use torchvet_diagnostics::Severity;
+        let v = |major, minor| Some(Version::new(major, minor));
+        // Nothing declared: a "may", one severity lower, saying how to declare the torch.
+        let (sev, msg) = bare_load(FileContext::default()).expect("a may");
+        assert_eq!(sev, Severity::Warning);
+        assert!(
+            msg.contains("may unpickle") && msg.contains("torch>=2.6"),
+            "{msg}"
+        );
+        // `torch>=2.0` beside the file: it runs on torches whose default unpickles.
+        let (sev, msg) = bare_load(FileContext {
+            min_torch: v(2, 0),
+            nearest_min_torch: v(2, 0),
+            ..FileContext::default()
+        })
+        .expect("a finding");
+        assert_eq!(sev, Severity::Critical);
+        assert!(msg.contains("the project allows torch 2.0"), "{msg}");
+        // `torch>=2.6` beside the file: silent, whatever a legacy app of the repository pins.
+        assert_eq!(
+            bare_load(FileContext {
+                min_torch: v(2, 4),
+                nearest_min_torch: v(2, 6),
+                ..FileContext::default()
+            }),
+            None
+        );
+        // The nearest declaration has no bound (`torch`), another of the repository pins 2.4.
+        let (sev, msg) = bare_load(FileContext {
+            min_torch: v(2, 4),
+            ..FileContext::default()
+        })
+        .expect("a finding");
+        assert_eq!(sev, Severity::Critical);
+        assert!(msg.contains("allows torch 2.4"), "{msg}");
+        // Only the README names a torch ("Requirements: pytorch 1.5.1").
+        let (sev, msg) = bare_load(FileContext {
+            documented_min_torch: v(1, 5),
+            ..FileContext::default()
+        })
+        .expect("a finding");
+        assert_eq!(sev, Severity::Critical);
+        assert!(msg.contains("documentation names torch 1.5"), "{msg}");
+        // A pinned modern torch.
+        assert_eq!(
+            bare_load(FileContext {
+                target: Some(v(2, 7)),
+                min_torch: v(2, 7),
+                nearest_min_torch: v(2, 7),
+                ..FileContext::default()
+            }),
+            None
+        );
     }
 
     #[test]
