@@ -31,9 +31,15 @@ repos:
     hooks:
       - id: torchvet
 EOF
+# A project on torch 2.4, where a bare `torch.load` still unpickles; it writes the checkpoint
+# itself with tensors only, so adding `weights_only=True` is a safe fix.
+cat > requirements.txt <<'EOF'
+torch==2.4.1
+EOF
 cat > train.py <<'EOF'
 import torch
 
+torch.save({"w": torch.zeros(2)}, "model.pt")
 state = torch.load("model.pt")
 EOF
 cat > util.py <<'EOF'

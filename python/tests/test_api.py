@@ -75,9 +75,14 @@ class Check(unittest.TestCase):
             self.assertEqual(torchvet.check(p, fix=True, **old), [])
             self.assertIn("weights_only=True", p.read_text())
             self.assertEqual(torchvet.check(p, **old), [])
-            # At the latest torch a bare torch.load is already weights-only: nothing to report.
+            # At torch 2.6 a bare torch.load is already weights-only: nothing to report.
             p.write_text(BUGGY)
-            self.assertEqual(torchvet.check(p, isolated=True), [])
+            self.assertEqual(torchvet.check(p, isolated=True, target_torch="2.6"), [])
+            # With no torch version declared anywhere, an older torch is not ruled out: a
+            # "may", one severity lower (info, since the file writes the checkpoint itself).
+            (may,) = torchvet.check(p, isolated=True)
+            self.assertEqual(may["severity"], "info")
+            self.assertIn("may unpickle", may["message"])
 
     def test_errors_raise(self):
         with self.assertRaises(torchvet.TorchvetError) as e:

@@ -145,6 +145,7 @@ projects! {
         rl_agent_policy_forward,
         char_rnn_sampling_helper,
         vae_loss_helper_other_file,
+        module_attribute_forward,
     ],
     clean: [
         clean_conditional_eval_helper,

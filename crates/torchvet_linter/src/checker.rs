@@ -702,13 +702,28 @@ impl<'a> Checker<'a> {
         if k != Kind::Unknown {
             return k;
         }
-        self.value_resolved(expr).map_or(k, |r| r.kind)
+        if let Some(r) = self.value_resolved(expr) {
+            return r.kind;
+        }
+        self.attribute_resolved(expr).map_or(k, |r| r.kind)
     }
 
-    /// What the project model knows of a name or `self.<attr>`: for a parameter of the
+    /// `<x>.<attr>` where `x` is an instance of a project class as far as the project model
+    /// or this file's dataflow can tell ([`Checker::project_class_of`]: `vae = VAE(16)` at
+    /// module level): what that class assigns to `self.<attr>`.
+    fn attribute_resolved(&mut self, expr: &Expr) -> Option<torchvet_semantic::project::Resolved> {
+        let Expr::Attribute(a) = expr else {
+            return None;
+        };
+        let c = self.project_class_of(&a.value)?;
+        Some(self.project()?.model.class_attr(c, a.attr.as_str(), 0))
+    }
+
+    /// What the project model knows of a name or an attribute: for a parameter of the
     /// enclosing function, what every call site passes (joined); for `self.<attr>`, what the
-    /// class assigns to it. `None` outside a project, for other expressions, and for names
-    /// that are not parameters.
+    /// class assigns to it; for `<x>.<attr>` where the model resolves `x` to an instance of a
+    /// project class, what that class assigns. `None` outside a project, for other
+    /// expressions, and for names that are not parameters.
     pub fn value_resolved(&self, expr: &Expr) -> Option<torchvet_semantic::project::Resolved> {
         let p = self.project()?;
         match expr {
@@ -747,6 +762,12 @@ impl<'a> Checker<'a> {
                 let c = self.method_class_id()?;
                 Some(p.model.class_attr(c, a.attr.as_str(), 0))
             }
+            // `vae.decoder`, `self.model.backbone`: the attribute of an object the model
+            // resolves to a project class.
+            Expr::Attribute(a) => {
+                let object = self.value_resolved(&a.value)?;
+                p.model.attr_of(&object, a.attr.as_str())
+            }
             _ => None,
         }
     }
@@ -758,6 +779,9 @@ impl<'a> Checker<'a> {
     pub fn project_class_of(&mut self, expr: &Expr) -> Option<torchvet_semantic::project::ClassId> {
         use torchvet_semantic::project::{ClassRef, Entity};
         if let Some(ClassRef::Project(c)) = self.value_resolved(expr).and_then(|r| r.class) {
+            return Some(c);
+        }
+        if let Some(ClassRef::Project(c)) = self.attribute_resolved(expr).and_then(|r| r.class) {
             return Some(c);
         }
         if let Some(name) = self.taint_of(expr).class().map(str::to_string) {

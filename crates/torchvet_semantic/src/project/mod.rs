@@ -2850,6 +2850,17 @@ impl ProjectModel {
         )
     }
 
+    /// What `<object>.<attr>` holds, for an object the model resolved: for an instance of a
+    /// project class, what the class assigns to `self.<attr>` (`vae.decoder` of `vae =
+    /// VAE()`, whose `__init__` sets `self.decoder = Decoder()`); `None` for other objects
+    /// (a library class's attributes are not modelled).
+    pub fn attr_of(&self, object: &Resolved, attr: &str) -> Option<Resolved> {
+        match object.class {
+            Some(ClassRef::Project(c)) => Some(self.class_attr(c, attr, 0)),
+            _ => None,
+        }
+    }
+
     /// What `self.<attr>` holds in instances of a class.
     pub fn class_attr(&self, c: ClassId, attr: &str, depth: u32) -> Resolved {
         if depth > MAX_DEPTH {

@@ -119,12 +119,21 @@ pub(crate) fn returns_self(method: &str) -> bool {
 
 /// The module kind of an expression, from local evidence only.
 /// What the project model knows where [`module_kind`] (the file's syntax) does not tell: a
-/// name or `self.<attr>` that holds a module (a parameter every call site passes a module,
+/// name or an attribute that holds a module (a parameter every call site passes a module,
 /// `self.<attr>` of any class built from a project module class, a local bound through a
-/// registry: `model = MODELS.get(name); model = model()`).
+/// registry: `model = MODELS.get(name); model = model()`, `vae.decoder` of a project VAE).
 pub(crate) fn project_module(checker: &mut Checker, expr: &Expr) -> bool {
-    let plain = matches!(expr, Expr::Name(_)) || helpers::self_attribute(expr).is_some();
+    let plain = matches!(expr, Expr::Name(_)) || attribute_chain(expr);
     plain && checker.value_kind(expr) == torchvet_semantic::kinds::Kind::Module
+}
+
+/// `self.<attr>`, `vae.decoder`, `self.model.backbone`: attributes over a name, as far down
+/// as the model resolves them.
+fn attribute_chain(expr: &Expr) -> bool {
+    match expr {
+        Expr::Attribute(a) => matches!(&*a.value, Expr::Name(_)) || attribute_chain(&a.value),
+        _ => false,
+    }
 }
 
 pub(crate) fn module_kind(checker: &Checker, env: Env<'_>, expr: &Expr) -> Option<ModuleKind> {
