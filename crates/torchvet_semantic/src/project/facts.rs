@@ -2110,6 +2110,19 @@ impl ProjectModel {
                     && !x.contains("{}")
                     && t.rsplit_once('/').is_some_and(|(_, name)| name == &**x)
             }
+            // `architecture + "/model_cifar.pt"` in a function that reads the module-level
+            // name, and the same at module level, where the name is the literal
+            // `"CNN6_FC2"`: the same file name (with literal text of its own) below a
+            // directory the template leaves open.
+            (PathShape::Template(t), PathShape::Literal(l))
+            | (PathShape::Literal(l), PathShape::Template(t)) => {
+                t.rsplit_once('/').is_some_and(|(dir, name)| {
+                    dir.split('/').all(|c| c == "{}" || !c.contains("{}"))
+                        && name.contains('.')
+                        && !name.contains("{}")
+                        && l.rsplit_once('/').is_some_and(|(_, lname)| lname == name)
+                })
+            }
             (PathShape::Handle(x), PathShape::Handle(y)) => x == y && a_in == b_in,
             (PathShape::Attr(x), PathShape::Attr(y))
             | (PathShape::JoinTailAttr(x), PathShape::JoinTailAttr(y)) => {
@@ -2427,27 +2440,55 @@ fn path_shape_at(
             _ => PathShape::Unknown,
         },
         // `filename + "_critic"`, `"ckpt/" + name + ".pt"`: a template of the literal parts,
-        // like the same path written as an f-string.
+        // like the same path written as an f-string. A part that is a name bound to a literal
+        // or a template (`MODEL_SAVE_PATH + MODEL_NAME` with `MODEL_NAME = "model.pt"`) gives
+        // its text; a concatenation of literals only is that literal.
         Expr::BinOp(b) if b.op == Operator::Add => {
-            fn parts(e: &Expr, out: &mut String, literal: &mut bool) {
+            fn parts(
+                e: &Expr,
+                out: &mut String,
+                literal: &mut bool,
+                holes: &mut bool,
+                shape_of: &mut dyn FnMut(&Expr) -> PathShape,
+            ) {
                 match e {
                     Expr::BinOp(b) if b.op == Operator::Add => {
-                        parts(&b.left, out, literal);
-                        parts(&b.right, out, literal);
+                        parts(&b.left, out, literal, holes, shape_of);
+                        parts(&b.right, out, literal, holes, shape_of);
                     }
                     Expr::StringLiteral(s) => {
                         *literal = true;
                         out.push_str(s.value.to_str());
                     }
-                    _ => out.push_str("{}"),
+                    Expr::Name(_) => match shape_of(e) {
+                        PathShape::Literal(l) => {
+                            *literal = true;
+                            out.push_str(&l);
+                        }
+                        PathShape::Template(t) => {
+                            *literal = true;
+                            *holes = true;
+                            out.push_str(&t);
+                        }
+                        _ => {
+                            *holes = true;
+                            out.push_str("{}");
+                        }
+                    },
+                    _ => {
+                        *holes = true;
+                        out.push_str("{}");
+                    }
                 }
             }
-            let (mut t, mut literal) = (String::new(), false);
-            parts(e, &mut t, &mut literal);
-            if literal {
-                PathShape::Template(t.into())
-            } else {
-                PathShape::Unknown
+            let (mut t, mut literal, mut holes) = (String::new(), false, false);
+            parts(e, &mut t, &mut literal, &mut holes, &mut |x| {
+                path_shape_at(x, body, names, params, scopes, at, depth + 1)
+            });
+            match (literal, holes) {
+                (true, false) => PathShape::Literal(t.into()),
+                (true, true) => PathShape::Template(t.into()),
+                _ => PathShape::Unknown,
             }
         }
         Expr::BinOp(b) if b.op == Operator::Div => match &*b.right {

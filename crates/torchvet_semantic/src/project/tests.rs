@@ -395,6 +395,64 @@ fn a_slice_of_seven_strips_the_wrapper_prefix() {
 }
 
 #[test]
+fn concatenated_paths_read_their_constants_and_pair_by_file_name() {
+    let t = Tree::new(&[
+        (
+            "train.py",
+            "import torch\n\nARCH = 'CNN6'\nSAVE_DIR = 'runs/' + ARCH + '/'\nNAME = 'model.pt'\n\n\ndef save_arch(model):\n    torch.save(model.state_dict(), ARCH + '/model_cifar.pt')\n\n\ntorch.save(model.state_dict(), SAVE_DIR + NAME)\n",
+        ),
+        ("evaluate.py", "import torch\n"),
+    ]);
+    let m = t.model(&["train.py", "evaluate.py"]);
+    let train = t.id(&m, "train.py");
+    let f = m.file(train);
+    let module_save = &f.functions[0].facts.saves[0].path;
+    assert_eq!(
+        *module_save,
+        facts::PathShape::Literal("runs/CNN6/model.pt".into()),
+        "names bound to literals give their text"
+    );
+    let i = f
+        .functions
+        .iter()
+        .position(|g| &*g.name == "save_arch")
+        .unwrap();
+    // Inside the function the module-level name is a hole.
+    assert_eq!(
+        f.functions[i].facts.saves[0].path,
+        facts::PathShape::Template("{}/model_cifar.pt".into())
+    );
+    // A load of the literal path elsewhere pairs with the function's save by its file name.
+    let evaluate = t.id(&m, "evaluate.py");
+    let load = facts::LoadDesc {
+        func: FuncId {
+            file: evaluate,
+            index: 0,
+        },
+        path: facts::PathShape::Literal("CNN6/model_cifar.pt".into()),
+        keys: Vec::new(),
+        as_module: false,
+        at: None,
+    };
+    let pairs = m.saves_for_load(&load);
+    assert!(
+        pairs
+            .iter()
+            .any(|p| p.by == facts::PairBy::Path && p.func.index == i as u32),
+        "{pairs:?}"
+    );
+    // Another file name does not pair.
+    let other = facts::LoadDesc {
+        path: facts::PathShape::Literal("CNN6/other.pt".into()),
+        ..load
+    };
+    assert!(m
+        .saves_for_load(&other)
+        .iter()
+        .all(|p| p.by != facts::PairBy::Path));
+}
+
+#[test]
 fn nearest_saves_are_marked_and_the_farther_kept() {
     let t = Tree::new(&[
         (
