@@ -58,6 +58,7 @@ pub(crate) fn dep_file_kind(path: &Path) -> Option<DepKind> {
             DepKind::Conda
         }
         "pipfile" => DepKind::Pipfile,
+        "pixi.toml" => DepKind::Pixi,
         "pipfile.lock" => DepKind::PipfileLock,
         "uv.lock" | "poetry.lock" | "pdm.lock" => DepKind::TomlLock,
         ".python-version" => DepKind::PythonVersion,
@@ -91,6 +92,8 @@ pub(crate) fn dep_file_kind(path: &Path) -> Option<DepKind> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum DepKind {
     Requirements,
+    /// A pixi manifest (`pixi.toml`): conda and PyPI dependencies, per feature and platform.
+    Pixi,
     /// A `Dockerfile`: install lines and a PyTorch base image.
     Dockerfile,
     Pyproject,
@@ -229,6 +232,16 @@ impl DepFacts {
             }
             DepKind::InstallScript => self.install_script(root, path),
             DepKind::Dockerfile => self.dockerfile(root, path),
+            DepKind::Pixi => {
+                if let Some(text) = read_text(path) {
+                    match toml::from_str::<toml::Table>(&text) {
+                        Ok(t) => self.pixi(root, path, &text, &t, ""),
+                        Err(_) => self
+                            .warnings
+                            .push(format!("{}: invalid TOML", rel(root, path))),
+                    }
+                }
+            }
             DepKind::Pipfile => self.pipfile(root, path),
             DepKind::PipfileLock => self.pipfile_lock(root, path),
             DepKind::TomlLock => self.toml_lock(root, path),
@@ -387,6 +400,13 @@ impl DepFacts {
                 return;
             }
         };
+        if let Some(pixi) = table
+            .get("tool")
+            .and_then(|t| t.get("pixi"))
+            .and_then(|v| v.as_table())
+        {
+            self.pixi(root, path, &text, pixi, "tool.pixi.");
+        }
         let file = rel(root, path);
         let get = |t: &toml::Table, keys: &[&str]| -> Option<toml::Value> {
             let mut cur = toml::Value::Table(t.clone());
@@ -954,6 +974,59 @@ impl DepFacts {
         }
     }
 
+    /// The dependencies of a pixi manifest (`pixi.toml`, or `[tool.pixi]` of a pyproject:
+    /// `prefix` is then `"tool.pixi."`): `[dependencies]` (conda: `pytorch = ">=2.6"`) and
+    /// `[pypi-dependencies]` (`torch = { version = ">=2.6", index = "..." }`), at the top, per
+    /// feature (`[feature.cuda.dependencies]`) and per platform (`[target.linux-64.dependencies]`).
+    fn pixi(&mut self, root: &Path, path: &Path, text: &str, table: &toml::Table, prefix: &str) {
+        let file = rel(root, path);
+        let mut sections: Vec<(String, &toml::Table)> = Vec::new();
+        fn deps_of<'t>(at: &str, t: &'t toml::Table, out: &mut Vec<(String, &'t toml::Table)>) {
+            for key in ["dependencies", "pypi-dependencies"] {
+                if let Some(d) = t.get(key).and_then(|v| v.as_table()) {
+                    out.push((format!("{at}{key}"), d));
+                }
+            }
+            if let Some(targets) = t.get("target").and_then(|v| v.as_table()) {
+                for (platform, v) in targets {
+                    if let Some(pt) = v.as_table() {
+                        for key in ["dependencies", "pypi-dependencies"] {
+                            if let Some(d) = pt.get(key).and_then(|v| v.as_table()) {
+                                out.push((format!("{at}target.{platform}.{key}"), d));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        deps_of(prefix, table, &mut sections);
+        if let Some(features) = table.get("feature").and_then(|v| v.as_table()) {
+            for (name, v) in features {
+                if let Some(ft) = v.as_table() {
+                    deps_of(&format!("{prefix}feature.{name}."), ft, &mut sections);
+                }
+            }
+        }
+        for (section, deps) in sections {
+            let from = header_line(text, &section).unwrap_or(0);
+            for (name, value) in deps {
+                let line = find_key_line(text, from, name).unwrap_or(1);
+                let (spec, url) = poetry_spec(value);
+                let spec = if spec == "*" { String::new() } else { spec };
+                let mut r = DeclaredRequirement::new(
+                    name,
+                    &spec,
+                    PathBuf::from(&file),
+                    line,
+                    RequirementOrigin::Conda,
+                    &line_text(text, line),
+                );
+                r.url = url;
+                self.requirements.push(r);
+            }
+        }
+    }
+
     fn pipfile(&mut self, root: &Path, path: &Path) {
         let Some(text) = read_text(path) else { return };
         let Ok(table) = toml::from_str::<toml::Table>(&text) else {
@@ -1476,6 +1549,46 @@ pub(crate) fn url_version(r: &DeclaredRequirement) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pixi_manifests_declare_conda_and_pypi_dependencies() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("pixi.toml");
+        std::fs::write(
+            &path,
+            "[workspace]\nchannels = [\"conda-forge\"]\nplatforms = [\"linux-64\"]\n\n[dependencies]\npython = \"3.12.*\"\n\n[feature.cuda.pypi-dependencies]\ntorch = { version = \">=2.6\", index = \"https://download.pytorch.org/whl/cu124\" }\n\n[target.osx-arm64.dependencies]\npytorch = \"2.7.*\"\n",
+        )
+        .unwrap();
+        assert_eq!(dep_file_kind(&path), Some(DepKind::Pixi));
+        let mut facts = DepFacts::default();
+        facts.add_file(d.path(), &path, DepKind::Pixi);
+        let got: Vec<(&str, &str, u32)> = facts
+            .requirements
+            .iter()
+            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("python", "3.12.*", 6),
+                ("pytorch", "2.7.*", 12),
+                ("torch", ">=2.6", 9)
+            ]
+        );
+        // The same tables under `[tool.pixi]` of a pyproject.
+        let pyproject = d.path().join("pyproject.toml");
+        std::fs::write(
+            &pyproject,
+            "[project]\nname = \"x\"\n\n[tool.pixi.pypi-dependencies]\ntorch = \">=2.6,<3\"\n",
+        )
+        .unwrap();
+        let mut facts = DepFacts::default();
+        facts.add_file(d.path(), &pyproject, DepKind::Pyproject);
+        assert!(facts
+            .requirements
+            .iter()
+            .any(|r| r.name == "torch" && r.specifier == ">=2.6,<3" && r.line == 5));
+    }
 
     #[test]
     fn requirements_written_by_powershell_are_utf16() {
