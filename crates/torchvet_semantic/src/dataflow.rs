@@ -1770,6 +1770,17 @@ impl<'c> FlowContext<'c> {
                 .unwrap_or_default()
         };
         if let Some(q) = self.scopes.resolve(&call.func) {
+            // `torch.Tensor.item(loss)`: the unbound form of `loss.item()`, for the methods
+            // that take nothing but the tensor and leave the graph (`item`, `detach`, `tolist`).
+            if let Some(method) = q.strip_prefix("torch.Tensor.") {
+                if args.len() == 1
+                    && call.arguments.keywords.is_empty()
+                    && !matches!(args[0], Expr::Starred(_))
+                    && crate::tensor_methods::effects(method).drops_graph()
+                {
+                    return self.eval_method(method, &arg0(), call, lookup, no_grad);
+                }
+            }
             if crate::classes::call_returns_eval_mode(&q, call) {
                 return Value::default().with(fact(
                     Prop::EvalMode,
