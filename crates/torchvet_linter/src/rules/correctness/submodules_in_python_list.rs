@@ -3,7 +3,7 @@ use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{Expr, Stmt};
-use ruff_text_size::Ranged;
+use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
 
 crate::declare_rule! {
@@ -36,7 +36,9 @@ crate::declare_rule! {
     /// The fix wraps the container in `nn.ModuleList`/`ModuleDict`/`ParameterList`/
     /// `ParameterDict` (or replaces `[]` with `nn.ModuleList()`). The parameters then start
     /// being trained and saved: results change and older checkpoints miss the new keys, so
-    /// the fix is unsafe.
+    /// the fix is unsafe. A 1-tuple made by a stray trailing comma (`self.main =
+    /// nn.Sequential(...),`) is reported as such, and its fix removes the comma (unsafe for
+    /// the same reason).
     ///
     /// ## References
     /// - [torch.nn.ModuleList](https://pytorch.org/docs/stable/generated/torch.nn.ModuleList.html)
@@ -400,6 +402,24 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
             )),
         }
     });
+    // `self.main = nn.Sequential(...),`: a stray trailing comma makes a 1-tuple of the one
+    // module meant; removing the comma is the fix.
+    if let Expr::Tuple(t) = value {
+        if let [only] = &t.elts[..] {
+            if !t.parenthesized && !matches!(only, Expr::Starred(_)) {
+                checker
+                    .report(
+                        target.range(),
+                        format!("`self.{name}` is a 1-tuple (the trailing comma after the value makes one): the module in it is not registered, so model.parameters(), .to(), .eval() and state_dict() skip it; remove the comma"),
+                    )
+                    .set_fix(RawFix::unsafe_edit(
+                        "Remove the trailing comma",
+                        vec![RawEdit::delete(TextRange::new(only.end(), t.end()))],
+                    ));
+                return;
+            }
+        }
+    }
     let diag = checker.report(
         target.range(),
         format!("`self.{name}` is a plain {container} of {what}: they are not registered, so model.parameters(), .to(), .eval() and state_dict() skip them; use nn.{wrapper}"),
