@@ -1,19 +1,25 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{Expr, ExprAttribute, ExprCall, Stmt};
 use ruff_text_size::Ranged;
+use torchvet_semantic::helpers;
+use torchvet_semantic::kinds::Kind;
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for statements that name a method such as `model.eval`, `optimizer.zero_grad`,
     /// `loss.backward` or `optimizer.step` without calling it, and for `with torch.no_grad:`
-    /// without parentheses.
+    /// without parentheses, and for `torch.save(optimizer.state_dict, path)`: the
+    /// `state_dict` method of a module, optimizer, scheduler or scaler saved without calling
+    /// it (also as a value of a saved dict, list or tuple).
     ///
     /// ## Why is this bad?
     /// Without `()` the statement only looks the method up and throws it away: the model
     /// stays in training mode, gradients are never cleared, no backward pass or update
     /// happens. Python raises nothing, so training silently does something else. In a `with`
     /// statement the class object `torch.no_grad` is not a context manager instance and fails.
+    /// Saving `optimizer.state_dict` pickles the bound method, that is the whole optimizer
+    /// (or model) it belongs to, and loading it gives a method where the state was expected.
     ///
     /// ## Example
     /// ```python
@@ -47,7 +53,7 @@ crate::declare_rule! {
         severity: Critical,
         title: "Method referenced but not called (model.eval / opt.zero_grad / loss.backward / opt.step)",
         autofix: Yes,
-        hooks: { stmt: check_stmt },
+        hooks: { stmt: check_stmt, call: check_call },
     };
 }
 
@@ -64,6 +70,54 @@ const METHODS: &[&str] = &[
     "item",
     "requires_grad_",
 ];
+
+/// `torch.save(optimizer.state_dict, path)` (also as a value of a saved dict, list or tuple):
+/// the method itself is saved, which pickles the whole object it is bound to, and loading
+/// it back gives a bound method where a `state_dict` was expected. Only for receivers that
+/// are a module, an optimizer, a scheduler or a scaler.
+fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
+    if !q.is_some_and(|q| matches!(q, "torch.save" | "torch.serialization.save")) {
+        return;
+    }
+    let Some(obj) = helpers::argument(call, "obj", 0) else {
+        return;
+    };
+    fn state_dict_ref(e: &Expr) -> Option<&ExprAttribute> {
+        match e {
+            Expr::Attribute(a) if a.attr.as_str() == "state_dict" => Some(a),
+            _ => None,
+        }
+    }
+    let refs: Vec<&ExprAttribute> = match obj {
+        Expr::Dict(d) => d
+            .items
+            .iter()
+            .filter_map(|i| state_dict_ref(&i.value))
+            .collect(),
+        Expr::List(l) => l.elts.iter().filter_map(state_dict_ref).collect(),
+        Expr::Tuple(t) => t.elts.iter().filter_map(state_dict_ref).collect(),
+        e => state_dict_ref(e).into_iter().collect(),
+    };
+    for a in refs {
+        let kind = checker.value_kind(&a.value);
+        if !matches!(
+            kind,
+            Kind::Module | Kind::Optimizer(_) | Kind::Scheduler(_) | Kind::GradScaler
+        ) {
+            continue;
+        }
+        let text = checker.text(a.range()).to_string();
+        checker
+            .report(
+                a.range(),
+                format!("`{text}` is the method, not the state: `torch.save` pickles the bound method, that is the whole object it belongs to, and loading it back gives a method where a state dict was expected; call it: `{text}()`"),
+            )
+            .set_fix(RawFix::unsafe_edit(
+                format!("Call it: `{text}()`"),
+                vec![RawEdit::insert(a.end(), "()")],
+            ));
+    }
+}
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     match stmt {
