@@ -1008,22 +1008,35 @@ impl DepFacts {
             }
         }
         for (section, deps) in sections {
-            let from = header_line(text, &section).unwrap_or(0);
-            for (name, value) in deps {
-                let line = find_key_line(text, from, name).unwrap_or(1);
-                let (spec, url) = poetry_spec(value);
-                let spec = if spec == "*" { String::new() } else { spec };
-                let mut r = DeclaredRequirement::new(
-                    name,
-                    &spec,
-                    PathBuf::from(&file),
-                    line,
-                    RequirementOrigin::Conda,
-                    &line_text(text, line),
-                );
-                r.url = url;
-                self.requirements.push(r);
-            }
+            self.name_table(text, &file, &section, deps, RequirementOrigin::Conda);
+        }
+    }
+
+    /// A TOML table of `name = "spec"` / `name = { version = "spec", ... }` requirements
+    /// (Pipfile `[packages]`, pixi `[dependencies]`) under the header `section`.
+    fn name_table(
+        &mut self,
+        text: &str,
+        file: &str,
+        section: &str,
+        deps: &toml::Table,
+        origin: RequirementOrigin,
+    ) {
+        let from = header_line(text, section).unwrap_or(0);
+        for (name, value) in deps {
+            let line = find_key_line(text, from, name).unwrap_or(1);
+            let (spec, url) = poetry_spec(value);
+            let spec = if spec == "*" { String::new() } else { spec };
+            let mut r = DeclaredRequirement::new(
+                name,
+                &spec,
+                PathBuf::from(file),
+                line,
+                origin.clone(),
+                &line_text(text, line),
+            );
+            r.url = url;
+            self.requirements.push(r);
         }
     }
 
@@ -1039,22 +1052,7 @@ impl DepFacts {
             let Some(deps) = table.get(section).and_then(|v| v.as_table()) else {
                 continue;
             };
-            let from = header_line(&text, section).unwrap_or(0);
-            for (name, value) in deps {
-                let line = find_key_line(&text, from, name).unwrap_or(1);
-                let (spec, url) = poetry_spec(value);
-                let spec = if spec == "*" { String::new() } else { spec };
-                let mut r = DeclaredRequirement::new(
-                    name,
-                    &spec,
-                    PathBuf::from(&file),
-                    line,
-                    RequirementOrigin::Pipfile,
-                    &line_text(&text, line),
-                );
-                r.url = url;
-                self.requirements.push(r);
-            }
+            self.name_table(&text, &file, section, deps, RequirementOrigin::Pipfile);
         }
         if let Some(srcs) = table.get("source").and_then(|v| v.as_array()) {
             for s in srcs {
@@ -1550,6 +1548,15 @@ pub(crate) fn url_version(r: &DeclaredRequirement) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// (name, specifier, line) of every requirement read.
+    fn declared(facts: &DepFacts) -> Vec<(&str, &str, u32)> {
+        facts
+            .requirements
+            .iter()
+            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
+            .collect()
+    }
+
     #[test]
     fn pixi_manifests_declare_conda_and_pypi_dependencies() {
         let d = tempfile::tempdir().unwrap();
@@ -1562,11 +1569,7 @@ mod tests {
         assert_eq!(dep_file_kind(&path), Some(DepKind::Pixi));
         let mut facts = DepFacts::default();
         facts.add_file(d.path(), &path, DepKind::Pixi);
-        let got: Vec<(&str, &str, u32)> = facts
-            .requirements
-            .iter()
-            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
-            .collect();
+        let got = declared(&facts);
         assert_eq!(
             got,
             vec![
@@ -1607,11 +1610,7 @@ mod tests {
         std::fs::write(&path, &le).unwrap();
         let mut facts = DepFacts::default();
         facts.add_file(d.path(), &path, DepKind::Requirements);
-        let got: Vec<(&str, &str, u32)> = facts
-            .requirements
-            .iter()
-            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
-            .collect();
+        let got = declared(&facts);
         assert_eq!(got, vec![("numpy", "==1.26.4", 1), ("torch", "==2.5.1", 2)]);
     }
 
@@ -1652,11 +1651,7 @@ mod tests {
         .unwrap();
         let mut facts = DepFacts::default();
         facts.add_file(d.path(), &path, DepKind::Dockerfile);
-        let got: Vec<(&str, &str, u32)> = facts
-            .requirements
-            .iter()
-            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
-            .collect();
+        let got = declared(&facts);
         assert_eq!(
             got,
             vec![("torch", "==2.2.1", 2), ("torchvision", "==0.17.1", 2)]
@@ -1755,11 +1750,7 @@ mod tests {
             RequirementOrigin::RequirementsTxt,
             0,
         );
-        let names: Vec<(&str, &str, u32)> = facts
-            .requirements
-            .iter()
-            .map(|r| (r.name.as_str(), r.specifier.as_str(), r.line))
-            .collect();
+        let names = declared(&facts);
         assert_eq!(
             names,
             vec![
