@@ -2424,7 +2424,8 @@ impl<'a> Checker<'a> {
         let name = f.name.as_str();
         if !(torchvet_semantic::regions::is_eval_name(name)
             || torchvet_semantic::regions::is_sampling_name(name)
-            || torchvet_semantic::regions::is_action_name(name))
+            || torchvet_semantic::regions::is_action_name(name)
+            || torchvet_semantic::regions::is_pred_name(name))
             || !self.trains_nowhere(f)
             || self.output_needs_graph(call)
         {

@@ -72,6 +72,12 @@ pub fn is_action_name(name: &str) -> bool {
     has_word(name, &["act", "action"])
 }
 
+/// Does a function name say it computes predictions under their short name (`get_pred`,
+/// `preds_of`, `pred_fn`)? [`is_eval_name`] takes the long forms (`predict`, `predictions`).
+pub fn is_pred_name(name: &str) -> bool {
+    has_word(name, &["pred", "preds"])
+}
+
 /// Does a name say evaluation data (`val_loader`, `test_dl`, `valid_data`, `dev_set`,
 /// `eval_dataloader`, `loader_val`, `testloader`)?
 pub fn is_eval_data_name(name: &str) -> bool {
@@ -1020,6 +1026,9 @@ mod tests {
         ] {
             assert!(!is_eval_data_name(n), "{n}");
         }
+        assert!(is_pred_name("get_pred"));
+        assert!(is_pred_name("preds_of"));
+        assert!(!is_pred_name("predator"));
         assert!(is_eval_name("validate"));
         assert!(is_eval_name("test"));
         assert!(!is_eval_name("test_forward_shape"));
