@@ -233,6 +233,44 @@ fn known_paths(variants: &[(FuncId, PathShape)]) -> bool {
         })
 }
 
+/// Does a template spell this literal path, each hole standing for some text within one path
+/// component (`model_ckpts/model_{}_epochs_trained.pt` and
+/// `model_ckpts/model_20_epochs_trained.pt`)? The template's file name must keep literal
+/// text of its own (three characters besides the extension), so `{}.pt` spells nothing.
+fn template_spells(t: &str, l: &str) -> bool {
+    let t = t.trim_start_matches("./");
+    let l = l.trim_start_matches("./");
+    let name = t.rsplit('/').next().unwrap_or(t);
+    let Some((stem, _)) = name.rsplit_once('.') else {
+        return false;
+    };
+    if !t.contains("{}") || stem.replace("{}", "").len() < 3 {
+        return false;
+    }
+    let parts: Vec<&str> = t.split("{}").collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    let Some(mut rest) = l.strip_prefix(first) else {
+        return false;
+    };
+    for (i, part) in parts.iter().enumerate().skip(1) {
+        // A hole: some text with no `/`, then the next literal part (the last one ends the
+        // path).
+        let at = if i == parts.len() - 1 {
+            match rest.strip_suffix(last) {
+                Some(hole) if rest.len() >= last.len() => Some(hole.len()),
+                _ => None,
+            }
+        } else {
+            rest.find(part)
+        };
+        let Some(at) = at.filter(|&at| at > 0 && !rest[..at].contains('/')) else {
+            return false;
+        };
+        rest = &rest[at + part.len()..];
+    }
+    rest.is_empty()
+}
+
 /// Two relative paths that name the same file from different working directories: equal
 /// once their leading `./` and `../` components are dropped, with a directory and a file
 /// name left (`../models/x_{}.pth` written by a script run from `trainers/`, `models/x_{}.pth`
@@ -2121,7 +2159,7 @@ impl ProjectModel {
                         && name.contains('.')
                         && !name.contains("{}")
                         && l.rsplit_once('/').is_some_and(|(_, lname)| lname == name)
-                })
+                }) || template_spells(t, l)
             }
             (PathShape::Handle(x), PathShape::Handle(y)) => x == y && a_in == b_in,
             (PathShape::Attr(x), PathShape::Attr(y))
@@ -3434,4 +3472,36 @@ pub fn helper_saved_path(
         }
     });
     save
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::template_spells;
+
+    #[test]
+    fn templates_spell_literal_paths_hole_by_hole() {
+        assert!(template_spells(
+            "model_ckpts/model_{}_epochs_trained.pt",
+            "model_ckpts/model_20_epochs_trained.pt"
+        ));
+        assert!(template_spells(
+            "./ckpt/resnet_{}_{}.t7",
+            "ckpt/resnet_18_3.t7"
+        ));
+        // Too little literal text in the file name (`{}-{}.t7`).
+        assert!(!template_spells("./ckpt/{}-{}.t7", "ckpt/resnet-12.t7"));
+        // A hole stays within one path component.
+        assert!(!template_spells(
+            "model_ckpts/model_{}_epochs_trained.pt",
+            "model_ckpts/a/model_20_epochs_trained.pt"
+        ));
+        // Every literal part must be there, in order.
+        assert!(!template_spells(
+            "model_ckpts/model_{}_epochs_trained.pt",
+            "model_ckpts/model_20_epochs.pt"
+        ));
+        // A template whose file name is only a hole spells nothing.
+        assert!(!template_spells("{}.pt", "best.pt"));
+        assert!(!template_spells("out/{}.pth", "out/last.pth"));
+    }
 }
