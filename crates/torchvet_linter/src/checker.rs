@@ -715,6 +715,8 @@ impl<'a> Checker<'a> {
         let Expr::Attribute(a) = expr else {
             return None;
         };
+        // Outside a project there is no class to ask (and the object's class is not looked for).
+        self.project()?;
         let c = self.project_class_of(&a.value)?;
         Some(self.project()?.model.class_attr(c, a.attr.as_str(), 0))
     }

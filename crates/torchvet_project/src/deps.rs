@@ -232,16 +232,7 @@ impl DepFacts {
             }
             DepKind::InstallScript => self.install_script(root, path),
             DepKind::Dockerfile => self.dockerfile(root, path),
-            DepKind::Pixi => {
-                if let Some(text) = read_text(path) {
-                    match toml::from_str::<toml::Table>(&text) {
-                        Ok(t) => self.pixi(root, path, &text, &t, ""),
-                        Err(_) => self
-                            .warnings
-                            .push(format!("{}: invalid TOML", rel(root, path))),
-                    }
-                }
-            }
+            DepKind::Pixi => self.pixi_manifest(root, path),
             DepKind::Pipfile => self.pipfile(root, path),
             DepKind::PipfileLock => self.pipfile_lock(root, path),
             DepKind::TomlLock => self.toml_lock(root, path),
@@ -912,12 +903,18 @@ impl DepFacts {
     /// are kept: the script is read for the torch it installs, not as the project's
     /// dependency list.
     fn install_script(&mut self, root: &Path, path: &Path) {
-        let Some(text) = read_small(path) else { return };
+        if let Some(text) = read_small(path) {
+            self.install_lines(&rel(root, path), &text);
+        }
+    }
+
+    /// The versioned `conda install` / `pip install` commands of torch in a script's text
+    /// (a shell script, a Dockerfile's `RUN` lines).
+    fn install_lines(&mut self, file: &str, text: &str) {
         if !text.contains("install") || !text.contains("torch") {
             return;
         }
-        let file = rel(root, path);
-        for (line, conda, spec) in install_commands(&text) {
+        for (line, conda, spec) in install_commands(text) {
             let (name, specifier, url) = if conda {
                 let (n, sp) = conda_spec(&spec);
                 (n, sp, None)
@@ -940,10 +937,10 @@ impl DepFacts {
             let mut r = DeclaredRequirement::new(
                 &name,
                 &specifier,
-                PathBuf::from(&file),
+                PathBuf::from(file),
                 line,
                 RequirementOrigin::InstallScript,
-                &line_text(&text, line),
+                &line_text(text, line),
             );
             r.url = url;
             self.requirements.push(r);
@@ -955,9 +952,9 @@ impl DepFacts {
     /// that torch. Other images (`nvcr.io/nvidia/pytorch:23.10-py3`, tagged by date) say
     /// nothing this reads.
     fn dockerfile(&mut self, root: &Path, path: &Path) {
-        self.install_script(root, path);
         let Some(text) = read_small(path) else { return };
         let file = rel(root, path);
+        self.install_lines(&file, &text);
         for (i, l) in text.lines().enumerate() {
             let Some(version) = pytorch_image_version(l) else {
                 continue;
@@ -974,6 +971,17 @@ impl DepFacts {
         }
     }
 
+    /// A `pixi.toml`.
+    fn pixi_manifest(&mut self, root: &Path, path: &Path) {
+        let Some(text) = read_text(path) else { return };
+        match toml::from_str::<toml::Table>(&text) {
+            Ok(t) => self.pixi(root, path, &text, &t, ""),
+            Err(_) => self
+                .warnings
+                .push(format!("{}: invalid TOML", rel(root, path))),
+        }
+    }
+
     /// The dependencies of a pixi manifest (`pixi.toml`, or `[tool.pixi]` of a pyproject:
     /// `prefix` is then `"tool.pixi."`): `[dependencies]` (conda: `pytorch = ">=2.6"`) and
     /// `[pypi-dependencies]` (`torch = { version = ">=2.6", index = "..." }`), at the top, per
@@ -981,32 +989,28 @@ impl DepFacts {
     fn pixi(&mut self, root: &Path, path: &Path, text: &str, table: &toml::Table, prefix: &str) {
         let file = rel(root, path);
         let mut sections: Vec<(String, &toml::Table)> = Vec::new();
+        // The dependency tables of a scope (the manifest, a feature, a platform), then those
+        // of the scopes it holds.
         fn deps_of<'t>(at: &str, t: &'t toml::Table, out: &mut Vec<(String, &'t toml::Table)>) {
             for key in ["dependencies", "pypi-dependencies"] {
                 if let Some(d) = t.get(key).and_then(|v| v.as_table()) {
                     out.push((format!("{at}{key}"), d));
                 }
             }
-            if let Some(targets) = t.get("target").and_then(|v| v.as_table()) {
-                for (platform, v) in targets {
-                    if let Some(pt) = v.as_table() {
-                        for key in ["dependencies", "pypi-dependencies"] {
-                            if let Some(d) = pt.get(key).and_then(|v| v.as_table()) {
-                                out.push((format!("{at}target.{platform}.{key}"), d));
-                            }
-                        }
+            for scope in ["feature", "target"] {
+                for (name, v) in t
+                    .get(scope)
+                    .and_then(|v| v.as_table())
+                    .into_iter()
+                    .flatten()
+                {
+                    if let Some(inner) = v.as_table() {
+                        deps_of(&format!("{at}{scope}.{name}."), inner, out);
                     }
                 }
             }
         }
         deps_of(prefix, table, &mut sections);
-        if let Some(features) = table.get("feature").and_then(|v| v.as_table()) {
-            for (name, v) in features {
-                if let Some(ft) = v.as_table() {
-                    deps_of(&format!("{prefix}feature.{name}."), ft, &mut sections);
-                }
-            }
-        }
         for (section, deps) in sections {
             self.name_table(text, &file, &section, deps, RequirementOrigin::Conda);
         }
@@ -1574,8 +1578,8 @@ mod tests {
             got,
             vec![
                 ("python", "3.12.*", 6),
-                ("pytorch", "2.7.*", 12),
-                ("torch", ">=2.6", 9)
+                ("torch", ">=2.6", 9),
+                ("pytorch", "2.7.*", 12)
             ]
         );
         // The same tables under `[tool.pixi]` of a pyproject.

@@ -163,14 +163,7 @@ impl DeclaredRequirement {
     /// `~=1.13.1` gives `(1, 13)`, Poetry's `^2.1` gives `(2, u32::MAX)`, conda's `=2.1` gives
     /// `(2, 1)`.
     pub fn max_allowed_version(&self) -> Option<(u32, u32)> {
-        let mut best = max_allowed(&self.specifier);
-        if best.is_none() {
-            if let Some(url) = &self.url {
-                best = version_from_url(url)
-                    .and_then(|v| Version::parse(&v))
-                    .map(|v| (v.major(), v.minor()));
-            }
-        }
+        let mut best = max_allowed(&self.specifier).or_else(|| self.url_version());
         if let Some(locked) = self.locked_version.as_deref().and_then(Version::parse) {
             let l = (locked.major(), locked.minor());
             best = Some(match best {
@@ -181,20 +174,21 @@ impl DeclaredRequirement {
         best
     }
 
+    /// The `(major, minor)` a requirement that is the URL of one package file installs (a
+    /// wheel, a conda package: `torch-2.1.0+cu118-...whl`).
+    fn url_version(&self) -> Option<(u32, u32)> {
+        let v = Version::parse(&version_from_url(self.url.as_deref()?)?)?;
+        Some((v.major(), v.minor()))
+    }
+
     /// The lowest `(major, minor)` the specifier allows, if it has a lower bound.
     pub fn min_allowed_version(&self) -> Option<(u32, u32)> {
         if let Some(locked) = self.locked_version.as_deref().and_then(Version::parse) {
             return Some((locked.major(), locked.minor()));
         }
-        // A requirement that is a URL of one package file installs that version.
         if self.specifier.is_empty() {
-            if let Some(v) = self
-                .url
-                .as_deref()
-                .and_then(version_from_url)
-                .and_then(|v| Version::parse(&v))
-            {
-                return Some((v.major(), v.minor()));
+            if let Some(v) = self.url_version() {
+                return Some(v);
             }
         }
         let mut best: Option<(u32, u32)> = None;

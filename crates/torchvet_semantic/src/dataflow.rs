@@ -534,14 +534,8 @@ impl Summaries {
             if !classes.is_module(c.name.as_str()) {
                 continue;
             }
-            let forward = c.body.iter().find_map(|st| match st {
-                Stmt::FunctionDef(f) if f.name.as_str() == "forward" => Some(f),
-                _ => None,
-            });
-            if let Some(f) = forward {
-                summarise_forward_helpers(c, f, &mut scopes, classes, &mut s);
-                let v = summarise(f, &mut scopes, classes, &s, Some(c.name.as_str()));
-                forwards.insert(c.name.to_string(), stamp(v, &format!("{}.forward", c.name)));
+            if let Some(v) = summarise_class_forward(c, &mut scopes, classes, &mut s) {
+                forwards.insert(c.name.to_string(), v);
             }
         }
         let mut functions = FxHashMap::default();
@@ -585,15 +579,8 @@ impl Summaries {
             s.class_attrs.insert(c.name.to_string(), attrs);
         }
         for c in again {
-            let forward = c.body.iter().find_map(|st| match st {
-                Stmt::FunctionDef(f) if f.name.as_str() == "forward" => Some(f),
-                _ => None,
-            });
-            if let Some(f) = forward {
-                summarise_forward_helpers(c, f, &mut scopes, classes, &mut s);
-                let v = summarise(f, &mut scopes, classes, &s, Some(c.name.as_str()));
-                s.forwards
-                    .insert(c.name.to_string(), stamp(v, &format!("{}.forward", c.name)));
+            if let Some(v) = summarise_class_forward(c, &mut scopes, classes, &mut s) {
+                s.forwards.insert(c.name.to_string(), v);
             }
         }
         if !all {
@@ -778,6 +765,23 @@ fn moves_to_cpu(call: &ExprCall) -> bool {
         Some(e) => helpers::str_value(e) == Some("cpu"),
         None => false,
     }
+}
+
+/// What module class `c`'s `forward` returns (stamped `C.forward`), after the methods it
+/// calls as `self.<m>(...)` are summarised; `None` for a class without `forward`.
+fn summarise_class_forward(
+    c: &ast::StmtClassDef,
+    scopes: &mut Scopes,
+    classes: &ModuleClasses,
+    s: &mut Summaries,
+) -> Option<Value> {
+    let f = c.body.iter().find_map(|st| match st {
+        Stmt::FunctionDef(f) if f.name.as_str() == "forward" => Some(f),
+        _ => None,
+    })?;
+    summarise_forward_helpers(c, f, scopes, classes, s);
+    let v = summarise(f, scopes, classes, s, Some(c.name.as_str()));
+    Some(stamp(v, &format!("{}.forward", c.name)))
 }
 
 /// Summarise the methods of module class `c` that its `forward` calls as `self.<m>(...)`

@@ -21,6 +21,11 @@ pub fn is_torch_load(q: &str) -> bool {
     TORCH_LOADS.contains(&q)
 }
 
+/// Is `q` the qualified name of `torch.save` (also spelled `torch.serialization.save`)?
+pub fn is_torch_save(q: &str) -> bool {
+    matches!(q, "torch.save" | "torch.serialization.save")
+}
+
 /// Is `value` a call that passes the name `id` as an argument (`model, losses = fit(model,
 /// loader)`)? A name unpacked from such a call is, by the usual convention, the object handed
 /// in, handed back: its earlier binding stands.

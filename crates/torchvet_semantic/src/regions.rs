@@ -44,7 +44,8 @@ fn has_word(name: &str, words: &[&str]) -> bool {
 
 /// Does an identifier name a routine that runs a model only to look at what it makes
 /// (`sample_images`, `generate`, `visualize_predictions`, `plot_reconstructions`,
-/// `show_samples`, `greedy_decode`, `beam_search`, `translate`)? Such a routine that trains nowhere and only reads the output is inference.
+/// `show_samples`, `greedy_decode`, `beam_search`, `translate`)? Such a routine that trains
+/// nowhere and only reads the output is inference.
 pub fn is_sampling_name(name: &str) -> bool {
     const WORDS: &[&str] = &[
         "sample",

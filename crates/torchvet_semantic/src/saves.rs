@@ -510,7 +510,7 @@ pub fn file_saves(
                 let Some(q) = scopes.resolve(&call.func) else {
                     continue;
                 };
-                if !matches!(q.as_str(), "torch.save" | "torch.serialization.save") {
+                if !crate::helpers::is_torch_save(&q) {
                     continue;
                 }
                 let Some(obj) = helpers::argument(call, "obj", 0) else {

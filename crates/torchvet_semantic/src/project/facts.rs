@@ -2482,51 +2482,38 @@ fn path_shape_at(
         // or a template (`MODEL_SAVE_PATH + MODEL_NAME` with `MODEL_NAME = "model.pt"`) gives
         // its text; a concatenation of literals only is that literal.
         Expr::BinOp(b) if b.op == Operator::Add => {
+            // The text of the parts, `{}` for what is not known; whether any literal text
+            // came in (a path of holes only says nothing).
             fn parts(
                 e: &Expr,
                 out: &mut String,
                 literal: &mut bool,
-                holes: &mut bool,
                 shape_of: &mut dyn FnMut(&Expr) -> PathShape,
             ) {
-                match e {
+                let text = match e {
                     Expr::BinOp(b) if b.op == Operator::Add => {
-                        parts(&b.left, out, literal, holes, shape_of);
-                        parts(&b.right, out, literal, holes, shape_of);
+                        parts(&b.left, out, literal, shape_of);
+                        parts(&b.right, out, literal, shape_of);
+                        return;
                     }
-                    Expr::StringLiteral(s) => {
-                        *literal = true;
-                        out.push_str(s.value.to_str());
-                    }
+                    Expr::StringLiteral(s) => s.value.to_str().into(),
                     Expr::Name(_) => match shape_of(e) {
-                        PathShape::Literal(l) => {
-                            *literal = true;
-                            out.push_str(&l);
-                        }
-                        PathShape::Template(t) => {
-                            *literal = true;
-                            *holes = true;
-                            out.push_str(&t);
-                        }
-                        _ => {
-                            *holes = true;
-                            out.push_str("{}");
-                        }
+                        PathShape::Literal(t) | PathShape::Template(t) => t,
+                        _ => Box::from("{}"),
                     },
-                    _ => {
-                        *holes = true;
-                        out.push_str("{}");
-                    }
-                }
+                    _ => Box::from("{}"),
+                };
+                *literal |= &*text != "{}";
+                out.push_str(&text);
             }
-            let (mut t, mut literal, mut holes) = (String::new(), false, false);
-            parts(e, &mut t, &mut literal, &mut holes, &mut |x| {
+            let (mut t, mut literal) = (String::new(), false);
+            parts(e, &mut t, &mut literal, &mut |x| {
                 path_shape_at(x, body, names, params, scopes, at, depth + 1)
             });
-            match (literal, holes) {
+            match (literal, t.contains("{}")) {
+                (false, _) => PathShape::Unknown,
                 (true, false) => PathShape::Literal(t.into()),
                 (true, true) => PathShape::Template(t.into()),
-                _ => PathShape::Unknown,
             }
         }
         Expr::BinOp(b) if b.op == Operator::Div => match &*b.right {

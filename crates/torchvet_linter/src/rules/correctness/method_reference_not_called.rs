@@ -76,7 +76,7 @@ const METHODS: &[&str] = &[
 /// it back gives a bound method where a `state_dict` was expected. Only for receivers that
 /// are a module, an optimizer, a scheduler or a scaler.
 fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
-    if !q.is_some_and(|q| matches!(q, "torch.save" | "torch.serialization.save")) {
+    if !q.is_some_and(helpers::is_torch_save) {
         return;
     }
     let Some(obj) = helpers::argument(call, "obj", 0) else {

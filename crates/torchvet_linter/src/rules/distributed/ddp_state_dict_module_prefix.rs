@@ -88,7 +88,7 @@ fn state_dict_calls<'b>(expr: &'b Expr, depth: u32, out: &mut Vec<&'b ExprCall>)
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    if !matches!(name, Some("torch.save" | "torch.serialization.save")) {
+    if !name.is_some_and(torchvet_semantic::helpers::is_torch_save) {
         return;
     }
     let Some(obj) = helpers::argument(call, "obj", 0) else {

@@ -64,8 +64,6 @@ crate::declare_rule! {
     };
 }
 
-const SAVE: &[&str] = &["torch.save", "torch.serialization.save"];
-
 /// Calls that make a function the setup of a distributed job.
 const SETUP: &[&str] = &[
     "torch.distributed.init_process_group",
@@ -135,7 +133,7 @@ fn savers(checker: &Checker) -> Vec<String> {
             found = found
                 || checker
                     .resolve(&c.func)
-                    .is_some_and(|q| SAVE.contains(&q.as_str()));
+                    .is_some_and(|q| torchvet_semantic::helpers::is_torch_save(&q));
         });
         found
     };
@@ -228,7 +226,7 @@ fn guard_fix(checker: &Checker, call: &ExprCall) -> Option<RawFix> {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    let is_save = name.is_some_and(|q| SAVE.contains(&q));
+    let is_save = name.is_some_and(torchvet_semantic::helpers::is_torch_save);
     if !is_save {
         // A call of a same-file function that saves, from a distributed frame.
         if !matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_)) || name.is_some() {

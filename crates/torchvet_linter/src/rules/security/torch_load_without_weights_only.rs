@@ -120,26 +120,21 @@ fn saves(checker: &Checker) -> Rc<Vec<SaveSite>> {
     checker.file_saves()
 }
 
-/// The target version as messages say it, with the lowest torch the project allows when
-/// that is what brings the load before 2.6.
-fn target_label(checker: &Checker) -> String {
-    let target = match checker.settings.target_torch {
-        Some(v) => format!("target torch {v}"),
-        None => "target: latest torch".to_string(),
-    };
-    if !checker.torch_at_least(2, 6) {
-        return target;
-    }
-    match floor_before_2_6(checker) {
-        Some((m, Floor::Declared)) => format!("{target}, but the project allows torch {m}"),
-        Some((m, Floor::Documented)) => {
-            format!("{target}, but the project's documentation names torch {m}")
-        }
-        None => target,
-    }
+/// Which torches the code runs on, as far as `torch.load`'s default is concerned.
+enum Torches {
+    /// The target is before 2.6: the full unpickler is the default there.
+    OldTarget,
+    /// The target has the weights-only default, but the project allows (or, when no
+    /// dependency file bounds torch, its documentation names) an older torch: the lowest.
+    Allows(Version, Floor),
+    /// Every torch it runs on has the weights-only default (a pin or lower bound from 2.6 on).
+    WeightsOnlyDefault,
+    /// Nothing bounds the project's torch (no pin, no lower bound, no documented version):
+    /// the latest is assumed, but an older one is not ruled out.
+    Unbounded,
 }
 
-/// Where the lowest torch of [`floor_before_2_6`] comes from.
+/// Where the lowest torch of [`Torches::Allows`] comes from.
 enum Floor {
     /// A dependency file.
     Declared,
@@ -147,18 +142,43 @@ enum Floor {
     Documented,
 }
 
-/// The lowest torch the code runs on, when the project says it is one before 2.6 (where the
-/// full unpickler is the default): the nearest declaration's lower bound (`torch>=2.0`), or,
-/// when it has none, the lowest that any declaration of the repository allows (a conda
-/// `environment.yml` pinning an older torch); when no dependency file bounds torch, the
-/// torch its documentation names (a README's "Requirements: pytorch 1.5.1").
-fn floor_before_2_6(checker: &Checker) -> Option<(Version, Floor)> {
+/// The torches a file's code runs on. The lowest is the nearest declaration's lower bound
+/// (`torch>=2.0`), or, when it has none, the lowest any declaration of the repository allows
+/// (a conda `environment.yml` pinning an older torch); when no dependency file bounds torch,
+/// the torch its documentation names (a README's "Requirements: pytorch 1.5.1").
+fn torches(checker: &Checker) -> Torches {
+    if !checker.torch_at_least(2, 6) {
+        return Torches::OldTarget;
+    }
     let s = &checker.settings;
-    let floor = match s.nearest_min_torch.or(s.min_torch) {
-        Some(m) => (m, Floor::Declared),
-        None => (s.documented_min_torch?, Floor::Documented),
+    let floor = match (s.nearest_min_torch.or(s.min_torch), s.documented_min_torch) {
+        (Some(m), _) => (m, Floor::Declared),
+        (None, Some(m)) => (m, Floor::Documented),
+        (None, None) if s.target_torch.is_none() => return Torches::Unbounded,
+        (None, None) => return Torches::WeightsOnlyDefault,
     };
-    (floor.0 < Version::new(2, 6)).then_some(floor)
+    if floor.0 < Version::new(2, 6) {
+        Torches::Allows(floor.0, floor.1)
+    } else {
+        Torches::WeightsOnlyDefault
+    }
+}
+
+/// The versions as messages say them.
+fn target_label(checker: &Checker, torches: &Torches) -> String {
+    let target = match checker.settings.target_torch {
+        Some(v) => format!("target torch {v}"),
+        None => "target: latest torch".to_string(),
+    };
+    match torches {
+        Torches::Allows(m, Floor::Declared) => {
+            format!("{target}, but the project allows torch {m}")
+        }
+        Torches::Allows(m, Floor::Documented) => {
+            format!("{target}, but the project's documentation names torch {m}")
+        }
+        Torches::OldTarget | Torches::WeightsOnlyDefault | Torches::Unbounded => target,
+    }
 }
 
 /// Where a loaded path comes from.
@@ -370,19 +390,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
         return;
     }
     // `weights_only=True` is the default from 2.6 on: nothing is unpickled when every torch
-    // the project runs on has it. A project that declares (or documents) a lowest torch
-    // before 2.6 (`torch>=2.0`) still runs on torches where the full unpickler is the default.
-    let modern = checker.torch_at_least(2, 6) && floor_before_2_6(checker).is_none();
-    // A project that bounds its torch nowhere (no pin, no lower bound) is checked against the
-    // latest torch, but it may as well run on one before 2.6: such a load is reported one
-    // severity lower, as a "may".
-    let unbounded = checker.settings.target_torch.is_none()
-        && checker.settings.min_torch.is_none()
-        && checker.settings.documented_min_torch.is_none();
-    if !explicit_false && modern && !unbounded {
+    // the project runs on has it. A project that bounds its torch nowhere may as well run on
+    // an older one: such a load is reported one severity lower, as a "may".
+    let torches = torches(checker);
+    if !explicit_false && matches!(torches, Torches::WeightsOnlyDefault) {
         return;
     }
-    let may = !explicit_false && modern;
+    let may = !explicit_false && matches!(torches, Torches::Unbounded);
     // A load that `checkpoint-fails-weights-only-load` reports (the weights-only load fails
     // on the project's own checkpoint) is that rule's: the two never report one call.
     if load_fails_weights_only(checker, call) {
@@ -432,7 +446,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     let target = if may {
         "the project declares no torch version; declare `torch>=2.6` if that is the torch it runs on".to_string()
     } else {
-        target_label(checker)
+        target_label(checker, &torches)
     };
     let before = if may {
         "may unpickle arbitrary objects: it does before torch 2.6"

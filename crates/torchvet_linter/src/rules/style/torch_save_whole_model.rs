@@ -53,7 +53,7 @@ crate::declare_rule! {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
-    if !matches!(name, Some("torch.save" | "torch.serialization.save")) {
+    if !name.is_some_and(torchvet_semantic::helpers::is_torch_save) {
         return;
     }
     let Some(obj) = helpers::argument(call, "obj", 0) else {

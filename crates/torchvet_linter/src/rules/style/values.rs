@@ -117,7 +117,6 @@ pub(crate) fn returns_self(method: &str) -> bool {
     )
 }
 
-/// The module kind of an expression, from local evidence only.
 /// What the project model knows where [`module_kind`] (the file's syntax) does not tell: a
 /// name or an attribute that holds a module (a parameter every call site passes a module,
 /// `self.<attr>` of any class built from a project module class, a local bound through a
@@ -136,6 +135,7 @@ fn attribute_chain(expr: &Expr) -> bool {
     }
 }
 
+/// The module kind of an expression, from local evidence only.
 pub(crate) fn module_kind(checker: &Checker, env: Env<'_>, expr: &Expr) -> Option<ModuleKind> {
     module_kind_at(checker, env, expr, 0)
 }

@@ -1451,7 +1451,7 @@ impl<'x> Extract<'x, '_> {
         // Saves, loaders.
         let q = self.b.scopes.resolve(&c.func);
         if let Some(q) = q.as_deref() {
-            if matches!(q, "torch.save" | "torch.serialization.save") {
+            if crate::helpers::is_torch_save(q) {
                 self.saves.push(c);
             }
             if matches!(
