@@ -1552,6 +1552,20 @@ pub(crate) fn url_version(r: &DeclaredRequirement) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// What one dependency file of this name and content declares, read as its name says.
+    fn read_one(name: &str, content: &[u8]) -> DepFacts {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let mut facts = DepFacts::default();
+        facts.add_file(
+            d.path(),
+            &path,
+            dep_file_kind(&path).expect("a dependency file"),
+        );
+        facts
+    }
+
     /// (name, specifier, line) of every requirement read.
     fn declared(facts: &DepFacts) -> Vec<(&str, &str, u32)> {
         facts
@@ -1563,16 +1577,11 @@ mod tests {
 
     #[test]
     fn pixi_manifests_declare_conda_and_pypi_dependencies() {
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("pixi.toml");
-        std::fs::write(
-            &path,
-            "[workspace]\nchannels = [\"conda-forge\"]\nplatforms = [\"linux-64\"]\n\n[dependencies]\npython = \"3.12.*\"\n\n[feature.cuda.pypi-dependencies]\ntorch = { version = \">=2.6\", index = \"https://download.pytorch.org/whl/cu124\" }\n\n[target.osx-arm64.dependencies]\npytorch = \"2.7.*\"\n",
-        )
-        .unwrap();
-        assert_eq!(dep_file_kind(&path), Some(DepKind::Pixi));
-        let mut facts = DepFacts::default();
-        facts.add_file(d.path(), &path, DepKind::Pixi);
+        assert_eq!(dep_file_kind(Path::new("pixi.toml")), Some(DepKind::Pixi));
+        let facts = read_one(
+            "pixi.toml",
+            b"[workspace]\nchannels = [\"conda-forge\"]\nplatforms = [\"linux-64\"]\n\n[dependencies]\npython = \"3.12.*\"\n\n[feature.cuda.pypi-dependencies]\ntorch = { version = \">=2.6\", index = \"https://download.pytorch.org/whl/cu124\" }\n\n[target.osx-arm64.dependencies]\npytorch = \"2.7.*\"\n",
+        );
         let got = declared(&facts);
         assert_eq!(
             got,
@@ -1583,18 +1592,11 @@ mod tests {
             ]
         );
         // The same tables under `[tool.pixi]` of a pyproject.
-        let pyproject = d.path().join("pyproject.toml");
-        std::fs::write(
-            &pyproject,
-            "[project]\nname = \"x\"\n\n[tool.pixi.pypi-dependencies]\ntorch = \">=2.6,<3\"\n",
-        )
-        .unwrap();
-        let mut facts = DepFacts::default();
-        facts.add_file(d.path(), &pyproject, DepKind::Pyproject);
-        assert!(facts
-            .requirements
-            .iter()
-            .any(|r| r.name == "torch" && r.specifier == ">=2.6,<3" && r.line == 5));
+        let facts = read_one(
+            "pyproject.toml",
+            b"[project]\nname = \"x\"\n\n[tool.pixi.pypi-dependencies]\ntorch = \">=2.6,<3\"\n",
+        );
+        assert!(declared(&facts).contains(&("torch", ">=2.6,<3", 5)));
     }
 
     #[test]
@@ -1609,11 +1611,7 @@ mod tests {
         let mut bom8 = vec![0xEF, 0xBB, 0xBF];
         bom8.extend(text.bytes());
         assert_eq!(decode_text(&bom8), text);
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("requirements.txt");
-        std::fs::write(&path, &le).unwrap();
-        let mut facts = DepFacts::default();
-        facts.add_file(d.path(), &path, DepKind::Requirements);
+        let facts = read_one("requirements.txt", &le);
         let got = declared(&facts);
         assert_eq!(got, vec![("numpy", "==1.26.4", 1), ("torch", "==2.5.1", 2)]);
     }
@@ -1646,15 +1644,10 @@ mod tests {
             dep_file_kind(Path::new("Dockerfile")),
             Some(DepKind::Dockerfile)
         );
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("Dockerfile");
-        std::fs::write(
-            &path,
-            "FROM python:3.10-slim\nRUN pip install --no-cache-dir torch==2.2.1 \\\n    torchvision==0.17.1\nCOPY . /app\n",
-        )
-        .unwrap();
-        let mut facts = DepFacts::default();
-        facts.add_file(d.path(), &path, DepKind::Dockerfile);
+        let facts = read_one(
+            "Dockerfile",
+            b"FROM python:3.10-slim\nRUN pip install --no-cache-dir torch==2.2.1 \\\n    torchvision==0.17.1\nCOPY . /app\n",
+        );
         let got = declared(&facts);
         assert_eq!(
             got,
