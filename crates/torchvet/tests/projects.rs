@@ -147,10 +147,12 @@ projects! {
         vae_loss_helper_other_file,
         module_attribute_forward,
         checkpoint_concatenated_paths,
+        dockerfile_pins_torch,
     ],
     clean: [
         clean_conditional_eval_helper,
         clean_vae_tuple_outputs,
+        clean_pixi_modern_torch,
         clean_toplevel_predictions,
         clean_self_critical_captioning,
         clean_registry_model_zoo,
