@@ -146,6 +146,7 @@ projects! {
         char_rnn_sampling_helper,
         vae_loss_helper_other_file,
         module_attribute_forward,
+        config_driven_framework,
         checkpoint_concatenated_paths,
         dockerfile_pins_torch,
     ],

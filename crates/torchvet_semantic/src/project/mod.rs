@@ -152,6 +152,10 @@ pub struct Resolved {
     /// has; a fact of some alternatives only ("may") is read here, with the class it comes
     /// from.
     pub alternatives: Option<Vec<Resolved>>,
+    /// For an instance of a project class that stores a constructor argument whole
+    /// (`SimCLR(resnet18(), 512)` with `self.encoder = encoder`): the train/eval-sensitive
+    /// layers of what this construction hands in there, which the class alone cannot tell.
+    pub stored_mode: Option<&'static str>,
 }
 
 impl Resolved {
@@ -227,6 +231,11 @@ impl Resolved {
             },
             zero_dim_call: all(&|a| a.zero_dim_call),
             built_by: if same_builder { first.built_by } else { None },
+            stored_mode: if all(&|a| a.stored_mode == first.stored_mode) {
+                first.stored_mode
+            } else {
+                None
+            },
             alternatives: Some(flat),
         }
     }
@@ -287,6 +296,11 @@ impl Resolved {
             zero_dim_call: self.zero_dim_call && other.zero_dim_call,
             built_by: if self.built_by == other.built_by {
                 self.built_by
+            } else {
+                None
+            },
+            stored_mode: if self.stored_mode == other.stored_mode {
+                self.stored_mode
             } else {
                 None
             },
@@ -2630,7 +2644,28 @@ impl ProjectModel {
                         let r = self.resolve_val_in(g, &gs.returns, depth + 1, &arg_of);
                         self.with_return_props(r, g)
                     }
-                    e @ (Entity::Class(_) | Entity::External(_)) => self.instance_of(e),
+                    Entity::Class(c) => {
+                        let mut r = self.instance_of(Entity::Class(c));
+                        if r.kind == Kind::Module && self.mode_layer(c).is_none() {
+                            r.stored_mode = self.init_params_stored(c).iter().fold(
+                                None,
+                                |acc: Option<&'static str>, &(i, name)| {
+                                    // Constructor arguments leave out `self`.
+                                    let a = args.get(i - 1).or_else(|| {
+                                        kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v)
+                                    });
+                                    let Some(a) = a else { return acc };
+                                    let held = self.resolve_val_in(ctx, a, depth + 1, param);
+                                    match (acc, self.value_mode_layer(&held)) {
+                                        (Some(x), Some((y, _))) => Some(join_mode_layers(x, y)),
+                                        (x, y) => x.or(y.map(|(k, _)| k)),
+                                    }
+                                },
+                            );
+                        }
+                        r
+                    }
+                    e @ Entity::External(_) => self.instance_of(e),
                     Entity::Global(f, name) => self.global(f, &name, depth + 1),
                     Entity::Module(_) => Resolved::default(),
                 }
@@ -2894,18 +2929,44 @@ impl ProjectModel {
                 }
             });
         }
-        if let Some(r) = acc {
-            return r;
-        }
-        for b in &cs.bases {
-            if let Some(Entity::Class(bc)) = self.entity_of_ref(c.file, b, None, depth + 1) {
-                let r = self.class_attr(bc, attr, depth + 1);
-                if r.is_known() {
-                    return r;
+        match acc {
+            Some(r) if r.is_known() => return r,
+            Some(_) => {}
+            None => {
+                for b in &cs.bases {
+                    if let Some(Entity::Class(bc)) = self.entity_of_ref(c.file, b, None, depth + 1)
+                    {
+                        let r = self.class_attr(bc, attr, depth + 1);
+                        if r.is_known() {
+                            return r;
+                        }
+                    }
                 }
             }
         }
-        Resolved::default()
+        // Nothing the class or its bases assign tells (`self.model = build(cfg)` of an
+        // unresolved factory): how the class's methods use it (`self.optimizer.zero_grad()`
+        // and `.step()`, `self.model(x)` and `.parameters()`).
+        Resolved {
+            kind: self.attr_usage(c, attr).kind(),
+            ..Resolved::default()
+        }
+    }
+
+    /// How the methods of class `c` use `self.<attr>`, joined.
+    fn attr_usage(&self, c: ClassId, attr: &str) -> Usage {
+        let f = &self.files[c.file as usize];
+        let mut u = Usage::default();
+        for &(_, m) in &self.class_summary(c).methods {
+            if let Some(s) = f.functions.get(m as usize) {
+                for (n, bits) in &s.attr_usage {
+                    if &**n == attr {
+                        u.0 |= bits.0;
+                    }
+                }
+            }
+        }
+        u
     }
 
     // ----- queries -----
@@ -3032,7 +3093,10 @@ impl ProjectModel {
     /// of them has such layers: the first's family and class.
     pub fn value_mode_layer(&self, r: &Resolved) -> Option<(&'static str, Option<ClassId>)> {
         let one = |r: &Resolved| match r.class.as_ref()? {
-            ClassRef::Project(c) => self.mode_layer(*c).map(|(k, at)| (k, Some(at))),
+            ClassRef::Project(c) => self
+                .mode_layer(*c)
+                .map(|(k, at)| (k, Some(at)))
+                .or_else(|| r.stored_mode.map(|k| (k, Some(*c)))),
             ClassRef::External(_) if self.library_head_replaced(r) => None,
             // A torch container a project function builds and returns (`def build_model():
             // return nn.Sequential(..., nn.Dropout(0.5), ...)`): the layers that function

@@ -591,6 +591,11 @@ pub struct FunctionSummary {
     pub no_grad_method_calls: ThinVec<(Val, Box<str>)>,
     /// How it uses each parameter.
     pub usage: Vec<Usage>,
+    /// For a method: how it uses each attribute of `self` it calls methods of
+    /// (`self.optimizer.step()`), calls (`self.model(x)`) or iterates. Evidence for the
+    /// attribute's kind when its assignment does not tell (see
+    /// [`crate::project::ProjectModel::class_attr`]).
+    pub attr_usage: ThinVec<(Box<str>, Usage)>,
     /// Its body has a `for`/`while` loop.
     pub has_loop: bool,
     /// Its body turns autograd off for a block of its own: `with torch.no_grad():` (or
@@ -1333,6 +1338,7 @@ fn summarise_lines(
         class: None,
         parent: None,
         params: Vec::new(),
+        attr_usage: ThinVec::new(),
         required_params: 0,
         positional_params: 0,
         param_defaults: Vec::new(),
@@ -1831,6 +1837,7 @@ impl Builder<'_> {
             class,
             parent,
             usage: vec![Usage::default(); params.len()],
+            attr_usage: ThinVec::new(),
             params,
             required_params: required_params(&f.parameters),
             positional_params: u16::try_from(
@@ -2240,6 +2247,23 @@ impl Builder<'_> {
                     },
                     _ => None,
                 };
+                // A call's value, with the arguments bound earlier in the suite to modules
+                // built on the spot (read before `bind` borrows the bindings).
+                let assigned = match st {
+                    Stmt::Assign(a)
+                        if chained.is_none()
+                            && matches!(&*a.value, Expr::Call(_))
+                            && matches!(a.targets.as_slice(), [Expr::Name(n)]
+                                if !rebinds_itself(&a.value, n.id.as_str())) =>
+                    {
+                        Some(with_earlier_args(
+                            self.val(&a.value, params, &vals, nested),
+                            &a.value,
+                            &next,
+                        ))
+                    }
+                    _ => None,
+                };
                 let mut bind = |name: &str, v: Val| {
                     // The name is allocated only at its first binding.
                     match next.get_mut(name) {
@@ -2262,9 +2286,10 @@ impl Builder<'_> {
                             .iter()
                             .any(|t| matches!(t, Expr::Name(_) | Expr::Tuple(_))) => {}
                     Stmt::Assign(a) => {
-                        let v = match chained {
-                            Some(v) => v,
-                            None => self.val(&a.value, params, &vals, nested),
+                        let v = match (chained, assigned) {
+                            (Some(v), _) => v,
+                            (None, Some(v)) => v,
+                            (None, None) => self.val(&a.value, params, &vals, nested),
                         };
                         for t in &a.targets {
                             match t {
@@ -3082,6 +3107,8 @@ impl Builder<'_> {
             module_api_uses: Vec::new(),
             global_module_uses: Vec::new(),
             usage: vec![Usage::default(); params.len()],
+            attr_usage: Vec::new(),
+            method: f.class.is_some() && params.first() == Some(&"self"),
             has_loop: false,
             grad_off_block: false,
             mode_layer: None,
@@ -3102,6 +3129,7 @@ impl Builder<'_> {
             module_api_uses,
             global_module_uses,
             usage,
+            attr_usage,
             has_loop,
             grad_off_block,
             mode_layer,
@@ -3121,6 +3149,7 @@ impl Builder<'_> {
         if !params.is_empty() {
             f.usage = usage;
         }
+        f.attr_usage = attr_usage.into();
         f.has_loop = has_loop;
         f.grad_off_block = grad_off_block;
         f.mode_layer = mode_layer;
@@ -3132,6 +3161,58 @@ impl Builder<'_> {
         f.frozen = frozen_modules(body).into();
         f.freezes_self = self_freeze(body, params);
     }
+}
+
+/// `v`, the value of `value` (a call) read without the suite's earlier bindings: with each
+/// argument that is a name bound earlier in the suite to a module built on the spot or by a
+/// call of simple arguments (`encoder = torchvision.models.resnet18()` or
+/// `encoder = get_resnet(args.arch)`, then `SimCLR(encoder, 512)`) given that earlier value
+/// instead of its bare kind. Only such shallow values are copied in, so a chain of
+/// rebindings (`x = f(x)`) does not grow the values.
+fn with_earlier_args(mut v: Val, value: &Expr, earlier: &FxHashMap<String, Val>) -> Val {
+    fn shallow(v: &Val) -> bool {
+        let leaf = |v: &Val| {
+            matches!(
+                v,
+                Val::Unknown | Val::None | Val::Kind(_) | Val::Torch(_) | Val::Loss(_)
+            )
+        };
+        match v {
+            Val::Torch(_) | Val::Loss(_) => true,
+            Val::Call { args, kwargs, .. } => {
+                args.iter().all(leaf) && kwargs.iter().all(|(_, v)| leaf(v))
+            }
+            _ => false,
+        }
+    }
+    let (Expr::Call(call), Val::Call { args, kwargs, .. }) = (value, &mut v) else {
+        return v;
+    };
+    let earlier_of = |e: &Expr| match e {
+        Expr::Name(n) => earlier.get(n.id.as_str()).filter(|v| shallow(v)),
+        _ => None,
+    };
+    for (a, e) in args.iter_mut().zip(&call.arguments.args) {
+        if matches!(a, Val::Kind(_) | Val::Unknown) {
+            if let Some(ev) = earlier_of(e) {
+                *a = ev.clone();
+            }
+        }
+    }
+    for (name, a) in kwargs.iter_mut() {
+        if !matches!(a, Val::Kind(_) | Val::Unknown) {
+            continue;
+        }
+        let e = call
+            .arguments
+            .keywords
+            .iter()
+            .find(|k| k.arg.as_ref().is_some_and(|k| k.as_str() == &**name));
+        if let Some(ev) = e.and_then(|k| earlier_of(&k.value)) {
+            *a = ev.clone();
+        }
+    }
+    v
 }
 
 /// The containers a suite changes in place (see [`FileSummary::mutated`]), not descending into
@@ -3949,6 +4030,10 @@ struct BodyWalker<'w, 'b> {
     module_api_uses: Vec<Val>,
     global_module_uses: Vec<Box<str>>,
     usage: Vec<Usage>,
+    /// A method's use of the attributes of `self` (see [`FunctionSummary::attr_usage`]).
+    attr_usage: Vec<(Box<str>, Usage)>,
+    /// The body is a method's: `self.<attr>` is an attribute of its instance.
+    method: bool,
     has_loop: bool,
     grad_off_block: bool,
     mode_layer: Option<(&'static str, TextRange)>,
@@ -4127,6 +4212,20 @@ impl BodyWalker<'_, '_> {
     fn mark(&mut self, expr: &Expr, bits: u16) {
         if let Some(i) = self.param(expr) {
             self.usage[i].0 |= bits;
+            return;
+        }
+        // `self.<attr>` in a method that does not rebind `self`.
+        let Expr::Attribute(a) = expr else { return };
+        if !self.method
+            || helpers::name_of(&a.value) != Some("self")
+            || self.vals.contains_key("self")
+        {
+            return;
+        }
+        let attr = a.attr.as_str();
+        match self.attr_usage.iter_mut().find(|(n, _)| &**n == attr) {
+            Some((_, u)) => u.0 |= bits,
+            None => self.attr_usage.push((attr.into(), Usage(bits))),
         }
     }
 
@@ -4280,9 +4379,7 @@ impl BodyWalker<'_, '_> {
                 }
             }
             Expr::Call(call) => {
-                if let Some(i) = self.param(&call.func) {
-                    self.usage[i].0 |= Usage::CALLED;
-                }
+                self.mark(&call.func, Usage::CALLED);
                 if self.no_grad > 0 {
                     let name = match &*call.func {
                         Expr::Attribute(a) => Some(a.attr.as_str()),

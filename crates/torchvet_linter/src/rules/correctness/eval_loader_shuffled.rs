@@ -78,9 +78,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
 
 /// `DataLoader(..., shuffle=True)` whose value is used only for evaluation.
 fn check_loader(checker: &mut Checker, call: &ExprCall) {
-    if helpers::has_kwargs_splat(call) {
-        return;
-    }
+    // A `**kwargs` splat beside a literal `shuffle=True` (`**kwargs` holding `num_workers`
+    // and `pin_memory` when CUDA is there) cannot change the verdict: it cannot hold
+    // `shuffle` again (a TypeError) nor a `sampler` / `batch_sampler` (a ValueError with
+    // `shuffle=True`).
     let (value, at) = match call.arguments.find_keyword("shuffle") {
         Some(k) => (&k.value, k.range()),
         None => match helpers::argument(call, "shuffle", 2) {

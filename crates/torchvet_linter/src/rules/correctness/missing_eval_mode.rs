@@ -94,7 +94,9 @@ crate::declare_rule! {
     /// comprehension there are evaluation loops or Monte Carlo dropout, judged as such.
     ///
     /// Nor a function whose returned loss a caller differentiates (`loss = clip_loss(net, x);
-    /// loss.backward()`): its forward passes are training. Nor the one-batch self-test under
+    /// loss.backward()`): its forward passes are training, except those it runs under
+    /// `no_grad` (features extracted for a linear probe that the caller then fits: the
+    /// encoder is evaluated, and no graph reaches it). Nor the one-batch self-test under
     /// `if __name__ == "__main__":` of a file that defines the model, loss or decoder (`for
     /// data in tqdm(train_loader): ...; break`): it checks shapes or feeds the training loss,
     /// it evaluates nothing. Nor a model put in training mode explicitly (`model.train()`,
@@ -297,9 +299,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     {
         return;
     }
+    // A caller differentiating what the function returns makes its forward passes training,
+    // except one run without autograd: its output carries no graph, so what a caller trains
+    // on it (a linear probe fitted to features extracted here) is another model.
     if smoke_test_call(checker, call)
         || one_batch_self_test(checker)
-        || caller_differentiates_result(checker)
+        || (caller_differentiates_result(checker) && !checker.in_no_grad())
     {
         return;
     }
@@ -744,7 +749,8 @@ fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, 
     let resolved = checker.value_resolved(func)?;
     match resolved.class.clone() {
         Some(ClassRef::Project(c)) => {
-            let (k, _) = p.model.mode_layer(c)?;
+            // Its own layers, or those of a module its constructor stores whole.
+            let (k, _) = p.model.value_mode_layer(&resolved)?;
             Some((k, Created::Project(c)))
         }
         Some(ClassRef::External(_)) if p.model.library_head_replaced(&resolved) => None,
