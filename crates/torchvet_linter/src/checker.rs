@@ -2161,6 +2161,15 @@ impl<'a> Checker<'a> {
         };
         let current = self.function();
         let mut functions: Vec<&'a ast::StmtFunctionDef> = module_functions.to_vec();
+        // Closures of the enclosing functions (`_eval_epoch` beside `_train_epoch` in `main`),
+        // outermost first, then the current function's own: the innermost definition of a
+        // name comes last, which is the one a call by that name runs.
+        let last = self.frames.len() - 1;
+        for frame in &self.frames[..last] {
+            if let (Some(f), None) = (frame.function, frame.method_of) {
+                functions.extend(torchvet_semantic::helpers::function_defs(&f.body));
+            }
+        }
         if let Some(cur) = current {
             functions.extend(torchvet_semantic::helpers::function_defs(&cur.body));
         }
@@ -2169,7 +2178,6 @@ impl<'a> Checker<'a> {
             .method_of
             .map(|c| torchvet_semantic::helpers::function_defs(&c.def.body).collect())
             .unwrap_or_default();
-        let last = self.frames.len() - 1;
         let local = self.frame_kinds(last);
         let outer = self.outer_kinds(last);
         let attrs = self.frames[last].method_of.map(|c| self.class_kinds(c.def));

@@ -633,8 +633,9 @@ impl<'a> LoopFlow<'a> {
 pub struct FlowInput<'a, 's> {
     /// Value kinds at the loop (its function, the module, `self.<attr>` of its class).
     pub kinds: KindContext<'s>,
-    /// Functions callable by bare name from the loop (module-level defs and defs nested in the
-    /// loop's function), inlined one level deep.
+    /// Functions callable by bare name from the loop (module-level defs, defs nested in the
+    /// functions that enclose the loop's function, and defs nested in the loop's function;
+    /// the innermost of a name last), inlined one level deep.
     pub functions: &'s [&'a ast::StmtFunctionDef],
     /// Methods of the enclosing class, inlined for `self.<name>(...)` calls.
     pub methods: &'s [&'a ast::StmtFunctionDef],

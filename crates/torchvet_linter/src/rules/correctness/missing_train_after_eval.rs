@@ -20,7 +20,9 @@ crate::declare_rule! {
     /// The evaluation and training helpers may live in other files: the project model follows
     /// the calls (a `train_one_epoch` in `engine.py` that calls `model.train()` at its start
     /// restores the mode; a `validate` in `evaluation.py` that calls `model.eval()` switches
-    /// it). A method of the model's class restores it too: `model.start_head_training()`
+    /// it). The helper may also be a closure of the function that encloses the loop's
+    /// (`_eval_epoch()` called from `_train_epoch()`, both defined in `main()`), acting on
+    /// the model that function holds. A method of the model's class restores it too: `model.start_head_training()`
     /// whose body calls `self.head.train()` (a method name only one module class of the
     /// project defines).
     ///
