@@ -68,6 +68,15 @@ pub enum Prop {
     /// elementwise ops, reductions and arithmetic with another CPU tensor or a number, and
     /// cleared by `.cuda()` / `.to(...)`. Never carried out of a function by a summary.
     OnCpu,
+    /// On a CUDA device: moved there (`.cuda()`, `.to("cuda")`, `.to(device)` of a device
+    /// that is CUDA, definitely or when CUDA is available: `torch.device("cuda" if
+    /// torch.cuda.is_available() else "cpu")`, a [`Certainty::Maybe`]), or the output of a
+    /// module called on such a tensor; a device string or `torch.device` value has it too, so
+    /// that `.to(device)` can read it. Kept through views, elementwise ops, comparisons,
+    /// reductions, `argmax` and arithmetic; cleared by `.cpu()` / `.to("cpu")`, by a `.to(...)`
+    /// whose target is not known to be CUDA, and by conversions to Python values. Never
+    /// carried out of a function by a summary.
+    OnCuda,
     /// A module object in evaluation mode at this point: loaded by a library loader that
     /// returns its model in eval mode (Hugging Face `from_pretrained`, see
     /// [`crate::returns_eval_mode`]) or switched with `.eval()` / `.train(False)`. Kept
@@ -280,7 +289,8 @@ impl Value {
     }
 
     fn without_device(mut self) -> Value {
-        self.facts.retain(|f| f.prop != Prop::OnCpu);
+        self.facts
+            .retain(|f| !matches!(f.prop, Prop::OnCpu | Prop::OnCuda));
         self
     }
 
@@ -389,10 +399,12 @@ fn max_pair_value(is_max: bool, call: &ExprCall, dim_at: usize, v: Value) -> Val
         return v;
     }
     let values = v.with(fact(Prop::MaxValue, call.range(), "maximum"));
+    // The indices are on the values' device.
+    let indices = values.only(&[Prop::OnCuda]);
     Value {
         facts: values.facts.clone(),
         instance: None,
-        elements: Some(Rc::new(vec![values, Value::default()])),
+        elements: Some(Rc::new(vec![values, indices])),
     }
 }
 
@@ -488,6 +500,9 @@ pub struct Summaries {
     /// `torch.set_default_device` / `torch.set_default_tensor_type` nor enters
     /// `with torch.device(...)`.
     factories_on_cpu: bool,
+    /// The file's text says `cuda`: only then can a value be on a CUDA device
+    /// ([`Prop::OnCuda`]), so torch calls look for one.
+    mentions_cuda: bool,
     functions: FxHashMap<String, Value>,
     forwards: FxHashMap<String, Value>,
     /// Per module class: what the methods its `forward` calls as `self.<m>(...)` return
@@ -519,6 +534,7 @@ impl Summaries {
         scopes.push(scope);
         let mut s = Summaries {
             factories_on_cpu: !changes_default_device(module, &scopes, text),
+            mentions_cuda: memchr::memmem::find(text.as_bytes(), b"cuda").is_some(),
             ..Summaries::default()
         };
         let mut class_defs = Vec::new();
@@ -599,13 +615,17 @@ impl Summaries {
             let mut seen: FxHashMap<String, bool> = FxHashMap::default();
             collect_object_assignments(module, false, &mut |name, value| {
                 let v = cx.eval(value, &|_| None, false);
-                // Objects, and the value facts of module-level constants (`LOGITS =
-                // torch.tensor([[10.0, -10.0]])` read in a test function).
+                // Objects, the value facts of module-level constants (`LOGITS =
+                // torch.tensor([[10.0, -10.0]])` read in a test function), and a device
+                // (`device = torch.device("cuda" if ... else "cpu")`).
                 let v = Value {
                     facts: v
                         .facts
                         .into_iter()
-                        .filter(|f| matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued))
+                        .filter(|f| {
+                            matches!(f.prop, Prop::LiteralBounded | Prop::IntegerValued)
+                                || (f.prop == Prop::OnCuda && f.op == CUDA_DEVICE)
+                        })
                         .collect(),
                     instance: v.instance,
                     elements: None,
@@ -1205,6 +1225,12 @@ pub struct FlowContext<'c> {
     pub params: Option<&'c FxHashMap<String, Value>>,
 }
 
+/// The op of a [`Prop::OnCuda`] fact of a device itself (`"cuda"`, `torch.device("cuda" if
+/// ... else "cpu")`) rather than of a tensor on it: the only one a module-level name keeps in
+/// the file's summary (a tensor global moved somewhere in the file is not on the GPU
+/// everywhere).
+const CUDA_DEVICE: &str = "cuda device";
+
 /// The key of a tracked name: `x` or `self.x`.
 fn key_of(expr: &Expr) -> Option<String> {
     match expr {
@@ -1542,7 +1568,7 @@ impl<'c> FlowContext<'c> {
             Expr::Compare(c) => {
                 let mut v = self
                     .eval(&c.left, lookup, no_grad)
-                    .only(&[Prop::MaybeNonContiguous]);
+                    .only(&[Prop::MaybeNonContiguous, Prop::OnCuda]);
                 v.facts
                     .extend(crate::magnitude::compare_facts(expr.range()));
                 v
@@ -1555,6 +1581,10 @@ impl<'c> FlowContext<'c> {
             Expr::Tuple(t) => self.sequence(&t.elts, lookup, no_grad),
             Expr::List(l) => self.sequence(&l.elts, lookup, no_grad),
             Expr::Named(n) => self.eval(&n.value, lookup, no_grad),
+            // A device string (`"cuda"`, `"cuda:0"`): what `.to(...)` reads.
+            Expr::StringLiteral(st) if st.value.to_str().starts_with("cuda") => {
+                Value::default().with(fact(Prop::OnCuda, expr.range(), CUDA_DEVICE))
+            }
             _ => Value::default(),
         }
     }
@@ -1622,7 +1652,58 @@ impl<'c> FlowContext<'c> {
             let op = if is_loss { LOSS } else { "model output" };
             v.facts.push(fact(Prop::GraphCarrying, call.range(), op));
         }
-        v
+        self.on_input_device(v, call, _lookup, no_grad)
+    }
+
+    /// Where a torch function puts its result, when that is a CUDA device: a `device=` that
+    /// is one (`torch.zeros(n, device="cuda")`, `torch.device("cuda" if ... else "cpu")`
+    /// itself), else the device of its first tensor argument (`torch.max(out, 1)`,
+    /// `torch.sigmoid(logits)`), except for the constructors that copy data to the CPU.
+    fn torch_call_device(
+        &self,
+        q: &str,
+        call: &ExprCall,
+        arg0: impl Fn() -> Value,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Option<Fact> {
+        if q == "torch.device" {
+            return arg0().get(Prop::OnCuda).cloned();
+        }
+        if !q.starts_with("torch.") {
+            return None;
+        }
+        if let Some(d) = helpers::keyword(call, "device") {
+            return self.eval(d, lookup, no_grad).get(Prop::OnCuda).cloned();
+        }
+        if matches!(
+            q,
+            "torch.from_numpy" | "torch.as_tensor" | "torch.tensor" | "torch.Tensor"
+        ) || q.ends_with("Tensor")
+        {
+            return None;
+        }
+        arg0().get(Prop::OnCuda).cloned()
+    }
+
+    /// A module's output is on the device of its input: CUDA when the first argument is.
+    fn on_input_device(
+        &self,
+        v: Value,
+        call: &ExprCall,
+        lookup: &dyn Fn(&Expr) -> Option<Value>,
+        no_grad: bool,
+    ) -> Value {
+        let Some(arg) = call.arguments.args.first() else {
+            return v;
+        };
+        if matches!(arg, Expr::Starred(_)) {
+            return v;
+        }
+        match self.eval(arg, lookup, no_grad).get(Prop::OnCuda) {
+            Some(f) => v.without_device().with(f.clone()),
+            None => v,
+        }
     }
 
     fn construct(
@@ -1793,6 +1874,11 @@ impl<'c> FlowContext<'c> {
                 ));
             }
             let mut v = self.eval_qualified(&q, call, arg0, lookup, no_grad);
+            if v.instance.is_none() && self.summaries.is_some_and(|s| s.mentions_cuda) {
+                if let Some(f) = self.torch_call_device(&q, call, arg0, lookup, no_grad) {
+                    v = v.without_device().with(f);
+                }
+            }
             v = max_pair_value(q == "torch.max", call, 1, v);
             if v.instance.is_none() && !matches!(q.as_str(), "torch.exp" | "torch.log") {
                 let mut facts = crate::magnitude::factory_facts(&q, call);
@@ -1841,7 +1927,7 @@ impl<'c> FlowContext<'c> {
                             v.facts
                                 .push(fact(Prop::GraphCarrying, call.range(), "model output"));
                         }
-                        return v;
+                        return self.on_input_device(v, call, lookup, no_grad);
                     }
                 }
                 if lookup(&call.func).is_none() {
@@ -1927,8 +2013,13 @@ impl<'c> FlowContext<'c> {
             .kinds
             .as_ref()
             .is_some_and(|k| k.kind(&call.func) == Kind::Module);
-        if is_module && !no_grad {
-            return Value::default().with(fact(Prop::GraphCarrying, call.range(), "model output"));
+        if is_module {
+            let v = if no_grad {
+                Value::default()
+            } else {
+                Value::default().with(fact(Prop::GraphCarrying, call.range(), "model output"))
+            };
+            return self.on_input_device(v, call, lookup, no_grad);
         }
         Value::default()
     }
@@ -1977,25 +2068,47 @@ impl<'c> FlowContext<'c> {
         r.facts.retain(|f| f.prop != Prop::EvalMode);
         let here = call.range();
         match method {
-            "cpu" => return r.with(fact(Prop::OnCpu, here, "cpu()")),
+            "cpu" => return r.without_device().with(fact(Prop::OnCpu, here, "cpu()")),
             "to" | "type" if moves_to_cpu(call) => {
-                return r.with(fact(Prop::OnCpu, here, "to(\"cpu\")"))
+                return r
+                    .without_device()
+                    .with(fact(Prop::OnCpu, here, "to(\"cpu\")"))
             }
-            "to" | "cuda" | "type" | "type_as" => {
+            "cuda" => return r.without_device().with(fact(Prop::OnCuda, here, "cuda()")),
+            "to" => {
+                // `.to(device)`: CUDA when the target is (a device string or object).
+                let target = helpers::argument(call, "device", 0)
+                    .map(|d| self.eval(d, lookup, no_grad))
+                    .and_then(|d| d.get(Prop::OnCuda).cloned());
+                let r = r.without_device();
+                return match target {
+                    Some(mut f) => {
+                        f.origin = here;
+                        f.op = "to(device)";
+                        r.with(f)
+                    }
+                    None => r,
+                };
+            }
+            "type" | "type_as" => {
                 return r.without_device();
             }
+            // Indices of a tensor, on its device.
+            "argmax" | "argmin" => return r.only(&[Prop::OnCuda]),
             _ => {}
         }
         match method {
-            "softmax" => {
-                r.only(&[Prop::GraphCarrying])
-                    .with(fact(Prop::Probabilities, here, "softmax"))
-            }
-            "sigmoid" | "sigmoid_" => {
-                r.only(&[Prop::GraphCarrying])
-                    .with(fact(Prop::Probabilities, here, "sigmoid"))
-            }
-            "log_softmax" => r.only(&[Prop::GraphCarrying]).with(fact(
+            "softmax" => r.only(&[Prop::GraphCarrying, Prop::OnCuda]).with(fact(
+                Prop::Probabilities,
+                here,
+                "softmax",
+            )),
+            "sigmoid" | "sigmoid_" => r.only(&[Prop::GraphCarrying, Prop::OnCuda]).with(fact(
+                Prop::Probabilities,
+                here,
+                "sigmoid",
+            )),
+            "log_softmax" => r.only(&[Prop::GraphCarrying, Prop::OnCuda]).with(fact(
                 Prop::LogProbabilities,
                 here,
                 "log_softmax",
@@ -2058,8 +2171,10 @@ impl<'c> FlowContext<'c> {
             m if ELEMENTWISE.contains(&m) => {
                 r.without(&[Prop::Probabilities, Prop::LogProbabilities])
             }
-            m if COMPARISONS.contains(&m) => r.only(&[Prop::MaybeNonContiguous]),
-            m if REDUCTIONS.contains(&m) => r.only(&[Prop::GraphCarrying, Prop::OnCpu]),
+            m if COMPARISONS.contains(&m) => r.only(&[Prop::MaybeNonContiguous, Prop::OnCuda]),
+            m if REDUCTIONS.contains(&m) => {
+                r.only(&[Prop::GraphCarrying, Prop::OnCpu, Prop::OnCuda])
+            }
             m if DEAD.contains(&m) => Value::default(),
             _ => r.only(&[Prop::GraphCarrying]).weaken(),
         }
@@ -2324,6 +2439,8 @@ fn combine(l: &Value, r: &Value, left: &Expr, right: &Expr) -> Value {
                 | Prop::IntegerValued
                 | Prop::ShiftedByMax
                 | Prop::MaxValue => {}
+                // A CUDA tensor with anything it can be combined with stays on the GPU.
+                Prop::OnCuda => out.facts.push(f.clone()),
                 // CPU with CPU, or with a plain number, stays on the CPU.
                 Prop::OnCpu => {
                     let number = matches!(other_expr, Expr::NumberLiteral(_));
