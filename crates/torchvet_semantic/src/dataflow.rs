@@ -2064,6 +2064,11 @@ impl<'c> FlowContext<'c> {
             }
             return Value::default();
         }
+        // `model.forward(x)` of a module the file does not know: its output is at least on
+        // the device of its input.
+        if method == "forward" {
+            return self.on_input_device(Value::default(), call, lookup, no_grad);
+        }
         let mut r = recv.tensor();
         r.facts.retain(|f| f.prop != Prop::EvalMode);
         let here = call.range();
