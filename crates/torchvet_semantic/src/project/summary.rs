@@ -596,6 +596,12 @@ pub struct FunctionSummary {
     /// attribute's kind when its assignment does not tell (see
     /// [`crate::project::ProjectModel::class_attr`]).
     pub attr_usage: ThinVec<(Box<str>, Usage)>,
+    /// For a method: the parameters (by position, `self` is 0) whose value it adds to an
+    /// attribute of `self` as it is, with no conversion to a number on the way
+    /// (`self.sum += val * n`, `self.history.append(val)`: an `AverageMeter.update`). Such a
+    /// method keeps what it is given alive as long as the object (see
+    /// [`crate::project::ProjectModel::accumulated_params`]).
+    pub accumulated_params: ThinVec<u16>,
     /// Its body has a `for`/`while` loop.
     pub has_loop: bool,
     /// Its body turns autograd off for a block of its own: `with torch.no_grad():` (or
@@ -1339,6 +1345,7 @@ fn summarise_lines(
         parent: None,
         params: Vec::new(),
         attr_usage: ThinVec::new(),
+        accumulated_params: ThinVec::new(),
         required_params: 0,
         positional_params: 0,
         param_defaults: Vec::new(),
@@ -1838,6 +1845,7 @@ impl Builder<'_> {
             parent,
             usage: vec![Usage::default(); params.len()],
             attr_usage: ThinVec::new(),
+            accumulated_params: ThinVec::new(),
             params,
             required_params: required_params(&f.parameters),
             positional_params: u16::try_from(
@@ -3160,7 +3168,69 @@ impl Builder<'_> {
         f.mode_free_builds = mode_free_builds.into();
         f.frozen = frozen_modules(body).into();
         f.freezes_self = self_freeze(body, params);
+        if f.class.is_some() && params.len() > 1 && params.first() == Some(&"self") {
+            let text = span.unwrap_or("");
+            let finder = |n: &[u8]| memchr::memmem::find(text.as_bytes(), n).is_some();
+            if finder(b"self.") && (finder(b"+=") || finder(b".append(")) {
+                f.accumulated_params = accumulated_params(body, params).into();
+            }
+        }
     }
+}
+
+/// The parameters a method adds to an attribute of `self` unconverted (see
+/// [`FunctionSummary::accumulated_params`]): `self.<a> += <expr>` or
+/// `self.<a>.append(<expr>)` where the expression reads the parameter and calls nothing that
+/// turns a tensor into a number or cuts it from the graph (`.item()`, `float(...)`,
+/// `.detach()`, `.cpu()`, `.tolist()`, `.numpy()`).
+fn accumulated_params(body: &[Stmt], params: &[&str]) -> Vec<u16> {
+    fn converts(e: &Expr) -> bool {
+        helpers::any_expr(e, |x| match x {
+            Expr::Call(c) => match &*c.func {
+                Expr::Attribute(a) => matches!(
+                    a.attr.as_str(),
+                    "item" | "detach" | "cpu" | "tolist" | "numpy" | "data"
+                ),
+                Expr::Name(n) => matches!(n.id.as_str(), "float" | "int" | "round"),
+                _ => false,
+            },
+            Expr::Attribute(a) => a.attr.as_str() == "data",
+            _ => false,
+        })
+    }
+    let self_attr =
+        |e: &Expr| matches!(e, Expr::Attribute(a) if helpers::name_of(&a.value) == Some("self"));
+    let mut out: Vec<u16> = Vec::new();
+    let mut add = |value: &Expr| {
+        if converts(value) {
+            return;
+        }
+        for (i, p) in params.iter().enumerate().skip(1) {
+            let reads =
+                helpers::any_expr(value, |x| matches!(x, Expr::Name(n) if n.id.as_str() == *p));
+            if reads && !out.contains(&(i as u16)) {
+                out.push(i as u16);
+            }
+        }
+    };
+    for_each_own_stmt(body, &mut |st| match st {
+        Stmt::AugAssign(a) if matches!(a.op, ast::Operator::Add) && self_attr(&a.target) => {
+            add(&a.value)
+        }
+        Stmt::Expr(e) => {
+            if let Expr::Call(c) = &*e.value {
+                if let Some(("append", recv)) = helpers::method_call(c) {
+                    if self_attr(recv) {
+                        if let [arg] = c.arguments.args.as_ref() {
+                            add(arg);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    });
+    out
 }
 
 /// `v`, the value of `value` (a call) read without the suite's earlier bindings: with each

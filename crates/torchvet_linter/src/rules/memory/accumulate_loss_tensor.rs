@@ -11,7 +11,10 @@ use torchvet_semantic::uses::{dependents, mentions_name, reaches_differentiation
 crate::declare_rule! {
     /// ## What it does
     /// Checks for running totals in a training loop that add up loss (or model output)
-    /// tensors that still carry their autograd graph: `total_loss += loss`.
+    /// tensors that still carry their autograd graph: `total_loss += loss`. Also a meter
+    /// object of the project given such a tensor, `losses.update(loss, n)`, when that method
+    /// adds the value to an attribute of the object as it is (`self.sum += val * n` in an
+    /// `AverageMeter`; a meter that converts with `float(val)` or `val.item()` is fine).
     ///
     /// ## Why is this bad?
     /// Adding a tensor that requires grad to an accumulator makes the accumulator a tensor that
@@ -166,6 +169,7 @@ fn used_as_tensor(body: &[Stmt], acc: &str) -> bool {
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     let Some((target, value)) = accumulation(stmt) else {
+        check_meter_update(checker, stmt);
         return;
     };
     if !checker.in_loop() || !checker.flow_relevant() || grad_off_here(checker) {
@@ -276,6 +280,102 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         .report(stmt.range(), message)
         .add_related(origin, origin_note)
         .set_fix(fix);
+}
+
+/// `meter.update(loss)` in a training loop, where `meter` is an instance of a project class
+/// whose `update` adds that argument to an attribute of the object unconverted
+/// (`self.sum += val * n`): the object accumulates the graph like `total += loss` would.
+fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
+    let Stmt::Expr(e) = stmt else { return };
+    let Expr::Call(call) = &*e.value else { return };
+    let Some((method, recv)) = helpers::method_call(call) else {
+        return;
+    };
+    if !checker.in_loop() || !checker.flow_relevant() || grad_off_here(checker) {
+        return;
+    }
+    // The object outlives the iteration: a name or `self.<attr>`, not rebound in the loop.
+    let Some(recv_key) = helpers::dotted(recv) else {
+        return;
+    };
+    let Some(class) = checker.project_class_of(recv) else {
+        return;
+    };
+    let Some(p) = checker.project_or_file().cloned() else {
+        return;
+    };
+    let Some(f) = p.model.method(class, method, 0) else {
+        return;
+    };
+    let accumulated = p.model.accumulated_params(f).to_vec();
+    if accumulated.is_empty() {
+        return;
+    }
+    let loops: Vec<&Stmt> = checker.frame().loops.clone();
+    let (Some(&outer), Some(&inner)) = (loops.first(), loops.last()) else {
+        return;
+    };
+    if !loops.iter().any(|l| loop_has_backward(checker, l))
+        && !backward_through_call(checker, outer)
+    {
+        return;
+    }
+    if reassigned_in(loop_body(inner), &recv_key) {
+        return;
+    }
+    let params = p.model.function(f).params.clone();
+    for i in accumulated {
+        let i = usize::from(i);
+        let arg = call.arguments.args.get(i - 1).or_else(|| {
+            let name = params.get(i)?;
+            call.arguments
+                .keywords
+                .iter()
+                .find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == &**name))
+                .map(|k| &k.value)
+        });
+        let Some(arg) = arg else { continue };
+        if matches!(arg, Expr::Starred(_)) {
+            continue;
+        }
+        let Some((origin, is_loss)) = checker.graph_of(arg, loop_body(outer), outer.range()) else {
+            continue;
+        };
+        let recv_src = checker.text(recv.range());
+        let arg_src = checker.text(arg.range());
+        let what = if is_loss {
+            "a loss tensor"
+        } else {
+            "a model output"
+        };
+        let message = format!(
+            "`{recv_src}.{method}(...)` adds `{arg_src}`, {what} that still carries its autograd graph, to a running total of `{recv_src}` (`{}.{method}` keeps it in an attribute): every iteration's graph stays linked to the object and is never freed, so memory grows with each batch; pass `{arg_src}.item()`",
+            p.model.class_name(class).0
+        );
+        let replacement = if matches!(
+            arg,
+            Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
+        ) {
+            format!("{arg_src}.item()")
+        } else {
+            format!("({arg_src}).item()")
+        };
+        // The method may need a tensor (`val.mean()`, `val.size(0)`): the user checks.
+        let fix = RawFix::unsafe_edit(
+            format!("Pass `{replacement}`"),
+            vec![RawEdit::replace(arg.range(), replacement)],
+        );
+        let note = if is_loss {
+            "the graph-carrying loss is produced here"
+        } else {
+            "the graph-carrying model output is produced here"
+        };
+        checker
+            .report(call.range(), message)
+            .add_related(origin, note)
+            .set_fix(fix);
+        return;
+    }
 }
 
 /// Does a `return` of `scope` mention `name`?
