@@ -147,6 +147,7 @@ projects! {
         vae_loss_helper_other_file,
         module_attribute_forward,
         config_driven_framework,
+        meters_other_file,
         checkpoint_concatenated_paths,
         dockerfile_pins_torch,
     ],

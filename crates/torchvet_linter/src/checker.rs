@@ -798,22 +798,7 @@ impl<'a> Checker<'a> {
         let Expr::Call(call) = torchvet_semantic::dataflow::module_chain(value).0 else {
             return None;
         };
-        // A class of the file itself (`losses = AverageMeter()`), else one it imports.
-        let p = self.project_or_file()?.clone();
-        let local = match &*call.func {
-            Expr::Name(n) if self.scopes.names_definition(n.id.as_str()) => {
-                p.local_at(n.id.as_str(), call.start())
-            }
-            _ => None,
-        };
-        let e = match local {
-            Some(e) => Some(e),
-            None => p.entity(&self.resolve(&call.func)?),
-        };
-        match e {
-            Some(Entity::Class(c)) => Some(c),
-            _ => None,
-        }
+        torchvet_semantic::modes::project_class_built(self, call)
     }
 
     /// The innermost function (in the project model) and the index of its parameter `name`.

@@ -871,7 +871,6 @@ fn stored_argument_mode<'x>(
     None
 }
 
-/// The train/eval-sensitive layer family of what calling a project entity builds.
 /// The project class a call builds: a class of this file (`Net()`), an imported one
 /// (`models.Net()`, `from .net import Net`), a name a star import brings.
 pub fn project_class_built<'x>(
@@ -879,7 +878,8 @@ pub fn project_class_built<'x>(
     call: &ExprCall,
 ) -> Option<crate::project::ClassId> {
     use crate::project::Entity;
-    let p = cx.project()?;
+    // A single file is its own project: its classes are classes of the model too.
+    let p = cx.project_or_file()?;
     let e = match cx.scopes().resolve(&call.func) {
         Some(q) => p.entity(&q)?,
         None => {
@@ -1097,6 +1097,7 @@ pub fn held_in_eval_by_constructor<'x>(cx: &impl ModeSite<'x>, c: crate::project
     })
 }
 
+/// The train/eval-sensitive layer family of what calling a project entity builds.
 fn project_mode<'x>(cx: &impl ModeSite<'x>, e: crate::project::Entity) -> Option<&'static str> {
     use crate::project::Entity;
     let p = cx.project()?;

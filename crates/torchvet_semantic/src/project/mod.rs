@@ -2953,13 +2953,6 @@ impl ProjectModel {
         }
     }
 
-    /// The parameters of method `f` (by position, `self` is 0) whose values it adds to
-    /// attributes of `self` unconverted ([`FunctionSummary::accumulated_params`]): an
-    /// `AverageMeter.update(val, n)` that keeps `self.sum += val * n`.
-    pub fn accumulated_params(&self, f: FuncId) -> &[u16] {
-        &self.func(f).accumulated_params
-    }
-
     /// How the methods of class `c` use `self.<attr>`, joined.
     fn attr_usage(&self, c: ClassId, attr: &str) -> Usage {
         let f = &self.files[c.file as usize];

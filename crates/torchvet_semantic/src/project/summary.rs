@@ -600,7 +600,7 @@ pub struct FunctionSummary {
     /// attribute of `self` as it is, with no conversion to a number on the way
     /// (`self.sum += val * n`, `self.history.append(val)`: an `AverageMeter.update`). Such a
     /// method keeps what it is given alive as long as the object (see
-    /// [`crate::project::ProjectModel::accumulated_params`]).
+    /// `accumulate-loss-tensor`'s meter objects).
     pub accumulated_params: ThinVec<u16>,
     /// Its body has a `for`/`while` loop.
     pub has_loop: bool,

@@ -1,7 +1,7 @@
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall, Stmt};
-use ruff_text_size::{Ranged, TextRange, TextSize};
+use ruff_text_size::{Ranged, TextRange};
 use std::cell::RefCell;
 use torchvet_semantic::dataflow::{Certainty, Prop};
 use torchvet_semantic::grad_source::{grad_source, NoGradCallees};
@@ -95,21 +95,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
     if no_grad {
         STATE.with(|s| s.borrow_mut().callees.observe(call));
     }
-    if let Some(("numpy", recv)) = helpers::method_call(call) {
+    // The converted tensor and the fix for a tensor that requires grad.
+    let (value, grad_fix) = if let Some(("numpy", recv)) = helpers::method_call(call) {
         if !call.arguments.is_empty() {
             return; // numpy(force=True) detaches itself
         }
-        let source = if no_grad {
-            None
-        } else {
-            source_of(checker, recv, call.start())
-        };
-        let Some(source) = source else {
-            on_cuda(checker, call.range(), recv, recv.end());
-            return;
-        };
-        let recv_text = checker.text(recv.range());
-        let insert = if recv_text.contains(".cpu()") {
+        let insert = if checker.text(recv.range()).contains(".cpu()") {
             ".detach()"
         } else {
             ".detach().cpu()"
@@ -118,36 +109,42 @@ fn check_call(checker: &mut Checker, call: &ExprCall, q: Option<&str>) {
             format!("Insert `{insert}` before `.numpy()`"),
             vec![RawEdit::insert(recv.end(), insert)],
         );
-        push(checker, call.range(), recv, source, fix);
-        return;
-    }
-    if matches!(q, Some("numpy.array" | "numpy.asarray")) {
+        (recv, fix)
+    } else if matches!(q, Some("numpy.array" | "numpy.asarray")) {
         let Some(arg) = call.arguments.args.first() else {
             return;
         };
         if matches!(arg, Expr::Starred(_)) {
             return;
         }
-        let source = if no_grad {
-            None
-        } else {
-            source_of(checker, arg, call.start())
-        };
-        let Some(source) = source else {
-            on_cuda(checker, call.range(), arg, arg.end());
-            return;
-        };
         let fix = RawFix::safe(
             "Convert with `.detach().cpu().numpy()`",
             vec![RawEdit::insert(arg.end(), ".detach().cpu().numpy()")],
         );
-        push(checker, call.range(), arg, source, fix);
+        (arg, fix)
+    } else {
+        return;
+    };
+    let source = if no_grad {
+        None
+    } else {
+        source_of(checker, value, call.start())
+    };
+    match source {
+        Some(source) => {
+            let text = checker.text(value.range());
+            let message = format!(
+                "`{text}` still requires grad (it comes from the autograd graph, with no `.detach()` on the way): converting it to NumPy raises \"Can't call numpy() on Tensor that requires grad\""
+            );
+            push(checker, call.range(), message, source, grad_fix, true);
+        }
+        None => on_cuda(checker, call.range(), value),
     }
 }
 
 /// `.numpy()` / `np.array(...)` of a tensor that the dataflow places on a CUDA device
-/// ([`Prop::OnCuda`]): a `TypeError` there; `insert_at` is where `.cpu()` goes.
-fn on_cuda(checker: &mut Checker, range: TextRange, value: &Expr, insert_at: TextSize) {
+/// ([`Prop::OnCuda`]): a `TypeError` there; the fix inserts `.cpu()` after the tensor.
+fn on_cuda(checker: &mut Checker, range: TextRange, value: &Expr) {
     if under_device_test(checker, range) {
         return;
     }
@@ -156,8 +153,7 @@ fn on_cuda(checker: &mut Checker, range: TextRange, value: &Expr, insert_at: Tex
         return;
     };
     let text = checker.text(value.range());
-    let (how, origin) = (f.certainty, f.origin);
-    let message = match how {
+    let message = match f.certainty {
         Certainty::Definite => format!(
             "`{text}` is on a CUDA device: converting it to NumPy raises \"can't convert cuda:0 device type tensor to numpy\"; move it with `.cpu()` first"
         ),
@@ -167,19 +163,9 @@ fn on_cuda(checker: &mut Checker, range: TextRange, value: &Expr, insert_at: Tex
     };
     let fix = RawFix::safe(
         "Insert `.cpu()` before the conversion",
-        vec![RawEdit::insert(insert_at, ".cpu()")],
+        vec![RawEdit::insert(value.end(), ".cpu()")],
     );
-    let function = checker.function().map(|f| f.name.to_string());
-    STATE.with(|s| {
-        s.borrow_mut().pending.push(Pending {
-            range,
-            message,
-            source: origin,
-            function,
-            fix,
-            grad: false,
-        })
-    });
+    push(checker, range, message, f.origin, fix, false);
 }
 
 /// Does the conversion sit in a branch chosen by the device (`x.numpy() if not use_cuda else
@@ -239,11 +225,16 @@ fn under_device_test(checker: &Checker, range: TextRange) -> bool {
     f.found
 }
 
-fn push(checker: &Checker, range: TextRange, value: &Expr, source: TextRange, fix: RawFix) {
-    let text = checker.text(value.range());
-    let message = format!(
-        "`{text}` still requires grad (it comes from the autograd graph, with no `.detach()` on the way): converting it to NumPy raises \"Can't call numpy() on Tensor that requires grad\""
-    );
+/// Keep a finding until the end of the file, when the functions called under `no_grad` are
+/// known (`grad`: the tensor requires grad, which those calls excuse).
+fn push(
+    checker: &Checker,
+    range: TextRange,
+    message: String,
+    source: TextRange,
+    fix: RawFix,
+    grad: bool,
+) {
     let function = checker.function().map(|f| f.name.to_string());
     STATE.with(|s| {
         s.borrow_mut().pending.push(Pending {
@@ -252,7 +243,7 @@ fn push(checker: &Checker, range: TextRange, value: &Expr, source: TextRange, fi
             source,
             function,
             fix,
-            grad: true,
+            grad,
         })
     });
 }

@@ -172,19 +172,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         check_meter_update(checker, stmt);
         return;
     };
-    if !checker.in_loop() || !checker.flow_relevant() || grad_off_here(checker) {
-        return;
-    }
-    let loops: Vec<&Stmt> = checker.frame().loops.clone();
-    let (Some(&outer), Some(&inner)) = (loops.first(), loops.last()) else {
+    let Some(loops) = training_loops(checker) else {
         return;
     };
-    // Only loops that train: some enclosing loop of this function runs a backward pass.
-    if !loops.iter().any(|l| loop_has_backward(checker, l))
-        && !backward_through_call(checker, outer)
-    {
-        return;
-    }
+    let (outer, inner) = (loops[0], loops[loops.len() - 1]);
     let Some((acc_text, root)) = acc_root(target) else {
         return;
     };
@@ -239,29 +230,14 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     }
     let acc_src = checker.text(target.range());
     let value_src = checker.text(value.range());
-    let what = if is_loss {
-        "a loss tensor"
-    } else {
-        "a model output"
-    };
+    let what = graph_value(is_loss);
     let use_detach = !is_loss || used_as_tensor(scope, &acc_text);
     let suffix = if use_detach { ".detach()" } else { ".item()" };
-    let replacement = if matches!(
-        value,
-        Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
-    ) {
-        format!("{value_src}{suffix}")
-    } else {
-        format!("({value_src}){suffix}")
-    };
+    let replacement = suffixed(value, value_src, suffix);
     let message = format!(
         "`{acc_src}` accumulates `{value_src}`, {what} that still carries its autograd graph: every iteration's graph stays linked to `{acc_src}` and is never freed, so memory grows with each batch; add `{suffix}`"
     );
-    let origin_note = if is_loss {
-        "the graph-carrying loss is produced here"
-    } else {
-        "the graph-carrying model output is produced here"
-    };
+    let origin_note = origin_note(is_loss);
     // The fix only changes what is summed when nothing else reads the total: a value computed
     // from it (`avg = total / n`, which a caller may differentiate or call `.item()` on) or a
     // return of it leaves the fix to the user.
@@ -282,6 +258,50 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         .set_fix(fix);
 }
 
+/// The loops enclosing the statement, outermost first, when they train (some loop of this
+/// function runs a backward pass, directly or through a call of the outermost) and the
+/// statement runs with autograd on in a file the flow rules look at.
+fn training_loops<'a>(checker: &mut Checker<'a>) -> Option<Vec<&'a Stmt>> {
+    if !checker.in_loop() || !checker.flow_relevant() || grad_off_here(checker) {
+        return None;
+    }
+    let loops: Vec<&'a Stmt> = checker.frame().loops.clone();
+    let &outer = loops.first()?;
+    (loops.iter().any(|l| loop_has_backward(checker, l)) || backward_through_call(checker, outer))
+        .then_some(loops)
+}
+
+/// What a graph-carrying value is, for messages.
+fn graph_value(is_loss: bool) -> &'static str {
+    if is_loss {
+        "a loss tensor"
+    } else {
+        "a model output"
+    }
+}
+
+/// The note at the expression that produced the graph-carrying value.
+fn origin_note(is_loss: bool) -> &'static str {
+    if is_loss {
+        "the graph-carrying loss is produced here"
+    } else {
+        "the graph-carrying model output is produced here"
+    }
+}
+
+/// `value` (spelled `src`) followed by `suffix`, in parentheses unless it is a primary
+/// expression (`loss.item()`, `(a + b).item()`).
+fn suffixed(value: &Expr, src: &str, suffix: &str) -> String {
+    if matches!(
+        value,
+        Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
+    ) {
+        format!("{src}{suffix}")
+    } else {
+        format!("({src}){suffix}")
+    }
+}
+
 /// `meter.update(loss)` in a training loop, where `meter` is an instance of a project class
 /// whose `update` adds that argument to an attribute of the object unconverted
 /// (`self.sum += val * n`): the object accumulates the graph like `total += loss` would.
@@ -291,9 +311,6 @@ fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
     let Some((method, recv)) = helpers::method_call(call) else {
         return;
     };
-    if !checker.in_loop() || !checker.flow_relevant() || grad_off_here(checker) {
-        return;
-    }
     // The object outlives the iteration: a name or `self.<attr>`, not rebound in the loop.
     let Some(recv_key) = helpers::dotted(recv) else {
         return;
@@ -307,24 +324,19 @@ fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
     let Some(f) = p.model.method(class, method, 0) else {
         return;
     };
-    let accumulated = p.model.accumulated_params(f).to_vec();
-    if accumulated.is_empty() {
+    let summary = p.model.function(f);
+    if summary.accumulated_params.is_empty() {
         return;
     }
-    let loops: Vec<&Stmt> = checker.frame().loops.clone();
-    let (Some(&outer), Some(&inner)) = (loops.first(), loops.last()) else {
+    let Some(loops) = training_loops(checker) else {
         return;
     };
-    if !loops.iter().any(|l| loop_has_backward(checker, l))
-        && !backward_through_call(checker, outer)
-    {
-        return;
-    }
+    let (outer, inner) = (loops[0], loops[loops.len() - 1]);
     if reassigned_in(loop_body(inner), &recv_key) {
         return;
     }
-    let params = p.model.function(f).params.clone();
-    for i in accumulated {
+    let params = &summary.params;
+    for &i in &summary.accumulated_params {
         let i = usize::from(i);
         let arg = call.arguments.args.get(i - 1).or_else(|| {
             let name = params.get(i)?;
@@ -343,36 +355,20 @@ fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
         };
         let recv_src = checker.text(recv.range());
         let arg_src = checker.text(arg.range());
-        let what = if is_loss {
-            "a loss tensor"
-        } else {
-            "a model output"
-        };
+        let what = graph_value(is_loss);
         let message = format!(
             "`{recv_src}.{method}(...)` adds `{arg_src}`, {what} that still carries its autograd graph, to a running total of `{recv_src}` (`{}.{method}` keeps it in an attribute): every iteration's graph stays linked to the object and is never freed, so memory grows with each batch; pass `{arg_src}.item()`",
             p.model.class_name(class).0
         );
-        let replacement = if matches!(
-            arg,
-            Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
-        ) {
-            format!("{arg_src}.item()")
-        } else {
-            format!("({arg_src}).item()")
-        };
+        let replacement = suffixed(arg, arg_src, ".item()");
         // The method may need a tensor (`val.mean()`, `val.size(0)`): the user checks.
         let fix = RawFix::unsafe_edit(
             format!("Pass `{replacement}`"),
             vec![RawEdit::replace(arg.range(), replacement)],
         );
-        let note = if is_loss {
-            "the graph-carrying loss is produced here"
-        } else {
-            "the graph-carrying model output is produced here"
-        };
         checker
             .report(call.range(), message)
-            .add_related(origin, note)
+            .add_related(origin, origin_note(is_loss))
             .set_fix(fix);
         return;
     }
