@@ -315,6 +315,14 @@ fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
     let Some(recv_key) = helpers::dotted(recv) else {
         return;
     };
+    // The cheap tests first: the receiver's class needs the file's dataflow.
+    let Some(loops) = training_loops(checker) else {
+        return;
+    };
+    let (outer, inner) = (loops[0], loops[loops.len() - 1]);
+    if reassigned_in(loop_body(inner), &recv_key) {
+        return;
+    }
     let Some(class) = checker.project_class_of(recv) else {
         return;
     };
@@ -326,13 +334,6 @@ fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
     };
     let summary = p.model.function(f);
     if summary.accumulated_params.is_empty() {
-        return;
-    }
-    let Some(loops) = training_loops(checker) else {
-        return;
-    };
-    let (outer, inner) = (loops[0], loops[loops.len() - 1]);
-    if reassigned_in(loop_body(inner), &recv_key) {
         return;
     }
     let params = &summary.params;
