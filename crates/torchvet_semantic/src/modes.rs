@@ -1165,12 +1165,17 @@ pub fn in_model_class<'x>(cx: &impl ModeSite<'x>) -> bool {
 /// Is the function being visited a method of a loss class (`ComputeLoss`, `YoloLoss`,
 /// `ContrastiveCriterion`: named for it, module or not)? Its forward passes (target assignment
 /// that decodes predictions with a helper module, IoU matching) belong to the training step
-/// whose loss it computes: they are not evaluation.
+/// whose loss it computes: they are not evaluation. A class named for what drives training
+/// with that loss (`ContrastiveLossTrainer`, `TripletLossLearner`) is the training loop
+/// itself, whose validation methods evaluate.
 pub fn in_loss_class<'x>(cx: &impl ModeSite<'x>) -> bool {
     cx.method_of().is_some_and(|c| {
         let name = c.def.name.as_str();
-        helpers::contains_ignore_ascii_case(name, "loss")
-            || helpers::contains_ignore_ascii_case(name, "criterion")
+        (helpers::contains_ignore_ascii_case(name, "loss")
+            || helpers::contains_ignore_ascii_case(name, "criterion"))
+            && !["trainer", "learner", "runner", "engine", "solver"]
+                .iter()
+                .any(|driver| helpers::contains_ignore_ascii_case(name, driver))
     })
 }
 

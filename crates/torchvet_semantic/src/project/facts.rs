@@ -719,11 +719,10 @@ impl PairedSave {
     }
 }
 
-/// Indices built on first use (callers of each function, subclasses of each class).
+/// Indices built on first use (callers of each function).
 #[derive(Debug, Default)]
 pub struct FactsIndex {
     callers: FxHashMap<FuncId, Vec<(FuncId, usize)>>,
-    subclasses: FxHashMap<ClassId, Vec<ClassId>>,
     /// Attribute names read on followed values anywhere in the project (`trainer.scheduler`).
     outside_attrs: FxHashSet<Box<str>>,
 }
@@ -884,19 +883,6 @@ impl ProjectModel {
                         }
                     }
                 }
-                for (ci, c) in self.files[fi].classes.iter().enumerate() {
-                    let id = ClassId {
-                        file: fi as FileId,
-                        index: ci as u32,
-                    };
-                    for b in &c.bases {
-                        if let Some(Entity::Class(base)) =
-                            self.entity_of_ref(fi as FileId, b, None, 0)
-                        {
-                            idx.subclasses.entry(base).or_default().push(id);
-                        }
-                    }
-                }
             }
             idx
         })
@@ -947,11 +933,42 @@ impl ProjectModel {
                     }
                 }
             }
-            if let Some(subs) = self.index().subclasses.get(&cur) {
+            if let Some(subs) = self.subclasses.get(&cur) {
                 for s in subs {
                     if !out.contains(s) {
                         out.push(*s);
                     }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// The methods named `name` that project subclasses of `c` define (transitively,
+    /// bounded): what `self.<name>(...)` in a method of `c` may run on an instance of a
+    /// subclass (a trainer's `train()` calling the `_valid_epoch()` each subclass defines).
+    pub fn overrides(&self, c: ClassId, name: &str) -> Vec<FuncId> {
+        let mut seen = vec![c];
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < seen.len() && seen.len() < 64 {
+            if let Some(subs) = self.subclasses.get(&seen[i]) {
+                for &s in subs {
+                    if seen.contains(&s) {
+                        continue;
+                    }
+                    seen.push(s);
+                    out.extend(
+                        self.class_summary(s)
+                            .methods
+                            .iter()
+                            .filter(|(m, _)| &**m == name)
+                            .map(|(_, index)| FuncId {
+                                file: s.file,
+                                index: *index,
+                            }),
+                    );
                 }
             }
             i += 1;

@@ -394,7 +394,9 @@ pub struct ProjectModel {
     /// Per file, per function, per call: the function the call runs and the parameters it
     /// does not pass (resolved once while linking).
     targets: Vec<Vec<Vec<CallTarget>>>,
-    /// Indices of the fact queries (callers, subclasses), built on first use (see [`facts`]).
+    /// The project subclasses of each project class (direct ones; resolved while linking).
+    subclasses: FxHashMap<ClassId, Vec<ClassId>>,
+    /// Indices of the fact queries (callers), built on first use (see [`facts`]).
     facts_index: std::sync::OnceLock<facts::FactsIndex>,
     /// Project-wide lists that queries would otherwise scan every file for, per query.
     scan_index: std::sync::OnceLock<facts::ScanIndex>,
@@ -552,6 +554,7 @@ impl ProjectModel {
             qcache: Vec::new(),
             targets: Vec::new(),
             module_methods: FxHashMap::default(),
+            subclasses: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
@@ -606,6 +609,7 @@ impl ProjectModel {
             qcache: Vec::new(),
             targets: Vec::new(),
             module_methods: FxHashMap::default(),
+            subclasses: FxHashMap::default(),
             facts_index: std::sync::OnceLock::new(),
             scan_index: std::sync::OnceLock::new(),
             use_index: std::sync::OnceLock::new(),
@@ -1015,6 +1019,21 @@ impl ProjectModel {
                     .collect()
             })
             .collect();
+        // Project subclasses of each project class (what `self.<method>()` may dispatch to).
+        let mut subclasses: FxHashMap<ClassId, Vec<ClassId>> = FxHashMap::default();
+        for (fi, per_file) in bases.iter().enumerate() {
+            for (ci, bs) in per_file.iter().enumerate() {
+                for b in bs {
+                    if let Some(Entity::Class(base)) = b {
+                        subclasses.entry(*base).or_default().push(ClassId {
+                            file: fi as FileId,
+                            index: ci as u32,
+                        });
+                    }
+                }
+            }
+        }
+        self.subclasses = subclasses;
         for _ in 0..16 {
             let mut changed = false;
             for fi in 0..n {
@@ -1180,6 +1199,38 @@ impl ProjectModel {
                     };
                     self.called[callee.file as usize][callee.index as usize] = true;
                     sites.entry(callee).or_default().push((caller, ci, shift));
+                }
+            }
+        }
+        // `self.<name>(...)` in a method also runs the overrides that project subclasses
+        // define (a trainer's `train()` calling the `_valid_epoch()` of each subclass).
+        if !self.subclasses.is_empty() {
+            for fi in 0..n {
+                for (gi, g) in self.files[fi].functions.iter().enumerate() {
+                    let Some(class) = g.class else { continue };
+                    if g.params.first().is_none_or(|p| &**p != "self") {
+                        continue;
+                    }
+                    let caller = FuncId {
+                        file: fi as FileId,
+                        index: gi as u32,
+                    };
+                    let class = ClassId {
+                        file: fi as FileId,
+                        index: class,
+                    };
+                    for (ci, c) in g.calls.iter().enumerate() {
+                        let Ref::Method(name) = &c.callee else {
+                            continue;
+                        };
+                        for o in self.overrides(class, name) {
+                            if self.targets[fi][gi][ci].is_some_and(|(t, _)| t == o) {
+                                continue;
+                            }
+                            self.called[o.file as usize][o.index as usize] = true;
+                            sites.entry(o).or_default().push((caller, ci, 1));
+                        }
+                    }
                 }
             }
         }

@@ -549,7 +549,17 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // An object whose kind the file does not tell is a module when the method it is given
     // is its own class's forward-running method (the model knows the class), or `forward`;
     // for the only such method of that name, when it was put in eval mode (below).
-    let kind = checker.kind_of(func);
+    // The project model's kind (a `self.model` given to a trainer's constructor) counts where
+    // the evaluation is explicit: a loop over evaluation data, or an `eval()` switch earlier
+    // in the function. A method that is an evaluation only by its name may be run by a base
+    // class under a no-grad context the model does not follow (a pipeline's `forward` entering
+    // `self.get_inference_context()` around the subclass's `_forward`).
+    let explicit = matches!(region.evidence, Evidence::Data | Evidence::EvalMode)
+        || checker.eval_function_region(call.start()).is_some();
+    let kind = match checker.kind_of(func) {
+        Kind::Unknown if explicit => checker.value_kind(func),
+        k => k,
+    };
     let known_module = kind == Kind::Module || torch_here;
     // An object of unknown kind whose `forward` is called is taken for a module only in a
     // file that uses torch: a NumPy network written from scratch (`nn = NeuralNetwork(...)`;
