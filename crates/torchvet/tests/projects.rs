@@ -149,6 +149,8 @@ projects! {
         config_driven_framework,
         meters_other_file,
         trainer_subclass_validation,
+        super_init_wrapped_layer,
+        ocr_generate_validation,
         checkpoint_concatenated_paths,
         dockerfile_pins_torch,
     ],

@@ -129,24 +129,52 @@ pub struct ClassInfo<'a> {
     pub is_dataset: bool,
 }
 
-/// Facts about the whole file, gathered during the pass, for rules' `end` hooks.
+/// Facts about the whole file. The calls by qualified name are gathered during the pass (a
+/// name resolves in the scope of its call), for rules' `end` hooks; the method calls by name
+/// need no scope and are the whole file's from the start (a walk of the module before the
+/// pass), so a `call` or `stmt` hook sees the `model.train()` below it too.
 #[derive(Debug, Default)]
 pub struct FileFacts<'a> {
     /// Calls by resolved qualified name.
     pub calls: FxHashMap<String, Vec<&'a ExprCall>>,
-    /// Method calls (`x.name(...)`) by method name.
-    pub method_calls: FxHashMap<&'a str, Vec<&'a ExprCall>>,
+    /// Every method call (`x.name(...)`) of the file, by method name, in source order.
+    method_calls: FxHashMap<&'a str, Vec<&'a ExprCall>>,
 }
 
 impl<'a> FileFacts<'a> {
+    fn of(module: &'a ast::ModModule) -> Self {
+        struct Calls<'a>(FxHashMap<&'a str, Vec<&'a ExprCall>>);
+        impl<'a> Visitor<'a> for Calls<'a> {
+            fn visit_expr(&mut self, expr: &'a Expr) {
+                if let Expr::Call(call) = expr {
+                    if let Expr::Attribute(a) = &*call.func {
+                        self.0.entry(a.attr.as_str()).or_default().push(call);
+                    }
+                }
+                visitor::walk_expr(self, expr);
+            }
+        }
+        let mut v = Calls(FxHashMap::default());
+        v.visit_body(&module.body);
+        FileFacts {
+            calls: FxHashMap::default(),
+            method_calls: v.0,
+        }
+    }
+
     /// Calls of a qualified name.
     pub fn calls_of(&self, q: &str) -> &[&'a ExprCall] {
         self.calls.get(q).map(Vec::as_slice).unwrap_or(&[])
     }
 
-    /// Calls of a method name.
+    /// Every method call (`x.name(...)`) of the file, by method name, in source order.
+    pub fn method_calls(&self) -> &FxHashMap<&'a str, Vec<&'a ExprCall>> {
+        &self.method_calls
+    }
+
+    /// Calls of a method name, anywhere in the file.
     pub fn method_calls_of(&self, name: &str) -> &[&'a ExprCall] {
-        self.method_calls
+        self.method_calls()
             .get(name)
             .map(Vec::as_slice)
             .unwrap_or(&[])
@@ -320,7 +348,7 @@ impl<'a> Checker<'a> {
             settings,
             scopes,
             classes,
-            facts: FileFacts::default(),
+            facts: FileFacts::of(module),
             frames: vec![Frame {
                 function: None,
                 method_of: None,
@@ -1714,13 +1742,6 @@ impl<'a> Visitor<'a> for Checker<'a> {
                 }
                 if let Some(q) = q {
                     self.facts.calls.entry(q).or_default().push(call);
-                }
-                if let Expr::Attribute(a) = &*call.func {
-                    self.facts
-                        .method_calls
-                        .entry(a.attr.as_str())
-                        .or_default()
-                        .push(call);
                 }
             }
             _ => {

@@ -1677,7 +1677,7 @@ impl ProjectModel {
                 for &(caller, ci) in callers {
                     let call = &self.func(caller).calls[ci];
                     let shift = usize::from(
-                        matches!(call.callee, Ref::Method(_))
+                        call.callee.passes_self()
                             && g.params.first().is_some_and(|p| &**p == "self"),
                     );
                     let i = *i as usize;
@@ -2129,8 +2129,7 @@ impl ProjectModel {
         for &(caller, ci) in self.callers(f) {
             let call = &self.func(caller).calls[ci];
             let shift = usize::from(
-                matches!(call.callee, Ref::Method(_))
-                    && g.params.first().is_some_and(|p| &**p == "self"),
+                call.callee.passes_self() && g.params.first().is_some_and(|p| &**p == "self"),
             );
             for ap in &self.facts(caller).arg_paths {
                 let hit = ap.call == call.range
@@ -2219,8 +2218,7 @@ impl ProjectModel {
             for &(caller, ci) in self.callers(f) {
                 let call = &self.func(caller).calls[ci];
                 let shift = usize::from(
-                    matches!(call.callee, Ref::Method(_))
-                        && g.params.first().is_some_and(|p| &**p == "self"),
+                    call.callee.passes_self() && g.params.first().is_some_and(|p| &**p == "self"),
                 );
                 let arg = self.facts(caller).arg_contents.iter().find(|a| {
                     a.call == call.range
@@ -2335,8 +2333,7 @@ impl ProjectModel {
         for &(caller, ci) in self.callers(f) {
             let call = &self.func(caller).calls[ci];
             let shift = usize::from(
-                matches!(call.callee, Ref::Method(_))
-                    && g.params.first().is_some_and(|p| &**p == "self"),
+                call.callee.passes_self() && g.params.first().is_some_and(|p| &**p == "self"),
             );
             let arg = self.facts(caller).arg_contents.iter().find(|a| {
                 a.call == call.range

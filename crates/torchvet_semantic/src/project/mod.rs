@@ -1849,7 +1849,7 @@ impl ProjectModel {
                 continue;
             }
             let inner = self.compose_events(callee, depth + 1, memo, stack);
-            let is_method = matches!(call.callee, Ref::Method(_));
+            let is_method = call.callee.passes_self();
             for e in inner {
                 let target = match &e.target {
                     Target::Param(0, path) if is_method => {
@@ -2153,7 +2153,7 @@ impl ProjectModel {
             Entity::Function(f) => {
                 let g = self.func(f);
                 let method = g.class.is_some() && g.params.first().is_some_and(|p| &**p == "self");
-                let shift = usize::from(method && matches!(callee, Ref::Method(_)));
+                let shift = usize::from(method && callee.passes_self());
                 Some((f, shift))
             }
             Entity::Class(c) => {
@@ -2311,6 +2311,21 @@ impl ProjectModel {
                     0,
                 )
                 .map(Entity::Function)
+            }
+            Ref::Super(name) => {
+                // The first project base class (in the order written) that has the method.
+                let ctx = ctx?;
+                let class = ClassId {
+                    file: ctx.file,
+                    index: self.func(ctx).class?,
+                };
+                self.class_summary(class).bases.iter().find_map(|b| {
+                    match self.entity_of_ref(class.file, b, None, depth + 1)? {
+                        Entity::Class(base) => self.method(base, name, depth + 1),
+                        _ => None,
+                    }
+                    .map(Entity::Function)
+                })
             }
         }
     }
@@ -2674,7 +2689,7 @@ impl ProjectModel {
                     Entity::Function(g) => {
                         let gs = self.func(g);
                         let shift = usize::from(
-                            matches!(callee, Ref::Method(_))
+                            callee.passes_self()
                                 && gs.params.first().is_some_and(|p| &**p == "self"),
                         );
                         let arg_of = |i: usize| -> Resolved {

@@ -47,6 +47,10 @@ pub enum Ref {
     Qualified(Box<str>),
     /// `self.<name>(...)`: a method of the enclosing class (or of a base class).
     Method(Box<str>),
+    /// `super().<name>(...)` (or `super(Cls, self).<name>(...)`): the method of a base class of
+    /// the enclosing class, which receives `self` like [`Ref::Method`] (a subclass's
+    /// `super().__init__(module)` is a call site of the base's `__init__`).
+    Super(Box<str>),
     /// A function defined inside the enclosing function (a closure), by index in
     /// [`FileSummary::functions`].
     Nested(u32),
@@ -59,6 +63,14 @@ pub enum Ref {
     /// (`val_step = make_val_step(model, loss_fn)`, whose `return perform_val_step` hands out
     /// a closure) called through the local it is bound to (`val_step(x, y)`).
     Returned(Box<Ref>),
+}
+
+impl Ref {
+    /// Does a call through this reference pass the caller's `self` as the callee's first
+    /// parameter (`self.step(x)`, `super().__init__(m)`)?
+    pub fn passes_self(&self) -> bool {
+        matches!(self, Ref::Method(_) | Ref::Super(_))
+    }
 }
 
 /// A literal value as the source spells it: a call's argument or a parameter's default
@@ -284,7 +296,7 @@ impl Val {
             || matches!(
                 self,
                 Val::Call {
-                    callee: Ref::Method(_),
+                    callee: Ref::Method(_) | Ref::Super(_),
                     ..
                 }
             )
@@ -754,11 +766,13 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
             Ref::Qualified(_) => 3,
             Ref::Returned(_) => 4,
             Ref::DefAt(_) => 5,
+            Ref::Super(_) => 6,
         }
     }
     match (a, b) {
         (Ref::Local(x), Ref::Local(y))
         | (Ref::Method(x), Ref::Method(y))
+        | (Ref::Super(x), Ref::Super(y))
         | (Ref::Qualified(x), Ref::Qualified(y)) => x.cmp(y),
         (Ref::Nested(x), Ref::Nested(y)) => x.to_string().cmp(&y.to_string()),
         (Ref::Returned(x), Ref::Returned(y)) => ref_order(x, y),
@@ -2731,7 +2745,7 @@ impl Builder<'_> {
                 {
                     None
                 }
-                Ref::Method(_) => None,
+                Ref::Method(_) | Ref::Super(_) => None,
                 // An imported class spelled as classes are (`model = Net(); model(x)`): its
                 // instance, not a factory (keeps the summaries of training loops small).
                 Ref::Qualified(q)
@@ -3041,6 +3055,16 @@ impl Builder<'_> {
             Expr::Attribute(a) => {
                 if helpers::name_of(&a.value) == Some("self") {
                     return Some(Ref::Method(a.attr.as_str().into()));
+                }
+                // `super().__init__(...)`, `super(Net, self).forward(x)`.
+                if let Expr::Call(sup) = &*a.value {
+                    if matches!(&*sup.func, Expr::Name(n) if n.id.as_str() == "super")
+                        && sup.arguments.keywords.is_empty()
+                        && matches!(sup.arguments.args.len(), 0 | 2)
+                        && !self.scopes.is_bound("super")
+                    {
+                        return Some(Ref::Super(a.attr.as_str().into()));
+                    }
                 }
                 // Cheap rejection first: a method of an object, or an external module's
                 // function (`torch.cat`), needs no qualified name.

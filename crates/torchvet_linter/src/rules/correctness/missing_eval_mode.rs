@@ -232,11 +232,30 @@ fn no_grad_target_of_step(checker: &mut Checker) -> bool {
     })
 }
 
+/// Is the value a Hugging Face `transformers` model, by the class the project model gives it
+/// (an annotation `model: VisionEncoderDecoderModel`, a `from_pretrained` build)?
+fn hugging_face_model(checker: &Checker, e: &Expr) -> bool {
+    use torchvet_semantic::project::ClassRef;
+    checker
+        .value_resolved(e)
+        .and_then(|r| r.class)
+        .is_some_and(|c| matches!(c, ClassRef::External(q) if q.starts_with("transformers.")))
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
-    // `net.forward(x)` runs the model as `net(x)` does.
+    // `net.forward(x)` runs the model as `net(x)` does; so does a Hugging Face model's
+    // `model.generate(...)`, which runs the forward passes under `no_grad` in the mode the
+    // model is in (a project class's own `generate` may switch the mode itself).
     let func = match &*call.func {
         Expr::Attribute(a)
             if a.attr.as_str() == "forward" && matches!(&*a.value, Expr::Name(_)) =>
+        {
+            &*a.value
+        }
+        Expr::Attribute(a)
+            if a.attr.as_str() == "generate"
+                && matches!(&*a.value, Expr::Name(_))
+                && hugging_face_model(checker, &a.value) =>
         {
             &*a.value
         }
@@ -876,7 +895,7 @@ fn handed_to_trainer(checker: &Checker, model: &str) -> bool {
         .calls
         .iter()
         .map(|(q, cs)| (q.rsplit('.').next().unwrap_or(q), cs))
-        .chain(checker.facts.method_calls.iter().map(|(m, cs)| (*m, cs)))
+        .chain(checker.facts.method_calls().iter().map(|(m, cs)| (*m, cs)))
         .filter(|(name, _)| name.to_lowercase().contains("trainer"))
         .flat_map(|(_, cs)| cs.iter());
     for c in trainer_calls {

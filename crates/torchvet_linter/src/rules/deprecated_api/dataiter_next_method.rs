@@ -77,8 +77,9 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     if !call.arguments.is_empty() {
         return;
     }
-    let is_iterator =
-        is_iter_call(checker, receiver) || bindings::kind_of(checker, receiver) == Some(ITERATOR);
+    let is_iterator = is_iter_call(checker, receiver)
+        || bindings::kind_of(checker, receiver) == Some(ITERATOR)
+        || element_of_iterators(checker, receiver);
     if !is_iterator || !helpers::active(checker, 1, 13) {
         return;
     }
@@ -97,6 +98,107 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             format!("Replace with `next({recv})`"),
             vec![RawEdit::replace(call.range(), format!("next({recv})"))],
         ));
+}
+
+/// An element of a list of iterators: `its[i]`, or the loop variable of `for it in its` /
+/// `for i, it in enumerate(its)`, where the file fills `its` (a name or `self.<attr>`) only
+/// with `iter(...)` calls (`its.append(iter(loader))`, `its[i] = iter(loader)`, `its =
+/// [iter(l) for l in loaders]`). A balanced batch drawn from several loaders keeps one
+/// iterator per loader this way.
+fn element_of_iterators(checker: &Checker, receiver: &Expr) -> bool {
+    let container = match receiver {
+        Expr::Subscript(s) => &*s.value,
+        Expr::Name(n) => {
+            // The innermost enclosing `for` that binds the name.
+            let Some(iter) = checker.frame().loops.iter().rev().find_map(|l| match l {
+                Stmt::For(f) => loop_element_source(&f.target, &f.iter, n.id.as_str()),
+                _ => None,
+            }) else {
+                return false;
+            };
+            iter
+        }
+        _ => return false,
+    };
+    let Some(key) = sem::dotted(container) else {
+        return false;
+    };
+    let mut fills = 0;
+    let mut other = false;
+    for_each_stmt_deep(&checker.module().body, &mut |st| {
+        if other {
+            return;
+        }
+        match st {
+            Stmt::Expr(e) => {
+                if let Expr::Call(c) = &*e.value {
+                    if let Some((m, recv)) = sem::method_call(c) {
+                        if sem::dotted(recv).as_deref() == Some(key.as_str())
+                            && matches!(m, "append" | "insert" | "extend")
+                        {
+                            match (m, c.arguments.args.last()) {
+                                ("append" | "insert", Some(a)) if is_iter_call(checker, a) => {
+                                    fills += 1
+                                }
+                                _ => other = true,
+                            }
+                        }
+                    }
+                }
+            }
+            Stmt::Assign(a) => {
+                for t in &a.targets {
+                    let target = match t {
+                        Expr::Subscript(s) => &*s.value,
+                        t => t,
+                    };
+                    if sem::dotted(target).as_deref() != Some(key.as_str()) {
+                        continue;
+                    }
+                    let iterators = match (t, &*a.value) {
+                        (Expr::Subscript(_), v) => is_iter_call(checker, v),
+                        (_, Expr::List(l)) => l.elts.iter().all(|e| is_iter_call(checker, e)),
+                        (_, Expr::ListComp(c)) => is_iter_call(checker, &c.elt),
+                        _ => false,
+                    };
+                    if iterators {
+                        fills += 1;
+                    } else if !matches!(&*a.value, Expr::List(l) if l.elts.is_empty()) {
+                        // `its = []` starts the list; anything else may hold other objects.
+                        other = true;
+                    }
+                }
+            }
+            _ => {}
+        }
+    });
+    fills > 0 && !other
+}
+
+/// Every statement of a suite, nested definitions included.
+fn for_each_stmt_deep<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
+    sem::for_each_own_stmt(body, &mut |st| {
+        f(st);
+        match st {
+            Stmt::FunctionDef(d) => for_each_stmt_deep(&d.body, &mut *f),
+            Stmt::ClassDef(c) => for_each_stmt_deep(&c.body, &mut *f),
+            _ => {}
+        }
+    });
+}
+
+/// The iterable whose elements `name` takes in `for <target> in <iter>`: the iterable itself
+/// for a plain target, the argument of `enumerate(...)` for `for i, name in enumerate(...)`.
+fn loop_element_source<'a>(target: &Expr, iter: &'a Expr, name: &str) -> Option<&'a Expr> {
+    match target {
+        Expr::Name(t) if t.id.as_str() == name => Some(iter),
+        Expr::Tuple(t) if t.elts.len() == 2 && sem::name_of(&t.elts[1]) == Some(name) => {
+            let Expr::Call(c) = iter else { return None };
+            (sem::name_of(&c.func) == Some("enumerate") && c.arguments.args.len() == 1)
+                .then(|| &c.arguments.args[0])
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

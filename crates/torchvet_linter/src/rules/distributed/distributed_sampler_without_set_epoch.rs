@@ -497,7 +497,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, name: Option<&str>) {
     if matches!(reach.epoch, EpochReach::Set) {
         return;
     }
-    if escapes(checker, &bodies, root) {
+    if escapes(checker, &bodies, root) || epochs_set_by_wrapper(checker, &bodies, &tracked) {
         return;
     }
     let fix = (count_bindings(checker, &bodies, root) == 1)
@@ -715,6 +715,44 @@ fn escapes(checker: &Checker, bodies: &[&[Stmt]], root: &str) -> bool {
             let torch_api = q.starts_with("torch.")
                 || helpers::name_of(&c.func).is_some_and(|n| n.ends_with("DataLoader"));
             found |= !torch_api;
+        });
+    }
+    found
+}
+
+/// The sampler or a loader built on it is handed to a wrapper whose loader sets the epoch on
+/// the sampler at every pass: accelerate's `accelerator.prepare(...)` and
+/// `prepare_data_loader(...)` (its `DataLoaderShard` calls `set_epoch` with its own
+/// iteration count when iterated), Lightning Fabric's `fabric.setup_dataloaders(...)`.
+fn epochs_set_by_wrapper(checker: &Checker, bodies: &[&[Stmt]], tracked: &[String]) -> bool {
+    let mut found = false;
+    for body in bodies {
+        crate::rules::distributed::rank_helpers::for_each_call(body, &mut |c| {
+            if found {
+                return;
+            }
+            let hands_on = c
+                .arguments
+                .args
+                .iter()
+                .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                .any(|a| is_tracked(checker, a, tracked));
+            if !hands_on {
+                return;
+            }
+            let q = checker.resolve(&c.func).unwrap_or_default();
+            found = q.starts_with("accelerate.")
+                || q.starts_with("lightning.fabric.")
+                || match &*c.func {
+                    Expr::Attribute(a) => match a.attr.as_str() {
+                        "prepare" | "prepare_data_loader" => checker.mentions("accelerate"),
+                        "setup_dataloaders" => {
+                            checker.mentions("lightning") || checker.mentions("Fabric")
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                };
         });
     }
     found

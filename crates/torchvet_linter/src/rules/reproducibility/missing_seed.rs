@@ -90,7 +90,7 @@ fn check_end(checker: &mut Checker) {
         .calls
         .keys()
         .any(|q| helpers::last_segment(q).contains("seed"))
-        || facts.method_calls.keys().any(|m| m.contains("seed"));
+        || facts.method_calls().keys().any(|m| m.contains("seed"));
     // A local helper (`def set_seed(...)`) or a `--seed` option: stay silent.
     if seeded_api || mentions_seed(&checker.source.text) {
         return;

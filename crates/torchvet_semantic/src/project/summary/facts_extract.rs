@@ -655,6 +655,21 @@ fn is_zero_dim(e: &Expr, body: &[Stmt], scopes: &crate::bindings::Scopes, depth:
         }
         Expr::Name(n) => {
             let id = n.id.as_str();
+            // The assignments that reach this use, when each is a plain one: an earlier
+            // unreduced value rebound by its reduction (`loss = clamp(d); loss = loss.mean()`)
+            // does not reach the use.
+            if let Some(defs) = crate::reaching::reaching(body, id, n.start()) {
+                if !defs.is_empty()
+                    && defs
+                        .iter()
+                        .all(|d| matches!(d, crate::reaching::Def::Value(_)))
+                {
+                    return defs.iter().all(|d| match d {
+                        crate::reaching::Def::Value(v) => is_zero_dim(v, body, scopes, depth + 1),
+                        _ => false,
+                    });
+                }
+            }
             let mut any = false;
             let mut all = true;
             crate::project::summary::for_each_own_stmt(body, &mut |s| match s {
