@@ -945,33 +945,33 @@ impl ProjectModel {
         out
     }
 
-    /// The methods named `name` that project subclasses of `c` define (transitively,
-    /// bounded): what `self.<name>(...)` in a method of `c` may run on an instance of a
-    /// subclass (a trainer's `train()` calling the `_valid_epoch()` each subclass defines).
-    pub fn overrides(&self, c: ClassId, name: &str) -> Vec<FuncId> {
+    /// The methods that project subclasses of `c` define (transitively), by name: what
+    /// `self.<name>(...)` in a method of `c` may run on an instance of a subclass (a
+    /// trainer's `train()` calling the `_valid_epoch()` each subclass defines). Empty for a
+    /// base of more than 16 classes (a library's model base class: the budget of the link).
+    pub fn overrides(&self, c: ClassId) -> FxHashMap<&str, Vec<FuncId>> {
+        const MAX_FAMILY: usize = 16;
         let mut seen = vec![c];
-        let mut out = Vec::new();
         let mut i = 0;
-        while i < seen.len() && seen.len() < 64 {
-            if let Some(subs) = self.subclasses.get(&seen[i]) {
-                for &s in subs {
-                    if seen.contains(&s) {
-                        continue;
-                    }
+        while i < seen.len() {
+            if seen.len() > MAX_FAMILY {
+                return FxHashMap::default();
+            }
+            for &s in self.subclasses.get(&seen[i]).into_iter().flatten() {
+                if !seen.contains(&s) {
                     seen.push(s);
-                    out.extend(
-                        self.class_summary(s)
-                            .methods
-                            .iter()
-                            .filter(|(m, _)| &**m == name)
-                            .map(|(_, index)| FuncId {
-                                file: s.file,
-                                index: *index,
-                            }),
-                    );
                 }
             }
             i += 1;
+        }
+        let mut out: FxHashMap<&str, Vec<FuncId>> = FxHashMap::default();
+        for &s in &seen[1..] {
+            for (m, index) in &self.class_summary(s).methods {
+                out.entry(&**m).or_default().push(FuncId {
+                    file: s.file,
+                    index: *index,
+                });
+            }
         }
         out
     }

@@ -1205,10 +1205,18 @@ impl ProjectModel {
         // `self.<name>(...)` in a method also runs the overrides that project subclasses
         // define (a trainer's `train()` calling the `_valid_epoch()` of each subclass).
         if !self.subclasses.is_empty() {
+            // Once per class and name: a base class of many subclasses calls the same
+            // methods of `self` from many methods.
+            let mut memo: FxHashMap<ClassId, FxHashMap<&str, Vec<FuncId>>> = FxHashMap::default();
             for fi in 0..n {
                 for (gi, g) in self.files[fi].functions.iter().enumerate() {
                     let Some(class) = g.class else { continue };
-                    if g.params.first().is_none_or(|p| &**p != "self") {
+                    if g.params.first().is_none_or(|p| &**p != "self")
+                        || !self.subclasses.contains_key(&ClassId {
+                            file: fi as FileId,
+                            index: class,
+                        })
+                    {
                         continue;
                     }
                     let caller = FuncId {
@@ -1223,19 +1231,24 @@ impl ProjectModel {
                         let Ref::Method(name) = &c.callee else {
                             continue;
                         };
-                        for o in self.overrides(class, name) {
+                        let table = memo.entry(class).or_insert_with(|| self.overrides(class));
+                        for &o in table.get(&**name).into_iter().flatten() {
                             if self.targets[fi][gi][ci].is_some_and(|(t, _)| t == o) {
                                 continue;
                             }
-                            self.called[o.file as usize][o.index as usize] = true;
                             sites.entry(o).or_default().push((caller, ci, 1));
                         }
                     }
                 }
             }
         }
-        self.passed = self.passed_functions();
+        // (The overrides' sites are calls too.)
+        for o in sites.keys() {
+            self.called[o.file as usize][o.index as usize] = true;
+        }
         laps.lap("params: sites");
+        self.passed = self.passed_functions();
+        laps.lap("params: passed functions");
         // Start from annotations and usage. Annotations repeat (`torch.Tensor`, `nn.Module`,
         // `int`): each distinct one of a file is resolved once. Files in parallel.
         let params: Vec<Vec<ParamSlots>> = self
