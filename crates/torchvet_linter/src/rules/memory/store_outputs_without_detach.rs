@@ -133,12 +133,18 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let Some(list_text) = helpers::dotted(list) else {
         return;
     };
-    let loops: Vec<&Stmt> = checker.frame().loops.clone();
-    let Some(&outer) = loops.first() else { return };
-    // The list must outlive the iterations: not re-created inside any enclosing loop.
-    if reassigned_in(loop_body(outer), &list_text) {
+    let enclosing: Vec<&Stmt> = checker.frame().loops.clone();
+    // The list must outlive iterations: the loops it is not re-created in (a list made at the
+    // top of each epoch and appended per batch outlives the batch loop's iterations). None
+    // when it is re-created in the innermost loop.
+    let Some(k) = enclosing
+        .iter()
+        .position(|l| !reassigned_in(loop_body(l), &list_text))
+    else {
         return;
-    }
+    };
+    let loops = &enclosing[k..];
+    let outer = loops[0];
     let training = loops.iter().any(|l| loop_has_backward(checker, l));
     let mut function = None;
     if !training {
