@@ -273,20 +273,29 @@ fn derive(checker: &Checker, body: &[Stmt], tracked: &mut Vec<String>) {
     fn walk(checker: &Checker, body: &[Stmt], tracked: &mut Vec<String>) {
         for stmt in body {
             if let Some((target, Expr::Call(c))) = single_target(stmt) {
+                // An argument that is a tracked name, or picks one (`ds if deepspeed else dl`).
+                let handed = |a: &Expr| match a {
+                    Expr::If(i) => {
+                        is_tracked(checker, &i.body, tracked)
+                            || is_tracked(checker, &i.orelse, tracked)
+                    }
+                    a => is_tracked(checker, a, tracked),
+                };
                 let passes = helpers::name_of(&c.func) != Some("len")
-                    && (c
-                        .arguments
-                        .args
-                        .iter()
-                        .any(|a| is_tracked(checker, a, tracked))
-                        || c.arguments
-                            .keywords
-                            .iter()
-                            .any(|k| is_tracked(checker, &k.value, tracked)));
-                if passes && is_access(target) {
-                    let t = checker.text(target.range()).to_string();
-                    if !tracked.contains(&t) {
-                        tracked.push(t);
+                    && (c.arguments.args.iter().any(handed)
+                        || c.arguments.keywords.iter().any(|k| handed(&k.value)));
+                // `x = wrap(loader)`, or `model, opt, loader = backend.distribute(..., loader)`:
+                // each name the call's result is unpacked into.
+                let targets: Vec<&Expr> = match target {
+                    Expr::Tuple(t) => t.elts.iter().collect(),
+                    t => vec![t],
+                };
+                for target in targets {
+                    if passes && is_access(target) {
+                        let t = checker.text(target.range()).to_string();
+                        if !tracked.contains(&t) {
+                            tracked.push(t);
+                        }
                     }
                 }
             }
