@@ -49,7 +49,8 @@ crate::declare_rule! {
     /// ## Fix safety
     /// The fix appends `.detach()` to the stored value: the same numbers without the graph.
     /// Lists that are later differentiated (`torch.stack(losses).backward()`) are never
-    /// reported, so the fix is safe.
+    /// reported, so the fix is safe. A name that holds a plain number on some path
+    /// (`loss = 0`, then a loss in a branch) gets no fix: a number has no `.detach()`.
     ///
     /// ## References
     /// - [PyTorch FAQ: My model reports "cuda runtime error(2): out of memory"](https://pytorch.org/docs/stable/notes/faq.html#my-model-reports-cuda-runtime-error-2-out-of-memory)
@@ -75,6 +76,8 @@ struct Candidate {
     replacement: String,
     /// Evaluation function whose callers may disable grad.
     function: Option<String>,
+    /// The value is always a tensor (not a number on some path, which has no `.detach()`).
+    fixable: bool,
 }
 
 #[derive(Default)]
@@ -158,7 +161,14 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         }
         function = Some(f.name.to_string());
     }
-    let Some((origin, is_loss)) = checker.graph_of(value, loop_body(outer), outer.range()) else {
+    let (found, fixable) = match checker.graph_of(value, loop_body(outer), outer.range()) {
+        Some(f) => (Some(f), true),
+        None => (
+            graph_or_number(checker, value, loop_body(outer), outer.range()),
+            false,
+        ),
+    };
+    let Some((origin, is_loss)) = found else {
         return;
     };
     // Lists that are differentiated later (`torch.stack(losses).backward()`).
@@ -169,7 +179,10 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     }
     let value_src = checker.text(value.range());
     let what = if is_loss { "a loss" } else { "a model output" };
-    let replacement = if matches!(
+    let replacement = if !fixable && is_loss {
+        // A number on some path: `float(...)` takes both the number and a reduced loss.
+        format!("float({value_src})")
+    } else if matches!(
         value,
         Expr::Name(_) | Expr::Attribute(_) | Expr::Call(_) | Expr::Subscript(_)
     ) {
@@ -194,8 +207,34 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             origin_note,
             replacement,
             function,
+            fixable,
         })
     });
+}
+
+/// A name that holds a graph-carrying value or a plain number, by the assignments that reach
+/// it (`df_loss = 0`, then `df_loss = criterion(...)` in a branch): whenever the branch runs,
+/// the stored value carries its graph; the number holds nothing.
+fn graph_or_number(
+    checker: &mut Checker,
+    value: &Expr,
+    scope: &[Stmt],
+    within: TextRange,
+) -> Option<(TextRange, bool)> {
+    let Expr::Name(n) = value else { return None };
+    let defs =
+        torchvet_semantic::reaching::reaching(checker.scope_body(), n.id.as_str(), n.start())?;
+    let mut found = None;
+    for d in defs {
+        let torchvet_semantic::reaching::Def::Value(e) = d else {
+            return None;
+        };
+        if matches!(e, Expr::NumberLiteral(_)) {
+            continue;
+        }
+        found = Some(checker.graph_of(e, scope, within)?);
+    }
+    found
 }
 
 fn finish(checker: &mut Checker) {
@@ -211,12 +250,14 @@ fn report_pending(checker: &mut Checker) {
         {
             continue;
         }
-        checker
+        let d = checker
             .report(c.call, c.message)
-            .add_related(c.origin, c.origin_note)
-            .set_fix(RawFix::safe(
+            .add_related(c.origin, c.origin_note);
+        if c.fixable {
+            d.set_fix(RawFix::safe(
                 format!("Store `{}`", c.replacement),
                 vec![RawEdit::replace(c.value, c.replacement)],
             ));
+        }
     }
 }
