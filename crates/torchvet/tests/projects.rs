@@ -158,7 +158,6 @@ projects! {
         clean_conditional_eval_helper,
         clean_vae_tuple_outputs,
         clean_pixi_modern_torch,
-        clean_trainer_base_no_grad,
         clean_toplevel_predictions,
         clean_self_critical_captioning,
         clean_registry_model_zoo,

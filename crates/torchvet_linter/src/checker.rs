@@ -3037,6 +3037,28 @@ impl<'a> Checker<'a> {
             .then(|| (f.origin, f.op == LOSS))
     }
 
+    /// [`Checker::graph_of`] for a name that holds a plain number on some paths and a
+    /// graph-carrying value on the others, by the assignments that reach it (`d_loss = 0`, then
+    /// `d_loss = criterion(...)` in a branch): whenever the branch runs, the value carries its
+    /// graph; the number holds nothing. `None` when any reaching binding is something else.
+    pub fn graph_or_number_of(
+        &mut self,
+        expr: &Expr,
+        scope: &'a [ast::Stmt],
+        within: ruff_text_size::TextRange,
+    ) -> Option<(ruff_text_size::TextRange, bool)> {
+        use torchvet_semantic::reaching::{reaching, Def};
+        let Expr::Name(n) = expr else { return None };
+        let mut found = None;
+        for d in reaching(self.scope_body(), n.id.as_str(), n.start())? {
+            let Def::Value(e) = d else { return None };
+            if !matches!(e, Expr::NumberLiteral(_)) {
+                found = Some(self.graph_of(e, scope, within)?);
+            }
+        }
+        found
+    }
+
     /// The values the project model gives a function's parameters (the objects passed at its
     /// call sites: a model of a class whose forward ends in softmax, a loss instance...).
     fn project_param_values(

@@ -945,17 +945,16 @@ impl ProjectModel {
         out
     }
 
-    /// The methods that project subclasses of `c` define (transitively), by name: what
-    /// `self.<name>(...)` in a method of `c` may run on an instance of a subclass (a
-    /// trainer's `train()` calling the `_valid_epoch()` each subclass defines). Empty for a
-    /// base of more than 16 classes (a library's model base class: the budget of the link).
-    pub fn overrides(&self, c: ClassId) -> FxHashMap<&str, Vec<FuncId>> {
+    /// The project subclasses of `c`, transitively: the classes whose instances a method of
+    /// `c` may run on. Empty for a base of more than 16 classes (a library's model base
+    /// class: the budget of the link).
+    pub fn descendants(&self, c: ClassId) -> Vec<ClassId> {
         const MAX_FAMILY: usize = 16;
         let mut seen = vec![c];
         let mut i = 0;
         while i < seen.len() {
             if seen.len() > MAX_FAMILY {
-                return FxHashMap::default();
+                return Vec::new();
             }
             for &s in self.subclasses.get(&seen[i]).into_iter().flatten() {
                 if !seen.contains(&s) {
@@ -964,16 +963,8 @@ impl ProjectModel {
             }
             i += 1;
         }
-        let mut out: FxHashMap<&str, Vec<FuncId>> = FxHashMap::default();
-        for &s in &seen[1..] {
-            for (m, index) in &self.class_summary(s).methods {
-                out.entry(&**m).or_default().push(FuncId {
-                    file: s.file,
-                    index: *index,
-                });
-            }
-        }
-        out
+        seen.remove(0);
+        seen
     }
 
     /// The methods defined in a class (not its bases).

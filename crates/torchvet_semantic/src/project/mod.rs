@@ -1203,19 +1203,20 @@ impl ProjectModel {
             }
         }
         // `self.<name>(...)` in a method also runs the overrides that project subclasses
-        // define (a trainer's `train()` calling the `_valid_epoch()` of each subclass).
+        // define (a trainer's `train()` calling the `_valid_epoch()` of each subclass), on the
+        // instances of the subclasses that inherit the calling method itself.
         if !self.subclasses.is_empty() {
-            // Once per class and name: a base class of many subclasses calls the same
-            // methods of `self` from many methods.
-            let mut memo: FxHashMap<ClassId, FxHashMap<&str, Vec<FuncId>>> = FxHashMap::default();
+            // Once per class: a base class calls methods of `self` from many methods.
+            let mut memo: FxHashMap<ClassId, Vec<ClassId>> = FxHashMap::default();
             for fi in 0..n {
                 for (gi, g) in self.files[fi].functions.iter().enumerate() {
-                    let Some(class) = g.class else { continue };
+                    let Some(index) = g.class else { continue };
+                    let class = ClassId {
+                        file: fi as FileId,
+                        index,
+                    };
                     if g.params.first().is_none_or(|p| &**p != "self")
-                        || !self.subclasses.contains_key(&ClassId {
-                            file: fi as FileId,
-                            index: class,
-                        })
+                        || !self.subclasses.contains_key(&class)
                     {
                         continue;
                     }
@@ -1223,20 +1224,29 @@ impl ProjectModel {
                         file: fi as FileId,
                         index: gi as u32,
                     };
-                    let class = ClassId {
-                        file: fi as FileId,
-                        index: class,
-                    };
+                    let descendants = memo.entry(class).or_insert_with(|| self.descendants(class));
+                    let inheriting: Vec<ClassId> = descendants
+                        .iter()
+                        .copied()
+                        .filter(|&d| self.method(d, &g.name, 0) == Some(caller))
+                        .collect();
+                    if inheriting.is_empty() {
+                        continue;
+                    }
                     for (ci, c) in g.calls.iter().enumerate() {
                         let Ref::Method(name) = &c.callee else {
                             continue;
                         };
-                        let table = memo.entry(class).or_insert_with(|| self.overrides(class));
-                        for &o in table.get(&**name).into_iter().flatten() {
-                            if self.targets[fi][gi][ci].is_some_and(|(t, _)| t == o) {
+                        let resolved = self.targets[fi][gi][ci].map(|(t, _)| t);
+                        let mut added: Vec<FuncId> = Vec::new();
+                        for &d in &inheriting {
+                            let Some(o) = self.method(d, name, 0) else {
                                 continue;
+                            };
+                            if Some(o) != resolved && !added.contains(&o) {
+                                added.push(o);
+                                sites.entry(o).or_default().push((caller, ci, 1));
                             }
-                            sites.entry(o).or_default().push((caller, ci, 1));
                         }
                     }
                 }
@@ -2189,14 +2199,18 @@ impl ProjectModel {
                 index: *i,
             });
         }
-        for b in &cs.bases {
-            if let Some(Entity::Class(bc)) = self.entity_of_ref(c.file, b, None, depth + 1) {
-                if let Some(m) = self.method(bc, name, depth + 1) {
-                    return Some(m);
-                }
+        self.base_method(c, name, depth)
+    }
+
+    /// A method of the project base classes of `c` (in the order written, depth first), not of
+    /// `c` itself: what `super().<name>(...)` in a method of `c` runs.
+    fn base_method(&self, c: ClassId, name: &str, depth: u32) -> Option<FuncId> {
+        self.class_summary(c).bases.iter().find_map(|b| {
+            match self.entity_of_ref(c.file, b, None, depth + 1)? {
+                Entity::Class(bc) => self.method(bc, name, depth + 1),
+                _ => None,
             }
-        }
-        None
+        })
     }
 
     /// Does a method of class `c` or of one of its project bases put attributes of `self`
@@ -2326,19 +2340,12 @@ impl ProjectModel {
                 .map(Entity::Function)
             }
             Ref::Super(name) => {
-                // The first project base class (in the order written) that has the method.
                 let ctx = ctx?;
                 let class = ClassId {
                     file: ctx.file,
                     index: self.func(ctx).class?,
                 };
-                self.class_summary(class).bases.iter().find_map(|b| {
-                    match self.entity_of_ref(class.file, b, None, depth + 1)? {
-                        Entity::Class(base) => self.method(base, name, depth + 1),
-                        _ => None,
-                    }
-                    .map(Entity::Function)
-                })
+                self.base_method(class, name, depth).map(Entity::Function)
             }
         }
     }

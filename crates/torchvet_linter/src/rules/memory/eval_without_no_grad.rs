@@ -554,10 +554,13 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // in the function. A method that is an evaluation only by its name may be run by a base
     // class under a no-grad context the model does not follow (a pipeline's `forward` entering
     // `self.get_inference_context()` around the subclass's `_forward`).
-    let explicit = matches!(region.evidence, Evidence::Data | Evidence::EvalMode)
-        || checker.eval_function_region(call.start()).is_some();
     let kind = match checker.kind_of(func) {
-        Kind::Unknown if explicit => checker.value_kind(func),
+        Kind::Unknown
+            if matches!(region.evidence, Evidence::Data | Evidence::EvalMode)
+                || checker.eval_function_region(call.start()).is_some() =>
+        {
+            checker.value_kind(func)
+        }
         k => k,
     };
     let known_module = kind == Kind::Module || torch_here;

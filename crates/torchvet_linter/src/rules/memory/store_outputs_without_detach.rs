@@ -164,7 +164,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     let (found, fixable) = match checker.graph_of(value, loop_body(outer), outer.range()) {
         Some(f) => (Some(f), true),
         None => (
-            graph_or_number(checker, value, loop_body(outer), outer.range()),
+            checker.graph_or_number_of(value, loop_body(outer), outer.range()),
             false,
         ),
     };
@@ -210,31 +210,6 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
             fixable,
         })
     });
-}
-
-/// A name that holds a graph-carrying value or a plain number, by the assignments that reach
-/// it (`df_loss = 0`, then `df_loss = criterion(...)` in a branch): whenever the branch runs,
-/// the stored value carries its graph; the number holds nothing.
-fn graph_or_number(
-    checker: &mut Checker,
-    value: &Expr,
-    scope: &[Stmt],
-    within: TextRange,
-) -> Option<(TextRange, bool)> {
-    let Expr::Name(n) = value else { return None };
-    let defs =
-        torchvet_semantic::reaching::reaching(checker.scope_body(), n.id.as_str(), n.start())?;
-    let mut found = None;
-    for d in defs {
-        let torchvet_semantic::reaching::Def::Value(e) = d else {
-            return None;
-        };
-        if matches!(e, Expr::NumberLiteral(_)) {
-            continue;
-        }
-        found = Some(checker.graph_of(e, scope, within)?);
-    }
-    found
 }
 
 fn finish(checker: &mut Checker) {
