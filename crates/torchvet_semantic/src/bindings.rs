@@ -523,6 +523,28 @@ impl Scopes {
         false
     }
 
+    /// The qualified name a bare name stands for when the scope that binds it where the stack
+    /// stands binds it by an import and in no other way (no assignment, `def` or parameter of
+    /// the same name in that scope).
+    pub fn import_only(&self, name: &str) -> Option<&str> {
+        if !self.may_import(name) {
+            return None;
+        }
+        let innermost = self.stack.len().saturating_sub(1);
+        for (i, scope) in self.stack.iter().enumerate().rev() {
+            if scope.kind == ScopeKind::Class && i != innermost {
+                continue;
+            }
+            if scope.binds_locally(name) {
+                return None;
+            }
+            if let Some(q) = scope.import(name) {
+                return Some(q);
+            }
+        }
+        None
+    }
+
     /// Resolve `a.b.c` to the qualified name it stands for (`th.nn.functional.softmax` ->
     /// `torch.nn.functional.softmax`). `None` for anything not rooted in an import.
     pub fn resolve(&self, expr: &Expr) -> Option<String> {

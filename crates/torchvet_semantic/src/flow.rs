@@ -281,6 +281,25 @@ impl<'a> Event<'a> {
         self.guards.iter().any(Guard::is_condition)
     }
 
+    /// [`Event::is_conditional`], except for `if` guards whose tests are flags the loop never
+    /// changes (`if scheduler:`, `if args.sched is not None:`, `if mode == "epoch":`): such a
+    /// branch runs in every iteration or in none, so when it runs at all it runs in the
+    /// first. Ordering comparisons (`if epoch > 0:`) and calls stay conditional.
+    pub fn varies_between_iterations(&self, loop_stmt: &Stmt) -> bool {
+        self.guards.iter().any(|g| {
+            g.is_condition()
+                && !matches!(g, Guard::If { stmt, clause, periodic: false, .. }
+                    if std::iter::once(&*stmt.test)
+                        .chain(
+                            stmt.elif_else_clauses
+                                .iter()
+                                .take(*clause)
+                                .filter_map(|c| c.test.as_ref()),
+                        )
+                        .all(|t| is_flag_test(t) && loop_invariant(t, loop_stmt)))
+        })
+    }
+
     /// Reached through a helper call (`self.select_action(state)`, `run_epoch(train=False)`)
     /// under a condition of the helper itself that is not periodic (`if self.is_test:`,
     /// `if not train and valid_apply:`): whether it runs depends on the helper's state or
@@ -492,6 +511,32 @@ fn implied_conditions<'e>(g: &Guard<'e>) -> Vec<(&'e Expr, bool)> {
 
 /// Does no name of `test` get bound inside `loop_stmt` (its target included), so that the test
 /// has the same value in every iteration (as far as plain bindings tell)?
+/// A test of flags only: names and attribute chains, `not`, `and`/`or`, `x is (not) None`
+/// and `x == "literal"`. No calls, subscripts or ordering comparisons.
+fn is_flag_test(e: &Expr) -> bool {
+    match e {
+        Expr::Name(_) => true,
+        Expr::Attribute(a) => is_flag_test(&a.value),
+        Expr::UnaryOp(u) if u.op == ast::UnaryOp::Not => is_flag_test(&u.operand),
+        Expr::BoolOp(b) => b.values.iter().all(is_flag_test),
+        Expr::Compare(c) => {
+            is_flag_test(&c.left)
+                && c.ops
+                    .iter()
+                    .zip(c.comparators.iter())
+                    .all(|(op, r)| match op {
+                        ast::CmpOp::Is | ast::CmpOp::IsNot => r.is_none_literal_expr(),
+                        ast::CmpOp::Eq | ast::CmpOp::NotEq => matches!(
+                            r,
+                            Expr::StringLiteral(_) | Expr::BooleanLiteral(_) | Expr::NoneLiteral(_)
+                        ),
+                        _ => false,
+                    })
+        }
+        _ => false,
+    }
+}
+
 fn loop_invariant(test: &Expr, loop_stmt: &Stmt) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct Names<'a>(Vec<&'a str>);

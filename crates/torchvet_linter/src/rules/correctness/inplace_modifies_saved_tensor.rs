@@ -4,7 +4,7 @@ use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use crate::rules::performance::helpers::suite_calls_method;
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, ExprContext, Stmt};
+use ruff_python_ast::{Expr, ExprCall, ExprContext, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
 use torchvet_semantic::helpers::binds as target_binds;
@@ -12,9 +12,11 @@ use torchvet_semantic::helpers::binds as target_binds;
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a tensor produced by an op that autograd saves the *output* of
-    /// (`torch.sigmoid`, `tanh`, `exp`, `softmax`, `relu`), used by another computation, and
-    /// then modified in place (`y += 1`, `y.mul_(2)`, `y[mask] = 0`) in code that
-    /// backpropagates (a module's `forward`, or a function calling `.backward()`).
+    /// (`torch.sigmoid`, `tanh`, `exp`, `softmax`, `relu`, or an `nn.ReLU`/`Sigmoid`/`Tanh`/
+    /// `Softmax` module such as `self.relu = nn.ReLU(inplace=True)`), used by another
+    /// computation (directly or through an alias, `path = x`), and then modified in place
+    /// (`y += 1`, `y.mul_(2)`, `y[mask] = 0`) in code that backpropagates (a module's
+    /// `forward`, or a function calling `.backward()`).
     ///
     /// ## Why is this bad?
     /// The backward formulas of these ops use their output, so autograd keeps a reference to
@@ -77,6 +79,16 @@ fn saves_output(q: &str) -> bool {
     )
 }
 
+/// The call runs an activation module whose backward uses its output
+/// (`self.relu = nn.ReLU(inplace=True)`, then `x = self.relu(x)`), as the dataflow knows the
+/// object called.
+fn activation_module(checker: &mut Checker, call: &ExprCall) -> bool {
+    matches!(
+        checker.taint_of(&call.func).class(),
+        Some("torch.nn.ReLU" | "torch.nn.Sigmoid" | "torch.nn.Tanh" | "torch.nn.Softmax")
+    )
+}
+
 /// In-place methods and their out-of-place counterparts.
 fn out_of_place(m: &str) -> Option<&'static str> {
     Some(match m {
@@ -98,10 +110,13 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         return;
     };
     let Expr::Call(call) = &*a.value else { return };
-    let Some(q) = checker.resolve(&call.func) else {
-        return;
-    };
-    if !saves_output(&q) || checker.in_no_grad() {
+    // A torch function by name, or an object (`self.relu`, `act`) the dataflow is asked about
+    // once the cheaper tests pass.
+    let by_name = checker.resolve(&call.func).map(|q| saves_output(&q));
+    if checker.in_no_grad()
+        || by_name == Some(false)
+        || (by_name.is_none() && !matches!(&*call.func, Expr::Name(_) | Expr::Attribute(_)))
+    {
         return;
     }
     let backprops = checker.in_module_method("forward")
@@ -111,45 +126,65 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
     if !backprops {
         return;
     }
+    if by_name.is_none() && !activation_module(checker, call) {
+        return;
+    }
     let Some(suite) = enclosing_suite(checker, stmt) else {
         return;
     };
     let name = target.id.as_str();
     let mut consumed: Option<TextRange> = None;
-    let mut mutation: Option<(&Stmt, TextRange)> = None;
+    let mut mutation: Option<(&Stmt, TextRange, String)> = None;
     let mut rebound = false;
+    // The tensor's names: its own, and aliases bound to it (`path = x`, then
+    // `path = self.pool(path)` uses it).
+    let mut names: Vec<String> = vec![name.to_string()];
     for_each_stmt(stmts_after(suite, stmt), &mut |s| {
         if rebound || mutation.is_some() {
             return;
         }
-        if let Some(r) = inplace_on(s, name) {
+        if let Some((r, n)) = names
+            .iter()
+            .find_map(|n| inplace_on(s, n).map(|r| (r, n.clone())))
+        {
             if consumed.is_some() {
-                mutation = Some((s, r));
+                mutation = Some((s, r, n));
             } else {
                 rebound = true; // modified before any use: nothing saved it yet
             }
             return;
         }
-        if rebinds(s, name) {
-            if consumed.is_none() {
-                consumed = consumer(s, name);
+        if let Stmt::Assign(a) = s {
+            if let ([Expr::Name(t)], Expr::Name(v)) = (&a.targets[..], &*a.value) {
+                if t.id.as_str() != name && names.iter().any(|n| n == v.id.as_str()) {
+                    names.push(t.id.to_string());
+                    return;
+                }
             }
+        }
+        if consumed.is_none() {
+            consumed = names.iter().find_map(|n| consumer(s, n));
+        }
+        if rebinds(s, name) {
             rebound = true;
             return;
         }
-        if consumed.is_none() {
-            consumed = consumer(s, name);
-        }
+        names.retain(|n| n == name || !rebinds(s, n));
     });
-    let (Some(used), Some((mstmt, mrange))) = (consumed, mutation) else {
+    let (Some(used), Some((mstmt, mrange, mutated))) = (consumed, mutation) else {
         return;
     };
     let func = checker.text(call.func.range());
     let mtext = checker.text(mrange);
+    let held = if mutated == name {
+        format!("`{name}`")
+    } else {
+        format!("`{mutated}` (the same tensor as `{name}`)")
+    };
     let message = format!(
-        "`{mtext}` modifies `{name}` in place, but autograd saved `{name}` (the output of `{func}`) for backward: backward() will fail with \"one of the variables needed for gradient computation has been modified by an inplace operation\""
+        "`{mtext}` modifies {held} in place, but autograd saved `{name}` (the output of `{func}`) for backward: backward() will fail with \"one of the variables needed for gradient computation has been modified by an inplace operation\""
     );
-    let fix = make_fix(checker, mstmt, name);
+    let fix = make_fix(checker, mstmt, &mutated);
     let d = checker.report(mrange, message);
     d.add_related(
         a.range(),

@@ -3,19 +3,21 @@ use super::tensor_helpers::stmt_owns_lines;
 use crate::checker::Checker;
 use crate::fix::{newline, own_line_indent};
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, ExprCall, Stmt};
+use ruff_python_ast::{Expr, ExprAttribute, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use torchvet_semantic::helpers;
 use torchvet_semantic::iterables::{parameter_loop, ParameterLoop};
+use torchvet_semantic::reaching::Def;
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for in-place updates (`p -= lr * p.grad`, `p.add_(...)`, `w.copy_(...)`,
     /// `w[idx] = v`) of tensors that are leaves requiring grad: the variable of a
-    /// `for p in model.parameters()` loop, an `nn.Parameter`, a module's `.weight`/`.bias`, or
-    /// a tensor created with `requires_grad=True`, outside `torch.no_grad()`.
+    /// `for p in model.parameters()` loop, an `nn.Parameter`, a module's `.weight`/`.bias`
+    /// (written out or through a local alias, `w = self.fc.weight`), or a tensor created with
+    /// `requires_grad=True`, outside `torch.no_grad()`.
     ///
     /// ## Why is this bad?
     /// Autograd refuses to modify a leaf that requires grad while it is recording: the update
@@ -248,36 +250,28 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
                     format!("`{name}` is created as a leaf that requires grad here"),
                 );
                 leaf_desc = format!("the leaf tensor `{name}` (it requires grad)");
+            } else if let Some(Def::Value(Expr::Attribute(a))) =
+                checker.binding_at(name, op.start())
+            {
+                // `weights = self.input.weight`, then `weights[:, a:b] = 0.0`: the alias is
+                // the parameter itself.
+                let Some((rel, desc, r)) = parameter_attribute(checker, a) else {
+                    return;
+                };
+                related = rel;
+                leaf_desc = format!("{desc} (through `{name}`)");
+                root = r;
             } else {
                 return;
             }
         }
         Expr::Attribute(a) => {
-            let attr = a.attr.as_str();
-            if helpers::name_of(&a.value) == Some("self") {
-                let Some(def) = self_parameter(checker, attr) else {
-                    return;
-                };
-                related = (
-                    def,
-                    format!("`self.{attr}` is an `nn.Parameter` created here"),
-                );
-                leaf_desc = format!("the parameter `self.{attr}`");
-            } else if matches!(attr, "weight" | "bias")
-                && torchvet_semantic::kinds::module_path(&a.value, &mut |e| checker.kind_of(e))
-            {
-                related = (
-                    a.value.range(),
-                    format!(
-                        "`{}` is a module: its `{attr}` is a parameter",
-                        checker.text(a.value.range())
-                    ),
-                );
-                leaf_desc = format!("the parameter `{target_text}`");
-                root = Some(checker.text(a.value.range()).to_string());
-            } else {
+            let Some((rel, desc, r)) = parameter_attribute(checker, a) else {
                 return;
-            }
+            };
+            related = rel;
+            leaf_desc = desc;
+            root = r;
         }
         _ => return,
     }
@@ -307,6 +301,40 @@ fn consider(checker: &mut Checker, target: &Expr, op: TextRange, what: &str, stm
             frozen_before,
         })
     });
+}
+
+/// `self.<param>` (an `nn.Parameter` the class creates) or `<module>.weight|bias`: the note
+/// pointing at where it is made, its description, and the module it belongs to.
+fn parameter_attribute(
+    checker: &mut Checker,
+    a: &ExprAttribute,
+) -> Option<((TextRange, String), String, Option<String>)> {
+    let attr = a.attr.as_str();
+    if helpers::name_of(&a.value) == Some("self") {
+        let def = self_parameter(checker, attr)?;
+        Some((
+            (
+                def,
+                format!("`self.{attr}` is an `nn.Parameter` created here"),
+            ),
+            format!("the parameter `self.{attr}`"),
+            None,
+        ))
+    } else if matches!(attr, "weight" | "bias")
+        && torchvet_semantic::kinds::module_path(&a.value, &mut |e| checker.kind_of(e))
+    {
+        let module = checker.text(a.value.range()).to_string();
+        Some((
+            (
+                a.value.range(),
+                format!("`{module}` is a module: its `{attr}` is a parameter"),
+            ),
+            format!("the parameter `{}`", checker.text(a.range())),
+            Some(module),
+        ))
+    } else {
+        None
+    }
 }
 
 /// Does the current function (or the module's code) freeze the module named `name` (dotted)

@@ -14,9 +14,11 @@ use torchvet_semantic::kinds::Kind;
 crate::declare_rule! {
     /// ## What it does
     /// Checks for a model moved to CUDA (`model.cuda()`, `model.to("cuda")`, `model.to(device)`
-    /// with a CUDA `device`) and then called, in the same function, on a batch taken from a
-    /// `DataLoader` (or a tensor made by a torch factory without `device=`) that is never moved
-    /// with `.to(...)` / `.cuda()`.
+    /// with a CUDA `device`, including `device = "cuda"` / `else: device = "cpu"` after
+    /// `if torch.cuda.is_available():`) and then called, in the same function, on a batch
+    /// taken from a `DataLoader` (or a tensor made by a torch factory without `device=`) that
+    /// is never moved with `.to(...)` / `.cuda()`, or on a tensor put on the CPU by hand
+    /// (`x.to("cpu")`, `x.cpu()`).
     ///
     /// ## Why is this bad?
     /// A DataLoader yields CPU tensors. Feeding them to a model whose weights live on the GPU
@@ -24,8 +26,11 @@ crate::declare_rule! {
     /// stays silent when the batch passes through any helper call, re-assignment or
     /// comprehension before the model call (it may move it), when the model is wrapped in
     /// `DataParallel`/`DistributedDataParallel` (they move inputs themselves), when the loader
-    /// has a custom `collate_fn`, or when the file uses Accelerate, a device-moving loader
-    /// wrapper or a Dataset that puts samples on the GPU. The rule is in preview: it needs
+    /// has a custom `collate_fn`, when the model is put back on the CPU (`model.to("cpu")`),
+    /// or when the file uses Accelerate, a device-moving loader wrapper or a Dataset that puts
+    /// samples on the GPU. A file that changes the default device or tensor type
+    /// (`torch.set_default_tensor_type(torch.cuda.FloatTensor)`) is only told about tensors
+    /// it puts on the CPU by hand. The rule is in preview: it needs
     /// the device of values across statements, which a static check only sees in simple
     /// scripts.
     ///
@@ -150,6 +155,14 @@ fn cuda_move<'a>(checker: &mut Checker, stmt: &'a Stmt) -> Option<Move<'a>> {
     Some(Move { name, stmt, device })
 }
 
+/// The file changes torch's default device or tensor type: factories, and perhaps batches,
+/// are made on the GPU. A tensor put on the CPU by hand (`x.to("cpu")`) is still there.
+fn file_sets_default_device(checker: &Checker) -> bool {
+    let text = checker.source.text.as_bytes();
+    memchr::memmem::find(text, b"set_default_device").is_some()
+        || memchr::memmem::find(text, b"set_default_tensor_type").is_some()
+}
+
 /// File-level reasons to stay silent: something else moves batches to the device.
 fn file_moves_batches(checker: &Checker) -> bool {
     let text = checker.source.text.as_str();
@@ -158,8 +171,6 @@ fn file_moves_batches(checker: &Checker) -> bool {
         || has("DeviceDataLoader")
         || has("accelerate")
         || has("lightning")
-        || has("set_default_device")
-        || has("set_default_tensor_type")
         || has("DataParallel")
     {
         return true;
@@ -192,7 +203,18 @@ struct Finding {
     arg: String,
     fix_stmt: Option<TextRange>,
     header: TextRange,
-    from_loader: bool,
+    origin: Origin,
+}
+
+/// Where a tensor on the CPU comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Origin {
+    /// A batch of a DataLoader.
+    Loader,
+    /// A torch factory without `device=`.
+    Factory,
+    /// `.to("cpu")` / `.cpu()`.
+    MovedToCpu,
 }
 
 fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
@@ -236,15 +258,18 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         let Some(f) = scan(checker, &stmts, m) else {
             continue;
         };
+        if f.origin != Origin::MovedToCpu && file_sets_default_device(checker) {
+            continue;
+        }
         if !reported.insert(f.call.start().to_u32()) {
             continue;
         }
         let fix = fix_for(checker, &stmts, m, &f);
         let move_text = checker.text(m.stmt.range()).to_string();
-        let origin = if f.from_loader {
-            "comes from the DataLoader on the CPU"
-        } else {
-            "is created on the CPU"
+        let origin = match f.origin {
+            Origin::Loader => "comes from the DataLoader on the CPU and is never moved",
+            Origin::Factory => "is created on the CPU and is never moved",
+            Origin::MovedToCpu => "is put on the CPU",
         };
         let call_text = checker.text(f.call).to_string();
         let call_text = if call_text.len() > 50 {
@@ -255,7 +280,7 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         let d = checker.report(
             f.call,
             format!(
-                "`{}` is moved to CUDA but `{}` {origin} and is never moved: `{call_text}` fails with \"Expected all tensors to be on the same device\"",
+                "`{}` is moved to CUDA but `{}` {origin}: `{call_text}` fails with \"Expected all tensors to be on the same device\"",
                 m.name, f.arg
             ),
         );
@@ -265,10 +290,10 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         );
         d.add_related(
             f.header,
-            if f.from_loader {
-                "the batch is produced here"
-            } else {
-                "the tensor is created here"
+            match f.origin {
+                Origin::Loader => "the batch is produced here",
+                Origin::Factory => "the tensor is created here",
+                Origin::MovedToCpu => "the tensor is put on the CPU here",
             },
         );
         if let Some(fix) = fix {
@@ -327,10 +352,33 @@ fn cpu_factory(checker: &Checker, value: &Expr) -> bool {
         && !helpers::has_kwargs_splat(c)
 }
 
+/// `x.cpu()`, `x.to("cpu")` or `x.to(torch.device("cpu"))`: a tensor put on the CPU.
+fn to_cpu(checker: &Checker, value: &Expr) -> bool {
+    let Expr::Call(c) = value else { return false };
+    let Some((meth, _)) = helpers::method_call(c) else {
+        return false;
+    };
+    match meth {
+        "cpu" => c.arguments.is_empty(),
+        "to" => {
+            c.arguments.keywords.is_empty()
+                && match &c.arguments.args[..] {
+                    [Expr::StringLiteral(s)] => s.value.to_str() == "cpu",
+                    [Expr::Call(d)] => {
+                        checker.resolves_to(&d.func, &["torch.device"])
+                            && matches!(&d.arguments.args[..], [Expr::StringLiteral(s)] if s.value.to_str() == "cpu")
+                    }
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
+}
+
 fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
     // The model must never be wrapped or re-bound to something else after the move.
     let mut raw: FxHashSet<String> = FxHashSet::default();
-    let mut origin: rustc_hash::FxHashMap<String, (TextRange, bool)> = Default::default();
+    let mut origin: rustc_hash::FxHashMap<String, (TextRange, Origin)> = Default::default();
     let start = m.stmt.end();
     for s in stmts.iter().copied() {
         if s.start() < start {
@@ -364,13 +412,13 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
             });
             if let Some((call, arg)) = found {
                 let key = arg.trim_start_matches('*').to_string();
-                let (header, from_loader) = origin.get(&key).copied()?;
+                let (header, origin) = origin.get(&key).copied()?;
                 return Some(Finding {
                     call,
                     arg,
                     fix_stmt: Some(s.range()),
                     header,
-                    from_loader,
+                    origin,
                 });
             }
         }
@@ -403,9 +451,24 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                 }
             }
         }
-        // 3. bindings.
+        // 3. bindings, and the model put back on the CPU in place (`model.cpu()`,
+        // `model.to("cpu")`: a module moves itself).
         if binds_name(s, m.name) && cuda_move(checker, s).is_none() {
             return None;
+        }
+        if let Stmt::Expr(e) = s {
+            if let Expr::Call(c) = &*e.value {
+                if helpers::method_call(c).is_some_and(|(meth, recv)| {
+                    helpers::name_of(recv) == Some(m.name) && matches!(meth, "cpu" | "to")
+                }) && !c
+                    .arguments
+                    .args
+                    .first()
+                    .is_some_and(|d| is_cuda_device(checker, d))
+                {
+                    return None;
+                }
+            }
         }
         match s {
             Stmt::For(f) => {
@@ -425,7 +488,7 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                             let mut names = Vec::new();
                             helpers::for_each_bound_name(b, &mut |n| names.push(n.to_string()));
                             for n in names {
-                                origin.insert(n.clone(), (f.iter.range(), true));
+                                origin.insert(n.clone(), (f.iter.range(), Origin::Loader));
                                 raw.insert(n);
                             }
                         }
@@ -449,7 +512,17 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                     });
                     o
                 };
-                let factory = cpu_factory(checker, &a.value) && a.targets.len() == 1;
+                let factory = (a.targets.len() == 1)
+                    .then(|| {
+                        if cpu_factory(checker, &a.value) {
+                            Some(Origin::Factory)
+                        } else if to_cpu(checker, &a.value) {
+                            Some(Origin::MovedToCpu)
+                        } else {
+                            None
+                        }
+                    })
+                    .flatten();
                 for n in names {
                     if derived {
                         if let Some(o) = parent_origin {
@@ -458,8 +531,8 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                             continue;
                         }
                     }
-                    if factory {
-                        origin.insert(n.clone(), (a.value.range(), false));
+                    if let Some(kind) = factory {
+                        origin.insert(n.clone(), (a.value.range(), kind));
                         raw.insert(n);
                         continue;
                     }
@@ -478,7 +551,7 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
 }
 
 fn fix_for(checker: &Checker, stmts: &[&Stmt], m: &Move, f: &Finding) -> Option<RawFix> {
-    if f.arg.starts_with('*') || !f.from_loader {
+    if f.arg.starts_with('*') || f.origin != Origin::Loader {
         return None;
     }
     let stmt_range = f.fix_stmt?;

@@ -6,7 +6,7 @@
 use crate::checker::Checker;
 use ruff_python_ast::visitor::{self, Visitor};
 use ruff_python_ast::{self as ast, ExceptHandler, Expr, Stmt};
-use ruff_text_size::{Ranged, TextSize};
+use ruff_text_size::{Ranged, TextRange, TextSize};
 use torchvet_semantic::helpers;
 use torchvet_semantic::kinds::Kind;
 
@@ -307,8 +307,58 @@ pub(crate) fn is_cuda_device(checker: &Checker, expr: &Expr) -> bool {
     let Some(name) = helpers::name_of(expr) else {
         return false;
     };
-    values_at(checker, name, expr.start())
-        .is_some_and(|values| values.iter().all(|v| is_cuda_literal(checker, v)))
+    values_at(checker, name, expr.start()).is_some_and(|values| {
+        values.iter().any(|v| is_cuda_literal(checker, v))
+            && values
+                .iter()
+                .all(|v| is_cuda_literal(checker, v) || is_cpu_fallback(checker, v))
+    })
+}
+
+/// A CPU device value bound only where CUDA is missing: the `else` of
+/// `if torch.cuda.is_available():` or the body of `if not torch.cuda.is_available():` (the
+/// statement form of `"cuda" if torch.cuda.is_available() else "cpu"`).
+fn is_cpu_fallback(checker: &Checker, value: &Expr) -> bool {
+    let cpu = match value {
+        Expr::StringLiteral(s) => s.value.to_str() == "cpu",
+        Expr::Call(c) => {
+            checker.resolves_to(&c.func, &["torch.device"])
+                && c.arguments.keywords.is_empty()
+                && matches!(&c.arguments.args[..], [Expr::StringLiteral(s)] if s.value.to_str() == "cpu")
+        }
+        _ => false,
+    };
+    if !cpu {
+        return false;
+    }
+    let asks_cuda = |e: &Expr| matches!(e, Expr::Call(c) if checker.resolves_to(&c.func, &["torch.cuda.is_available"]));
+    let within = |body: &[Stmt]| {
+        body.first()
+            .zip(body.last())
+            .is_some_and(|(a, b)| TextRange::new(a.start(), b.end()).contains_range(value.range()))
+    };
+    let mut fallback = false;
+    let mut visit = |st: &Stmt| {
+        let Stmt::If(i) = st else { return };
+        if !i.range.contains_range(value.range()) {
+            return;
+        }
+        match &*i.test {
+            Expr::UnaryOp(u) if u.op == ruff_python_ast::UnaryOp::Not && asks_cuda(&u.operand) => {
+                fallback |= within(&i.body);
+            }
+            t if asks_cuda(t) => {
+                fallback |=
+                    matches!(&i.elif_else_clauses[..], [c] if c.test.is_none() && within(&c.body));
+            }
+            _ => {}
+        }
+    };
+    if let Some(f) = checker.function() {
+        helpers::for_each_own_stmt(&f.body, &mut visit);
+    }
+    helpers::for_each_own_stmt(&checker.module().body, &mut visit);
+    fallback
 }
 
 /// The values `name` may hold at `at`, from the reaching-definitions engine: the bindings

@@ -10,15 +10,17 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for `scheduler.step()` ordered before the optimizer step in a training loop:
     /// directly before `optimizer.step()`, or before a call such as
-    /// `train_one_epoch(model, optimizer, loader)` that performs it.
+    /// `train_one_epoch(model, optimizer, loader)` that performs it. A step under a test the
+    /// loop never changes (`if scheduler is not None:`, `if args.sched == "step":`) counts:
+    /// when it runs at all, it runs in the first iteration.
     ///
     /// ## Why is this bad?
     /// Since PyTorch 1.1 a learning-rate scheduler must be stepped after the optimizer. Called
     /// first, the scheduler advances before any update, so the first value of the schedule
     /// (for example the initial or warm-up learning rate) is skipped and the whole schedule is
     /// shifted by one step; PyTorch warns "Detected call of `lr_scheduler.step()` before
-    /// `optimizer.step()`". A scheduler step guarded by a condition (for example to skip the
-    /// first iteration), with arguments (`ReduceLROnPlateau` metrics, legacy epoch numbers),
+    /// `optimizer.step()`". A scheduler step guarded by a condition that can change between
+    /// iterations (for example `if epoch > 0:` to skip the first one), with arguments (`ReduceLROnPlateau` metrics, legacy epoch numbers),
     /// or preceded by an optimizer step before the loop is not reported. Neither is a project
     /// whose every allowed torch is older than 1.1 (`torch==0.4.1` in its requirements, or
     /// `--target-torch 1.0`): there, calling the scheduler first was the documented order.
@@ -70,7 +72,9 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
         return;
     }
     for (xi, sched) in flow.of_kind(EventKind::SchedulerStep) {
-        if sched.in_nested_loop() || sched.is_conditional() || sched.via.is_some() {
+        // A step under a test the loop never changes (`if scheduler is not None:`) runs in
+        // the first iteration whenever it runs at all.
+        if sched.in_nested_loop() || sched.varies_between_iterations(stmt) || sched.via.is_some() {
             continue;
         }
         let Some(call) = sched.call else { continue };

@@ -410,6 +410,26 @@ fn runs_forward(checker: &Checker, method: &ruff_python_ast::ExprAttribute) -> V
     }
 }
 
+/// A name bound only by an import of a function or a class (`from utils import accuracy`,
+/// `from tqdm import tqdm`, `from .models import Net`): calling it runs that function or
+/// builds an object, not a model's forward pass. A module-level object of a project module
+/// (`from train import model`), or an outside name whose methods the file calls
+/// (`net.eval()`), may hold a model.
+fn imports_callable(checker: &Checker, name: &str) -> bool {
+    use torchvet_semantic::project::Entity;
+    let Some(q) = checker.scopes.import_only(name) else {
+        return false;
+    };
+    match checker.project().and_then(|p| p.entity(q)) {
+        Some(Entity::Class(_) | Entity::Function(_) | Entity::Module(_)) => true,
+        Some(Entity::Global(..)) => false,
+        Some(Entity::External(_)) | None => {
+            let method = format!("{name}.");
+            memchr::memmem::find(checker.source.text.as_bytes(), method.as_bytes()).is_none()
+        }
+    }
+}
+
 fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
     // `torch.no_grad` came with torch 0.4: a project whose every allowed torch is older
     // (`torch==0.3.1`) turns autograd off with `volatile=True`, which the old API rules leave
@@ -435,6 +455,8 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
         {
             return
         }
+        // Nor an imported function or class (`accuracy(out, y)`, `tqdm(loader)`).
+        Expr::Name(n) if imports_callable(checker, n.id.as_str()) => return,
         f @ Expr::Name(_) => (f, Via::Call),
         // `self.forward(x)` in a model's own method runs the model itself.
         Expr::Attribute(a)
