@@ -862,17 +862,20 @@ impl ProjectModel {
     fn index(&self) -> &FactsIndex {
         self.facts_index.get_or_init(|| {
             let mut idx = FactsIndex::default();
+            // The link's call sites, subclass dispatch included (`self.validate()` in a base
+            // class runs the subclasses' overrides): one call graph for every query.
+            idx.callers = self
+                .sites
+                .iter()
+                .map(|(&callee, list)| {
+                    (
+                        callee,
+                        list.iter().map(|&(caller, ci, _)| (caller, ci)).collect(),
+                    )
+                })
+                .collect();
             for fi in 0..self.files.len() {
-                for (gi, g) in self.files[fi].functions.iter().enumerate() {
-                    let caller = FuncId {
-                        file: fi as FileId,
-                        index: gi as u32,
-                    };
-                    for (ci, call) in g.calls.iter().enumerate() {
-                        if let Some((callee, _)) = self.callee_function(caller, &call.callee) {
-                            idx.callers.entry(callee).or_default().push((caller, ci));
-                        }
-                    }
+                for g in &self.files[fi].functions {
                     for v in &g.facts.values {
                         if matches!(v.target, Target::Local(_) | Target::Param(..)) {
                             for u in &v.uses {
