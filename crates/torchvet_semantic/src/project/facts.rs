@@ -861,19 +861,21 @@ impl ProjectModel {
 
     fn index(&self) -> &FactsIndex {
         self.facts_index.get_or_init(|| {
-            let mut idx = FactsIndex::default();
             // The link's call sites, subclass dispatch included (`self.validate()` in a base
             // class runs the subclasses' overrides): one call graph for every query.
-            idx.callers = self
-                .sites
-                .iter()
-                .map(|(&callee, list)| {
-                    (
-                        callee,
-                        list.iter().map(|&(caller, ci, _)| (caller, ci)).collect(),
-                    )
-                })
-                .collect();
+            let mut idx = FactsIndex {
+                callers: self
+                    .sites
+                    .iter()
+                    .map(|(&callee, list)| {
+                        (
+                            callee,
+                            list.iter().map(|&(caller, ci, _)| (caller, ci)).collect(),
+                        )
+                    })
+                    .collect(),
+                outside_attrs: FxHashSet::default(),
+            };
             for fi in 0..self.files.len() {
                 for g in &self.files[fi].functions {
                     for v in &g.facts.values {
@@ -903,6 +905,39 @@ impl ProjectModel {
             .get(&f)
             .map(Vec::as_slice)
             .unwrap_or(&[])
+    }
+
+    /// The `forward` of a project module class that runs `f` through project calls that no
+    /// device test guards (`if x.is_cuda:`), up to three calls up (`forward` ->
+    /// `self.log_likelihood(x)` -> a free helper), subclass dispatch included. `None` when
+    /// none does (or `f` is such a `forward` itself).
+    pub fn forward_caller(&self, f: FuncId) -> Option<FuncId> {
+        let mut seen: FxHashSet<FuncId> = FxHashSet::default();
+        let mut level = vec![f];
+        for _ in 0..3 {
+            let mut next = Vec::new();
+            for g in level {
+                for &(caller, ci) in self.callers(g) {
+                    if self
+                        .func(caller)
+                        .calls
+                        .get(ci)
+                        .is_none_or(|c| c.device_conditional)
+                        || !seen.insert(caller)
+                    {
+                        continue;
+                    }
+                    if &*self.func(caller).name == "forward"
+                        && self.class_of(caller).is_some_and(|c| self.is_module(c))
+                    {
+                        return Some(caller);
+                    }
+                    next.push(caller);
+                }
+            }
+            level = next;
+        }
+        None
     }
 
     /// A function's name as findings show it: `VAE.forward` for a method, `train` otherwise.

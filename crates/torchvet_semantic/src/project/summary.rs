@@ -408,6 +408,9 @@ pub struct SumCall {
     pub in_loop: bool,
     /// Under a condition of the caller.
     pub conditional: bool,
+    /// Under a condition that names a device (`if x.is_cuda:`, `if args.device == "cuda":`,
+    /// `if torch.cuda.is_available():`, `if use_gpu:`).
+    pub device_conditional: bool,
     /// With autograd off (`no_grad` / `inference_mode` region or decorator).
     pub no_grad: bool,
     /// It passes a `*args` or `**kwargs` splat: which parameters it binds is not known.
@@ -3132,6 +3135,7 @@ impl Builder<'_> {
             vals,
             loop_depth: 0,
             cond_depth: 0,
+            device_cond_depth: 0,
             no_grad: u32::from(no_grad),
             calls: Vec::new(),
             instance_calls: Vec::new(),
@@ -4107,6 +4111,14 @@ fn collect_defs<'a>(body: &'a [Stmt], out: &mut Vec<&'a Stmt>) {
 
 pub(crate) use crate::helpers::for_each_own_stmt;
 
+/// Does a test's text name a device (`x.is_cuda`, `torch.cuda.is_available()`,
+/// `args.device == "cuda"`, `use_gpu`)?
+fn names_device(test: &str) -> bool {
+    ["cuda", "device", "gpu", "GPU"]
+        .iter()
+        .any(|w| memchr::memmem::find(test.as_bytes(), w.as_bytes()).is_some())
+}
+
 struct BodyWalker<'w, 'b> {
     b: &'w Builder<'b>,
     params: &'w [&'w str],
@@ -4114,6 +4126,8 @@ struct BodyWalker<'w, 'b> {
     vals: &'w FxHashMap<String, Val>,
     loop_depth: u32,
     cond_depth: u32,
+    /// Nested conditions that name a device (see [`SumCall::device_conditional`]).
+    device_cond_depth: u32,
     no_grad: u32,
     /// Functions and methods called with autograd off (see
     /// [`FileSummary::no_grad_calls`]).
@@ -4364,7 +4378,13 @@ impl BodyWalker<'_, '_> {
             }
             Stmt::If(i) => {
                 self.expr(&i.test);
+                let device = u32::from(
+                    std::iter::once(&*i.test)
+                        .chain(i.elif_else_clauses.iter().filter_map(|c| c.test.as_ref()))
+                        .any(|t| names_device(&self.b.text[t.range()])),
+                );
                 self.cond_depth += 1;
+                self.device_cond_depth += device;
                 self.suite(&i.body);
                 for c in &i.elif_else_clauses {
                     if let Some(t) = &c.test {
@@ -4373,6 +4393,7 @@ impl BodyWalker<'_, '_> {
                     self.suite(&c.body);
                 }
                 self.cond_depth -= 1;
+                self.device_cond_depth -= device;
             }
             Stmt::With(w) => {
                 let mut off = 0;
@@ -4564,6 +4585,7 @@ impl BodyWalker<'_, '_> {
                         range: call.range(),
                         in_loop: self.loop_depth > 0,
                         conditional: self.cond_depth > 0,
+                        device_conditional: self.device_cond_depth > 0,
                         no_grad: self.no_grad > 0,
                         splat: helpers::has_args_splat(call) || helpers::has_kwargs_splat(call),
                     });

@@ -7,9 +7,11 @@ use torchvet_semantic::helpers;
 
 crate::declare_rule! {
     /// ## What it does
-    /// Checks `forward` methods of `nn.Module` subclasses for hard-coded CUDA placement:
-    /// `.cuda()`, `.to("cuda")` / `.to("cuda:0")`, and `device="cuda"` (or
-    /// `torch.device("cuda")`) in tensor factories.
+    /// Checks `forward` methods of `nn.Module` subclasses, and the project functions they run
+    /// through unconditional calls (up to three calls deep, `self.<method>(...)` dispatch to
+    /// subclass overrides included), for hard-coded CUDA placement: `.cuda()`, `.to("cuda")`
+    /// / `.to("cuda:0")`, and `device="cuda"` (or `torch.device("cuda")`) in tensor
+    /// factories.
     ///
     /// ## Why is this bad?
     /// A module's device is decided by whoever calls `.to(device)` on it. A `forward` that
@@ -37,7 +39,8 @@ crate::declare_rule! {
     /// ```
     ///
     /// ## Fix safety
-    /// When `forward`'s first input is visibly a tensor (annotated `torch.Tensor`, or its
+    /// No fix is offered in a helper that `forward` runs. When `forward`'s first input is
+    /// visibly a tensor (annotated `torch.Tensor`, or its
     /// `.shape`/`.size()`/`.device`/`.dtype` is used), the fix takes the device from it:
     /// `device="cuda"` becomes `device=x.device`, and `torch.ones(...).cuda()` becomes
     /// `torch.ones(..., device=x.device)`. The input is where the model's computation happens,
@@ -70,7 +73,8 @@ enum Site<'a> {
 }
 
 fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
-    if !checker.in_module_method("forward") {
+    let in_forward = checker.in_module_method("forward");
+    if !in_forward && checker.function().is_none() {
         return;
     }
     let site = match helpers::method_call(call) {
@@ -104,11 +108,30 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     let Some(func) = checker.function() else {
         return;
     };
-    let class = checker
-        .module_method()
-        .map(|c| c.def.name.to_string())
-        .unwrap_or_default();
-    let input = tensor_input(checker, func);
+    // A helper that a module's `forward` runs (`forward` -> `self.log_likelihood(x, l)` ->
+    // `mix_loss(x, l)`), through calls that no condition guards.
+    let runner = match in_forward {
+        true => None,
+        false => match forward_runner(checker) {
+            Some(label) => Some(label),
+            None => return,
+        },
+    };
+    let place = match &runner {
+        None => format!(
+            "`{}.forward`",
+            checker
+                .module_method()
+                .map(|c| c.def.name.as_str())
+                .unwrap_or_default()
+        ),
+        Some((helper, forward)) => format!("`{helper}`, which `{forward}` runs,"),
+    };
+    let input = if in_forward {
+        tensor_input(checker, func)
+    } else {
+        None
+    };
     let (range, what) = match &site {
         Site::Cuda(_) => (call.range(), checker.text(call.range()).to_string()),
         Site::To(_, d) => (call.range(), format!(".to({})", checker.text(d.range()))),
@@ -126,7 +149,7 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
     let d = checker.report(
         range,
         format!(
-            "`{what}` in `{class}.forward` pins this tensor to the default GPU whatever device the module was moved to: the model fails on the CPU and mixes devices on another GPU or under DDP"
+            "`{what}` in {place} pins this tensor to the default GPU whatever device the module was moved to: the model fails on the CPU and mixes devices on another GPU or under DDP"
         ),
     );
     match input {
@@ -136,13 +159,23 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _q: Option<&str>) {
                 format!("take the device from the input instead: `{name}.device`"),
             );
         }
-        None => {
+        None if runner.is_none() => {
             d.add_related(func.name.range(), "the forward method");
         }
+        None => {}
     }
     if let Some(fix) = fix {
         d.set_fix(fix);
     }
+}
+
+/// The function being checked and the `forward` that runs it, by the project's call graph,
+/// as findings name them (`Mixture.log_likelihood`, `Lik.forward`).
+fn forward_runner(checker: &Checker) -> Option<(String, String)> {
+    let p = checker.project_or_file()?;
+    let f = p.function_at(checker.function()?.range.start())?;
+    let forward = p.model.forward_caller(f)?;
+    Some((p.model.function_label(f), p.model.function_label(forward)))
 }
 
 /// Inside an `if`/conditional expression that tests CUDA or a device?
