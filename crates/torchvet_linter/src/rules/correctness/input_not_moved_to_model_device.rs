@@ -5,7 +5,7 @@ use super::model_helpers::{
 use crate::checker::Checker;
 use crate::fix::newline;
 use crate::fix::{RawEdit, RawFix};
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{Expr, ExprCall, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use rustc_hash::FxHashSet;
 use torchvet_semantic::helpers;
@@ -18,7 +18,8 @@ crate::declare_rule! {
     /// `if torch.cuda.is_available():`) and then called, in the same function, on a batch
     /// taken from a `DataLoader` (or a tensor made by a torch factory without `device=`) that
     /// is never moved with `.to(...)` / `.cuda()`, or on a tensor put on the CPU by hand
-    /// (`x.to("cpu")`, `x.cpu()`).
+    /// (`x.to("cpu")`, `x.cpu()`). The gradient given for the model's output counts too:
+    /// `torch.autograd.grad(out, x, torch.ones(n, 1))`, `out.backward(g)`.
     ///
     /// ## Why is this bad?
     /// A DataLoader yields CPU tensors. Feeding them to a model whose weights live on the GPU
@@ -204,6 +205,9 @@ struct Finding {
     fix_stmt: Option<TextRange>,
     header: TextRange,
     origin: Origin,
+    /// The tensor is the gradient given for the model's output (`autograd.grad(out, x,
+    /// torch.ones(...))`, `out.backward(g)`), not an input of the model.
+    gradient: bool,
 }
 
 /// Where a tensor on the CPU comes from.
@@ -273,17 +277,24 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
         };
         let call_text = checker.text(f.call).to_string();
         let call_text = if call_text.len() > 50 {
-            format!("{}(...)", m.name)
+            // The callee as written: the model, or `torch.autograd.grad`.
+            let callee = call_text.split('(').next().unwrap_or(m.name).trim();
+            format!("{callee}(...)")
         } else {
             call_text
         };
-        let d = checker.report(
-            f.call,
+        let message = if f.gradient {
+            format!(
+                "`{}` is moved to CUDA but `{}`, the gradient given for its output, {origin}: `{call_text}` fails with a device mismatch between the output and its gradient",
+                m.name, f.arg
+            )
+        } else {
             format!(
                 "`{}` is moved to CUDA but `{}` {origin}: `{call_text}` fails with \"Expected all tensors to be on the same device\"",
                 m.name, f.arg
-            ),
-        );
+            )
+        };
+        let d = checker.report(f.call, message);
         d.add_related(
             m.stmt.range(),
             format!("`{move_text}` puts the model on the GPU"),
@@ -352,6 +363,45 @@ fn cpu_factory(checker: &Checker, value: &Expr) -> bool {
         && !helpers::has_kwargs_splat(c)
 }
 
+/// The model's output: a call of the model, an element of it, a same-device method of it, or a
+/// name bound to one.
+fn is_model_output(e: &Expr, model: &str, outs: &FxHashSet<String>) -> bool {
+    match e {
+        Expr::Name(n) => outs.contains(n.id.as_str()),
+        Expr::Call(c) if helpers::name_of(&c.func) == Some(model) => true,
+        Expr::Call(c) => helpers::method_call(c).is_some_and(|(meth, recv)| {
+            SAME_DEVICE.contains(&meth) && is_model_output(recv, model, outs)
+        }),
+        Expr::Subscript(sub) => is_model_output(&sub.value, model, outs),
+        Expr::List(l) => l.elts.iter().any(|x| is_model_output(x, model, outs)),
+        Expr::Tuple(t) => t.elts.iter().any(|x| is_model_output(x, model, outs)),
+        _ => false,
+    }
+}
+
+/// The differentiated outputs and the gradient given for them:
+/// `torch.autograd.grad(outputs, inputs, grad_outputs)`,
+/// `torch.autograd.backward(tensors, grad_tensors)`, `out.backward(gradient)`.
+fn gradient_arguments<'e>(checker: &Checker, c: &'e ExprCall) -> Option<(&'e Expr, &'e Expr)> {
+    if let Some(("backward", recv)) = helpers::method_call(c) {
+        if checker.resolve(&c.func).is_none() {
+            return Some((recv, helpers::argument(c, "gradient", 0)?));
+        }
+    }
+    let q = checker.resolve(&c.func)?;
+    match q.as_str() {
+        "torch.autograd.grad" => Some((
+            helpers::argument(c, "outputs", 0)?,
+            helpers::argument(c, "grad_outputs", 2)?,
+        )),
+        "torch.autograd.backward" => Some((
+            helpers::argument(c, "tensors", 0)?,
+            helpers::argument(c, "grad_tensors", 1)?,
+        )),
+        _ => None,
+    }
+}
+
 /// `x.cpu()`, `x.to("cpu")` or `x.to(torch.device("cpu"))`: a tensor put on the CPU.
 fn to_cpu(checker: &Checker, value: &Expr) -> bool {
     let Expr::Call(c) = value else { return false };
@@ -379,6 +429,8 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
     // The model must never be wrapped or re-bound to something else after the move.
     let mut raw: FxHashSet<String> = FxHashSet::default();
     let mut origin: rustc_hash::FxHashMap<String, (TextRange, Origin)> = Default::default();
+    // Names bound to the model's output (`v = D(x)`, `out = model(x)[0]`).
+    let mut outs: FxHashSet<String> = FxHashSet::default();
     let start = m.stmt.end();
     for s in stmts.iter().copied() {
         if s.start() < start {
@@ -419,7 +471,51 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                     fix_stmt: Some(s.range()),
                     header,
                     origin,
+                    gradient: false,
                 });
+            }
+        }
+        // 1b. the model's output differentiated with a gradient on the CPU
+        // (`autograd.grad(out, x, torch.ones(...))`, `out.backward(g)`).
+        for c in super::model_helpers::calls_in(s) {
+            let Some((outputs, grad)) = gradient_arguments(checker, c) else {
+                continue;
+            };
+            if !is_model_output(outputs, m.name, &outs) {
+                continue;
+            }
+            let elements: Vec<&Expr> = match grad {
+                Expr::List(l) => l.elts.iter().collect(),
+                Expr::Tuple(t) => t.elts.iter().collect(),
+                g => vec![g],
+            };
+            for g in elements {
+                let found = match g {
+                    Expr::Name(n) if raw.contains(n.id.as_str()) => origin
+                        .get(n.id.as_str())
+                        .map(|&(h, o)| (n.id.to_string(), h, o)),
+                    g if cpu_factory(checker, g) => Some((
+                        checker.text(g.range()).to_string(),
+                        g.range(),
+                        Origin::Factory,
+                    )),
+                    _ => None,
+                };
+                if let Some((arg, header, origin)) = found {
+                    let arg = if arg.len() > 40 {
+                        "the gradient".to_string()
+                    } else {
+                        arg
+                    };
+                    return Some(Finding {
+                        call: c.range(),
+                        arg,
+                        fix_stmt: None,
+                        header,
+                        origin,
+                        gradient: true,
+                    });
+                }
             }
         }
         // 2. anything else that touches a raw name forgets it: helper calls, moves, use as an
@@ -499,6 +595,14 @@ fn scan(checker: &mut Checker, stmts: &[&Stmt], m: &Move) -> Option<Finding> {
                 let mut names = Vec::new();
                 for t in &a.targets {
                     helpers::for_each_bound_name(t, &mut |n| names.push(n.to_string()));
+                }
+                let output = is_model_output(&a.value, m.name, &outs);
+                for n in &names {
+                    if output && a.targets.len() == 1 && matches!(&a.targets[0], Expr::Name(_)) {
+                        outs.insert(n.clone());
+                    } else {
+                        outs.remove(n);
+                    }
                 }
                 let derived = derived_from_raw(&a.value, &raw);
                 let parent_origin = {
