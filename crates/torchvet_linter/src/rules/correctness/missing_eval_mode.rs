@@ -37,7 +37,8 @@ crate::declare_rule! {
     /// `self.<attr>`: the project model knows its class, the layers of the class, of its
     /// sub-modules and of its base classes, and whether the callers switch it to eval mode
     /// before passing it (themselves, or through an earlier call of a helper whose body calls
-    /// `model.eval()`: `evaluate(model=model, ...)` then `plot_preds(net=model, ...)`). A
+    /// `model.eval()`: `evaluate(model=model, ...)` then `plot_preds(net=model, ...)`; a
+    /// helper counts only when the model is passed as the parameter it switches). A
     /// layer built only for some arguments (`nn.Dropout(p) if p > 0 else None`) does not
     /// count by itself, nor one held by an attribute that `forward` and the other methods
     /// never read (a feature-map extractor that keeps the classifier head it never runs). A model chosen through a registry or a factory of classes
@@ -827,7 +828,7 @@ fn switches_to_train(checker: &Checker, model: &str) -> bool {
                     s.params
                         .iter()
                         .any(|p| p == r.split('.').next().unwrap_or(r))
-                }) && helper_receives(checker, f.name.as_str(), model)
+                }) && helper_receives(checker, f.name.as_str(), model, None)
             }
             _ => false,
         })
@@ -835,13 +836,16 @@ fn switches_to_train(checker: &Checker, model: &str) -> bool {
 
 /// May the same-file function `name` receive `model`: a call of it passes `model` (or
 /// something opaque: `*args`, `**kwargs`), or the function is referred to other than by a
-/// call (handed to a framework, stored in a table)?
-fn helper_receives(checker: &Checker, name: &str, model: &str) -> bool {
+/// call (handed to a framework, stored in a table)? With `at`, only as that parameter (its
+/// position and name): `test(loader, simclr_model, head)` does not hand `simclr_model` to the
+/// `model` that `def test(loader, encoder, model)` switches to eval mode.
+fn helper_receives(checker: &Checker, name: &str, model: &str, at: Option<(usize, &str)>) -> bool {
     use ruff_python_ast::visitor::{self, Visitor};
     struct Uses<'c, 'a> {
         checker: &'c Checker<'a>,
         name: &'c str,
         model: &'c str,
+        at: Option<(usize, &'c str)>,
         found: bool,
     }
     impl<'b> Visitor<'b> for Uses<'_, '_> {
@@ -851,16 +855,29 @@ fn helper_receives(checker: &Checker, name: &str, model: &str) -> bool {
             }
             match e {
                 Expr::Call(c) if helpers::name_of(&c.func) == Some(self.name) => {
-                    self.found = c
+                    let is_model = |a: &Expr| self.checker.text(a.range()) == self.model;
+                    let opaque = c
                         .arguments
                         .args
                         .iter()
-                        .chain(c.arguments.keywords.iter().map(|k| &k.value))
-                        .any(|a| {
-                            matches!(a, Expr::Starred(_))
-                                || self.checker.text(a.range()) == self.model
-                        })
+                        .any(|a| matches!(a, Expr::Starred(_)))
                         || c.arguments.keywords.iter().any(|k| k.arg.is_none());
+                    self.found = opaque
+                        || match self.at {
+                            None => c
+                                .arguments
+                                .args
+                                .iter()
+                                .chain(c.arguments.keywords.iter().map(|k| &k.value))
+                                .any(is_model),
+                            Some((i, param)) => {
+                                c.arguments.args.get(i).is_some_and(is_model)
+                                    || c.arguments.keywords.iter().any(|k| {
+                                        k.arg.as_ref().is_some_and(|n| n.as_str() == param)
+                                            && is_model(&k.value)
+                                    })
+                            }
+                        };
                     for a in &*c.arguments.args {
                         self.visit_expr(a);
                     }
@@ -877,6 +894,7 @@ fn helper_receives(checker: &Checker, name: &str, model: &str) -> bool {
         checker,
         name,
         model,
+        at,
         found: false,
     };
     u.visit_body(&checker.module().body);
@@ -950,14 +968,22 @@ fn evaluated_somewhere(checker: &Checker, model: &str) -> bool {
     if handed_to_evaluator {
         return true;
     }
-    // A helper `def evaluate(model, ...): model.eval()` may be applied to this model.
+    // A helper `def evaluate(model, ...): model.eval()` applied to this model, as the
+    // parameter it switches.
     checker.module().body.iter().any(|s| match s {
         Stmt::FunctionDef(f) => {
             let s = summary(checker, f);
             s.evals.iter().any(|(r, _)| {
-                s.params
+                let root = r.split('.').next().unwrap_or(r);
+                let positional = f.parameters.posonlyargs.len() + f.parameters.args.len();
+                f.parameters
                     .iter()
-                    .any(|p| p == r.split('.').next().unwrap_or(r))
+                    .position(|p| p.name().as_str() == root)
+                    .is_some_and(|i| {
+                        // A keyword-only parameter is passed by name only.
+                        let i = if i < positional { i } else { usize::MAX };
+                        helper_receives(checker, f.name.as_str(), model, Some((i, root)))
+                    })
             })
         }
         _ => false,
