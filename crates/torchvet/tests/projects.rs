@@ -153,6 +153,7 @@ projects! {
         ocr_generate_validation,
         checkpoint_concatenated_paths,
         dockerfile_pins_torch,
+        vocoder_while_epoch_sampler,
     ],
     clean: [
         clean_conditional_eval_helper,

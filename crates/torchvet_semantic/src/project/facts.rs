@@ -431,7 +431,7 @@ pub struct FunctionFacts {
     pub recorded: bool,
     /// Followed values and their uses.
     pub values: Vec<TrackedValue>,
-    /// `for` loops, in source order.
+    /// `for` and `while` loops, in source order (a `while` loop iterates nothing).
     pub loops: Vec<LoopFact>,
     /// `torch.save` calls.
     pub saves: Vec<SaveFact>,

@@ -568,6 +568,22 @@ fn epoch_loop_elsewhere(
         e if carries(e) => returns.push((None, e.range())),
         _ => {}
     });
+    if returns.is_empty() {
+        // Not returned: the loaders built here on it go where the project model follows
+        // them (`Trainer(data_loader=loader).run()`, whose methods iterate
+        // `self.data_loader` once per pass of their epoch loop).
+        let p = checker.project_or_file()?;
+        let func = current_function(checker, p)?;
+        let loaders: Vec<Vec<Fate>> = tracked
+            .iter()
+            .filter(|t| **t != binding.access && !t.contains('.'))
+            .map(|t| p.model.fates(func, &Target::Local(t.as_str().into())))
+            .collect();
+        if loaders.is_empty() {
+            return None;
+        }
+        return elsewhere_of(checker, loaders, true);
+    }
     // Returned itself, or a loader (or batch sampler) built on it.
     let sampler_itself = returns.len() == 1
         && checker.text(returns[0].1) == binding.access
@@ -621,6 +637,13 @@ fn elsewhere_of_returns(
         .iter()
         .map(|&(element, at)| p.model.fates_of_return(func, element, at))
         .collect();
+    elsewhere_of(checker, fates, loader)
+}
+
+/// Where the sampler's (or its loaders', with `loader`) `fates` lead: every loop over it a
+/// training loop repeated by an epoch loop, and nothing calls `set_epoch` on it.
+fn elsewhere_of(checker: &Checker, fates: Vec<Vec<Fate>>, loader: bool) -> Option<Elsewhere> {
+    let p = checker.project_or_file()?;
     let all: Vec<Fate> = fates.iter().flatten().cloned().collect();
     if !reach_of(p, &all, loader).reports(p.model.any_set_epoch()) {
         return None;

@@ -927,6 +927,19 @@ impl<'x> Extract<'x, '_> {
             }
             Stmt::While(w) => {
                 self.expr(&w.test, UseHow::Tested);
+                // A `while True:` epoch loop (`if self.finish_train: break`) holds the loops
+                // it runs like a `for` does; nothing is iterated by it.
+                let eval_before = match (self.last_eval, self.last_train) {
+                    (Some(e), Some(t)) => e > t,
+                    (Some(_), None) => true,
+                    _ => false,
+                };
+                self.loops.push(LoopFact {
+                    range: w.range(),
+                    no_grad: self.no_grad > 0,
+                    eval_before,
+                    backward: calls_backward(&w.body),
+                });
                 self.suite(&w.body);
                 self.suite(&w.orelse);
             }
