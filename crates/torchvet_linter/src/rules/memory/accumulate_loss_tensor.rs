@@ -357,11 +357,11 @@ fn check_meter_update(checker: &mut Checker, stmt: &Stmt) {
         let recv_src = checker.text(recv.range());
         let arg_src = checker.text(arg.range());
         let what = graph_value(is_loss);
+        let replacement = suffixed(arg, arg_src, ".item()");
         let message = format!(
-            "`{recv_src}.{method}(...)` adds `{arg_src}`, {what} that still carries its autograd graph, to a running total of `{recv_src}` (`{}.{method}` keeps it in an attribute): every iteration's graph stays linked to the object and is never freed, so memory grows with each batch; pass `{arg_src}.item()`",
+            "`{recv_src}.{method}(...)` adds `{arg_src}`, {what} that still carries its autograd graph, to a running total of `{recv_src}` (`{}.{method}` keeps it in an attribute): every iteration's graph stays linked to the object and is never freed, so memory grows with each batch; pass `{replacement}`",
             p.model.class_name(class).0
         );
-        let replacement = suffixed(arg, arg_src, ".item()");
         // The method may need a tensor (`val.mean()`, `val.size(0)`): the user checks.
         let fix = RawFix::unsafe_edit(
             format!("Pass `{replacement}`"),
