@@ -2,15 +2,19 @@ use super::helpers::{constructs_module, for_each_stmt, is_parameter_class, nn_pr
 use crate::checker::Checker;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::visitor::{self, Visitor};
-use ruff_python_ast::{Expr, Stmt};
+use ruff_python_ast::{self as ast, Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 use torchvet_semantic::helpers;
+use torchvet_semantic::reaching::Def;
 
 crate::declare_rule! {
     /// ## What it does
     /// Checks for sub-modules or Parameters kept in a plain Python `list`, `tuple` or `dict`
     /// attribute of an `nn.Module` (`self.layers = [nn.Linear(d, d) for _ in range(n)]`, or
-    /// `self.layers = []` or `list()` filled with `append`). A dict that only serves to pick
+    /// `self.layers = []` or `list()` filled with `append`: of a module built there, of a name
+    /// bound to one, `conv = nn.Conv1d(...)`, or of a value that `isinstance(layer, nn.Module)`
+    /// lets through; a `self.layers = None` placeholder before does not count as another
+    /// value, and a name also stored on `self` or registered by hand is registered). A dict that only serves to pick
     /// one entry, which the module then registers under another attribute
     /// (`self.backbone = self.resnet_dict[name]`), is not reported: the entries left out are
     /// unused.
@@ -247,9 +251,77 @@ struct Usage {
     appended: Vec<Element>,
 }
 
+/// The element a name appended to the list holds: the module its one reaching binding builds
+/// (`conv = nn.Conv1d(...)`, then `self.convs.append(conv)`), or a module by an enclosing
+/// `if isinstance(layer, nn.Module):` (a constructor that takes layers or their configs). A
+/// name also stored under an attribute of `self` or registered by hand is registered that way.
+fn named_element(checker: &Checker, body: &[Stmt], n: &ast::ExprName) -> Option<Element> {
+    let name = n.id.as_str();
+    if registered_elsewhere(body, name) {
+        return None;
+    }
+    match checker.binding_at(name, n.start()) {
+        Some(Def::Value(v @ Expr::Call(_))) => element(checker, v),
+        _ => isinstance_module_guard(checker, body, name, n.range()).then_some(Element::Module),
+    }
+}
+
+/// Is `name` assigned to an attribute of `self` (`self.conv = conv`) or handed to
+/// `setattr`, `add_module` or `register_module` in the body?
+fn registered_elsewhere(body: &[Stmt], name: &str) -> bool {
+    let mut found = false;
+    for_each_stmt(body, &mut |s| match s {
+        Stmt::Assign(a) if helpers::name_of(&a.value) == Some(name) => {
+            found |= a
+                .targets
+                .iter()
+                .any(|t| helpers::self_attribute(t).is_some());
+        }
+        Stmt::Expr(e) => {
+            if let Expr::Call(c) = &*e.value {
+                // `setattr(self, f"stage{i}", stage)`, `self.add_module(f"s{i}", stage)`
+                if helpers::name_of(&c.func) == Some("setattr")
+                    || matches!(
+                        helpers::method_call(c),
+                        Some(("add_module" | "register_module", _))
+                    )
+                {
+                    found |= c
+                        .arguments
+                        .args
+                        .iter()
+                        .any(|a| helpers::name_of(a) == Some(name));
+                }
+            }
+        }
+        _ => {}
+    });
+    found
+}
+
+/// Is `at` inside the body of an `if isinstance(name, nn.Module):` of `body`?
+fn isinstance_module_guard(checker: &Checker, body: &[Stmt], name: &str, at: TextRange) -> bool {
+    let mut found = false;
+    for_each_stmt(body, &mut |s| {
+        let Stmt::If(i) = s else { return };
+        let Expr::Call(c) = &*i.test else { return };
+        let guarded = helpers::name_of(&c.func) == Some("isinstance")
+            && matches!(&c.arguments.args[..], [obj, class]
+                if helpers::name_of(obj) == Some(name)
+                    && checker.resolves_to(class, &["torch.nn.Module", "torch.nn.modules.module.Module"]));
+        found |= guarded
+            && i.body
+                .first()
+                .zip(i.body.last())
+                .is_some_and(|(a, b)| TextRange::new(a.start(), b.end()).contains_range(at));
+    });
+    found
+}
+
 fn usage(checker: &Checker, body: &[Stmt], name: &str) -> Usage {
     struct Finder<'c, 'a, 'n> {
         checker: &'c Checker<'a>,
+        body: &'n [Stmt],
         name: &'n str,
         out: Usage,
     }
@@ -269,6 +341,11 @@ fn usage(checker: &Checker, body: &[Stmt], name: &str) -> Usage {
                                         self.out.appended.extend(found);
                                     }
                                 }
+                                Expr::Name(n) => self.out.appended.extend(named_element(
+                                    self.checker,
+                                    self.body,
+                                    n,
+                                )),
                                 e => self.out.appended.extend(element(self.checker, e)),
                             }
                         }
@@ -294,7 +371,10 @@ fn usage(checker: &Checker, body: &[Stmt], name: &str) -> Usage {
     }
     let mut out = Usage::default();
     for_each_stmt(body, &mut |s| {
+        // `self.layers = None` (a placeholder before the list) holds nothing to register.
         let targets: &[Expr] = match s {
+            Stmt::Assign(a) if a.value.is_none_literal_expr() => &[],
+            Stmt::AnnAssign(a) if a.value.as_deref().is_some_and(Expr::is_none_literal_expr) => &[],
             Stmt::Assign(a) => a.targets.as_slice(),
             Stmt::AugAssign(a) => std::slice::from_ref(&*a.target),
             Stmt::AnnAssign(a) => std::slice::from_ref(&*a.target),
@@ -305,7 +385,12 @@ fn usage(checker: &Checker, body: &[Stmt], name: &str) -> Usage {
             .filter(|t| helpers::self_attribute(t) == Some(name))
             .count();
     });
-    let mut f = Finder { checker, name, out };
+    let mut f = Finder {
+        checker,
+        body,
+        name,
+        out,
+    };
     f.visit_body(body);
     f.out
 }
