@@ -154,6 +154,7 @@ projects! {
         checkpoint_concatenated_paths,
         dockerfile_pins_torch,
         vocoder_while_epoch_sampler,
+        helper_objects_eval_and_act,
     ],
     clean: [
         clean_conditional_eval_helper,

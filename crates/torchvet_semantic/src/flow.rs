@@ -1840,6 +1840,21 @@ impl<'a> Walker<'a, '_, '_> {
             return;
         }
         let Some(p) = self.project() else { return };
+        // A method of an object built from a project class that is no module
+        // (`self.validator.validate(decoder)`, see `Ref::Held`): its events, the object as
+        // its `self` and the arguments as its parameters.
+        let held = self.summary_function().and_then(|fid| {
+            let g = p.summary().functions.get(fid.index as usize)?;
+            let ci = g.calls.iter().position(|c| {
+                c.range == call.range() && matches!(c.callee, crate::project::Ref::Held(..))
+            })?;
+            p.model.call_target(fid, ci)
+        });
+        if let Some(id) = held {
+            let base = self.obj(recv);
+            self.summarised_on(call, id, true, base);
+            return;
+        }
         // The methods the object's class may run, from the summary's record of this call; a
         // call the summary did not record (a function without training vocabulary) keeps to
         // the one module class method of that name.

@@ -1706,7 +1706,7 @@ impl ProjectModel {
                 for &(caller, ci) in callers {
                     let call = &self.func(caller).calls[ci];
                     let shift = usize::from(
-                        call.callee.passes_self()
+                        call.callee.binds_self()
                             && g.params.first().is_some_and(|p| &**p == "self"),
                     );
                     let i = *i as usize;
@@ -2158,7 +2158,7 @@ impl ProjectModel {
         for &(caller, ci) in self.callers(f) {
             let call = &self.func(caller).calls[ci];
             let shift = usize::from(
-                call.callee.passes_self() && g.params.first().is_some_and(|p| &**p == "self"),
+                call.callee.binds_self() && g.params.first().is_some_and(|p| &**p == "self"),
             );
             for ap in &self.facts(caller).arg_paths {
                 let hit = ap.call == call.range
@@ -2247,7 +2247,7 @@ impl ProjectModel {
             for &(caller, ci) in self.callers(f) {
                 let call = &self.func(caller).calls[ci];
                 let shift = usize::from(
-                    call.callee.passes_self() && g.params.first().is_some_and(|p| &**p == "self"),
+                    call.callee.binds_self() && g.params.first().is_some_and(|p| &**p == "self"),
                 );
                 let arg = self.facts(caller).arg_contents.iter().find(|a| {
                     a.call == call.range
@@ -2362,7 +2362,7 @@ impl ProjectModel {
         for &(caller, ci) in self.callers(f) {
             let call = &self.func(caller).calls[ci];
             let shift = usize::from(
-                call.callee.passes_self() && g.params.first().is_some_and(|p| &**p == "self"),
+                call.callee.binds_self() && g.params.first().is_some_and(|p| &**p == "self"),
             );
             let arg = self.facts(caller).arg_contents.iter().find(|a| {
                 a.call == call.range

@@ -26,6 +26,11 @@ impl ProjectModel {
     /// hidden state back is not "differentiated" because the training loop differentiates
     /// what the same `forward` returns there.
     pub fn result_differentiated(&self, f: FuncId) -> bool {
+        // A function that returns only numbers, lists, arrays or detached tensors returns no
+        // graph, whatever its callers do with the result.
+        if self.func(f).grad_flow.returns_graph_free {
+            return false;
+        }
         // A function that returns a module (`return model` after training it) returns no
         // graph, whatever its callers do with the module.
         if self.resolve_val(f, &self.func(f).returns, 0).kind == crate::kinds::Kind::Module {

@@ -2176,7 +2176,7 @@ impl ProjectModel {
             Entity::Function(f) => {
                 let g = self.func(f);
                 let method = g.class.is_some() && g.params.first().is_some_and(|p| &**p == "self");
-                let shift = usize::from(method && callee.passes_self());
+                let shift = usize::from(method && callee.binds_self());
                 Some((f, shift))
             }
             Entity::Class(c) => {
@@ -2185,6 +2185,15 @@ impl ProjectModel {
             }
             _ => None,
         }
+    }
+
+    /// The project function that call `ci` of `caller` runs (as the link resolved it).
+    pub fn call_target(&self, caller: FuncId, ci: usize) -> Option<FuncId> {
+        self.targets
+            .get(caller.file as usize)?
+            .get(caller.index as usize)?
+            .get(ci)?
+            .map(|(f, _)| f)
     }
 
     /// A method of a class or of its project base classes.
@@ -2347,6 +2356,13 @@ impl ProjectModel {
                 };
                 self.base_method(class, name, depth).map(Entity::Function)
             }
+            // Module classes' methods are the object-method calls' (`object_methods`).
+            Ref::Held(class, name) => match self.entity_of_ref(file, class, ctx, depth + 1)? {
+                Entity::Class(c) if !self.is_module(c) => {
+                    self.method(c, name, 0).map(Entity::Function)
+                }
+                _ => None,
+            },
         }
     }
 
@@ -2709,7 +2725,7 @@ impl ProjectModel {
                     Entity::Function(g) => {
                         let gs = self.func(g);
                         let shift = usize::from(
-                            callee.passes_self()
+                            callee.binds_self()
                                 && gs.params.first().is_some_and(|p| &**p == "self"),
                         );
                         let arg_of = |i: usize| -> Resolved {

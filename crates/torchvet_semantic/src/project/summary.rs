@@ -63,6 +63,13 @@ pub enum Ref {
     /// (`val_step = make_val_step(model, loss_fn)`, whose `return perform_val_step` hands out
     /// a closure) called through the local it is bound to (`val_step(x, y)`).
     Returned(Box<Ref>),
+    /// A method of an object the calling code builds from a class: `self.saver.save(state)`
+    /// where the class's `__init__` assigns `self.saver = Saver(...)` (and nothing else to
+    /// it), or `v.validate(model)` after `v = Validator(...)`. The class as the file refers
+    /// to it, and the method's name. The object is the callee's `self`; the call's arguments
+    /// start at its second parameter. Methods of module classes are left to the calls of
+    /// module objects ([`super::ProjectModel::object_methods`]).
+    Held(Box<Ref>, Box<str>),
 }
 
 impl Ref {
@@ -70,6 +77,13 @@ impl Ref {
     /// parameter (`self.step(x)`, `super().__init__(m)`)?
     pub fn passes_self(&self) -> bool {
         matches!(self, Ref::Method(_) | Ref::Super(_))
+    }
+
+    /// Does the callee's first parameter (`self`) receive something other than the call's
+    /// arguments: the caller's `self` ([`Ref::passes_self`]) or the object a method is called
+    /// on ([`Ref::Held`])? The arguments then start at its second parameter.
+    pub fn binds_self(&self) -> bool {
+        matches!(self, Ref::Method(_) | Ref::Super(_) | Ref::Held(..))
     }
 }
 
@@ -770,6 +784,7 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
             Ref::Returned(_) => 4,
             Ref::DefAt(_) => 5,
             Ref::Super(_) => 6,
+            Ref::Held(..) => 7,
         }
     }
     match (a, b) {
@@ -780,6 +795,7 @@ fn ref_order(a: &Ref, b: &Ref) -> std::cmp::Ordering {
         (Ref::Nested(x), Ref::Nested(y)) => x.to_string().cmp(&y.to_string()),
         (Ref::Returned(x), Ref::Returned(y)) => ref_order(x, y),
         (Ref::DefAt(x), Ref::DefAt(y)) => x.cmp(y),
+        (Ref::Held(x, m), Ref::Held(y, n)) => ref_order(x, y).then_with(|| m.cmp(n)),
         _ => rank(a).cmp(&rank(b)),
     }
 }
@@ -1353,6 +1369,7 @@ fn summarise_lines(
         kept: keep_scopes.then(KeptScopes::default),
         grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
             || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
+        held: Vec::new(),
     };
     // The module body as function 0.
     b.out.functions.push(FunctionSummary {
@@ -1640,6 +1657,10 @@ struct Builder<'s> {
     /// by hand with `__enter__`): the only spellings [`GradFlow::grad_disabled_at`] and
     /// [`GradFlow::grad_disabled_spans`] look for.
     grad_switch: bool,
+    /// The attributes of the class being summarised that its `__init__` assigns a call of a
+    /// class or function of the project (and that no method assigns otherwise): what
+    /// `self.<attr>.<method>(...)` is called on (see [`Ref::Held`]).
+    held: Vec<(Box<str>, Ref)>,
 }
 
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
@@ -1743,10 +1764,13 @@ impl Builder<'_> {
         let (computes_loss, self_calls) = self.class_calls.remove(&c.start()).unwrap_or_default();
         self.out.classes[idx as usize].computes_loss = computes_loss;
         self.out.classes[idx as usize].self_calls = self_calls;
+        let held = self.held_attributes(c);
+        let outer_held = std::mem::replace(&mut self.held, held);
         let scope = Scope::collect(ScopeKind::Class, &c.body, None, &self.scopes);
         self.scopes.push(scope);
         self.defs(&c.body, parent, Some(idx), &[]);
         self.pop_scope(c.start());
+        self.held = outer_held;
         // Train/eval-sensitive layers and sub-modules built in the methods (recorded while
         // each method's body was walked).
         let methods: Vec<u32> = self.out.classes[idx as usize]
@@ -3059,6 +3083,28 @@ impl Builder<'_> {
                 if helpers::name_of(&a.value) == Some("self") {
                     return Some(Ref::Method(a.attr.as_str().into()));
                 }
+                // A method of an object built from a project class: `self.saver.save(...)`,
+                // `validator.validate(...)` (see [`Ref::Held`]).
+                match &*a.value {
+                    Expr::Attribute(o) if helpers::name_of(&o.value) == Some("self") => {
+                        if let Some((_, r)) =
+                            self.held.iter().find(|(n, _)| **n == *o.attr.as_str())
+                        {
+                            return Some(Ref::Held(Box::new(r.clone()), a.attr.as_str().into()));
+                        }
+                    }
+                    Expr::Name(n) if !params.contains(&n.id.as_str()) => {
+                        if let Some(Val::Call { callee: r, .. }) = vals.get(n.id.as_str()) {
+                            if self.names_class(r) {
+                                return Some(Ref::Held(
+                                    Box::new(r.clone()),
+                                    a.attr.as_str().into(),
+                                ));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
                 // `super().__init__(...)`, `super(Net, self).forward(x)`.
                 if let Expr::Call(sup) = &*a.value {
                     if matches!(&*sup.func, Expr::Name(n) if n.id.as_str() == "super")
@@ -3088,6 +3134,71 @@ impl Builder<'_> {
             }
             _ => None,
         }
+    }
+
+    /// Does the reference name a class: one of the file's module-level classes, or an
+    /// imported name spelled as classes are (`Validator`, `pkg.Saver`)? A function's result
+    /// is not followed to its methods.
+    fn names_class(&self, r: &Ref) -> bool {
+        match r {
+            Ref::Local(n) => self.module_defs.get(&**n) == Some(&true),
+            Ref::Qualified(q) => q
+                .rsplit('.')
+                .next()
+                .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase())),
+            _ => false,
+        }
+    }
+
+    /// See [`Builder::held`]: `self.<attr> = Cls(...)` in `__init__`, the attribute assigned
+    /// nowhere else in the class.
+    fn held_attributes(&self, c: &ast::StmtClassDef) -> Vec<(Box<str>, Ref)> {
+        let Some(init) = c.body.iter().find_map(|s| match s {
+            Stmt::FunctionDef(f) if f.name.as_str() == "__init__" => Some(f),
+            _ => None,
+        }) else {
+            return Vec::new();
+        };
+        let params: Vec<&str> = init.parameters.iter().map(|p| p.name().as_str()).collect();
+        let none = FxHashMap::default();
+        let mut found: Vec<(Box<str>, Ref)> = Vec::new();
+        for_each_own_stmt(&init.body, &mut |st| {
+            if let Stmt::Assign(a) = st {
+                if let ([t], Expr::Call(call)) = (&a.targets[..], &*a.value) {
+                    if let Some(attr) = helpers::self_attribute(t) {
+                        if let Some(r) = self
+                            .callee_ref(call, &params, &none, None)
+                            .filter(|r| self.names_class(r))
+                        {
+                            found.push((attr.into(), r));
+                        }
+                    }
+                }
+            }
+        });
+        if found.is_empty() {
+            return found;
+        }
+        // Assigned once in the whole class.
+        let mut counts: FxHashMap<&str, usize> = FxHashMap::default();
+        for m in &c.body {
+            let Stmt::FunctionDef(f) = m else { continue };
+            for_each_own_stmt(&f.body, &mut |st| {
+                let targets: &[Expr] = match st {
+                    Stmt::Assign(a) => &a.targets,
+                    Stmt::AnnAssign(a) => std::slice::from_ref(&*a.target),
+                    Stmt::AugAssign(a) => std::slice::from_ref(&*a.target),
+                    _ => &[],
+                };
+                for t in targets {
+                    if let Some(attr) = helpers::self_attribute(t) {
+                        *counts.entry(attr).or_default() += 1;
+                    }
+                }
+            });
+        }
+        found.retain(|(a, _)| counts.get(&**a) == Some(&1));
+        found
     }
 
     /// Calls (with their context) and parameter usage of a suite.

@@ -7,7 +7,8 @@
 //!
 //! Names are followed flow-insensitively through assignments (`x = f(...)`, `total += x`,
 //! `losses["total"] = x`, `losses.append(x)`, `for x in xs`): a value reaches a sink when a
-//! name derived from it is read there. That over-approximates where a value goes, which is
+//! name derived from it is read there. A name used as an index (`log_probs[action]`) selects
+//! elements and receives no gradient: it is not read as a value. That over-approximates where a value goes, which is
 //! the safe direction for the rules that ask (they stay silent where a graph may be needed).
 use super::SumCall;
 use crate::bindings::Scopes;
@@ -59,6 +60,13 @@ pub struct GradFlow {
     /// The body differentiates something: `.backward()`, `torch.autograd.grad(...)` or
     /// `torch.autograd.backward(...)`.
     pub differentiates: bool,
+    /// Everything the function returns holds no autograd graph: Python numbers and lists
+    /// (`.item()`, `.tolist()`, `int(...)`), NumPy arrays (`.numpy()`, `np.*(...)`, `random.*`
+    /// and `math.*` results), detached tensors
+    /// (`.detach()`), literals, or names bound only to such values (an RL agent's
+    /// `get_action` returning `dist.sample().detach().item()`). What its callers do with the
+    /// result differentiates nothing it computed.
+    pub returns_graph_free: bool,
 }
 
 /// One flow of names: the names bound (roots, `targets` in [`Collect::targets`]) from the
@@ -85,6 +93,9 @@ struct Collect<'a, 's> {
     names: Vec<(TextSize, u32)>,
     /// Name ids.
     ids: rustc_hash::FxHashMap<&'a str, u32>,
+    /// Inside a subscript's index (`probs[a]`): the names there select elements, and no
+    /// gradient flows to them, so they are not read as values.
+    in_index: u32,
 }
 
 fn root_name(mut e: &Expr) -> Option<&str> {
@@ -197,9 +208,16 @@ impl<'a> Visitor<'a> for Collect<'a, '_> {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Lambda(_) => return,
-            Expr::Name(n) => {
+            Expr::Name(n) if self.in_index == 0 => {
                 let id = self.id(n.id.as_str());
                 self.names.push((n.start(), id));
+            }
+            Expr::Subscript(sub) => {
+                self.visit_expr(&sub.value);
+                self.in_index += 1;
+                self.visit_expr(&sub.slice);
+                self.in_index -= 1;
+                return;
             }
             Expr::Call(c) => {
                 self.call_exprs.push(c);
@@ -349,9 +367,14 @@ pub(super) fn grad_flow(
         names: Vec::with_capacity(len / 24 + 8),
         // Room for a typical body's names: the table is not rebuilt while it grows.
         ids: rustc_hash::FxHashMap::with_capacity_and_hasher(32, Default::default()),
+        in_index: 0,
     };
     c.visit_body(body);
     let differentiates = !c.diffs.is_empty();
+    let returns_graph_free = !c.returns.is_empty()
+        && c.returns
+            .iter()
+            .all(|r| graph_free(scopes, r, &c, params, 0));
     // Nothing to follow without a differentiation, a return or a call; and a budget for
     // very long bodies (a huge notebook's module body): unknown is "goes nowhere".
     if (c.diffs.is_empty() && c.returns.is_empty() && calls.is_empty())
@@ -361,6 +384,7 @@ pub(super) fn grad_flow(
             grad_disabled_at,
             grad_disabled_spans,
             differentiates,
+            returns_graph_free,
             ..GradFlow::default()
         };
     }
@@ -611,6 +635,61 @@ pub(super) fn grad_flow(
         grad_disabled_at,
         grad_disabled_spans,
         differentiates,
+        returns_graph_free,
+    }
+}
+
+/// Does `e` hold no autograd graph (see [`GradFlow::returns_graph_free`])? A name counts when
+/// every assignment to it in the body is such a value (parameters and other bindings never
+/// are).
+fn graph_free(scopes: &Scopes, e: &Expr, c: &Collect, params: &[&str], depth: u8) -> bool {
+    match e {
+        Expr::NumberLiteral(_)
+        | Expr::BooleanLiteral(_)
+        | Expr::NoneLiteral(_)
+        | Expr::StringLiteral(_) => true,
+        Expr::Tuple(t) => t
+            .elts
+            .iter()
+            .all(|x| graph_free(scopes, x, c, params, depth)),
+        // NumPy, `random` and `math` make no tensors (`np.random.randint(n)`).
+        Expr::Call(call)
+            if scopes.resolve(&call.func).is_some_and(|q| {
+                ["numpy.", "random.", "math."]
+                    .iter()
+                    .any(|m| q.starts_with(m))
+            }) =>
+        {
+            true
+        }
+        Expr::Call(call) => match helpers::method_call(call) {
+            Some(("item" | "tolist" | "numpy" | "detach", _)) => true,
+            Some(_) => false,
+            None => {
+                matches!(&*call.func, Expr::Name(n)
+                    if matches!(n.id.as_str(), "int" | "float" | "bool" | "len" | "str")
+                        && !scopes.is_bound(n.id.as_str()))
+            }
+        },
+        Expr::Name(n) if depth < 4 && !params.contains(&n.id.as_str()) => {
+            let name = n.id.as_str();
+            let Some(&id) = c.ids.get(name) else {
+                return false;
+            };
+            let mut bound = false;
+            for a in &c.assigns {
+                if !c.targets[a.targets.start as usize..a.targets.end as usize].contains(&id) {
+                    continue;
+                }
+                bound = true;
+                // Only `name = value` (not unpacking, `+=`, loops or `with`).
+                if !graph_free(scopes, a.value, c, params, depth + 1) || a.targets.len() != 1 {
+                    return false;
+                }
+            }
+            bound
+        }
+        _ => false,
     }
 }
 
