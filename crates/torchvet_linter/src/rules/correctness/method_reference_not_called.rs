@@ -8,7 +8,9 @@ use torchvet_semantic::kinds::Kind;
 crate::declare_rule! {
     /// ## What it does
     /// Checks for statements that name a method such as `model.eval`, `optimizer.zero_grad`,
-    /// `loss.backward` or `optimizer.step` without calling it, and for `with torch.no_grad:`
+    /// `loss.backward` or `optimizer.step` without calling it, for a loaded state assigned to
+    /// the method instead of passed to it (`optimizer.load_state_dict = ckpt["optimizer"]`),
+    /// and for `with torch.no_grad:`
     /// without parentheses, and for `torch.save(optimizer.state_dict, path)`: the
     /// `state_dict` method of a module, optimizer, scheduler or scaler saved without calling
     /// it (also as a value of a saved dict, list or tuple).
@@ -143,6 +145,37 @@ fn check_stmt(checker: &mut Checker, stmt: &Stmt) {
                 .set_fix(RawFix::unsafe_edit(
                     format!("Call it: `{text}()`"),
                     vec![RawEdit::insert(e.value.end(), "()")],
+                ));
+        }
+        // `optimizer.load_state_dict = checkpoint["optimizer"]`: the loaded state replaces the
+        // method instead of going into it.
+        Stmt::Assign(a) => {
+            let ([Expr::Attribute(t)], value) = (&a.targets[..], &*a.value) else {
+                return;
+            };
+            if t.attr.as_str() != "load_state_dict" || checker.resolve(&t.value).is_some() {
+                return;
+            }
+            let loaded = match value {
+                Expr::Subscript(_) => true,
+                Expr::Call(c) => checker
+                    .resolve(&c.func)
+                    .is_some_and(|q| torchvet_semantic::helpers::is_torch_load(&q)),
+                _ => false,
+            };
+            if !loaded {
+                return;
+            }
+            let target = checker.text(t.range());
+            let value_text = checker.text(value.range());
+            checker
+                .report(
+                    a.range(),
+                    format!("`{target} = ...` replaces the method with the loaded state instead of calling it: the state is never restored (and a later `{target}(...)` fails); write `{target}({value_text})`"),
+                )
+                .set_fix(RawFix::unsafe_edit(
+                    format!("Call it: `{target}({value_text})`"),
+                    vec![RawEdit::replace(a.range(), format!("{target}({value_text})"))],
                 ));
         }
         Stmt::With(w) => {
