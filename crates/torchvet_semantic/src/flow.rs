@@ -1867,7 +1867,7 @@ impl<'a> Walker<'a, '_, '_> {
                         .iter()
                         .find(|c| c.range == call.range())
                 })
-                .map(|c| p.model.object_methods(fid, &c.recv, method))
+                .map(|c| p.model.object_call_methods(fid, c))
         }) {
             Some(ids) => ids,
             None => p.model.unique_module_method(method).into_iter().collect(),

@@ -1758,6 +1758,23 @@ impl ProjectModel {
     /// it to credit a mode the method restores (`self.train()` in `net.loss_func()`), never
     /// to report one.
     pub fn object_methods(&self, ctx: FuncId, recv: &Val, name: &str) -> Vec<FuncId> {
+        self.object_methods_as(ctx, recv, name, false)
+    }
+
+    /// [`Self::object_methods`] for a recorded call: one recorded with
+    /// [`summary::ObjectMethodCall::known_only`] runs nothing when its object's class is not
+    /// known.
+    pub fn object_call_methods(&self, ctx: FuncId, oc: &summary::ObjectMethodCall) -> Vec<FuncId> {
+        self.object_methods_as(ctx, &oc.recv, &oc.name, oc.known_only)
+    }
+
+    fn object_methods_as(
+        &self,
+        ctx: FuncId,
+        recv: &Val,
+        name: &str,
+        known_only: bool,
+    ) -> Vec<FuncId> {
         let Some(all) = self.module_methods.get(name) else {
             return Vec::new();
         };
@@ -1772,6 +1789,7 @@ impl ProjectModel {
                 }
                 // A library class: none of its methods is a project method.
                 Some(ClassRef::External(_)) => {}
+                None if known_only => return Vec::new(),
                 None => return all.clone(),
             }
         }
@@ -1949,7 +1967,7 @@ impl ProjectModel {
         // steps the policy's own optimizer after `backward()`), brings all its events, on
         // `obj` as for a call of the instance.
         for oc in f.object_method_calls.iter() {
-            let callees = self.object_methods(id, &oc.recv, &oc.name);
+            let callees = self.object_call_methods(id, oc);
             if let [callee] = callees[..] {
                 if callee != id {
                     let inner = self.compose_events(callee, depth + 1, memo, stack);
@@ -3887,13 +3905,12 @@ impl ProjectModel {
             // `obj.method()` runs the one module class method of that name (in any file).
             for oc in g.object_method_calls.iter() {
                 oc.name.hash(&mut h);
-                for m in self.object_methods(
+                for m in self.object_call_methods(
                     FuncId {
                         file: id,
                         index: gi as u32,
                     },
-                    &oc.recv,
-                    &oc.name,
+                    oc,
                 ) {
                     entity_facts(&Some(Entity::Function(m)), &mut h);
                 }

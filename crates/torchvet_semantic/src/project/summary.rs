@@ -469,6 +469,10 @@ pub struct ObjectMethodCall {
     pub name: Box<str>,
     /// The call.
     pub range: TextRange,
+    /// Recorded in a function whose text names no training event (a validation helper calling
+    /// `decoder.greedy_decoding(x)`): followed only to the method of a known project class,
+    /// never to every module method of that name.
+    pub known_only: bool,
 }
 
 /// How a function uses one parameter: evidence for its kind when no call site tells.
@@ -2028,6 +2032,32 @@ impl Builder<'_> {
                     });
                 }
             }
+        } else if self.out.vocab.torch || self.out.vocab.training {
+            // A helper whose text names no training event may still switch a model it is
+            // given through a method of the model (`decoder.greedy_decoding(x)`, whose body
+            // starts with `self.eval()`): its method calls on parameters, followed to known
+            // project classes only.
+            let mut calls = Vec::new();
+            helpers::for_each_own_call(&f.body, false, &mut |call| {
+                let Some((recv, method)) = object_method(call) else {
+                    return;
+                };
+                let Some(key) = flow::object_key(recv) else {
+                    return;
+                };
+                let root = key.split(['.', '[']).next().unwrap_or(&key);
+                let Some(i) = param_names.iter().position(|p| *p == root) else {
+                    return;
+                };
+                calls.push(ObjectMethodCall {
+                    target: Target::Param(i as u16, key[root.len()..].into()),
+                    recv: self.val(recv, &param_names, &vals, Some(&nested)),
+                    name: method.into(),
+                    range: call.range(),
+                    known_only: true,
+                });
+            });
+            self.out.functions[idx as usize].object_method_calls = calls.into();
         }
         // Wave-3 facts (see `facts_extract`).
         self.function_facts(idx, f, class, &param_names, &vals, Some(&nested), no_grad);
@@ -2213,6 +2243,7 @@ impl Builder<'_> {
                 recv: self.val(recv, params, vals, nested),
                 name: method.into(),
                 range: call.range(),
+                known_only: false,
             });
         });
         self.out.functions[idx as usize].object_method_calls = calls.into();

@@ -16,3 +16,8 @@ class Validator:
                 correct += (pred == targets).sum().item()
                 total += targets.numel()
         return correct / max(total, 1)
+
+
+def sample_captions(decoder, start_tokens):
+    captions = decoder.greedy_decoding(start_tokens)
+    return [c.tolist() for c in captions]

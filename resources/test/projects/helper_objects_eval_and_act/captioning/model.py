@@ -13,3 +13,12 @@ class Decoder(nn.Module):
     def forward(self, tokens):
         h, _ = self.rnn(self.embed(tokens))
         return self.out(self.dropout(h))
+
+    def greedy_decoding(self, start, steps=20):
+        self.eval()
+        tokens = start
+        with torch.no_grad():
+            for _ in range(steps):
+                nxt = self.forward(tokens)[:, -1:].argmax(-1)
+                tokens = torch.cat([tokens, nxt], dim=1)
+        return tokens

@@ -1,7 +1,7 @@
 import torch
 import torch.nn.functional as F
 
-from captioning.evaluate import Validator
+from captioning.evaluate import Validator, sample_captions
 from captioning.model import Decoder
 
 
@@ -38,3 +38,17 @@ class FixedTrainer(Trainer):
                 loss.backward()
                 optimizer.step()
             print(f"epoch {epoch}: accuracy {self.validator.validate(decoder):.3f}")  # ok: train() again next epoch
+
+
+class SamplingTrainer(Trainer):
+    def train(self, epochs, start_tokens):
+        decoder = self.decoder
+        optimizer = torch.optim.Adam(decoder.parameters(), lr=1e-3)
+        decoder.train()
+        for epoch in range(epochs):
+            for tokens, targets in self.train_loader:
+                loss = F.cross_entropy(decoder(tokens).flatten(0, 1), targets.flatten())
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            print(sample_captions(decoder, start_tokens))  # expect: missing-train-after-eval
