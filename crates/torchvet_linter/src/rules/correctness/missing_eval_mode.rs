@@ -748,7 +748,9 @@ fn held_in_eval_mode(checker: &Checker, model: &Expr) -> bool {
 /// The model's class from the project model, when the file alone does not show where it is
 /// built: a parameter (the classes passed at the function's call sites), `self.<attr>` set from
 /// an `__init__` parameter, an object imported from another module. Its train/eval-sensitive
-/// layer family. `None` when the model is switched to eval mode by every caller.
+/// layer family. `None` when some caller switches the model to eval mode before passing it:
+/// any one, not every one, so a helper evaluated from one call site and not from another is
+/// left alone (the rule cannot tell which call site is the mistake).
 fn project_model_class(checker: &Checker, func: &Expr) -> Option<(&'static str, Created)> {
     use torchvet_semantic::project::ClassRef;
     let p = checker.project()?.clone();
