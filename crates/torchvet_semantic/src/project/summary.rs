@@ -1661,8 +1661,8 @@ struct Builder<'s> {
     /// by hand with `__enter__`): the only spellings [`GradFlow::grad_disabled_at`] and
     /// [`GradFlow::grad_disabled_spans`] look for.
     grad_switch: bool,
-    /// The attributes of the class being summarised that its `__init__` assigns a call of a
-    /// class or function of the project (and that no method assigns otherwise): what
+    /// The attributes of the class being summarised that its `__init__` assigns an instance of
+    /// a project class (`self.saver = Saver(...)`, and no method assigns otherwise): what
     /// `self.<attr>.<method>(...)` is called on (see [`Ref::Held`]).
     held: Vec<(Box<str>, Ref)>,
 }
