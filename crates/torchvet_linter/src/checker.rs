@@ -2101,6 +2101,41 @@ impl<'a> Checker<'a> {
         Some(self.flow_of(stmt))
     }
 
+    /// The per-iteration events of a Lightning `training_step` under manual optimization
+    /// (`self.optimizers()`, `self.manual_backward(...)`, `automatic_optimization = False`),
+    /// asked at the first statement of its body: Lightning calls it once per batch, so the
+    /// body is one iteration of a training loop the user's own `zero_grad()`/`step()` calls
+    /// order (the framework owns only the iteration). `None` elsewhere.
+    pub fn manual_step_hook_flow(
+        &mut self,
+        stmt: &Stmt,
+    ) -> Option<std::rc::Rc<torchvet_semantic::flow::LoopFlow<'a>>> {
+        let f = self.function()?;
+        if f.name.as_str() != "training_step"
+            || f.body.first().is_none_or(|s| s.range() != stmt.range())
+            || !self.flow_relevant()
+        {
+            return None;
+        }
+        let class = self.frame().method_of?;
+        let body = self.text(f.range);
+        let manual = body.contains("manual_backward(")
+            || body.contains("self.optimizers(")
+            || self
+                .text(class.def.range())
+                .contains("automatic_optimization = False");
+        if !manual || !self.in_framework_hook() {
+            return None;
+        }
+        let def = self
+            .stmt_stack
+            .iter()
+            .rev()
+            .copied()
+            .find(|s| matches!(s, Stmt::FunctionDef(d) if d.range == f.range))?;
+        Some(self.flow_of(def))
+    }
+
     /// The flow of the innermost loop (of the current function) enclosing the node being
     /// visited, for `call`/`expr` hooks.
     pub fn enclosing_loop_flow(

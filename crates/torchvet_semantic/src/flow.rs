@@ -695,6 +695,9 @@ pub fn analyze_loop<'a>(loop_stmt: &'a Stmt, input: &FlowInput<'a, '_>) -> LoopF
     let body: &'a [Stmt] = match loop_stmt {
         Stmt::For(f) => &f.body,
         Stmt::While(w) => &w.body,
+        // A per-batch hook that a framework calls once per iteration (a Lightning
+        // `training_step` under manual optimization): its body is one iteration.
+        Stmt::FunctionDef(f) => &f.body,
         _ => return LoopFlow::empty(loop_stmt),
     };
     let mut w = Walker {

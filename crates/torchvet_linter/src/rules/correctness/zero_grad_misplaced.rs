@@ -11,7 +11,9 @@ crate::declare_rule! {
     /// ## What it does
     /// Checks for `optimizer.zero_grad()` placed where it wipes gradients the next step needs:
     /// between `loss.backward()` and `optimizer.step()`, or unconditionally every iteration of
-    /// a gradient-accumulation loop whose step only runs every k iterations.
+    /// a gradient-accumulation loop whose step only runs every k iterations. A Lightning
+    /// `training_step` under manual optimization (`self.optimizers()`,
+    /// `self.manual_backward(...)`) is one iteration: Lightning calls it once per batch.
     ///
     /// ## Why is this bad?
     /// Between `backward()` and `step()`, `zero_grad()` erases the gradients just computed, so
@@ -62,7 +64,9 @@ crate::declare_rule! {
 }
 
 fn check(checker: &mut Checker, stmt: &Stmt) {
-    let Some(flow) = current_flow(checker, stmt) else {
+    // A loop, or the body of a manual-optimization `training_step` (one iteration per call).
+    let Some(flow) = current_flow(checker, stmt).or_else(|| checker.manual_step_hook_flow(stmt))
+    else {
         return;
     };
     if !flow.has(EventKind::Backward) || !flow.has(EventKind::ZeroGrad) {
