@@ -13,7 +13,10 @@ crate::declare_rule! {
     /// the gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`) anywhere
     /// in the loop, including the local functions the loop calls and the `forward` of a project
     /// model the loop calls (`loss = model(x, y)` where the model's forward begins with
-    /// `self.zero_grad()` clears the model's gradients at the call).
+    /// `self.zero_grad()` clears the model's gradients at the call). A Lightning
+    /// `training_step` under manual optimization (`self.optimizers()`,
+    /// `self.manual_backward(...)`) is one iteration of the loop, when its class clears
+    /// gradients nowhere else.
     ///
     /// ## Why is this bad?
     /// `backward()` adds into `.grad`; it does not overwrite it. Without clearing, every step
@@ -62,7 +65,24 @@ crate::declare_rule! {
 }
 
 fn check(checker: &mut Checker, stmt: &Stmt) {
-    let Some(flow) = current_flow(checker, stmt) else {
+    // A loop, or the body of a manual-optimization `training_step` (one iteration per call)
+    // in a class that clears gradients nowhere (no `optimizer_zero_grad` override, no
+    // `zero_grad()` in another hook).
+    let Some(flow) = current_flow(checker, stmt).or_else(|| {
+        let class = checker.frame().method_of?.def.range;
+        let step = checker.function()?.range;
+        let elsewhere = [
+            ruff_text_size::TextRange::new(class.start(), step.start()),
+            ruff_text_size::TextRange::new(step.end(), class.end()),
+        ];
+        if elsewhere
+            .iter()
+            .any(|r| checker.text(*r).contains("zero_grad"))
+        {
+            return None;
+        }
+        checker.manual_step_hook_flow(stmt)
+    }) else {
         return;
     };
     let Some((_, backward)) = flow.of_kind(EventKind::Backward).next() else {
