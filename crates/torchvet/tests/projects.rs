@@ -155,6 +155,7 @@ projects! {
         dockerfile_pins_torch,
         vocoder_while_epoch_sampler,
         helper_objects_eval_and_act,
+        device_in_forward_helpers,
     ],
     clean: [
         clean_conditional_eval_helper,

@@ -484,43 +484,30 @@ impl Scopes {
         self.lookup_str(name).map(str::to_string)
     }
 
+    /// The innermost scope visible where the stack stands that binds `name` (by an import or
+    /// otherwise), and its depth (0: the module). Class scopes are invisible to the functions
+    /// nested in them. The walk every name query below shares.
+    fn binding_scope(&self, name: &str) -> Option<(usize, &Scope)> {
+        let innermost = self.stack.len().saturating_sub(1);
+        self.stack.iter().enumerate().rev().find(|(i, scope)| {
+            (scope.kind != ScopeKind::Class || *i == innermost)
+                && (scope.import(name).is_some() || scope.binds_locally(name))
+        })
+    }
+
     /// [`Scopes::lookup`] without allocating.
     pub fn lookup_str(&self, name: &str) -> Option<&str> {
         if !self.may_import(name) {
             return None;
         }
-        let innermost = self.stack.len().saturating_sub(1);
-        for (i, scope) in self.stack.iter().enumerate().rev() {
-            // Class scopes are invisible to the functions nested in them.
-            if scope.kind == ScopeKind::Class && i != innermost {
-                continue;
-            }
-            if let Some(q) = scope.import(name) {
-                return Some(q);
-            }
-            if scope.binds_locally(name) {
-                return None;
-            }
-        }
-        None
+        self.binding_scope(name)?.1.import(name)
     }
 
     /// Does a bare name refer to the module scope's own binding (an assignment, def or class
     /// at module level) where the stack stands: no visible inner scope binds or imports it?
     pub fn module_binds(&self, name: &str) -> bool {
-        let innermost = self.stack.len().saturating_sub(1);
-        for (i, scope) in self.stack.iter().enumerate().rev() {
-            if scope.kind == ScopeKind::Class && i != innermost {
-                continue;
-            }
-            if scope.import(name).is_some() {
-                return false;
-            }
-            if scope.binds_locally(name) {
-                return i == 0;
-            }
-        }
-        false
+        self.binding_scope(name)
+            .is_some_and(|(i, scope)| i == 0 && scope.import(name).is_none())
     }
 
     /// The qualified name a bare name stands for when the scope that binds it where the stack
@@ -530,19 +517,11 @@ impl Scopes {
         if !self.may_import(name) {
             return None;
         }
-        let innermost = self.stack.len().saturating_sub(1);
-        for (i, scope) in self.stack.iter().enumerate().rev() {
-            if scope.kind == ScopeKind::Class && i != innermost {
-                continue;
-            }
-            if scope.binds_locally(name) {
-                return None;
-            }
-            if let Some(q) = scope.import(name) {
-                return Some(q);
-            }
+        let (_, scope) = self.binding_scope(name)?;
+        if scope.binds_locally(name) {
+            return None;
         }
-        None
+        scope.import(name)
     }
 
     /// Resolve `a.b.c` to the qualified name it stands for (`th.nn.functional.softmax` ->
@@ -576,49 +555,25 @@ impl Scopes {
     /// function or builds an object of that class. A `global`/`nonlocal` statement in a
     /// nested function may still rebind it: callers that care check the text for one.
     pub fn names_definition(&self, name: &str) -> bool {
-        let innermost = self.stack.len().saturating_sub(1);
-        for (i, scope) in self.stack.iter().enumerate().rev() {
-            if scope.kind == ScopeKind::Class && i != innermost {
-                continue;
-            }
-            if scope.import(name).is_some() || scope.binds_locally(name) {
-                return scope.binds_definition_only(name);
-            }
-        }
-        false
+        self.binding_scope(name)
+            .is_some_and(|(_, scope)| scope.binds_definition_only(name))
     }
 
     /// Is this bare name bound at all where the stack stands (by an import, an assignment, a
     /// parameter, a def or class) in a scope visible here? A fix that adds an import of the
     /// name checks this first.
     pub fn is_bound(&self, name: &str) -> bool {
-        let innermost = self.stack.len().saturating_sub(1);
-        self.stack.iter().enumerate().rev().any(|(i, scope)| {
-            (scope.kind != ScopeKind::Class || i == innermost)
-                && (scope.import(name).is_some() || scope.binds_locally(name))
-        })
+        self.binding_scope(name).is_some()
     }
 
     /// Is the import that binds this bare name here a `try:` whose `except` handler binds the
     /// name too (a fallback definition for torch versions or installs without it)? The name
     /// then may not be the imported object at all.
     pub fn import_has_fallback(&self, name: &str) -> bool {
-        if !self.may_import(name) {
-            return false;
-        }
-        let innermost = self.stack.len().saturating_sub(1);
-        for (i, scope) in self.stack.iter().enumerate().rev() {
-            if scope.kind == ScopeKind::Class && i != innermost {
-                continue;
-            }
-            if scope.import(name).is_some() {
-                return scope.fallbacks.contains(name);
-            }
-            if scope.binds_locally(name) {
-                return false;
-            }
-        }
-        false
+        self.may_import(name)
+            && self.binding_scope(name).is_some_and(|(_, scope)| {
+                scope.import(name).is_some() && scope.fallbacks.contains(name)
+            })
     }
 
     /// Is this bare name bound by an import to exactly `qualified`?

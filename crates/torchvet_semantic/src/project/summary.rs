@@ -2032,7 +2032,9 @@ impl Builder<'_> {
                     });
                 }
             }
-        } else if self.out.vocab.torch || self.out.vocab.training {
+        } else if (self.out.vocab.torch || self.out.vocab.training)
+            && param_names.iter().any(|p| *p != "self")
+        {
             // A helper whose text names no training event may still switch a model it is
             // given through a method of the model (`decoder.greedy_decoding(x)`, whose body
             // starts with `self.eval()`): its method calls on parameters, followed to known

@@ -1,6 +1,6 @@
 use super::model_helpers::{
-    analysed_body, binds_name, indentation_at, is_cuda_device, is_plain_dataloader, loader_of,
-    own_exprs, visit_exprs, walk_body,
+    analysed_body, binds_name, indentation_at, is_cpu_literal, is_cuda_device, is_plain_dataloader,
+    loader_of, own_exprs, visit_exprs, walk_body,
 };
 use crate::checker::Checker;
 use crate::fix::newline;
@@ -412,14 +412,7 @@ fn to_cpu(checker: &Checker, value: &Expr) -> bool {
         "cpu" => c.arguments.is_empty(),
         "to" => {
             c.arguments.keywords.is_empty()
-                && match &c.arguments.args[..] {
-                    [Expr::StringLiteral(s)] => s.value.to_str() == "cpu",
-                    [Expr::Call(d)] => {
-                        checker.resolves_to(&d.func, &["torch.device"])
-                            && matches!(&d.arguments.args[..], [Expr::StringLiteral(s)] if s.value.to_str() == "cpu")
-                    }
-                    _ => false,
-                }
+                && matches!(&c.arguments.args[..], [d] if is_cpu_literal(checker, d))
         }
         _ => false,
     }

@@ -69,19 +69,8 @@ fn check(checker: &mut Checker, stmt: &Stmt) {
     // in a class that clears gradients nowhere (no `optimizer_zero_grad` override, no
     // `zero_grad()` in another hook).
     let Some(flow) = current_flow(checker, stmt).or_else(|| {
-        let class = checker.frame().method_of?.def.range;
-        let step = checker.function()?.range;
-        let elsewhere = [
-            ruff_text_size::TextRange::new(class.start(), step.start()),
-            ruff_text_size::TextRange::new(step.end(), class.end()),
-        ];
-        if elsewhere
-            .iter()
-            .any(|r| checker.text(*r).contains("zero_grad"))
-        {
-            return None;
-        }
-        checker.manual_step_hook_flow(stmt)
+        let flow = checker.manual_step_hook_flow(stmt)?;
+        (!cleared_by_other_methods(checker)).then_some(flow)
     }) else {
         return;
     };
@@ -187,4 +176,25 @@ fn cleared_through_modules(checker: &Checker, flow: &LoopFlow, opt: &str) -> boo
         }
     }
     trained.iter().all(|m| cleared.contains(m))
+}
+
+/// Does another method of the class being visited clear gradients (an `optimizer_zero_grad`
+/// override, a `zero_grad()` in `on_train_batch_start`), by the project model's events of
+/// its methods? Unknown (no project model) counts as yes.
+fn cleared_by_other_methods(checker: &Checker) -> bool {
+    let (Some(p), Some(class), Some(f)) = (
+        checker.project(),
+        checker.method_class_id(),
+        checker.function(),
+    ) else {
+        return true;
+    };
+    let current = p.function_at(f.range.start());
+    p.model.class_methods(class).into_iter().any(|m| {
+        Some(m) != current
+            && p.model
+                .events(m)
+                .iter()
+                .any(|e| e.kind == EventKind::ZeroGrad)
+    })
 }

@@ -298,6 +298,19 @@ pub(crate) fn is_cuda_literal(checker: &Checker, expr: &Expr) -> bool {
     }
 }
 
+/// `"cpu"` or `torch.device("cpu")`.
+pub(crate) fn is_cpu_literal(checker: &Checker, expr: &Expr) -> bool {
+    match expr {
+        Expr::StringLiteral(s) => s.value.to_str() == "cpu",
+        Expr::Call(c) => {
+            checker.resolves_to(&c.func, &["torch.device"])
+                && c.arguments.keywords.is_empty()
+                && matches!(&c.arguments.args[..], [a] if is_cpu_literal(checker, a))
+        }
+        _ => false,
+    }
+}
+
 /// Is `expr` a CUDA device: a CUDA literal (see [`is_cuda_literal`]) or a plain name whose
 /// every value that may reach it (see [`values_at`]) is one.
 pub(crate) fn is_cuda_device(checker: &Checker, expr: &Expr) -> bool {
@@ -319,16 +332,7 @@ pub(crate) fn is_cuda_device(checker: &Checker, expr: &Expr) -> bool {
 /// `if torch.cuda.is_available():` or the body of `if not torch.cuda.is_available():` (the
 /// statement form of `"cuda" if torch.cuda.is_available() else "cpu"`).
 fn is_cpu_fallback(checker: &Checker, value: &Expr) -> bool {
-    let cpu = match value {
-        Expr::StringLiteral(s) => s.value.to_str() == "cpu",
-        Expr::Call(c) => {
-            checker.resolves_to(&c.func, &["torch.device"])
-                && c.arguments.keywords.is_empty()
-                && matches!(&c.arguments.args[..], [Expr::StringLiteral(s)] if s.value.to_str() == "cpu")
-        }
-        _ => false,
-    };
-    if !cpu {
+    if !is_cpu_literal(checker, value) {
         return false;
     }
     let asks_cuda = |e: &Expr| matches!(e, Expr::Call(c) if checker.resolves_to(&c.func, &["torch.cuda.is_available"]));

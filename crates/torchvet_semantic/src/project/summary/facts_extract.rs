@@ -889,6 +889,22 @@ impl<'x> Extract<'x, '_> {
         }
     }
 
+    /// Record a loop ([`LoopFact`]); its index.
+    fn push_loop(&mut self, range: TextRange, body: &[Stmt]) -> u32 {
+        let eval_before = match (self.last_eval, self.last_train) {
+            (Some(e), Some(t)) => e > t,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        self.loops.push(LoopFact {
+            range,
+            no_grad: self.no_grad > 0,
+            eval_before,
+            backward: calls_backward(body),
+        });
+        self.loops.len() as u32 - 1
+    }
+
     fn stmt(&mut self, s: &'x Stmt) {
         match s {
             Stmt::Assign(a) => {
@@ -909,18 +925,7 @@ impl<'x> Extract<'x, '_> {
                 self.expr(&a.value, UseHow::Operand);
             }
             Stmt::For(f) => {
-                let index = self.loops.len() as u32;
-                let eval_before = match (self.last_eval, self.last_train) {
-                    (Some(e), Some(t)) => e > t,
-                    (Some(_), None) => true,
-                    _ => false,
-                };
-                self.loops.push(LoopFact {
-                    range: f.range(),
-                    no_grad: self.no_grad > 0,
-                    eval_before,
-                    backward: calls_backward(&f.body),
-                });
+                let index = self.push_loop(f.range(), &f.body);
                 self.iterated(&f.iter, index);
                 self.suite(&f.body);
                 self.suite(&f.orelse);
@@ -929,17 +934,7 @@ impl<'x> Extract<'x, '_> {
                 self.expr(&w.test, UseHow::Tested);
                 // A `while True:` epoch loop (`if self.finish_train: break`) holds the loops
                 // it runs like a `for` does; nothing is iterated by it.
-                let eval_before = match (self.last_eval, self.last_train) {
-                    (Some(e), Some(t)) => e > t,
-                    (Some(_), None) => true,
-                    _ => false,
-                };
-                self.loops.push(LoopFact {
-                    range: w.range(),
-                    no_grad: self.no_grad > 0,
-                    eval_before,
-                    backward: calls_backward(&w.body),
-                });
+                self.push_loop(w.range(), &w.body);
                 self.suite(&w.body);
                 self.suite(&w.orelse);
             }
