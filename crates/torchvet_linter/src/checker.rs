@@ -131,34 +131,23 @@ pub struct ClassInfo<'a> {
 
 /// Facts about the whole file. The calls by qualified name are gathered during the pass (a
 /// name resolves in the scope of its call), for rules' `end` hooks; the method calls by name
-/// need no scope and are the whole file's from the start (a walk of the module before the
-/// pass), so a `call` or `stmt` hook sees the `model.train()` below it too.
-#[derive(Debug, Default)]
+/// need no scope and are the whole file's from the start (a walk of the module, made the
+/// first time a rule asks), so a `call` or `stmt` hook sees the `model.train()` below it too.
+#[derive(Debug)]
 pub struct FileFacts<'a> {
     /// Calls by resolved qualified name.
     pub calls: FxHashMap<String, Vec<&'a ExprCall>>,
+    module: &'a ast::ModModule,
     /// Every method call (`x.name(...)`) of the file, by method name, in source order.
-    method_calls: FxHashMap<&'a str, Vec<&'a ExprCall>>,
+    method_calls: std::cell::OnceCell<FxHashMap<&'a str, Vec<&'a ExprCall>>>,
 }
 
 impl<'a> FileFacts<'a> {
     fn of(module: &'a ast::ModModule) -> Self {
-        struct Calls<'a>(FxHashMap<&'a str, Vec<&'a ExprCall>>);
-        impl<'a> Visitor<'a> for Calls<'a> {
-            fn visit_expr(&mut self, expr: &'a Expr) {
-                if let Expr::Call(call) = expr {
-                    if let Expr::Attribute(a) = &*call.func {
-                        self.0.entry(a.attr.as_str()).or_default().push(call);
-                    }
-                }
-                visitor::walk_expr(self, expr);
-            }
-        }
-        let mut v = Calls(FxHashMap::default());
-        v.visit_body(&module.body);
         FileFacts {
             calls: FxHashMap::default(),
-            method_calls: v.0,
+            module,
+            method_calls: std::cell::OnceCell::new(),
         }
     }
 
@@ -169,7 +158,22 @@ impl<'a> FileFacts<'a> {
 
     /// Every method call (`x.name(...)`) of the file, by method name, in source order.
     pub fn method_calls(&self) -> &FxHashMap<&'a str, Vec<&'a ExprCall>> {
-        &self.method_calls
+        self.method_calls.get_or_init(|| {
+            struct Calls<'a>(FxHashMap<&'a str, Vec<&'a ExprCall>>);
+            impl<'a> Visitor<'a> for Calls<'a> {
+                fn visit_expr(&mut self, expr: &'a Expr) {
+                    if let Expr::Call(call) = expr {
+                        if let Expr::Attribute(a) = &*call.func {
+                            self.0.entry(a.attr.as_str()).or_default().push(call);
+                        }
+                    }
+                    visitor::walk_expr(self, expr);
+                }
+            }
+            let mut v = Calls(FxHashMap::default());
+            v.visit_body(&self.module.body);
+            v.0
+        })
     }
 
     /// Calls of a method name, anywhere in the file.
@@ -268,6 +272,8 @@ pub struct Checker<'a> {
     taint: TaintCache,
     /// Answers of [`Checker::mentions`], per word.
     mentions: std::cell::RefCell<FxHashMap<(usize, usize), bool>>,
+    /// Answers of [`Checker::mentions_attribute_of`], per name.
+    mentioned_objects: std::cell::RefCell<FxHashMap<Box<str>, bool>>,
     /// Answer of [`Checker::may_see_probabilities`] (asked at every call by the loss-input
     /// rules).
     sees_probabilities: std::cell::OnceCell<bool>,
@@ -371,6 +377,7 @@ impl<'a> Checker<'a> {
             diagnostics: Vec::new(),
             taint: TaintCache::default(),
             mentions: std::cell::RefCell::default(),
+            mentioned_objects: std::cell::RefCell::default(),
             sees_probabilities: std::cell::OnceCell::new(),
             flow_relevant: std::cell::OnceCell::new(),
             single_file_model: std::cell::OnceCell::new(),
@@ -501,6 +508,20 @@ impl<'a> Checker<'a> {
         }
         let b = memchr::memmem::find(self.source.text.as_bytes(), word.as_bytes()).is_some();
         self.mentions.borrow_mut().insert(key, b);
+        b
+    }
+
+    /// Does the file's text contain `name.` anywhere (an attribute or method of it)? Cached
+    /// per name: asked at calls of names, where a scan of the file per call is quadratic in
+    /// the file's size.
+    pub fn mentions_attribute_of(&self, name: &str) -> bool {
+        if let Some(&b) = self.mentioned_objects.borrow().get(name) {
+            return b;
+        }
+        let text = self.source.text.as_bytes();
+        let b = memchr::memmem::find_iter(text, name.as_bytes())
+            .any(|at| text.get(at + name.len()) == Some(&b'.'));
+        self.mentioned_objects.borrow_mut().insert(name.into(), b);
         b
     }
 

@@ -771,12 +771,15 @@ impl ProjectModel {
                     let s = &self.files[f as usize];
                     qualified_refs(s)
                         .filter(|q| !summary_is_external(q))
-                        .filter_map(|q| match self.resolver.resolve(&s.path, q) {
-                            None => Some(Err(q)),
-                            Some(found) if !self.by_path.contains_key(&found.file) => {
-                                Some(Ok(found.file))
+                        .filter_map(|q| {
+                            match self.resolver.resolve_with(&s.path, q, |found| {
+                                (!self.by_path.contains_key(&found.file))
+                                    .then(|| found.file.clone())
+                            }) {
+                                None => Some(Err(q)),
+                                Some(Some(file)) => Some(Ok(file)),
+                                Some(None) => None,
                             }
-                            Some(_) => None,
                         })
                         .collect()
                 })
@@ -818,7 +821,9 @@ impl ProjectModel {
         for f in files {
             let s = &self.files[f as usize];
             for q in qualified_refs(s) {
-                if !summary_is_external(q) && self.resolver.resolve(&s.path, q).is_none() {
+                if !summary_is_external(q)
+                    && self.resolver.resolve_with(&s.path, q, |_| ()).is_none()
+                {
                     note_unresolved(q, &mut unresolved);
                 }
             }
@@ -842,8 +847,9 @@ impl ProjectModel {
                 if tops.contains(first) {
                     continue;
                 }
-                if self.resolver.resolve(&f.path, first).is_some()
-                    || (first.len() < q.len() && self.resolver.resolve(&f.path, q).is_some())
+                if self.resolver.resolve_with(&f.path, first, |_| ()).is_some()
+                    || (first.len() < q.len()
+                        && self.resolver.resolve_with(&f.path, q, |_| ()).is_some())
                 {
                     tops.insert(Box::from(first));
                 }
@@ -867,8 +873,11 @@ impl ProjectModel {
                 let mut seen: FxHashSet<&str> = FxHashSet::default();
                 qualified_refs(&self.files[i])
                     .filter(|q| !summary_is_external(q) && seen.insert(q))
-                    .filter_map(|q| self.resolver.resolve(path, q))
-                    .filter_map(|f| self.by_path.get(&f.file).copied())
+                    .filter_map(|q| {
+                        self.resolver
+                            .resolve_with(path, q, |f| self.by_path.get(&f.file).copied())
+                            .flatten()
+                    })
                     .filter(|&t| t as usize != i)
                     .collect()
             })

@@ -334,24 +334,67 @@ impl Resolver {
         (c.len() == 1).then(|| c.pop()).flatten()
     }
 
-    /// [`Resolver::resolve`] without the importer's search context.
-    fn resolve_plain(&self, importer: &Path, qualified: &str) -> Option<Found> {
+    /// [`Resolver::resolve`] seen through `f`, without copying a memoised resolution (the
+    /// link asks for every reference of every file and wants only the file).
+    pub fn resolve_with<R>(
+        &self,
+        importer: &Path,
+        qualified: &str,
+        f: impl Fn(&Found) -> R,
+    ) -> Option<R> {
+        if let Some(Some(r)) = self.resolve_plain_with(importer, qualified, &f) {
+            return Some(r);
+        }
+        // Not resolved plainly: the search context's single candidate.
+        if qualified.starts_with('.') || self.ctxs.is_empty() {
+            return None;
+        }
+        let &ctx = self.ctx_of.get(importer.as_os_str().as_encoded_bytes())?;
+        let hit = self.ctx_memo.read().ok().and_then(|m| {
+            m[ctx as usize]
+                .get(qualified)
+                .map(|c| (c.len() == 1).then(|| f(&c[0])))
+        });
+        match hit {
+            Some(r) => r,
+            None => {
+                let mut c = self.context_candidates(importer, qualified);
+                (c.len() == 1)
+                    .then(|| c.pop())
+                    .flatten()
+                    .map(|found| f(&found))
+            }
+        }
+    }
+
+    /// [`Resolver::resolve_plain`] seen through `f`: `None` when the importer has no
+    /// directory, `Some(None)` when the name does not resolve plainly.
+    fn resolve_plain_with<R>(
+        &self,
+        importer: &Path,
+        qualified: &str,
+        f: &impl Fn(&Found) -> R,
+    ) -> Option<Option<R>> {
         let dir = self.dir_id(importer.parent()?);
-        if let Some(hit) = self
-            .memo
-            .read()
-            .ok()
-            .and_then(|m| m.get(&dir).and_then(|d| d.get(qualified)).cloned())
-        {
-            return hit;
+        if let Some(hit) = self.memo.read().ok().and_then(|m| {
+            m.get(&dir)
+                .and_then(|d| d.get(qualified))
+                .map(|found| found.as_ref().map(f))
+        }) {
+            return Some(hit);
         }
         let found = self.resolve_from(dir, qualified);
+        let r = found.as_ref().map(f);
         if let Ok(mut m) = self.memo.write() {
-            m.entry(dir)
-                .or_default()
-                .insert(qualified.into(), found.clone());
+            m.entry(dir).or_default().insert(qualified.into(), found);
         }
-        found
+        Some(r)
+    }
+
+    /// [`Resolver::resolve`] without the importer's search context.
+    fn resolve_plain(&self, importer: &Path, qualified: &str) -> Option<Found> {
+        self.resolve_plain_with(importer, qualified, &Found::clone)
+            .flatten()
     }
 
     fn resolve_from(&self, dir: DirId, qualified: &str) -> Option<Found> {

@@ -1373,6 +1373,7 @@ fn summarise_lines(
         kept: keep_scopes.then(KeptScopes::default),
         grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
             || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
+        words: FileWords::of(text),
         held: Vec::new(),
     };
     // The module body as function 0.
@@ -1661,10 +1662,34 @@ struct Builder<'s> {
     /// by hand with `__enter__`): the only spellings [`GradFlow::grad_disabled_at`] and
     /// [`GradFlow::grad_disabled_spans`] look for.
     grad_switch: bool,
+    /// Words the per-function and per-class text tests look for, found in the whole file
+    /// once: a body is searched only when its file has the word (most files have none).
+    words: FileWords,
     /// The attributes of the class being summarised that its `__init__` assigns an instance of
     /// a project class (`self.saver = Saver(...)`, and no method assigns otherwise): what
     /// `self.<attr>.<method>(...)` is called on (see [`Ref::Held`]).
     held: Vec<(Box<str>, Ref)>,
+}
+
+/// Whether the file's text holds each word a definition's text is tested for (see
+/// [`Builder::words`]).
+struct FileWords {
+    classifier: bool,
+    features: bool,
+    volatile: bool,
+    declares_state: bool,
+}
+
+impl FileWords {
+    fn of(text: &str) -> Self {
+        let has = |w: &[u8]| memchr::memmem::find(text.as_bytes(), w).is_some();
+        FileWords {
+            classifier: has(b".classifier"),
+            features: has(b".features"),
+            volatile: has(b"volatile"),
+            declares_state: has(b"Parameter") || has(b"register_") || has(b"buffer"),
+        }
+    }
 }
 
 /// Names visible to the function being summarised: its own nested defs (closures) by index.
@@ -1751,7 +1776,7 @@ impl Builder<'_> {
             mode_layer_at: None,
             submodules: Vec::new(),
             untrained: None,
-            declares_state: {
+            declares_state: self.words.declares_state && {
                 let t = self
                     .text
                     .get(c.range().start().to_usize()..c.range().end().to_usize())
@@ -3020,7 +3045,7 @@ impl Builder<'_> {
             .text
             .get(range.start().to_usize()..range.end().to_usize())
             .unwrap_or("");
-        if memchr::memmem::find(text.as_bytes(), b"volatile").is_none() {
+        if !self.words.volatile || memchr::memmem::find(text.as_bytes(), b"volatile").is_none() {
             return false;
         }
         let mut found = false;
@@ -3256,17 +3281,20 @@ impl Builder<'_> {
             (Some(a), Some(b)) => self.text.get(a.start().to_usize()..b.end().to_usize()),
             _ => None,
         };
-        let replaced =
-            if span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".classifier").is_some()) {
-                library_builds_head_replaced(body, &|e| self.scopes.resolve(e))
-            } else {
-                Vec::new()
-            };
+        let replaced = if self.words.classifier
+            && span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".classifier").is_some())
+        {
+            library_builds_head_replaced(body, &|e| self.scopes.resolve(e))
+        } else {
+            Vec::new()
+        };
         self.out.functions[idx as usize].returns_head_replaced =
             !replaced.is_empty() && returns_head_replaced(body, &replaced);
         let mut head_replaced: Vec<TextSize> = replaced.iter().map(|&(_, at)| at).collect();
         // Builds of which only the convolutional `features` are kept: mode-free as well.
-        if span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".features").is_some()) {
+        if self.words.features
+            && span.is_some_and(|t| memchr::memmem::find(t.as_bytes(), b".features").is_some())
+        {
             head_replaced.extend(features_only_builds(body, &|e| self.scopes.resolve(e)));
         }
         let head_replaced = &head_replaced[..];

@@ -101,7 +101,7 @@ fn nested_def(body: &[Stmt], name: &str) -> Option<TextRange> {
 }
 
 /// The dataset's constructor call (inline, or bound to a name in this frame).
-fn dataset_call<'a>(checker: &Checker<'a>, expr: &'a Expr) -> Option<&'a ExprCall> {
+fn dataset_call<'a: 'e, 'e>(checker: &Checker<'a>, expr: &'e Expr) -> Option<&'e ExprCall> {
     match expr {
         Expr::Call(c) => Some(c),
         Expr::Name(n) => match checker.binding_at(n.id.as_str(), n.start()) {

@@ -3,7 +3,7 @@ use crate::fix::own_line_indent;
 use crate::fix::{RawEdit, RawFix};
 use ruff_python_ast::{Expr, ExprCall};
 use ruff_text_size::{Ranged, TextRange, TextSize};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use torchvet_semantic::flow::{object_key, EventKind};
 use torchvet_semantic::helpers;
@@ -203,6 +203,46 @@ thread_local! {
     /// Places already reported in this file: one finding per evaluation-only function (its
     /// start offset), otherwise one per evaluation loop (its start offset, tagged).
     static REPORTED: RefCell<FxHashSet<u64>> = RefCell::new(FxHashSet::default());
+    /// Per function of this file (its start offset): is it a model's fit method (see
+    /// [`fit_method_of_model`]); does its text switch the model itself (`self.eval()`). Asked
+    /// at every call in a model's methods.
+    static METHOD_TRAITS: RefCell<FxHashMap<(usize, u32), MethodTraits>> =
+        RefCell::new(FxHashMap::default());
+}
+
+/// Of a function: whether it is a model's fit method (`None`: its events decide), and
+/// whether its text switches the model itself (`self.eval()`).
+type MethodTraits = (Option<bool>, bool);
+
+/// The cached traits of the function being visited (see `METHOD_TRAITS`); the text of a
+/// function is read once, however many calls it makes.
+fn method_traits(checker: &Checker) -> Option<MethodTraits> {
+    let f = checker.function()?;
+    // The file's text by address too: a file whose pass stopped early leaves no stale entry.
+    let key = (
+        checker.source.text.as_ptr() as usize ^ checker.source.text.len().rotate_left(17),
+        f.range.start().to_u32(),
+    );
+    if let Some(t) = METHOD_TRAITS.with_borrow(|m| m.get(&key).copied()) {
+        return Some(t);
+    }
+    let text = checker.text(f.range);
+    let forward = f.name.as_str() == "forward";
+    // The fit question's cheap part: training spells a backward pass, a step, or a training
+    // helper's name; `None` = the events decide.
+    let fit = if forward
+        || !checker.mentions("backward")
+        || !["backward", "step", "zero_grad", "train", "fit"]
+            .iter()
+            .any(|w| text.contains(w))
+    {
+        Some(false)
+    } else {
+        None
+    };
+    let t = (fit, !forward && text.contains("self.eval()"));
+    METHOD_TRAITS.with_borrow_mut(|m| m.insert(key, t));
+    Some(t)
 }
 
 fn loss_like(checker: &Checker, func: &Expr) -> bool {
@@ -423,10 +463,7 @@ fn imports_callable(checker: &Checker, name: &str) -> bool {
     match checker.project().and_then(|p| p.entity(q)) {
         Some(Entity::Class(_) | Entity::Function(_) | Entity::Module(_)) => true,
         Some(Entity::Global(..)) => false,
-        Some(Entity::External(_)) | None => {
-            let method = format!("{name}.");
-            memchr::memmem::find(checker.source.text.as_bytes(), method.as_bytes()).is_none()
-        }
+        Some(Entity::External(_)) | None => !checker.mentions_attribute_of(name),
     }
 }
 
@@ -835,18 +872,12 @@ fn check_call(checker: &mut Checker, call: &ExprCall, _name: Option<&str>) {
 /// (`self.eval()`, then `self(images)` over the validation loader) is evaluation like any
 /// other?
 fn fit_method_of_model(checker: &mut Checker) -> bool {
-    let Some(f) = checker.function() else {
-        return false;
-    };
     // A cheap look at the method's text first (the events of every method of a model class
     // are not cheap): training spells a backward pass, a step, or a training helper's name.
-    let text = checker.text(f.range);
-    f.name.as_str() != "forward"
-        && checker.mentions("backward")
-        && ["backward", "step", "zero_grad", "train", "fit"]
-            .iter()
-            .any(|w| text.contains(w))
-        && checker.function_events().iter().any(|e| e.kind.trains())
+    match method_traits(checker) {
+        None | Some((Some(false), _)) => false,
+        Some(_) => checker.function_events().iter().any(|e| e.kind.trains()),
+    }
 }
 
 /// Is the function being visited a model's own evaluation method (`def get_test_acc(self,
@@ -854,9 +885,7 @@ fn fit_method_of_model(checker: &mut Checker) -> bool {
 /// switches the model itself to eval mode before the call, and the call is in a loop (a
 /// one-call `predict(self, x)` returns its output to callers that may train on it).
 fn self_evaluating_method(checker: &mut Checker, call: &ExprCall) -> bool {
-    let switches_itself = checker.function().is_some_and(|f| {
-        f.name.as_str() != "forward" && checker.text(f.range).contains("self.eval()")
-    });
+    let switches_itself = method_traits(checker).is_some_and(|(_, evals)| evals);
     switches_itself
         && checker.in_loop_or_comprehension()
         && checker.eval_function_region(call.start()).is_some()
@@ -1002,6 +1031,7 @@ fn with_fix(checker: &Checker, loop_range: TextRange) -> Option<RawFix> {
 
 fn finish(_checker: &mut Checker) {
     REPORTED.with_borrow_mut(|r| r.clear());
+    METHOD_TRAITS.with_borrow_mut(|m| m.clear());
 }
 
 /// Does the function (or module body) being checked take pre-0.4 volatile inputs
