@@ -213,7 +213,7 @@ impl Linter {
         // The original must parse: never "fix" a file with a syntax error.
         if diags.iter().any(|d| d.name == "syntax-error") {
             return FixOutcome {
-                text: current.text,
+                text: current.text.to_string(),
                 applied,
                 dropped,
                 remaining: diags,
@@ -262,7 +262,7 @@ impl Linter {
             _ => None,
         };
         FixOutcome {
-            text: current.text,
+            text: current.text.to_string(),
             applied,
             dropped,
             remaining: diags,
@@ -289,7 +289,7 @@ fn rebuilt(prev: &SourceFile, text: String, spans: &[Span]) -> SourceFile {
             let nb = nb.rebuilt(text.clone(), ranges);
             SourceFile {
                 path: prev.path.clone(),
-                text,
+                text: text.into(),
                 kind: SourceKind::Notebook(Box::new(nb)),
                 bom: prev.bom,
                 encoding: prev.encoding,

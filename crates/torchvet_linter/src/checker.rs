@@ -1521,7 +1521,7 @@ impl<'a> Checker<'a> {
 /// The mode queries read the place being visited through the checker.
 impl<'a> torchvet_semantic::modes::ModeSite<'a> for Checker<'a> {
     fn source(&self) -> &'a str {
-        self.source.text.as_str()
+        self.source.text.as_ref()
     }
 
     fn module(&self) -> &'a ast::ModModule {

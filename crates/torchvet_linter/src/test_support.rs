@@ -128,7 +128,7 @@ pub fn run_fix(rule: &Rule, path: &Path, display: &str) -> Result<Option<FixRun>
     let fixed = SourceFile::from_python(path.to_path_buf(), first.text.clone());
     let parses = fixed.parse().errors().is_empty();
     let second = linter.fix_in(&fixed, display, true, &ctx.for_text(&fixed));
-    let diff = similar::TextDiff::from_lines(&source.text, &first.text)
+    let diff = similar::TextDiff::from_lines(&*source.text, &*first.text)
         .unified_diff()
         .context_radius(1)
         .header(&format!("a/{display}"), &format!("b/{display}"))

@@ -65,7 +65,7 @@ pub struct SourceFile {
     /// Where it is.
     pub path: PathBuf,
     /// The Python text that is analysed (notebook cells joined by `\n`); no BOM.
-    pub text: String,
+    pub text: std::sync::Arc<str>,
     /// Python or notebook.
     pub kind: SourceKind,
     /// Whether the file started with a UTF-8 BOM (stripped from `text`).
@@ -163,6 +163,96 @@ fn declared_encoding(bytes: &[u8]) -> Option<&'static encoding_rs::Encoding> {
     None
 }
 
+/// Parse a source's text as [`SourceFile::parse`] does (`cells`: a notebook's cell ranges).
+fn parse_text(text: &str, cells: Option<&[TextRange]>) -> Parsed<ModModule> {
+    match cells {
+        None if text_is_cell_script(text) => {
+            quiet_catch_unwind(|| parse_unchecked_source(text, PySourceType::Ipynb))
+                .unwrap_or_else(|_| parse_unchecked_source(text, PySourceType::Python))
+        }
+        None => {
+            let parsed = parse_unchecked_source(text, PySourceType::Python);
+            if parsed.errors().is_empty() || !may_pass_async_argument(text) {
+                return parsed;
+            }
+            // Pre-3.7 code that passes `async=` (torch < 0.4's name of `non_blocking`):
+            // parse it as Python 3.6 did, with the word spelled as a plain name of the
+            // same length, so offsets are unchanged. The linter still reports the file as
+            // a syntax error of today's Python ([`SourceFile::legacy_async_arguments`]).
+            let places = async_arguments(&parsed);
+            if places.is_empty() {
+                return parsed;
+            }
+            let mut bytes = text.as_bytes().to_vec();
+            for r in &places {
+                bytes[r.start().to_usize()..r.end().to_usize()].copy_from_slice(LEGACY_ASYNC);
+            }
+            let fixed = String::from_utf8(bytes).unwrap_or_default();
+            let again = parse_unchecked_source(&fixed, PySourceType::Python);
+            if again.errors().is_empty() {
+                again
+            } else {
+                parsed
+            }
+        }
+        Some(ranges) => {
+            let ipython = quiet_catch_unwind(|| {
+                parse_cells_unchecked(
+                    text,
+                    ranges.to_vec(),
+                    &ParseOptions::from(PySourceType::Ipynb),
+                )
+            });
+            match ipython {
+                Ok(parsed) => parsed,
+                Err(_) => parse_cells_unchecked(
+                    text,
+                    ranges.to_vec(),
+                    &ParseOptions::from(PySourceType::Python),
+                ),
+            }
+        }
+    }
+}
+
+/// A source's text and what parsing it needs besides (see [`SourceFile::reparse`]).
+#[derive(Clone, Debug)]
+pub struct Reparse {
+    text: std::sync::Arc<str>,
+    cells: Option<std::sync::Arc<[TextRange]>>,
+}
+
+impl Reparse {
+    /// A Python text's.
+    pub fn python(text: &str) -> Self {
+        Reparse {
+            text: text.into(),
+            cells: None,
+        }
+    }
+
+    /// Parse the text as the source it came from parses.
+    pub fn parse(&self) -> Parsed<ModModule> {
+        parse_text(&self.text, self.cells.as_deref())
+    }
+
+    /// The text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+/// Is this Python text a cell script (`# %%` cells): see [`SourceFile::is_cell_script`].
+fn text_is_cell_script(text: &str) -> bool {
+    if memchr::memmem::find(text.as_bytes(), b"%%").is_none() {
+        return false;
+    }
+    text.lines().any(|l| {
+        l.strip_prefix('#')
+            .is_some_and(|r| r.strip_prefix(' ').unwrap_or(r).starts_with("%%"))
+    })
+}
+
 impl SourceFile {
     /// Read and decode a file; notebooks are turned into their joined code cells.
     pub fn load(path: &Path) -> Result<Self, LoadError> {
@@ -205,7 +295,7 @@ impl SourceFile {
             let line_index = LineIndex::new(&text);
             Ok(Self {
                 path,
-                text,
+                text: text.into(),
                 kind: SourceKind::Notebook(Box::new(nb)),
                 bom,
                 encoding,
@@ -215,7 +305,7 @@ impl SourceFile {
             let line_index = LineIndex::new(&raw);
             Ok(Self {
                 path,
-                text: raw,
+                text: raw.into(),
                 kind: SourceKind::Python,
                 bom,
                 encoding,
@@ -229,7 +319,7 @@ impl SourceFile {
         let line_index = LineIndex::new(&text);
         Self {
             path: path.into(),
-            text,
+            text: text.into(),
             kind: SourceKind::Python,
             bom: false,
             encoding: None,
@@ -245,53 +335,22 @@ impl SourceFile {
     /// syntax errors, and nothing panics.
     pub fn parse(&self) -> Parsed<ModModule> {
         match &self.kind {
-            SourceKind::Python if self.is_cell_script() => {
-                quiet_catch_unwind(|| parse_unchecked_source(&self.text, PySourceType::Ipynb))
-                    .unwrap_or_else(|_| parse_unchecked_source(&self.text, PySourceType::Python))
-            }
-            SourceKind::Python => {
-                let parsed = parse_unchecked_source(&self.text, PySourceType::Python);
-                if parsed.errors().is_empty() || !may_pass_async_argument(&self.text) {
-                    return parsed;
-                }
-                // Pre-3.7 code that passes `async=` (torch < 0.4's name of `non_blocking`):
-                // parse it as Python 3.6 did, with the word spelled as a plain name of the
-                // same length, so offsets are unchanged. The linter still reports the file as
-                // a syntax error of today's Python ([`SourceFile::legacy_async_arguments`]).
-                let places = async_arguments(&parsed);
-                if places.is_empty() {
-                    return parsed;
-                }
-                let mut text = self.text.clone().into_bytes();
-                for r in &places {
-                    text[r.start().to_usize()..r.end().to_usize()].copy_from_slice(LEGACY_ASYNC);
-                }
-                let text = String::from_utf8(text).unwrap_or_default();
-                let again = parse_unchecked_source(&text, PySourceType::Python);
-                if again.errors().is_empty() {
-                    again
-                } else {
-                    parsed
-                }
-            }
-            SourceKind::Notebook(nb) => {
-                let ranges = nb.cell_ranges();
-                let ipython = quiet_catch_unwind(|| {
-                    parse_cells_unchecked(
-                        &self.text,
-                        ranges.clone(),
-                        &ParseOptions::from(PySourceType::Ipynb),
-                    )
-                });
-                match ipython {
-                    Ok(parsed) => parsed,
-                    Err(_) => parse_cells_unchecked(
-                        &self.text,
-                        ranges,
-                        &ParseOptions::from(PySourceType::Python),
-                    ),
-                }
-            }
+            SourceKind::Python => parse_text(&self.text, None),
+            SourceKind::Notebook(nb) => parse_text(&self.text, Some(&nb.cell_ranges())),
+        }
+    }
+
+    /// What parsing this source again needs, without the source: its text (shared, not
+    /// copied) and a notebook's cell ranges. The project model keeps one per file, to compute
+    /// facts that few queries need from the tree when a query first asks (see
+    /// `torchvet_semantic::project::FileSummary::grad_flow`).
+    pub fn reparse(&self) -> Reparse {
+        Reparse {
+            text: self.text.clone(),
+            cells: match &self.kind {
+                SourceKind::Python => None,
+                SourceKind::Notebook(nb) => Some(nb.cell_ranges().into()),
+            },
         }
     }
 
@@ -323,15 +382,7 @@ impl SourceFile {
     /// reads them with the parser's IPython mode. A plain `.py` file (no marker) with a stray
     /// `%` line is still a syntax error: Python refuses it, and so do we.
     pub fn is_cell_script(&self) -> bool {
-        if !matches!(self.kind, SourceKind::Python)
-            || memchr::memmem::find(self.text.as_bytes(), b"%%").is_none()
-        {
-            return false;
-        }
-        self.text.lines().any(|l| {
-            l.strip_prefix('#')
-                .is_some_and(|r| r.strip_prefix(' ').unwrap_or(r).starts_with("%%"))
-        })
+        matches!(self.kind, SourceKind::Python) && text_is_cell_script(&self.text)
     }
 
     /// Does the line holding `offset` (where the parser put a syntax error) carry a
@@ -354,7 +405,7 @@ impl SourceFile {
             SourceKind::Python => self.parse(),
             SourceKind::Notebook(nb) => {
                 let ranges = nb.cell_ranges();
-                let mut bytes = self.text.clone().into_bytes();
+                let mut bytes = self.text.as_bytes().to_vec();
                 for &i in skip {
                     if let Some(r) = ranges.get(i) {
                         for b in &mut bytes[r.start().to_usize()..r.end().to_usize()] {

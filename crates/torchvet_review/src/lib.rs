@@ -453,12 +453,12 @@ pub fn review_with(
     let mut unique = Vec::new();
     for (i, l) in loaded.iter().enumerate() {
         match &l.state {
-            Ok(f) => match first_of.get(f.source.text.as_str()) {
+            Ok(f) => match first_of.get(f.source.text.as_ref()) {
                 Some(&j) if !f.source.text.trim().is_empty() => {
                     copies.entry(j).or_default().push(shown(&l.path))
                 }
                 _ => {
-                    first_of.insert(f.source.text.as_str(), i);
+                    first_of.insert(f.source.text.as_ref(), i);
                     unique.push(i);
                 }
             },

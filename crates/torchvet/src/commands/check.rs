@@ -164,7 +164,7 @@ fn fix_file(
             return Ok(result);
         }
         (torchvet_python::SourceKind::Notebook(_), None) => return Ok(result),
-        _ => (source.text.clone(), outcome.text, source.bom),
+        _ => (source.text.to_string(), outcome.text, source.bom),
     };
     if fixed == original {
         return Ok(result);
@@ -552,9 +552,10 @@ pub fn run(args: &CheckArgs) -> u8 {
                 .collect();
             if std::env::var_os("TORCHVET_TIMING").is_some() {
                 eprintln!(
-                    "timing (wall): phase 2 (rules) {:.3}s, {} files",
+                    "timing (wall): phase 2 (rules) {:.3}s, {} files ({} parsed again for their autograd facts)",
                     w2.elapsed().as_secs_f64(),
-                    files.len()
+                    files.len(),
+                    torchvet_linter::grad_flow_files()
                 );
             }
             for (&i, o) in members.iter().zip(done) {

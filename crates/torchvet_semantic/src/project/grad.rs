@@ -12,6 +12,11 @@ use rustc_hash::FxHashSet;
 type Seen = FxHashSet<(FuncId, u32, Option<(FuncId, u32)>)>;
 
 impl ProjectModel {
+    /// The autograd facts of function `f` (see [`super::FileSummary::grad_flow`]).
+    pub(crate) fn grad_flow(&self, f: FuncId) -> &super::summary::GradFlow {
+        self.files[f.file as usize].grad_flow(f.index)
+    }
+
     /// Does some caller differentiate what `f` returns: the result reaches a `.backward()` or
     /// `torch.autograd.grad(...)` in the caller, or is returned by the caller to a caller that
     /// does, or is passed to a function that differentiates that parameter
@@ -28,7 +33,7 @@ impl ProjectModel {
     pub fn result_differentiated(&self, f: FuncId) -> bool {
         // A function that returns only numbers, lists, arrays or detached tensors returns no
         // graph, whatever its callers do with the result.
-        if self.func(f).grad_flow.returns_graph_free {
+        if self.grad_flow(f).returns_graph_free {
             return false;
         }
         // A function that returns a module (`return model` after training it) returns no
@@ -61,8 +66,7 @@ impl ProjectModel {
         depth: u32,
         seen: &mut Seen,
     ) -> bool {
-        self.func(caller)
-            .grad_flow
+        self.grad_flow(caller)
             .results
             .get(ci as usize)
             .is_some_and(|s| self.sinks_diff(caller, s, ctx, depth, seen))
@@ -81,8 +85,7 @@ impl ProjectModel {
         if depth > MAX_DEPTH || !seen.insert((f, i as u32, ctx.last().copied())) {
             return false;
         }
-        self.func(f)
-            .grad_flow
+        self.grad_flow(f)
             .params
             .get(i)
             .is_some_and(|s| self.sinks_diff(f, s, ctx, depth, seen))
@@ -169,7 +172,8 @@ impl ProjectModel {
                 let g = self.func(caller);
                 let call = &g.calls[ci];
                 (!process && (call.no_grad || g.no_grad))
-                    || g.grad_flow
+                    || self
+                        .grad_flow(caller)
                         .grad_disabled_at
                         .is_some_and(|at| at < call.range.start())
                     || self.without_grad(caller, process, depth + 1, seen)

@@ -46,10 +46,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    is_test_module, is_test_path, names_training_setup, summarise, summarise_source,
-    summarise_source_keeping_scopes, summarise_source_with, summarise_with, ClassSummary,
-    DropoutRate, FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault, PropFact, Ref,
-    RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
+    grad_flow_files, is_test_module, is_test_path, names_training_setup, summarise,
+    summarise_source, summarise_source_keeping_scopes, summarise_source_with, summarise_with,
+    ClassSummary, DropoutRate, FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault,
+    PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).
@@ -1636,8 +1636,8 @@ impl ProjectModel {
             let call = &g.calls[ci];
             // What it gives is only looked at there (printed, stored): not differentiated,
             // and (with `unreturned`) not returned to a caller that may differentiate it.
-            let kept = g
-                .grad_flow
+            let kept = self
+                .grad_flow(caller)
                 .results
                 .get(ci)
                 .is_some_and(|r| (unreturned && r.returned) || r.differentiated);
@@ -3305,7 +3305,7 @@ impl ProjectModel {
         s.mode_layer.is_none()
             && s.builds.is_empty()
             && s.global_module_uses.is_empty()
-            && s.grad_flow.params.iter().all(|p| !p.returned)
+            && self.grad_flow(g).params.iter().all(|p| !p.returned)
     }
 
     /// The parameters of a class's own `__init__` that it stores whole on the instance
@@ -3812,7 +3812,7 @@ impl ProjectModel {
         let Some(f) = self.method(c, "forward", 0) else {
             return false;
         };
-        self.func(f).grad_flow.differentiates
+        self.grad_flow(f).differentiates
             || self.events(f).iter().any(|e| e.kind == EventKind::Backward)
     }
 
@@ -4177,10 +4177,11 @@ impl ProjectFile {
     /// the rest of the process, or one earlier in the suite (loop body, branch) that holds
     /// `at`? Read from this file's summary (the overlay's offsets when there is one).
     pub fn grad_disabled_before(&self, f: FuncId, at: ruff_text_size::TextSize) -> bool {
-        let Some(g) = self.summary().functions.get(f.index as usize) else {
+        let summary = self.summary();
+        if summary.functions.get(f.index as usize).is_none() {
             return false;
-        };
-        let g = &g.grad_flow;
+        }
+        let g = summary.grad_flow(f.index);
         g.grad_disabled_at.is_some_and(|d| d < at)
             || g.grad_disabled_spans
                 .iter()

@@ -23,7 +23,7 @@ use thin_vec::ThinVec;
 
 mod facts_extract;
 mod grad_flow;
-pub use grad_flow::{GradFlow, ValueSinks};
+pub use grad_flow::{grad_flow_files, GradFlow, ValueSinks};
 
 /// The `__init__` parameter that gives every Dropout of a class its rate (see
 /// [`ClassSummary::dropout_rate`]).
@@ -671,9 +671,6 @@ pub struct FunctionSummary {
     // 0-dim returns): recorded by `facts_extract`, queried in `super::facts` -----
     /// Where its values go, its loops, saves, optimizers, loaders and returns.
     pub facts: super::facts::FunctionFacts,
-    /// Where call results and parameters go with respect to differentiation, and where it
-    /// turns autograd off process-wide (see `grad_flow`).
-    pub grad_flow: GradFlow,
     /// Its local names bound to an object only the model can resolve
     /// ([`Val::is_computed_local`]: an element of a returned tuple, an instance of a class
     /// chosen through a registry or a factory, what a method of its class returns), sorted by
@@ -1022,9 +1019,32 @@ pub struct FileSummary {
     /// sorted, once each: a registry changed anywhere does not have the values its literal
     /// shows (see [`Val::Dict`]).
     pub mutated: Vec<Box<str>>,
+    /// The text the summary was made from and how it parses (see [`FileSummary::grad_flow`]);
+    /// `None` for a summary made from a tree alone.
+    pub reparse: Option<torchvet_python::Reparse>,
+    /// The star-imported names bound as imports when it was summarised (see
+    /// [`summarise_source_with`]).
+    pub star_names: Vec<(Box<str>, Box<str>)>,
+    /// Per function, where its values go with respect to autograd ([`GradFlow`]): computed
+    /// from a new parse of the text the first time a query asks about any function of the
+    /// file. Queries reach few functions (about 600 of the bench corpus's 102,000 with the
+    /// default rules), so phase 1 does not compute them for all.
+    grad_flows: std::sync::OnceLock<Vec<GradFlow>>,
 }
 
 impl FileSummary {
+    /// Where call results and parameters of function `index` go with respect to
+    /// differentiation, and where it turns autograd off process-wide (see `grad_flow`).
+    /// Computed for the whole file when first asked; a function the new parse does not
+    /// find (the summary was made from another tree) goes nowhere.
+    pub fn grad_flow(&self, index: u32) -> &GradFlow {
+        static NOWHERE: std::sync::LazyLock<GradFlow> = std::sync::LazyLock::new(GradFlow::default);
+        self.grad_flows
+            .get_or_init(|| grad_flow::file_grad_flows(self))
+            .get(index as usize)
+            .unwrap_or(&NOWHERE)
+    }
+
     /// Give back the room the lists grew into while the summary was built. Summaries live
     /// until the run ends (every file's, at once), and the slack of their growing lists was
     /// about a sixth of them (40 MB of 218 MB on transformers); fresh pages cost a kernel
@@ -1254,6 +1274,7 @@ fn summarise_source_scopes(
         lines,
         keep_scopes,
     );
+    s.reparse = Some(source.reparse());
     if let Some(nb) = notebook {
         s.cells = nb
             .cell_map()
@@ -1278,7 +1299,11 @@ pub fn summarise_with(
     notebook: bool,
     star_names: &[(Box<str>, Box<str>)],
 ) -> FileSummary {
-    summarise_lines(path, text, module, notebook, star_names, None, false).0
+    let mut s = summarise_lines(path, text, module, notebook, star_names, None, false).0;
+    if !notebook {
+        s.reparse = Some(torchvet_python::Reparse::python(text));
+    }
+    s
 }
 
 /// [`summarise_with`], given where the text's lines start when the caller knows; with
@@ -1319,6 +1344,7 @@ fn summarise_lines(
         notebook,
         vocab,
         imports,
+        star_names: star_names.to_vec(),
         ..FileSummary::default()
     };
     out.test_code = is_test_module(path, module)
@@ -1371,8 +1397,6 @@ fn summarise_lines(
         body_mutated: Vec::new(),
         class_calls,
         kept: keep_scopes.then(KeptScopes::default),
-        grad_switch: memchr::memmem::find(text.as_bytes(), b"set_grad_enabled").is_some()
-            || memchr::memmem::find(text.as_bytes(), b"__enter__").is_some(),
         words: FileWords::of(text),
         held: Vec::new(),
     };
@@ -1413,7 +1437,6 @@ fn summarise_lines(
         frozen: ThinVec::new(),
         freezes_self: SelfFreeze::No,
         facts: Default::default(),
-        grad_flow: GradFlow::default(),
         locals: ThinVec::new(),
     });
     mutated_names(&module.body, &mut b.body_mutated);
@@ -1423,13 +1446,6 @@ fn summarise_lines(
     b.module_events(&module.body, &module_vals);
     // Wave-3 facts of the module body, before the functions (they follow its names).
     b.module_facts(&module.body, &module_vals);
-    b.out.functions[0].grad_flow = grad_flow::grad_flow(
-        &b.scopes,
-        &module.body,
-        &[],
-        &b.out.functions[0].calls,
-        b.grad_switch,
-    );
     b.out.globals = module_vals
         .iter()
         .filter(|(_, v)| v.is_known())
@@ -1658,10 +1674,6 @@ struct Builder<'s> {
     /// The containers the suite being summarised changes in place (see
     /// [`FileSummary::mutated`]): a dict literal bound to one of them is not a registry.
     body_mutated: Vec<Box<str>>,
-    /// The text can turn autograd off by a statement (`set_grad_enabled`, a context entered
-    /// by hand with `__enter__`): the only spellings [`GradFlow::grad_disabled_at`] and
-    /// [`GradFlow::grad_disabled_spans`] look for.
-    grad_switch: bool,
     /// Words the per-function and per-class text tests look for, found in the whole file
     /// once: a body is searched only when its file has the word (most files have none).
     words: FileWords,
@@ -1958,7 +1970,6 @@ impl Builder<'_> {
             frozen: ThinVec::new(),
             freezes_self: SelfFreeze::No,
             facts: Default::default(),
-            grad_flow: GradFlow::default(),
             locals: ThinVec::new(),
         });
         if let Some(c) = class {
@@ -2088,13 +2099,6 @@ impl Builder<'_> {
         }
         // Wave-3 facts (see `facts_extract`).
         self.function_facts(idx, f, class, &param_names, &vals, Some(&nested), no_grad);
-        self.out.functions[idx as usize].grad_flow = grad_flow::grad_flow(
-            &self.scopes,
-            &f.body,
-            &param_names,
-            &self.out.functions[idx as usize].calls,
-            self.grad_switch,
-        );
         // `self.<attr> = value` in methods.
         if let Some(c) = class {
             let mut attrs = Vec::new();

@@ -328,6 +328,64 @@ fn no_grad_calls_and_downloaded_paths_are_project_facts() {
     assert!(!m.path_downloaded(func("other"), &PathShape::Param(0)));
 }
 
+/// The autograd facts are computed from a new parse when first asked: a notebook parses
+/// cell by cell again (a later cell differentiates what a function of an earlier cell
+/// returns, past a cell that does not parse), a method of a class defined inside a function sees the scopes around it, and a
+/// summary whose text parses to other definitions leaves them going nowhere.
+#[test]
+fn autograd_facts_computed_on_demand() {
+    let cell = |src: &str| {
+        let lines: Vec<String> = src
+            .split_inclusive('\n')
+            .map(|l| format!("{l:?}"))
+            .collect();
+        format!(
+            "{{\"cell_type\": \"code\", \"metadata\": {{}}, \"outputs\": [], \"execution_count\": null, \"source\": [{}]}}",
+            lines.join(", ")
+        )
+    };
+    let notebook = format!(
+        "{{\"cells\": [{}, {}, {}], \"metadata\": {{}}, \"nbformat\": 4, \"nbformat_minor\": 5}}",
+        cell("import torch\nimport torch.nn.functional as F\n\ndef batch_loss(model, x, y):\n    return F.cross_entropy(model(x), y)\n"),
+        cell("%matplotlib inline\nmodel = torch.nn.Linear(2, 2)\nunfinished = (1,\n"),
+        cell("loss = batch_loss(model, torch.zeros(1, 2), torch.zeros(1).long())\nloss.backward()\n"),
+    );
+    let t = Tree::new(&[
+        ("train.ipynb", notebook.as_str()),
+        (
+            "nested.py",
+            "import torch\n\ndef build():\n    class Head(torch.nn.Module):\n        def score(self, x):\n            with torch.enable_grad():\n                return torch.autograd.grad(x.sum(), x)\n    return Head()\n",
+        ),
+    ]);
+    let m = t.model(&["train.ipynb", "nested.py"]);
+    let func = |file: &str, name: &str| {
+        let id = t.id(&m, file);
+        let index = m
+            .file(id)
+            .functions
+            .iter()
+            .position(|f| &*f.name == name)
+            .unwrap() as u32;
+        FuncId { file: id, index }
+    };
+    assert!(m.result_differentiated(func("train.ipynb", "batch_loss")));
+    assert!(m.grad_flow(func("nested.py", "score")).differentiates);
+    assert!(!m.grad_flow(func("nested.py", "build")).differentiates);
+    // A summary made from a tree its text does not give back: nothing is found there.
+    let path = t.0.join("nested.py");
+    let source = SourceFile::from_python(&path, "x = 1\n".to_string());
+    let other =
+        torchvet_python::SourceFile::from_python(&path, std::fs::read_to_string(&path).unwrap());
+    let parsed = other.parse();
+    let s = summarise_source(&path, &source, parsed.syntax());
+    let score = s
+        .functions
+        .iter()
+        .position(|f| &*f.name == "score")
+        .unwrap() as u32;
+    assert!(!s.grad_flow(score).differentiates);
+}
+
 #[test]
 fn differentiated_results_and_grad_off_entries() {
     let t = Tree::new(&[

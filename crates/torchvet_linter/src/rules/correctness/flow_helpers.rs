@@ -91,7 +91,7 @@ fn line_start(text: &str, offset: usize) -> usize {
 /// The offset of the line after `end` when only whitespace or a comment follows `end` on its
 /// line (the end of the file when there is no next line).
 fn next_line(checker: &Checker, end: TextSize) -> Option<usize> {
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let end = end.to_usize();
     let rest = text.get(end..)?;
     let nl = rest.find('\n');
@@ -126,7 +126,7 @@ pub(crate) fn insert_after(
     let own = own_line_indent(checker, stmt.start())?;
     let indent = indent.unwrap_or(own);
     let pos = next_line(checker, stmt.end())?;
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let nl = newline(checker);
     let at = TextSize::try_from(pos).ok()?;
     if pos == text.len() && !text.ends_with('\n') {
@@ -138,7 +138,7 @@ pub(crate) fn insert_after(
 
 /// Delete the lines of `stmt` (alone on its lines and not the only statement of its block).
 pub(crate) fn delete_stmt(checker: &Checker, stmt: &Stmt) -> Option<RawEdit> {
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let indent = own_line_indent(checker, stmt.start())?;
     let start = line_start(text, stmt.start().to_usize());
     let end = next_line(checker, stmt.end())?;

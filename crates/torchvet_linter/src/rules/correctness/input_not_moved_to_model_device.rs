@@ -166,7 +166,7 @@ fn file_sets_default_device(checker: &Checker) -> bool {
 
 /// File-level reasons to stay silent: something else moves batches to the device.
 fn file_moves_batches(checker: &Checker) -> bool {
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let has = |needle: &str| memchr::memmem::find(text.as_bytes(), needle.as_bytes()).is_some();
     if has("collate_fn")
         || has("DeviceDataLoader")

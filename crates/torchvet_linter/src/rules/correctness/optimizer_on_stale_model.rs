@@ -322,7 +322,7 @@ fn report(
 /// The whole source lines of a one-line statement that is alone on its line(s).
 fn own_lines(checker: &Checker, stmt: &Stmt) -> Option<(TextRange, String)> {
     let (line_start, indent) = indentation_at(checker, stmt.start())?;
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let end = stmt.end().to_usize();
     let rest = text.get(end..)?;
     let nl = rest.find('\n')?;

@@ -84,7 +84,7 @@ pub(crate) fn stmt_owns_lines(checker: &Checker, stmt: &Stmt) -> bool {
     if crate::fix::own_line_indent(checker, stmt.start()).is_none() {
         return false;
     }
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let rest = text.get(stmt.end().to_usize()..).unwrap_or("");
     let line = rest.split('\n').next().unwrap_or("").trim();
     line.is_empty() || line.starts_with('#')

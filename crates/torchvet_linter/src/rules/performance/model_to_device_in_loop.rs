@@ -317,7 +317,7 @@ fn hoist_fix(checker: &Checker, stmt: &Stmt) -> Option<RawFix> {
     if parent_body.len() < 2 {
         return None;
     }
-    let text = checker.source.text.as_str();
+    let text = checker.source.text.as_ref();
     let line_start = |o: usize| {
         text.get(..o)
             .and_then(|t| t.rfind('\n'))

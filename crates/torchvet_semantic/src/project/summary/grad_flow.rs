@@ -11,7 +11,7 @@
 //! elements and receives no gradient: it is not read as a value. That over-approximates where a value goes, which is
 //! the safe direction for the rules that ask (they stay silent where a graph may be needed).
 use super::SumCall;
-use crate::bindings::Scopes;
+use crate::bindings::{Scope, ScopeKind, Scopes};
 use crate::helpers;
 use crate::project::facts::ArgPos;
 use ruff_python_ast::visitor::{self, Visitor};
@@ -336,6 +336,101 @@ fn grad_disabled_at(scopes: &Scopes, body: &[Stmt]) -> Option<TextSize> {
 /// The autograd facts of a function body with these parameters and recorded calls;
 /// `grad_switch`: the file spells a statement that can turn autograd off (else there is none
 /// to look for).
+/// How many files [`file_grad_flows`] parsed again in this process (`TORCHVET_TIMING`).
+static FILES_PARSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many files had their autograd facts computed (each parsed once more) so far.
+pub fn grad_flow_files() -> usize {
+    FILES_PARSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The autograd facts of every function of a summarised file, in the summary's order,
+/// from a new parse of its text (see [`super::FileSummary::grad_flow`]). The scopes around
+/// each function are collected as the summary's builder collected them (the module's, with
+/// its star-imported names, then each enclosing class and function). A function the parse
+/// does not give back at its place (a summary made from another tree) goes nowhere.
+pub(super) fn file_grad_flows(s: &super::FileSummary) -> Vec<GradFlow> {
+    let mut out = vec![GradFlow::default(); s.functions.len()];
+    let Some(reparse) = &s.reparse else {
+        return out;
+    };
+    FILES_PARSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let parsed = reparse.parse();
+    let module = parsed.syntax();
+    let text = reparse.text().as_bytes();
+    // The only spellings `grad_disabled_at` and `grad_disabled_spans` look for.
+    let grad_switch = memchr::memmem::find(text, b"set_grad_enabled").is_some()
+        || memchr::memmem::find(text, b"__enter__").is_some();
+    let mut scopes = Scopes::default();
+    let mut module_scope = Scope::collect(ScopeKind::Module, &module.body, None, &scopes);
+    for (name, q) in &s.star_names {
+        module_scope.import_if_unbound(name, q);
+    }
+    scopes.push(module_scope);
+    if let Some(g) = s.functions.first() {
+        out[0] = grad_flow(&scopes, &module.body, &[], &g.calls, grad_switch);
+    }
+    let by_start: rustc_hash::FxHashMap<TextSize, usize> = s
+        .functions
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, g)| (g.range.start(), i))
+        .collect();
+    struct Walk<'s> {
+        s: &'s super::FileSummary,
+        by_start: rustc_hash::FxHashMap<TextSize, usize>,
+        grad_switch: bool,
+        out: Vec<GradFlow>,
+    }
+    impl Walk<'_> {
+        fn suite(&mut self, body: &[Stmt], scopes: &mut Scopes) {
+            for st in body {
+                match st {
+                    Stmt::FunctionDef(f) => {
+                        let scope = Scope::collect(
+                            ScopeKind::Function,
+                            &f.body,
+                            Some(&f.parameters),
+                            scopes,
+                        );
+                        scopes.push(scope);
+                        if let Some(&i) = self.by_start.get(&f.range().start()) {
+                            let g = &self.s.functions[i];
+                            if &*g.name == f.name.as_str() && g.range == f.range() {
+                                let params: Vec<&str> = g.params.iter().map(|p| &**p).collect();
+                                self.out[i] =
+                                    grad_flow(scopes, &f.body, &params, &g.calls, self.grad_switch);
+                            }
+                        }
+                        self.suite(&f.body, scopes);
+                        scopes.pop();
+                    }
+                    Stmt::ClassDef(c) => {
+                        let scope = Scope::collect(ScopeKind::Class, &c.body, None, scopes);
+                        scopes.push(scope);
+                        self.suite(&c.body, scopes);
+                        scopes.pop();
+                    }
+                    _ => {
+                        for b in helpers::suites_of(st) {
+                            self.suite(b, scopes);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut w = Walk {
+        s,
+        by_start,
+        grad_switch,
+        out,
+    };
+    w.suite(&module.body, &mut scopes);
+    w.out
+}
+
 pub(super) fn grad_flow(
     scopes: &Scopes,
     body: &[Stmt],
