@@ -238,6 +238,103 @@ pub fn any_expr_in_stmt(stmt: &ast::Stmt, pred: impl Fn(&Expr) -> bool) -> bool 
     any_expr_in(std::slice::from_ref(stmt), pred)
 }
 
+/// The values a local list holds at `before` when the suite builds it only by appending: bound
+/// once, to a list literal (`losses = []`), then only `name.append(value)` statements, and no
+/// other use of the name before `before` but as the argument of a builtin that only reads it
+/// (`len`, `sum`, `print`, `min`, `max`): nothing it is passed to can change it. The literal's
+/// elements and the appended values, in source order; `None` for any other list.
+pub fn appended_values<'a>(
+    body: &'a [ast::Stmt],
+    name: &str,
+    before: ruff_text_size::TextSize,
+) -> Option<Vec<&'a Expr>> {
+    use ruff_python_ast::visitor::{self, Visitor};
+    use ruff_python_ast::Stmt;
+    use ruff_text_size::Ranged;
+    let mut values: Vec<&'a Expr> = Vec::new();
+    let (mut bound, mut appends, mut other) = (0usize, 0usize, false);
+    for_each_own_stmt(body, &mut |st: &'a Stmt| {
+        if st.end() > before {
+            return;
+        }
+        match st {
+            Stmt::Assign(a) if matches!(a.targets.as_slice(), [t] if name_of(t) == Some(name)) => {
+                match &*a.value {
+                    Expr::List(l) => {
+                        bound += 1;
+                        values.extend(l.elts.iter());
+                    }
+                    _ => other = true,
+                }
+            }
+            Stmt::Expr(e) => {
+                if let Expr::Call(c) = &*e.value {
+                    if let Expr::Attribute(at) = &*c.func {
+                        if at.attr.as_str() == "append"
+                            && name_of(&at.value) == Some(name)
+                            && c.arguments.args.len() == 1
+                            && c.arguments.keywords.is_empty()
+                        {
+                            appends += 1;
+                            values.push(&c.arguments.args[0]);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    });
+    if bound != 1 || other {
+        return None;
+    }
+    // Every occurrence of the name before `before` is the binding or an append's receiver.
+    struct Count<'n> {
+        name: &'n str,
+        before: ruff_text_size::TextSize,
+        seen: usize,
+        read_only: usize,
+    }
+    impl<'x> Visitor<'x> for Count<'_> {
+        fn visit_stmt(&mut self, st: &'x Stmt) {
+            if st.start() >= self.before || matches!(st, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
+                return;
+            }
+            visitor::walk_stmt(self, st);
+        }
+        fn visit_expr(&mut self, e: &'x Expr) {
+            if e.start() >= self.before {
+                return;
+            }
+            match e {
+                Expr::Name(n) if n.id.as_str() == self.name => self.seen += 1,
+                Expr::Call(c)
+                    if matches!(
+                        name_of(&c.func),
+                        Some("len" | "sum" | "print" | "min" | "max")
+                    ) =>
+                {
+                    self.read_only += c
+                        .arguments
+                        .args
+                        .iter()
+                        .filter(|a| name_of(a) == Some(self.name))
+                        .count();
+                }
+                _ => {}
+            }
+            visitor::walk_expr(self, e);
+        }
+    }
+    let mut count = Count {
+        name,
+        before,
+        seen: 0,
+        read_only: 0,
+    };
+    count.visit_body(body);
+    (count.seen == 1 + appends + count.read_only).then_some(values)
+}
+
 /// The name of a simple `Name` expression.
 pub fn name_of(expr: &Expr) -> Option<&str> {
     match expr {

@@ -10,7 +10,11 @@ crate::declare_rule! {
     /// Checks for `loss.data[0]` and `loss[0]` where `loss` is a reduced (0-dimensional)
     /// tensor: the result of a loss module or loss function with the default reduction,
     /// `torch.mean(x)` / `torch.sum(x)`, or (for `.data[0]`) `x.mean()` / `x.sum()`, directly
-    /// or through a variable assigned from one. The loss may also come from a project
+    /// or through a variable assigned from one; also the builtin `sum` of such losses (over
+    /// a comprehension of loss calls, a list literal, or a local list filled only by
+    /// `losses.append(...)`), and such a loss divided by a count (`sum(losses) /
+    /// args.iterations`, `/ len(losses)`, `/ x.size(0)`); a product stays silent, since a
+    /// weight may be a vector. The loss may also come from a project
     /// function, in this file or another (`loss = classification_loss(out, y)` whose body
     /// returns `F.nll_loss(...)`), or from a project loss module whose `forward` returns one
     /// or a tuple of them (`loss_l, loss_c = criterion(out, targets)`). A loss module
@@ -106,7 +110,15 @@ fn classify(checker: &Checker, expr: &Expr) -> Option<u8> {
                     .map(Some),
                 e => classify(checker, e).map(Some),
             };
-            let (l, r) = (side(&b.left)?, side(&b.right)?);
+            // A reduced loss divided by a count (`sum(losses) / args.iterations`,
+            // `total / len(batches)`) stays 0-dim: a divisor the file does not show to be a
+            // reduced tensor is taken for a number. A product is not: a weight may be a vector.
+            let divisor = |e: &Expr| match side(e) {
+                Some(k) => Some(k),
+                None if b.op == Operator::Div && is_count(checker, e) => Some(None),
+                None => None,
+            };
+            let (l, r) = (side(&b.left)?, divisor(&b.right)?);
             match (l, r) {
                 (Some(REDUCED_METHOD), _) | (_, Some(REDUCED_METHOD)) => Some(REDUCED_METHOD),
                 (Some(k), _) | (_, Some(k)) => Some(k),
@@ -126,6 +138,13 @@ fn maybe_loss_or_reduction(name: &str) -> bool {
 }
 
 fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
+    // The builtin `sum` of reduced losses is one (`loss = sum(losses)` after
+    // `losses.append(res.abs().mean())` in the loop).
+    if let Expr::Name(n) = &*call.func {
+        if n.id.as_str() == "sum" && !checker.scopes.is_bound("sum") {
+            return summed(checker, call);
+        }
+    }
     let last = match &*call.func {
         Expr::Name(n) => Some(n.id.as_str()),
         Expr::Attribute(a) => Some(a.attr.as_str()),
@@ -178,6 +197,58 @@ fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
         Some(("mean" | "sum", _)) if call.arguments.is_empty() => Some(REDUCED_METHOD),
         _ => None,
     }
+}
+
+/// Could this divisor be a number: a name or attribute (`n`, `args.iterations`),
+/// `len(...)` / `int(...)` / `float(...)` of the builtins, a size (`x.size(0)`, `x.numel()`,
+/// `x.item()`, `x.shape[0]`)?
+fn is_count(checker: &Checker, e: &Expr) -> bool {
+    match e {
+        Expr::Name(_) | Expr::Attribute(_) => true,
+        Expr::Call(c) => match &*c.func {
+            Expr::Name(n) => {
+                matches!(n.id.as_str(), "len" | "int" | "float")
+                    && !checker.scopes.is_bound(n.id.as_str())
+            }
+            Expr::Attribute(a) => matches!(a.attr.as_str(), "size" | "numel" | "item"),
+            _ => false,
+        },
+        Expr::Subscript(s) => {
+            matches!(&*s.value, Expr::Attribute(a) if a.attr.as_str() == "shape")
+        }
+        _ => false,
+    }
+}
+
+/// `sum(xs)` of the builtin: reduced when every element it adds is (a list comprehension's or
+/// generator's element call, a list literal's elements, or the values a local list built only
+/// by appends holds: [`sem::appended_values`]). A method reduction among them makes the whole
+/// one (`.data[0]` only).
+fn summed(checker: &Checker, call: &ExprCall) -> Option<u8> {
+    let ([arg], true) = (&*call.arguments.args, call.arguments.keywords.is_empty()) else {
+        return None;
+    };
+    let elements: Vec<&Expr> = match arg {
+        // The element of a comprehension names its own variables: only a call says what it is.
+        Expr::ListComp(c) if matches!(&*c.elt, Expr::Call(_)) => vec![&*c.elt],
+        Expr::Generator(g) if matches!(&*g.elt, Expr::Call(_)) => vec![&*g.elt],
+        Expr::List(l) => l.elts.iter().collect(),
+        Expr::Name(n) => sem::appended_values(checker.scope_body(), n.id.as_str(), call.start())?,
+        _ => return None,
+    };
+    if elements.is_empty() {
+        return None;
+    }
+    let mut kind = REDUCED_TORCH;
+    for e in elements {
+        match classify(checker, e) {
+            Some(REDUCED_TORCH) => {}
+            Some(REDUCED_METHOD) => kind = REDUCED_METHOD,
+            _ if project_zero_dim(checker, e) => {}
+            _ => return None,
+        }
+    }
+    Some(kind)
 }
 
 fn check_assign(checker: &mut Checker, stmt: &Stmt) {
