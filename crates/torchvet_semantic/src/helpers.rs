@@ -241,7 +241,8 @@ pub fn any_expr_in_stmt(stmt: &ast::Stmt, pred: impl Fn(&Expr) -> bool) -> bool 
 /// The values a local list holds at `before` when the suite builds it only by appending: bound
 /// once, to a list literal (`losses = []`), then only `name.append(value)` statements, and no
 /// other use of the name before `before` but as the argument of a builtin that only reads it
-/// (`len`, `sum`, `print`, `min`, `max`): nothing it is passed to can change it. The literal's
+/// (`len`, `sum`, `print`, `min`, `max`) or as what a loop or comprehension iterates: nothing
+/// it is passed to can change it. The literal's
 /// elements and the appended values, in source order; `None` for any other list.
 pub fn appended_values<'a>(
     body: &'a [ast::Stmt],
@@ -299,6 +300,11 @@ pub fn appended_values<'a>(
             if st.start() >= self.before || matches!(st, Stmt::FunctionDef(_) | Stmt::ClassDef(_)) {
                 return;
             }
+            if let Stmt::For(f) = st {
+                if name_of(&f.iter) == Some(self.name) {
+                    self.read_only += 1;
+                }
+            }
             visitor::walk_stmt(self, st);
         }
         fn visit_expr(&mut self, e: &'x Expr) {
@@ -318,6 +324,15 @@ pub fn appended_values<'a>(
                         .args
                         .iter()
                         .filter(|a| name_of(a) == Some(self.name))
+                        .count();
+                }
+                Expr::ListComp(ast::ExprListComp { generators, .. })
+                | Expr::SetComp(ast::ExprSetComp { generators, .. })
+                | Expr::DictComp(ast::ExprDictComp { generators, .. })
+                | Expr::Generator(ast::ExprGenerator { generators, .. }) => {
+                    self.read_only += generators
+                        .iter()
+                        .filter(|g| name_of(&g.iter) == Some(self.name))
                         .count();
                 }
                 _ => {}

@@ -14,7 +14,8 @@ crate::declare_rule! {
     /// a comprehension of loss calls, a list literal, or a local list filled only by
     /// `losses.append(...)`), and such a loss divided by a count (`sum(losses) /
     /// args.iterations`, `/ len(losses)`, `/ x.size(0)`); a product stays silent, since a
-    /// weight may be a vector. The loss may also come from a project
+    /// weight may be a vector. A loop's or comprehension's variable over such a list counts
+    /// too (`[l.data[0] for l in losses]`). The loss may also come from a project
     /// function, in this file or another (`loss = classification_loss(out, y)` whose body
     /// returns `F.nll_loss(...)`), or from a project loss module whose `forward` returns one
     /// or a tuple of them (`loss_l, loss_c = criterion(out, targets)`). A loss module
@@ -220,6 +221,65 @@ fn is_count(checker: &Checker, e: &Expr) -> bool {
     }
 }
 
+/// A loop's or comprehension's variable over a local list of reduced losses (`for l in
+/// losses:` / `[l.data[0] for l in losses]` after `losses.append(criterion(out, y))`): the
+/// kind the list's elements share, as [`summed`] reads them.
+fn element_of_summed(checker: &Checker, e: &Expr) -> Option<u8> {
+    let Expr::Name(n) = e else { return None };
+    let name = n.id.as_str();
+    // The innermost comprehension or `for` statement that binds the name.
+    let comprehension = checker.expr_stack().iter().rev().find_map(|x| {
+        let generators = match x {
+            Expr::ListComp(c) => &c.generators,
+            Expr::SetComp(c) => &c.generators,
+            Expr::Generator(g) => &g.generators,
+            Expr::DictComp(d) => &d.generators,
+            _ => return None,
+        };
+        generators
+            .iter()
+            .find(|g| sem::name_of(&g.target) == Some(name))
+            .map(|g| (&g.iter, x.start()))
+    });
+    let (iter, at) = match comprehension {
+        Some(found) => found,
+        None => checker.stmt_stack().iter().rev().find_map(|s| match s {
+            // A loop that binds the name again in its body is not followed.
+            Stmt::For(f)
+                if sem::name_of(&f.target) == Some(name)
+                    && !sem::any_expr_in(
+                        &f.body,
+                        |x| matches!(x, Expr::Name(m) if m.id.as_str() == name && m.ctx.is_store()),
+                    ) =>
+            {
+                Some((&*f.iter, f.start()))
+            }
+            _ => None,
+        })?,
+    };
+    let list = sem::name_of(iter)?;
+    let values = sem::appended_values(checker.scope_body(), list, at)?;
+    elements_kind(checker, &values)
+}
+
+/// The kind every one of these values has (a method reduction among them makes the whole
+/// one); `None` when one is not reduced or there are none.
+fn elements_kind(checker: &Checker, elements: &[&Expr]) -> Option<u8> {
+    if elements.is_empty() {
+        return None;
+    }
+    let mut kind = REDUCED_TORCH;
+    for e in elements {
+        match classify(checker, e) {
+            Some(REDUCED_TORCH) => {}
+            Some(REDUCED_METHOD) => kind = REDUCED_METHOD,
+            _ if project_zero_dim(checker, e) => {}
+            _ => return None,
+        }
+    }
+    Some(kind)
+}
+
 /// `sum(xs)` of the builtin: reduced when every element it adds is (a list comprehension's or
 /// generator's element call, a list literal's elements, or the values a local list built only
 /// by appends holds: [`sem::appended_values`]). A method reduction among them makes the whole
@@ -236,19 +296,7 @@ fn summed(checker: &Checker, call: &ExprCall) -> Option<u8> {
         Expr::Name(n) => sem::appended_values(checker.scope_body(), n.id.as_str(), call.start())?,
         _ => return None,
     };
-    if elements.is_empty() {
-        return None;
-    }
-    let mut kind = REDUCED_TORCH;
-    for e in elements {
-        match classify(checker, e) {
-            Some(REDUCED_TORCH) => {}
-            Some(REDUCED_METHOD) => kind = REDUCED_METHOD,
-            _ if project_zero_dim(checker, e) => {}
-            _ => return None,
-        }
-    }
-    Some(kind)
+    elements_kind(checker, &elements)
 }
 
 fn check_assign(checker: &mut Checker, stmt: &Stmt) {
@@ -267,7 +315,7 @@ fn check_subscript(checker: &mut Checker, expr: &Expr) {
         Expr::Attribute(a) if a.attr.as_str() == "data" => (&*a.value, true),
         v => (v, false),
     };
-    let kind = classify(checker, tensor);
+    let kind = classify(checker, tensor).or_else(|| element_of_summed(checker, tensor));
     let hit = match kind {
         Some(REDUCED_TORCH) => true,
         Some(REDUCED_METHOD) => via_data,
