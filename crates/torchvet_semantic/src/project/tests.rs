@@ -53,6 +53,18 @@ impl Tree {
     fn id(&self, m: &ProjectModel, p: &str) -> FileId {
         m.file_id(&self.0.join(p)).unwrap()
     }
+
+    /// The first function of that name in file `p`.
+    fn func(&self, m: &ProjectModel, p: &str, name: &str) -> FuncId {
+        let file = self.id(m, p);
+        let index = m
+            .file(file)
+            .functions
+            .iter()
+            .position(|f| &*f.name == name)
+            .unwrap() as u32;
+        FuncId { file, index }
+    }
 }
 
 impl Drop for Tree {
@@ -358,16 +370,7 @@ fn autograd_facts_computed_on_demand() {
         ),
     ]);
     let m = t.model(&["train.ipynb", "nested.py"]);
-    let func = |file: &str, name: &str| {
-        let id = t.id(&m, file);
-        let index = m
-            .file(id)
-            .functions
-            .iter()
-            .position(|f| &*f.name == name)
-            .unwrap() as u32;
-        FuncId { file: id, index }
-    };
+    let func = |file: &str, name: &str| t.func(&m, file, name);
     assert!(m.result_differentiated(func("train.ipynb", "batch_loss")));
     assert!(m.grad_flow(func("nested.py", "score")).differentiates);
     assert!(!m.grad_flow(func("nested.py", "build")).differentiates);
@@ -403,16 +406,7 @@ fn differentiated_results_and_grad_off_entries() {
         ),
     ]);
     let m = t.model(&["losses.py", "train.py", "demo.py"]);
-    let func = |file: &str, name: &str| {
-        let id = t.id(&m, file);
-        let index = m
-            .file(id)
-            .functions
-            .iter()
-            .position(|f| &*f.name == name)
-            .unwrap() as u32;
-        FuncId { file: id, index }
-    };
+    let func = |file: &str, name: &str| t.func(&m, file, name);
     // Differentiated directly, and through a return and a keyword argument of a helper.
     assert!(m.result_differentiated(func("losses.py", "val_loss")));
     assert!(m.result_differentiated(func("losses.py", "wrapped")));
