@@ -156,6 +156,7 @@ projects! {
         vocoder_while_epoch_sampler,
         helper_objects_eval_and_act,
         device_in_forward_helpers,
+        focal_loss_module_probabilities,
     ],
     clean: [
         clean_conditional_eval_helper,

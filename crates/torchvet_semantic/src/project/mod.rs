@@ -1265,6 +1265,56 @@ impl ProjectModel {
         for o in sites.keys() {
             self.called[o.file as usize][o.index as usize] = true;
         }
+        // Calls of instances of project loss modules (`crit(pred, y)` with `crit =
+        // FocalLoss()`): their `forward` receives the tensor properties of the arguments (a
+        // sigmoid output handed to a focal loss that applies `binary_cross_entropy_with_logits`),
+        // and nothing else (kinds, classes and literals come from call sites only).
+        let instance_sites: Vec<Vec<(FuncId, (FuncId, usize))>> = if self
+            .files
+            .iter()
+            .any(|f| f.classes.iter().any(|c| c.computes_loss))
+        {
+            (0..n)
+                .into_par_iter()
+                .map(|fi| {
+                    let f = &self.files[fi];
+                    let mut out = Vec::new();
+                    if !(f.vocab.torch || f.vocab.training) {
+                        return out;
+                    }
+                    for (gi, g) in f.functions.iter().enumerate() {
+                        let caller = FuncId {
+                            file: fi as FileId,
+                            index: gi as u32,
+                        };
+                        for (ii, ic) in g.instance_calls.iter().enumerate() {
+                            if ic.args.is_empty() && ic.kwargs.is_empty() {
+                                continue;
+                            }
+                            let Some(t) = self.instance_call_target(caller, &ic.recv) else {
+                                continue;
+                            };
+                            let loss = self.func(t).class.is_some_and(|index| {
+                                self.is_loss_class(ClassId {
+                                    file: t.file,
+                                    index,
+                                })
+                            });
+                            if t != caller && loss {
+                                out.push((t, (caller, ii)));
+                            }
+                        }
+                    }
+                    out
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut instances: FxHashMap<FuncId, Vec<(FuncId, usize)>> = FxHashMap::default();
+        for (t, site) in instance_sites.into_iter().flatten() {
+            instances.entry(t).or_default().push(site);
+        }
         laps.lap("params: sites");
         self.passed = self.passed_functions();
         laps.lap("params: passed functions");
@@ -1316,8 +1366,9 @@ impl ProjectModel {
         // arguments reach: returned values, `self.x` set in `__init__`). Those reads are
         // recorded, so a later round re-evaluates only the callees whose inputs changed; the
         // result is the same as evaluating every callee every round.
-        let mut order: Vec<FuncId> = sites.keys().copied().collect();
+        let mut order: Vec<FuncId> = sites.keys().chain(instances.keys()).copied().collect();
         order.sort_unstable();
+        order.dedup();
         let mut reads: FxHashMap<FuncId, Vec<FuncId>> = FxHashMap::default();
         let mut changed_last: Option<FxHashSet<FuncId>> = None;
         for _ in 0..PARAM_ROUNDS {
@@ -1336,7 +1387,11 @@ impl ProjectModel {
                 .collect();
             let evaluated: Vec<(FuncId, SiteEvaluation)> = stale
                 .par_iter()
-                .map(|&callee| (callee, self.evaluate_param_sites(callee, &sites[&callee])))
+                .map(|&callee| {
+                    let list = sites.get(&callee).map_or(&[][..], Vec::as_slice);
+                    let inst = instances.get(&callee).map_or(&[][..], Vec::as_slice);
+                    (callee, self.evaluate_param_sites(callee, list, inst))
+                })
                 .collect();
             let mut updates: Vec<(FuncId, usize, Resolved)> = Vec::new();
             for (callee, (ups, read)) in evaluated {
@@ -1364,6 +1419,7 @@ impl ProjectModel {
         &self,
         callee: FuncId,
         list: &[(FuncId, usize, usize)],
+        instances: &[(FuncId, usize)],
     ) -> SiteEvaluation {
         let g = self.func(callee);
         let mut updates = Vec::new();
@@ -1421,7 +1477,55 @@ impl ProjectModel {
                         _ => {}
                     }
                 }
+                continue;
             }
+            // No call site passes it: the tensor properties every instance call passes (the
+            // forward's `self` is the instance; its arguments start at the second parameter).
+            if pi == 0 || instances.is_empty() {
+                continue;
+            }
+            let pname = &*g.params[pi];
+            let mut props: Option<Resolved> = None;
+            for &(caller, ii) in instances {
+                let ic = &self.func(caller).instance_calls[ii];
+                let arg = ic.args.get(pi - 1).or_else(|| {
+                    ic.kwargs
+                        .iter()
+                        .find(|(k, _)| &**k == pname)
+                        .map(|(_, v)| v)
+                });
+                // A site that does not pass it says nothing is known.
+                let Some(arg) = arg else {
+                    props = None;
+                    break;
+                };
+                let r = self.resolve_val(caller, arg, 0);
+                let r = Resolved {
+                    props: r.props,
+                    props_from: r.props_from,
+                    ..Resolved::default()
+                };
+                props = Some(match props {
+                    None => r,
+                    Some(a) => a.join(r),
+                });
+            }
+            let Some(r) = props.filter(|r| !r.props.is_empty()) else {
+                continue;
+            };
+            let slot = self.params[callee.file as usize][callee.index as usize][pi].as_deref();
+            if slot.is_some_and(|s| s.props == r.props && s.props_from == r.props_from) {
+                continue;
+            }
+            let base = slot.cloned().unwrap_or_default();
+            updates.push((
+                pi,
+                Resolved {
+                    props: r.props,
+                    props_from: r.props_from,
+                    ..base
+                },
+            ));
         }
         let mut read = PARAM_READS
             .with(|r| r.borrow_mut().take())
