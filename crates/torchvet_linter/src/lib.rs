@@ -23,7 +23,7 @@ use ruff_python_parser::Parsed;
 use ruff_text_size::{Ranged, TextRange, TextSize};
 use torchvet_diagnostics::{rule_url, Diagnostic, Edit, Fix, Location, Related};
 use torchvet_python::SourceFile;
-pub use torchvet_semantic::project::{grad_flow_files, ProjectFile};
+pub use torchvet_semantic::project::{grad_flow_files, set_eager_grad_flows, ProjectFile};
 
 /// What a file is linted with besides the settings: its view of the project model, and its
 /// own target torch when that differs from the run's (the requirement declared nearest to it).

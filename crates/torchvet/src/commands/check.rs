@@ -500,6 +500,9 @@ pub fn run(args: &CheckArgs) -> u8 {
         // Separate projects given together (`torchvet check repo_a repo_b`) are analysed one
         // after the other, each with its own model: peak memory is that of the largest, and
         // its trees stay within the kept-tree budget.
+        // With the cache on, every file's view digest is computed, and it reads the autograd
+        // facts of every function with callers: compute them while each tree is at hand.
+        torchvet_linter::set_eager_grad_flows(cache.is_some());
         let groups = project_groups(&found.files, &paths);
         let last = groups.len().saturating_sub(1);
         let mut outcomes: Vec<Option<Outcome>> = Vec::new();

@@ -46,10 +46,10 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 pub use summary::{
-    grad_flow_files, is_test_module, is_test_path, names_training_setup, summarise,
-    summarise_source, summarise_source_keeping_scopes, summarise_source_with, summarise_with,
-    ClassSummary, DropoutRate, FileSummary, FunctionSummary, InstanceCall, Lit, ParamDefault,
-    PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
+    grad_flow_files, is_test_module, is_test_path, names_training_setup, set_eager_grad_flows,
+    summarise, summarise_source, summarise_source_keeping_scopes, summarise_source_with,
+    summarise_with, ClassSummary, DropoutRate, FileSummary, FunctionSummary, InstanceCall, Lit,
+    ParamDefault, PropFact, Ref, RoleTag, SumCall, SumEvent, Target, Usage, Val, Vocab,
 };
 
 /// How deep summaries compose (a call inside a call inside a call...).

@@ -1214,6 +1214,19 @@ pub fn is_test_module(path: &Path, module: &ast::ModModule) -> bool {
     })
 }
 
+/// Whether summaries compute every function's autograd facts while the tree is at hand
+/// (see [`set_eager_grad_flows`]).
+static EAGER_GRAD_FLOWS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Have the summaries made from now on compute every function's autograd facts from the tree
+/// they are made from, instead of from a new parse when a query first asks
+/// ([`FileSummary::grad_flow`]). For a run that asks about every file: `check` with its result
+/// cache computes every file's view digest, and that reads the facts of every function with
+/// callers, so the lazy way would parse almost every file a third time.
+pub fn set_eager_grad_flows(eager: bool) {
+    EAGER_GRAD_FLOWS.store(eager, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Summarise one parsed source file (a notebook's cells are recorded, see
 /// [`FileSummary::cells`]).
 pub fn summarise_source(
@@ -1275,6 +1288,10 @@ fn summarise_source_scopes(
         keep_scopes,
     );
     s.reparse = Some(source.reparse());
+    if EAGER_GRAD_FLOWS.load(std::sync::atomic::Ordering::Relaxed) {
+        let flows = grad_flow::grad_flows_of_tree(&s, module, &source.text);
+        let _ = s.grad_flows.set(flows);
+    }
     if let Some(nb) = notebook {
         s.cells = nb
             .cell_map()

@@ -389,6 +389,36 @@ fn autograd_facts_computed_on_demand() {
     assert!(!s.grad_flow(score).differentiates);
 }
 
+/// The autograd facts computed from phase 1's tree (a run that asks about every file) are
+/// those a later query computes from a new parse.
+#[test]
+fn autograd_facts_same_eager_or_on_demand() {
+    let t = Tree::new(&[(
+        "train.py",
+        "import torch\nimport torch.nn.functional as F\n\ndef loss_of(model, x, y):\n    return F.cross_entropy(model(x), y)\n\nclass Trainer:\n    def step(self, model, x, y):\n        loss = loss_of(model, x, y)\n        loss.backward()\n        return loss.item()\n\n    def probe(self, x):\n        torch.set_grad_enabled(False)\n        return [x.sum()]\n\ndef main(model, batches):\n    t = Trainer()\n    for x, y in batches:\n        t.step(model, x, y)\n",
+    )]);
+    let path = t.0.join("train.py");
+    let source = SourceFile::load(&path).unwrap();
+    let parsed = source.parse();
+    set_eager_grad_flows(true);
+    let eager = summarise_source(&path, &source, parsed.syntax());
+    set_eager_grad_flows(false);
+    let lazy = summarise_source(&path, &source, parsed.syntax());
+    assert_eq!(all_grad_flows(&eager), all_grad_flows(&lazy));
+    let step = eager
+        .functions
+        .iter()
+        .position(|f| &*f.name == "step")
+        .unwrap() as u32;
+    assert!(eager.grad_flow(step).differentiates);
+}
+
+fn all_grad_flows(s: &FileSummary) -> Vec<summary::GradFlow> {
+    (0..s.functions.len() as u32)
+        .map(|i| s.grad_flow(i).clone())
+        .collect()
+}
+
 #[test]
 fn differentiated_results_and_grad_off_entries() {
     let t = Tree::new(&[

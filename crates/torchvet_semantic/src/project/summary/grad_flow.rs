@@ -350,14 +350,23 @@ pub fn grad_flow_files() -> usize {
 /// its star-imported names, then each enclosing class and function). A function the parse
 /// does not give back at its place (a summary made from another tree) goes nowhere.
 pub(super) fn file_grad_flows(s: &super::FileSummary) -> Vec<GradFlow> {
-    let mut out = vec![GradFlow::default(); s.functions.len()];
     let Some(reparse) = &s.reparse else {
-        return out;
+        return vec![GradFlow::default(); s.functions.len()];
     };
     FILES_PARSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let parsed = reparse.parse();
-    let module = parsed.syntax();
-    let text = reparse.text().as_bytes();
+    grad_flows_of_tree(s, parsed.syntax(), reparse.text())
+}
+
+/// [`file_grad_flows`] from a tree of the summary's text at hand (phase 1's, when the run
+/// needs every file's facts: see [`super::set_eager_grad_flows`]).
+pub(super) fn grad_flows_of_tree(
+    s: &super::FileSummary,
+    module: &ruff_python_ast::ModModule,
+    text: &str,
+) -> Vec<GradFlow> {
+    let out = vec![GradFlow::default(); s.functions.len()];
+    let text = text.as_bytes();
     // The only spellings `grad_disabled_at` and `grad_disabled_spans` look for.
     let grad_switch = memchr::memmem::find(text, b"set_grad_enabled").is_some()
         || memchr::memmem::find(text, b"__enter__").is_some();
@@ -367,6 +376,7 @@ pub(super) fn file_grad_flows(s: &super::FileSummary) -> Vec<GradFlow> {
         module_scope.import_if_unbound(name, q);
     }
     scopes.push(module_scope);
+    let mut out = out;
     if let Some(g) = s.functions.first() {
         out[0] = grad_flow(&scopes, &module.body, &[], &g.calls, grad_switch);
     }
