@@ -238,6 +238,41 @@ pub fn any_expr_in_stmt(stmt: &ast::Stmt, pred: impl Fn(&Expr) -> bool) -> bool 
     any_expr_in(std::slice::from_ref(stmt), pred)
 }
 
+/// Could this operand be a plain number (a count or a weight) rather than a tensor: a name
+/// or attribute (`n`, `args.iterations`), `len(...)` / `int(...)` / `float(...)` of the
+/// builtins (not rebound in `scopes`), a size (`x.size(0)`, `x.numel()`, `x.item()`,
+/// `x.shape[0]`)? Arithmetic of a 0-dim tensor with one stays 0-dim.
+pub fn may_be_count(e: &Expr, scopes: &crate::bindings::Scopes) -> bool {
+    match e {
+        Expr::Name(_) | Expr::Attribute(_) => true,
+        Expr::Call(c) => match &*c.func {
+            Expr::Name(n) => {
+                matches!(n.id.as_str(), "len" | "int" | "float") && !scopes.is_bound(n.id.as_str())
+            }
+            Expr::Attribute(a) => matches!(a.attr.as_str(), "size" | "numel" | "item"),
+            _ => false,
+        },
+        Expr::Subscript(s) => {
+            matches!(&*s.value, Expr::Attribute(a) if a.attr.as_str() == "shape")
+        }
+        _ => false,
+    }
+}
+
+/// The iterable whose elements `name` takes in `for <target> in <iter>`: the iterable itself
+/// for a plain target, the argument of `enumerate(...)` for `for i, name in enumerate(...)`.
+pub fn loop_element_source<'a>(target: &Expr, iter: &'a Expr, name: &str) -> Option<&'a Expr> {
+    match target {
+        Expr::Name(t) if t.id.as_str() == name => Some(iter),
+        Expr::Tuple(t) if t.elts.len() == 2 && name_of(&t.elts[1]) == Some(name) => {
+            let Expr::Call(c) = iter else { return None };
+            (name_of(&c.func) == Some("enumerate") && c.arguments.args.len() == 1)
+                .then(|| &c.arguments.args[0])
+        }
+        _ => None,
+    }
+}
+
 /// The values a local list holds at `before` when the suite builds it only by appending: bound
 /// once, to a list literal (`losses = []`), then only `name.append(value)` statements, and no
 /// other use of the name before `before` but as the argument of a builtin that only reads it

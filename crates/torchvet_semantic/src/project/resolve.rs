@@ -327,11 +327,7 @@ impl Resolver {
     /// `..utils`) to the module file it names and the attributes left over. `None` for names
     /// outside the project (`torch.nn.Linear`).
     pub fn resolve(&self, importer: &Path, qualified: &str) -> Option<Found> {
-        if let Some(found) = self.resolve_plain(importer, qualified) {
-            return Some(found);
-        }
-        let mut c = self.context_candidates(importer, qualified);
-        (c.len() == 1).then(|| c.pop()).flatten()
+        self.resolve_with(importer, qualified, Found::clone)
     }
 
     /// [`Resolver::resolve`] seen through `f`, without copying a memoised resolution (the
@@ -367,8 +363,9 @@ impl Resolver {
         }
     }
 
-    /// [`Resolver::resolve_plain`] seen through `f`: `None` when the importer has no
-    /// directory, `Some(None)` when the name does not resolve plainly.
+    /// The usual search (own directory, parents, `src/`; memoised per importing directory),
+    /// seen through `f`: `None` when the importer has no directory, `Some(None)` when the name
+    /// does not resolve that way.
     fn resolve_plain_with<R>(
         &self,
         importer: &Path,
@@ -389,12 +386,6 @@ impl Resolver {
             m.entry(dir).or_default().insert(qualified.into(), found);
         }
         Some(r)
-    }
-
-    /// [`Resolver::resolve`] without the importer's search context.
-    fn resolve_plain(&self, importer: &Path, qualified: &str) -> Option<Found> {
-        self.resolve_plain_with(importer, qualified, &Found::clone)
-            .flatten()
     }
 
     fn resolve_from(&self, dir: DirId, qualified: &str) -> Option<Found> {
@@ -526,7 +517,9 @@ impl Resolver {
     /// Does the usual search (own directory, parents, `src/`) resolve `qualified` from
     /// `importer`?
     pub(crate) fn resolves_plainly(&self, importer: &Path, qualified: &str) -> bool {
-        self.resolve_plain(importer, qualified).is_some()
+        self.resolve_plain_with(importer, qualified, &|_| ())
+            .flatten()
+            .is_some()
     }
 
     /// Every module the importer's search context gives for an absolute name the usual

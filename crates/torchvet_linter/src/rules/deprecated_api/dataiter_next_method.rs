@@ -111,7 +111,7 @@ fn element_of_iterators(checker: &Checker, receiver: &Expr) -> bool {
         Expr::Name(n) => {
             // The innermost enclosing `for` that binds the name.
             let Some(iter) = checker.frame().loops.iter().rev().find_map(|l| match l {
-                Stmt::For(f) => loop_element_source(&f.target, &f.iter, n.id.as_str()),
+                Stmt::For(f) => sem::loop_element_source(&f.target, &f.iter, n.id.as_str()),
                 _ => None,
             }) else {
                 return false;
@@ -185,20 +185,6 @@ fn for_each_stmt_deep<'a>(body: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
             _ => {}
         }
     });
-}
-
-/// The iterable whose elements `name` takes in `for <target> in <iter>`: the iterable itself
-/// for a plain target, the argument of `enumerate(...)` for `for i, name in enumerate(...)`.
-fn loop_element_source<'a>(target: &Expr, iter: &'a Expr, name: &str) -> Option<&'a Expr> {
-    match target {
-        Expr::Name(t) if t.id.as_str() == name => Some(iter),
-        Expr::Tuple(t) if t.elts.len() == 2 && sem::name_of(&t.elts[1]) == Some(name) => {
-            let Expr::Call(c) = iter else { return None };
-            (sem::name_of(&c.func) == Some("enumerate") && c.arguments.args.len() == 1)
-                .then(|| &c.arguments.args[0])
-        }
-        _ => None,
-    }
 }
 
 #[cfg(test)]

@@ -116,7 +116,9 @@ fn classify(checker: &Checker, expr: &Expr) -> Option<u8> {
             // reduced tensor is taken for a number. A product is not: a weight may be a vector.
             let divisor = |e: &Expr| match side(e) {
                 Some(k) => Some(k),
-                None if b.op == Operator::Div && is_count(checker, e) => Some(None),
+                None if b.op == Operator::Div && sem::may_be_count(e, &checker.scopes) => {
+                    Some(None)
+                }
                 None => None,
             };
             let (l, r) = (side(&b.left)?, divisor(&b.right)?);
@@ -200,34 +202,14 @@ fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
     }
 }
 
-/// Could this divisor be a number: a name or attribute (`n`, `args.iterations`),
-/// `len(...)` / `int(...)` / `float(...)` of the builtins, a size (`x.size(0)`, `x.numel()`,
-/// `x.item()`, `x.shape[0]`)?
-fn is_count(checker: &Checker, e: &Expr) -> bool {
-    match e {
-        Expr::Name(_) | Expr::Attribute(_) => true,
-        Expr::Call(c) => match &*c.func {
-            Expr::Name(n) => {
-                matches!(n.id.as_str(), "len" | "int" | "float")
-                    && !checker.scopes.is_bound(n.id.as_str())
-            }
-            Expr::Attribute(a) => matches!(a.attr.as_str(), "size" | "numel" | "item"),
-            _ => false,
-        },
-        Expr::Subscript(s) => {
-            matches!(&*s.value, Expr::Attribute(a) if a.attr.as_str() == "shape")
-        }
-        _ => false,
-    }
-}
-
 /// A loop's or comprehension's variable over a local list of reduced losses (`for l in
 /// losses:` / `[l.data[0] for l in losses]` after `losses.append(criterion(out, y))`): the
 /// kind the list's elements share, as [`summed`] reads them.
 fn element_of_summed(checker: &Checker, e: &Expr) -> Option<u8> {
     let Expr::Name(n) = e else { return None };
     let name = n.id.as_str();
-    // The innermost comprehension or `for` statement that binds the name.
+    // The innermost comprehension or `for` statement of the function that binds the name
+    // (`for l in losses`, `for i, l in enumerate(losses)`).
     let comprehension = checker.expr_stack().iter().rev().find_map(|x| {
         let generators = match x {
             Expr::ListComp(c) => &c.generators,
@@ -238,21 +220,20 @@ fn element_of_summed(checker: &Checker, e: &Expr) -> Option<u8> {
         };
         generators
             .iter()
-            .find(|g| sem::name_of(&g.target) == Some(name))
-            .map(|g| (&g.iter, x.start()))
+            .find_map(|g| sem::loop_element_source(&g.target, &g.iter, name))
+            .map(|iter| (iter, x.start()))
     });
     let (iter, at) = match comprehension {
         Some(found) => found,
-        None => checker.stmt_stack().iter().rev().find_map(|s| match s {
+        None => checker.frame().loops.iter().rev().find_map(|l| match l {
             // A loop that binds the name again in its body is not followed.
             Stmt::For(f)
-                if sem::name_of(&f.target) == Some(name)
-                    && !sem::any_expr_in(
-                        &f.body,
-                        |x| matches!(x, Expr::Name(m) if m.id.as_str() == name && m.ctx.is_store()),
-                    ) =>
+                if !sem::any_expr_in(
+                    &f.body,
+                    |x| matches!(x, Expr::Name(m) if m.id.as_str() == name && m.ctx.is_store()),
+                ) =>
             {
-                Some((&*f.iter, f.start()))
+                sem::loop_element_source(&f.target, &f.iter, name).map(|iter| (iter, f.start()))
             }
             _ => None,
         })?,

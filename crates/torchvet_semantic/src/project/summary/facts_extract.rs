@@ -619,6 +619,26 @@ fn is_zero_dim(e: &Expr, body: &[Stmt], scopes: &crate::bindings::Scopes, depth:
         return false;
     }
     match e {
+        // The builtin `sum` of reduced values: a comprehension of calls, a list literal, or a
+        // local list filled only by appends (as `tensor-data-zero-index` reads it).
+        Expr::Call(c) if helpers::name_of(&c.func) == Some("sum") && !scopes.is_bound("sum") => {
+            let ([arg], true) = (&*c.arguments.args, c.arguments.keywords.is_empty()) else {
+                return false;
+            };
+            let elements: Vec<&Expr> = match arg {
+                Expr::ListComp(l) if matches!(&*l.elt, Expr::Call(_)) => vec![&*l.elt],
+                Expr::Generator(g) if matches!(&*g.elt, Expr::Call(_)) => vec![&*g.elt],
+                Expr::List(l) => l.elts.iter().collect(),
+                Expr::Name(n) => {
+                    helpers::appended_values(body, n.id.as_str(), c.start()).unwrap_or_default()
+                }
+                _ => Vec::new(),
+            };
+            !elements.is_empty()
+                && elements
+                    .iter()
+                    .all(|x| is_zero_dim(x, body, scopes, depth + 1))
+        }
         Expr::Call(c) => {
             if let Some(q) = scopes.resolve(&c.func) {
                 if q.starts_with("torch.nn.functional.") {
@@ -643,12 +663,8 @@ fn is_zero_dim(e: &Expr, body: &[Stmt], scopes: &crate::bindings::Scopes, depth:
                 Operator::Add | Operator::Sub | Operator::Mult | Operator::Div
             ) =>
         {
-            let scalarish = |x: &Expr| {
-                matches!(
-                    x,
-                    Expr::NumberLiteral(_) | Expr::Name(_) | Expr::Attribute(_)
-                )
-            };
+            let scalarish =
+                |x: &Expr| matches!(x, Expr::NumberLiteral(_)) || helpers::may_be_count(x, scopes);
             let l = is_zero_dim(&b.left, body, scopes, depth + 1);
             let r = is_zero_dim(&b.right, body, scopes, depth + 1);
             (l && (r || scalarish(&b.right))) || (r && scalarish(&b.left))
