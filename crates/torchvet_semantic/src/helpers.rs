@@ -259,6 +259,31 @@ pub fn may_be_count(e: &Expr, scopes: &crate::bindings::Scopes) -> bool {
     }
 }
 
+/// What a call of the builtin `sum` (not rebound in `scopes`) adds up, as far as the suite
+/// `body` shows it: a comprehension's element when it is a call (a bare name there is the
+/// comprehension's own variable), a list literal's elements, or the values of a local list
+/// filled only by appends ([`appended_values`]). `None` for any other call or argument.
+pub fn summed_elements<'a>(
+    call: &'a ast::ExprCall,
+    body: &'a [ast::Stmt],
+    scopes: &crate::bindings::Scopes,
+) -> Option<Vec<&'a Expr>> {
+    use ruff_text_size::Ranged;
+    if name_of(&call.func) != Some("sum") || scopes.is_bound("sum") {
+        return None;
+    }
+    let ([arg], true) = (&*call.arguments.args, call.arguments.keywords.is_empty()) else {
+        return None;
+    };
+    match arg {
+        Expr::ListComp(c) if matches!(&*c.elt, Expr::Call(_)) => Some(vec![&*c.elt]),
+        Expr::Generator(g) if matches!(&*g.elt, Expr::Call(_)) => Some(vec![&*g.elt]),
+        Expr::List(l) => Some(l.elts.iter().collect()),
+        Expr::Name(n) => appended_values(body, n.id.as_str(), call.start()),
+        _ => None,
+    }
+}
+
 /// The iterable whose elements `name` takes in `for <target> in <iter>`: the iterable itself
 /// for a plain target, the argument of `enumerate(...)` for `for i, name in enumerate(...)`.
 pub fn loop_element_source<'a>(target: &Expr, iter: &'a Expr, name: &str) -> Option<&'a Expr> {

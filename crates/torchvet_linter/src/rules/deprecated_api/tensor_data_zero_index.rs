@@ -143,10 +143,8 @@ fn maybe_loss_or_reduction(name: &str) -> bool {
 fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
     // The builtin `sum` of reduced losses is one (`loss = sum(losses)` after
     // `losses.append(res.abs().mean())` in the loop).
-    if let Expr::Name(n) = &*call.func {
-        if n.id.as_str() == "sum" && !checker.scopes.is_bound("sum") {
-            return summed(checker, call);
-        }
+    if let Some(elements) = sem::summed_elements(call, checker.scope_body(), &checker.scopes) {
+        return elements_kind(checker, &elements);
     }
     let last = match &*call.func {
         Expr::Name(n) => Some(n.id.as_str()),
@@ -204,7 +202,7 @@ fn classify_call(checker: &Checker, call: &ExprCall) -> Option<u8> {
 
 /// A loop's or comprehension's variable over a local list of reduced losses (`for l in
 /// losses:` / `[l.data[0] for l in losses]` after `losses.append(criterion(out, y))`): the
-/// kind the list's elements share, as [`summed`] reads them.
+/// kind the list's elements share, as the builtin `sum` of it is read.
 fn element_of_summed(checker: &Checker, e: &Expr) -> Option<u8> {
     let Expr::Name(n) = e else { return None };
     let name = n.id.as_str();
@@ -259,25 +257,6 @@ fn elements_kind(checker: &Checker, elements: &[&Expr]) -> Option<u8> {
         }
     }
     Some(kind)
-}
-
-/// `sum(xs)` of the builtin: reduced when every element it adds is (a list comprehension's or
-/// generator's element call, a list literal's elements, or the values a local list built only
-/// by appends holds: [`sem::appended_values`]). A method reduction among them makes the whole
-/// one (`.data[0]` only).
-fn summed(checker: &Checker, call: &ExprCall) -> Option<u8> {
-    let ([arg], true) = (&*call.arguments.args, call.arguments.keywords.is_empty()) else {
-        return None;
-    };
-    let elements: Vec<&Expr> = match arg {
-        // The element of a comprehension names its own variables: only a call says what it is.
-        Expr::ListComp(c) if matches!(&*c.elt, Expr::Call(_)) => vec![&*c.elt],
-        Expr::Generator(g) if matches!(&*g.elt, Expr::Call(_)) => vec![&*g.elt],
-        Expr::List(l) => l.elts.iter().collect(),
-        Expr::Name(n) => sem::appended_values(checker.scope_body(), n.id.as_str(), call.start())?,
-        _ => return None,
-    };
-    elements_kind(checker, &elements)
 }
 
 fn check_assign(checker: &mut Checker, stmt: &Stmt) {

@@ -619,25 +619,14 @@ fn is_zero_dim(e: &Expr, body: &[Stmt], scopes: &crate::bindings::Scopes, depth:
         return false;
     }
     match e {
-        // The builtin `sum` of reduced values: a comprehension of calls, a list literal, or a
-        // local list filled only by appends (as `tensor-data-zero-index` reads it).
+        // The builtin `sum` of reduced values (as `tensor-data-zero-index` reads it).
         Expr::Call(c) if helpers::name_of(&c.func) == Some("sum") && !scopes.is_bound("sum") => {
-            let ([arg], true) = (&*c.arguments.args, c.arguments.keywords.is_empty()) else {
-                return false;
-            };
-            let elements: Vec<&Expr> = match arg {
-                Expr::ListComp(l) if matches!(&*l.elt, Expr::Call(_)) => vec![&*l.elt],
-                Expr::Generator(g) if matches!(&*g.elt, Expr::Call(_)) => vec![&*g.elt],
-                Expr::List(l) => l.elts.iter().collect(),
-                Expr::Name(n) => {
-                    helpers::appended_values(body, n.id.as_str(), c.start()).unwrap_or_default()
-                }
-                _ => Vec::new(),
-            };
-            !elements.is_empty()
-                && elements
-                    .iter()
-                    .all(|x| is_zero_dim(x, body, scopes, depth + 1))
+            helpers::summed_elements(c, body, scopes).is_some_and(|elements| {
+                !elements.is_empty()
+                    && elements
+                        .iter()
+                        .all(|x| is_zero_dim(x, body, scopes, depth + 1))
+            })
         }
         Expr::Call(c) => {
             if let Some(q) = scopes.resolve(&c.func) {
