@@ -365,7 +365,7 @@ pub(super) fn grad_flows_of_tree(
     module: &ruff_python_ast::ModModule,
     text: &str,
 ) -> Vec<GradFlow> {
-    let out = vec![GradFlow::default(); s.functions.len()];
+    let mut out = vec![GradFlow::default(); s.functions.len()];
     let text = text.as_bytes();
     // The only spellings `grad_disabled_at` and `grad_disabled_spans` look for.
     let grad_switch = memchr::memmem::find(text, b"set_grad_enabled").is_some()
@@ -376,7 +376,6 @@ pub(super) fn grad_flows_of_tree(
         module_scope.import_if_unbound(name, q);
     }
     scopes.push(module_scope);
-    let mut out = out;
     if let Some(g) = s.functions.first() {
         out[0] = grad_flow(&scopes, &module.body, &[], &g.calls, grad_switch);
     }
