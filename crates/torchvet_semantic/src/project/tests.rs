@@ -344,8 +344,13 @@ fn no_grad_calls_and_downloaded_paths_are_project_facts() {
 /// cell by cell again (a later cell differentiates what a function of an earlier cell
 /// returns, past a cell that does not parse), a method of a class defined inside a function sees the scopes around it, and a
 /// summary whose text parses to other definitions leaves them going nowhere.
+/// `set_eager_grad_flows` is process-wide: the tests that depend on which way the autograd
+/// facts are computed take turns.
+static EAGER_SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn autograd_facts_computed_on_demand() {
+    let _turn = EAGER_SWITCH.lock().unwrap_or_else(|e| e.into_inner());
     let cell = |src: &str| {
         let lines: Vec<String> = src
             .split_inclusive('\n')
@@ -400,6 +405,7 @@ fn autograd_facts_same_eager_or_on_demand() {
     let path = t.0.join("train.py");
     let source = SourceFile::load(&path).unwrap();
     let parsed = source.parse();
+    let _turn = EAGER_SWITCH.lock().unwrap_or_else(|e| e.into_inner());
     set_eager_grad_flows(true);
     let eager = summarise_source(&path, &source, parsed.syntax());
     set_eager_grad_flows(false);
